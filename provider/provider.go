@@ -1,0 +1,41 @@
+// Package provider assembles the proxmoxtalos Pulumi provider: it registers the
+// resources, functions and the component of each module and the provider
+// configuration. The behaviour lives in the packages it imports.
+package provider
+
+import (
+	"context"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+)
+
+// Name is the Pulumi package name.
+const Name = "proxmoxtalos"
+
+// New builds the provider.
+func New() (p.Provider, error) {
+	return infer.NewProviderBuilder().
+		WithDisplayName("Proxmox Talos").
+		WithDescription("Talos Linux Kubernetes clusters on Proxmox VE, from the first `pulumi up` to every day-two change.").
+		WithKeywords("proxmox", "talos", "kubernetes", "category/infrastructure", "kind/native").
+		WithHomepage("https://github.com/proxmoxtalos/proxmoxtalos").
+		WithRepository("https://github.com/proxmoxtalos/proxmoxtalos").
+		WithPublisher("proxmoxtalos").
+		WithLicense("Apache-2.0").
+		WithNamespace("proxmoxtalos").
+		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
+			"cluster": "index",
+		}).
+		Build()
+}
+
+// Run serves the provider over gRPC to the Pulumi engine.
+func Run(ctx context.Context, version string) error {
+	prov, err := New()
+	if err != nil {
+		return err
+	}
+	return p.RunProvider(ctx, Name, version, prov)
+}
