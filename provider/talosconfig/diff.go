@@ -23,9 +23,9 @@ func ChangedPaths(oldYAML, newYAML string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(changes))
-	for i, c := range changes {
-		out[i] = c.path
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.path)
 	}
 	return out, nil
 }

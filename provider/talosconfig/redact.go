@@ -38,7 +38,7 @@ func (v View) Map() map[string]string {
 
 // longValue is the length above which a non-secret value is shown by size
 // and digest rather than in full (certificates, manifests).
-const longValue = 80
+const longValue = 160
 
 // Redact returns the reviewer-friendly view of a machine configuration:
 // every leaf with its path, secrets replaced. A secret's fingerprint is an
@@ -58,6 +58,9 @@ func Redact(configYAML string) (View, error) {
 	var view View
 	for _, d := range docs {
 		walkLeaves(d.body, nil, func(parts []any, v any) {
+			if d.id != "" && len(parts) == 1 && (parts[0] == "kind" || parts[0] == "name") {
+				return // already in the document id
+			}
 			path := joinPath(d.id, parts)
 			var shown string
 			if machinerySecrets[path] || isSensitive(d.id, parts) {
