@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // buildCluster fills the cluster-wide config inputs that depend on the
@@ -85,6 +86,7 @@ func (b *builder) buildNodes() {
 			}
 			macs[nic.MAC] = fmt.Sprintf("node %s NIC %d", s.name, i)
 		}
+		b.checkShrink(s, &n.VM)
 		if n.Role == RoleControlPlane && b.vip.IsValid() {
 			n.Config.VIP = &VIPConfig{Address: b.vip.String(), LinkMAC: n.VM.NICs[0].MAC}
 		}
@@ -349,4 +351,35 @@ func cmpString(a, c string) int {
 		return 1
 	}
 	return 0
+}
+
+// checkShrink refuses smaller disks for existing nodes: Proxmox cannot
+// shrink a disk, and replacing the VM would lose its data.
+func (b *builder) checkShrink(s *slot, vm *VM) {
+	if s.prev == nil {
+		return
+	}
+	if s.prev.DiskGiB > vm.OSDisk.SizeGiB {
+		b.probs.add(s.field, "node %s has a %d GiB OS disk: disks cannot shrink (to %d GiB); keep diskGiB at %d or more", s.name, s.prev.DiskGiB, vm.OSDisk.SizeGiB, s.prev.DiskGiB)
+	}
+	for _, key := range s.prev.DataDisks {
+		iface, size, ok := parseDataDiskKey(key)
+		if !ok {
+			continue
+		}
+		for _, d := range vm.DataDisks {
+			if d.Interface == iface && d.SizeGiB < size {
+				b.probs.add(s.field, "node %s has a %d GiB data disk %s: disks cannot shrink (to %d GiB)", s.name, size, iface, d.SizeGiB)
+			}
+		}
+	}
+}
+
+func parseDataDiskKey(key string) (iface string, size int, ok bool) {
+	parts := strings.SplitN(key, ":", 3)
+	if len(parts) < 2 {
+		return "", 0, false
+	}
+	size, err := strconv.Atoi(parts[1])
+	return parts[0], size, err == nil
 }

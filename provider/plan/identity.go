@@ -131,9 +131,16 @@ func (b *builder) explicitName(s *slot) string {
 
 func (b *builder) checkUniqueNames() {
 	seen := map[string]*slot{}
+	reported := map[string]bool{} // one problem per count, not per node
 	for _, s := range b.slots {
 		if !checkDNSLabel(s.name) {
-			b.probs.add(s.field, "node name %q is not a DNS label (lowercase letters, digits and '-', at most 63 characters): it is the node's hostname; shorten the cluster or pool name or set nodes[].name", s.name)
+			if !s.listed && !checkDNSLabel(b.spec.Name) {
+				continue // the cluster name is reported already
+			}
+			if !reported[s.field] {
+				b.probs.add(s.field, "node name %q is not a DNS label (lowercase letters, digits and '-', at most 63 characters): it is the node's hostname; shorten the cluster or pool name or set nodes[].name", s.name)
+			}
+			reported[s.field] = true
 			continue
 		}
 		if other, dup := seen[s.name]; dup {

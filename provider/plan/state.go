@@ -39,11 +39,19 @@ type NodeState struct {
 	DiskInterface string `json:"diskInterface,omitempty"`
 	DiskGiB       int    `json:"diskGiB,omitempty"`
 	// DataDisks are "interface:sizeGiB:storage" entries.
-	DataDisks         []string `json:"dataDisks,omitempty"`
-	Boot              string   `json:"boot,omitempty"`
-	TalosVersion      string   `json:"talosVersion,omitempty"`
-	KubernetesVersion string   `json:"kubernetesVersion,omitempty"`
-	// Image fingerprints the schematic and installer registry.
+	DataDisks []string `json:"dataDisks,omitempty"`
+	// Boot is "iso:<storage>" or "clone:<vmid>@<node>[:linked]".
+	Boot string `json:"boot,omitempty"`
+	// NICs fingerprints the network devices (bridge, VLAN, MTU, MAC).
+	NICs string `json:"nics,omitempty"`
+	// CloudInit fingerprints what the cloud-init drive carries: addresses,
+	// gateways, DNS servers and search domain.
+	CloudInit         string `json:"cloudInit,omitempty"`
+	TalosVersion      string `json:"talosVersion,omitempty"`
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// Image fingerprints the Image Factory schematic (platform, extensions,
+	// kernel args): a change means a Talos upgrade. Where images are
+	// downloaded from is not part of it.
 	Image string `json:"image,omitempty"`
 	// Config fingerprints each machine configuration input by name.
 	Config map[string]string `json:"config,omitempty"`
@@ -74,10 +82,12 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		MemoryMiB:         n.VM.MemoryMiB,
 		DiskInterface:     n.VM.OSDisk.Interface,
 		DiskGiB:           n.VM.OSDisk.SizeGiB,
-		Boot:              fingerprint(n.VM.Boot),
+		Boot:              bootKey(n.VM.Boot),
+		NICs:              fingerprint(nicHardware(n.VM.NICs)),
+		CloudInit:         fingerprint([]any{nicAddresses(n.VM.NICs), n.VM.DNSServers, n.VM.SearchDomain}),
 		TalosVersion:      p.Cluster.TalosVersion,
 		KubernetesVersion: p.Cluster.KubernetesVersion,
-		Image:             fingerprint(p.Cluster.Image),
+		Image:             schematicKey(p.Cluster.Image),
 		Config:            p.configFingerprints(n),
 	}
 	if len(n.VM.NICs) > 1 {
@@ -114,7 +124,6 @@ func (p *Plan) configFingerprints(n *Node) map[string]string {
 		"nodeTaints":                     fingerprint(nc.NodeTaints),
 		"volumes":                        fingerprint(nc.Volumes),
 		"patches":                        fingerprint(nc.Patches),
-		"network":                        fingerprint([]any{n.VM.NICs, n.VM.DNSServers, n.VM.SearchDomain}),
 	}
 	return f
 }
@@ -129,6 +138,37 @@ func fingerprint(v any) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+func schematicKey(im ImageConfig) string {
+	return fingerprint([]any{im.Platform, im.Extensions, im.KernelArgs})
+}
+
+func bootKey(b Boot) string {
+	if b.CloneVMID == 0 {
+		return "iso:" + b.ISOStorage
+	}
+	k := "clone:" + itoa(b.CloneVMID) + "@" + b.CloneNode
+	if !b.FullClone {
+		k += ":linked"
+	}
+	return k
+}
+
+func nicHardware(nics []NICConfig) []string {
+	out := []string{}
+	for _, n := range nics {
+		out = append(out, n.Bridge+"/"+itoa(n.VLAN)+"/"+itoa(n.MTU)+"/"+n.MAC)
+	}
+	return out
+}
+
+func nicAddresses(nics []NICConfig) []string {
+	out := []string{}
+	for _, n := range nics {
+		out = append(out, n.Address+"/"+n.Gateway)
+	}
+	return out
 }
 
 func dataDiskKey(d Disk) string {
