@@ -82,6 +82,9 @@ func (b *builder) warn(format string, args ...any) {
 func (b *builder) matchPrevious() {
 	for _, s := range b.slots {
 		s.prev = b.prev.node(s.name)
+		if s.prev != nil && s.prev.Ordinal > 0 {
+			s.ordinal = s.prev.Ordinal
+		}
 		if s.prev != nil && s.prev.Role != s.role {
 			b.probs.add(s.field, "node %q was a %s and would become a %s: Talos cannot change a node's role in place; give the node another name", s.name, s.prev.Role, s.role)
 		}

@@ -180,3 +180,8 @@ func roundTrip(t *testing.T, s *State) *State {
 	}
 	return &out
 }
+
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

@@ -90,14 +90,20 @@ func (b *builder) expandPool(pool string, role Role, poolIndex int, field string
 		if count != 0 && count != len(nodes) {
 			b.probs.add(field+".count", "count is %d but %d nodes are listed: set only one of count and nodes", count, len(nodes))
 		}
+		listed := make([]*slot, len(nodes))
 		for i, ns := range nodes {
-			s := &slot{
+			listed[i] = &slot{
 				role: role, pool: pool, ordinal: i + 1, field: idx(field+".nodes", i),
 				explicit: ns, listed: true, poolIndex: poolIndex, size: size, dataDisks: disks,
 			}
-			s.name = b.explicitName(s)
-			b.slots = append(b.slots, s)
+			listed[i].name = b.knownName(listed[i])
 		}
+		for _, s := range listed {
+			if s.name == "" {
+				s.name, s.ordinal = b.freeName(pool, s.ordinal, listed)
+			}
+		}
+		b.slots = append(b.slots, listed...)
 		return
 	}
 	if count < 0 {
@@ -112,10 +118,10 @@ func (b *builder) expandPool(pool string, role Role, poolIndex int, field string
 	}
 }
 
-// explicitName names a listed node: its own name, else the previous node of
-// the same pool on the same address (so removing a list entry does not
-// rename the nodes after it), else <cluster>-<pool>-<position>.
-func (b *builder) explicitName(s *slot) string {
+// knownName names a listed node by its own name, else by the previous node
+// of the same pool on the same address, so removing a list entry does not
+// rename the nodes after it. "" means the node needs a fresh name.
+func (b *builder) knownName(s *slot) string {
 	if s.explicit.Name != "" {
 		return s.explicit.Name
 	}
@@ -126,7 +132,25 @@ func (b *builder) explicitName(s *slot) string {
 			}
 		}
 	}
-	return defaultNodeName(b.spec.Name, s.pool, s.ordinal)
+	return ""
+}
+
+// freeName is <cluster>-<pool>-<n> for the lowest n from the node's list
+// position on that no other node of the list and no previous node uses.
+func (b *builder) freeName(pool string, from int, listed []*slot) (string, int) {
+	taken := func(name string) bool {
+		for _, s := range listed {
+			if s.name == name {
+				return true
+			}
+		}
+		return b.prev.node(name) != nil
+	}
+	for n := from; ; n++ {
+		if name := defaultNodeName(b.spec.Name, pool, n); !taken(name) {
+			return name, n
+		}
+	}
 }
 
 func (b *builder) checkUniqueNames() {
