@@ -123,7 +123,7 @@ func (p *Plan) configFingerprints(n *Node) map[string]string {
 		"nodeLabels":                     fingerprint(nc.NodeLabels),
 		"nodeTaints":                     fingerprint(nc.NodeTaints),
 		"volumes":                        fingerprint(nc.Volumes),
-		"patches":                        fingerprint(nc.Patches),
+		"patches":                        fingerprint([]any{c.Patches, nc.Patches}),
 	}
 	return f
 }
