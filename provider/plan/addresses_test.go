@@ -156,22 +156,30 @@ func TestAddressErrors(t *testing.T) {
 		},
 		{
 			name: "a node on the VIP",
-			edit: func(s *Spec) { s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.0.5"}}} },
+			edit: func(s *Spec) {
+				s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.0.5"}}}
+			},
 			want: []string{"workerPools[0].nodes[0].address:", "10.0.0.5 is already the VIP"},
 		},
 		{
 			name: "a node on the gateway",
-			edit: func(s *Spec) { s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.0.1"}}} },
+			edit: func(s *Spec) {
+				s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.0.1"}}}
+			},
 			want: []string{"10.0.0.1 is already the gateway"},
 		},
 		{
 			name: "an address outside the subnet",
-			edit: func(s *Spec) { s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.1.7"}}} },
+			edit: func(s *Spec) {
+				s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.1.7"}}}
+			},
 			want: []string{"workerPools[0].nodes[0].address:", "10.0.1.7 is not a usable address of subnet 10.0.0.0/24"},
 		},
 		{
 			name: "an address with a prefix",
-			edit: func(s *Spec) { s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.0.7/24"}}} },
+			edit: func(s *Spec) {
+				s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Address: "10.0.0.7/24"}}}
+			},
 			want: []string{"without a prefix length"},
 		},
 		{

@@ -57,8 +57,10 @@ func TestCompare(t *testing.T) {
 			config: "nodeLabels",
 		},
 		{
-			name:   "add a registry mirror",
-			edit:   func(s *Spec) { s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m"}}} },
+			name: "add a registry mirror",
+			edit: func(s *Spec) {
+				s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m"}}}
+			},
 			want:   map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
 			config: "registryMirrors",
 		},

@@ -62,7 +62,9 @@ func TestHostLeavingThePoolReplacesItsNodes(t *testing.T) {
 	if h := node(t, p, "lab-cp-3").VM.Host; h == "pve3" {
 		t.Fatalf("cp-3 stayed on the removed host")
 	}
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return w == "node lab-cp-3 ran on pve3, which is no longer in hosts: it is re-created on another host (a replacement)" }) {
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return w == "node lab-cp-3 ran on pve3, which is no longer in hosts: it is re-created on another host (a replacement)"
+	}) {
 		t.Errorf("warnings = %v", p.Warnings)
 	}
 	s := Compare(prev, p.State())

@@ -53,8 +53,10 @@ func minorStep(kind, from, to string) error {
 	return nil
 }
 
-func (fakeRules) CheckTalosUpgrade(from, to string) error      { return minorStep("Talos", from, to) }
-func (fakeRules) CheckKubernetesUpgrade(from, to string) error { return minorStep("Kubernetes", from, to) }
+func (fakeRules) CheckTalosUpgrade(from, to string) error { return minorStep("Talos", from, to) }
+func (fakeRules) CheckKubernetesUpgrade(from, to string) error {
+	return minorStep("Kubernetes", from, to)
+}
 
 // baseSpec is a 3 control plane + 2 worker cluster on three hosts.
 func baseSpec() Spec {
