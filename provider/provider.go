@@ -9,6 +9,8 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
 // Name is the Pulumi package name.
@@ -25,6 +27,13 @@ func New() (p.Provider, error) {
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
+		// talos: secrets and offline functions (talosconfig)
+		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		WithFunctions(
+			infer.Function(&talos.GetMachineConfiguration{}),
+			infer.Function(&talos.GetClientConfiguration{}),
+			infer.Function(&talos.GetImageFactory{}),
+		).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"cluster": "index",
 		}).
