@@ -328,7 +328,7 @@ func TestIPv6Subnet(t *testing.T) {
 }
 
 func mustComputeState(spec Spec) *State {
-	p, err := Compute(spec, roomy(), nil, fakeRules{})
+	p, err := Compute(spec, roomy(), nil)
 	if err != nil {
 		panic(err)
 	}

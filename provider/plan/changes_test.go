@@ -46,9 +46,9 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name:    "bump Kubernetes",
-			edit:    func(s *Spec) { s.KubernetesVersion = "v1.35.1" },
+			edit:    func(s *Spec) { s.KubernetesVersion = "v1.35.3" },
 			want:    map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
-			summary: "5 updated in place (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2); Kubernetes v1.35.0 -> v1.35.1",
+			summary: "5 updated in place (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2); Kubernetes v1.35.2 -> v1.35.3",
 		},
 		{
 			name:   "change a kubelet-relevant label on one pool",

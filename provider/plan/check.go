@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // Defaults that are not obvious from a zero value.
@@ -19,8 +21,6 @@ const (
 	DefaultBridge            = "vmbr0"
 	DefaultDiskStorage       = "local-lvm"
 	DefaultISOStorage        = "local"
-	DefaultFactoryURL        = "https://factory.talos.dev"
-	DefaultInstallerRegistry = "factory.talos.dev"
 	DefaultCPUType           = "x86-64-v2-AES"
 	GuestAgentExtension      = "siderolabs/qemu-guest-agent"
 	kubernetesAPIPort        = 6443
@@ -35,7 +35,7 @@ func (b *builder) checkCluster() {
 	case !checkDNSLabel(s.Name):
 		b.probs.add("clusterName", "%q is not a DNS label: use lowercase letters, digits and '-', at most 63 characters", s.Name)
 	}
-	b.checkVersions()
+	b.resolveVersions()
 	b.checkEndpoint()
 	for i, san := range s.ExtraSANs {
 		if !isIPOrDNSName(san) {
@@ -43,6 +43,7 @@ func (b *builder) checkCluster() {
 		}
 	}
 	b.checkImage()
+	b.resolveImages()
 	b.checkNIC("network", &s.Network.NIC, false)
 	if s.Network.Secondary != nil {
 		b.checkNIC("network.secondary", s.Network.Secondary, true)
@@ -54,42 +55,6 @@ func (b *builder) checkCluster() {
 	b.checkMirrors()
 	b.checkManifests()
 	b.checkGitOps()
-}
-
-// checkVersions resolves the Talos and Kubernetes versions and checks the
-// pair against the support matrix.
-func (b *builder) checkVersions() {
-	s := &b.spec
-	talos := s.TalosVersion
-	if talos == "" {
-		talos = b.rules.DefaultTalosVersion()
-	}
-	talos, err := canonicalVersion(talos)
-	if err != nil {
-		b.probs.add("talosVersion", "%v", err)
-		return
-	}
-	b.plan.Cluster.TalosVersion = talos
-
-	k8s := s.KubernetesVersion
-	if k8s == "" {
-		if k8s, err = b.rules.DefaultKubernetesVersion(talos); err != nil {
-			b.probs.add("talosVersion", "%v", err)
-			return
-		}
-	}
-	if k8s, err = canonicalVersion(k8s); err != nil {
-		b.probs.add("kubernetesVersion", "%v", err)
-		return
-	}
-	b.plan.Cluster.KubernetesVersion = k8s
-	if err := b.rules.CheckVersions(talos, k8s); err != nil {
-		field := "kubernetesVersion"
-		if s.KubernetesVersion == "" {
-			field = "talosVersion"
-		}
-		b.probs.add(field, "%v", err)
-	}
 }
 
 // checkEndpoint normalises an explicit endpoint to https://host:port.
@@ -123,8 +88,6 @@ func (b *builder) checkEndpoint() {
 	b.endpointHost = host
 }
 
-var extensionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$`)
-
 func (b *builder) checkImage() {
 	im := &b.spec.Image
 	out := &b.plan.Cluster.Image
@@ -136,44 +99,55 @@ func (b *builder) checkImage() {
 	if exts == nil {
 		exts = []string{GuestAgentExtension}
 	}
-	seen := map[string]bool{}
 	out.Extensions = []string{}
-	for i, e := range exts {
-		if !strings.Contains(e, "/") {
-			e = "siderolabs/" + e
+	for _, e := range exts {
+		if e != "" && !strings.Contains(e, "/") {
+			e = "siderolabs/" + e // official extensions are siderolabs/<name>
 		}
-		switch {
-		case !extensionName.MatchString(e):
-			b.probs.add(idx("image.extensions", i), "%q is not an Image Factory extension name like \"siderolabs/qemu-guest-agent\"", exts[i])
-		case seen[e]:
-			b.probs.add(idx("image.extensions", i), "%q is listed twice", e)
-		default:
-			seen[e] = true
-			out.Extensions = append(out.Extensions, e)
-		}
+		out.Extensions = append(out.Extensions, e)
 	}
-	if !seen[GuestAgentExtension] {
+	out.KernelArgs = slices.Clone(im.KernelArgs)
+	if out.KernelArgs == nil {
+		out.KernelArgs = []string{}
+	}
+	if err := (talosconfig.Schematic{Extensions: out.Extensions}).Check(); err != nil {
+		b.probs.add("image.extensions", "%v", err)
+		return
+	}
+	if err := (talosconfig.Schematic{KernelArgs: out.KernelArgs}).Check(); err != nil {
+		b.probs.add("image.kernelArgs", "%v (give each argument as its own list entry)", err)
+		return
+	}
+	if !slices.Contains(out.Extensions, GuestAgentExtension) {
 		b.warn("image.extensions lacks %s: Proxmox will not see the nodes' addresses and cannot shut them down gracefully", GuestAgentExtension)
-	}
-	out.KernelArgs = []string{}
-	for i, a := range im.KernelArgs {
-		if a == "" || strings.ContainsAny(a, " \t\n") {
-			b.probs.add(idx("image.kernelArgs", i), "%q is not one kernel argument: give each argument as its own list entry, without spaces", a)
-			continue
-		}
-		out.KernelArgs = append(out.KernelArgs, a)
-	}
-	out.FactoryURL = strings.TrimRight(orDefault(im.FactoryURL, DefaultFactoryURL), "/")
-	if u, err := url.Parse(out.FactoryURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		b.probs.add("image.factoryUrl", "%q is not an http(s) URL of an Image Factory", im.FactoryURL)
-	}
-	out.InstallerRegistry = strings.TrimRight(orDefault(im.InstallerRegistry, DefaultInstallerRegistry), "/")
-	if strings.Contains(out.InstallerRegistry, "://") || strings.ContainsAny(out.InstallerRegistry, " \t") {
-		b.probs.add("image.installerRegistry", "%q is not a registry host (like \"registry.example.com:5000/talos\", without a scheme)", im.InstallerRegistry)
 	}
 	if t := im.Template; t != nil && !validVMID(t.VMID) {
 		b.probs.add("image.template.vmId", "%d is not a Proxmox VM id (100-999999999)", t.VMID)
 	}
+	out.SchematicID, _ = talosconfig.Schematic{Extensions: out.Extensions, KernelArgs: out.KernelArgs}.ID() //nolint:errcheck // checked above
+}
+
+// resolveImages computes the ISO and installer URLs once the Talos version
+// is known.
+func (b *builder) resolveImages() {
+	out := &b.plan.Cluster.Image
+	if out.SchematicID == "" || b.plan.Cluster.TalosVersion == "" {
+		return // already reported
+	}
+	imgs, err := talosconfig.FactoryURLs(out.SchematicID, b.plan.Cluster.TalosVersion, talosconfig.FactoryOptions{
+		BaseURL:           b.spec.Image.FactoryURL,
+		InstallerRegistry: b.spec.Image.InstallerRegistry,
+		Platform:          out.Platform,
+	})
+	if err != nil {
+		field := "image.factoryUrl"
+		if strings.Contains(err.Error(), "installer registry") {
+			field = "image.installerRegistry"
+		}
+		b.probs.add(field, "%v", err)
+		return
+	}
+	out.ISO, out.Installer = imgs.ISO, imgs.Installer
 }
 
 // checkNIC checks a NIC's Proxmox settings (pve-api net[n]: tag 1-4094,

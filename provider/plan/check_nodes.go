@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/labels"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // checkLabelsAndPatches checks labels, taints, patches and the explicit VM
@@ -128,7 +130,8 @@ func (b *builder) checkDayTwo() {
 	b.checkUpgrades()
 }
 
-// checkUpgrades checks each version step the existing nodes would take.
+// checkUpgrades checks each version step the existing nodes would take,
+// with talosconfig's Talos upgrade rules (what the node itself refuses).
 func (b *builder) checkUpgrades() {
 	talos, k8s := b.plan.Cluster.TalosVersion, b.plan.Cluster.KubernetesVersion
 	if talos == "" || k8s == "" {
@@ -138,13 +141,16 @@ func (b *builder) checkUpgrades() {
 	for _, pn := range b.prev.Nodes {
 		if from := pn.TalosVersion; from != "" && from != talos && !done["t"+from] {
 			done["t"+from] = true
-			if err := b.rules.CheckTalosUpgrade(from, talos); err != nil {
+			warning, err := talosconfig.CheckUpgrade(from, talos)
+			if err != nil {
 				b.probs.add("talosVersion", "node %s runs Talos %s: %v", pn.Name, from, err)
+			} else if warning != "" {
+				b.warn("%s", warning)
 			}
 		}
 		if from := pn.KubernetesVersion; from != "" && from != k8s && !done["k"+from] {
 			done["k"+from] = true
-			if err := b.rules.CheckKubernetesUpgrade(from, k8s); err != nil {
+			if err := checkKubernetesUpgrade(from, k8s); err != nil {
 				b.probs.add("kubernetesVersion", "node %s runs Kubernetes %s: %v", pn.Name, from, err)
 			}
 		}

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -12,7 +11,6 @@ type builder struct {
 	spec  Spec
 	facts Facts
 	prev  *State
-	rules VersionRules
 	probs problems
 
 	slots []*slot
@@ -34,16 +32,13 @@ type builder struct {
 // the previous run's State (nil on the first run): existing nodes keep their
 // host, addresses and VM id, and removed nodes are listed in Plan.Removed.
 // Every problem found is returned at once in an *Error.
-func Compute(spec Spec, facts Facts, prev *State, rules VersionRules) (*Plan, error) {
-	if rules == nil {
-		return nil, errors.New("plan.Compute: no version rules given (internal error: pass talosconfig's rules)")
-	}
+func Compute(spec Spec, facts Facts, prev *State) (*Plan, error) {
 	if prev != nil && prev.Version != StateVersion {
 		return nil, fmt.Errorf("plan.Compute: previous state has version %d, this provider reads version %d: upgrade the provider", prev.Version, StateVersion)
 	}
 	// The spec's slices are the caller's: copy what defaulting writes to.
 	spec.WorkerPools = slices.Clone(spec.WorkerPools)
-	b := &builder{spec: spec, facts: facts, prev: prev, rules: rules}
+	b := &builder{spec: spec, facts: facts, prev: prev}
 	b.plan.Warnings = []string{}
 
 	b.checkCluster()

@@ -32,8 +32,8 @@ func TestComputeDefaultCluster(t *testing.T) {
 	}
 
 	c := p.Cluster
-	if c.TalosVersion != "v1.12.5" || c.KubernetesVersion != "v1.35.0" {
-		t.Errorf("versions = %s/%s, want the rules' defaults v1.12.5/v1.35.0", c.TalosVersion, c.KubernetesVersion)
+	if c.TalosVersion != "v1.12.5" || c.KubernetesVersion != "v1.35.2" {
+		t.Errorf("versions = %s/%s, want machinery's defaults v1.12.5/v1.35.2", c.TalosVersion, c.KubernetesVersion)
 	}
 	if c.Endpoint != "https://10.0.0.5:6443" {
 		t.Errorf("endpoint = %q, want the VIP", c.Endpoint)
@@ -41,8 +41,15 @@ func TestComputeDefaultCluster(t *testing.T) {
 	if !slices.Equal(c.CertSANs, []string{"10.0.0.5"}) {
 		t.Errorf("certSANs = %v", c.CertSANs)
 	}
-	if !slices.Equal(c.Image.Extensions, []string{GuestAgentExtension}) || c.Image.Platform != "nocloud" {
+	// The schematic ID of qemu-guest-agent alone, as the Image Factory
+	// computes it (shared/pitfalls.md).
+	const agentOnly = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+	if !slices.Equal(c.Image.Extensions, []string{GuestAgentExtension}) || c.Image.Platform != "nocloud" || c.Image.SchematicID != agentOnly {
 		t.Errorf("image = %+v", c.Image)
+	}
+	if c.Image.Installer != "factory.talos.dev/nocloud-installer/"+agentOnly+":v1.12.5" ||
+		c.Image.ISO != "https://factory.talos.dev/image/"+agentOnly+"/v1.12.5/nocloud-amd64.iso" {
+		t.Errorf("image URLs = %s %s", c.Image.ISO, c.Image.Installer)
 	}
 	if c.CNI.Name != "flannel" || c.ProxyDisabled {
 		t.Errorf("cni = %+v proxyDisabled=%v, want flannel with kube-proxy", c.CNI, c.ProxyDisabled)
@@ -157,13 +164,10 @@ func TestComputeWithoutFactsWarns(t *testing.T) {
 	}
 }
 
-func TestComputeNeedsRules(t *testing.T) {
+func TestComputeRefusesNewerState(t *testing.T) {
 	t.Parallel()
-	if _, err := Compute(baseSpec(), roomy(), nil, nil); err == nil {
-		t.Fatal("Compute without rules succeeded")
-	}
 	prev := &State{Version: StateVersion + 1}
-	if _, err := Compute(baseSpec(), roomy(), prev, fakeRules{}); err == nil || !strings.Contains(err.Error(), "upgrade the provider") {
+	if _, err := Compute(baseSpec(), roomy(), prev); err == nil || !strings.Contains(err.Error(), "upgrade the provider") {
 		t.Fatalf("newer state: err = %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 func TestInstallDiskAndDataDisks(t *testing.T) {
@@ -276,15 +278,20 @@ func TestImage(t *testing.T) {
 		}
 		spec.Hosts[2].ISOStorage = "nfs"
 		p := mustCompute(t, spec, roomy(), nil)
-		want := ImageConfig{
-			Platform:          "nocloud",
-			Extensions:        []string{"siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools", "example.org/custom"},
-			KernelArgs:        []string{"console=ttyS0"},
-			FactoryURL:        "https://factory.internal",
-			InstallerRegistry: "registry.internal:5000/talos",
+		im := p.Cluster.Image
+		wantExts := []string{"siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools", "example.org/custom"}
+		if !slices.Equal(im.Extensions, wantExts) || !slices.Equal(im.KernelArgs, []string{"console=ttyS0"}) || im.Platform != "nocloud" {
+			t.Errorf("image = %+v", im)
 		}
-		if !reflect.DeepEqual(p.Cluster.Image, want) {
-			t.Errorf("image = %+v", p.Cluster.Image)
+		id, err := talosconfig.Schematic{Extensions: wantExts, KernelArgs: []string{"console=ttyS0"}}.ID()
+		if err != nil || im.SchematicID != id {
+			t.Errorf("schematic = %s, want %s (%v)", im.SchematicID, id, err)
+		}
+		if want := "https://factory.internal/image/" + id + "/v1.12.5/nocloud-amd64.iso"; im.ISO != want {
+			t.Errorf("iso = %s, want %s", im.ISO, want)
+		}
+		if want := "registry.internal:5000/talos/nocloud-installer/" + id + ":v1.12.5"; im.Installer != want {
+			t.Errorf("installer = %s, want %s", im.Installer, want)
 		}
 		wantISOs := []ISODownload{{"pve1", "isos"}, {"pve2", "isos"}, {"pve3", "nfs"}}
 		if !slices.Equal(p.ISOs, wantISOs) {

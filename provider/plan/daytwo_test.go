@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -103,21 +104,31 @@ func TestDayTwoErrors(t *testing.T) {
 			want: []string{"controlPlane.nodes[2]:", `"lab-workers-1" was a worker and would become a controlplane`},
 		},
 		{
-			name: "skip a Talos minor",
+			name: "a Talos jump the node refuses",
 			edit: func(s *Spec) { s.TalosVersion = "v1.12.5" },
 			prev: func() *State {
 				s := baseSpec()
 				s.TalosVersion, s.KubernetesVersion = "v1.11.3", "v1.34.1"
 				st := mustComputeState(s)
-				st.Nodes[0].TalosVersion = "v1.10.7" // one node lagging behind
+				st.Nodes[0].TalosVersion = "v1.9.6" // one node lagging behind
 				return st
 			},
-			want: []string{"talosVersion:", "node lab-cp-1 runs Talos v1.10.7", "may not skip a minor"},
+			want: []string{"talosVersion:", "node lab-cp-1 runs Talos v1.9.6", "refuses to move to v1.12.5"},
 		},
 		{
 			name: "downgrade Kubernetes",
 			edit: func(s *Spec) { s.KubernetesVersion = "v1.34.0" },
-			want: []string{"kubernetesVersion:", "runs Kubernetes v1.35.0", "cannot go back"},
+			want: []string{"kubernetesVersion:", "runs Kubernetes v1.35.2", "cannot be downgraded"},
+		},
+		{
+			name: "skip a Kubernetes minor",
+			edit: func(s *Spec) { s.KubernetesVersion = "v1.34.0" },
+			prev: func() *State {
+				s := baseSpec()
+				s.KubernetesVersion = "v1.32.3"
+				return mustComputeState(s)
+			},
+			want: []string{"kubernetesVersion:", "one minor version at a time (v1.32.3 to v1.34.0): upgrade to v1.33 first"},
 		},
 		{
 			name: "shrink a disk",
@@ -168,5 +179,33 @@ func TestControlPlanesThreeToOneToThree(t *testing.T) {
 	got := placement(again)
 	if distinct := map[string]bool{got["lab-cp-1"]: true, got["lab-cp-2"]: true, got["lab-cp-3"]: true}; len(distinct) != 3 {
 		t.Errorf("control planes share a host: %v", got)
+	}
+}
+
+func TestVersionsStickToTheRunningCluster(t *testing.T) {
+	t.Parallel()
+	old := baseSpec()
+	old.TalosVersion, old.KubernetesVersion = "v1.11.3", "v1.33.4"
+	prev := mustComputeState(old)
+	// The versions are dropped from the spec (or the provider's defaults
+	// moved on): the cluster keeps running what it runs.
+	p := mustCompute(t, baseSpec(), roomy(), prev)
+	if p.Cluster.TalosVersion != "v1.11.3" || p.Cluster.KubernetesVersion != "v1.33.4" {
+		t.Errorf("versions = %s / %s, want the running v1.11.3 / v1.33.4", p.Cluster.TalosVersion, p.Cluster.KubernetesVersion)
+	}
+	if s := Compare(prev, p.State()); len(s.Nodes) != 0 {
+		t.Errorf("changes: %s", s)
+	}
+}
+
+func TestTalosUpgradeSkippingAMinorWarns(t *testing.T) {
+	t.Parallel()
+	old := baseSpec()
+	old.TalosVersion, old.KubernetesVersion = "v1.10.7", "v1.33.4"
+	spec := baseSpec()
+	spec.TalosVersion, spec.KubernetesVersion = "v1.12.5", "v1.33.4"
+	p := mustCompute(t, spec, roomy(), mustComputeState(old))
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "skips v1.11") }) {
+		t.Errorf("warnings = %v", p.Warnings)
 	}
 }

@@ -2,61 +2,10 @@ package plan
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/blang/semver/v4"
 )
-
-// fakeRules stands in for talosconfig's version rules: Talos 1.12 supports
-// Kubernetes 1.30-1.35, Talos 1.11 supports 1.29-1.34; upgrades may not
-// skip a minor or go backwards. The plan tests check that Compute asks the
-// rules and reports their answers, not the rules themselves.
-type fakeRules struct{}
-
-func (fakeRules) DefaultTalosVersion() string { return "v1.12.5" }
-
-func (fakeRules) DefaultKubernetesVersion(talos string) (string, error) {
-	switch semver.MustParse(strings.TrimPrefix(talos, "v")).Minor {
-	case 12:
-		return "v1.35.0", nil
-	case 11:
-		return "v1.34.1", nil
-	}
-	return "", fmt.Errorf("Talos %s is not supported: use v1.11 or v1.12", talos)
-}
-
-func (fakeRules) CheckVersions(talos, k8s string) error {
-	t := semver.MustParse(strings.TrimPrefix(talos, "v"))
-	k := semver.MustParse(strings.TrimPrefix(k8s, "v"))
-	r, ok := map[uint64][2]uint64{12: {30, 35}, 11: {29, 34}}[t.Minor]
-	lo, hi := r[0], r[1]
-	if !ok {
-		return fmt.Errorf("Talos %s is not supported: use v1.11 or v1.12", talos)
-	}
-	if k.Minor < lo || k.Minor > hi {
-		return fmt.Errorf("Talos %s supports Kubernetes 1.%d to 1.%d, not %s", talos, lo, hi, k8s)
-	}
-	return nil
-}
-
-func minorStep(kind, from, to string) error {
-	f := semver.MustParse(strings.TrimPrefix(from, "v"))
-	t := semver.MustParse(strings.TrimPrefix(to, "v"))
-	if t.LT(f) {
-		return fmt.Errorf("%s cannot go back from %s to %s", kind, from, to)
-	}
-	if t.Minor > f.Minor+1 {
-		return fmt.Errorf("%s upgrades may not skip a minor version (%s to %s)", kind, from, to)
-	}
-	return nil
-}
-
-func (fakeRules) CheckTalosUpgrade(from, to string) error { return minorStep("Talos", from, to) }
-func (fakeRules) CheckKubernetesUpgrade(from, to string) error {
-	return minorStep("Kubernetes", from, to)
-}
 
 // baseSpec is a 3 control plane + 2 worker cluster on three hosts.
 func baseSpec() Spec {
@@ -89,7 +38,7 @@ func roomy() Facts { return facts(64*1024, "pve1", "pve2", "pve3") }
 
 func mustCompute(t *testing.T, spec Spec, f Facts, prev *State) *Plan {
 	t.Helper()
-	p, err := Compute(spec, f, prev, fakeRules{})
+	p, err := Compute(spec, f, prev)
 	if err != nil {
 		t.Fatalf("Compute: %v", err)
 	}
@@ -99,7 +48,7 @@ func mustCompute(t *testing.T, spec Spec, f Facts, prev *State) *Plan {
 // computeErr runs Compute expecting an *Error and returns its text.
 func computeErr(t *testing.T, spec Spec, f Facts, prev *State) string {
 	t.Helper()
-	p, err := Compute(spec, f, prev, fakeRules{})
+	p, err := Compute(spec, f, prev)
 	if err == nil {
 		t.Fatalf("Compute succeeded, want an error; nodes: %v", nodeNames(p))
 	}

@@ -204,7 +204,7 @@ func TestCapacityCountsOnlyWhatIsNew(t *testing.T) {
 
 	// The hosts are now nearly full (the cluster's own VMs use the memory).
 	tight := facts(1024, "pve1", "pve2", "pve3")
-	if _, err := Compute(spec, tight, prev, fakeRules{}); err != nil {
+	if _, err := Compute(spec, tight, prev); err != nil {
 		t.Fatalf("unchanged cluster on full hosts: %v", err)
 	}
 	// Growing every worker by 2 GiB needs 2 GiB on pve1 and pve2.

@@ -8,10 +8,12 @@ type Spec struct {
 	// Name of the cluster (a DNS label). It prefixes every hostname and VM
 	// name and cannot change once the cluster exists.
 	Name string
-	// TalosVersion such as "v1.12.5". Default: the newest version the
-	// provider's Talos machinery generates configurations for.
+	// TalosVersion such as "v1.12.5". Default: the version the cluster runs;
+	// for a new cluster, the newest version the provider generates
+	// configurations for (DefaultTalosVersion).
 	TalosVersion string
-	// KubernetesVersion such as "v1.34.1". Default: the Talos version's default.
+	// KubernetesVersion such as "v1.35.2". Default: the version the cluster
+	// runs; for a new cluster, the Talos version's default.
 	KubernetesVersion string
 	// Endpoint of the Kubernetes API: a host, host:port or https URL.
 	// Default: the VIP when one is set, otherwise the first control plane.
@@ -74,7 +76,8 @@ type Image struct {
 	// FactoryURL is the Image Factory base URL (a mirror for air-gapped sites).
 	// Default "https://factory.talos.dev".
 	FactoryURL string
-	// InstallerRegistry hosts the installer images. Default "factory.talos.dev".
+	// InstallerRegistry hosts the installer images (host[:port][/path]).
+	// Default: the Image Factory's own host, which is also a registry.
 	InstallerRegistry string
 	// Template clones an existing Talos template VM instead of booting the ISO.
 	Template *Template

@@ -49,9 +49,9 @@ type NodeState struct {
 	CloudInit         string `json:"cloudInit,omitempty"`
 	TalosVersion      string `json:"talosVersion,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
-	// Image fingerprints the Image Factory schematic (platform, extensions,
-	// kernel args): a change means a Talos upgrade. Where images are
-	// downloaded from is not part of it.
+	// Image is the Image Factory schematic ID (extensions and kernel args):
+	// a change means a Talos upgrade. Where images are downloaded from is
+	// not part of it.
 	Image string `json:"image,omitempty"`
 	// Config fingerprints each machine configuration input by name.
 	Config map[string]string `json:"config,omitempty"`
@@ -87,7 +87,7 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		CloudInit:         fingerprint([]any{nicAddresses(n.VM.NICs), n.VM.DNSServers, n.VM.SearchDomain}),
 		TalosVersion:      p.Cluster.TalosVersion,
 		KubernetesVersion: p.Cluster.KubernetesVersion,
-		Image:             schematicKey(p.Cluster.Image),
+		Image:             p.Cluster.Image.SchematicID,
 		Config:            p.configFingerprints(n),
 	}
 	if len(n.VM.NICs) > 1 {
@@ -138,10 +138,6 @@ func fingerprint(v any) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
-}
-
-func schematicKey(im ImageConfig) string {
-	return fingerprint([]any{im.Platform, im.Extensions, im.KernelArgs})
 }
 
 func bootKey(b Boot) string {

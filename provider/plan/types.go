@@ -77,13 +77,18 @@ type ClusterConfig struct {
 	Patches []Patch
 }
 
-// ImageConfig is the Image Factory schematic and where images come from.
+// ImageConfig is the Image Factory schematic and the images built from it.
 type ImageConfig struct {
-	Platform          string
-	Extensions        []string
-	KernelArgs        []string
-	FactoryURL        string
-	InstallerRegistry string
+	Platform   string
+	Extensions []string
+	KernelArgs []string
+	// SchematicID is the Image Factory's ID of the schematic.
+	SchematicID string
+	// ISO is the URL of the boot ISO for the Talos version.
+	ISO string
+	// Installer is the installer image for machine.install.image and
+	// upgrades, e.g. factory.talos.dev/nocloud-installer/<id>:v1.12.5.
+	Installer string
 }
 
 // CNIConfig is cluster.network.cni.
