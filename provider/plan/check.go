@@ -13,17 +13,17 @@ import (
 
 // Defaults that are not obvious from a zero value.
 const (
-	DefaultControlPlanes     = 3
-	DefaultCores             = 2
-	DefaultSockets           = 1
-	DefaultMemoryMiB         = 4096
-	DefaultDiskGiB           = 20
-	DefaultBridge            = "vmbr0"
-	DefaultDiskStorage       = "local-lvm"
-	DefaultISOStorage        = "local"
-	DefaultCPUType           = "x86-64-v2-AES"
-	GuestAgentExtension      = "siderolabs/qemu-guest-agent"
-	kubernetesAPIPort        = 6443
+	DefaultControlPlanes = 3
+	DefaultCores         = 2
+	DefaultSockets       = 1
+	DefaultMemoryMiB     = 4096
+	DefaultDiskGiB       = 20
+	DefaultBridge        = "vmbr0"
+	DefaultDiskStorage   = "local-lvm"
+	DefaultISOStorage    = "local"
+	DefaultCPUType       = "x86-64-v2-AES"
+	GuestAgentExtension  = "siderolabs/qemu-guest-agent"
+	kubernetesAPIPort    = 6443
 )
 
 // checkCluster checks and resolves the cluster-wide inputs.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
 )
 
 // baseSpec is a 3 control plane + 2 worker cluster on three hosts.
