@@ -164,6 +164,10 @@ func (b *builder) checkNIC(field string, n *NIC, secondary bool) {
 	}
 }
 
+// maxVolumeName is the longest user volume name: the partition label
+// "u-<name>" has at most 36 characters (machinery constants.PartitionLabelLength).
+const maxVolumeName = 34
+
 // diskLimits is the highest index per disk bus (pve-api: scsi[n] 0-30,
 // virtio[n] 0-15, sata[n] 0-5).
 var diskLimits = map[string]int{"scsi": 30, "virtio": 15, "sata": 5}
@@ -261,8 +265,13 @@ func (b *builder) checkSizes() {
 			if d.SizeGiB < 1 {
 				b.probs.add(df+".sizeGiB", "a data disk needs a size of at least 1 GiB")
 			}
-			if d.Volume != "" && !checkDNSLabel(d.Volume) {
-				b.probs.add(df+".volume", "%q is not a valid volume name (a DNS label); Talos mounts it at /var/mnt/<volume>", d.Volume)
+			if d.Volume != "" && (!checkDNSLabel(d.Volume) || len(d.Volume) > maxVolumeName) {
+				b.probs.add(df+".volume", "%q is not a valid volume name (a DNS label of at most %d characters); Talos mounts it at /var/mnt/<volume>", d.Volume, maxVolumeName)
+			}
+			if d.Volume != "" && b.plan.Cluster.TalosVersion != "" {
+				if v, err := talosconfig.ParseVersion(b.plan.Cluster.TalosVersion); err == nil && !userVolumes(v) {
+					b.probs.add(df+".volume", "user volumes need Talos v1.10 or newer (UserVolumeConfig); the cluster runs %s: leave volume empty for a raw disk or upgrade Talos first", b.plan.Cluster.TalosVersion)
+				}
 			}
 		}
 		if b.diskBus != "" && len(wp.DataDisks) > diskLimits[b.diskBus] {

@@ -131,6 +131,13 @@ func TestSpecValidation(t *testing.T) {
 		{"gitops without install", func(s *Spec) { s.GitOps = &GitOps{Tool: "flux", Repository: GitRepository{URL: "https://g/r"}} }, []string{"gitops.installManifests:"}},
 		{"data disk size", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{}} }, []string{"workerPools[0].dataDisks[0].sizeGiB:"}},
 		{"data disk volume name", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: "My Vol"}} }, []string{"workerPools[0].dataDisks[0].volume:"}},
+		{"data disk volume name too long", func(s *Spec) {
+			s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: strings.Repeat("v", 35)}}
+		}, []string{"workerPools[0].dataDisks[0].volume:", "at most 34 characters"}},
+		{"volumes on old Talos", func(s *Spec) {
+			s.TalosVersion, s.KubernetesVersion = "v1.9.6", "v1.32.3"
+			s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: "data"}}
+		}, []string{"workerPools[0].dataDisks[0].volume:", "need Talos v1.10 or newer"}},
 		{"too many sata disks", func(s *Spec) {
 			s.DiskInterface = "sata"
 			s.WorkerPools[0].DataDisks = make([]DataDisk, 6)
