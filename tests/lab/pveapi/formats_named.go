@@ -106,3 +106,7 @@ var formatValidators = map[string]func(map[string]string) error{
 		return nil
 	},
 }
+
+// NamedFormat returns the keys of a named property-string format
+// ("pve-qm-smbios1", "pve-qm-ipconfig", ...), or nil.
+func NamedFormat(name string) map[string]*Param { return namedFormats[name] }

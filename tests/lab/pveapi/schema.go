@@ -80,6 +80,12 @@ func Load() (*Schema, error) {
 // PVE::RESTHandler::find_handler.
 func (s *Schema) Find(verb, path string) (*Method, map[string]string) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
+	// Storage content volumes contain slashes ("local:iso/x.iso"):
+	// pve-storage registers .../content with fragmentDelimiter '' so the rest
+	// of the path is one {volume} (src/PVE/API2/Storage/Status.pm).
+	if len(segs) > 6 && segs[0] == "nodes" && segs[2] == "storage" && segs[4] == "content" {
+		segs = append(segs[:5:5], strings.Join(segs[5:], "/"))
+	}
 	var best *Method
 	bestLiterals := -1
 	for _, m := range s.Methods {

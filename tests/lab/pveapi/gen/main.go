@@ -32,6 +32,8 @@ var served = []string{
 	"GET /storage/{storage}",
 	"GET /pools",
 	"POST /pools",
+	"PUT /pools",
+	"DELETE /pools",
 	"GET /pools/{poolid}",
 	"PUT /pools/{poolid}",
 	"DELETE /pools/{poolid}",
