@@ -42,13 +42,13 @@ func (f failure) String() string {
 // error texts that grpc-go wraps into an Unavailable status when a handshake
 // fails (grpc credentials/tls.go; crypto/tls alert.go; crypto/x509 verify.go).
 var tlsRejectionMarkers = []string{
-	"certificate required",           // TLS 1.3 alert: server wants a client cert (apid)
-	"bad certificate",                // TLS 1.2 alert: server rejected our client cert
-	"unknown certificate authority",  // alert: server does not trust our client cert
-	"certificate signed by unknown",  // we do not trust the server (maintenance self-signed cert)
-	"failed to verify certificate",   // Go 1.20+ wrapper of the x509 errors above
-	"certificate is not valid for",   // server cert has no SAN for the address we dialled
-	"certificate has expired",        // either side's certificate expired
+	"certificate required",                            // TLS 1.3 alert: server wants a client cert (apid)
+	"bad certificate",                                 // TLS 1.2 alert: server rejected our client cert
+	"unknown certificate authority",                   // alert: server does not trust our client cert
+	"certificate signed by unknown",                   // we do not trust the server (maintenance self-signed cert)
+	"failed to verify certificate",                    // Go 1.20+ wrapper of the x509 errors above
+	"certificate is not valid for",                    // server cert has no SAN for the address we dialled
+	"certificate has expired",                         // either side's certificate expired
 	"first record does not look like a tls handshake", // something else listens there
 }
 
