@@ -31,7 +31,14 @@ type Conn struct {
 	Mode   Mode
 	client *client.Client
 	target Target
+	// disks are the device names a maintenance-mode node reported.
+	disks []string
+	// version is the Talos version tag a configured node reported.
+	version string
 }
+
+// Version is the Talos version a configured node reported when connected.
+func (c *Conn) Version() string { return c.version }
 
 // Close releases the connection.
 func (c *Conn) Close() error {
@@ -116,13 +123,22 @@ func probeMaintenance(ctx context.Context, o Options, t Target) (*Conn, error) {
 	actx, cancel := o.attemptContext(ctx)
 	defer cancel()
 
-	if _, err = c.Disks(actx); err != nil {
+	resp, err := c.Disks(actx)
+	if err != nil {
 		c.Close() //nolint:errcheck
 
 		return nil, err
 	}
 
-	return &Conn{Mode: ModeMaintenance, client: c, target: t}, nil
+	conn := &Conn{Mode: ModeMaintenance, client: c, target: t}
+
+	for _, m := range resp.GetMessages() {
+		for _, d := range m.GetDisks() {
+			conn.disks = append(conn.disks, d.GetDeviceName())
+		}
+	}
+
+	return conn, nil
 }
 
 // probeSecure asks for the Talos version over mTLS.
@@ -144,12 +160,11 @@ func probeSecure(ctx context.Context, o Options, t Target) (*Conn, string, error
 		return nil, "", err
 	}
 
-	var tag string
 	if len(resp.GetMessages()) > 0 {
-		tag = resp.GetMessages()[0].GetVersion().GetTag()
+		conn.version = resp.GetMessages()[0].GetVersion().GetTag()
 	}
 
-	return conn, tag, nil
+	return conn, conn.version, nil
 }
 
 // dialOnce makes one attempt to reach the node, in the mode it answers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"sync"
 	"testing"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -54,13 +55,49 @@ func serve(t *testing.T, cfg *tls.Config, register func(*grpc.Server)) string {
 	return lis.Addr().String()
 }
 
+// applyRecorder answers ApplyConfiguration with a fixed error (or OK) and
+// records the modes it was sent.
+type applyRecorder struct {
+	machineapi.UnimplementedMachineServiceServer
+
+	mu    sync.Mutex
+	modes []machineapi.ApplyConfigurationRequest_Mode
+	err   error
+}
+
+func (r *applyRecorder) ApplyConfiguration(_ context.Context, in *machineapi.ApplyConfigurationRequest) (*machineapi.ApplyConfigurationResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	r.modes = append(r.modes, in.GetMode())
+	if r.err != nil {
+		return nil, r.err
+	}
+
+	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{}}}, nil
+}
+
+func (r *applyRecorder) sent() []machineapi.ApplyConfigurationRequest_Mode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	return append([]machineapi.ApplyConfigurationRequest_Mode(nil), r.modes...)
+}
+
 func serveMaintenance(t *testing.T) string {
+	addr, _ := serveMaintenanceRecorder(t, nil)
+
+	return addr
+}
+
+func serveMaintenanceRecorder(t *testing.T, applyErr error) (string, *applyRecorder) {
 	self := newTestCA(t, "maintenance")
+	rec := &applyRecorder{err: applyErr}
 
 	return serve(t, serverTLS(t, self, nil), func(s *grpc.Server) {
 		storageapi.RegisterStorageServiceServer(s, maintenanceStorage{})
-		machineapi.RegisterMachineServiceServer(s, machineapi.UnimplementedMachineServiceServer{})
-	})
+		machineapi.RegisterMachineServiceServer(s, rec)
+	}), rec
 }
 
 func serveSecure(t *testing.T, osCA *testCA) string {
