@@ -8,6 +8,8 @@ import (
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 )
 
 // ApplyRequest is a machine configuration to apply to a node.
@@ -187,11 +189,11 @@ func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Opt
 			return false, state, err
 		}
 
-		stage, _, haveStage := readStage(actx, conn)
+		stage, haveStage := readStage(actx, conn)
 
 		desc := "Talos " + conn.version
 		if haveStage {
-			desc += ", stage " + stage
+			desc += ", stage " + stage.String()
 		}
 
 		if staged {
@@ -208,7 +210,7 @@ func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Opt
 			return false, desc + ", still running the previous configuration", nil
 		}
 
-		if haveStage && stage != "running" {
+		if haveStage && stage != runtimeres.MachineStageRunning {
 			return false, desc + ", configuration active", nil
 		}
 

@@ -107,15 +107,15 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 }
 
 // readStage reads the MachineStatus resource: the boot stage (booting,
-// running, rebooting, upgrading, ...) and whether the node is ready. ok is
+// running, rebooting, upgrading, ...). ok is
 // false when the node does not serve the resource.
-func readStage(ctx context.Context, c *Conn) (stage string, ready bool, ok bool) {
+func readStage(ctx context.Context, c *Conn) (stage runtimeres.MachineStage, ok bool) {
 	ms, err := safe.StateGetByID[*runtimeres.MachineStatus](c.nodeContext(ctx), c.client.COSI, runtimeres.MachineStatusID)
 	if err != nil {
-		return "", false, false
+		return runtimeres.MachineStageUnknown, false
 	}
 
-	return ms.TypedSpec().Stage.String(), ms.TypedSpec().Status.Ready, true
+	return ms.TypedSpec().Stage, true
 }
 
 // installDiskMissing checks the configuration's install disk against the
