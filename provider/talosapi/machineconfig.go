@@ -141,3 +141,18 @@ func installDiskMissing(cfg config.Provider, disks []string) string {
 
 	return want
 }
+
+// ConfigInstallImage is the installer image a machine configuration names
+// (machine.install.image), "" when it names none.
+func ConfigInstallImage(machineConfig []byte) (string, error) {
+	cfg, err := loadConfig(machineConfig)
+	if err != nil {
+		return "", err
+	}
+
+	if cfg.Machine() == nil {
+		return "", nil
+	}
+
+	return cfg.Machine().Install().Image(), nil
+}

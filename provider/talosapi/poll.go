@@ -23,6 +23,9 @@ type Options struct {
 	ReportEvery time.Duration
 	// DefaultTimeout applies when the context has no deadline. Default 10m.
 	DefaultTimeout time.Duration
+	// RebootGrace is how long to look for signs of a reboot when nothing
+	// else (a version, a configuration) tells the states apart. Default 1m.
+	RebootGrace time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -47,6 +50,10 @@ func (o Options) withDefaults() Options {
 
 	if o.DefaultTimeout <= 0 {
 		o.DefaultTimeout = 10 * time.Minute
+	}
+
+	if o.RebootGrace <= 0 {
+		o.RebootGrace = time.Minute
 	}
 
 	return o

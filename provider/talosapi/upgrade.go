@@ -65,6 +65,10 @@ type UpgradeRequest struct {
 	// Preserve keeps the EPHEMERAL partition (Talos ignores it since 1.8,
 	// where ephemeral data is always kept; passed for older nodes).
 	Preserve bool
+	// EvenIfSameVersion upgrades a node that already runs Version: the
+	// image changed without a version change (another Image Factory
+	// schematic, so other extensions).
+	EvenIfSameVersion bool
 }
 
 // UpgradeResult reports the versions before and after.
@@ -72,6 +76,8 @@ type UpgradeResult struct {
 	From, To string
 	// Skipped: the node already ran the version, so nothing was sent.
 	Skipped bool
+	// Accepted: the node accepted the upgrade request (it changes from here).
+	Accepted bool
 }
 
 // upgradeRetryable are the texts of machined's Upgrade errors that pass
@@ -101,7 +107,6 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 	}
 
 	res := &UpgradeResult{To: want}
-	sent := false
 
 	err := o.poll(ctx, fmt.Sprintf("node %s to accept the upgrade to %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
@@ -115,7 +120,7 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		}
 
 		res.From = conn.version
-		if sameVersion(conn.version, want) {
+		if sameVersion(conn.version, want) && !req.EvenIfSameVersion {
 			res.Skipped = true
 
 			return true, state, nil
@@ -137,7 +142,7 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 			return false, "Talos " + conn.version + ", upgrade not accepted yet", err
 		}
 
-		sent = true
+		res.Accepted = true
 
 		return true, state, nil
 	})
@@ -153,8 +158,10 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 
 	o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
 
-	if !sent {
-		return res, errors.New("upgrade was not sent")
+	if req.EvenIfSameVersion && sameVersion(res.From, want) {
+		// The version does not tell the new image from the old one: wait
+		// for the node to go down and come back.
+		return res, waitRebooted(ctx, t, want, o)
 	}
 
 	return res, WaitVersion(ctx, t, want, o)
@@ -194,4 +201,46 @@ func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
 
 		return true, desc, nil
 	})
+}
+
+// waitRebooted waits until the node stops answering or reports a stage
+// other than running (real Talos enters "upgrading" as soon as it accepts
+// the request), then waits for the version. A node that shows neither
+// within RebootGrace is assumed to have upgraded faster than it was polled.
+func waitRebooted(ctx context.Context, t Target, want string, o Options) error {
+	o = o.withDefaults()
+
+	gctx, cancel := context.WithTimeout(ctx, o.RebootGrace)
+	defer cancel()
+
+	err := o.poll(gctx, fmt.Sprintf("node %s to start its upgrade", t.Node), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			if classify(err) == failTransient {
+				return true, "not answering (rebooting)", nil
+			}
+
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		stage, ok := readStage(actx, conn)
+		if ok && stage != runtimeres.MachineStageRunning {
+			return true, "stage " + stage.String(), nil
+		}
+
+		return false, "Talos " + conn.version + " running", nil
+	})
+
+	var we *WaitError
+	if errors.As(err, &we) && ctx.Err() == nil {
+		o.report("node %s showed no reboot within %s; checking its version", t.Node, o.RebootGrace)
+	} else if err != nil {
+		return err
+	}
+
+	return WaitVersion(ctx, t, want, o)
 }
