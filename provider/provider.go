@@ -27,11 +27,19 @@ func New() (p.Provider, error) {
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
+		// talos: secrets and offline functions (talosconfig)
+		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		// talos: node-facing resources (talosapi)
 		WithResources(
 			infer.Resource(&talos.ConfigurationApply{}),
 			infer.Resource(&talos.Bootstrap{}),
 			infer.Resource(&talos.Kubeconfig{}),
 			infer.Resource(&talos.ClusterHealth{}),
+		).
+		WithFunctions(
+			infer.Function(&talos.GetMachineConfiguration{}),
+			infer.Function(&talos.GetClientConfiguration{}),
+			infer.Function(&talos.GetImageFactory{}),
 		).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"cluster": "index",

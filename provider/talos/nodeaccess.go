@@ -12,25 +12,6 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
-// ClientConfiguration is the Talos API client configuration of a cluster: the
-// OS CA that signs the nodes' API certificates and an admin client
-// certificate with its key. It is what MachineSecrets exposes and what a
-// talosconfig context holds.
-type ClientConfiguration struct {
-	CaCertificate     string `pulumi:"caCertificate"`
-	ClientCertificate string `pulumi:"clientCertificate"`
-	ClientKey         string `pulumi:"clientKey" provider:"secret"`
-}
-
-// Annotate documents the type.
-func (c *ClientConfiguration) Annotate(a infer.Annotator) {
-	a.Describe(c, "Talos API client configuration: the cluster's OS CA and an admin client certificate and key. "+
-		"Each value is PEM, as text or base64-encoded (the form of a talosconfig file).")
-	a.Describe(&c.CaCertificate, "The Talos OS CA certificate (PEM or base64 PEM) that signs the nodes' API certificates.")
-	a.Describe(&c.ClientCertificate, "The client certificate (PEM or base64 PEM), signed by the OS CA, with the os:admin role.")
-	a.Describe(&c.ClientKey, "The client certificate's private key (PEM or base64 PEM).")
-}
-
 // credentials converts the client configuration for talosapi.
 func (c ClientConfiguration) credentials() (*talosapi.Credentials, error) {
 	var creds talosapi.Credentials
@@ -39,7 +20,7 @@ func (c ClientConfiguration) credentials() (*talosapi.Credentials, error) {
 		name string
 		in   string
 		out  *[]byte
-	}{{"caCertificate", c.CaCertificate, &creds.CA}, {"clientCertificate", c.ClientCertificate, &creds.Cert}, {"clientKey", c.ClientKey, &creds.Key}} {
+	}{{"caCertificate", c.CACertificate, &creds.CA}, {"clientCertificate", c.ClientCertificate, &creds.Cert}, {"clientKey", c.ClientKey, &creds.Key}} {
 		if strings.TrimSpace(f.in) == "" {
 			return nil, fmt.Errorf("clientConfiguration.%s is empty: pass the cluster's client configuration (MachineSecrets.clientConfiguration)", f.name)
 		}
