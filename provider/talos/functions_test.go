@@ -74,6 +74,8 @@ func TestGetMachineConfigurationErrors(t *testing.T) {
 			"strategic merge patch"},
 		{"unsupported kubernetes", map[string]property.Value{"kubernetesVersion": str("1.29.0")}, "too old"},
 		{"unsupported talos", map[string]property.Value{"talosVersion": str("v1.13.0")}, "v1.8.0 to v1.12.x"},
+		{"contract newer than talos", map[string]property.Value{"talosVersion": str("v1.11.5"), "kubernetesVersion": str("1.34.1"),
+			"versionContract": str("v1.12")}, "newer than Talos"},
 		{"bad secrets", map[string]property.Value{"machineSecrets": property.New("cluster: {secret: hunter2}").WithSecret(true)}, "machineSecrets"},
 	} {
 		resp, err := s.Invoke(p.InvokeRequest{Token: configToken, Args: configArgs(t, tc.extra)})

@@ -45,6 +45,7 @@ type GetMachineConfigurationArgs struct {
 	MachineType       MachineType     `pulumi:"machineType"`
 	MachineSecrets    string          `pulumi:"machineSecrets" provider:"secret"`
 	TalosVersion      string          `pulumi:"talosVersion"`
+	VersionContract   string          `pulumi:"versionContract,optional"`
 	KubernetesVersion string          `pulumi:"kubernetesVersion,optional"`
 	InstallDisk       string          `pulumi:"installDisk,optional"`
 	InstallImage      string          `pulumi:"installImage"`
@@ -77,6 +78,9 @@ func (a *GetMachineConfigurationArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.MachineSecrets, "The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.")
 	an.Describe(&a.TalosVersion, "Talos version the node runs, for example `v1.12.5`. The configuration's version contract never "+
 		"exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: "+talosconfig.SupportedTalosVersions+".")
+	an.Describe(&a.VersionContract, "Generate for an older Talos release than `talosVersion`, for example `v1.11` while "+
+		"nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than "+
+		"`talosVersion`. Default: the minor release of `talosVersion`.")
 	an.Describe(&a.KubernetesVersion, "Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. "+
 		"Default: the version the Talos release line ships (1.35.2 for Talos 1.12).")
 	an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
@@ -119,6 +123,7 @@ func (f *GetMachineConfiguration) Invoke(ctx context.Context, req infer.Function
 		Role:              talosconfig.Role(in.MachineType),
 		Secrets:           bundle,
 		TalosVersion:      in.TalosVersion,
+		ContractVersion:   in.VersionContract,
 		KubernetesVersion: in.KubernetesVersion,
 		InstallDisk:       in.InstallDisk,
 		InstallImage:      in.InstallImage,

@@ -210,3 +210,17 @@ func TestMachineSecretsPreviewKnownness(t *testing.T) {
 		t.Errorf("update preview: machineSecrets unknown or changed")
 	}
 }
+
+// Refresh keeps the resource and its state: nothing outside Pulumi holds it.
+func TestMachineSecretsRefreshKeepsState(t *testing.T) {
+	t.Parallel()
+	s := server(t, newClock(t0))
+	state := createSecrets(t, s, map[string]property.Value{})
+	read, err := s.Read(p.ReadRequest{ID: "talos-x", Urn: secretsURN, Properties: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.ID != "talos-x" || plain(read.Properties.Get("machineSecrets")).AsString() != plain(state.Get("machineSecrets")).AsString() {
+		t.Errorf("refresh changed or dropped the resource: id %q", read.ID)
+	}
+}
