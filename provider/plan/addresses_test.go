@@ -334,3 +334,19 @@ func mustComputeState(spec Spec) *State {
 	}
 	return p.State()
 }
+
+func TestListedNodesMatchPreviousAddressesByValue(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec()
+	spec.Network = Network{NIC: NIC{Subnet: "fd00:10::/64"}}
+	spec.VIP = ""
+	spec.ControlPlane.Nodes = []NodeSpec{{Address: "fd00:10::a"}}
+	spec.WorkerPools = nil
+	prev := mustCompute(t, spec, roomy(), nil).State()
+	// The same address written differently is the same node.
+	spec.ControlPlane.Nodes = []NodeSpec{{Address: "FD00:10:0::A"}}
+	p := mustCompute(t, spec, roomy(), prev)
+	if got := nodeNames(p); len(got) != 1 || got[0] != "lab-cp-1" || !p.Nodes[0].Existing {
+		t.Errorf("nodes = %v", got)
+	}
+}

@@ -189,3 +189,30 @@ func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// BenchmarkCompute plans a large cluster: 5 control planes and 200 workers
+// in 4 pools on 8 hosts, then re-plans it against its own state.
+func BenchmarkCompute(b *testing.B) {
+	spec := baseSpec()
+	spec.ControlPlane.Count = 5
+	spec.Network.AddressRange.End = "10.0.0.250"
+	spec.Hosts = nil
+	f := Facts{Hosts: map[string]HostFacts{}}
+	for i := 1; i <= 8; i++ {
+		h := "pve" + itoa(i)
+		spec.Hosts = append(spec.Hosts, Host{Node: h})
+		f.Hosts[h] = HostFacts{Online: true, FreeMemoryMiB: 1 << 20, CPUs: 64}
+	}
+	spec.WorkerPools = []WorkerPool{{Name: "a", Count: 50}, {Name: "b", Count: 50}, {Name: "c", Count: 50}, {Name: "d", Count: 50}}
+	first, err := Compute(spec, f, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev := first.State()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Compute(spec, f, prev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"net/netip"
 	"regexp"
 	"strings"
 )
@@ -125,9 +126,9 @@ func (b *builder) knownName(s *slot) string {
 	if s.explicit.Name != "" {
 		return s.explicit.Name
 	}
-	if s.explicit.Address != "" && b.prev != nil {
+	if a, err := netip.ParseAddr(s.explicit.Address); err == nil && b.prev != nil {
 		for _, pn := range b.prev.Nodes {
-			if pn.Pool == s.pool && pn.Address == s.explicit.Address {
+			if pa, err := netip.ParseAddr(pn.Address); err == nil && pn.Pool == s.pool && pa == a {
 				return pn.Name
 			}
 		}
