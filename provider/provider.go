@@ -29,6 +29,13 @@ func New() (p.Provider, error) {
 		WithNamespace("proxmoxtalos").
 		// talos: secrets and offline functions (talosconfig)
 		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		// talos: node-facing resources (talosapi)
+		WithResources(
+			infer.Resource(&talos.ConfigurationApply{}),
+			infer.Resource(&talos.Bootstrap{}),
+			infer.Resource(&talos.Kubeconfig{}),
+			infer.Resource(&talos.ClusterHealth{}),
+		).
 		WithFunctions(
 			infer.Function(&talos.GetMachineConfiguration{}),
 			infer.Function(&talos.GetClientConfiguration{}),
