@@ -161,14 +161,14 @@ type VM struct {
 	// VMIDPinned is true when the user gave the VM id (nodes[].vmId); an id
 	// taken over from the existing VM is not pinned.
 	VMIDPinned bool
-	Name      string
-	Cores     int
-	Sockets   int
-	CPUType   string
-	MemoryMiB int
-	OSDisk    Disk
-	DataDisks []Disk
-	NICs      []NICConfig
+	Name       string
+	Cores      int
+	Sockets    int
+	CPUType    string
+	MemoryMiB  int
+	OSDisk     Disk
+	DataDisks  []Disk
+	NICs       []NICConfig
 	// DNSServers and SearchDomain go to the cloud-init drive.
 	DNSServers   []string
 	SearchDomain string
