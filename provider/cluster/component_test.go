@@ -216,7 +216,7 @@ func TestBadInputRegistersNothing(t *testing.T) {
 			in["workerPools"] = []any{map[string]any{"name": "workers", "count": 30, "size": map[string]any{"memoryMiB": 8192}}}
 		}, "short by"},
 		"kubernetes unsupported": {func(in map[string]any) { in["kubernetesVersion"] = "v1.20.0" }, "kubernetesVersion"},
-		"bad patch": {func(in map[string]any) { in["patches"] = []any{"machine:\n  kubelet:\n    extraArgs: [not, a, map]\n"} }, "machine configuration of node lab-cp-1"},
+		"bad patch":              {func(in map[string]any) { in["patches"] = []any{"machine:\n  kubelet:\n    extraArgs: [not, a, map]\n"} }, "machine configuration of node lab-cp-1"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -260,4 +260,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
