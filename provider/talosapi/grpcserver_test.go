@@ -155,11 +155,13 @@ func serveSecureMachine(t *testing.T, osCA *testCA, m *secureMachine) (string, *
 	}), m
 }
 
-// closedAddr is a loopback address where nothing listens.
+// closedAddr is a loopback address where nothing listens. It uses a
+// loopback address no test server here listens on, so that a port freed
+// here is not taken by a parallel test.
 func closedAddr(t *testing.T) string {
 	t.Helper()
 
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := net.Listen("tcp", "127.0.0.77:0")
 	if err != nil {
 		t.Fatal(err)
 	}
