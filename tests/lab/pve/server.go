@@ -107,7 +107,7 @@ func Start(opts Options) (*Server, error) {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){}, // no HTTP/2
-		ErrorLog:          log.New(io.Discard, "", 0), // TLS handshake noise from probing clients
+		ErrorLog:          log.New(io.Discard, "", 0),                               // TLS handshake noise from probing clients
 	}
 	tlsLn := tls.NewListener(ln, tlsCfg)
 	s.wg.Add(1)
