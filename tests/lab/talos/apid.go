@@ -120,7 +120,7 @@ func (a *apid) serve(l net.Listener) {
 }
 
 func (a *apid) stop() {
-	a.server.Stop()
+	gracefulStop(a.server)
 	a.localConn.Close() //nolint:errcheck
 	a.machined.Stop()
 

@@ -279,6 +279,7 @@ func (n *Node) setPhase(p Phase) {
 	n.sim.mu.Lock()
 	n.phase = p
 	n.sim.mu.Unlock()
+	n.publish()
 	n.sim.nudge()
 }
 

@@ -161,6 +161,13 @@ func (n *Node) boot() nextStep {
 	n.addr = addr
 	s.mu.Unlock()
 
+	if err := n.newBootResources(); err != nil {
+		n.logf("node resources failed", "error", err)
+		<-n.ctx.Done()
+
+		return stepStop
+	}
+
 	n.logf("booted", "image", img.String())
 
 	if !addr.IsValid() {
@@ -185,11 +192,11 @@ func (n *Node) boot() nextStep {
 // maintenance waits for a config over the maintenance API, then installs
 // (live ISO) or goes on booting (installed system without a config).
 func (n *Node) maintenance(ps *persistState) nextStep {
-	n.setPhase(PhaseMaintenance)
-
 	if err := n.startMaintenance(); err != nil {
 		n.logf("maintenance service failed to start", "error", err)
 	}
+
+	n.setPhase(PhaseMaintenance)
 
 	var applied appliedConfig
 

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cosi-project/runtime/pkg/state"
 	"google.golang.org/grpc"
@@ -258,7 +259,7 @@ func (n *Node) stopServers() {
 	}
 
 	if srvs.maintenance != nil {
-		srvs.maintenance.Stop()
+		gracefulStop(srvs.maintenance)
 	}
 
 	if srvs.apid != nil {
@@ -371,4 +372,22 @@ func machineReady(services []serviceState) (bool, []runtime.UnmetCondition) {
 	}
 
 	return false, []runtime.UnmetCondition{{Name: "services", Reason: "unhealthy services: " + fmt.Sprint(unhealthy)}}
+}
+
+// gracefulStop lets in-flight calls (such as the ApplyConfiguration that
+// triggered the stop) finish, for at most five seconds, like Talos's
+// factory.ServerGracefulStop.
+func gracefulStop(srv *grpc.Server) {
+	done := make(chan struct{})
+
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		srv.Stop()
+	}
 }
