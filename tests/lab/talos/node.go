@@ -220,6 +220,7 @@ type Status struct {
 	Extensions []string
 	Configured bool
 	EtcdMember bool
+	Boots      int // configured boots of this power-on (a reboot adds one)
 }
 
 // Status reports what the node is doing.
@@ -235,6 +236,7 @@ func (n *Node) Status() Status {
 		Extensions: slices.Clone(n.extensions),
 		Configured: n.active != nil,
 		EtcdMember: n.etcd != nil,
+		Boots:      n.gen,
 	}
 }
 

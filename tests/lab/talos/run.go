@@ -393,6 +393,8 @@ func (n *Node) persistLocked(ps *persistState) error {
 	}
 	s.mu.Unlock()
 
+	n.publish()
+
 	return nil
 }
 
