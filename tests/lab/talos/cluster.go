@@ -453,3 +453,17 @@ func (s *Sim) stopAllKube() {
 		srv.stop()
 	}
 }
+
+// vipHolder returns the node holding a VIP, or nil.
+func (s *Sim) vipHolder(vip netip.Addr) *Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	for _, c := range s.clusters {
+		if n := c.vipLeader[vip]; n != nil {
+			return n
+		}
+	}
+
+	return nil
+}

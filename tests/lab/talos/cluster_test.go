@@ -166,12 +166,23 @@ func (tc *testCluster) bootstrap(t *testing.T) {
 func (tc *testCluster) kubeconfig(t *testing.T) []byte {
 	t.Helper()
 
-	kc, err := tc.client(t, tc.cps[0]).Kubeconfig(ctxT(t))
+	kc, err := tc.client(t, tc.runningCP()).Kubeconfig(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	return kc
+}
+
+// runningCP is the first control plane whose VM runs.
+func (tc *testCluster) runningCP() *vm {
+	for _, v := range tc.cps {
+		if v.node.Status().Phase == PhaseRunning {
+			return v
+		}
+	}
+
+	return tc.cps[0]
 }
 
 // kubeHTTP builds an HTTP client from a kubeconfig, as kubectl would.
@@ -250,7 +261,7 @@ func readyStatus(n kubeNodeObj) string {
 func (tc *testCluster) kubeNodes(t *testing.T) ([]kubeNodeObj, error) {
 	t.Helper()
 
-	kc, err := tc.client(t, tc.cps[0]).Kubeconfig(context.Background())
+	kc, err := tc.client(t, tc.runningCP()).Kubeconfig(context.Background())
 	if err != nil {
 		return nil, err
 	}
