@@ -265,7 +265,15 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 		return nil, err
 	}
 	return s.startTask(nodeName, "qmclone", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
-		unlockSrc, err := s.lockVM(vmid, time.Second)
+		// Exclusive lock if the source runs, else shared (clone_vm).
+		s.mu.Lock()
+		running := s.vms[vmid] != nil && s.vms[vmid].running
+		s.mu.Unlock()
+		lock := s.lockVMShared
+		if running {
+			lock = s.lockVM
+		}
+		unlockSrc, err := lock(vmid, time.Second)
 		if err != nil {
 			return err
 		}
