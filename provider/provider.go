@@ -25,6 +25,7 @@ func New() (p.Provider, error) {
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
+		WithLanguageMap(languageMap()).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"cluster": "index",
 		}).
