@@ -31,7 +31,7 @@ export PATH := $(TOOLS_BIN):$(PATH)
 # clean clone installs everything from the project's own pinned files.
 export npm_config_cache := $(CACHE)/npm
 export PIP_CACHE_DIR    := $(CACHE)/pip
-MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
+MVN := mvn -B -q -Dstyle.color=never -Dmaven.repo.local=$(CACHE)/m2
 
 .PHONY: help
 help:
@@ -80,6 +80,15 @@ schema:
 
 .PHONY: sdks
 sdks: schema
+	@if [ ! -f $(SCHEMA) ]; then \
+		echo "sdks: no $(SCHEMA) (the provider registers nothing yet): removing generated SDKs"; \
+		rm -rf sdk/go sdk/go.mod sdk/go.sum sdk/nodejs sdk/python sdk/java; \
+	else \
+		$(MAKE) --no-print-directory generate-sdks; \
+	fi
+
+.PHONY: generate-sdks
+generate-sdks:
 	go run ./gen/sdkgen -schema $(SCHEMA) -out sdk -pulumi-go-sdk $(PULUMI_GO_SDK)
 	cd sdk && go mod tidy
 	cd gen/javagen && go run . -schema ../../$(SCHEMA) -out ../../sdk/java
@@ -111,7 +120,12 @@ go-test: tools provider
 	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: sdk-checks
-sdk-checks: nodejs-sdk-check python-sdk-check java-sdk-check
+sdk-checks:
+	@if [ -f $(SCHEMA) ]; then \
+		$(MAKE) --no-print-directory nodejs-sdk-check python-sdk-check java-sdk-check; \
+	else \
+		echo "sdk-checks: no schema yet (the provider registers nothing): no SDK to build"; \
+	fi
 
 # tsc over the generated TypeScript with the SDK's pinned toolchain (package-lock.json), then
 # the npm tarball a user would get, installed into an empty project and loaded.
@@ -154,3 +168,10 @@ java-sdk-check:
 .PHONY: lab
 lab:
 	go run ./tests/lab/cmd/lab
+
+# The example the demo runs; the cluster work switches it to a whole TalosCluster.
+DEMO_EXAMPLE ?= examples/yaml-vms
+
+.PHONY: demo
+demo: tools provider
+	go run ./tests/demo -example $(DEMO_EXAMPLE)

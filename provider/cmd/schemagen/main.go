@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 
@@ -26,8 +27,21 @@ func main() {
 	}
 }
 
+// errNothingRegistered is what pulumi-go-provider's builder answers for a provider with no
+// resource, component or function: such a provider has no schema to write.
+const errNothingRegistered = "at least one resource, component, or function is required"
+
 func run(out, version string) error {
 	data, err := generate(version)
+	if err != nil && strings.Contains(err.Error(), errNothingRegistered) {
+		// The state of a fresh repository, before the first resource lands: no schema, no
+		// SDKs (make sdks and the SDK checks follow the schema file's absence).
+		fmt.Fprintf(os.Stderr, "schemagen: the provider registers no resource, component or function yet; removing %s\n", out)
+		if err := os.Remove(out); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
