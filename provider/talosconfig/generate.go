@@ -37,6 +37,10 @@ type Input struct {
 	// TalosVersion is the Talos version the node runs; it sets the version
 	// contract, which is never newer than the node.
 	TalosVersion string
+	// ContractVersion, when set, generates for an older contract than
+	// TalosVersion (for example "v1.11" while a node is upgraded from 1.11 to
+	// 1.12: the configuration must stay valid on both). Never newer.
+	ContractVersion string
 	// KubernetesVersion, without or with "v"; empty means the Talos line's
 	// default (DefaultKubernetesVersion). Checked against the support matrix.
 	KubernetesVersion string
@@ -131,6 +135,17 @@ func generateOptions(in Input) ([]generate.Option, string, error) {
 	contract, err := VersionContract(in.TalosVersion)
 	if err != nil {
 		return nil, "", err
+	}
+	if in.ContractVersion != "" {
+		older, err := VersionContract(in.ContractVersion)
+		if err != nil {
+			return nil, "", fmt.Errorf("contract version: %w", err)
+		}
+		if older.Greater(contract) {
+			return nil, "", fmt.Errorf("contract version %s is newer than Talos %s: the node would refuse the newer keys; "+
+				"use a contract no newer than the version the node runs", older, in.TalosVersion)
+		}
+		contract = older
 	}
 	k8s := in.KubernetesVersion
 	if strings.TrimSpace(k8s) == "" {

@@ -70,6 +70,18 @@ func TestGenerateVersionContract(t *testing.T) {
 	if strings.Contains(v11, "kind: HostnameConfig") || strings.Contains(v11, "grubUseUKICmdline") || strings.Contains(v11, "\n---") {
 		t.Errorf("1.11 config carries 1.12-only content")
 	}
+	// an older contract for a node being upgraded: 1.12 node, 1.11 config
+	up := baseInput(t, "v1.12.5", RoleWorker)
+	up.ContractVersion = "v1.11"
+	if got := mustGenerate(t, up); strings.Contains(got, "kind: HostnameConfig") || strings.Contains(got, "grubUseUKICmdline") {
+		t.Errorf("contract v1.11 on a 1.12 node still writes 1.12 keys")
+	}
+	down := baseInput(t, "v1.11.5", RoleWorker)
+	down.ContractVersion = "v1.12.0"
+	if _, err := Generate(down); err == nil || !strings.Contains(err.Error(), "newer than Talos") {
+		t.Errorf("contract newer than the node: %v", err)
+	}
+
 	in := baseInput(t, "v1.11.5", RoleWorker)
 	in.KubernetesVersion = ""
 	res, err := Generate(in)

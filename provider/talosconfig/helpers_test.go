@@ -19,7 +19,7 @@ var (
 	bundles  = map[string]*secrets.Bundle{}
 )
 
-func testBundle(t *testing.T, talosVersion string) *secrets.Bundle {
+func testBundle(t testing.TB, talosVersion string) *secrets.Bundle {
 	t.Helper()
 	bundleMu.Lock()
 	defer bundleMu.Unlock()
@@ -35,11 +35,11 @@ func testBundle(t *testing.T, talosVersion string) *secrets.Bundle {
 }
 
 // secondBundle is a different bundle for the same version.
-func secondBundle(t *testing.T, talosVersion string) *secrets.Bundle {
+func secondBundle(t testing.TB, talosVersion string) *secrets.Bundle {
 	return testBundle(t, talosVersion+"+second")
 }
 
-func baseInput(t *testing.T, talosVersion string, role Role, patches ...string) Input {
+func baseInput(t testing.TB, talosVersion string, role Role, patches ...string) Input {
 	t.Helper()
 	return Input{
 		ClusterName:  "lab",
@@ -54,7 +54,7 @@ func baseInput(t *testing.T, talosVersion string, role Role, patches ...string) 
 	}
 }
 
-func mustGenerate(t *testing.T, in Input) string {
+func mustGenerate(t testing.TB, in Input) string {
 	t.Helper()
 	res, err := Generate(in)
 	if err != nil {

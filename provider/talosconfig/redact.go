@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
@@ -63,7 +64,7 @@ func Redact(configYAML string) (View, error) {
 			}
 			path := joinPath(d.id, parts)
 			var shown string
-			if machinerySecrets[path] || isSensitive(d.id, parts) {
+			if machinerySecrets[path] || isSensitive(d.id, parts) || hasURLPassword(v) {
 				shown = sensitiveValue(key, v)
 			} else {
 				shown = displayValue(v)
@@ -85,7 +86,7 @@ func SensitiveValues(configYAML string) []string {
 	var out []string
 	for _, d := range docs {
 		walkLeaves(d.body, nil, func(parts []any, v any) {
-			if s, ok := v.(string); ok && s != "" && (machinerySecrets[joinPath(d.id, parts)] || isSensitive(d.id, parts)) {
+			if s, ok := v.(string); ok && s != "" && (machinerySecrets[joinPath(d.id, parts)] || isSensitive(d.id, parts) || hasURLPassword(v)) {
 				out = append(out, s)
 			}
 		})
@@ -177,6 +178,21 @@ func isSensitive(docID string, parts []any) bool {
 		return true
 	}
 	return false
+}
+
+// hasURLPassword catches credentials written into URLs anywhere (registry
+// endpoints, manifest URLs): https://user:password@host/.
+func hasURLPassword(v any) bool {
+	s, ok := v.(string)
+	if !ok || !strings.Contains(s, "@") {
+		return false
+	}
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, hasPassword := u.User.Password()
+	return hasPassword
 }
 
 func sensitiveValue(key []byte, v any) string {

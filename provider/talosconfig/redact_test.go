@@ -22,7 +22,12 @@ const secretsPatch = `machine:
       op: create
   nodeLabels:
     node.kubernetes.io/pool: blue
+  kubelet:
+    extraArgs:
+      rotate-server-certificates: "true"
 cluster:
+  extraManifests:
+    - https://deploy:url-pa55word@git.lab/manifests/app.yaml
   extraManifestHeaders:
     Authorization: Bearer h34der-token
   inlineManifests:
@@ -36,7 +41,7 @@ environment:
   - TS_AUTHKEY=tskey-auth-s3cret
 `
 
-var patchSecrets = []string{"pr0xy-pass", "r3g1stry-pass", "file-s3cret-content", "h34der-token", "inl1ne-secret", "tskey-auth-s3cret"}
+var patchSecrets = []string{"url-pa55word", "pr0xy-pass", "r3g1stry-pass", "file-s3cret-content", "h34der-token", "inl1ne-secret", "tskey-auth-s3cret"}
 
 func TestRedactHidesEverySecret(t *testing.T) {
 	t.Parallel()
@@ -66,6 +71,7 @@ func TestRedactHidesEverySecret(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
+		"machine.kubelet.extraArgs.rotate-server-certificates": "true",
 		"cluster.clusterName":  "lab",
 		"machine.install.disk": "/dev/sda",
 		"machine.type":         "controlplane",
