@@ -24,7 +24,7 @@ SCHEMA    := schema/schema.json
 PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
 
-GO_TEST_FLAGS ?= -p 2 -timeout 25m
+GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 25m
 export PATH := $(TOOLS_BIN):$(PATH)
 
 # Caches for the language toolchains, kept inside the (ignored) repository folder so that a
