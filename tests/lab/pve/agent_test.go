@@ -136,7 +136,7 @@ func (g *recordingGuest) Agent() (AgentInfo, bool)           { return AgentInfo{
 func TestGuestHook(t *testing.T) {
 	t.Parallel()
 	boots := make(chan BootInfo, 10)
-	booter := func(ctx context.Context, vm BootInfo, disks DiskWriter) Guest {
+	booter := func(ctx context.Context, vm BootInfo, disks Host) Guest {
 		boots <- vm
 		if vm.CDROM != nil {
 			// "install" onto the first hard disk.
@@ -224,5 +224,36 @@ func TestGuestHook(t *testing.T) {
 		if v.Owner == 100 {
 			t.Fatalf("volume of destroyed VM left: %+v", v)
 		}
+	}
+}
+
+// TestGuestPowersOff: a guest that turns itself off stops the VM; a guest
+// replaced by a later boot cannot stop the new one.
+func TestGuestPowersOff(t *testing.T) {
+	t.Parallel()
+	hosts := make(chan Host, 4)
+	booter := func(ctx context.Context, vm BootInfo, host Host) Guest {
+		hosts <- host
+		return &recordingGuest{info: vm}
+	}
+	s, c := startLab(t, Options{Booter: booter})
+	ctx := ctxT(t)
+	vm := createStarted(t, ctx, c, 100, opt("memory", "1024"))
+	first := <-hosts
+	first.PoweredOff()
+	vm.Ping(ctx)
+	if vm.Status != "stopped" {
+		t.Fatalf("status after guest power-off: %s", vm.Status)
+	}
+	if _, used := s.NodeMemory("pve1"); used != hostReservedMiB {
+		t.Fatalf("memory still accounted: %d", used)
+	}
+	task, _ := vm.Start(ctx)
+	waitOK(t, ctx, task)
+	<-hosts
+	first.PoweredOff() // stale: from the previous boot
+	vm.Ping(ctx)
+	if vm.Status != "running" {
+		t.Fatalf("a stale guest stopped the VM: %s", vm.Status)
 	}
 }
