@@ -158,7 +158,7 @@ func TestGuestHook(t *testing.T) {
 	ctx := ctxT(t)
 	download(t, ctx, c, "iso", "talos.iso", "https://factory.talos.dev/image/abc/v1.12.0/nocloud-amd64.iso")
 	vm := createStarted(t, ctx, c, 100,
-		opt("scsi0", "local-lvm:10"), opt("ide0", "local:iso/talos.iso,media=cdrom"), opt("ide2", "local-lvm:cloudinit"),
+		opt("scsi0", "local-lvm:10,ssd=1,discard=on"), opt("ide0", "local:iso/talos.iso,media=cdrom"), opt("ide2", "local-lvm:cloudinit"),
 		opt("net0", "virtio,bridge=vmbr0,tag=20"), opt("ipconfig0", "ip=127.7.7.7/24,gw=127.7.7.1"), opt("nameserver", "1.1.1.1"),
 		opt("searchdomain", "lab.example"), opt("agent", "enabled=1"), opt("memory", "2048"), opt("cores", 2), opt("name", "cp1"),
 		opt("boot", "order=scsi0;ide0"), opt("smbios1", "uuid=11111111-2222-4333-8444-555555555555"))
@@ -197,7 +197,7 @@ func TestGuestHook(t *testing.T) {
 			scsi0 = d
 		}
 	}
-	if strings.Join(ifaces, ",") != "ide0,ide2,scsi0" || scsi0.Image.Written != "installed-os:v1" || scsi0.SizeBytes != 10<<30 {
+	if strings.Join(ifaces, ",") != "ide0,ide2,scsi0" || scsi0.Image.Written != "installed-os:v1" || scsi0.SizeBytes != 10<<30 || !scsi0.SSD || scsi0.Options["discard"] != "on" {
 		t.Fatalf("disks after restart: %+v", b2.Disks)
 	}
 	task, _ = vm.Stop(ctx)

@@ -36,7 +36,10 @@ type Disk struct {
 	Volume    string // local-lvm:vm-100-disk-0
 	SizeBytes int64
 	Media     string // "disk" or "cdrom"
-	Image     Image  // what the disk holds
+	SSD       bool   // ssd=1: the guest sees a non-rotational disk
+	// Options are the drive's other settings (cache, discard, iothread...).
+	Options map[string]string
+	Image   Image // what the disk holds
 }
 
 // Image describes the content of a volume: where it came from and what a

@@ -421,7 +421,12 @@ func (s *Server) bootInfoLockedWith(v *vm, conf map[string]string) BootInfo {
 		if err != nil {
 			continue
 		}
-		disk := Disk{Interface: k, Volume: d["file"], Media: "disk"}
+		disk := Disk{Interface: k, Volume: d["file"], Media: "disk", SSD: d["ssd"] == "1", Options: map[string]string{}}
+		for ok, ov := range d {
+			if ok != "file" && ok != "media" && ok != "size" {
+				disk.Options[ok] = ov
+			}
+		}
 		if d["media"] == "cdrom" {
 			disk.Media = "cdrom"
 		}
