@@ -1,5 +1,3 @@
-//go:build labsim
-
 package talosapi_test
 
 import (
