@@ -196,6 +196,12 @@ func TestScaleOutAndIn(t *testing.T) {
 			t.Errorf("%s still registered", k)
 		}
 	}
+	// The health checks run before Pulumi deletes the removed node.
+	for _, h := range rec.byType("ClusterHealth") {
+		if l := h.inputs.Get("leaving").AsArray(); l.Len() != 1 || l.Get(0).AsString() != "10.0.0.14" {
+			t.Errorf("health check %s: leaving %v, want the removed worker's address", h.name, l)
+		}
+	}
 }
 
 // Bad input fails before any resource is registered.

@@ -263,6 +263,14 @@ func (f *fanout) healthProps(triggers pulumi.StringArray) pulumi.Map {
 	if len(workers) > 0 {
 		m["workers"] = pulumi.ToStringArray(workers)
 	}
+	// Removed nodes leave after the checks (Pulumi deletes last).
+	var leaving []string
+	for _, r := range f.plan.Removed {
+		leaving = append(leaving, r.Address)
+	}
+	if len(leaving) > 0 {
+		m["leaving"] = pulumi.ToStringArray(leaving)
+	}
 	return m
 }
 

@@ -27,6 +27,10 @@ type HealthRequest struct {
 	// KubernetesServer overrides the kubeconfig's server, e.g. the first
 	// control plane's https://10.5.0.2:6443 before the VIP answers.
 	KubernetesServer string
+	// Leaving are nodes that an update removes after this check (Pulumi
+	// deletes removed resources last): they may still be etcd members, and
+	// are neither required nor reported as left behind.
+	Leaving []string
 }
 
 // Required services per role: the ones machined's MachineStatus readiness
@@ -141,6 +145,24 @@ func checkNodes(nodes []kubeNode, expected []string) string {
 	return strings.Join(problems, ", ")
 }
 
+// withoutMembers drops the members on the given nodes.
+func withoutMembers(members []*machineapi.EtcdMember, nodes []string) []*machineapi.EtcdMember {
+	drop := map[string]bool{}
+	for _, n := range nodes {
+		drop[hostOf(n)] = true
+	}
+
+	var out []*machineapi.EtcdMember
+
+	for _, m := range members {
+		if !slices.ContainsFunc(peerHosts(m.GetPeerUrls()), func(h string) bool { return drop[h] }) {
+			out = append(out, m)
+		}
+	}
+
+	return out
+}
+
 func hostOf(addr string) string {
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		return h
@@ -236,7 +258,7 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 
 				// Every control plane's view is checked; the same problem
 				// seen by several is reported once.
-				if p := checkEtcd(ms, req.ControlPlanes); p != "" && !etcdSeen[p] {
+				if p := checkEtcd(withoutMembers(ms, req.Leaving), req.ControlPlanes); p != "" && !etcdSeen[p] {
 					etcdSeen[p] = true
 					rep.Problems = append(rep.Problems, fmt.Sprintf("etcd as seen by %s: %s", n.addr, p))
 				}
