@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 )
 
 func TestNewClusterFanOut(t *testing.T) {
@@ -26,17 +27,17 @@ func TestNewClusterFanOut(t *testing.T) {
 		t.Errorf("registered %v, want %v", count, want)
 	}
 
-	// Control planes chain; new workers wait for the last control plane
-	// only; every gate of a new node waits for the final health check.
+	// Control planes chain through their health gates; new workers wait
+	// for the last control plane's gate only, not for each other.
 	for _, c := range []struct {
 		res, dep string
 		want     bool
 	}{
-		{"lab-cp-2", "ConfigurationApply::lab-cp-1", true},
-		{"lab-cp-3", "ConfigurationApply::lab-cp-2", true},
-		{"lab-workers-1", "ConfigurationApply::lab-cp-3", true},
-		{"lab-workers-2", "ConfigurationApply::lab-cp-3", true},
-		{"lab-workers-2", "ConfigurationApply::lab-workers-1", false},
+		{"lab-cp-2", "ClusterHealth::lab-cp-1", true},
+		{"lab-cp-3", "ClusterHealth::lab-cp-2", true},
+		{"lab-workers-1", "ClusterHealth::lab-cp-3", true},
+		{"lab-workers-2", "ClusterHealth::lab-cp-3", true},
+		{"lab-workers-2", "ClusterHealth::lab-workers-1", false},
 	} {
 		if got := depends(rec.get(t, "ConfigurationApply", c.res), c.dep); got != c.want {
 			t.Errorf("apply %s depends on %s = %v, want %v (deps %v)", c.res, c.dep, got, c.want, rec.get(t, "ConfigurationApply", c.res).deps)
@@ -49,10 +50,20 @@ func TestNewClusterFanOut(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []string{"lab-cp-1", "lab-workers-2"} {
-		if g := rec.get(t, "ClusterHealth", n); !depends(g, "ClusterHealth::lab-healthy") {
-			t.Errorf("gate %s of a new node does not wait for the final check: %v", n, g.deps)
-		}
+	// Each gate requires the nodes up to it and tolerates the others.
+	gate := rec.get(t, "ClusterHealth", "lab-cp-2")
+	if !depends(gate, "ConfigurationApply::lab-cp-2") || !depends(gate, "Kubeconfig::lab") {
+		t.Errorf("gate lab-cp-2 waits for %v", gate.deps)
+	}
+	if cps, others := strs(gate.inputs.Get("controlPlanes")), strs(gate.inputs.Get("otherNodes")); !slices.Equal(cps, []string{"10.0.0.10", "10.0.0.11"}) ||
+		!slices.Equal(others, []string{"10.0.0.12", "10.0.0.13", "10.0.0.14"}) {
+		t.Errorf("gate lab-cp-2 requires %v, tolerates %v", cps, others)
+	}
+	if w := gate.inputs.Get("workers"); !w.IsNull() {
+		t.Errorf("gate lab-cp-2 requires workers %v", w)
+	}
+	if w := strs(rec.get(t, "ClusterHealth", "lab-workers-2").inputs.Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
+		t.Errorf("gate lab-workers-2 requires workers %v", w)
 	}
 	if b := rec.get(t, "Bootstrap", "lab"); !depends(b, "ConfigurationApply::lab-cp-1") || b.inputs.Get("node").AsString() != "10.0.0.10" {
 		t.Errorf("bootstrap %v on %v, want after lab-cp-1's apply on its own address", b.deps, b.inputs.Get("node"))
@@ -61,8 +72,11 @@ func TestNewClusterFanOut(t *testing.T) {
 		t.Errorf("kubeconfig endpoint %v, want the VIP", k.inputs.Get("kubernetesEndpoint"))
 	}
 	final := rec.get(t, "ClusterHealth", "lab-healthy")
-	if got := final.inputs.Get("controlPlanes").AsArray().Len(); got != 3 {
-		t.Errorf("final health checks %d control planes", got)
+	if got := final.inputs.Get("controlPlanes").AsArray().Len(); got != 3 || !final.inputs.Get("otherNodes").IsNull() {
+		t.Errorf("final health checks %d control planes, tolerates %v", got, final.inputs.Get("otherNodes"))
+	}
+	if !depends(final, "ClusterHealth::lab-workers-2") {
+		t.Errorf("final health %v", final.deps)
 	}
 
 	// Only the head of the control plane chain, removed last on destroy,
@@ -151,10 +165,12 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 			t.Errorf("%s %s does not wait for %s: %v", c.kind, c.res, c.dep, r.deps)
 		}
 	}
-	gate := second.get(t, "ClusterHealth", "lab-workers-1")
-	if depends(gate, "ClusterHealth::lab-healthy") {
-		t.Errorf("gate of an existing node waits for the final check: %v", gate.deps)
+	for _, r1 := range first.byType("ClusterHealth") {
+		if r2 := second.get(t, "ClusterHealth", r1.name); !r1.inputs.Equals(r2.inputs) {
+			t.Errorf("health check %s inputs changed between runs:\n%v\n%v", r1.name, r1.inputs, r2.inputs)
+		}
 	}
+	gate := second.get(t, "ClusterHealth", "lab-workers-1")
 	if tr := gate.inputs.Get("triggers").AsArray(); tr.Len() != 3 || tr.Get(0).AsString() != "digest-lab-workers-1" {
 		t.Errorf("gate triggers %v", tr)
 	}
@@ -173,9 +189,6 @@ func TestScaleOutAndIn(t *testing.T) {
 	must(t, err)
 	if s := resp.State.Get("summary").AsString(); s != "1 added (lab-workers-3)" {
 		t.Errorf("summary %q", s)
-	}
-	if g := rec.get(t, "ClusterHealth", "lab-workers-3"); !depends(g, "ClusterHealth::lab-healthy") {
-		t.Errorf("new node's gate %v", g.deps)
 	}
 	a := rec.get(t, "ConfigurationApply", "lab-workers-3")
 	if !depends(a, "ClusterHealth::lab-cp-3") || depends(a, "ClusterHealth::lab-workers-2") {
@@ -196,10 +209,11 @@ func TestScaleOutAndIn(t *testing.T) {
 			t.Errorf("%s still registered", k)
 		}
 	}
-	// The health checks run before Pulumi deletes the removed node.
+	// The health checks run before Pulumi deletes the removed node: they
+	// tolerate it.
 	for _, h := range rec.byType("ClusterHealth") {
-		if l := h.inputs.Get("leaving").AsArray(); l.Len() != 1 || l.Get(0).AsString() != "10.0.0.14" {
-			t.Errorf("health check %s: leaving %v, want the removed worker's address", h.name, l)
+		if others := strs(h.inputs.Get("otherNodes")); !slices.Contains(others, "10.0.0.14") {
+			t.Errorf("health check %s tolerates %v, not the removed worker", h.name, others)
 		}
 	}
 }
@@ -260,4 +274,15 @@ func TestProxmoxCCMSecretReachesOnlyTheConfigs(t *testing.T) {
 	if strings.Contains(resp.State.Get("summary").AsString(), "s3cr3t") {
 		t.Errorf("summary carries the secret")
 	}
+}
+
+func strs(v property.Value) []string {
+	if v.IsNull() {
+		return nil
+	}
+	var out []string
+	for _, e := range v.AsArray().AsSlice() {
+		out = append(out, e.AsString())
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -11,23 +12,26 @@ import (
 
 // fanout registers the plan's resources.
 //
-// Order and dependencies carry the rollout rules, for creation, updates and
+// Order and dependencies carry the rollout rules for creation, updates and
 // removals alike (Pulumi deletes a resource before what it depends on):
 //
-//   - Control planes form one chain: each node's ConfigurationApply waits for
-//     the previous control plane, so they are configured, upgraded and
-//     removed one at a time (removal in reverse: the highest first, each
-//     leaving etcd before the next).
-//   - A node that already exists is also gated: its VM waits for the
-//     previous node's health gate, and its own gate (a ClusterHealth that
-//     re-checks when the node's configuration, version or VM changes) comes
-//     after its apply. So upgrades, reboots and restarts roll one node at a
-//     time, control planes first, each followed by a health check.
-//   - New nodes are not gated on each other (their VMs are created in
-//     parallel; new workers are configured in parallel after the control
-//     planes); their gates wait for the cluster's final health check, so
-//     that the next update finds them in place.
-//   - Workers depend on the last control plane, so they leave first.
+//   - Every node has a health gate, a ClusterHealth after its
+//     ConfigurationApply that requires the nodes up to it in rollout order
+//     (control planes first) and tolerates the others, which may not be
+//     configured yet. It checks again when the node's configuration,
+//     version or VM changes.
+//   - Control planes form one chain: each one's apply waits for the
+//     previous one's gate. So they are installed, joined to etcd, upgraded
+//     and rebooted one at a time, each followed by a health check, and
+//     removed in reverse order (the highest first, each leaving etcd before
+//     the next).
+//   - Workers whose VM exists chain the same way after the control planes.
+//     Workers whose VM is new are configured in parallel once the control
+//     planes are healthy: a pool of new workers need not wait for each
+//     other.
+//   - The VM of an existing node waits for the previous node's gate, so
+//     that changes restarting VMs roll one at a time too.
+//   - Workers depend on the control planes, so they leave first.
 type fanout struct {
 	ctx         *pulumi.Context
 	comp        *TalosCluster
@@ -90,30 +94,25 @@ func (f *fanout) register() error {
 	}
 
 	var (
-		cpLink pulumi.Resource // the last control plane: its gate, or its apply when new
-		chain  pulumi.Resource // the last existing node's gate
-		newish []string        // nodes whose gates wait for the final health check
-		head   = ""
+		prevGate pulumi.Resource // the previous node's gate in rollout order
+		lastCP   pulumi.Resource // the last control plane's gate
+		gates    []pulumi.Resource
 	)
-	gates := map[string]pulumi.Map{}
-	for _, nodeName := range p.Rollout {
+	for i, nodeName := range p.Rollout {
 		n := nodes[nodeName]
-		if head == "" {
-			head = n.Name
-		}
 		var vmDeps []pulumi.Resource
 		if n.Existing {
-			vmDeps = append(vmDeps, chain)
+			vmDeps = append(vmDeps, prevGate)
 		}
 		vm, err := f.vm(n, vmDeps)
 		if err != nil {
 			return err
 		}
-		applyDeps := []pulumi.Resource{vm, cpLink}
-		if n.Existing && n.Role == plan.RoleWorker {
-			applyDeps = append(applyDeps, chain)
+		after := prevGate
+		if n.Role == plan.RoleWorker && !n.Existing {
+			after = lastCP
 		}
-		apply, err := f.apply(n, n.Name != head, applyDeps)
+		apply, err := f.apply(n, i > 0, []pulumi.Resource{vm, after})
 		if err != nil {
 			return err
 		}
@@ -122,43 +121,31 @@ func (f *fanout) register() error {
 				return err
 			}
 		}
-		gateProps := f.healthProps(pulumi.StringArray{apply.ConfigDigest, apply.RunningVersion, pulumi.String(vmTrigger(states[n.Name]))})
-		var link pulumi.Resource = apply
-		if n.Existing {
-			gate := &clusterHealth{}
-			if err := f.ctx.RegisterResource(tokenClusterHealth, n.Name, gateProps, gate, f.parent(apply, f.kube)...); err != nil {
-				return err
-			}
-			link, chain = gate, gate
-		} else {
-			gates[n.Name] = gateProps
-			newish = append(newish, n.Name)
+		if f.kube == nil {
+			return fmt.Errorf("plan bootstraps %q, which is not the first control plane of the rollout", p.Bootstrap)
 		}
+		triggers := pulumi.StringArray{apply.ConfigDigest, apply.RunningVersion, pulumi.String(vmTrigger(states[n.Name]))}
+		gate := &clusterHealth{}
+		if err := f.ctx.RegisterResource(tokenClusterHealth, n.Name, f.healthProps(p.Rollout[:i+1], triggers), gate, f.parent(apply, f.kube)...); err != nil {
+			return err
+		}
+		prevGate = gate
 		if n.Role == plan.RoleControlPlane {
-			cpLink = link
+			lastCP = gate
 		}
-	}
-	if f.kube == nil {
-		return fmt.Errorf("plan has no bootstrap node %q among its control planes", p.Bootstrap)
+		gates = append(gates, gate)
 	}
 
 	// The final check: every node healthy, the API answering on the
-	// endpoint (the VIP, once elected).
+	// endpoint (the VIP, once elected). The kubeconfig output waits for it.
 	var triggers pulumi.StringArray
-	var all []pulumi.Resource
 	for _, nodeName := range p.Rollout {
 		a := f.applies[nodeName]
 		triggers = append(triggers, a.ConfigDigest, a.RunningVersion, pulumi.String(vmTrigger(states[nodeName])))
-		all = append(all, a)
 	}
 	f.health = &clusterHealth{}
-	if err := f.ctx.RegisterResource(tokenClusterHealth, f.name+"-healthy", f.healthProps(triggers), f.health, f.parent(append(all, f.kube)...)...); err != nil {
+	if err := f.ctx.RegisterResource(tokenClusterHealth, f.name+"-healthy", f.healthProps(p.Rollout, triggers), f.health, f.parent(append(gates, f.kube)...)...); err != nil {
 		return err
-	}
-	for _, nodeName := range newish {
-		if err := f.ctx.RegisterResource(tokenClusterHealth, nodeName, gates[nodeName], &clusterHealth{}, f.parent(f.health, f.kube)...); err != nil {
-			return err
-		}
 	}
 	f.outputs()
 	return nil
@@ -243,15 +230,24 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 	}, f.kube, f.parent(b)...)
 }
 
-func (f *fanout) healthProps(triggers pulumi.StringArray) pulumi.Map {
-	var cps, workers []string
+// healthProps are the inputs of a health check that requires the named
+// nodes and tolerates the cluster's other nodes, those removed by this
+// update included (Pulumi deletes them after the checks).
+func (f *fanout) healthProps(required []string, triggers pulumi.StringArray) pulumi.Map {
+	var cps, workers, others []string
 	for i := range f.plan.Nodes {
 		n := &f.plan.Nodes[i]
-		if n.Role == plan.RoleControlPlane {
+		switch {
+		case !slices.Contains(required, n.Name):
+			others = append(others, addressOf(n))
+		case n.Role == plan.RoleControlPlane:
 			cps = append(cps, addressOf(n))
-		} else {
+		default:
 			workers = append(workers, addressOf(n))
 		}
+	}
+	for _, r := range f.plan.Removed {
+		others = append(others, r.Address)
 	}
 	m := pulumi.Map{
 		"controlPlanes":       pulumi.ToStringArray(cps),
@@ -263,13 +259,8 @@ func (f *fanout) healthProps(triggers pulumi.StringArray) pulumi.Map {
 	if len(workers) > 0 {
 		m["workers"] = pulumi.ToStringArray(workers)
 	}
-	// Removed nodes leave after the checks (Pulumi deletes last).
-	var leaving []string
-	for _, r := range f.plan.Removed {
-		leaving = append(leaving, r.Address)
-	}
-	if len(leaving) > 0 {
-		m["leaving"] = pulumi.ToStringArray(leaving)
+	if len(others) > 0 {
+		m["otherNodes"] = pulumi.ToStringArray(others)
 	}
 	return m
 }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-// proxmoxInventory reads from the provider's own Proxmox client.
-func proxmoxInventory(ctx context.Context) (Inventory, error) {
-	return nil, fmt.Errorf("the Proxmox client is not available yet")
+// proxmoxInventory reads through the provider's own Proxmox client. Until
+// the Proxmox client lands on main this says so.
+func proxmoxInventory(context.Context) (Inventory, error) {
+	return nil, fmt.Errorf("this build has no Proxmox client (provider/pve) to read host capacity and VMs from")
 }

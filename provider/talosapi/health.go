@@ -27,10 +27,11 @@ type HealthRequest struct {
 	// KubernetesServer overrides the kubeconfig's server, e.g. the first
 	// control plane's https://10.5.0.2:6443 before the VIP answers.
 	KubernetesServer string
-	// Leaving are nodes that an update removes after this check (Pulumi
-	// deletes removed resources last): they may still be etcd members, and
-	// are neither required nor reported as left behind.
-	Leaving []string
+	// Others are the cluster's nodes this check does not require: nodes
+	// later in a rollout, or removed by the update after the check (Pulumi
+	// deletes removed resources last). They may or may not be etcd members
+	// or Kubernetes nodes; neither is reported.
+	Others []string
 }
 
 // Required services per role: the ones machined's MachineStatus readiness
@@ -258,7 +259,7 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 
 				// Every control plane's view is checked; the same problem
 				// seen by several is reported once.
-				if p := checkEtcd(withoutMembers(ms, req.Leaving), req.ControlPlanes); p != "" && !etcdSeen[p] {
+				if p := checkEtcd(withoutMembers(ms, req.Others), req.ControlPlanes); p != "" && !etcdSeen[p] {
 					etcdSeen[p] = true
 					rep.Problems = append(rep.Problems, fmt.Sprintf("etcd as seen by %s: %s", n.addr, p))
 				}
