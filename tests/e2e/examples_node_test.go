@@ -130,20 +130,12 @@ type nodeStack struct {
 	workDir string
 }
 
-// nodeResult is what runner.ts writes for a step.
-type nodeResult struct {
-	Step            string                      `json:"step"`
-	ResourceChanges map[string]int              `json:"resourceChanges"`
-	ChangeSummary   map[string]int              `json:"changeSummary"`
-	Outputs         map[string]auto.OutputValue `json:"outputs"`
-}
-
 func newNodeStack(t *testing.T, root string, env *harness.Env, project string, program nodeProgram, config auto.ConfigMap) *nodeStack {
 	return &nodeStack{root: root, env: env, project: project, program: program, config: config, workDir: t.TempDir()}
 }
 
 // step runs up, preview or destroy; a failed step fails the test.
-func (s *nodeStack) step(t *testing.T, step string) nodeResult {
+func (s *nodeStack) step(t *testing.T, step string) stepResult {
 	t.Helper()
 	dir := t.TempDir()
 	spec := map[string]any{
@@ -173,7 +165,7 @@ func (s *nodeStack) step(t *testing.T, step string) nodeResult {
 		t.Fatalf("node runner %s of %s: %v", step, s.project, err)
 	}
 	t.Logf("node runner %s:\n%s", step, out)
-	var res nodeResult
+	var res stepResult
 	b, err = os.ReadFile(spec["resultFile"].(string))
 	if err != nil {
 		t.Fatalf("node runner %s wrote no result: %v", step, err)
@@ -184,11 +176,3 @@ func (s *nodeStack) step(t *testing.T, step string) nodeResult {
 	return res
 }
 
-// configJSON is a ConfigMap in the Node.js Automation API's shape.
-func configJSON(c auto.ConfigMap) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	for k, v := range c {
-		out[k] = map[string]any{"value": v.Value, "secret": v.Secret}
-	}
-	return out
-}
