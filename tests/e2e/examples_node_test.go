@@ -175,4 +175,3 @@ func (s *nodeStack) step(t *testing.T, step string) stepResult {
 	}
 	return res
 }
-
