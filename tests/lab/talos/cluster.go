@@ -43,6 +43,8 @@ func (s *Sim) reconcileLoop() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 
+	ticks := 0
+
 	for {
 		select {
 		case <-s.done:
@@ -51,13 +53,39 @@ func (s *Sim) reconcileLoop() {
 			return
 		case <-s.kick:
 		case <-tick.C:
+			ticks++
 		}
+
+		changed := false
 
 		for range 8 {
 			if !s.reconcile() {
 				break
 			}
+
+			changed = true
 		}
+
+		// Node resources (services, readiness) follow cluster state and time.
+		if changed || ticks%5 == 0 {
+			s.publishAll()
+		}
+	}
+}
+
+func (s *Sim) publishAll() {
+	s.mu.Lock()
+	nodes := make([]*Node, 0, len(s.nodes))
+
+	for n := range s.nodes {
+		if n.active != nil {
+			nodes = append(nodes, n)
+		}
+	}
+	s.mu.Unlock()
+
+	for _, n := range nodes {
+		n.publish()
 	}
 }
 

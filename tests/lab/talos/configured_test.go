@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cosi-project/runtime/pkg/resource"
+	"github.com/cosi-project/runtime/pkg/safe"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -314,4 +315,50 @@ func TestOneToManyCallsTagEachNode(t *testing.T) {
 	if err == nil {
 		t.Fatal("COSI calls must refuse one-to-many")
 	}
+}
+
+func machineStatus(t *testing.T, c *client.Client) *runtime.MachineStatus {
+	t.Helper()
+
+	ms, err := safe.StateGetByID[*runtime.MachineStatus](ctxT(t), c.COSI, runtime.MachineStatusID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return ms
+}
+
+func TestMachineStatusReadiness(t *testing.T) {
+	t.Parallel()
+
+	tc := bootCluster(t, clusterOpts{cps: 1})
+	c := tc.client(t, tc.cps[0])
+	ctx := ctxT(t)
+
+	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+
+	// Before bootstrap a control plane runs but is not ready: no etcd, no
+	// static pods, no Kubernetes node (Talos's MachineStatus conditions).
+	ms := machineStatus(t, c)
+	if ms.TypedSpec().Stage != runtime.MachineStageRunning || ms.TypedSpec().Status.Ready {
+		t.Fatalf("before bootstrap: %+v", ms.TypedSpec())
+	}
+
+	var reasons []string
+	for _, u := range ms.TypedSpec().Status.UnmetConditions {
+		reasons = append(reasons, u.Name+": "+u.Reason)
+	}
+
+	all := strings.Join(reasons, "; ")
+	for _, want := range []string{"services: etcd not running", "staticPods:", `nodeReady: node "cp1" status is not available yet`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("unmet conditions %q lack %q", all, want)
+		}
+	}
+
+	if err := c.Bootstrap(ctx, &machine.BootstrapRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitFor(t, "machine ready", func() bool { return machineStatus(t, c).TypedSpec().Status.Ready })
 }

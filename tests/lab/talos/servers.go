@@ -306,7 +306,7 @@ func (n *Node) publish() {
 
 	if n.active != nil {
 		snap.services = s.nodeServices(n)
-		snap.ready, snap.unmet = machineReady(snap.services)
+		snap.ready, snap.unmet = s.machineReadiness(n, snap.services)
 	}
 
 	var persisted []byte
@@ -357,22 +357,6 @@ func machineStage(p Phase) runtime.MachineStage {
 	}
 }
 
-// machineReady: the machine is ready when its services are healthy.
-func machineReady(services []serviceState) (bool, []runtime.UnmetCondition) {
-	var unhealthy []string
-
-	for _, svc := range services {
-		if svc.state != "Running" || (svc.healthKnown && !svc.healthy) {
-			unhealthy = append(unhealthy, svc.id)
-		}
-	}
-
-	if len(unhealthy) == 0 {
-		return true, nil
-	}
-
-	return false, []runtime.UnmetCondition{{Name: "services", Reason: "unhealthy services: " + fmt.Sprint(unhealthy)}}
-}
 
 // gracefulStop lets in-flight calls (such as the ApplyConfiguration that
 // triggered the stop) finish, for at most five seconds, like Talos's
