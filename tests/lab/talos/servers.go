@@ -357,7 +357,6 @@ func machineStage(p Phase) runtime.MachineStage {
 	}
 }
 
-
 // gracefulStop lets in-flight calls (such as the ApplyConfiguration that
 // triggered the stop) finish, for at most five seconds, like Talos's
 // factory.ServerGracefulStop.
