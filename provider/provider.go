@@ -27,6 +27,7 @@ func New() (p.Provider, error) {
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
+		WithLanguageMap(languageMap()).
 		// talos: secrets and offline functions (talosconfig)
 		WithResources(infer.Resource(&talos.MachineSecrets{})).
 		// talos: node-facing resources (talosapi)

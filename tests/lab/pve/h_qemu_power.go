@@ -114,6 +114,8 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 		return fmt.Errorf("VM %d already running\n", v.vmid)
 	}
 	v.running, v.startedAt, v.memoryMiB = true, time.Now(), need
+	v.gen++
+	gen := v.gen
 	v.runConf = copyMap(v.conf)
 	info := s.bootInfoLocked(v)
 	gctx, cancel := context.WithCancel(s.ctx)
@@ -123,13 +125,14 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 
 	var g Guest
 	if booter != nil {
-		g = booter(gctx, info, &diskWriter{s: s, vmid: v.vmid})
+		g = booter(gctx, info, &vmHost{s: s, v: v, gen: gen})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !v.running || gctx.Err() != nil {
+	if !v.running || gctx.Err() != nil || v.gen != gen {
+		// Stopped while booting: this guest never belonged to a running qemu.
 		if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	}
@@ -183,16 +186,27 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// powerOffLocked ends qemu at once.
-func (s *Server) powerOffLocked(v *vm) {
-	if v.guest != nil {
-		g := v.guest
-		go g.PowerOff()
-	}
+// powerOffLocked ends qemu: the VM is stopped at once and its guest's
+// context cancelled. It returns the guest, whose PowerOff the caller must
+// call after releasing s.mu (a guest may call back into the lab), before it
+// reports the VM stopped, so the guest's resources (its addresses) are free
+// when the VM can start again.
+func (s *Server) powerOffLocked(v *vm) Guest {
+	g := v.guest
 	if v.stopGuest != nil {
 		v.stopGuest()
 	}
 	v.running, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, nil, nil, nil, 0
+	return g
+}
+
+// powerOff calls PowerOff on the guests powerOffLocked returned.
+func powerOff(guests ...Guest) {
+	for _, g := range guests {
+		if g != nil {
+			g.PowerOff()
+		}
+	}
 }
 
 func (s *Server) hStop(r *request) (any, error) {
@@ -268,10 +282,12 @@ func (s *Server) stopVM(ctx context.Context, l *taskLog, nodeName string, vmid i
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var off Guest
 	if v.running {
-		s.powerOffLocked(v)
+		off = s.powerOffLocked(v)
 	}
+	s.mu.Unlock()
+	powerOff(off)
 	return nil
 }
 
@@ -331,41 +347,43 @@ func (s *Server) hReset(r *request) (any, error) {
 			v.stopGuest()
 		}
 		gctx, v.stopGuest = context.WithCancel(s.ctx)
+		v.gen++
+		gen := v.gen
 		s.mu.Unlock()
 		if old != nil {
 			old.PowerOff()
 		}
 		var g Guest
 		if booter != nil {
-			g = booter(gctx, info, &diskWriter{s: s, vmid: vmid})
+			g = booter(gctx, info, &vmHost{s: s, v: v, gen: gen})
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if v.running && gctx.Err() == nil {
+		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
 		} else if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	})
 }
 
-// diskWriter lets a guest record what it installed on one of its VM's disks.
-type diskWriter struct {
-	s    *Server
-	vmid int
+// vmHost is the Host of one boot of a VM.
+type vmHost struct {
+	s   *Server
+	v   *vm
+	gen int
 }
 
-func (d *diskWriter) WriteImage(volid string, img Image) error {
-	s := d.s
+func (h *vmHost) WriteImage(volid string, img Image) error {
+	s, v := h.s, h.v
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.vms[d.vmid]
-	if !ok {
-		return fmt.Errorf("VM %d no longer exists", d.vmid)
+	if cur, ok := s.vms[v.vmid]; !ok || cur != v {
+		return fmt.Errorf("VM %d no longer exists", v.vmid)
 	}
 	if _, used := s.referencedVolumes(v)[volid]; !used {
-		return fmt.Errorf("volume %s is not a disk of VM %d", volid, d.vmid)
+		return fmt.Errorf("volume %s is not a disk of VM %d", volid, v.vmid)
 	}
 	vol, err := s.volumeLocked(v.node, volid)
 	if err != nil {
@@ -377,6 +395,19 @@ func (d *diskWriter) WriteImage(volid string, img Image) error {
 	vol.image = img
 	vol.written = min(vol.size, 1<<30)
 	return nil
+}
+
+func (h *vmHost) PoweredOff() {
+	s, v := h.s, h.v
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !v.running || v.gen != h.gen {
+		return
+	}
+	// qemu exits with the guest: no PowerOff call back into the guest.
+	v.guest = nil
+	_ = s.powerOffLocked(v)
+	s.logf("VM %d on %s: the guest powered off", v.vmid, v.node)
 }
 
 // bootInfoLocked describes the VM to its guest OS from the running config.
@@ -404,7 +435,12 @@ func (s *Server) bootInfoLockedWith(v *vm, conf map[string]string) BootInfo {
 		if err != nil {
 			continue
 		}
-		disk := Disk{Interface: k, Volume: d["file"], Media: "disk"}
+		disk := Disk{Interface: k, Volume: d["file"], Media: "disk", SSD: d["ssd"] == "1", Options: map[string]string{}}
+		for ok, ov := range d {
+			if ok != "file" && ok != "media" && ok != "size" {
+				disk.Options[ok] = ov
+			}
+		}
 		if d["media"] == "cdrom" {
 			disk.Media = "cdrom"
 		}

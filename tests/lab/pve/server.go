@@ -37,7 +37,7 @@ type Server struct {
 	pools     map[string]*pool
 	tasks     map[string]*task
 	taskOrder []*task
-	flocks    map[int]chan struct{}
+	flocks    map[int]*flock
 	rng       *mrand.Rand
 	faults    Faults
 	pid       uint32
@@ -88,7 +88,7 @@ func Start(opts Options) (*Server, error) {
 		opts: opts, schema: schema, confM: schema.Method("POST", "/nodes/{node}/qemu"),
 		bootTime: time.Now(),
 		vms:      map[int]*vm{}, pools: map[string]*pool{}, tasks: map[string]*task{},
-		flocks: map[int]chan struct{}{}, rng: mrand.New(mrand.NewSource(seed)),
+		flocks: map[int]*flock{}, rng: mrand.New(mrand.NewSource(seed)),
 		faults: opts.Faults, pid: 100000, caPEM: caPEM, ln: ln, ctx: ctx, cancel: cancel,
 	}
 	for _, ns := range opts.Nodes {
@@ -128,12 +128,14 @@ func (s *Server) Close() error {
 	// never sent a request (a failed TLS handshake, say).
 	err := s.httpSrv.Close()
 	s.mu.Lock()
+	var off []Guest
 	for _, v := range s.vms {
 		if v.running {
-			s.powerOffLocked(v)
+			off = append(off, s.powerOffLocked(v))
 		}
 	}
 	s.mu.Unlock()
+	powerOff(off...)
 	s.wg.Wait()
 	return err
 }
