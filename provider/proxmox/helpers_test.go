@@ -1,0 +1,3 @@
+package proxmox
+
+func ptr[T any](v T) *T { return &v }
