@@ -212,6 +212,9 @@ func normalizeTags(tags []string) []string {
 // sameConfigValue compares a wanted value with the live one by meaning:
 // Proxmox may render a value differently from how it was set.
 func sameConfigValue(key, want, live string) bool {
+	if d, ok := configDefaults[key]; ok && live == "" {
+		live = d
+	}
 	switch key {
 	case "tags":
 		return strings.Join(normalizeTags(splitTags(want)), ";") == strings.Join(normalizeTags(splitTags(live)), ";")
@@ -236,6 +239,12 @@ func sameConfigValue(key, want, live string) bool {
 		return sameKV(parsePropString(want).KV, parsePropString(live).KV)
 	}
 	return want == live
+}
+
+// configDefaults are the values Proxmox uses for keys absent from a config
+// (the defaults in the API schema, POST /nodes/{node}/qemu).
+var configDefaults = map[string]string{
+	"cores": "1", "sockets": "1", "memory": "512", "bios": "seabios", "scsihw": "lsi", "ostype": "other",
 }
 
 // splitTags reads Proxmox's tag list, separated by ';' (or ',' or spaces).

@@ -1,3 +1,0 @@
-package proxmox
-
-func ptr[T any](v T) *T { return &v }
