@@ -9,6 +9,8 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
 // Name is the Pulumi package name.
@@ -25,6 +27,20 @@ func New() (p.Provider, error) {
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
+		// talos: secrets and offline functions (talosconfig)
+		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		// talos: node-facing resources (talosapi)
+		WithResources(
+			infer.Resource(&talos.ConfigurationApply{}),
+			infer.Resource(&talos.Bootstrap{}),
+			infer.Resource(&talos.Kubeconfig{}),
+			infer.Resource(&talos.ClusterHealth{}),
+		).
+		WithFunctions(
+			infer.Function(&talos.GetMachineConfiguration{}),
+			infer.Function(&talos.GetClientConfiguration{}),
+			infer.Function(&talos.GetImageFactory{}),
+		).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"cluster": "index",
 		}).

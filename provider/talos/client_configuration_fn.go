@@ -1,0 +1,61 @@
+package talos
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+)
+
+// GetClientConfiguration renders a talosconfig.
+type GetClientConfiguration struct{}
+
+// GetClientConfigurationArgs are the inputs.
+type GetClientConfigurationArgs struct {
+	ClusterName         string              `pulumi:"clusterName"`
+	Endpoints           []string            `pulumi:"endpoints"`
+	Nodes               []string            `pulumi:"nodes,optional"`
+	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration" provider:"secret"`
+}
+
+// GetClientConfigurationResult is the output.
+type GetClientConfigurationResult struct {
+	TalosConfig string `pulumi:"talosConfig" provider:"secret"`
+}
+
+// Annotate describes the function.
+func (f *GetClientConfiguration) Annotate(a infer.Annotator) {
+	a.Describe(f, "Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the "+
+		"`clientConfiguration` of a MachineSecrets resource. Offline.")
+}
+
+// Annotate describes the inputs.
+func (a *GetClientConfigurationArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.ClusterName, "Name of the talosconfig context (use the cluster name).")
+	an.Describe(&a.Endpoints, "Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, "+
+		"which only answers once etcd runs.")
+	an.Describe(&a.Nodes, "Default target nodes of the context. Default: none (talosctl then needs --nodes).")
+	an.Describe(&a.ClientConfiguration, "The `clientConfiguration` output of MachineSecrets. Secret.")
+}
+
+// Annotate describes the output.
+func (r *GetClientConfigurationResult) Annotate(a infer.Annotator) {
+	a.Describe(&r.TalosConfig, "The talosconfig YAML. Secret: it holds the admin client key.")
+}
+
+// Invoke renders the talosconfig.
+func (f *GetClientConfiguration) Invoke(ctx context.Context, req infer.FunctionRequest[GetClientConfigurationArgs]) (infer.FunctionResponse[GetClientConfigurationResult], error) {
+	in := req.Input
+	cc := in.ClientConfiguration
+	if _, err := talosconfig.CertificateNotAfter([]byte(cc.ClientCertificate)); err != nil {
+		return infer.FunctionResponse[GetClientConfigurationResult]{}, fmt.Errorf("clientConfiguration.clientCertificate: %w; pass the clientConfiguration output of MachineSecrets", err)
+	}
+	text, err := talosconfig.ClientConfiguration(in.ClusterName, in.Endpoints, in.Nodes, []byte(cc.CACertificate),
+		talosconfig.ClientCertificate{CertPEM: []byte(cc.ClientCertificate), KeyPEM: []byte(cc.ClientKey)})
+	if err != nil {
+		return infer.FunctionResponse[GetClientConfigurationResult]{}, fmt.Errorf("getClientConfiguration: %w", err)
+	}
+	return infer.FunctionResponse[GetClientConfigurationResult]{Output: GetClientConfigurationResult{TalosConfig: text}}, nil
+}

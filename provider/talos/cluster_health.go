@@ -1,0 +1,202 @@
+package talos
+
+import (
+	"context"
+	"reflect"
+	"sort"
+	"strconv"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+)
+
+// ClusterHealth waits until a cluster is healthy; a gate between steps.
+type ClusterHealth struct {
+	opts talosapi.Options
+}
+
+// Annotate documents the resource.
+func (r *ClusterHealth) Annotate(a infer.Annotator) {
+	a.Describe(r, `Waits until a Talos cluster is healthy: on every node the Talos services the node needs are
+running and healthy (apid and kubelet; etcd and trustd on control planes), etcd's members are exactly the
+control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
+Kubernetes API answers /readyz and every node is registered and Ready.
+
+It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
+change when the cluster changes (for example the nodes' configDigest and runningVersion) to check health
+again after each step of a rollout. Progress shows what is still missing.
+
+## Example
+
+`+"```yaml"+`
+resources:
+  healthy:
+    type: proxmoxtalos:talos:ClusterHealth
+    properties:
+      controlPlanes: [192.168.1.21, 192.168.1.22, 192.168.1.23]
+      workers: [192.168.1.31]
+      clientConfiguration: ${secrets.clientConfiguration}
+      kubeconfig: ${kubeconfig.kubeconfig}
+      kubernetesEndpoint: https://192.168.1.21:6443
+`+"```")
+}
+
+// ClusterHealthArgs are the inputs.
+type ClusterHealthArgs struct {
+	ControlPlanes       []string            `pulumi:"controlPlanes"`
+	Workers             []string            `pulumi:"workers,optional"`
+	Endpoints           []string            `pulumi:"endpoints,optional"`
+	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration" provider:"secret"`
+	Kubeconfig          *string             `pulumi:"kubeconfig,optional" provider:"secret"`
+	KubernetesEndpoint  *string             `pulumi:"kubernetesEndpoint,optional"`
+	Triggers            []string            `pulumi:"triggers,optional"`
+	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+}
+
+// Annotate documents the inputs.
+func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.ControlPlanes, "Addresses of every control plane node (not the VIP).")
+	an.Describe(&a.Workers, "Addresses of every worker node.")
+	an.Describe(&a.Endpoints, "Talos API endpoints to reach the nodes through. Default: each node itself.")
+	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
+	an.Describe(&a.Kubeconfig, "An admin kubeconfig. Without it the Kubernetes checks are skipped.")
+	an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to check instead of the kubeconfig's server, for "+
+		"example the first control plane's `https://192.168.1.21:6443` before the VIP answers.")
+	an.Describe(&a.Triggers, "Any values; when one changes, health is checked again on update.")
+	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
+}
+
+// ClusterHealthState is the state.
+type ClusterHealthState struct {
+	ClusterHealthArgs
+	Nodes map[string]string `pulumi:"nodes"`
+}
+
+// Annotate documents the outputs.
+func (s *ClusterHealthState) Annotate(a infer.Annotator) {
+	a.Describe(&s.Nodes, "Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud "+
+		"controller manager). Empty without a kubeconfig.")
+}
+
+// Check validates the inputs.
+func (*ClusterHealth) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[ClusterHealthArgs], error) {
+	args, fails, err := infer.DefaultCheck[ClusterHealthArgs](ctx, req.NewInputs)
+	if err != nil {
+		return infer.CheckResponse[ClusterHealthArgs]{Inputs: args, Failures: fails}, err
+	}
+
+	if len(args.ControlPlanes) == 0 && req.NewInputs.Get("controlPlanes").IsNull() {
+		fails = append(fails, p.CheckFailure{Property: "controlPlanes", Reason: "at least one control plane address is needed"})
+	}
+
+	for i, a := range args.ControlPlanes {
+		fails = append(fails, checkNodeAddress("controlPlanes["+strconv.Itoa(i)+"]", a)...)
+	}
+
+	for i, a := range args.Workers {
+		fails = append(fails, checkNodeAddress("workers["+strconv.Itoa(i)+"]", a)...)
+	}
+
+	fails = append(fails, checkTimeouts(args.Timeouts)...)
+
+	return infer.CheckResponse[ClusterHealthArgs]{Inputs: args, Failures: fails}, nil
+}
+
+func (r *ClusterHealth) wait(ctx context.Context, in ClusterHealthArgs, op string) (ClusterHealthState, error) {
+	st := ClusterHealthState{ClusterHealthArgs: in, Nodes: map[string]string{}}
+
+	creds, err := in.ClientConfiguration.credentials()
+	if err != nil {
+		return st, err
+	}
+
+	ctx, cancel, err := withTimeout(ctx, in.Timeouts, op)
+	if err != nil {
+		return st, err
+	}
+	defer cancel()
+
+	req := talosapi.HealthRequest{
+		ControlPlanes: in.ControlPlanes, Workers: in.Workers, Endpoints: in.Endpoints, Creds: creds,
+		KubernetesServer: deref(in.KubernetesEndpoint),
+	}
+	if in.Kubeconfig != nil {
+		req.Kubeconfig = []byte(*in.Kubeconfig)
+	}
+
+	rep, err := talosapi.WaitHealthy(ctx, req, apiOptions(ctx, r.opts))
+	if rep != nil {
+		st.Nodes = rep.Nodes
+	}
+
+	return st, err
+}
+
+// Create waits for health.
+func (r *ClusterHealth) Create(ctx context.Context, req infer.CreateRequest[ClusterHealthArgs]) (infer.CreateResponse[ClusterHealthState], error) {
+	id := "health"
+	if len(req.Inputs.ControlPlanes) > 0 {
+		id = req.Inputs.ControlPlanes[0]
+	}
+
+	if req.DryRun {
+		return infer.CreateResponse[ClusterHealthState]{ID: id, Output: ClusterHealthState{ClusterHealthArgs: req.Inputs}}, nil
+	}
+
+	st, err := r.wait(ctx, req.Inputs, "create")
+	if err != nil {
+		return infer.CreateResponse[ClusterHealthState]{}, err
+	}
+
+	return infer.CreateResponse[ClusterHealthState]{ID: id, Output: st}, nil
+}
+
+// Diff reports every input change as an update (which checks again).
+func (*ClusterHealth) Diff(_ context.Context, req infer.DiffRequest[ClusterHealthArgs, ClusterHealthState]) (infer.DiffResponse, error) {
+	return diffClusterHealth(req.State.ClusterHealthArgs, req.Inputs), nil
+}
+
+func diffClusterHealth(old, in ClusterHealthArgs) infer.DiffResponse {
+	dd := map[string]p.PropertyDiff{}
+	upd := p.PropertyDiff{Kind: p.Update, InputDiff: true}
+
+	for name, changed := range map[string]bool{
+		"controlPlanes":       !equalStrings(old.ControlPlanes, in.ControlPlanes),
+		"workers":             !equalStrings(old.Workers, in.Workers),
+		"endpoints":           !equalStrings(old.Endpoints, in.Endpoints),
+		"clientConfiguration": old.ClientConfiguration != in.ClientConfiguration,
+		"kubeconfig":          deref(old.Kubeconfig) != deref(in.Kubeconfig),
+		"kubernetesEndpoint":  deref(old.KubernetesEndpoint) != deref(in.KubernetesEndpoint),
+		"triggers":            !reflect.DeepEqual(sorted(old.Triggers), sorted(in.Triggers)),
+		"timeouts":            !reflect.DeepEqual(old.Timeouts, in.Timeouts),
+	} {
+		if changed {
+			dd[name] = upd
+		}
+	}
+
+	return infer.DiffResponse{HasChanges: len(dd) > 0, DetailedDiff: dd}
+}
+
+// Update waits for health again.
+func (r *ClusterHealth) Update(ctx context.Context, req infer.UpdateRequest[ClusterHealthArgs, ClusterHealthState]) (infer.UpdateResponse[ClusterHealthState], error) {
+	if req.DryRun {
+		return infer.UpdateResponse[ClusterHealthState]{Output: ClusterHealthState{ClusterHealthArgs: req.Inputs, Nodes: req.State.Nodes}}, nil
+	}
+
+	st, err := r.wait(ctx, req.Inputs, "update")
+	if err != nil {
+		return infer.UpdateResponse[ClusterHealthState]{Output: req.State}, err
+	}
+
+	return infer.UpdateResponse[ClusterHealthState]{Output: st}, nil
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+
+	return out
+}

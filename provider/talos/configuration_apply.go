@@ -1,0 +1,158 @@
+package talos
+
+import (
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+)
+
+// ConfigurationApply applies a machine configuration to one Talos node and
+// keeps the node on it: the configuration, and the Talos version its
+// installer image names.
+type ConfigurationApply struct {
+	// opts tune polling; tests shorten the pauses.
+	opts talosapi.Options
+}
+
+// Annotate documents the resource.
+func (r *ConfigurationApply) Annotate(a infer.Annotator) {
+	a.Describe(r, `Applies a machine configuration to a Talos node and keeps the node running it.
+
+A fresh node (booted from a Talos ISO, in maintenance mode) receives the configuration over the insecure
+maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
+reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
+one is decided from what the node answers. The resource waits until the node runs the applied
+configuration, reporting what it waits for.
+
+Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
+can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
+and says per node whether the change applies live, needs a reboot, or is a Talos upgrade.
+
+Talos upgrades: when the Talos version (talosVersion, or the tag of the configuration's
+machine.install.image) differs from what the node runs, or the installer image changes (for example a new
+Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
+configuration is applied. The VM is never touched.
+
+Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
+(reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
+Destroy leaves the node alone unless reset is set.
+
+## Example
+
+`+"```yaml"+`
+resources:
+  cp1Apply:
+    type: proxmoxtalos:talos:ConfigurationApply
+    properties:
+      node: 192.168.1.21
+      clientConfiguration: ${secrets.clientConfiguration}
+      machineConfiguration: ${cp1Config.machineConfiguration}
+      reset:
+        enabled: true
+`+"```")
+}
+
+// ApplyMode is how a configuration change takes effect.
+type ApplyMode string
+
+// Values lists the apply modes (talosctl apply-config --mode).
+func (ApplyMode) Values() []infer.EnumValue[ApplyMode] {
+	return []infer.EnumValue[ApplyMode]{
+		{Name: "Auto", Value: "auto", Description: "Without a reboot when Talos can apply the change live, with a reboot otherwise."},
+		{Name: "NoReboot", Value: "no-reboot", Description: "Live only: fails when the change needs a reboot."},
+		{Name: "Reboot", Value: "reboot", Description: "Always reboot the node."},
+		{Name: "Staged", Value: "staged", Description: "Save the configuration for the next reboot; the node keeps running the old one."},
+		{Name: "Try", Value: "try", Description: "Apply live and roll back after tryTimeout unless applied again."},
+	}
+}
+
+// ResetOnDelete says what destroy does to the node.
+type ResetOnDelete struct {
+	Enabled  *bool `pulumi:"enabled,optional"`
+	Graceful *bool `pulumi:"graceful,optional"`
+	Reboot   *bool `pulumi:"reboot,optional"`
+}
+
+// Annotate documents the type.
+func (r *ResetOnDelete) Annotate(a infer.Annotator) {
+	a.Describe(r, "Reset the node when the resource is destroyed: its system disk is wiped.")
+	a.Describe(&r.Enabled, "Reset the node on destroy. Default `false`: the node keeps running its configuration.")
+	a.Describe(&r.Graceful, "Cordon and drain the node and, on a control plane, leave etcd first, so the cluster "+
+		"keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose "+
+		"cluster is gone.")
+	a.Describe(&r.Reboot, "Reboot after the reset (a node booted from the ISO comes back in maintenance mode). "+
+		"Default `false`: the node powers off.")
+}
+
+// UpgradeOptions tune Talos upgrades.
+type UpgradeOptions struct {
+	Stage    *bool `pulumi:"stage,optional"`
+	Preserve *bool `pulumi:"preserve,optional"`
+}
+
+// Annotate documents the type.
+func (u *UpgradeOptions) Annotate(a infer.Annotator) {
+	a.Describe(u, "How a Talos upgrade is run (talosctl upgrade flags).")
+	a.Describe(&u.Stage, "Stage the upgrade and perform it after a reboot, for nodes where files in use block an "+
+		"upgrade. Default `false`.")
+	a.Describe(&u.Preserve, "Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only "+
+		"for older nodes. Default `false`.")
+}
+
+// ConfigurationApplyArgs are the inputs.
+type ConfigurationApplyArgs struct {
+	Node                 string              `pulumi:"node"`
+	Endpoints            []string            `pulumi:"endpoints,optional"`
+	ClientConfiguration  ClientConfiguration `pulumi:"clientConfiguration" provider:"secret"`
+	MachineConfiguration string              `pulumi:"machineConfiguration" provider:"secret"`
+	ApplyMode            *ApplyMode          `pulumi:"applyMode,optional"`
+	TryTimeout           *string             `pulumi:"tryTimeout,optional"`
+	TalosVersion         *string             `pulumi:"talosVersion,optional"`
+	Upgrade              *UpgradeOptions     `pulumi:"upgrade,optional"`
+	Reset                *ResetOnDelete      `pulumi:"reset,optional"`
+	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
+	// ConfigView is derived in Check; see Annotate.
+	ConfigView map[string]string `pulumi:"configView,optional"`
+}
+
+// Annotate documents the inputs.
+func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.Node, "The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's "+
+		"own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.")
+	an.Describe(&a.Endpoints, "Talos API endpoints to reach a configured node through (talosctl --endpoints), for "+
+		"example the control planes when workers are not reachable directly. Default: the node itself. A node in "+
+		"maintenance mode is always contacted directly.")
+	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration (MachineSecrets.clientConfiguration).")
+	an.Describe(&a.MachineConfiguration, "The machine configuration to apply (YAML, one or more documents), for "+
+		"example from getMachineConfiguration.")
+	an.Describe(&a.ApplyMode, "How configuration changes take effect on a configured node. Default `auto`. The first "+
+		"install from maintenance mode always reboots into the installed system.")
+	an.Describe(&a.TryTimeout, "For `applyMode: try`: how long Talos keeps the configuration before rolling back, as "+
+		"a Go duration. Default Talos's (1m).")
+	an.Describe(&a.TalosVersion, "The Talos version the node must run, like `v1.12.5`. Default: the version in the "+
+		"tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.")
+	an.Describe(&a.Upgrade, "How Talos upgrades are run.")
+	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
+	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
+		"as path → value with secret values replaced by a fingerprint, so that previews show which paths change.")
+}
+
+// ConfigurationApplyState is the state: the inputs and what the node runs.
+type ConfigurationApplyState struct {
+	ConfigurationApplyArgs
+	ConfigDigest   string `pulumi:"configDigest"`
+	InstalledImage string `pulumi:"installedImage"`
+	RunningVersion string `pulumi:"runningVersion"`
+	AppliedMode    string `pulumi:"appliedMode"`
+}
+
+// Annotate documents the outputs.
+func (s *ConfigurationApplyState) Annotate(a infer.Annotator) {
+	a.Describe(&s.ConfigDigest, "SHA-256 of the applied configuration's contents (comments and formatting ignored), "+
+		"as compared with what the node runs.")
+	a.Describe(&s.InstalledImage, "The installer image the node was installed or last upgraded with.")
+	a.Describe(&s.RunningVersion, "The Talos version the node runs.")
+	a.Describe(&s.AppliedMode, "How the last configuration change took effect: `install`, `no-reboot`, `reboot`, "+
+		"`staged`, `try`, or `none` when the node already ran it.")
+}

@@ -1,0 +1,249 @@
+package talosapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+)
+
+// ApplyRequest is a machine configuration to apply to a node.
+type ApplyRequest struct {
+	// Config is the machine configuration (YAML, possibly several documents).
+	Config []byte
+	// Mode is how the change takes effect on a configured node. A node in
+	// maintenance mode installs with auto (or reboot/try when asked).
+	Mode ApplyMode
+	// TryTimeout is how long Talos keeps a try-mode config before rolling
+	// back; zero means Talos's default (one minute).
+	TryTimeout time.Duration
+	// NoWait returns once the node accepted the configuration, without
+	// waiting for it to run it.
+	NoWait bool
+}
+
+// ApplyResult says what happened.
+type ApplyResult struct {
+	// Via is the mode of the API server that accepted the configuration.
+	Via Mode
+	// Applied is how it took effect: no-reboot, reboot, staged or try; a
+	// maintenance-mode install is reported as reboot (the node installs and
+	// reboots into the installed system).
+	Applied ApplyMode
+	// Details is the node's own summary ("Applied configuration without a
+	// reboot").
+	Details string
+	// Warnings are validation warnings the node returned.
+	Warnings []string
+	// Digest is ConfigDigest of the applied configuration.
+	Digest string
+	// Version is the Talos version the node runs afterwards, when known.
+	Version string
+}
+
+// Apply sends a machine configuration to the node, in maintenance mode or
+// over mTLS depending on what the node answers, then waits until the node
+// runs it: at once for no-reboot and try, after the reboot for reboot and
+// for a maintenance-mode install, and until it is saved for staged.
+func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyResult, error) {
+	o = o.withDefaults()
+
+	cfg, err := loadConfig(req.Config)
+	if err != nil {
+		return nil, err
+	}
+
+	digest, err := digestOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &ApplyResult{Digest: digest}
+
+	err = o.poll(ctx, fmt.Sprintf("node %s to accept the machine configuration", t.Node), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		mode := req.Mode
+		if mode == "" {
+			mode = ApplyAuto
+		}
+
+		if conn.Mode == ModeMaintenance {
+			if disk := installDiskMissing(cfg, conn.disks); disk != "" {
+				return false, "", stop(fmt.Errorf("node %s has no disk %s to install Talos on (it has %s): set the install disk to one of these (scsi disks are /dev/sdX, virtio disks /dev/vdX)", t.Node, disk, strings.Join(conn.disks, ", ")))
+			}
+
+			if mm := mode.maintenanceMode(); mm != mode {
+				o.report("node %s is in maintenance mode: installing with mode %s (mode %s applies to later changes)", t.Node, mm, mode)
+				mode = mm
+			}
+		}
+
+		areq := &machineapi.ApplyConfigurationRequest{Data: req.Config, Mode: mode.proto()}
+		if mode == ApplyTry && req.TryTimeout > 0 {
+			areq.TryModeTimeout = durationpb.New(req.TryTimeout)
+		}
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		resp, err := conn.client.ApplyConfiguration(conn.nodeContext(actx), areq)
+		if err != nil {
+			if classify(err) == failPermanent {
+				return false, "", stop(fmt.Errorf("node %s refused the machine configuration (mode %s, %s): %s", t.Node, mode, conn.Mode, statusMessage(err)))
+			}
+
+			return false, state, err
+		}
+
+		res.Via = conn.Mode
+		res.Version = conn.version
+		res.Applied = mode
+
+		if msgs := resp.GetMessages(); len(msgs) > 0 {
+			res.Details = msgs[0].GetModeDetails()
+			res.Warnings = msgs[0].GetWarnings()
+
+			if conn.Mode == ModeSecure {
+				res.Applied = modeFromProto(msgs[0].GetMode())
+			}
+		}
+
+		if conn.Mode == ModeMaintenance {
+			res.Applied = ApplyReboot
+		}
+
+		return true, state, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	o.report("node %s accepted the machine configuration via %s (%s)", t.Node, res.Via, res.Applied)
+
+	for _, w := range res.Warnings {
+		o.report("node %s warns: %s", t.Node, w)
+	}
+
+	if req.NoWait {
+		return res, nil
+	}
+
+	if res.Via == ModeMaintenance && t.Creds == nil {
+		o.report("node %s: no client configuration given, so the installed system cannot be checked", t.Node)
+
+		return res, nil
+	}
+
+	version, err := WaitConfig(ctx, t, digest, res.Applied == ApplyStaged, o)
+	if err != nil {
+		return res, err
+	}
+
+	res.Version = version
+
+	return res, nil
+}
+
+// WaitConfig waits until a configured node runs the configuration with the
+// given digest (or, with staged, has saved it for the next boot), reachable
+// over mTLS and, when the node reports its stage, running. It returns the
+// Talos version the node runs.
+func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Options) (string, error) {
+	what := fmt.Sprintf("node %s to run the applied configuration", t.Node)
+	if staged {
+		what = fmt.Sprintf("node %s to save the staged configuration", t.Node)
+	}
+
+	var version string
+
+	err := o.poll(ctx, what, func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		if conn.Mode == ModeMaintenance {
+			return false, "still in maintenance mode (installing)", nil
+		}
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		nc, err := readNodeConfig(actx, conn)
+		if err != nil {
+			if classify(err) == failPermanent {
+				return false, "", stop(fmt.Errorf("node %s: %w", t.Node, err))
+			}
+
+			return false, state, err
+		}
+
+		stage, haveStage := readStage(actx, conn)
+
+		desc := "Talos " + conn.version
+		if haveStage {
+			desc += ", stage " + stage.String()
+		}
+
+		if staged {
+			if nc.PersistentDigest == digest {
+				version = conn.version
+
+				return true, desc + ", configuration staged", nil
+			}
+
+			return false, desc + ", staged configuration not saved yet", nil
+		}
+
+		if nc.ActiveDigest != digest {
+			return false, desc + ", still running the previous configuration", nil
+		}
+
+		if haveStage && stage != runtimeres.MachineStageRunning {
+			return false, desc + ", configuration active", nil
+		}
+
+		version = conn.version
+
+		return true, desc + ", configuration active", nil
+	})
+
+	return version, err
+}
+
+// ReadConfig reads the configuration a node runs, over mTLS. A node in
+// maintenance mode is reported with a nil NodeConfig and ModeMaintenance.
+func ReadConfig(ctx context.Context, t Target, o Options) (*NodeConfig, Mode, string, error) {
+	conn, err := Connect(ctx, t, o)
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer conn.Close() //nolint:errcheck
+
+	if conn.Mode == ModeMaintenance {
+		return nil, ModeMaintenance, "", nil
+	}
+
+	o = o.withDefaults()
+
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	nc, err := readNodeConfig(actx, conn)
+	if err != nil {
+		return nil, ModeSecure, conn.version, fmt.Errorf("node %s: %w", t.Node, err)
+	}
+
+	return nc, ModeSecure, conn.version, nil
+}

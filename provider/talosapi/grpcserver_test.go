@@ -1,0 +1,122 @@
+package talosapi
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+	"testing"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	storageapi "github.com/siderolabs/talos/pkg/machinery/api/storage"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+// These tiny servers stand in for the two TLS listeners a Talos node can
+// have, only to test how a client tells them apart. Their TLS rules are
+// Talos's: maintenance mode serves a self-signed certificate and asks for no
+// client certificate (internal/app/maintenance/provider.go, tls.ServerOnly);
+// apid requires a client certificate from the OS CA (tls.Mutual).
+
+type maintenanceStorage struct {
+	storageapi.UnimplementedStorageServiceServer
+}
+
+func (maintenanceStorage) Disks(context.Context, *emptypb.Empty) (*storageapi.DisksResponse, error) {
+	return &storageapi.DisksResponse{Messages: []*storageapi.Disks{{Disks: []*storageapi.Disk{{DeviceName: "/dev/sda", Size: 10 << 30}}}}}, nil
+}
+
+type secureMachine struct {
+	machineapi.UnimplementedMachineServiceServer
+}
+
+func (secureMachine) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
+	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{Version: &machineapi.VersionInfo{Tag: "v1.12.5"}}}}, nil
+}
+
+// serve starts a gRPC server on a loopback port and returns its address.
+func serve(t *testing.T, cfg *tls.Config, register func(*grpc.Server)) string {
+	t.Helper()
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(cfg)))
+	register(s)
+
+	go s.Serve(lis) //nolint:errcheck
+
+	t.Cleanup(s.Stop)
+
+	return lis.Addr().String()
+}
+
+// applyRecorder answers ApplyConfiguration with a fixed error (or OK) and
+// records the modes it was sent.
+type applyRecorder struct {
+	machineapi.UnimplementedMachineServiceServer
+
+	mu    sync.Mutex
+	modes []machineapi.ApplyConfigurationRequest_Mode
+	err   error
+}
+
+func (r *applyRecorder) ApplyConfiguration(_ context.Context, in *machineapi.ApplyConfigurationRequest) (*machineapi.ApplyConfigurationResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	r.modes = append(r.modes, in.GetMode())
+	if r.err != nil {
+		return nil, r.err
+	}
+
+	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{}}}, nil
+}
+
+func (r *applyRecorder) sent() []machineapi.ApplyConfigurationRequest_Mode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+
+	return append([]machineapi.ApplyConfigurationRequest_Mode(nil), r.modes...)
+}
+
+func serveMaintenance(t *testing.T) string {
+	addr, _ := serveMaintenanceRecorder(t, nil)
+
+	return addr
+}
+
+func serveMaintenanceRecorder(t *testing.T, applyErr error) (string, *applyRecorder) {
+	self := newTestCA(t, "maintenance")
+	rec := &applyRecorder{err: applyErr}
+
+	return serve(t, serverTLS(t, self, nil), func(s *grpc.Server) {
+		storageapi.RegisterStorageServiceServer(s, maintenanceStorage{})
+		machineapi.RegisterMachineServiceServer(s, rec)
+	}), rec
+}
+
+func serveSecure(t *testing.T, osCA *testCA) string {
+	return serve(t, serverTLS(t, osCA, osCA), func(s *grpc.Server) {
+		machineapi.RegisterMachineServiceServer(s, secureMachine{})
+	})
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	addr := lis.Addr().String()
+	lis.Close() //nolint:errcheck
+
+	return addr
+}

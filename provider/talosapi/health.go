@@ -1,0 +1,333 @@
+package talosapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+)
+
+// HealthRequest describes the cluster a health wait expects.
+type HealthRequest struct {
+	// ControlPlanes and Workers are the nodes' addresses (as in Target.Node).
+	ControlPlanes []string
+	Workers       []string
+	// Endpoints are the Talos API endpoints (default: each node itself).
+	Endpoints []string
+	// Creds are the cluster's Talos client credentials.
+	Creds *Credentials
+	// Kubeconfig is an admin kubeconfig; without it the Kubernetes checks
+	// are skipped.
+	Kubeconfig []byte
+	// KubernetesServer overrides the kubeconfig's server, e.g. the first
+	// control plane's https://10.5.0.2:6443 before the VIP answers.
+	KubernetesServer string
+}
+
+// Required services per role: the ones machined's MachineStatus readiness
+// check waits for (internal/app/machined/pkg/controllers/runtime/
+// machine_status.go getReadinessChecks), minus machined itself.
+var (
+	workerServices       = []string{"apid", "kubelet"}
+	controlPlaneServices = []string{"apid", "kubelet", "etcd", "trustd"}
+)
+
+// checkServices says what is wrong with a node's service list, or "".
+func checkServices(services []*machineapi.ServiceInfo, required []string) string {
+	byID := map[string]*machineapi.ServiceInfo{}
+	for _, s := range services {
+		byID[s.GetId()] = s
+	}
+
+	var problems []string
+
+	for _, id := range required {
+		s, ok := byID[id]
+
+		switch {
+		case !ok:
+			problems = append(problems, id+" not present")
+		case s.GetState() != "Running":
+			problems = append(problems, fmt.Sprintf("%s %s", id, s.GetState()))
+		case !s.GetHealth().GetUnknown() && !s.GetHealth().GetHealthy():
+			problems = append(problems, fmt.Sprintf("%s unhealthy (%s)", id, s.GetHealth().GetLastMessage()))
+		}
+	}
+
+	return strings.Join(problems, ", ")
+}
+
+// checkEtcd compares an etcd member list with the expected control planes:
+// every control plane a voting member, no learners, no members left behind
+// by nodes that are gone (the scale-down problem).
+func checkEtcd(members []*machineapi.EtcdMember, controlPlanes []string) string {
+	want := map[string]bool{}
+	for _, cp := range controlPlanes {
+		want[hostOf(cp)] = true
+	}
+
+	seen := map[string]bool{}
+
+	var problems []string
+
+	for _, m := range members {
+		hosts := peerHosts(m.GetPeerUrls())
+
+		expected := false
+
+		for _, h := range hosts {
+			if want[h] {
+				expected = true
+				seen[h] = true
+			}
+		}
+
+		switch {
+		case !expected:
+			problems = append(problems, fmt.Sprintf("member %s (%s) is not an expected control plane", m.GetHostname(), strings.Join(m.GetPeerUrls(), ",")))
+		case m.GetIsLearner():
+			problems = append(problems, fmt.Sprintf("member %s is still a learner", m.GetHostname()))
+		}
+	}
+
+	var missing []string
+
+	for h := range want {
+		if !seen[h] {
+			missing = append(missing, h)
+		}
+	}
+
+	sort.Strings(missing)
+
+	if len(missing) > 0 {
+		problems = append(problems, "control planes not members yet: "+strings.Join(missing, ", "))
+	}
+
+	return strings.Join(problems, "; ")
+}
+
+// checkNodes says which expected nodes are missing or not Ready in the
+// Kubernetes node list; nodes are matched by address.
+func checkNodes(nodes []kubeNode, expected []string) string {
+	byAddr := map[string]kubeNode{}
+
+	for _, n := range nodes {
+		for _, a := range n.Addresses {
+			byAddr[a] = n
+		}
+	}
+
+	var problems []string
+
+	for _, e := range expected {
+		h := hostOf(e)
+
+		n, ok := byAddr[h]
+
+		switch {
+		case !ok:
+			problems = append(problems, h+" not registered")
+		case !n.Ready:
+			problems = append(problems, fmt.Sprintf("%s (%s) not Ready", n.Name, h))
+		}
+	}
+
+	return strings.Join(problems, ", ")
+}
+
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+
+	return strings.Trim(addr, "[]")
+}
+
+func peerHosts(urls []string) []string {
+	var out []string
+
+	for _, u := range urls {
+		if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
+			out = append(out, p.Hostname())
+		}
+	}
+
+	return out
+}
+
+// HealthReport is the outcome of the last health check.
+type HealthReport struct {
+	// Problems lists what is not healthy yet, check by check; empty when
+	// healthy.
+	Problems []string
+	// Nodes are the Kubernetes nodes seen, by name, with their providerID.
+	Nodes map[string]string
+}
+
+// CheckHealth runs every check once.
+func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthReport {
+	o = o.withDefaults()
+	rep := &HealthReport{Nodes: map[string]string{}}
+
+	type node struct {
+		addr     string
+		required []string
+	}
+
+	var nodes []node
+	for _, cp := range req.ControlPlanes {
+		nodes = append(nodes, node{cp, controlPlaneServices})
+	}
+
+	for _, w := range req.Workers {
+		nodes = append(nodes, node{w, workerServices})
+	}
+
+	etcdSeen := map[string]bool{}
+
+	for _, n := range nodes {
+		t := Target{Node: n.addr, Endpoints: req.Endpoints, Creds: req.Creds}
+
+		conn, _, err := dialOnce(ctx, o, t)
+		if err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: %s", n.addr, shortErr(err)))
+
+			continue
+		}
+
+		if conn.Mode == ModeMaintenance {
+			conn.Close() //nolint:errcheck
+			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: in maintenance mode", n.addr))
+
+			continue
+		}
+
+		actx, cancel := o.attemptContext(ctx)
+
+		resp, err := conn.client.ServiceList(conn.nodeContext(actx))
+		if err != nil {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: services: %s", n.addr, statusMessage(err)))
+		} else {
+			var svcs []*machineapi.ServiceInfo
+			for _, m := range resp.GetMessages() {
+				svcs = append(svcs, m.GetServices()...)
+			}
+
+			if p := checkServices(svcs, n.required); p != "" {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: %s", n.addr, p))
+			}
+		}
+
+		if slices.Contains(req.ControlPlanes, n.addr) {
+			members, err := conn.client.EtcdMemberList(conn.nodeContext(actx), &machineapi.EtcdMemberListRequest{QueryLocal: true})
+			if err != nil {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: etcd members: %s", n.addr, statusMessage(err)))
+			} else {
+				var ms []*machineapi.EtcdMember
+				for _, m := range members.GetMessages() {
+					ms = append(ms, m.GetMembers()...)
+				}
+
+				// Every control plane's view is checked; the same problem
+				// seen by several is reported once.
+				if p := checkEtcd(ms, req.ControlPlanes); p != "" && !etcdSeen[p] {
+					etcdSeen[p] = true
+					rep.Problems = append(rep.Problems, fmt.Sprintf("etcd as seen by %s: %s", n.addr, p))
+				}
+			}
+		}
+
+		cancel()
+		conn.Close() //nolint:errcheck
+	}
+
+	if len(req.Kubeconfig) > 0 {
+		rep.Problems = append(rep.Problems, checkKubernetes(ctx, o, req, rep)...)
+	}
+
+	return rep
+}
+
+func checkKubernetes(ctx context.Context, o Options, req HealthRequest, rep *HealthReport) []string {
+	info, err := ParseKubeconfig(req.Kubeconfig)
+	if err != nil {
+		return []string{"kubeconfig: " + err.Error()}
+	}
+
+	server := req.KubernetesServer
+	if server != "" {
+		if server, err = KubernetesEndpoint(server); err != nil {
+			return []string{err.Error()}
+		}
+	}
+
+	k, err := newKubeAPI(info, server)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer k.close()
+
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	if _, err := k.get(actx, "/readyz"); err != nil {
+		return []string{fmt.Sprintf("Kubernetes API %s not ready: %s", k.server, err)}
+	}
+
+	body, err := k.get(actx, "/api/v1/nodes")
+	if err != nil {
+		return []string{fmt.Sprintf("Kubernetes API %s: %s", k.server, err)}
+	}
+
+	nodes, err := parseNodes(body)
+	if err != nil {
+		return []string{err.Error()}
+	}
+
+	for _, n := range nodes {
+		rep.Nodes[n.Name] = n.ProviderID
+	}
+
+	if p := checkNodes(nodes, append(slices.Clone(req.ControlPlanes), req.Workers...)); p != "" {
+		return []string{"Kubernetes nodes: " + p}
+	}
+
+	return nil
+}
+
+// shortErr keeps a health line readable.
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+
+	return s
+}
+
+// WaitHealthy runs the health checks until all pass or ctx ends, reporting
+// what is still missing.
+func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthReport, error) {
+	if len(req.ControlPlanes) == 0 {
+		return nil, fmt.Errorf("health check needs at least one control plane address")
+	}
+
+	var last *HealthReport
+
+	err := o.poll(ctx, fmt.Sprintf("cluster health (%d control planes, %d workers)", len(req.ControlPlanes), len(req.Workers)), func(ctx context.Context) (bool, string, error) {
+		last = CheckHealth(ctx, req, o)
+		if len(last.Problems) == 0 {
+			return true, "healthy", nil
+		}
+
+		return false, strings.Join(last.Problems, "; "), nil
+	})
+
+	return last, err
+}

@@ -1,0 +1,94 @@
+package talosapi
+
+import (
+	"strings"
+	"testing"
+
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+)
+
+func svc(id, state string, healthy, unknown bool, msg string) *machineapi.ServiceInfo {
+	return &machineapi.ServiceInfo{Id: id, State: state, Health: &machineapi.ServiceHealth{Healthy: healthy, Unknown: unknown, LastMessage: msg}}
+}
+
+func TestCheckServices(t *testing.T) {
+	t.Parallel()
+
+	healthy := []*machineapi.ServiceInfo{
+		svc("apid", "Running", true, false, ""), svc("kubelet", "Running", true, false, ""),
+		svc("etcd", "Running", true, false, ""), svc("trustd", "Running", false, true, ""), // health unknown is fine
+		svc("udevd", "Finished", false, false, ""), // not required
+	}
+
+	if p := checkServices(healthy, controlPlaneServices); p != "" {
+		t.Fatalf("healthy control plane reported: %s", p)
+	}
+
+	broken := []*machineapi.ServiceInfo{
+		svc("apid", "Running", true, false, ""), svc("kubelet", "Waiting", false, false, ""),
+		svc("etcd", "Running", false, false, "context deadline exceeded"),
+	}
+
+	p := checkServices(broken, controlPlaneServices)
+	for _, want := range []string{"kubelet Waiting", "etcd unhealthy (context deadline exceeded)", "trustd not present"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("%q lacks %q", p, want)
+		}
+	}
+
+	if p := checkServices(broken[:2], workerServices); !strings.Contains(p, "kubelet Waiting") || strings.Contains(p, "etcd") {
+		t.Errorf("worker: %q", p)
+	}
+}
+
+func member(host string, learner bool, ip string) *machineapi.EtcdMember {
+	return &machineapi.EtcdMember{Hostname: host, PeerUrls: []string{"https://" + ip + ":2380"}, IsLearner: learner}
+}
+
+func TestCheckEtcd(t *testing.T) {
+	t.Parallel()
+
+	cps := []string{"10.5.0.2", "10.5.0.3:50000", "10.5.0.4"}
+	all := []*machineapi.EtcdMember{member("cp1", false, "10.5.0.2"), member("cp2", false, "10.5.0.3"), member("cp3", false, "10.5.0.4")}
+
+	if p := checkEtcd(all, cps); p != "" {
+		t.Fatalf("healthy etcd reported: %s", p)
+	}
+
+	// Scale-down left a member behind, one node is a learner, one is missing.
+	bad := []*machineapi.EtcdMember{member("cp1", false, "10.5.0.2"), member("cp2", true, "10.5.0.3"), member("old", false, "10.5.0.9")}
+
+	p := checkEtcd(bad, cps)
+	for _, want := range []string{"member old (https://10.5.0.9:2380) is not an expected control plane", "cp2 is still a learner", "not members yet: 10.5.0.4"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("%q lacks %q", p, want)
+		}
+	}
+}
+
+func TestParseAndCheckNodes(t *testing.T) {
+	t.Parallel()
+
+	body := []byte(`{"kind":"NodeList","items":[
+ {"metadata":{"name":"cp1"},"spec":{"providerID":"proxmox://pve1/101"},"status":{"addresses":[{"type":"InternalIP","address":"10.5.0.2"},{"type":"Hostname","address":"cp1"}],"conditions":[{"type":"Ready","status":"True"}]}},
+ {"metadata":{"name":"w1"},"spec":{},"status":{"addresses":[{"type":"InternalIP","address":"10.5.0.7"}],"conditions":[{"type":"MemoryPressure","status":"False"},{"type":"Ready","status":"False","message":"CNI not ready"}]}}
+]}`)
+
+	nodes, err := parseNodes(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if len(nodes) != 2 || !nodes[0].Ready || nodes[1].Ready || nodes[0].ProviderID != "proxmox://pve1/101" {
+		t.Fatalf("nodes = %+v", nodes)
+	}
+
+	if p := checkNodes(nodes, []string{"10.5.0.2"}); p != "" {
+		t.Fatalf("ready node reported: %s", p)
+	}
+
+	p := checkNodes(nodes, []string{"10.5.0.2", "10.5.0.7:50000", "10.5.0.8"})
+	if !strings.Contains(p, "w1 (10.5.0.7) not Ready") || !strings.Contains(p, "10.5.0.8 not registered") {
+		t.Fatalf("problems = %q", p)
+	}
+}

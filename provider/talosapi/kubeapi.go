@@ -1,0 +1,133 @@
+package talosapi
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// kubeAPI is a minimal Kubernetes API client authenticated with a
+// kubeconfig's client certificate: enough for /readyz and the node list,
+// without pulling client-go into the provider.
+type kubeAPI struct {
+	server string
+	http   *http.Client
+}
+
+func newKubeAPI(info *KubeconfigInfo, server string) (*kubeAPI, error) {
+	if server == "" {
+		server = info.Server
+	}
+
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(info.CA) {
+		return nil, errors.New("kubeconfig has no certificate authority data")
+	}
+
+	pair, err := tls.X509KeyPair(info.ClientCert, info.ClientKey)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig client certificate and key do not form a key pair: %w", err)
+	}
+
+	tr := &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: 10 * time.Second,
+		Proxy:               http.ProxyFromEnvironment,
+	}
+
+	return &kubeAPI{server: strings.TrimSuffix(server, "/"), http: &http.Client{Transport: tr}}, nil
+}
+
+func (k *kubeAPI) close() { k.http.CloseIdleConnections() }
+
+// get fetches a path and returns the body of a 200 answer.
+func (k *kubeAPI) get(ctx context.Context, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.server+path, nil)
+	if err != nil {
+		return nil, err
+	}
+
+	resp, err := k.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close() //nolint:errcheck
+
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, strings.TrimSpace(string(body[:min(len(body), 200)])))
+	}
+
+	return body, nil
+}
+
+// kubeNode is the part of a Node object the health check reads.
+type kubeNode struct {
+	Name       string
+	Addresses  []string
+	Ready      bool
+	ReadyMsg   string
+	ProviderID string
+}
+
+type nodeList struct {
+	Items []struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			ProviderID string `json:"providerID"`
+		} `json:"spec"`
+		Status struct {
+			Addresses []struct {
+				Type    string `json:"type"`
+				Address string `json:"address"`
+			} `json:"addresses"`
+			Conditions []struct {
+				Type    string `json:"type"`
+				Status  string `json:"status"`
+				Message string `json:"message"`
+			} `json:"conditions"`
+		} `json:"status"`
+	} `json:"items"`
+}
+
+// parseNodes reads a /api/v1/nodes answer.
+func parseNodes(body []byte) ([]kubeNode, error) {
+	var l nodeList
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, fmt.Errorf("node list is not JSON: %w", err)
+	}
+
+	out := make([]kubeNode, 0, len(l.Items))
+
+	for _, it := range l.Items {
+		n := kubeNode{Name: it.Metadata.Name, ProviderID: it.Spec.ProviderID}
+
+		for _, a := range it.Status.Addresses {
+			n.Addresses = append(n.Addresses, a.Address)
+		}
+
+		for _, c := range it.Status.Conditions {
+			if c.Type == "Ready" {
+				n.Ready = c.Status == "True"
+				n.ReadyMsg = c.Message
+			}
+		}
+
+		out = append(out, n)
+	}
+
+	return out, nil
+}

@@ -1,0 +1,158 @@
+package talosapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cosi-project/runtime/pkg/safe"
+	"github.com/cosi-project/runtime/pkg/state"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+)
+
+// errConfigParse never carries the parser's text: it can quote config
+// values, and configs hold secrets.
+var errConfigParse = errors.New("the machine configuration does not parse as a Talos configuration (details withheld because it holds secrets; validate it with talosctl validate or the getMachineConfiguration function)")
+
+// loadConfig parses a machine configuration.
+func loadConfig(b []byte) (config.Provider, error) {
+	cfg, err := configloader.NewFromBytes(b)
+	if err != nil {
+		return nil, errConfigParse
+	}
+
+	return cfg, nil
+}
+
+// digestOf is a stable fingerprint of a configuration's contents: the
+// documents re-encoded without comments, hashed. Two configs that differ only
+// in comments, key order or whitespace have the same digest.
+func digestOf(cfg config.Provider) (string, error) {
+	b, err := cfg.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+	if err != nil {
+		return "", fmt.Errorf("encoding machine configuration: %w", err)
+	}
+
+	sum := sha256.Sum256(b)
+
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// ConfigDigest is the fingerprint of a machine configuration as this package
+// compares it with what a node runs. It is safe to store in plain state: it
+// is a SHA-256 over the whole document set.
+func ConfigDigest(machineConfig []byte) (string, error) {
+	cfg, err := loadConfig(machineConfig)
+	if err != nil {
+		return "", err
+	}
+
+	return digestOf(cfg)
+}
+
+// NodeConfig is what a configured node says about its configuration.
+type NodeConfig struct {
+	// Active is the configuration the node runs now ("v1alpha1" resource).
+	Active []byte
+	// ActiveDigest is ConfigDigest of Active.
+	ActiveDigest string
+	// PersistentDigest is the digest of the configuration saved for the next
+	// boot ("persistent" resource). It differs from ActiveDigest after a
+	// staged apply, or while a try-mode apply waits for its rollback.
+	// Empty when the node does not serve it.
+	PersistentDigest string
+}
+
+// readNodeConfig reads the active and persistent MachineConfig resources
+// through COSI, as `talosctl get machineconfig` does (MachineConfig is a
+// sensitive resource: reading it needs the os:admin role).
+func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+	active, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's active machine configuration: %s", statusMessage(err))
+	}
+
+	raw, err := active.Provider().Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's active machine configuration: %w", err)
+	}
+
+	nc := &NodeConfig{Active: raw}
+
+	if nc.ActiveDigest, err = digestOf(active.Provider()); err != nil {
+		return nil, err
+	}
+
+	persistent, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.PersistentID)
+	switch {
+	case err == nil:
+		if nc.PersistentDigest, err = digestOf(persistent.Provider()); err != nil {
+			return nil, err
+		}
+	case state.IsNotFoundError(err):
+	default:
+		if classify(err) != failPermanent {
+			return nil, fmt.Errorf("reading the node's persistent machine configuration: %s", statusMessage(err))
+		}
+	}
+
+	return nc, nil
+}
+
+// readStage reads the MachineStatus resource: the boot stage (booting,
+// running, rebooting, upgrading, ...). ok is
+// false when the node does not serve the resource.
+func readStage(ctx context.Context, c *Conn) (stage runtimeres.MachineStage, ok bool) {
+	ms, err := safe.StateGetByID[*runtimeres.MachineStatus](c.nodeContext(ctx), c.client.COSI, runtimeres.MachineStatusID)
+	if err != nil {
+		return runtimeres.MachineStageUnknown, false
+	}
+
+	return ms.TypedSpec().Stage, true
+}
+
+// installDiskMissing checks the configuration's install disk against the
+// disks a maintenance-mode node reports, so that a config naming /dev/sda on
+// a virtio-only VM fails at once instead of after the node loops waiting for
+// its system disk. Only plain kernel device names are checked: by-id paths
+// and disk selectors are matched by Talos itself.
+func installDiskMissing(cfg config.Provider, disks []string) string {
+	if cfg.Machine() == nil {
+		return ""
+	}
+
+	want := cfg.Machine().Install().Disk()
+	if want == "" || !strings.HasPrefix(want, "/dev/") || strings.Contains(want, "/dev/disk/") || len(disks) == 0 {
+		return ""
+	}
+
+	for _, d := range disks {
+		if d == want {
+			return ""
+		}
+	}
+
+	return want
+}
+
+// ConfigInstallImage is the installer image a machine configuration names
+// (machine.install.image), "" when it names none.
+func ConfigInstallImage(machineConfig []byte) (string, error) {
+	cfg, err := loadConfig(machineConfig)
+	if err != nil {
+		return "", err
+	}
+
+	if cfg.Machine() == nil {
+		return "", nil
+	}
+
+	return cfg.Machine().Install().Image(), nil
+}

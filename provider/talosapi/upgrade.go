@@ -1,0 +1,246 @@
+package talosapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+)
+
+// ImageVersion is the Talos version an installer image reference names by
+// its tag: "factory.talos.dev/nocloud-installer/<id>:v1.12.5" is v1.12.5. ok
+// is false for references without a semantic-version tag (a digest only,
+// "latest").
+func ImageVersion(image string) (string, bool) {
+	ref := image
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+
+	slash := strings.LastIndex(ref, "/")
+
+	colon := strings.LastIndex(ref, ":")
+	if colon <= slash {
+		return "", false
+	}
+
+	tag := ref[colon+1:]
+
+	v, err := semver.ParseTolerant(tag)
+	if err != nil || !strings.HasPrefix(tag, "v") {
+		return "", false
+	}
+
+	return "v" + v.String(), true
+}
+
+// sameVersion compares Talos version tags tolerantly ("v1.12.5" = "1.12.5").
+func sameVersion(a, b string) bool {
+	va, errA := semver.ParseTolerant(a)
+	vb, errB := semver.ParseTolerant(b)
+
+	if errA != nil || errB != nil {
+		return strings.TrimPrefix(a, "v") == strings.TrimPrefix(b, "v")
+	}
+
+	return va.Equals(vb)
+}
+
+// UpgradeRequest is a Talos OS upgrade of one node.
+type UpgradeRequest struct {
+	// Image is the installer image, e.g.
+	// factory.talos.dev/nocloud-installer/<schematic>:v1.12.5.
+	Image string
+	// Version is the Talos version the node must run afterwards; empty means
+	// the image tag's version.
+	Version string
+	// Stage stages the upgrade to run on the next boot (the node reboots at
+	// once to apply it), for nodes where files in use block an upgrade.
+	Stage bool
+	// Preserve keeps the EPHEMERAL partition (Talos ignores it since 1.8,
+	// where ephemeral data is always kept; passed for older nodes).
+	Preserve bool
+	// EvenIfSameVersion upgrades a node that already runs Version: the
+	// image changed without a version change (another Image Factory
+	// schematic, so other extensions).
+	EvenIfSameVersion bool
+}
+
+// UpgradeResult reports the versions before and after.
+type UpgradeResult struct {
+	From, To string
+	// Skipped: the node already ran the version, so nothing was sent.
+	Skipped bool
+	// Accepted: the node accepted the upgrade request (it changes from here).
+	Accepted bool
+}
+
+// upgradeRetryable are the texts of machined's Upgrade errors that pass
+// once the cluster settles (v1alpha1_server.go Upgrade: the etcd upgrade
+// mutex, and etcd health checks of ValidateForUpgrade).
+func upgradeRetryable(err error) bool {
+	msg := strings.ToLower(statusMessage(err))
+
+	return strings.Contains(msg, "upgrade mutex") || strings.Contains(msg, "etcd")
+}
+
+// Upgrade upgrades Talos on a configured node through the Upgrade API and
+// waits until the node runs the new version. It never touches the VM: the
+// node installs the new image itself and reboots. A node already on the
+// version is left alone, so an interrupted upgrade resumes cleanly.
+func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*UpgradeResult, error) {
+	o = o.withDefaults()
+
+	want := req.Version
+	if want == "" {
+		v, ok := ImageVersion(req.Image)
+		if !ok {
+			return nil, fmt.Errorf("installer image %q has no version tag (like :v1.12.5): give the Talos version to expect", req.Image)
+		}
+
+		want = v
+	}
+
+	res := &UpgradeResult{To: want}
+
+	err := o.poll(ctx, fmt.Sprintf("node %s to accept the upgrade to %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		if conn.Mode == ModeMaintenance {
+			return false, "", stop(fmt.Errorf("node %s is in maintenance mode: Talos upgrades need a configured node (apply a configuration, or boot the new version's ISO)", t.Node))
+		}
+
+		res.From = conn.version
+		if sameVersion(conn.version, want) && !req.EvenIfSameVersion {
+			res.Skipped = true
+
+			return true, state, nil
+		}
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		_, err = conn.client.UpgradeWithOptions(conn.nodeContext(actx),
+			client.WithUpgradeImage(req.Image),
+			client.WithUpgradeStage(req.Stage),
+			client.WithUpgradePreserve(req.Preserve),
+		)
+		if err != nil {
+			if classify(err) == failPermanent && !upgradeRetryable(err) {
+				return false, "", stop(fmt.Errorf("node %s refused the upgrade to %s: %s", t.Node, req.Image, statusMessage(err)))
+			}
+
+			return false, "Talos " + conn.version + ", upgrade not accepted yet", err
+		}
+
+		res.Accepted = true
+
+		return true, state, nil
+	})
+	if err != nil {
+		return res, err
+	}
+
+	if res.Skipped {
+		o.report("node %s already runs Talos %s: no upgrade needed", t.Node, want)
+
+		return res, nil
+	}
+
+	o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
+
+	if req.EvenIfSameVersion && sameVersion(res.From, want) {
+		// The version does not tell the new image from the old one: wait
+		// for the node to go down and come back.
+		return res, waitRebooted(ctx, t, want, o)
+	}
+
+	return res, WaitVersion(ctx, t, want, o)
+}
+
+// WaitVersion waits until a configured node answers over mTLS with the given
+// Talos version and, when it reports its stage, is running.
+func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
+	return o.poll(ctx, fmt.Sprintf("node %s to come back on Talos %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		if conn.Mode == ModeMaintenance {
+			return false, "in maintenance mode", nil
+		}
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		desc := "Talos " + conn.version
+
+		stage, haveStage := readStage(actx, conn)
+		if haveStage {
+			desc += ", stage " + stage.String()
+		}
+
+		if !sameVersion(conn.version, want) {
+			return false, desc, nil
+		}
+
+		if haveStage && stage != runtimeres.MachineStageRunning {
+			return false, desc, nil
+		}
+
+		return true, desc, nil
+	})
+}
+
+// waitRebooted waits until the node stops answering or reports a stage
+// other than running (real Talos enters "upgrading" as soon as it accepts
+// the request), then waits for the version. A node that shows neither
+// within RebootGrace is assumed to have upgraded faster than it was polled.
+func waitRebooted(ctx context.Context, t Target, want string, o Options) error {
+	o = o.withDefaults()
+
+	gctx, cancel := context.WithTimeout(ctx, o.RebootGrace)
+	defer cancel()
+
+	err := o.poll(gctx, fmt.Sprintf("node %s to start its upgrade", t.Node), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			if classify(err) == failTransient {
+				return true, "not answering (rebooting)", nil
+			}
+
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		stage, ok := readStage(actx, conn)
+		if ok && stage != runtimeres.MachineStageRunning {
+			return true, "stage " + stage.String(), nil
+		}
+
+		return false, "Talos " + conn.version + " running", nil
+	})
+
+	var we *WaitError
+	if errors.As(err, &we) && ctx.Err() == nil {
+		o.report("node %s showed no reboot within %s; checking its version", t.Node, o.RebootGrace)
+	} else if err != nil {
+		return err
+	}
+
+	return WaitVersion(ctx, t, want, o)
+}

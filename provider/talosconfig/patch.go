@@ -1,0 +1,67 @@
+package talosconfig
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch"
+	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
+)
+
+// PatchKind tells how a patch is applied.
+type PatchKind string
+
+// Patch kinds.
+const (
+	StrategicMerge PatchKind = "strategic-merge"
+	JSON6902       PatchKind = "json6902"
+)
+
+// DetectPatch parses a patch the way talosctl does (configpatcher.LoadPatch:
+// a config document set is a strategic merge patch, a list of operations is
+// JSON6902) and reports its kind.
+func DetectPatch(text string) (PatchKind, error) {
+	p, err := loadPatch(text)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := p.(jsonpatch.Patch); ok {
+		return JSON6902, nil
+	}
+	return StrategicMerge, nil
+}
+
+func loadPatch(text string) (configpatcher.Patch, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, errors.New("patch is empty")
+	}
+	p, err := configpatcher.LoadPatch([]byte(text))
+	if err != nil {
+		return nil, fmt.Errorf("is neither a strategic merge patch (YAML config documents) nor a JSON6902 patch "+
+			"(a list of {op, path, value}): %s", scrubDecodeError(err))
+	}
+	return p, nil
+}
+
+func applyPatch(current []byte, text string) ([]byte, error) {
+	p, err := loadPatch(text)
+	if err != nil {
+		return nil, err
+	}
+	out, err := configpatcher.Apply(configpatcher.WithBytes(current), []configpatcher.Patch{p})
+	if err != nil {
+		if _, isJSON := p.(jsonpatch.Patch); isJSON && strings.Contains(err.Error(), "multi-document") {
+			return nil, fmt.Errorf("%w: this configuration has several documents (Talos 1.12 contracts always do), "+
+				"so write the change as a strategic merge patch, for example `machine: {kubelet: {extraArgs: {key: value}}}`", err)
+		}
+		return nil, err
+	}
+	b, err := out.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	// Re-encode so that every step has the same canonical form whatever
+	// kind of patch produced it.
+	return normalize(b)
+}

@@ -1,0 +1,245 @@
+package talosconfig
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+)
+
+// Entry is one leaf of a redacted configuration.
+type Entry struct {
+	// Path locates the leaf: "machine.kubelet.extraArgs.rotate-server-certificates"
+	// in the v1alpha1 document, "Layer2VIPConfig/192.168.1.220: link" in others.
+	Path string
+	// Value is the leaf as text. Secret values read "(sensitive)" or
+	// "(sensitive, hmac:<12 hex>)"; long or multi-line values are shortened
+	// to "(<n> bytes, sha256:<12 hex>)"; empty maps and lists read {} and [].
+	Value string
+}
+
+// View is a configuration with its secrets replaced, flattened to leaves in
+// a stable order (documents as in the configuration, keys sorted).
+type View []Entry
+
+// Map returns the view as path → value.
+func (v View) Map() map[string]string {
+	m := make(map[string]string, len(v))
+	for _, e := range v {
+		m[e.Path] = e.Value
+	}
+	return m
+}
+
+// longValue is the length above which a non-secret value is shown by size
+// and digest rather than in full (certificates, manifests).
+const longValue = 160
+
+// Redact returns the reviewer-friendly view of a machine configuration:
+// every leaf with its path, secrets replaced. A secret's fingerprint is an
+// HMAC keyed by the configuration's own cluster secret, so a reviewer sees
+// that a secret changed while nobody can test guesses of a weak password
+// against it.
+func Redact(configYAML string) (View, error) {
+	docs, err := parseDocs(configYAML)
+	if err != nil {
+		return nil, err
+	}
+	machinerySecrets, err := machineryRedactedPaths(configYAML)
+	if err != nil {
+		return nil, err
+	}
+	key := fingerprintKey(docs)
+	var view View
+	for _, d := range docs {
+		walkLeaves(d.body, nil, func(parts []any, v any) {
+			if d.id != "" && len(parts) == 1 && (parts[0] == "kind" || parts[0] == "name") {
+				return // already in the document id
+			}
+			path := joinPath(d.id, parts)
+			var shown string
+			if machinerySecrets[path] || isSensitive(d.id, parts) || hasURLPassword(v) {
+				shown = sensitiveValue(key, v)
+			} else {
+				shown = displayValue(v)
+			}
+			view = append(view, Entry{Path: path, Value: shown})
+		})
+	}
+	return view, nil
+}
+
+// SensitiveValues returns every secret leaf value of a configuration, for
+// scrubbing text (errors, logs) that might quote one.
+func SensitiveValues(configYAML string) []string {
+	docs, err := parseDocs(configYAML)
+	if err != nil {
+		return nil
+	}
+	machinerySecrets, _ := machineryRedactedPaths(configYAML) //nolint:errcheck // rules below still apply
+	var out []string
+	for _, d := range docs {
+		walkLeaves(d.body, nil, func(parts []any, v any) {
+			if s, ok := v.(string); ok && s != "" && (machinerySecrets[joinPath(d.id, parts)] || isSensitive(d.id, parts) || hasURLPassword(v)) {
+				out = append(out, s)
+			}
+		})
+	}
+	return out
+}
+
+// machineryRedactedPaths asks machinery which leaves it treats as secrets
+// (Provider.RedactSecrets), so a secret field added in a later machinery is
+// redacted here without a rule of ours.
+func machineryRedactedPaths(configYAML string) (map[string]bool, error) {
+	const marker = "proxmoxtalos-redacted-marker"
+	markerB64 := base64.StdEncoding.EncodeToString([]byte(marker))
+	cfg, err := configloader.NewFromBytes([]byte(configYAML))
+	if err != nil {
+		return nil, fmt.Errorf("machine configuration does not parse: %s", scrubDecodeError(err))
+	}
+	redacted, err := cfg.RedactSecrets(marker).EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+	if err != nil {
+		return nil, fmt.Errorf("encoding the redacted configuration: %w", err)
+	}
+	docs, err := parseDocs(string(redacted))
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]bool{}
+	for _, d := range docs {
+		walkLeaves(d.body, nil, func(parts []any, v any) {
+			if s, ok := v.(string); ok && (s == marker || s == markerB64) {
+				paths[joinPath(d.id, parts)] = true
+			}
+		})
+	}
+	return paths, nil
+}
+
+// Key names whose values are secrets wherever they appear, compared in
+// lower case: tokens, passwords, private keys, registry auth, encryption
+// secrets (machinery's own list is in v1alpha1 Config.Redact and the
+// SecretDocument types; these rules also cover user-supplied fields).
+var (
+	sensitiveNames    = map[string]bool{"key": true, "auth": true, "password": true, "secret": true, "token": true}
+	sensitiveSuffixes = []string{"secret", "token", "password", "privatekey", "presharedkey"}
+)
+
+// isSensitive applies our rules to one leaf.
+func isSensitive(docID string, parts []any) bool {
+	kind, _, _ := strings.Cut(docID, "/")
+	var keys []string
+	for _, p := range parts {
+		if s, ok := p.(string); ok {
+			keys = append(keys, s)
+		}
+	}
+	for _, k := range keys {
+		lk := strings.ToLower(k)
+		if sensitiveNames[lk] {
+			return true
+		}
+		for _, suffix := range sensitiveSuffixes {
+			if strings.HasSuffix(lk, suffix) {
+				return true
+			}
+		}
+	}
+	has := func(prefix ...string) bool {
+		if len(keys) < len(prefix) {
+			return false
+		}
+		for i, p := range prefix {
+			if keys[i] != p {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case docID == "" && has("machine", "env"): // proxy URLs carry credentials
+		return true
+	case docID == "" && has("machine", "files", "content"): // parts: machine, files, i, content
+		return true
+	case docID == "" && has("cluster", "inlineManifests", "contents"): // Secrets, e.g. CCM credentials
+		return true
+	case docID == "" && has("cluster", "extraManifestHeaders"): // Authorization headers
+		return true
+	case kind == "ExtensionServiceConfig" && has("environment"):
+		return true
+	case kind == "SideroLinkConfig" && has("apiUrl"): // the join token is in the URL
+		return true
+	}
+	return false
+}
+
+// hasURLPassword catches credentials written into URLs anywhere (registry
+// endpoints, manifest URLs): https://user:password@host/.
+func hasURLPassword(v any) bool {
+	s, ok := v.(string)
+	if !ok || !strings.Contains(s, "@") {
+		return false
+	}
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, hasPassword := u.User.Password()
+	return hasPassword
+}
+
+func sensitiveValue(key []byte, v any) string {
+	if key == nil || v == nil {
+		return "(sensitive)"
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(fmt.Sprint(v)))
+	return "(sensitive, hmac:" + hex.EncodeToString(mac.Sum(nil))[:12] + ")"
+}
+
+// fingerprintKey derives the HMAC key from cluster.secret; without one,
+// secrets are shown without a fingerprint.
+func fingerprintKey(docs []doc) []byte {
+	for _, d := range docs {
+		if d.id != "" {
+			continue
+		}
+		cluster, _ := d.body.(map[string]any)["cluster"].(map[string]any)
+		secret, _ := cluster["secret"].(string)
+		if secret == "" {
+			return nil
+		}
+		sum := sha256.Sum256([]byte("proxmoxtalos config fingerprint\x00" + secret))
+		return sum[:]
+	}
+	return nil
+}
+
+func displayValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "{}"
+	case []any:
+		return "[]"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		if len(x) > longValue || strings.Contains(x, "\n") {
+			sum := sha256.Sum256([]byte(x))
+			return fmt.Sprintf("(%d bytes, sha256:%s)", len(x), hex.EncodeToString(sum[:])[:12])
+		}
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
+}

@@ -1,0 +1,171 @@
+package talosconfig
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/constants"
+)
+
+// Talos minors this package generates configurations for. machinery v1.12.5
+// knows version contracts up to 1.12 (config/contract.go); it cannot describe
+// keys a newer Talos added. Releases older than 1.8 are out of upstream support
+// and have no default Kubernetes version below.
+const (
+	minTalosMinor = 8
+	maxTalosMinor = 12
+)
+
+// defaultKubernetes is the Kubernetes version each Talos minor defaults to:
+// pkg/machinery/constants/constants.go DefaultKubernetesVersion at the newest
+// patch tag of each line in siderolabs/talos (v1.8.4, v1.9.6, v1.10.9, v1.11.6);
+// 1.12 uses the pinned machinery's own constant.
+var defaultKubernetes = map[uint64]string{
+	8:  "1.31.4",
+	9:  "1.32.4",
+	10: "1.33.6",
+	11: "1.34.1",
+	12: constants.DefaultKubernetesVersion,
+}
+
+// SupportedTalosVersions describes, for messages and docs, which Talos versions
+// configurations can be generated for.
+const SupportedTalosVersions = "v1.8.0 to v1.12.x"
+
+// ParseVersion parses a Talos or Kubernetes version with or without a leading
+// "v" ("v1.12.5", "1.12.5", "1.12").
+func ParseVersion(v string) (semver.Version, error) {
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return semver.Version{}, fmt.Errorf("version is empty: give one such as v1.12.5")
+	}
+	parsed, err := semver.ParseTolerant(s)
+	if err != nil {
+		return semver.Version{}, fmt.Errorf("version %q is not a semantic version such as v1.12.5: %w", v, err)
+	}
+	return parsed, nil
+}
+
+// TalosTag formats a Talos version the way Talos tags releases: "v1.12.5".
+func TalosTag(v semver.Version) string { return "v" + v.String() }
+
+// CheckTalosVersion parses a Talos version and checks that configurations can
+// be generated for it.
+func CheckTalosVersion(talosVersion string) (semver.Version, error) {
+	v, err := ParseVersion(talosVersion)
+	if err != nil {
+		return v, fmt.Errorf("talos version: %w", err)
+	}
+	if v.Major != 1 || v.Minor < minTalosMinor || v.Minor > maxTalosMinor {
+		return v, fmt.Errorf("talos version %s is not supported: this provider generates configurations for Talos %s "+
+			"(machinery v1.12.5); pick a version in that range or upgrade the provider for newer Talos releases",
+			TalosTag(v), SupportedTalosVersions)
+	}
+	return v, nil
+}
+
+// VersionContract returns the configuration contract for a node that runs
+// talosVersion. The contract is never newer than the node: a 1.12 contract
+// writes keys (for example grubUseUKICmdline) that a 1.11 node refuses.
+func VersionContract(talosVersion string) (*config.VersionContract, error) {
+	v, err := CheckTalosVersion(talosVersion)
+	if err != nil {
+		return nil, err
+	}
+	return &config.VersionContract{Major: int(v.Major), Minor: int(v.Minor)}, nil
+}
+
+// CheckKubernetesVersion checks that a Talos version supports a Kubernetes
+// version, using machinery's compatibility matrix (compatibility/talos1xx).
+func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
+	tv, err := CheckTalosVersion(talosVersion)
+	if err != nil {
+		return err
+	}
+	kv, err := ParseVersion(kubernetesVersion)
+	if err != nil {
+		return fmt.Errorf("kubernetes version: %w", err)
+	}
+	talos, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(tv)})
+	if err != nil {
+		return fmt.Errorf("talos version %s: %w", TalosTag(tv), err)
+	}
+	k8s, err := compatibility.ParseKubernetesVersion(kv.String())
+	if err != nil {
+		return fmt.Errorf("kubernetes version %s: %w", kubernetesVersion, err)
+	}
+	if err := k8s.SupportedWith(talos); err != nil {
+		return fmt.Errorf("%w; Talos %d.%d defaults to Kubernetes %s", err, tv.Major, tv.Minor, defaultKubernetes[tv.Minor])
+	}
+	return nil
+}
+
+// DefaultKubernetesVersion returns the Kubernetes version (without "v") that
+// the given Talos release line ships as its default.
+func DefaultKubernetesVersion(talosVersion string) (string, error) {
+	v, err := CheckTalosVersion(talosVersion)
+	if err != nil {
+		return "", err
+	}
+	return defaultKubernetes[v.Minor], nil
+}
+
+// NormalizeKubernetesVersion returns a Kubernetes version without a leading
+// "v", the form machinery puts after "…/kubelet:v".
+func NormalizeKubernetesVersion(kubernetesVersion string) (string, error) {
+	v, err := ParseVersion(kubernetesVersion)
+	if err != nil {
+		return "", fmt.Errorf("kubernetes version: %w", err)
+	}
+	return v.String(), nil
+}
+
+// CheckUpgrade checks a Talos OS upgrade (or downgrade) of a node running
+// from to the version to. The error is what the node itself would refuse
+// (machinery compatibility: TalosVersion.UpgradeableFrom, the check the
+// installer runs). The warning is set when the jump skips a minor release:
+// Talos tests upgrades only between adjacent minors and recommends stopping
+// at the latest patch of every intermediate minor ("Supported upgrade paths"
+// in docs.siderolabs.com/talos/latest/.../upgrading-talos).
+func CheckUpgrade(from, to string) (warning string, err error) {
+	fv, err := ParseVersion(from)
+	if err != nil {
+		return "", fmt.Errorf("current talos version: %w", err)
+	}
+	tv, err := CheckTalosVersion(to)
+	if err != nil {
+		return "", err
+	}
+	if fv.EQ(tv) {
+		return "", nil
+	}
+	target, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(tv)})
+	if err != nil {
+		return "", err
+	}
+	host, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(fv)})
+	if err != nil {
+		return "", err
+	}
+	if err := target.UpgradeableFrom(host); err != nil {
+		return "", fmt.Errorf("a node running Talos %s refuses to move to %s (%w); go through the intermediate minor releases one at a time",
+			TalosTag(fv), TalosTag(tv), err)
+	}
+	lo, hi := fv, tv
+	if tv.LT(fv) {
+		lo, hi = tv, fv
+	}
+	if hi.Major == lo.Major && hi.Minor > lo.Minor+1 {
+		var steps []string
+		for m := lo.Minor + 1; m < hi.Minor; m++ {
+			steps = append(steps, fmt.Sprintf("v%d.%d (latest patch)", lo.Major, m))
+		}
+		warning = fmt.Sprintf("Talos %s to %s skips %s: Talos tests upgrades only between adjacent minor releases; "+
+			"the recommended path stops at %s", TalosTag(fv), TalosTag(tv), strings.Join(steps, ", "), strings.Join(steps, ", then "))
+	}
+	return warning, nil
+}

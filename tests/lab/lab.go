@@ -1,0 +1,146 @@
+// Package lab starts a whole lab: the Proxmox VE API (package pve) and,
+// through Options.Booter, the guest operating systems its VMs run. Each lab
+// owns a 127.X.Y.0/24 address block for its VMs' cloud-init addresses, so
+// labs running in parallel (even in different processes) never collide.
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	mrand "math/rand"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+// Options configure a lab.
+type Options struct {
+	// Listen address of the Proxmox API; loopback only. Default 127.0.0.1:0.
+	Listen string
+	// Nodes of the cluster; default pve1..pve3 (see pve.DefaultNode).
+	Nodes []pve.NodeSpec
+	// TimeScale: 0 as fast as possible (tests), 1 realistic durations.
+	TimeScale float64
+	// Seed makes MACs, UUIDs, faults and the address block repeatable; 0 is
+	// random.
+	Seed int64
+	// Faults injected from the start (see pve.Faults; change with SetFaults).
+	Faults pve.Faults
+	// Booter runs the guest OS of started VMs; nil boots nothing.
+	Booter pve.GuestBooter
+	// TokenSecret of the API token; default random.
+	TokenSecret string
+	// Logf receives log lines; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Lab is a running lab.
+type Lab struct {
+	PVE   *pve.Server
+	block netip.Prefix
+	lock  *os.File
+}
+
+// Start starts a lab. Close it when done.
+func Start(ctx context.Context, opts Options) (*Lab, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	block, lock, err := claimBlock(opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := pve.Start(pve.Options{
+		Listen: opts.Listen, Nodes: opts.Nodes, TimeScale: opts.TimeScale, Seed: opts.Seed,
+		Faults: opts.Faults, Booter: opts.Booter, TokenSecret: opts.TokenSecret, Logf: opts.Logf,
+	})
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return &Lab{PVE: srv, block: block, lock: lock}, nil
+}
+
+// Close stops the lab and releases its address block.
+func (l *Lab) Close() error {
+	err := l.PVE.Close()
+	if l.lock != nil {
+		// The file stays: removing it could let two labs lock different
+		// inodes under the same name.
+		l.lock.Close()
+	}
+	return err
+}
+
+// Endpoint is "https://127.0.0.1:<port>" (the provider's endpoint).
+func (l *Lab) Endpoint() string { return l.PVE.Endpoint() }
+
+// APIToken is "USER@REALM!TOKENID=SECRET".
+func (l *Lab) APIToken() string { return l.PVE.APIToken() }
+
+// CACertPEM is the CA the API's certificate chains to.
+func (l *Lab) CACertPEM() []byte { return l.PVE.CACertPEM() }
+
+// Nodes lists the Proxmox node names.
+func (l *Lab) Nodes() []string { return l.PVE.NodeNames() }
+
+// Storages lists a node's storage ids.
+func (l *Lab) Storages(node string) []string { return l.PVE.Storages(node) }
+
+// AddressBlock is this lab's 127.X.Y.0/24 for VM addresses.
+func (l *Lab) AddressBlock() netip.Prefix { return l.block }
+
+// VMs lists the cluster's VMs.
+func (l *Lab) VMs() []pve.VMInfo { return l.PVE.VMs() }
+
+// VMConfig returns a VM's current and pending config.
+func (l *Lab) VMConfig(vmid int) (current, pending map[string]string, ok bool) {
+	return l.PVE.VMConfig(vmid)
+}
+
+// SetVMConfig changes a config key out of band (drift); "" deletes it.
+func (l *Lab) SetVMConfig(vmid int, key, value string) error {
+	return l.PVE.SetVMConfig(vmid, key, value)
+}
+
+// DeleteVM deletes a VM out of band.
+func (l *Lab) DeleteVM(vmid int) error { return l.PVE.DeleteVM(vmid) }
+
+// SetFaults changes the injected faults.
+func (l *Lab) SetFaults(f pve.Faults) { l.PVE.SetFaults(f) }
+
+// claimBlock picks a free 127.X.Y.0/24 (X 1..254): candidates come from the
+// seed (random when 0); a block is taken by holding an flock on a file in
+// the temp directory, which the kernel releases if the process dies.
+func claimBlock(seed int64) (netip.Prefix, *os.File, error) {
+	if seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		seed = int64(binary.LittleEndian.Uint64(b[:]))
+	}
+	r := mrand.New(mrand.NewSource(seed))
+	dir := filepath.Join(os.TempDir(), "proxmoxtalos-lab-blocks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return netip.Prefix{}, nil, fmt.Errorf("lab: create %s for address block locks: %w", dir, err)
+	}
+	for i := 0; i < 1000; i++ {
+		x, y := 1+r.Intn(254), r.Intn(256)
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("127.%d.%d.0.lock", x, y)), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return netip.Prefix{}, nil, fmt.Errorf("lab: address block lock: %w", err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue
+		}
+		fmt.Fprintf(f, "%d %s\n", os.Getpid(), time.Now().Format(time.RFC3339))
+		return netip.PrefixFrom(netip.AddrFrom4([4]byte{127, byte(x), byte(y), 0}), 24), f, nil
+	}
+	return netip.Prefix{}, nil, fmt.Errorf("lab: no free 127.X.Y.0/24 address block after 1000 tries (stale locks in %s?)", dir)
+}

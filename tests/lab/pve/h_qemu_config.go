@@ -1,0 +1,642 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config endpoints follow qemu-server src/PVE/API2/Qemu.pm (vm_config,
+// vm_pending, $update_vm_api) and QemuServer.pm (vmconfig_apply_pending,
+// vmconfig_hotplug_pending).
+
+func (s *Server) hConfigGet(r *request) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := r.p["snapshot"]; ok {
+		if _, cur := r.p["current"]; cur {
+			return nil, paramError(map[string]string{
+				"snapshot": "cannot use 'snapshot' parameter with 'current'",
+				"current":  "cannot use 'snapshot' parameter with 'current'",
+			})
+		}
+	}
+	v, err := s.vmLocked(r.p["node"], r.vmid())
+	if err != nil {
+		return nil, err
+	}
+	if snap := r.p["snapshot"]; snap != "" {
+		return nil, fail("snapshot '%s' does not exist\n", snap)
+	}
+	conf := v.effective()
+	if r.p["current"] == "1" {
+		conf = copyMap(v.conf)
+	}
+	out := map[string]any{}
+	for k, val := range conf {
+		out[k] = configValue(k, val)
+	}
+	if _, ok := out["cipassword"]; ok {
+		out["cipassword"] = "**********"
+	}
+	out["digest"] = v.digest()
+	return out, nil
+}
+
+// configValue renders integer-typed config keys as JSON numbers, as PVE's
+// config parser returns them.
+func configValue(k, v string) any {
+	switch k {
+	case "cores", "sockets", "vcpus", "balloon", "cpuunits", "shares", "migrate_downtime", "template", "onboot", "protection", "acpi", "kvm", "tablet", "numa", "localtime", "reboot", "autostart", "freeze":
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err == nil {
+			return n
+		}
+	}
+	return v
+}
+
+func (s *Server) hPending(r *request) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.vmLocked(r.p["node"], r.vmid())
+	if err != nil {
+		return nil, err
+	}
+	keys := map[string]bool{}
+	for k := range v.conf {
+		keys[k] = true
+	}
+	for k := range v.pending {
+		keys[k] = true
+	}
+	for k := range v.delete {
+		keys[k] = true
+	}
+	out := []map[string]any{}
+	for _, k := range sortedKeys(keys) {
+		e := map[string]any{"key": k}
+		if val, ok := v.conf[k]; ok {
+			e["value"] = configValue(k, val)
+		}
+		if val, ok := v.pending[k]; ok {
+			e["pending"] = configValue(k, val)
+		}
+		if force, ok := v.delete[k]; ok {
+			e["delete"] = 1
+			if force {
+				e["delete"] = 2
+			}
+		}
+		if k == "cipassword" {
+			if _, ok := e["value"]; ok {
+				e["value"] = "**********"
+			}
+			if _, ok := e["pending"]; ok {
+				e["pending"] = "**********"
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *Server) hConfigPost(r *request) (any, error) { return s.updateVM(r, false) }
+
+func (s *Server) hConfigPut(r *request) (any, error) { return s.updateVM(r, true) }
+
+// configUpdate is a parsed update request.
+type configUpdate struct {
+	params   map[string]string
+	deletes  []string
+	reverts  map[string]bool
+	digest   string
+	skipLock bool
+	force    bool
+}
+
+// updateVM is $update_vm_api: parameter checks, early config checks, then
+// the update under the config lock, synchronously (PUT) or in a qmconfig
+// worker (POST).
+func (s *Server) updateVM(r *request, sync bool) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	u := configUpdate{params: map[string]string{}, reverts: map[string]bool{}, digest: r.p["digest"], skipLock: r.p["skiplock"] == "1", force: r.p["force"] == "1"}
+	for k, val := range r.p {
+		if !notConfigKeys[k] && k != "force" {
+			u.params[k] = val
+		}
+	}
+	if u.skipLock && r.user != "root@pam" {
+		return nil, param1("skiplock", "Only root may use this option.")
+	}
+	if r.p["delete"] == "" && r.p["revert"] == "" && len(u.params) == 0 {
+		return nil, fail("no options specified\n")
+	}
+	for _, opt := range splitList(r.p["revert"]) {
+		if s.confM.Param(opt) == nil || notConfigKeys[opt] {
+			return nil, param1("revert", fmt.Sprintf("unknown option '%s'", opt))
+		}
+		if _, ok := u.params[opt]; ok {
+			return nil, param1("delete", fmt.Sprintf("you can't use '-%s' and -revert %s' at the same time", opt, opt))
+		}
+		u.reverts[opt] = true
+	}
+	for _, opt := range splitList(r.p["delete"]) {
+		if opt == "cdrom" {
+			opt = "ide2"
+		}
+		if _, ok := u.params[opt]; ok {
+			return nil, param1("delete", fmt.Sprintf("you can't use '-%s' and -delete %s' at the same time", opt, opt))
+		}
+		if u.reverts[opt] {
+			return nil, param1("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
+		}
+		if s.confM.Param(opt) == nil || notConfigKeys[opt] {
+			if !strings.HasPrefix(opt, "unused") {
+				return nil, param1("delete", fmt.Sprintf("unknown option '%s'", opt))
+			}
+		}
+		u.deletes = append(u.deletes, opt)
+	}
+	s.mu.Lock()
+	if err := s.checkDriveParamsLocked(nodeName, u.params); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	for k, val := range u.params {
+		if p, _, ok := keyIndex(k); ok && p == "net" {
+			one := map[string]string{k: val}
+			if err := s.addRandomMACsLocked(one); err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			u.params[k] = one[k]
+		}
+		if k == "vmgenid" && val == "1" {
+			u.params[k] = newUUID(s.rng)
+		}
+	}
+	_, err := s.loadAndCheckLocked(nodeName, vmid, &u)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if sync {
+		unlock, err := s.lockVM(vmid, 10*time.Second)
+		if err != nil {
+			return nil, fail("%s", errorText(err))
+		}
+		defer unlock()
+		if err := s.applyUpdate(nil, nodeName, vmid, &u); err != nil {
+			if ae, ok := err.(*apiError); ok {
+				return nil, ae
+			}
+			return nil, fail("%s", errorText(err))
+		}
+		return nil, nil
+	}
+	return s.vmTask(r, "qmconfig", func(ctx context.Context, l *taskLog) error {
+		unlock, err := s.lockVM(vmid, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		return s.applyUpdate(l, nodeName, vmid, &u)
+	})
+}
+
+// loadAndCheckLocked is $load_and_check_config.
+func (s *Server) loadAndCheckLocked(nodeName string, vmid int, u *configUpdate) (*vm, error) {
+	v, err := s.vmLocked(nodeName, vmid)
+	if err != nil {
+		return nil, err
+	}
+	if u.digest != "" && u.digest != v.digest() {
+		return nil, fail("checksum mismatch (file change by other user?)\n")
+	}
+	if !u.skipLock {
+		if err := checkLock(v); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := u.params["memory"]; ok || u.params["balloon"] != "" {
+		mem := u.params["memory"]
+		if mem == "" {
+			mem = firstNonEmpty(v.pending["memory"], v.conf["memory"])
+		}
+		maxmem := s.memoryMiB(map[string]string{"memory": mem})
+		if mem == "" {
+			maxmem = 512
+		}
+		balloon := u.params["balloon"]
+		if balloon == "" {
+			balloon = firstNonEmpty(v.pending["balloon"], v.conf["balloon"])
+		}
+		var b int64
+		fmt.Sscan(balloon, &b)
+		if b > 0 && b > maxmem {
+			return nil, fail("balloon value too large (must be smaller than assigned memory)\n")
+		}
+	}
+	return v, nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// applyUpdate is $updatefn: record deletions and new values in the pending
+// section, drop pending values equal to the current ones, then apply the
+// pending section (stopped VM) or hot-plug what can be (running VM).
+// Called with the VM's config lock held and s.mu not held.
+func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpdate) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.loadAndCheckLocked(nodeName, vmid, u)
+	if err != nil {
+		return err
+	}
+	logf := l.Logf
+	var parts []string
+	for _, k := range sortedKeys(u.params) {
+		val := u.params[k]
+		if k == "cipassword" {
+			val = "<hidden>"
+		}
+		parts = append(parts, "-"+k, val)
+	}
+	if len(u.deletes) > 0 {
+		parts = append(parts, "-delete", strings.Join(u.deletes, ","))
+	}
+	logf("update VM %d: %s", vmid, strings.Join(parts, " "))
+	for opt := range u.reverts {
+		if _, ok := v.conf[opt]; ok {
+			u.params[opt] = v.conf[opt]
+		} else if _, ok := v.pending[opt]; ok {
+			u.deletes = append(u.deletes, opt)
+		}
+	}
+	bootOrder := s.bootOrder(v.conf)
+	explicitBoot := strings.Contains(v.conf["boot"], "order=")
+	for _, opt := range u.deletes {
+		val, ok := v.conf[opt]
+		if !ok {
+			val, ok = v.pending[opt]
+		}
+		if !ok {
+			logf("cannot delete '%s' - not set in current configuration!", opt)
+			continue
+		}
+		_, isPending := v.pending[opt]
+		delete(v.pending, opt)
+		if explicitBoot && contains(bootOrder, opt) {
+			bootOrder = remove(bootOrder, opt)
+			v.pending["boot"] = "order=" + strings.Join(bootOrder, ";")
+			if len(bootOrder) == 0 {
+				v.pending["boot"] = ""
+			}
+		}
+		prefix, _, _ := keyIndex(opt)
+		switch {
+		case prefix == "unused":
+			if vol, err := s.volumeLocked(v.node, strings.SplitN(val, ",", 2)[0]); err == nil && vol.owner == vmid {
+				if err := s.volumeInUseLocked(s.storageOf(v.node, vol.storage), vol); err != nil {
+					return err
+				}
+				delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
+			}
+			delete(v.conf, opt)
+		case opt == "tags":
+			delete(v.conf, opt)
+		case isDriveKey(opt):
+			if isPending {
+				s.registerUnusedLocked(v, val)
+			}
+			v.delete[opt] = u.force
+		default:
+			v.delete[opt] = u.force
+		}
+	}
+	for _, opt := range sortedKeys(u.params) {
+		val := u.params[opt]
+		if cur, ok := v.pending[opt]; ok && cur == val {
+			continue
+		}
+		switch {
+		case isDriveKey(opt):
+			if old, ok := v.pending[opt]; ok {
+				s.registerUnusedLocked(v, old)
+			}
+			created, vols, err := s.createDisksLocked(v.node, vmid, v.conf, map[string]string{opt: val}, v.isTemplate(), l)
+			if err != nil {
+				s.freeVolumesLocked(vols)
+				return err
+			}
+			v.pending[opt] = created[opt]
+			if explicitBoot {
+				if d, err := s.parseDrive(opt, val); err == nil && d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") && !contains(bootOrder, opt) {
+					bootOrder = append(bootOrder, opt)
+					v.pending["boot"] = "order=" + strings.Join(bootOrder, ";")
+				}
+			}
+		case opt == "tags":
+			v.pending[opt] = uniqueTags(val)
+		case opt == "cipassword":
+			v.conf[opt] = cryptPassword(val)
+		case opt == "boot":
+			v.pending[opt] = val
+			if m, err := s.confM.ParseProperty("boot", val); err == nil && m["order"] != "" {
+				devs := splitList(m["order"])
+				for _, dev := range devs {
+					_, inConf := v.conf[dev]
+					_, inPending := v.pending[dev]
+					_, inParams := u.params[dev]
+					if (!inConf && !inPending && !inParams) || contains(u.deletes, dev) {
+						return fmt.Errorf("invalid bootorder: device '%s' does not exist'\n", dev)
+					}
+				}
+				v.pending[opt] = "order=" + strings.Join(devs, ";")
+				if _, ok := v.conf["bootdisk"]; ok {
+					v.delete["bootdisk"] = false
+				}
+			}
+		default:
+			v.pending[opt] = val
+		}
+		delete(v.delete, opt)
+	}
+	// cleanup_pending: drop pending values equal to the current ones and
+	// deletions of keys that are not set.
+	for k, val := range v.pending {
+		if cur, ok := v.conf[k]; ok && cur == val {
+			delete(v.pending, k)
+		}
+	}
+	for k := range v.delete {
+		if _, ok := v.conf[k]; !ok {
+			delete(v.delete, k)
+		}
+	}
+	if len(v.pending) == 0 && len(v.delete) == 0 {
+		return nil
+	}
+	if v.running {
+		return s.hotplugPendingLocked(v, u)
+	}
+	s.applyPendingLocked(v)
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func remove(list []string, s string) []string {
+	var out []string
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// cryptPassword stands in for PVE::Tools::encrypt_pw (SHA-512 crypt): the
+// value stored is never the plain password.
+func cryptPassword(pw string) string {
+	if strings.HasPrefix(pw, "$") {
+		return pw
+	}
+	return "$6$lab$" + checksum("sha512", []byte("lab:"+pw))[:86]
+}
+
+// registerUnusedLocked is vmconfig_register_unused_drive: a replaced disk
+// the VM owns becomes an unusedN entry (CD-ROMs and cloud-init are dropped).
+func (s *Server) registerUnusedLocked(v *vm, driveVal string) {
+	file := strings.SplitN(driveVal, ",", 2)[0]
+	vol, err := s.volumeLocked(v.node, file)
+	if err != nil || vol.owner != v.vmid || vol.content != "images" {
+		return
+	}
+	if strings.Contains(vol.name, "cloudinit") {
+		delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
+		return
+	}
+	for _, val := range v.conf {
+		if strings.SplitN(val, ",", 2)[0] == file {
+			return
+		}
+	}
+	for i := 0; i < 256; i++ {
+		k := "unused" + itoa(i)
+		if _, ok := v.conf[k]; !ok {
+			v.conf[k] = file
+			return
+		}
+	}
+}
+
+// applyPendingLocked is vmconfig_apply_pending for a stopped VM.
+func (s *Server) applyPendingLocked(v *vm) {
+	for _, opt := range sortedKeys(v.delete) {
+		force := v.delete[opt]
+		if isDriveKey(opt) {
+			if old, ok := v.conf[opt]; ok {
+				if force {
+					file := strings.SplitN(old, ",", 2)[0]
+					if vol, err := s.volumeLocked(v.node, file); err == nil && vol.owner == v.vmid {
+						delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
+					}
+				} else {
+					delete(v.conf, opt)
+					s.registerUnusedLocked(v, old)
+				}
+			}
+		}
+		delete(v.conf, opt)
+	}
+	v.delete = map[string]bool{}
+	for _, opt := range sortedKeys(v.pending) {
+		val := v.pending[opt]
+		if isDriveKey(opt) {
+			if old, ok := v.conf[opt]; ok && strings.SplitN(old, ",", 2)[0] != strings.SplitN(val, ",", 2)[0] {
+				v.conf[opt] = val
+				s.registerUnusedLocked(v, old)
+				continue
+			}
+		}
+		if val == "" {
+			delete(v.conf, opt)
+			continue
+		}
+		v.conf[opt] = val
+	}
+	v.pending = map[string]string{}
+}
+
+// fastPlug are options that never need the VM restarted ($fast_plug_option
+// plus the cloud-init options).
+var fastPlug = map[string]bool{
+	"description": true, "hookscript": true, "lock": true, "migrate_downtime": true, "migrate_speed": true,
+	"name": true, "onboot": true, "protection": true, "shares": true, "startup": true, "tags": true,
+	"vmstatestorage": true, "ciuser": true, "cipassword": true, "citype": true, "ciupgrade": true,
+	"cicustom": true, "searchdomain": true, "nameserver": true, "sshkeys": true,
+}
+
+// hotplugFeatures is parse_hotplug_features (default network,disk,usb).
+func hotplugFeatures(conf map[string]string) map[string]bool {
+	h, ok := conf["hotplug"]
+	if !ok || h == "1" {
+		h = "network,disk,usb"
+	}
+	out := map[string]bool{}
+	if h == "0" {
+		return out
+	}
+	for _, f := range splitList(h) {
+		out[f] = true
+	}
+	return out
+}
+
+// hotplugPendingLocked is vmconfig_hotplug_pending: what a running VM takes
+// at once; the rest stays pending until the next start. Memory and CPU need
+// their hotplug feature; cores, sockets, CPU type, BIOS, machine and boot
+// order always wait for a restart.
+func (s *Server) hotplugPendingLocked(v *vm, u *configUpdate) error {
+	hp := hotplugFeatures(v.conf)
+	for _, opt := range sortedKeys(v.pending) {
+		p, _, _ := keyIndex(opt)
+		if fastPlug[opt] || p == "ipconfig" {
+			v.conf[opt] = v.pending[opt]
+			delete(v.pending, opt)
+		}
+	}
+	for _, opt := range sortedKeys(v.delete) {
+		p, _, _ := keyIndex(opt)
+		apply := false
+		switch {
+		case fastPlug[opt] || p == "ipconfig" || opt == "cpuunits" || opt == "cpulimit":
+			apply = true
+		case opt == "balloon":
+			apply = v.conf["balloon"] != "0"
+		case p == "net":
+			apply = hp["network"]
+		case isDriveKey(opt):
+			apply = hp["disk"] && (p == "scsi" || p == "virtio")
+			if apply && v.delete[opt] {
+				if vol, err := s.volumeLocked(v.node, strings.SplitN(v.conf[opt], ",", 2)[0]); err == nil && vol.owner == v.vmid {
+					delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
+				}
+			} else if apply {
+				old := v.conf[opt]
+				delete(v.conf, opt)
+				s.registerUnusedLocked(v, old)
+			}
+		case opt == "memory":
+			apply = hp["memory"]
+		case opt == "vcpus":
+			apply = hp["cpu"]
+		}
+		if apply {
+			delete(v.conf, opt)
+			delete(v.delete, opt)
+		}
+	}
+	for _, opt := range sortedKeys(v.pending) {
+		val := v.pending[opt]
+		p, _, _ := keyIndex(opt)
+		apply := false
+		switch {
+		case opt == "cpuunits" || opt == "cpulimit":
+			apply = true
+		case opt == "balloon":
+			apply = (v.conf["balloon"] != "0") == (val != "0")
+		case p == "net":
+			apply = hp["network"] || s.netChangeWithoutHotplug(opt, v.conf[opt], val)
+		case isDriveKey(opt):
+			apply = opt != "efidisk0" && opt != "tpmstate0" && s.diskHotpluggable(opt, v.conf[opt], val, hp)
+		case opt == "memory":
+			apply = hp["memory"]
+		case opt == "vcpus":
+			apply = hp["cpu"]
+		case opt == "agent":
+			apply = s.agentChangeHotpluggable(v.conf["agent"], val)
+		}
+		if apply {
+			if isDriveKey(opt) {
+				if old, ok := v.conf[opt]; ok && strings.SplitN(old, ",", 2)[0] != strings.SplitN(val, ",", 2)[0] {
+					v.conf[opt] = val
+					s.registerUnusedLocked(v, old)
+				}
+			}
+			v.conf[opt] = val
+			delete(v.pending, opt)
+		}
+	}
+	return nil
+}
+
+// netChangeWithoutHotplug: bridge, tag, rate, firewall and link state can
+// change on a running NIC without hot-plugging it (vmconfig_update_net).
+func (s *Server) netChangeWithoutHotplug(key, oldVal, newVal string) bool {
+	if oldVal == "" {
+		return false
+	}
+	o, err1 := s.confM.ParseProperty(key, oldVal)
+	n, err2 := s.confM.ParseProperty(key, newVal)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return o["model"] == n["model"] && o["macaddr"] == n["macaddr"] && o["queues"] == n["queues"] && o["mtu"] == n["mtu"]
+}
+
+// diskHotpluggable: new SCSI/VirtIO disks and CD-ROM media changes apply to
+// a running VM; IDE/SATA hard disks need a restart.
+func (s *Server) diskHotpluggable(key, oldVal, newVal string, hp map[string]bool) bool {
+	n, err := s.parseDrive(key, newVal)
+	if err != nil {
+		return false
+	}
+	if n["media"] == "cdrom" {
+		return true
+	}
+	p, _, _ := keyIndex(key)
+	if oldVal != "" {
+		o, err := s.parseDrive(key, oldVal)
+		if err == nil && o["file"] == n["file"] {
+			return true // option changes of the same volume (size, cache...)
+		}
+	}
+	return hp["disk"] && (p == "scsi" || p == "virtio")
+}
+
+// agentChangeHotpluggable is vmconfig_update_agent: only fstrim_cloned_disks
+// changes apply to a running VM.
+func (s *Server) agentChangeHotpluggable(oldVal, newVal string) bool {
+	if oldVal == "" {
+		return false
+	}
+	o, err1 := s.confM.ParseProperty("agent", oldVal)
+	n, err2 := s.confM.ParseProperty("agent", newVal)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, k := range []string{"enabled", "freeze-fs", "type"} {
+		if o[k] != n[k] {
+			return false
+		}
+	}
+	return true
+}

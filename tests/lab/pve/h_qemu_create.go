@@ -1,0 +1,427 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pveapi"
+)
+
+// hQemuList is GET /nodes/{node}/qemu.
+func (s *Server) hQemuList(r *request) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []map[string]any{}
+	for _, id := range s.vmIDsLocked() {
+		v := s.vms[id]
+		if v.node != r.p["node"] {
+			continue
+		}
+		st := s.vmStatusLocked(v)
+		delete(st, "ha")
+		delete(st, "qmpstatus")
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// hQemuIndex is GET /nodes/{node}/qemu/{vmid} (the directory index).
+func (s *Server) hQemuIndex(r *request) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.vmLocked(r.p["node"], r.vmid()); err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	for _, sub := range []string{"config", "pending", "status", "unlink", "vncproxy", "termproxy", "migrate", "resize", "move", "rrd", "rrddata", "monitor", "agent", "snapshot", "spiceproxy", "sendkey", "firewall", "mtunnel", "remote_migrate", "cloudinit"} {
+		out = append(out, map[string]string{"subdir": sub})
+	}
+	return out, nil
+}
+
+// configKeys are the parameters of create/config that are not written to
+// the config.
+var notConfigKeys = map[string]bool{
+	"node": true, "vmid": true, "archive": true, "bwlimit": true, "force": true, "pool": true,
+	"start": true, "ha-managed": true, "storage": true, "unique": true, "live-restore": true,
+	"import-working-storage": true, "digest": true, "delete": true, "revert": true, "skiplock": true,
+	"background_delay": true, "skip_cloud_init": true,
+}
+
+// hQemuCreate is create_vm (qemu-server src/PVE/API2/Qemu.pm): synchronous
+// checks, create_and_lock_config (a config with "lock: create"), then a
+// qmcreate worker that allocates disks and writes the config; a failed
+// worker removes the config again.
+func (s *Server) hQemuCreate(r *request) (any, error) {
+	vmid := r.vmid()
+	nodeName := r.p["node"]
+	if _, ok := r.p["archive"]; ok {
+		return nil, &apiError{code: 501, msg: "lab: restoring from a backup archive is not implemented\n"}
+	}
+	emsg := fmt.Sprintf("unable to create VM %d -", vmid)
+	params := map[string]string{}
+	for k, v := range r.p {
+		if !notConfigKeys[k] {
+			params[k] = v
+		}
+	}
+	s.mu.Lock()
+	if pool, ok := r.p["pool"]; ok {
+		if err := s.poolMustExistLocked(pool); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	if err := s.checkDriveParamsLocked(nodeName, params); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	if err := s.addRandomMACsLocked(params); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.mu.Unlock()
+
+	unlock, err := s.lockVM(vmid, 5*time.Second)
+	if err != nil {
+		return nil, fail("%s %s", emsg, errorText(err))
+	}
+	s.mu.Lock()
+	if other, ok := s.vms[vmid]; ok {
+		s.mu.Unlock()
+		unlock()
+		return nil, fail("%s VM %d already exists on node '%s'\n", emsg, vmid, other.node)
+	}
+	v := &vm{vmid: vmid, node: nodeName, conf: map[string]string{"lock": "create"}, pending: map[string]string{}, delete: map[string]bool{}}
+	s.vms[vmid] = v
+	s.mu.Unlock()
+	unlock()
+
+	pool, start := r.p["pool"], r.p["start"] == "1"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startTask(nodeName, "qmcreate", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
+		err := s.createVM(ctx, l, v, params, pool, emsg)
+		if err != nil {
+			s.mu.Lock()
+			if s.vms[vmid] == v {
+				delete(s.vms, vmid)
+			}
+			s.mu.Unlock()
+			return err
+		}
+		if start {
+			l.Logf("Execute autostart")
+			if err := s.startVM(ctx, l, v, false); err != nil {
+				l.Warnf("%s", errorText(err))
+			}
+		}
+		return nil
+	}), nil
+}
+
+func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[string]string, pool, emsg string) error {
+	unlock, err := s.lockVM(v.vmid, time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.sleep(ctx, time.Second); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	created, vols, err := s.createDisksLocked(v.node, v.vmid, map[string]string{}, params, params["template"] == "1", l)
+	if err != nil {
+		s.freeVolumesLocked(vols)
+		return fmt.Errorf("%s %s", emsg, errorText(err))
+	}
+	conf := map[string]string{}
+	for k, val := range params {
+		conf[k] = val
+	}
+	for k, val := range created {
+		conf[k] = val
+	}
+	conf["meta"] = fmt.Sprintf("creation-qemu=9.2.0,ctime=%d", time.Now().Unix())
+	if _, ok := conf["boot"]; !ok {
+		if b := s.defaultBootOrder(conf); b != "" {
+			conf["boot"] = b
+		}
+	}
+	if _, ok := conf["smbios1"]; !ok {
+		conf["smbios1"] = "uuid=" + newUUID(s.rng)
+	}
+	if g, ok := conf["vmgenid"]; !ok || g == "1" {
+		conf["vmgenid"] = newUUID(s.rng)
+	}
+	if t, ok := conf["tags"]; ok {
+		conf["tags"] = uniqueTags(t)
+	}
+	for _, vol := range vols {
+		if w := thinOvercommit(s.storageOf(v.node, vol.storage)); w != "" {
+			l.Logf("%s", w)
+			break
+		}
+	}
+	v.conf = conf
+	if pool != "" {
+		if p, ok := s.pools[pool]; ok {
+			p.vms[v.vmid] = true
+		}
+	}
+	return nil
+}
+
+func (s *Server) storageOf(nodeName, id string) *storage {
+	return s.node(nodeName).storage(id)
+}
+
+func (s *Server) freeVolumesLocked(vols []*volume) {
+	for _, vol := range vols {
+		for _, n := range s.nodes {
+			if st := n.storage(vol.storage); st != nil && st.volumes[vol.name] == vol {
+				delete(st.volumes, vol.name)
+			}
+		}
+	}
+}
+
+// hQemuClone is clone_vm: the source keeps a shared lock (exclusive while
+// running), the new VM exists with "lock: clone" while disks are copied
+// (full) or cloned from a template's base volumes (linked).
+func (s *Server) hQemuClone(r *request) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	newid, _ := strconv.Atoi(r.p["newid"])
+	target := r.p["target"]
+	if target == nodeName {
+		target = ""
+	}
+	storageID := r.p["storage"]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	check := func() (*vm, bool, error) {
+		if p, ok := r.p["pool"]; ok {
+			if err := s.poolMustExistLocked(p); err != nil {
+				return nil, false, err
+			}
+		}
+		if target != "" && s.node(target) == nil {
+			return nil, false, fail("no such cluster node '%s'\n", target)
+		}
+		if storageID != "" {
+			st, err := s.storageLocked(nodeName, storageID)
+			if err != nil {
+				return nil, false, err
+			}
+			if !st.hasContent("images") {
+				return nil, false, param1("storage", fmt.Sprintf("storage '%s' does not support vm images", storageID))
+			}
+			if target != "" {
+				return nil, false, fail("can't clone to non-shared storage '%s'\n", storageID)
+			}
+		}
+		src, err := s.vmLocked(nodeName, vmid)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := checkLock(src); err != nil {
+			return nil, false, err
+		}
+		full := !src.isTemplate()
+		if f, ok := r.p["full"]; ok {
+			full = f == "1"
+		}
+		if storageID != "" && !full {
+			return nil, false, fail("parameter 'storage' not allowed for linked clones\n")
+		}
+		if _, ok := r.p["format"]; ok && !full {
+			return nil, false, fail("parameter 'format' not allowed for linked clones\n")
+		}
+		for _, k := range sortedKeys(src.conf) {
+			if !isDriveKey(k) {
+				continue
+			}
+			d, _ := s.parseDrive(k, src.conf[k])
+			if d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") {
+				continue
+			}
+			if !full && !strings.Contains(d["file"], "cloudinit") && !src.isTemplate() {
+				return nil, false, fail("Linked clone feature is not supported for '%s' (%s)\n", d["file"], k)
+			}
+		}
+		if target != "" {
+			return nil, false, fail("can't clone VM to node '%s' (VM uses local storage)\n", target)
+		}
+		if other, ok := s.vms[newid]; ok && other.node == nodeName {
+			return nil, false, fail("unable to create VM %d: config file already exists\n", newid)
+		}
+		return src, full, nil
+	}
+	if _, _, err := check(); err != nil {
+		return nil, err
+	}
+	return s.startTask(nodeName, "qmclone", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
+		unlockSrc, err := s.lockVM(vmid, time.Second)
+		if err != nil {
+			return err
+		}
+		defer unlockSrc()
+		unlockDst, err := s.lockVM(newid, time.Second)
+		if err != nil {
+			return err
+		}
+		defer unlockDst()
+		s.mu.Lock()
+		src, full, err := check()
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		if other, ok := s.vms[newid]; ok {
+			s.mu.Unlock()
+			return fmt.Errorf("clone failed: unable to create VM %d: VM %d already exists on node '%s'\n", newid, newid, other.node)
+		}
+		l.Logf("create %s clone of drive(s)", map[bool]string{true: "full", false: "linked"}[full])
+		l.Logf("creating a clone of VM %d with ID %d", vmid, newid)
+		nv := &vm{vmid: newid, node: nodeName, conf: map[string]string{"lock": "clone"}, pending: map[string]string{}, delete: map[string]bool{}}
+		s.vms[newid] = nv
+		srcConf := map[string]string{}
+		for k, val := range src.conf {
+			srcConf[k] = val
+		}
+		var size int64
+		for _, vol := range s.vmVolumesLocked(src) {
+			size += vol.size
+		}
+		s.mu.Unlock()
+
+		wait := time.Second
+		if full {
+			wait += time.Duration(size/(200<<20)) * time.Second // ~200 MiB/s copy
+		}
+		if err := s.sleep(ctx, wait); err != nil {
+			return err
+		}
+
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		newConf, vols, err := s.cloneConfigLocked(l, src, srcConf, nv, full, storageID, r.p)
+		if err != nil {
+			s.freeVolumesLocked(vols)
+			if s.vms[newid] == nv {
+				delete(s.vms, newid)
+			}
+			return fmt.Errorf("clone failed: %s", errorText(err))
+		}
+		nv.conf = newConf
+		if p, ok := r.p["pool"]; ok {
+			if pl, ok := s.pools[p]; ok {
+				pl.vms[newid] = true
+			}
+		}
+		return nil
+	}), nil
+}
+
+// cloneConfigLocked copies the source config for the clone: new MACs, a new
+// SMBIOS uuid and vmgenid, copies (full) or linked clones of the disks, the
+// CD-ROMs as they are, no unused disks, no template flag.
+func (s *Server) cloneConfigLocked(l *taskLog, src *vm, srcConf map[string]string, nv *vm, full bool, storageID string, p map[string]string) (map[string]string, []*volume, error) {
+	newConf := map[string]string{}
+	var vols []*volume
+	for _, k := range sortedKeys(srcConf) {
+		val := srcConf[k]
+		prefix, _, indexed := keyIndex(k)
+		switch {
+		case k == "lock" || k == "template" || (indexed && prefix == "unused"):
+			continue
+		case indexed && prefix == "net":
+			n, err := s.confM.ParseProperty(k, val)
+			if err != nil {
+				return nil, vols, err
+			}
+			n["macaddr"] = s.randomMACLocked()
+			newConf[k] = pveapi.PrintPropertyString(s.confM.Param(k).Props, n)
+		case isDriveKey(k):
+			d, err := s.parseDrive(k, val)
+			if err != nil {
+				return nil, vols, fmt.Errorf("unable to parse drive options for '%s'\n", k)
+			}
+			isCI := strings.Contains(d["file"], "cloudinit")
+			if d["media"] == "cdrom" && !isCI {
+				newConf[k] = val
+				continue
+			}
+			srcVol, err := s.volumeLocked(src.node, d["file"])
+			if err != nil {
+				return nil, vols, err
+			}
+			st := s.storageOf(src.node, srcVol.storage)
+			if full && storageID != "" {
+				st = s.storageOf(src.node, storageID)
+			}
+			var nvol *volume
+			switch {
+			case isCI:
+				name := fmt.Sprintf("vm-%d-cloudinit", nv.vmid)
+				if st.spec.Type == "dir" {
+					name = fmt.Sprintf("%d/%s.qcow2", nv.vmid, name)
+				}
+				nvol, err = s.allocVolumeLocked(st, nv.vmid, name, srcVol.format, cloudInitSize)
+			case full:
+				format := srcVol.format
+				if st.spec.Type == "lvmthin" {
+					format = "raw"
+				} else if f := p["format"]; f != "" {
+					format = f
+				}
+				nvol, err = s.allocVolumeLocked(st, nv.vmid, s.freeDiskNameLocked(st, nv.vmid, format, false), format, srcVol.size)
+				if nvol != nil {
+					nvol.image, nvol.written = srcVol.image, srcVol.written
+				}
+			default:
+				name := s.freeDiskNameLocked(st, nv.vmid, srcVol.format, false)
+				if st.spec.Type == "lvmthin" {
+					name = srcVol.name + "/" + name
+				}
+				nvol, err = s.allocVolumeLocked(st, nv.vmid, name, srcVol.format, srcVol.size)
+				if nvol != nil {
+					nvol.image, nvol.parent = srcVol.image, srcVol.name
+				}
+			}
+			if err != nil {
+				return nil, vols, err
+			}
+			vols = append(vols, nvol)
+			d["file"] = nvol.volid()
+			newConf[k] = s.printDrive(k, d)
+			l.Logf("%s: %s clone of '%s' to '%s'", k, map[bool]string{true: "full", false: "linked"}[full], srcVol.volid(), nvol.volid())
+		default:
+			newConf[k] = val
+		}
+	}
+	sm, _ := pveapi.ParseNamed("pve-qm-smbios1", newConf["smbios1"])
+	if sm == nil {
+		sm = map[string]string{}
+	}
+	sm["uuid"] = newUUID(s.rng)
+	newConf["smbios1"] = pveapi.PrintPropertyString(pveapi.NamedFormat("pve-qm-smbios1"), sm)
+	if _, ok := newConf["vmgenid"]; ok {
+		newConf["vmgenid"] = newUUID(s.rng)
+	}
+	if name := p["name"]; name != "" {
+		newConf["name"] = name
+	} else if n := srcConf["name"]; n != "" {
+		newConf["name"] = "Copy-of-VM-" + n
+	} else {
+		newConf["name"] = fmt.Sprintf("Copy-of-VM-%d", src.vmid)
+	}
+	if d := p["description"]; d != "" {
+		newConf["description"] = d
+	}
+	return newConf, vols, nil
+}

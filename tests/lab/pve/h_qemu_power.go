@@ -1,0 +1,445 @@
+package pve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Power operations follow qemu-server src/PVE/API2/Qemu.pm (vm_start,
+// vm_stop, vm_shutdown, vm_reboot, vm_reset) and QemuServer.pm (vm_start,
+// _do_vm_stop).
+
+func (s *Server) hStatusCurrent(r *request) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.vmLocked(r.p["node"], r.vmid())
+	if err != nil {
+		return nil, err
+	}
+	return s.vmStatusLocked(v), nil
+}
+
+func (s *Server) hStatusIndex(r *request) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.vmLocked(r.p["node"], r.vmid()); err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	for _, c := range []string{"current", "start", "stop", "reset", "shutdown", "suspend", "reboot"} {
+		out = append(out, map[string]string{"subdir": c})
+	}
+	return out, nil
+}
+
+// vmTask starts a worker for one VM on the node of the request.
+func (s *Server) vmTask(r *request, typ string, fn func(ctx context.Context, l *taskLog) error) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startTask(r.p["node"], typ, r.p["vmid"], r.user, fn), nil
+}
+
+func (s *Server) hStart(r *request) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	skipLock := r.p["skiplock"] == "1"
+	return s.vmTask(r, "qmstart", func(ctx context.Context, l *taskLog) error {
+		s.mu.Lock()
+		v, err := s.vmLocked(nodeName, vmid)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return s.startVM(ctx, l, v, skipLock)
+	})
+}
+
+// startVM is vm_start: under the config lock, refuse templates, locks and
+// running VMs, apply pending changes, regenerate the cloud-init drive, then
+// "run kvm", which fails like kvm when a bridge is missing or the node lacks
+// free memory. The guest OS boots afterwards.
+func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) error {
+	unlock, err := s.lockVM(v.vmid, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.mu.Lock()
+	if cur, ok := s.vms[v.vmid]; !ok || cur != v {
+		s.mu.Unlock()
+		return configMissing(v.node, v.vmid)
+	}
+	if v.isTemplate() {
+		s.mu.Unlock()
+		return fmt.Errorf("you can't start a vm if it's a template\n")
+	}
+	if !skipLock {
+		if err := checkLock(v); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	if v.running {
+		s.mu.Unlock()
+		return fmt.Errorf("VM %d already running\n", v.vmid)
+	}
+	s.applyPendingLocked(v)
+	if err := s.preflightLocked(l, v); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if err := s.generateCloudInitLocked(v); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.mu.Unlock()
+
+	if err := s.sleep(ctx, 1500*time.Millisecond); err != nil {
+		return err
+	}
+
+	s.mu.Lock()
+	n := s.node(v.node)
+	need := s.memoryMiB(v.conf)
+	if free := n.spec.MemoryMiB - s.nodeUsedMemLocked(v.node); need > free || !n.online {
+		s.mu.Unlock()
+		l.Logf("kvm: cannot set up guest memory 'pc.ram': Cannot allocate memory")
+		return fmt.Errorf("start failed: QEMU exited with code 1\n")
+	}
+	if v.running {
+		s.mu.Unlock()
+		return fmt.Errorf("VM %d already running\n", v.vmid)
+	}
+	v.running, v.startedAt, v.memoryMiB = true, time.Now(), need
+	v.runConf = copyMap(v.conf)
+	info := s.bootInfoLocked(v)
+	gctx, cancel := context.WithCancel(s.ctx)
+	v.stopGuest = cancel
+	booter := s.opts.Booter
+	s.mu.Unlock()
+
+	var g Guest
+	if booter != nil {
+		g = booter(gctx, info, &diskWriter{s: s, vmid: v.vmid})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !v.running || gctx.Err() != nil {
+		if g != nil {
+			g.PowerOff()
+		}
+		return nil
+	}
+	v.guest = g
+	if g == nil {
+		s.logf("VM %d on %s started; nothing bootable, the guest idles", v.vmid, v.node)
+	}
+	return nil
+}
+
+// preflightLocked checks what kvm needs before it runs: volumes that exist
+// and bridges that exist on the node (pve-bridge fails otherwise).
+func (s *Server) preflightLocked(l *taskLog, v *vm) error {
+	n := s.node(v.node)
+	for _, k := range sortedKeys(v.conf) {
+		val := v.conf[k]
+		prefix, idx, ok := keyIndex(k)
+		switch {
+		case isDriveKey(k):
+			d, err := s.parseDrive(k, val)
+			if err != nil {
+				return err
+			}
+			f := d["file"]
+			if f == "" || f == "none" || f == "cdrom" {
+				continue
+			}
+			if _, err := s.volumeLocked(v.node, f); err != nil {
+				return fmt.Errorf("volume '%s' does not exist\n", f)
+			}
+		case ok && prefix == "net":
+			nic, err := s.confM.ParseProperty(k, val)
+			if err != nil {
+				return err
+			}
+			if b := nic["bridge"]; b != "" && !n.hasBridge(b) {
+				l.Logf("bridge '%s' does not exist", b)
+				l.Logf("kvm: -netdev type=tap,id=net%d,ifname=tap%di%d,script=/usr/libexec/qemu-server/pve-bridge,downscript=/usr/libexec/qemu-server/pve-bridgedown,vhost=on: network script /usr/libexec/qemu-server/pve-bridge failed with status 256", idx, v.vmid, idx)
+				return fmt.Errorf("start failed: QEMU exited with code 1\n")
+			}
+		}
+	}
+	return nil
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// powerOffLocked ends qemu at once.
+func (s *Server) powerOffLocked(v *vm) {
+	if v.guest != nil {
+		g := v.guest
+		go g.PowerOff()
+	}
+	if v.stopGuest != nil {
+		v.stopGuest()
+	}
+	v.running, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, nil, nil, nil, 0
+}
+
+func (s *Server) hStop(r *request) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	skipLock := r.p["skiplock"] == "1"
+	return s.vmTask(r, "qmstop", func(ctx context.Context, l *taskLog) error {
+		return s.stopVM(ctx, l, nodeName, vmid, skipLock, false, 0, true)
+	})
+}
+
+func (s *Server) hShutdown(r *request) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	skipLock := r.p["skiplock"] == "1"
+	timeout := 60
+	if t, ok := r.p["timeout"]; ok {
+		timeout, _ = strconv.Atoi(t)
+	}
+	force := r.p["forceStop"] == "1"
+	return s.vmTask(r, "qmshutdown", func(ctx context.Context, l *taskLog) error {
+		return s.stopVM(ctx, l, nodeName, vmid, skipLock, true, timeout, force)
+	})
+}
+
+// stopVM is vm_stop/_do_vm_stop: a stopped VM is fine; a shutdown asks the
+// guest and waits up to timeout seconds (scaled), then fails with "VM
+// quit/powerdown failed - got timeout" or, with force, terminates qemu.
+func (s *Server) stopVM(ctx context.Context, l *taskLog, nodeName string, vmid int, skipLock, shutdown bool, timeout int, force bool) error {
+	unlock, err := s.lockVM(vmid, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.mu.Lock()
+	v, err := s.vmLocked(nodeName, vmid)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if !skipLock {
+		if err := checkLock(v); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	if !v.running {
+		s.mu.Unlock()
+		return nil
+	}
+	g := v.guest
+	s.mu.Unlock()
+	if shutdown {
+		d := time.Duration(float64(time.Duration(timeout)*time.Second) * s.opts.TimeScale)
+		sctx, cancel := context.WithTimeout(ctx, d)
+		err := errors.New("no guest OS answers ACPI shutdown")
+		if g != nil {
+			err = g.Shutdown(sctx)
+		} else {
+			<-sctx.Done()
+		}
+		cancel()
+		if err != nil {
+			if !force {
+				return fmt.Errorf("VM quit/powerdown failed - got timeout\n")
+			}
+			l.Warnf("VM still running - terminating now with SIGTERM")
+		}
+	} else if err := s.sleep(ctx, 500*time.Millisecond); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v.running {
+		s.powerOffLocked(v)
+	}
+	return nil
+}
+
+// hReboot is vm_reboot: the VM must run; it shuts down and qmeventd starts
+// a new qemu, which applies pending changes.
+func (s *Server) hReboot(r *request) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	s.mu.Lock()
+	v, err := s.vmLocked(nodeName, vmid)
+	if err == nil && !v.running {
+		err = fail("VM %d not running\n", vmid)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	timeout := 60
+	if t, ok := r.p["timeout"]; ok {
+		timeout, _ = strconv.Atoi(t)
+	}
+	return s.vmTask(r, "qmreboot", func(ctx context.Context, l *taskLog) error {
+		if err := s.stopVM(ctx, l, nodeName, vmid, false, true, timeout, false); err != nil {
+			return err
+		}
+		return s.startVM(ctx, l, v, false)
+	})
+}
+
+// hReset is vm_reset: a hard reset of a running VM; qemu keeps running (no
+// pending changes applied), the guest boots again.
+func (s *Server) hReset(r *request) (any, error) {
+	vmid, nodeName := r.vmid(), r.p["node"]
+	s.mu.Lock()
+	v, err := s.vmLocked(nodeName, vmid)
+	if err == nil && !v.running {
+		err = fail("VM %d not running\n", vmid)
+	}
+	if err == nil && r.p["skiplock"] != "1" {
+		err = checkLock(v)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.vmTask(r, "qmreset", func(ctx context.Context, l *taskLog) error {
+		s.mu.Lock()
+		if !v.running {
+			s.mu.Unlock()
+			return fmt.Errorf("VM %d not running\n", vmid)
+		}
+		old := v.guest
+		v.guest = nil
+		info := s.bootInfoLockedWith(v, v.runConf)
+		booter := s.opts.Booter
+		var gctx context.Context
+		if v.stopGuest != nil {
+			v.stopGuest()
+		}
+		gctx, v.stopGuest = context.WithCancel(s.ctx)
+		s.mu.Unlock()
+		if old != nil {
+			old.PowerOff()
+		}
+		var g Guest
+		if booter != nil {
+			g = booter(gctx, info, &diskWriter{s: s, vmid: vmid})
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if v.running && gctx.Err() == nil {
+			v.guest = g
+		} else if g != nil {
+			g.PowerOff()
+		}
+		return nil
+	})
+}
+
+// diskWriter lets a guest record what it installed on one of its VM's disks.
+type diskWriter struct {
+	s    *Server
+	vmid int
+}
+
+func (d *diskWriter) WriteImage(volid string, img Image) error {
+	s := d.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.vms[d.vmid]
+	if !ok {
+		return fmt.Errorf("VM %d no longer exists", d.vmid)
+	}
+	if _, used := s.referencedVolumes(v)[volid]; !used {
+		return fmt.Errorf("volume %s is not a disk of VM %d", volid, d.vmid)
+	}
+	vol, err := s.volumeLocked(v.node, volid)
+	if err != nil {
+		return err
+	}
+	if vol.content != "images" {
+		return fmt.Errorf("volume %s is not a disk image (content %s)", volid, vol.content)
+	}
+	vol.image = img
+	vol.written = min(vol.size, 1<<30)
+	return nil
+}
+
+// bootInfoLocked describes the VM to its guest OS from the running config.
+func (s *Server) bootInfoLocked(v *vm) BootInfo { return s.bootInfoLockedWith(v, v.conf) }
+
+func (s *Server) bootInfoLockedWith(v *vm, conf map[string]string) BootInfo {
+	info := BootInfo{
+		Node: v.node, VMID: v.vmid, Name: conf["name"], VMGenID: conf["vmgenid"],
+		BootOrder: s.bootOrder(conf), AgentEnabled: s.agentEnabled(conf),
+		MemoryMiB: int(s.memoryMiB(conf)), Cores: intOr(conf, "cores", 1), Sockets: intOr(conf, "sockets", 1),
+		BIOS: conf["bios"], Machine: conf["machine"],
+	}
+	if info.BIOS == "" {
+		info.BIOS = "seabios"
+	}
+	if sm, err := s.confM.ParseProperty("smbios1", conf["smbios1"]); err == nil {
+		info.SMBIOSUUID = sm["uuid"]
+	}
+	for _, k := range append(driveOrder(), "efidisk0", "tpmstate0") {
+		val, ok := conf[k]
+		if !ok {
+			continue
+		}
+		d, err := s.parseDrive(k, val)
+		if err != nil {
+			continue
+		}
+		disk := Disk{Interface: k, Volume: d["file"], Media: "disk"}
+		if d["media"] == "cdrom" {
+			disk.Media = "cdrom"
+		}
+		if vol, err := s.volumeLocked(v.node, d["file"]); err == nil {
+			disk.SizeBytes, disk.Image = vol.size, vol.image
+			if disk.Media == "cdrom" && info.CDROM == nil && vol.content == "iso" {
+				img := vol.image
+				info.CDROM = &img
+			}
+		}
+		info.Disks = append(info.Disks, disk)
+	}
+	for i := 0; i < 32; i++ {
+		k := "net" + itoa(i)
+		val, ok := conf[k]
+		if !ok {
+			continue
+		}
+		n, err := s.confM.ParseProperty(k, val)
+		if err != nil {
+			continue
+		}
+		nic := NIC{Name: k, MAC: n["macaddr"], Model: n["model"], Bridge: n["bridge"]}
+		nic.Tag, _ = strconv.Atoi(n["tag"])
+		nic.MTU, _ = strconv.Atoi(n["mtu"])
+		info.NICs = append(info.NICs, nic)
+	}
+	if v.cloudinit != nil {
+		ci := *v.cloudinit
+		info.CloudInit = &ci
+	}
+	return info
+}
+
+// hasCloudInitDrive names the drive holding the cloud-init volume.
+func (s *Server) cloudInitDrive(conf map[string]string) string {
+	for _, k := range append(driveOrder(), "efidisk0") {
+		if val, ok := conf[k]; ok && strings.Contains(strings.SplitN(val, ",", 2)[0], "-cloudinit") {
+			return k
+		}
+	}
+	return ""
+}

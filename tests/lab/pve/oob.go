@@ -1,0 +1,268 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// This file is the lab's Go API for tests: state to assert on and changes
+// made "out of band", the way an administrator in the Proxmox UI would.
+
+// VMInfo summarises one VM.
+type VMInfo struct {
+	VMID     int
+	Node     string
+	Name     string
+	Status   string // running or stopped
+	Template bool
+	Lock     string
+	Pool     string
+}
+
+// VMs lists all VMs of the cluster by id.
+func (s *Server) VMs() []VMInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []VMInfo
+	for _, id := range s.vmIDsLocked() {
+		v := s.vms[id]
+		st := "stopped"
+		if v.running {
+			st = "running"
+		}
+		out = append(out, VMInfo{VMID: id, Node: v.node, Name: v.conf["name"], Status: st, Template: v.isTemplate(), Lock: v.conf["lock"], Pool: s.poolOfLocked(id)})
+	}
+	return out
+}
+
+// VMConfig returns a VM's current config (without pending changes) and its
+// pending values; ok is false when the VM does not exist.
+func (s *Server) VMConfig(vmid int) (current, pending map[string]string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, exists := s.vms[vmid]
+	if !exists {
+		return nil, nil, false
+	}
+	return copyMap(v.conf), copyMap(v.pending), true
+}
+
+// SetVMConfig changes one config key out of band (as an edit in the UI of
+// a stopped VM would), checked against the schema; an empty value deletes
+// the key.
+func (s *Server) SetVMConfig(vmid int, key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.vms[vmid]
+	if !ok {
+		return fmt.Errorf("lab: VM %d does not exist", vmid)
+	}
+	if value == "" {
+		delete(v.conf, key)
+		return nil
+	}
+	if s.confM.Param(key) == nil || notConfigKeys[key] {
+		return fmt.Errorf("lab: %q is not a VM config key", key)
+	}
+	if _, errs := s.confM.Validate(map[string]any{"node": v.node, "vmid": fmt.Sprint(vmid), key: value}); errs != nil {
+		return fmt.Errorf("lab: %s=%q is refused by the PVE schema: %s", key, value, errs[key])
+	}
+	v.conf[key] = value
+	return nil
+}
+
+// DeleteVM removes a VM out of band: qemu stops, its disks and config go.
+func (s *Server) DeleteVM(vmid int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.vms[vmid]
+	if !ok {
+		return fmt.Errorf("lab: VM %d does not exist", vmid)
+	}
+	if v.running {
+		s.powerOffLocked(v)
+	}
+	for _, vol := range s.vmVolumesLocked(v) {
+		delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
+	}
+	for _, p := range s.pools {
+		delete(p.vms, vmid)
+	}
+	delete(s.vms, vmid)
+	return nil
+}
+
+// StopVM powers a VM off out of band (a crash, or "Stop" in the UI).
+func (s *Server) StopVM(vmid int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.vms[vmid]
+	if !ok {
+		return fmt.Errorf("lab: VM %d does not exist", vmid)
+	}
+	if v.running {
+		s.powerOffLocked(v)
+	}
+	return nil
+}
+
+// SetFaults replaces the injected faults at run time.
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = f
+}
+
+// Faults returns the injected faults.
+func (s *Server) Faults() Faults {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faults
+}
+
+// RestartNode takes a node offline for down (real time): its running VMs
+// stop (as in a power loss), its API answers 595 until it is back. VMs are
+// not restarted automatically (onboot is not simulated).
+func (s *Server) RestartNode(name string, down time.Duration) error {
+	s.mu.Lock()
+	n := s.node(name)
+	if n == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("lab: no node %q", name)
+	}
+	n.online = false
+	for _, v := range s.vms {
+		if v.node == name && v.running {
+			s.powerOffLocked(v)
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-time.After(down):
+		case <-s.ctx.Done():
+		}
+		s.mu.Lock()
+		n.online, n.bootTime = true, time.Now()
+		s.mu.Unlock()
+	}()
+	return nil
+}
+
+// VolumeInfo describes one volume of a storage.
+type VolumeInfo struct {
+	VolID     string
+	Content   string
+	Format    string
+	SizeBytes int64
+	Owner     int
+	Image     Image
+	Parent    string
+}
+
+// Volumes lists a storage's volumes on a node.
+func (s *Server) Volumes(nodeName, storageID string) []VolumeInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(nodeName)
+	if n == nil || n.storage(storageID) == nil {
+		return nil
+	}
+	var out []VolumeInfo
+	st := n.storage(storageID)
+	for _, name := range sortedKeys(st.volumes) {
+		v := st.volumes[name]
+		out = append(out, VolumeInfo{VolID: v.volid(), Content: v.content, Format: v.format, SizeBytes: v.size, Owner: v.owner, Image: v.image, Parent: v.parent})
+	}
+	return out
+}
+
+// Storages lists a node's storage ids.
+func (s *Server) Storages(nodeName string) []string {
+	n := s.node(nodeName)
+	if n == nil {
+		return nil
+	}
+	var out []string
+	for _, st := range n.storages {
+		out = append(out, st.spec.ID)
+	}
+	return out
+}
+
+// CloudInit returns the content of a VM's cloud-init drive as last
+// generated (at start or regenerate), nil without one.
+func (s *Server) CloudInit(vmid int) *CloudInit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.vms[vmid]
+	if !ok || v.cloudinit == nil {
+		return nil
+	}
+	ci := *v.cloudinit
+	return &ci
+}
+
+// TaskInfo describes a task.
+type TaskInfo struct {
+	UPID, Node, Type, ID, ExitStatus string
+	Done                             bool
+	Log                              []string
+}
+
+// Tasks lists all tasks, oldest first.
+func (s *Server) Tasks() []TaskInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []TaskInfo
+	for _, t := range s.taskOrder {
+		out = append(out, TaskInfo{UPID: t.upid, Node: t.node, Type: t.typ, ID: t.id, ExitStatus: t.exit, Done: t.done, Log: t.lines()})
+	}
+	return out
+}
+
+// WaitTasks blocks until no task is running.
+func (s *Server) WaitTasks(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		var pending *task
+		for _, t := range s.taskOrder {
+			if !t.done {
+				pending = t
+				break
+			}
+		}
+		s.mu.Unlock()
+		if pending == nil {
+			return nil
+		}
+		if err := pending.wait(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// NodeMemory reports a node's memory in MiB: total and in use (host
+// reservation plus running guests).
+func (s *Server) NodeMemory(nodeName string) (total, used int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(nodeName)
+	if n == nil {
+		return 0, 0
+	}
+	return n.spec.MemoryMiB, s.nodeUsedMemLocked(nodeName)
+}
+
+// Pools lists pool ids.
+func (s *Server) Pools() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := sortedKeys(s.pools)
+	sort.Strings(ids)
+	return ids
+}

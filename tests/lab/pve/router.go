@@ -1,0 +1,229 @@
+package pve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pveapi"
+)
+
+// request is one validated API call.
+type request struct {
+	ctx    context.Context
+	method *pveapi.Method
+	p      map[string]string // validated parameters, path parameters included
+	raw    map[string]any    // the decoded parameters before validation
+	user   string            // the token id, "root@pam!lab"
+}
+
+// result is a handler's answer: data plus the optional "total" attribute.
+type result struct {
+	data  any
+	total int
+}
+
+type handlerFunc func(r *request) (any, error)
+
+// ServeHTTP follows pve-http-server's order: authentication, handler lookup,
+// parameter merge, node resolution (proxyto), then the handler, which
+// validates its parameters first.
+func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	rel, ok := strings.CutPrefix(hr.URL.Path, "/api2/json")
+	if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) {
+		writeError(w, &apiError{code: http.StatusNotImplemented, msg: "no such uri", noBody: true})
+		return
+	}
+	if rel == "" {
+		rel = "/"
+	}
+	user, aerr := s.authenticate(hr)
+	if aerr != nil {
+		// pve-http-server delays failed logins by 3 seconds.
+		s.sleepReal(3 * time.Second)
+		writeError(w, aerr)
+		return
+	}
+	m, pathVars := s.schema.Find(hr.Method, rel)
+	h := s.handlers[hr.Method+" "+pathTemplate(m)]
+	if m == nil || h == nil {
+		writeError(w, &apiError{code: http.StatusNotImplemented, msg: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, rel)})
+		return
+	}
+	raw, perr := readParams(hr)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
+	for k, v := range pathVars {
+		if old, ok := raw[k]; ok {
+			if s, _ := old.(string); s != v {
+				if n, isNum := old.(json.Number); !isNum || string(n) != v {
+					writeError(w, param1(k, "duplicate parameter (already defined in URI) with conflicting values!"))
+					return
+				}
+			}
+		}
+		raw[k] = v
+	}
+	if nodeName, ok := pathVars["node"]; ok {
+		if e := s.checkNodeReachable(nodeName); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+	s.mu.Lock()
+	inject := s.rollLocked(s.faults.ServerErrorRate)
+	s.mu.Unlock()
+	if inject {
+		writeError(w, fail("lab fault injection: internal server error (ServerErrorRate)\n"))
+		return
+	}
+	params, errs := m.Validate(raw)
+	if errs != nil {
+		writeError(w, paramError(errs))
+		return
+	}
+	data, err := h(&request{ctx: hr.Context(), method: m, p: params, raw: raw, user: user})
+	if err != nil {
+		if ae, ok := err.(*apiError); ok {
+			writeError(w, ae)
+		} else {
+			writeError(w, fail("%s", err.Error()))
+		}
+		return
+	}
+	if r, ok := data.(result); ok {
+		writeTotal(w, r.data, r.total)
+		return
+	}
+	writeData(w, data)
+}
+
+func pathTemplate(m *pveapi.Method) string {
+	if m == nil {
+		return ""
+	}
+	return m.Path
+}
+
+func writeTotal(w http.ResponseWriter, data any, total int) {
+	body, _ := json.Marshal(map[string]any{"data": data, "total": total})
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	_, _ = w.Write(body)
+}
+
+// authenticate accepts only the lab's API token. Like
+// PVE::APIServer::Formatter::extract_auth_value it reads
+// "PVEAPIToken=<id>=<secret>" from the Authorization header; a missing
+// token is "No ticket", a wrong one "Authentication failed!" (pve-manager
+// PVE/HTTPServer.pm auth_handler), both 401 without a body.
+func (s *Server) authenticate(hr *http.Request) (string, *apiError) {
+	header := hr.Header.Get("Authorization")
+	token := ""
+	for _, part := range strings.Split(header, ";") {
+		part = strings.TrimSpace(part)
+		if v, ok := strings.CutPrefix(part, "PVEAPIToken="); ok {
+			token = v
+		} else if v, ok := strings.CutPrefix(part, "PVEAPIToken "); ok {
+			token = v
+		}
+	}
+	if token == "" {
+		return "", &apiError{code: http.StatusUnauthorized, msg: "No ticket\n", noBody: true}
+	}
+	if tok, err := url.PathUnescape(token); err == nil {
+		token = tok
+	}
+	i := strings.LastIndex(token, "=")
+	if i < 0 || token[:i] != s.opts.TokenID || token[i+1:] != s.opts.TokenSecret {
+		s.logf("authentication failure: API token does not match")
+		return "", &apiError{code: http.StatusUnauthorized, msg: "Authentication failed!\n", noBody: true}
+	}
+	return s.opts.TokenID, nil
+}
+
+// readParams decodes the body (JSON or form, PUT and POST only) and the
+// query string; query values win, as in AnyEvent.pm extract_params.
+func readParams(hr *http.Request) (map[string]any, *apiError) {
+	out := map[string]any{}
+	body, err := io.ReadAll(io.LimitReader(hr.Body, 16<<20))
+	if err != nil {
+		return nil, fail("unable to read request body: %v\n", err)
+	}
+	if len(body) > 0 {
+		if hr.Method != http.MethodPost && hr.Method != http.MethodPut {
+			return nil, &apiError{code: http.StatusNotImplemented, msg: fmt.Sprintf("Unexpected content for method '%s'", hr.Method)}
+		}
+		ct, _, _ := mime.ParseMediaType(hr.Header.Get("Content-Type"))
+		if ct == "application/json" {
+			dec := json.NewDecoder(bytes.NewReader(body))
+			dec.UseNumber()
+			var obj map[string]any
+			if err := dec.Decode(&obj); err != nil {
+				return nil, fail("malformed JSON string, %v\n", err)
+			}
+			for k, v := range obj {
+				out[k] = v
+			}
+		} else {
+			form, err := url.ParseQuery(string(body))
+			if err != nil {
+				return nil, &apiError{code: http.StatusBadRequest, msg: "invalid url encoding\n"}
+			}
+			addForm(out, form)
+		}
+	}
+	addForm(out, hr.URL.Query())
+	delete(out, "_dc") // the GUI's cache buster
+	return out, nil
+}
+
+func addForm(out map[string]any, form url.Values) {
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		vs := form[k]
+		if len(vs) == 1 {
+			out[k] = vs[0]
+			continue
+		}
+		arr := make([]any, len(vs))
+		for i, v := range vs {
+			arr[i] = v
+		}
+		out[k] = arr
+	}
+}
+
+// checkNodeReachable mirrors the proxy step for /nodes/{node}/...: an
+// unknown node fails the host name lookup, an offline node cannot be
+// reached (pveproxy answers 595).
+func (s *Server) checkNodeReachable(name string) *apiError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(name)
+	if n == nil {
+		return fail("hostname lookup '%s' failed - failed to get address info for: %s: Name or service not known\n", name, name)
+	}
+	if !n.online {
+		return &apiError{code: 595, msg: "Connection refused\n"}
+	}
+	return nil
+}
+
+// sleepReal waits d scaled by the time scale (no minimum).
+func (s *Server) sleepReal(d time.Duration) {
+	_ = s.sleep(s.ctx, d)
+}

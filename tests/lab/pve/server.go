@@ -1,0 +1,182 @@
+// Package pve is a stateful, in-memory Proxmox VE API server for tests and
+// demos: nodes with CPU, memory and storage, VMs with configs, pending
+// changes, locks and asynchronous tasks, storage content, cloud-init drives
+// and guest agent answers. Requests are checked against the real API schema
+// (package pveapi) and answered with PVE's texts. It listens on loopback
+// only, over HTTPS with its own CA.
+package pve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/big"
+	mrand "math/rand"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pveapi"
+)
+
+// Server is a running lab Proxmox VE cluster.
+type Server struct {
+	opts     Options
+	schema   *pveapi.Schema
+	confM    *pveapi.Method // POST /nodes/{node}/qemu: the schema of config keys
+	bootTime time.Time
+
+	mu        sync.Mutex
+	nodes     []*node
+	vms       map[int]*vm
+	pools     map[string]*pool
+	tasks     map[string]*task
+	taskOrder []*task
+	flocks    map[int]chan struct{}
+	rng       *mrand.Rand
+	faults    Faults
+	pid       uint32
+
+	caPEM    []byte
+	ln       net.Listener
+	httpSrv  *http.Server
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	handlers map[string]handlerFunc
+}
+
+// Start builds a cluster from opts and serves its API until Close.
+func Start(opts Options) (*Server, error) {
+	if err := opts.withDefaults(); err != nil {
+		return nil, err
+	}
+	schema, err := pveapi.Load()
+	if err != nil {
+		return nil, err
+	}
+	host, _, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("lab: listen address %q: %w", opts.Listen, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("lab: listen address %q is not a loopback address; the lab serves on loopback only", opts.Listen)
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		n, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+		seed = n.Int64()
+	}
+	if opts.TokenSecret == "" {
+		opts.TokenSecret = newUUID(mrand.New(mrand.NewSource(seed ^ 0x5eed)))
+	}
+	tlsCfg, caPEM, err := newTLS()
+	if err != nil {
+		return nil, fmt.Errorf("lab: create TLS certificates: %w", err)
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("lab: listen on %s: %w", opts.Listen, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		opts: opts, schema: schema, confM: schema.Method("POST", "/nodes/{node}/qemu"),
+		bootTime: time.Now(),
+		vms:      map[int]*vm{}, pools: map[string]*pool{}, tasks: map[string]*task{},
+		flocks: map[int]chan struct{}{}, rng: mrand.New(mrand.NewSource(seed)),
+		faults: opts.Faults, pid: 100000, caPEM: caPEM, ln: ln, ctx: ctx, cancel: cancel,
+	}
+	for _, ns := range opts.Nodes {
+		n := &node{spec: ns, online: true, bootTime: s.bootTime}
+		for _, st := range ns.Storages {
+			n.storages = append(n.storages, &storage{spec: st, node: ns.Name, volumes: map[string]*volume{}})
+		}
+		s.nodes = append(s.nodes, n)
+	}
+	if err := s.registerHandlers(); err != nil {
+		ln.Close()
+		cancel()
+		return nil, err
+	}
+	s.httpSrv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){}, // no HTTP/2
+		ErrorLog:          nil,
+	}
+	tlsLn := tls.NewListener(ln, tlsCfg)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.httpSrv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logf("serve: %v", err)
+		}
+	}()
+	s.logf("Proxmox VE lab listening on %s with nodes %v", s.Endpoint(), s.NodeNames())
+	return s, nil
+}
+
+// Close stops serving, powers off all guests and waits for running tasks.
+func (s *Server) Close() error {
+	s.cancel()
+	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	err := s.httpSrv.Shutdown(ctx)
+	s.mu.Lock()
+	for _, v := range s.vms {
+		if v.running {
+			s.powerOffLocked(v)
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+// Endpoint is the base URL clients use, "https://127.0.0.1:<port>".
+func (s *Server) Endpoint() string { return "https://" + s.ln.Addr().String() }
+
+// APIURL is the API base, Endpoint() + "/api2/json".
+func (s *Server) APIURL() string { return s.Endpoint() + "/api2/json" }
+
+// CACertPEM is the CA that signed the server certificate.
+func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.caPEM...) }
+
+// APIToken is the full token, "USER@REALM!TOKENID=SECRET".
+func (s *Server) APIToken() string { return s.opts.TokenID + "=" + s.opts.TokenSecret }
+
+// NodeNames lists the cluster's nodes.
+func (s *Server) NodeNames() []string {
+	var out []string
+	for _, n := range s.nodes {
+		out = append(out, n.spec.Name)
+	}
+	return out
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+func (s *Server) node(name string) *node {
+	for _, n := range s.nodes {
+		if n.spec.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// newUUID returns a random RFC 4122 version 4 UUID from r.
+func newUUID(r *mrand.Rand) string {
+	var b [16]byte
+	r.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
