@@ -6,29 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	p "github.com/pulumi/pulumi-go-provider"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
-
-// claimedVMIDs remembers which resource of this program claimed an explicit
-// VMID, so that two resources asking for the same id fail at preview.
-var claimedVMIDs = struct {
-	sync.Mutex
-	by map[int]string
-}{by: map[int]string{}}
-
-func claimVMID(id int, name string) (otherName string, ok bool) {
-	claimedVMIDs.Lock()
-	defer claimedVMIDs.Unlock()
-	if other, taken := claimedVMIDs.by[id]; taken && other != name {
-		return other, false
-	}
-	claimedVMIDs.by[id] = name
-	return "", true
-}
 
 // checkAgainstCluster validates what only the cluster knows: the node, its
 // bridges and storages, the clone source, and whether an explicit VMID is
@@ -85,7 +67,7 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 					"allocate one, or import the existing VM", vm.VMID, vm.Name, vm.Node)
 			}
 		}
-		if other, ok := claimVMID(*a.VMID, name); !ok {
+		if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
 			v.fail("vmId", "vmId %d is also given to resource %q of this program: each VM needs its own vmId", *a.VMID, other)
 		}
 	}

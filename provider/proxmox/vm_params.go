@@ -194,12 +194,13 @@ func ipConfigString(ip VirtualMachineIpConfig) string {
 	return kvList(kv, "ip", "gw", "ip6", "gw6")
 }
 
-// normalizeTags sorts and de-duplicates tags, as Proxmox stores them.
+// normalizeTags lower-cases, sorts and de-duplicates tags, as Proxmox
+// stores them (tags are case-insensitive unless the datacenter says otherwise).
 func normalizeTags(tags []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range tags {
-		t = strings.TrimSpace(t)
+		t = strings.ToLower(strings.TrimSpace(t))
 		if t != "" && !seen[t] {
 			seen[t] = true
 			out = append(out, t)

@@ -29,11 +29,26 @@ type IDAllocator struct {
 	src      IDSource
 	mu       sync.Mutex
 	reserved map[int]bool
+	// claims maps explicit VMIDs to the resource that asked for them.
+	claims map[int]string
 }
 
 // NewIDAllocator allocates from src.
 func NewIDAllocator(src IDSource) *IDAllocator {
-	return &IDAllocator{src: src, reserved: map[int]bool{}}
+	return &IDAllocator{src: src, reserved: map[int]bool{}, claims: map[int]string{}}
+}
+
+// Claim records that resource name asks for the explicit VMID id. It fails
+// when another resource of the same program claimed it first, so that such a
+// conflict is a preview error rather than a failed create.
+func (a *IDAllocator) Claim(id int, name string) (otherName string, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if other, taken := a.claims[id]; taken && other != name {
+		return other, false
+	}
+	a.claims[id] = name
+	return "", true
 }
 
 // maxProbe bounds how far past nextid the allocator walks.

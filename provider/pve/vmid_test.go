@@ -128,3 +128,17 @@ func TestReserveExplicitID(t *testing.T) {
 		t.Fatalf("Reserve after release: %v", err)
 	}
 }
+
+func TestClaimExplicitID(t *testing.T) {
+	t.Parallel()
+	a := NewIDAllocator(&fakeIDs{used: map[int]bool{}})
+	if _, ok := a.Claim(150, "cp1"); !ok {
+		t.Fatal("first claim refused")
+	}
+	if _, ok := a.Claim(150, "cp1"); !ok {
+		t.Fatal("the same resource checked again must keep its claim")
+	}
+	if other, ok := a.Claim(150, "cp2"); ok || other != "cp1" {
+		t.Fatalf("second resource claimed 150: ok=%v other=%q", ok, other)
+	}
+}
