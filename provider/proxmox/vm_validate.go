@@ -180,7 +180,8 @@ func validateCloudInit(v *validator, a VirtualMachineArgs) {
 			(a.ISO != nil && *ci.Interface == isoInterface), "cloudInit.interface %q must be a free drive slot such as "+
 			"ide0, ide1, ide3 or sata0 (ide2 holds the ISO)", *ci.Interface)
 	}
-	if !v.u.anyUnder("networkDevices") && !v.u.anyUnder("cloudInit.ipConfigs") {
+	// a clone may take its network devices from the template
+	if (a.Clone == nil || a.NetworkDevices != nil) && !v.u.anyUnder("networkDevices") && !v.u.anyUnder("cloudInit.ipConfigs") {
 		v.check("cloudInit.ipConfigs", len(ci.IPConfigs) > len(a.NetworkDevices), "cloudInit.ipConfigs has %d entries "+
 			"but the VM has %d network devices: each entry configures the network device at the same position",
 			len(ci.IPConfigs), len(a.NetworkDevices))

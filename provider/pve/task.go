@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +83,8 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	if err != nil {
 		return err
 	}
-	path := fmt.Sprintf("/nodes/%s/tasks/%s/status", id.Node, upid)
+	// escaped: a UPID's worker id may hold '%' (pve-common encode_text)
+	path := fmt.Sprintf("/nodes/%s/tasks/%s/status", id.Node, url.PathEscape(upid))
 	start := time.Now()
 	lastLog := start
 	interval := c.taskPoll
@@ -124,7 +126,7 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 // taskLogTail returns up to n last lines of the task log; best effort.
 func (c *Client) taskLogTail(ctx context.Context, id UPID, n int) []string {
 	var lines []taskLogLine
-	path := fmt.Sprintf("/nodes/%s/tasks/%s/log?start=0&limit=1000", id.Node, id.Raw)
+	path := fmt.Sprintf("/nodes/%s/tasks/%s/log?start=0&limit=1000", id.Node, url.PathEscape(id.Raw))
 	if err := c.get(ctx, path, &lines); err != nil {
 		return nil
 	}
