@@ -121,6 +121,13 @@ link: eth0
 		t.Errorf("Layer2VIPConfig document not added: %v", vips)
 	}
 
+	// $patch: delete removes a document; then the legacy hostname field is allowed.
+	res, err = Generate(baseInput(t, "v1.12.5", RoleWorker,
+		"apiVersion: v1alpha1\nkind: HostnameConfig\n$patch: delete\n", "machine:\n  network:\n    hostname: w1\n"))
+	if err != nil || strings.Contains(res.Config, "kind: HostnameConfig") || !strings.Contains(res.Config, "hostname: w1") {
+		t.Errorf("delete patch: %v", err)
+	}
+
 	// JSON6902 works on a single-document (1.11) configuration...
 	jsonPatch := `[{"op": "add", "path": "/machine/nodeLabels", "value": {"zone": "a"}}]`
 	res, err = Generate(baseInput(t, "v1.11.5", RoleWorker, jsonPatch))

@@ -244,7 +244,12 @@ func (s *Server) stopVM(ctx context.Context, l *taskLog, nodeName string, vmid i
 	g := v.guest
 	s.mu.Unlock()
 	if shutdown {
+		// The timeout is scaled, but a guest gets at least two real seconds
+		// to react; nothing booted never reacts, so waiting is pointless.
 		d := time.Duration(float64(time.Duration(timeout)*time.Second) * s.opts.TimeScale)
+		if g != nil && d < 2*time.Second {
+			d = 2 * time.Second
+		}
 		sctx, cancel := context.WithTimeout(ctx, d)
 		err := errors.New("no guest OS answers ACPI shutdown")
 		if g != nil {

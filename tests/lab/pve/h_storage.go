@@ -265,7 +265,9 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 	comp := r.p["compression"]
 	name := content + "/" + filename
 	dest := volumePath(st, &volume{name: name, content: content})
-	return s.startTask(r.p["node"], "download", st.spec.ID+":"+name, r.user, func(ctx context.Context, l *taskLog) error {
+	// The worker id is the file name (encode_text'ed; normalised names need
+	// no escaping): "must not pass : or the like as w-ID" (Status.pm).
+	return s.startTask(r.p["node"], "download", filename, r.user, func(ctx context.Context, l *taskLog) error {
 		if comp != "" {
 			if content != "iso" {
 				return fmt.Errorf("decompression not supported for %s\n", content)

@@ -218,7 +218,9 @@ func (s *Server) checkNodeReachable(name string) *apiError {
 		return fail("hostname lookup '%s' failed - failed to get address info for: %s: Name or service not known\n", name, name)
 	}
 	if !n.online {
-		return &apiError{code: 595, msg: "Connection refused\n"}
+		// pveproxy's proxy (AnyEvent::HTTP) reports the failed connection
+		// as status 595 with the reason and no body.
+		return &apiError{code: 595, msg: "No route to host\n", noBody: true}
 	}
 	return nil
 }

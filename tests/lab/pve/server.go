@@ -12,6 +12,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"math/big"
 	mrand "math/rand"
 	"net"
@@ -105,7 +107,7 @@ func Start(opts Options) (*Server, error) {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){}, // no HTTP/2
-		ErrorLog:          nil,
+		ErrorLog:          log.New(io.Discard, "", 0),                               // TLS handshake noise from probing clients
 	}
 	tlsLn := tls.NewListener(ln, tlsCfg)
 	s.wg.Add(1)
@@ -122,9 +124,9 @@ func Start(opts Options) (*Server, error) {
 // Close stops serving, powers off all guests and waits for running tasks.
 func (s *Server) Close() error {
 	s.cancel()
-	ctx, done := context.WithTimeout(context.Background(), 5*time.Second)
-	defer done()
-	err := s.httpSrv.Shutdown(ctx)
+	// Close, not Shutdown: Shutdown waits up to 5 s for connections that
+	// never sent a request (a failed TLS handshake, say).
+	err := s.httpSrv.Close()
 	s.mu.Lock()
 	for _, v := range s.vms {
 		if v.running {

@@ -1,0 +1,273 @@
+package pve
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+)
+
+func pendingMap(t *testing.T, vm *proxmox.VirtualMachine) map[string]proxmox.PendingConfigItem {
+	t.Helper()
+	p, err := vm.Pending(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]proxmox.PendingConfigItem{}
+	for _, it := range *p {
+		out[it.Key] = it
+	}
+	return out
+}
+
+// TestPendingOnRunningVM: what PVE cannot hot-plug waits for a restart.
+func TestPendingOnRunningVM(t *testing.T) {
+	t.Parallel()
+	// A guest that boots whatever it gets (and so reacts to ACPI shutdown,
+	// which a reboot needs).
+	anyGuest := func(ctx context.Context, vm BootInfo, _ DiskWriter) Guest { return &recordingGuest{info: vm} }
+	s, c := startLab(t, Options{Booter: anyGuest})
+	ctx := ctxT(t)
+	vm := createStarted(t, ctx, c, 100, opt("cores", 1), opt("memory", "1024"), opt("name", "a"), opt("net0", "virtio,bridge=vmbr0"), opt("scsi0", "local-lvm:4"))
+
+	task, err := vm.Config(ctx, opt("cores", 4), opt("memory", "2048"), opt("name", "b"), opt("description", "hello"), opt("net0", "virtio,bridge=vmbr0,tag=30"), opt("scsi1", "local-lvm:2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task)
+	cur, pend, _ := s.VMConfig(100)
+	if cur["cores"] != "1" || cur["memory"] != "1024" || pend["cores"] != "4" || pend["memory"] != "2048" {
+		t.Fatalf("cores/memory should be pending: cur %v pending %v", cur, pend)
+	}
+	if cur["name"] != "b" || cur["description"] != "hello" || !strings.HasSuffix(cur["net0"], "tag=30") || cur["scsi1"] == "" {
+		t.Fatalf("hot-pluggable values not applied: %v", cur)
+	}
+	p := pendingMap(t, vm)
+	if p["cores"].Pending != float64(4) || p["cores"].Value != float64(1) || p["memory"].Pending != "2048" {
+		t.Fatalf("pending endpoint: %+v", p)
+	}
+	// GET config shows pending values applied; current=1 does not.
+	if err := vm.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if *vm.VirtualMachineConfig.Cores != 4 {
+		t.Fatalf("config with pending: cores %d", *vm.VirtualMachineConfig.Cores)
+	}
+	_, body := rawCall(t, s, "GET", "/nodes/pve1/qemu/100/config?current=1", "", nil)
+	if !strings.Contains(body, `"cores":1`) {
+		t.Fatalf("current config: %s", body)
+	}
+	// The running VM still has its old memory accounted.
+	if _, used := s.NodeMemory("pve1"); used != hostReservedMiB+1024 {
+		t.Fatalf("memory in use %d", used)
+	}
+	// A reboot applies the pending changes.
+	task, _ = vm.Reboot(ctx)
+	waitOK(t, ctx, task)
+	cur, pend, _ = s.VMConfig(100)
+	if cur["cores"] != "4" || cur["memory"] != "2048" || len(pend) != 0 {
+		t.Fatalf("after reboot: %v %v", cur, pend)
+	}
+	if _, used := s.NodeMemory("pve1"); used != hostReservedMiB+2048 {
+		t.Fatalf("memory in use after reboot %d", used)
+	}
+}
+
+func TestConfigUpdateRules(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100, opt("cores", 1), opt("scsi0", "local-lvm:4"), opt("ide2", "local-lvm:cloudinit"), opt("tags", "x"), opt("net0", "virtio,bridge=vmbr0"))
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+
+	// Synchronous PUT on a stopped VM applies at once.
+	if err := vm.ConfigSync(ctx, opt("cores", 2), opt("delete", "tags")); err != nil {
+		t.Fatal(err)
+	}
+	cur, _, _ := s.VMConfig(100)
+	if cur["cores"] != "2" || cur["tags"] != "" {
+		t.Fatalf("after PUT: %v", cur)
+	}
+	// digest mismatch
+	mustContain(t, vm.ConfigSync(ctx, opt("cores", 3), opt("digest", "0000")), "500 checksum mismatch (file change by other user?)")
+	// nothing to do
+	mustContain(t, vm.ConfigSync(ctx), "500 no options specified")
+	// delete of an unknown option / conflicting with a value
+	mustContain(t, vm.ConfigSync(ctx, opt("delete", "nosuch")), `"delete":"unknown option 'nosuch'"`)
+	mustContain(t, vm.ConfigSync(ctx, opt("cores", 3), opt("delete", "cores")), `you can't use '-cores' and -delete cores' at the same time`)
+	// Replacing a disk leaves the old one as unused0; deleting unused0 frees it.
+	if err := vm.ConfigSync(ctx, opt("scsi0", "local-lvm:6")); err != nil {
+		t.Fatal(err)
+	}
+	cur, _, _ = s.VMConfig(100)
+	if cur["unused0"] != "local-lvm:vm-100-disk-0" || !strings.HasPrefix(cur["scsi0"], "local-lvm:vm-100-disk-1,") {
+		t.Fatalf("replaced disk: %v", cur)
+	}
+	if err := vm.ConfigSync(ctx, opt("delete", "unused0")); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range s.Volumes("pve1", "local-lvm") {
+		if v.VolID == "local-lvm:vm-100-disk-0" {
+			t.Fatal("unused disk not freed")
+		}
+	}
+	// A second cloud-init drive is refused.
+	task, _ = vm.Config(ctx, opt("ide0", "local-lvm:cloudinit"))
+	if st := waitExit(t, ctx, task); st != "ide0 - cloud-init drive is already attached at 'ide2'" {
+		t.Fatalf("second cloud-init drive: %q", st)
+	}
+	// An invalid boot order is refused.
+	task, _ = vm.Config(ctx, opt("boot", "order=scsi0;virtio3"))
+	if st := waitExit(t, ctx, task); st != "invalid bootorder: device 'virtio3' does not exist'" {
+		t.Fatalf("boot order: %q", st)
+	}
+	// balloon larger than memory
+	mustContain(t, vm.ConfigSync(ctx, opt("balloon", 4096)), "500 balloon value too large (must be smaller than assigned memory)")
+	// The VM is locked while it is being created elsewhere: simulate with
+	// the config lock.
+	if err := s.SetVMConfig(100, "lock", "backup"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := vm.Config(ctx, opt("cores", 3))
+	mustContain(t, err, "500 VM is locked (backup)")
+	task, _ = vm.Start(ctx)
+	if st := waitExit(t, ctx, task); st != "VM is locked (backup)" {
+		t.Fatalf("start while locked: %q", st)
+	}
+}
+
+func TestResize(t *testing.T) {
+	t.Parallel()
+	_, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100, opt("virtio0", "local-lvm:8"), opt("ide2", "none,media=cdrom"))
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+	for _, tc := range []struct{ disk, size, want string }{
+		{"virtio0", "+2G", "OK"},
+		{"virtio0", "12G", "OK"},
+		{"virtio0", "12G", "OK"}, // no change
+		{"virtio0", "4G", "shrinking disks is not supported"},
+		{"scsi0", "10G", "disk 'scsi0' does not exist"},
+		{"ide2", "10G", "disk 'ide2' has no associated volume"},
+	} {
+		task, err := vm.ResizeDisk(ctx, tc.disk, tc.size)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.disk, tc.size, err)
+		}
+		if st := waitExit(t, ctx, task); st != tc.want {
+			t.Fatalf("resize %s %s: %q, want %q", tc.disk, tc.size, st, tc.want)
+		}
+	}
+	vm.Ping(ctx)
+	if vm.VirtualMachineConfig.VirtIOs["virtio0"] != "local-lvm:vm-100-disk-0,size=12G" {
+		t.Fatalf("virtio0 = %q", vm.VirtualMachineConfig.VirtIOs["virtio0"])
+	}
+	_, err := vm.ResizeDisk(ctx, "virtio0", "-2G")
+	mustContain(t, err, `"size":"value does not match the regex pattern"`)
+}
+
+func TestCloneAndTemplate(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100, opt("name", "base"), opt("scsi0", "local-lvm:4"), opt("ide2", "local-lvm:cloudinit"), opt("net0", "virtio,bridge=vmbr0"))
+	waitOK(t, ctx, task)
+	src, _ := node.VirtualMachine(ctx, 100)
+
+	// Linked clones need a template.
+	_, task, err := src.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 101})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task) // full by default for a VM
+	_, _, err = src.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 102, Full: false, Target: "pve2"})
+	mustContain(t, err, "500 can't clone VM to node 'pve2' (VM uses local storage)")
+
+	task, err = src.ConvertToTemplate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task)
+	src.Ping(ctx)
+	if src.VirtualMachineConfig.SCSIs["scsi0"] != "local-lvm:base-100-disk-0,size=4G" || !bool(src.VirtualMachineConfig.Template) {
+		t.Fatalf("template config: %+v", src.VirtualMachineConfig)
+	}
+	task, _ = src.Start(ctx)
+	if st := waitExit(t, ctx, task); st != "you can't start a vm if it's a template" {
+		t.Fatalf("start template: %q", st)
+	}
+	_, task, err = src.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 102, Name: "linked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task)
+	_, _, err = src.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 103, Storage: "local-lvm"})
+	mustContain(t, err, "500 parameter 'storage' not allowed for linked clones")
+	_, _, err = src.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 101})
+	mustContain(t, err, "500 unable to create VM 101: config file already exists")
+
+	srcCur, _, _ := s.VMConfig(100)
+	linked, _, _ := s.VMConfig(102)
+	if linked["scsi0"] != "local-lvm:base-100-disk-0/vm-102-disk-0,size=4G" || linked["name"] != "linked" || linked["template"] != "" {
+		t.Fatalf("linked clone: %v", linked)
+	}
+	if linked["ide2"] != "local-lvm:vm-102-cloudinit,media=cdrom" {
+		t.Fatalf("cloud-init drive of the clone: %q", linked["ide2"])
+	}
+	if linked["net0"] == srcCur["net0"] || linked["smbios1"] == srcCur["smbios1"] || linked["vmgenid"] == srcCur["vmgenid"] {
+		t.Fatalf("clone kept identity: %v vs %v", linked, srcCur)
+	}
+	full, _, _ := s.VMConfig(101)
+	if full["name"] != "Copy-of-VM-base" || full["scsi0"] != "local-lvm:vm-101-disk-0,size=4G" {
+		t.Fatalf("full clone: %v", full)
+	}
+	// The template cannot go while a linked clone uses its base volume.
+	task, _ = src.Delete(ctx, &proxmox.VirtualMachineDeleteOptions{Purge: true})
+	if st := waitExit(t, ctx, task); st != "base volume 'local-lvm:base-100-disk-0' is still in use by linked cloned" {
+		t.Fatalf("delete template: %q", st)
+	}
+	clone, _ := node.VirtualMachine(ctx, 102)
+	task, _ = clone.Delete(ctx, &proxmox.VirtualMachineDeleteOptions{Purge: true})
+	waitOK(t, ctx, task)
+	task, _ = src.Delete(ctx, &proxmox.VirtualMachineDeleteOptions{Purge: true})
+	waitOK(t, ctx, task)
+	if vms := s.VMs(); len(vms) != 1 || vms[0].VMID != 101 {
+		t.Fatalf("vms: %+v", vms)
+	}
+}
+
+func TestDestroyUnreferencedDisks(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100, opt("scsi0", "local-lvm:4"), opt("scsi1", "local-lvm:4"))
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+	// Detach scsi1 out of band: its volume is no longer referenced.
+	if err := s.SetVMConfig(100, "scsi1", ""); err != nil {
+		t.Fatal(err)
+	}
+	task, _ = vm.Delete(ctx, &proxmox.VirtualMachineDeleteOptions{Purge: true})
+	waitOK(t, ctx, task)
+	if vols := s.Volumes("pve1", "local-lvm"); len(vols) != 1 || vols[0].VolID != "local-lvm:vm-100-disk-1" {
+		t.Fatalf("volumes: %+v", vols)
+	}
+	task, _ = node.NewVirtualMachine(ctx, 100, opt("scsi0", "local-lvm:4"))
+	waitOK(t, ctx, task)
+	vm, _ = node.VirtualMachine(ctx, 100)
+	task, _ = vm.Delete(ctx, &proxmox.VirtualMachineDeleteOptions{Purge: true, DestroyUnreferencedDisks: true})
+	waitOK(t, ctx, task)
+	if vols := s.Volumes("pve1", "local-lvm"); len(vols) != 0 {
+		t.Fatalf("volumes: %+v", vols)
+	}
+	if err := s.SetVMConfig(999, "cores", "1"); err == nil {
+		t.Fatal("out-of-band change of a missing VM")
+	}
+}

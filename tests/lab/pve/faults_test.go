@@ -1,0 +1,161 @@
+package pve
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestFaultInjection(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100, opt("cores", 1))
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+
+	s.SetFaults(Faults{LockTimeoutRate: 1})
+	task, err := vm.Config(ctx, opt("cores", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExit(t, ctx, task); st != "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout" {
+		t.Fatalf("config under lock fault: %q", st)
+	}
+	mustContain(t, vm.ConfigSync(ctx, opt("cores", 2)), "500 can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout")
+	_, err = node.NewVirtualMachine(ctx, 101)
+	mustContain(t, err, "500 unable to create VM 101 - can't lock file '/var/lock/qemu-server/lock-101.conf' - got timeout")
+
+	s.SetFaults(Faults{TaskFailureRate: 1})
+	task, _ = vm.Start(ctx)
+	if st := waitExit(t, ctx, task); !strings.Contains(st, "injected") && !strings.Contains(st, "fault injection") {
+		t.Fatalf("task fault: %q", st)
+	}
+
+	s.SetFaults(Faults{ServerErrorRate: 1})
+	_, err = c.Nodes(ctx)
+	mustContain(t, err, "500 lab fault injection: internal server error (ServerErrorRate)")
+
+	s.SetFaults(Faults{})
+	task, _ = vm.Start(ctx)
+	waitOK(t, ctx, task)
+	if f := s.Faults(); f != (Faults{}) {
+		t.Fatalf("faults %+v", f)
+	}
+}
+
+// TestLocksSerialise: concurrent config updates of one VM wait for each
+// other's config lock; none is lost.
+func TestLocksSerialise(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100)
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+	var wg sync.WaitGroup
+	keys := []string{"description", "onboot", "cores", "sockets", "tags", "name", "cpuunits", "protection"}
+	vals := []any{"d", 1, 3, 2, "t", "n", 200, 0}
+	errs := make(chan error, len(keys))
+	for i := range keys {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			task, err := vm.Config(ctx, opt(keys[i], vals[i]))
+			if err == nil {
+				err = task.Wait(ctx, time.Millisecond, 10*time.Second)
+				if err == nil && task.ExitStatus != "OK" {
+					err = &apiError{msg: task.ExitStatus}
+				}
+			}
+			errs <- err
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur, _, _ := s.VMConfig(100)
+	if cur["description"] != "d" || cur["cores"] != "3" || cur["sockets"] != "2" || cur["name"] != "n" || cur["cpuunits"] != "200" || cur["protection"] != "0" {
+		t.Fatalf("lost updates: %v", cur)
+	}
+}
+
+// TestCreateLock: while the create worker runs, the config exists with
+// "lock: create" and other operations are refused.
+func TestCreateLock(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{TimeScale: 0.3})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, err := node.NewVirtualMachine(ctx, 100, opt("scsi0", "local-lvm:4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vms := s.VMs()
+	if len(vms) != 1 || vms[0].Lock != "create" {
+		t.Fatalf("during create: %+v", vms)
+	}
+	_, body := rawCall(t, s, "POST", "/nodes/pve1/qemu/100/config", "", map[string][]string{"cores": {"2"}})
+	if !strings.Contains(body, "VM is locked (create)") {
+		t.Fatalf("config during create: %s", body)
+	}
+	if err := task.Wait(ctx, 20*time.Millisecond, 10*time.Second); err != nil || task.ExitStatus != "OK" {
+		t.Fatalf("create: %v %q", err, task.ExitStatus)
+	}
+	if s.VMs()[0].Lock != "" {
+		t.Fatal("lock not released")
+	}
+}
+
+func TestNodeRestart(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	vm := createStarted(t, ctx, c, 100)
+	if err := s.RestartNode("pve1", 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	status, body := rawCall(t, s, "GET", "/nodes/pve1/qemu/100/status/current", "", nil)
+	if status != "595 No route to host" || body != "" {
+		t.Fatalf("offline node: %q %q", status, body)
+	}
+	nodes, _ := c.Nodes(ctx)
+	if nodes[0].Status != "offline" {
+		t.Fatalf("node status %q", nodes[0].Status)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := vm.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if vm.Status != "stopped" {
+		t.Fatalf("VM survived a node restart: %s", vm.Status)
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	_, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	// Nothing boots: ACPI shutdown is never answered.
+	vm := createStarted(t, ctx, c, 100)
+	task, _ := vm.Shutdown(ctx)
+	if st := waitExit(t, ctx, task); st != "VM quit/powerdown failed - got timeout" {
+		t.Fatalf("shutdown: %q", st)
+	}
+	task, _ = vm.Stop(ctx)
+	waitOK(t, ctx, task)
+	// Stopping a stopped VM is fine; rebooting it is not.
+	task, _ = vm.Stop(ctx)
+	waitOK(t, ctx, task)
+	_, err := vm.Reboot(ctx)
+	mustContain(t, err, "500 VM 100 not running")
+	_, err = vm.Reset(ctx)
+	mustContain(t, err, "500 VM 100 not running")
+}

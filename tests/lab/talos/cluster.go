@@ -1,0 +1,469 @@
+package talos
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+)
+
+// cluster is what nodes sharing a cluster.id have in common: the etcd
+// cluster the first bootstrap created, the Kubernetes objects, and which
+// addresses serve the Kubernetes API.
+type cluster struct {
+	id        string
+	etcd      *etcdCluster             // nil until bootstrapped
+	kubeNodes map[string]*kubeNode     // by node name
+	vipLeader map[netip.Addr]*Node     // VIP -> node holding it
+	serving   map[netip.AddrPort]*Node // kube-apiserver listeners wanted: address -> CP node
+	servers   map[netip.AddrPort]*kubeServer
+}
+
+func (s *Sim) clusterFor(id string) *cluster {
+	c := s.clusters[id]
+	if c == nil {
+		c = &cluster{
+			id:        id,
+			kubeNodes: map[string]*kubeNode{},
+			vipLeader: map[netip.Addr]*Node{},
+			serving:   map[netip.AddrPort]*Node{},
+			servers:   map[netip.AddrPort]*kubeServer{},
+		}
+		s.clusters[id] = c
+	}
+
+	return c
+}
+
+func (s *Sim) reconcileLoop() {
+	defer s.wg.Done()
+
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+
+	for {
+		select {
+		case <-s.done:
+			s.stopAllKube()
+
+			return
+		case <-s.kick:
+		case <-tick.C:
+		}
+
+		for range 8 {
+			if !s.reconcile() {
+				break
+			}
+		}
+	}
+}
+
+// reconcile moves cross-node state one step; it reports whether anything
+// changed. I/O (listeners, disk writes) runs after the lock is released.
+func (s *Sim) reconcile() bool {
+	var (
+		after   []func()
+		changed bool
+	)
+
+	s.mu.Lock()
+
+	now := time.Now()
+	members := map[*cluster][]*Node{}
+
+	for n := range s.nodes {
+		if n.phase == PhaseRunning && n.active != nil {
+			c := s.clusterFor(n.active.Cluster().ID())
+			members[c] = append(members[c], n)
+		}
+	}
+
+	for _, c := range s.clusters {
+		nodes := members[c]
+		slices.SortFunc(nodes, func(a, b *Node) int { return a.bootedAt.Compare(b.bootedAt) })
+
+		changed = s.reconcileEtcd(c, nodes, now, &after) || changed
+		changed = s.reconcileAPIServers(c, nodes, now) || changed
+		changed = s.reconcileVIPs(c, nodes, &after) || changed
+		changed = s.reconcileWorkerCerts(c, nodes, &after) || changed
+		changed = s.reconcileKubelets(c, nodes, now) || changed
+		changed = s.reconcileKubeListeners(c, &after) || changed
+	}
+
+	s.mu.Unlock()
+
+	for _, f := range after {
+		f()
+	}
+
+	return changed
+}
+
+func isControlPlane(cfg config.Provider) bool {
+	return cfg != nil && cfg.Machine().Type().IsControlPlane()
+}
+
+// reconcileEtcd starts etcd members of control planes that have etcd data,
+// and joins control planes without data to the bootstrapped cluster once they
+// can reach the Kubernetes API (Talos discovers the control plane endpoints
+// through it).
+func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]func()) bool {
+	changed := false
+
+	for _, n := range nodes {
+		if !isControlPlane(n.active) || n.etcd != nil || n.etcdJoining || n.ps == nil {
+			continue
+		}
+
+		if n.ps.etcdMember != 0 {
+			ec := s.etcdByID(n.ps.etcdCluster)
+
+			var m *etcdMember
+			if ec != nil {
+				m = ec.member(n.ps.etcdMember)
+			}
+
+			if m == nil {
+				if !n.etcdFailedLogged {
+					n.etcdFailedLogged = true
+					*after = append(*after, func() {
+						n.logf("etcd fails to start: this node's member was removed from the etcd cluster while it was down (reset the node to rejoin)")
+					})
+				}
+
+				continue
+			}
+
+			m.running, m.addr, m.name = true, n.addr.String(), n.hostname
+			n.etcd, n.etcdCluster, n.etcdSince = m, ec, now
+			changed = true
+
+			continue
+		}
+
+		if c.etcd == nil || now.Before(n.bootedAt.Add(s.scaled(criDuration+etcdJoinDuration))) || !s.apiReachable(c, n) {
+			continue
+		}
+
+		m, err := c.etcd.add(n.hostname, n.addr.String())
+		if err != nil {
+			continue // etcd refuses for now (no leader, not enough started members): retried
+		}
+
+		n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = m, c.etcd, now, true
+		changed = true
+
+		ec := c.etcd
+		*after = append(*after, func() {
+			n.logf("etcd joined the cluster", "member", strconv.FormatUint(m.id, 16))
+
+			err := n.updateState(func(ps *persistState) {
+				ps.etcdCluster, ps.etcdMember = ec.id, m.id
+			})
+			if err != nil {
+				n.logf("recording etcd data on disk failed", "error", err)
+			}
+
+			n.sim.mu.Lock()
+			n.etcdJoining = false
+			n.sim.mu.Unlock()
+		})
+	}
+
+	return changed
+}
+
+func (s *Sim) etcdByID(id uint64) *etcdCluster {
+	return s.etcds[id]
+}
+
+// reconcileAPIServers: kube-apiserver on a control plane is ready some time
+// after its etcd member runs, while the etcd cluster has quorum.
+func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time) bool {
+	changed := false
+
+	for _, n := range nodes {
+		up := isControlPlane(n.active) && n.etcd != nil && n.etcd.running &&
+			!now.Before(n.etcdSince.Add(s.scaled(apiServerDuration)))
+
+		switch {
+		case up && n.apiReadyAt.IsZero():
+			n.apiReadyAt = now
+			changed = true
+		case !up && !n.apiReadyAt.IsZero():
+			n.apiReadyAt = time.Time{}
+			changed = true
+		}
+	}
+
+	want := map[netip.AddrPort]*Node{}
+
+	for _, n := range nodes {
+		if !n.apiReadyAt.IsZero() && n.addr.IsValid() {
+			want[netip.AddrPortFrom(n.addr, uint16(n.active.Cluster().LocalAPIServerPort()))] = n
+		}
+	}
+
+	for vip, leader := range c.vipLeader {
+		if leader != nil && !leader.apiReadyAt.IsZero() {
+			want[netip.AddrPortFrom(vip, uint16(leader.active.Cluster().LocalAPIServerPort()))] = leader
+		}
+	}
+
+	if !sameServing(c.serving, want) {
+		c.serving = want
+		changed = true
+	}
+
+	return changed
+}
+
+func sameServing(a, b map[netip.AddrPort]*Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+
+	return true
+}
+
+// apiReachable: the node's cluster endpoint (cluster.controlPlane.endpoint)
+// lands on a kube-apiserver of this cluster. A name the lab cannot resolve or
+// an address nobody serves is unreachable.
+func (s *Sim) apiReachable(c *cluster, n *Node) bool {
+	ap, ok := endpointAddrPort(n.active)
+	if !ok {
+		return false
+	}
+
+	return c.serving[ap] != nil
+}
+
+func endpointAddrPort(cfg config.Provider) (netip.AddrPort, bool) {
+	u := cfg.Cluster().Endpoint()
+	if u == nil {
+		return netip.AddrPort{}, false
+	}
+
+	addr, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+
+	port := 443
+
+	if p := u.Port(); p != "" {
+		port, err = strconv.Atoi(p)
+		if err != nil {
+			return netip.AddrPort{}, false
+		}
+	}
+
+	return netip.AddrPortFrom(addr, uint16(port)), true
+}
+
+// reconcileVIPs elects a holder for each shared VIP among control planes
+// that configure it and whose etcd member is healthy (Talos elects the VIP
+// holder through etcd, so a VIP only comes up after bootstrap). The holder
+// keeps it while it stays eligible.
+func (s *Sim) reconcileVIPs(c *cluster, nodes []*Node, after *[]func()) bool {
+	changed := false
+	eligible := map[netip.Addr][]*Node{}
+
+	for _, n := range nodes {
+		if n.etcd == nil || !n.etcd.running || n.etcdCluster == nil || !n.etcdCluster.hasQuorum() {
+			continue
+		}
+
+		for _, vip := range configVIPs(n.active) {
+			eligible[vip] = append(eligible[vip], n)
+		}
+	}
+
+	for vip, holder := range c.vipLeader {
+		if holder != nil && slices.Contains(eligible[vip], holder) {
+			continue
+		}
+
+		delete(c.vipLeader, vip)
+
+		changed = true
+
+		if holder != nil {
+			h := holder
+			*after = append(*after, func() { h.dropVIP(vip) })
+		}
+	}
+
+	for vip, cands := range eligible {
+		if c.vipLeader[vip] != nil {
+			continue
+		}
+
+		if !vip.Is4() || !netip.MustParsePrefix("127.0.0.0/8").Contains(vip) {
+			continue
+		}
+
+		if other := s.byAddr[vip]; other != nil {
+			continue // a VM uses this address: the VIP would conflict
+		}
+
+		leader := cands[0]
+		c.vipLeader[vip] = leader
+		changed = true
+
+		*after = append(*after, func() { leader.takeVIP(vip) })
+	}
+
+	return changed
+}
+
+// configVIPs lists the shared VIPs a config asks for: Layer2VIPConfig
+// documents and the deprecated machine.network.interfaces[].vip.
+func configVIPs(cfg config.Provider) []netip.Addr {
+	var out []netip.Addr
+
+	for _, v := range cfg.NetworkVirtualIPConfigs() {
+		out = append(out, v.VIP())
+	}
+
+	if cfg.Machine() != nil && cfg.Machine().Network() != nil {
+		for _, dev := range cfg.Machine().Network().Devices() {
+			if dev.VIPConfig() != nil {
+				if a, err := netip.ParseAddr(dev.VIPConfig().IP()); err == nil {
+					out = append(out, a)
+				}
+			}
+
+			for _, vlan := range dev.Vlans() {
+				if vlan.VIPConfig() != nil {
+					if a, err := netip.ParseAddr(vlan.VIPConfig().IP()); err == nil {
+						out = append(out, a)
+					}
+				}
+			}
+		}
+	}
+
+	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
+
+	return slices.Compact(out)
+}
+
+// reconcileWorkerCerts: a worker's apid needs a certificate from trustd on a
+// control plane, which it finds through the Kubernetes API endpoints and
+// authenticates to with machine.token (internal/app/machined/pkg/controllers/
+// secrets/api.go). Until then the worker's Talos API does not listen.
+func (s *Sim) reconcileWorkerCerts(c *cluster, nodes []*Node, after *[]func()) bool {
+	changed := false
+
+	for _, n := range nodes {
+		if isControlPlane(n.active) || n.servers != nil && n.servers.apid != nil || n.certsPending || !n.addr.IsValid() {
+			continue
+		}
+
+		if !s.apiReachable(c, n) {
+			continue
+		}
+
+		var trustd *Node
+
+		for _, cp := range nodes {
+			if isControlPlane(cp.active) && !cp.apiReadyAt.IsZero() &&
+				cp.active.Machine().Security().Token() == n.active.Machine().Security().Token() {
+				trustd = cp
+
+				break
+			}
+		}
+
+		if trustd == nil {
+			continue
+		}
+
+		n.certsPending = true
+		changed = true
+
+		w, cpCfg := n, trustd.active
+
+		*after = append(*after, func() {
+			if err := w.startAPIWithIssuer(cpCfg); err != nil {
+				w.logf("apid failed to start", "error", err)
+			}
+
+			w.sim.mu.Lock()
+			w.certsPending = false
+			w.sim.mu.Unlock()
+		})
+	}
+
+	return changed
+}
+
+// reconcileKubeListeners starts and stops kube-apiserver listeners.
+func (s *Sim) reconcileKubeListeners(c *cluster, after *[]func()) bool {
+	changed := false
+
+	for ap, srv := range c.servers {
+		if c.serving[ap] == nil {
+			delete(c.servers, ap)
+
+			changed = true
+			*after = append(*after, srv.stop)
+		}
+	}
+
+	for ap := range c.serving {
+		if c.servers[ap] != nil {
+			continue
+		}
+
+		srv := &kubeServer{sim: s, cluster: c, addr: ap}
+		c.servers[ap] = srv
+		changed = true
+
+		*after = append(*after, srv.start)
+	}
+
+	return changed
+}
+
+func (s *Sim) stopAllKube() {
+	s.mu.Lock()
+
+	var servers []*kubeServer
+
+	for _, c := range s.clusters {
+		for ap, srv := range c.servers {
+			servers = append(servers, srv)
+			delete(c.servers, ap)
+		}
+	}
+	s.mu.Unlock()
+
+	for _, srv := range servers {
+		srv.stop()
+	}
+}
+
+// vipHolder returns the node holding a VIP, or nil.
+func (s *Sim) vipHolder(vip netip.Addr) *Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	for _, c := range s.clusters {
+		if n := c.vipLeader[vip]; n != nil {
+			return n
+		}
+	}
+
+	return nil
+}

@@ -1,0 +1,219 @@
+package talos
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+)
+
+// kubeNode is a Node object in the simulated Kubernetes API. It outlives the
+// machine's runtime: a node that is off or reset stays (NotReady) until
+// someone deletes it, as in Kubernetes.
+type kubeNode struct {
+	name          string
+	uid           string
+	createdAt     time.Time
+	node          *Node     // the runtime whose kubelet registered it last
+	bootedAt      time.Time // boot of that runtime (Ready only for the current boot)
+	unschedulable bool
+	providerID    string
+	csr           *kubeCSR
+}
+
+// kubeCSR is a kubelet serving certificate request (kubelet runs with
+// rotate-server-certificates: true).
+type kubeCSR struct {
+	name      string
+	createdAt time.Time
+	approved  bool
+}
+
+// ccmKind says which cloud controller manager the cluster's manifests run.
+type ccmKind int
+
+const (
+	ccmNone ccmKind = iota
+	ccmTalos
+	ccmProxmox
+)
+
+// clusterAddons is what the control planes' manifests install, as far as
+// the lab models it: a CCM, the kubelet serving cert approver, a CNI.
+type clusterAddons struct {
+	ccm      ccmKind
+	approver bool
+}
+
+func addonsOf(cps []*Node) clusterAddons {
+	var a clusterAddons
+
+	for _, n := range cps {
+		text := manifestText(n.active)
+
+		switch {
+		case strings.Contains(text, "talos-cloud-controller-manager"):
+			a.ccm = ccmTalos
+		case strings.Contains(text, "proxmox-cloud-controller-manager") && a.ccm == ccmNone:
+			a.ccm = ccmProxmox
+		}
+
+		if strings.Contains(text, "kubelet-serving-cert-approver") {
+			a.approver = true
+		}
+	}
+
+	return a
+}
+
+// manifestText joins what a control plane applies: extra manifest URLs,
+// external cloud provider manifests, CNI URLs and inline manifests.
+func manifestText(cfg config.Provider) string {
+	cl := cfg.Cluster()
+
+	parts := slices.Concat(cl.ExtraManifestURLs(), cl.Network().CNI().URLs())
+	if cl.ExternalCloudProvider().Enabled() {
+		parts = append(parts, cl.ExternalCloudProvider().ManifestURLs()...)
+	}
+
+	for _, m := range cl.InlineManifests() {
+		parts = append(parts, m.Name(), m.Contents())
+	}
+
+	return strings.Join(parts, "\n")
+}
+
+// cniReady: with cluster.network.cni.name "none" nodes stay NotReady until a
+// CNI is installed; the lab recognises common CNIs in the manifests.
+func cniReady(cps []*Node) (bool, string) {
+	for _, n := range cps {
+		cni := n.active.Cluster().Network().CNI()
+		if cni.Name() != "none" {
+			return true, ""
+		}
+
+		text := strings.ToLower(manifestText(n.active))
+		for _, name := range []string{"cilium", "calico", "flannel", "kube-router", "antrea", "weave"} {
+			if strings.Contains(text, name) {
+				return true, ""
+			}
+		}
+	}
+
+	return false, "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+}
+
+func externalCloudProvider(cfg config.Provider) bool {
+	return cfg.Machine().Kubelet().ExtraArgs()["cloud-provider"] == "external"
+}
+
+func rotatesServerCerts(cfg config.Provider) bool {
+	return cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"] == "true"
+}
+
+// reconcileKubelets registers nodes whose kubelet reaches the API server, and
+// lets the cluster's addons act on them (CCM sets providerID, the approver
+// approves serving CSRs).
+func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
+	changed := false
+
+	var cps []*Node
+
+	for _, n := range nodes {
+		if isControlPlane(n.active) && !n.apiReadyAt.IsZero() {
+			cps = append(cps, n)
+		}
+	}
+
+	if len(cps) == 0 {
+		return false
+	}
+
+	addons := addonsOf(cps)
+
+	for _, n := range nodes {
+		if now.Before(n.bootedAt.Add(s.scaled(kubeletDuration))) || n.hostname == "" {
+			continue
+		}
+
+		if !s.apiReachable(c, n) && n.apiReadyAt.IsZero() {
+			continue
+		}
+
+		name := strings.ToLower(n.hostname)
+
+		kn := c.kubeNodes[name]
+		if kn == nil {
+			kn = &kubeNode{name: name, uid: newUID(), createdAt: now}
+			c.kubeNodes[name] = kn
+			changed = true
+		}
+
+		if kn.node != n || !kn.bootedAt.Equal(n.bootedAt) {
+			if kn.node != nil && kn.node != n && kn.node.phase == PhaseRunning && kn.node.active != nil {
+				n.logf("another running node already registered this node name in Kubernetes", "name", name)
+			}
+
+			// Talos uncordons the node when it boots (after an upgrade or reset drain).
+			kn.node, kn.bootedAt, kn.unschedulable = n, n.bootedAt, false
+			changed = true
+		}
+
+		if addons.ccm != ccmNone && externalCloudProvider(n.active) && kn.providerID == "" {
+			kn.providerID = providerID(addons.ccm, n)
+			changed = true
+		}
+
+		if rotatesServerCerts(n.active) {
+			if kn.csr == nil || kn.csr.createdAt.Before(n.bootedAt) {
+				kn.csr = &kubeCSR{name: "csr-" + randomSuffix(5), createdAt: now}
+				changed = true
+			}
+
+			if addons.approver && !kn.csr.approved {
+				kn.csr.approved = true
+				changed = true
+			}
+		}
+	}
+
+	return changed
+}
+
+// providerID as the CCMs set it: the Talos CCM uses the platform metadata's
+// provider ID, falling back to talos://<platform>/<node IP> (nocloud gives
+// none; siderolabs/talos-cloud-controller-manager pkg/talos/instances.go);
+// the Proxmox CCM uses proxmox://<region>/<vmid>, the lab's region being "lab".
+func providerID(kind ccmKind, n *Node) string {
+	switch kind {
+	case ccmTalos:
+		return fmt.Sprintf("talos://%s/%s", n.image.Platform, n.addr)
+	case ccmProxmox:
+		return fmt.Sprintf("proxmox://lab/%d", n.machine.VMID)
+	default:
+		return ""
+	}
+}
+
+func newUID() string {
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = byte(rand.UintN(256))
+	}
+
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+func randomSuffix(n int) string {
+	const letters = "bcdfghjklmnpqrstvwxz2456789"
+
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = letters[rand.IntN(len(letters))]
+	}
+
+	return string(b)
+}

@@ -1,0 +1,292 @@
+package talos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+)
+
+// Bootstrap creates the etcd cluster on this control plane
+// (v1alpha1_server.go Bootstrap): refused before CRI is up and on workers;
+// AlreadyExists once this node has etcd data.
+func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machine.BootstrapResponse, error) {
+	n := m.node
+	s := n.sim
+
+	n.logf("bootstrap request received")
+
+	cfg, err := m.current()
+	if err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+
+	if time.Now().Before(n.bootedAt.Add(s.scaled(criDuration))) {
+		s.mu.Unlock()
+
+		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available yet")
+	}
+
+	if !isControlPlane(cfg) {
+		s.mu.Unlock()
+
+		return nil, status.Error(codes.FailedPrecondition, "bootstrap can only be performed on a control plane node")
+	}
+
+	if n.etcd != nil || n.etcdJoining || (n.ps != nil && n.ps.etcdMember != 0) {
+		s.mu.Unlock()
+
+		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
+	}
+
+	c := s.clusterFor(cfg.Cluster().ID())
+	ec := newEtcdCluster()
+	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true}
+	ec.members = []*etcdMember{member}
+	s.etcds[ec.id] = ec
+
+	split := c.etcd != nil
+	if !split {
+		c.etcd = ec
+	}
+
+	n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = member, ec, time.Now(), true
+	s.mu.Unlock()
+
+	if split {
+		n.logf("bootstrapping a second etcd cluster: this cluster was already bootstrapped on another node (split brain)")
+	}
+
+	err = n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember = ec.id, member.id })
+
+	s.mu.Lock()
+	n.etcdJoining = false
+	s.mu.Unlock()
+
+	if err != nil {
+		return nil, err
+	}
+
+	n.publish()
+	s.nudge()
+
+	return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
+}
+
+// etcdClient finds the etcd cluster that a client built from the control
+// plane endpoints reaches (internal/pkg/etcd: endpoints come from the
+// Kubernetes API), with the leader requirement Talos sets on its calls.
+func (s *Sim) etcdClient(n *Node) (*etcdCluster, error) {
+	c := s.clusters[n.active.Cluster().ID()]
+	if c == nil || (!s.apiReachable(c, n) && n.apiReadyAt.IsZero()) {
+		return nil, errors.New("no controlplane endpoints discovered yet")
+	}
+
+	var ec *etcdCluster
+
+	for _, cp := range c.serving {
+		if cp.etcd != nil && cp.etcd.running {
+			ec = cp.etcdCluster
+
+			break
+		}
+	}
+
+	if ec == nil {
+		return nil, errors.New("context deadline exceeded")
+	}
+
+	if !ec.hasQuorum() {
+		return nil, errEtcdNoLeader
+	}
+
+	return ec, nil
+}
+
+func (m *machined) EtcdMemberList(_ context.Context, in *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {
+	n := m.node
+	s := n.sim
+
+	cfg, err := m.current()
+	if err != nil {
+		return nil, err
+	}
+
+	if err := checkControlplane(cfg, "member list"); err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var ec *etcdCluster
+
+	if in.QueryLocal {
+		if n.etcd == nil || !n.etcd.running {
+			return nil, status.Error(codes.Unavailable, "etcd is not running on this node (dial tcp [::1]:2379: connect: connection refused)")
+		}
+
+		ec = n.etcdCluster
+
+		if !ec.hasQuorum() {
+			return nil, errEtcdNoLeader
+		}
+	} else if ec, err = s.etcdClient(n); err != nil {
+		return nil, err
+	}
+
+	list := &machine.EtcdMembers{}
+
+	for _, mem := range ec.members {
+		name := mem.name
+		if !mem.started {
+			name = ""
+		}
+
+		list.LegacyMembers = append(list.LegacyMembers, name)
+		list.Members = append(list.Members, &machine.EtcdMember{
+			Id:         mem.id,
+			Hostname:   name,
+			PeerUrls:   []string{"https://" + joinPort(mem.addr, 2380)},
+			ClientUrls: []string{"https://" + joinPort(mem.addr, 2379)},
+			IsLearner:  mem.learner,
+		})
+	}
+
+	return &machine.EtcdMemberListResponse{Messages: []*machine.EtcdMembers{list}}, nil
+}
+
+func (m *machined) EtcdRemoveMemberByID(_ context.Context, in *machine.EtcdRemoveMemberByIDRequest) (*machine.EtcdRemoveMemberByIDResponse, error) {
+	n := m.node
+	s := n.sim
+
+	cfg, err := m.current()
+	if err != nil {
+		return nil, err
+	}
+
+	if err := checkControlplane(cfg, "etcd remove member"); err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+
+	ec, err := s.etcdClient(n)
+	if err != nil {
+		s.mu.Unlock()
+
+		return nil, fmt.Errorf("failed to create etcd client: %w", err)
+	}
+
+	err = s.removeMember(ec, in.MemberId)
+	s.mu.Unlock()
+
+	if errors.Is(err, errEtcdMemberNotFound) {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+
+	if err != nil {
+		return nil, fmt.Errorf("failed to remove member: failed to remove member %d: %w", in.MemberId, err)
+	}
+
+	s.nudge()
+
+	return &machine.EtcdRemoveMemberByIDResponse{Messages: []*machine.EtcdRemoveMemberByID{{}}}, nil
+}
+
+// removeMember removes a member (sim.mu held); a running node whose member
+// is removed sees its etcd stop (etcd exits when removed from the cluster).
+func (s *Sim) removeMember(ec *etcdCluster, id uint64) error {
+	if err := ec.remove(id); err != nil {
+		return err
+	}
+
+	for node := range s.nodes {
+		if node.etcd != nil && node.etcd.id == id && node.etcdCluster == ec {
+			node.etcd.running = false
+			node.etcd, node.etcdCluster = nil, nil
+		}
+	}
+
+	return nil
+}
+
+func (m *machined) EtcdLeaveCluster(context.Context, *machine.EtcdLeaveClusterRequest) (*machine.EtcdLeaveClusterResponse, error) {
+	cfg, err := m.current()
+	if err != nil {
+		return nil, err
+	}
+
+	if err := checkControlplane(cfg, "etcd leave"); err != nil {
+		return nil, err
+	}
+
+	if err := m.node.leaveEtcd(m.node.ctx); err != nil {
+		return nil, err
+	}
+
+	return &machine.EtcdLeaveClusterResponse{Messages: []*machine.EtcdLeaveCluster{{}}}, nil
+}
+
+// leaveEtcd removes this node's member (etcd.Client.LeaveCluster: retry
+// while etcd says the cluster is unhealthy, up to five minutes), stops etcd
+// and deletes its data.
+func (n *Node) leaveEtcd(ctx context.Context) error {
+	s := n.sim
+	deadline := time.Now().Add(s.scaled(5 * time.Minute))
+
+	for {
+		s.mu.Lock()
+
+		ec, err := s.etcdClient(n)
+		if err != nil {
+			s.mu.Unlock()
+
+			return fmt.Errorf("failed to create etcd client: %w", err)
+		}
+
+		if n.ps == nil || n.ps.etcdMember == 0 {
+			s.mu.Unlock()
+
+			return errors.New("failed to leave cluster: error getting local member ID: etcd member resource not found")
+		}
+
+		id := n.ps.etcdMember
+		err = s.removeMember(ec, id)
+		s.mu.Unlock()
+
+		switch {
+		case err == nil, errors.Is(err, errEtcdMemberNotFound):
+			if err := n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember = 0, 0 }); err != nil {
+				return fmt.Errorf("failed to leave cluster: %w", err)
+			}
+
+			n.logf("left the etcd cluster", "member", fmt.Sprintf("%x", id))
+			n.publish()
+			s.nudge()
+
+			return nil
+		case errors.Is(err, errEtcdUnhealthy) && time.Now().Before(deadline):
+			if !s.sleep(ctx, 10*time.Second) {
+				return ctx.Err()
+			}
+		default:
+			return fmt.Errorf("failed to leave cluster: failed to remove member %d: %w", id, err)
+		}
+	}
+}
+
+func randomMemberID() uint64 {
+	return newEtcdCluster().id // any random non-zero 64-bit value
+}
+
+func joinPort(addr string, port int) string {
+	return fmt.Sprintf("%s:%d", addr, port)
+}

@@ -1,0 +1,315 @@
+package talos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+)
+
+// Upgrade validates the installer image and, on control planes, that etcd
+// can lose this member for a while, then upgrades asynchronously (or stages
+// the upgrade for the next reboot), as v1alpha1_server.go Upgrade does.
+func (m *machined) Upgrade(_ context.Context, in *machine.UpgradeRequest) (*machine.UpgradeResponse, error) {
+	n := m.node
+	s := n.sim
+
+	cfg, err := m.current()
+	if err != nil {
+		return nil, err
+	}
+
+	n.logf("upgrade request received", "image", in.GetImage(), "staged", in.GetStage(), "force", in.GetForce())
+
+	img, err := ParseInstallerRef(in.GetImage())
+	if err != nil {
+		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
+	}
+
+	s.mu.Lock()
+
+	if isControlPlane(cfg) && !in.GetForce() {
+		ec, err := s.etcdClient(n)
+		if err != nil {
+			s.mu.Unlock()
+
+			return nil, fmt.Errorf("failed to create etcd client: %w", err)
+		}
+
+		if err := ec.validateForUpgrade(); err != nil {
+			s.mu.Unlock()
+
+			return nil, fmt.Errorf("error validating etcd for upgrade: %w", err)
+		}
+	}
+
+	running := n.image
+	uefi := n.machine.UEFI
+	s.mu.Unlock()
+
+	img = installedPlatform(img, running, cfg.Machine().Install().GrubUseUKICmdline() || uefi)
+	actor := uuid.New().String()
+
+	if in.GetStage() {
+		if err := n.updateState(func(ps *persistState) { ps.stagedUpgrade = &img }); err != nil {
+			return nil, fmt.Errorf("error adding staged upgrade image ref tag: %w", err)
+		}
+
+		n.send(nodeEvent{kind: evReboot})
+	} else {
+		n.send(nodeEvent{kind: evUpgrade, image: img})
+	}
+
+	return &machine.UpgradeResponse{Messages: []*machine.Upgrade{{Ack: "Upgrade request received", ActorId: actor}}}, nil
+}
+
+// Reset validates the request and resets asynchronously
+// (v1alpha1_server.go Reset, v1alpha1_sequencer.go Reset).
+func (m *machined) Reset(_ context.Context, in *machine.ResetRequest) (*machine.ResetResponse, error) {
+	n := m.node
+	s := n.sim
+
+	if _, err := m.current(); err != nil {
+		return nil, err
+	}
+
+	actor := uuid.New().String()
+	n.logf("reset request received", "actor", actor, "graceful", in.GetGraceful(), "reboot", in.GetReboot())
+
+	req := resetRequest{graceful: in.GetGraceful(), reboot: in.GetReboot(), wipeSys: in.GetMode() != machine.ResetRequest_USER_DISKS}
+
+	if len(in.GetUserDisksToWipe()) > 0 {
+		if in.GetMode() == machine.ResetRequest_SYSTEM_DISK {
+			return nil, errors.New("reset failed: invalid input, wipe mode SYSTEM_DISK doesn't support UserDisksToWipe parameter")
+		}
+
+		s.mu.Lock()
+		devs, _ := linuxDevices(n.machine.Disks)
+		system := ""
+
+		if n.ps != nil {
+			system = n.ps.disk
+		}
+		s.mu.Unlock()
+
+		for _, path := range in.GetUserDisksToWipe() {
+			i := slices.IndexFunc(devs, func(d blockDevice) bool { return "/dev/"+d.DevName == path })
+			if i < 0 {
+				return nil, fmt.Errorf("reset user disk failed: device %s wasn't found", path)
+			}
+
+			if devs[i].Name == system {
+				return nil, fmt.Errorf("reset user disk failed: device %s is the system disk", path)
+			}
+
+			req.userDisks = append(req.userDisks, devs[i].Name)
+		}
+	}
+
+	if len(in.GetSystemPartitionsToWipe()) > 0 {
+		if in.GetMode() == machine.ResetRequest_USER_DISKS {
+			return nil, errors.New("reset failed: invalid input, wipe mode USER_DISKS doesn't support SystemPartitionsToWipe parameter")
+		}
+
+		for _, p := range in.GetSystemPartitionsToWipe() {
+			switch p.GetLabel() {
+			case "STATE", "EPHEMERAL", "META":
+				if p.GetWipe() {
+					req.partitions = append(req.partitions, p.GetLabel())
+				}
+			default:
+				return nil, status.Errorf(codes.Unknown, "failed to get volume status with label %q: resource VolumeStatuses.block.talos.dev(runtime/%s@undefined) doesn't exist", p.GetLabel(), p.GetLabel())
+			}
+		}
+
+		req.wipeSys = false
+	}
+
+	n.send(nodeEvent{kind: evReset, reset: req})
+
+	return &machine.ResetResponse{Messages: []*machine.Reset{{ActorId: actor}}}, nil
+}
+
+// configured runs a configured node until it reboots or powers off.
+func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
+	s := n.sim
+
+	s.mu.Lock()
+	n.gen++
+	n.ps = ps
+	n.active, n.activeBytes = applied.cfg, applied.bytes
+	n.hostname = configHostname(applied.cfg, n.machine, ps, n.addr)
+	n.phase = PhaseRunning
+	n.bootedAt = nowFunc()
+	n.etcdFailedLogged = false
+	gen := n.gen
+	cp := isControlPlane(applied.cfg)
+	s.mu.Unlock()
+
+	n.publish()
+
+	if cp {
+		if err := n.startAPI(); err != nil {
+			n.logf("apid failed to start", "error", err)
+		}
+	} else {
+		n.logf("worker apid waits for a certificate from trustd on a control plane (reached through the Kubernetes API endpoint)")
+	}
+
+	s.nudge()
+	s.nudgeAfter(criDuration)
+
+	for {
+		var ev nodeEvent
+
+		select {
+		case <-n.ctx.Done():
+			return stepStop
+		case ev = <-n.events:
+		}
+
+		if ev.gen != gen {
+			continue // requested during an earlier boot
+		}
+
+		switch ev.kind {
+		case evReboot:
+			n.drain()
+
+			return stepReboot
+		case evShutdown:
+			n.setPhase(PhaseShuttingDown)
+			n.drain()
+
+			return stepPowerOff
+		case evUpgrade:
+			return n.upgrade(ev.image)
+		case evReset:
+			if step, ok := n.reset(ev.reset); ok {
+				return step
+			}
+		}
+	}
+}
+
+// drain cordons the Kubernetes node (Talos drains before reboots,
+// upgrades and graceful resets; it uncordons when it is back).
+func (n *Node) drain() {
+	s := n.sim
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if n.active == nil {
+		return
+	}
+
+	if c := s.clusters[n.active.Cluster().ID()]; c != nil {
+		for _, kn := range c.kubeNodes {
+			if kn.node == n {
+				kn.unschedulable = true
+			}
+		}
+	}
+}
+
+// upgrade is the upgrade sequence: drain, install the new image onto the
+// system disk (etcd data and config are kept), reboot into it.
+func (n *Node) upgrade(img Image) nextStep {
+	n.setPhase(PhaseUpgrading)
+	n.drain()
+
+	if !n.sim.sleep(n.ctx, installDuration) {
+		return stepStop
+	}
+
+	if err := n.updateState(func(ps *persistState) { ps.image = img }); err != nil {
+		n.logf("upgrade failed", "error", err)
+
+		return n.failBoot()
+	}
+
+	n.logf("upgrade successful", "image", img.String())
+
+	return stepReboot
+}
+
+// reset is the reset sequence. A failure to leave etcd aborts it and the
+// node keeps running (ok=false), as the sequence error only gets logged.
+func (n *Node) reset(req resetRequest) (nextStep, bool) {
+	s := n.sim
+
+	s.mu.Lock()
+	cp := isControlPlane(n.active)
+	hasEtcd := n.etcd != nil && n.etcd.running
+	systemDisk := ""
+
+	if n.ps != nil {
+		systemDisk = n.ps.disk
+	}
+	s.mu.Unlock()
+
+	n.setPhase(PhaseResetting)
+
+	if req.graceful {
+		n.drain()
+
+		if cp && hasEtcd {
+			if err := n.leaveEtcd(n.ctx); err != nil {
+				n.logf("reset failed", "error", err)
+				n.setPhase(PhaseRunning)
+
+				return stepStop, false
+			}
+		}
+	}
+
+	wipe := []string{}
+	if req.wipeSys && systemDisk != "" {
+		wipe = append(wipe, systemDisk)
+	}
+
+	wipe = append(wipe, req.userDisks...)
+
+	for _, d := range wipe {
+		if err := n.wipe(d); err != nil {
+			n.logf("reset failed", "error", err)
+
+			return n.failBoot(), true
+		}
+	}
+
+	if len(req.partitions) > 0 && systemDisk != "" {
+		err := n.updateState(func(ps *persistState) {
+			for _, label := range req.partitions {
+				switch label {
+				case "STATE":
+					ps.config = nil
+				case "EPHEMERAL":
+					ps.etcdCluster, ps.etcdMember = 0, 0
+				case "META":
+					ps.stagedUpgrade = nil
+				}
+			}
+		})
+		if err != nil {
+			n.logf("reset failed", "error", err)
+
+			return n.failBoot(), true
+		}
+	}
+
+	n.logf("reset done", "wiped", fmt.Sprint(wipe), "partitions", fmt.Sprint(req.partitions))
+
+	if req.reboot {
+		return stepReboot, true
+	}
+
+	return stepPowerOff, true
+}

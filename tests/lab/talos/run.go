@@ -1,0 +1,468 @@
+package talos
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+)
+
+// run is the guest's life from power on to power off: boot, and boot again
+// after every reboot, like machined's sequencer loop.
+func (n *Node) run() {
+	defer n.finish()
+
+	for {
+		step := n.boot()
+
+		n.stopServers()
+		n.leaveRuntime()
+
+		switch step {
+		case stepReboot:
+			n.setPhase(PhaseRebooting)
+
+			if !n.sim.sleep(n.ctx, rebootDuration) {
+				return
+			}
+		case stepPowerOff:
+			n.setPhase(PhaseOff)
+			n.cancel()
+
+			go n.host.PoweredOff()
+
+			return
+		default:
+			return
+		}
+	}
+}
+
+// finish runs when the guest is off: forget runtime state, free the address.
+func (n *Node) finish() {
+	n.stopServers()
+	n.leaveRuntime()
+
+	s := n.sim
+	s.mu.Lock()
+	n.phase = PhaseOff
+	delete(s.nodes, n)
+	s.mu.Unlock()
+
+	s.nudge()
+	close(n.done)
+}
+
+// leaveRuntime drops what only lives while the OS runs (address, active
+// config, etcd process, apiserver): it happens on every reboot.
+func (n *Node) leaveRuntime() {
+	s := n.sim
+	s.mu.Lock()
+
+	if n.addr.IsValid() && s.byAddr[n.addr] == n {
+		delete(s.byAddr, n.addr)
+	}
+
+	if n.rollback != nil {
+		n.rollback.Stop()
+		n.rollback = nil
+	}
+
+	if n.etcd != nil {
+		n.etcd.running = false
+	}
+
+	n.etcd, n.etcdCluster, n.etcdJoining = nil, nil, false
+	n.addr = netip.Addr{}
+	n.active, n.activeBytes = nil, nil
+	n.apiReadyAt = time.Time{}
+	n.bootedAt = time.Time{}
+	s.mu.Unlock()
+
+	s.nudge()
+}
+
+// boot is one boot of the machine, until it reboots or powers off.
+func (n *Node) boot() nextStep {
+	n.setPhase(PhaseBooting)
+
+	if !n.sim.sleep(n.ctx, bootDuration) {
+		return stepStop
+	}
+
+	s := n.sim
+
+	s.mu.Lock()
+	m := cloneMachine(n.machine)
+	s.mu.Unlock()
+
+	choice := chooseBoot(m)
+
+	var ps *persistState
+
+	switch choice.kind {
+	case bootNothing:
+		n.logf("firmware found nothing to boot", "reason", choice.why)
+		n.setPhase(PhaseNoBoot)
+		<-n.ctx.Done()
+
+		return stepStop
+	case bootISO:
+		if d, ok := installedDisk(m); ok {
+			n.logf("booting the Talos ISO although Talos is installed: the boot order puts the CD-ROM before the disk", "disk", d)
+		}
+	case bootDiskImage:
+		// A Talos disk image is an installed system without a config yet.
+		ps = &persistState{disk: choice.disk, image: choice.image, nodeID: newNodeID()}
+	case bootInstalled:
+		ps = s.loadState(choice.token)
+		if ps == nil {
+			n.logf("the system disk holds a Talos installation this lab did not write; treating it as a fresh disk image", "disk", choice.disk)
+
+			ps = &persistState{disk: choice.disk, image: choice.image, nodeID: newNodeID()}
+		}
+
+		if ps.stagedUpgrade != nil {
+			return n.runStagedUpgrade(ps)
+		}
+	}
+
+	img := choice.image
+	if ps != nil {
+		img = ps.image
+	}
+
+	extensions, known := s.catalog.Lookup(img.Schematic)
+	if !known {
+		n.logf("unknown Image Factory schematic: assuming no extensions (register it on the lab's catalog)", "schematic", img.Schematic)
+	}
+
+	addr, why := nodeAddress(m, img.Platform)
+
+	s.mu.Lock()
+	n.image, n.extensions, n.ps = img, extensions, ps
+	n.hostname = platformHostname(m)
+
+	if addr.IsValid() {
+		if other := s.byAddr[addr]; other != nil && other != n {
+			why = fmt.Sprintf("address %s is already used by VM %q (duplicate address)", addr, other.machine.Name)
+			addr = netip.Addr{}
+		} else {
+			s.byAddr[addr] = n
+		}
+	}
+
+	n.addr = addr
+	s.mu.Unlock()
+
+	if err := n.newBootResources(); err != nil {
+		n.logf("node resources failed", "error", err)
+		<-n.ctx.Done()
+
+		return stepStop
+	}
+
+	n.logf("booted", "image", img.String())
+
+	if !addr.IsValid() {
+		n.logf("node is unreachable from the lab", "reason", why)
+	}
+
+	if ps == nil || ps.config == nil {
+		return n.maintenance(ps)
+	}
+
+	cfg, err := configloader.NewFromBytes(ps.config)
+	if err != nil {
+		n.logf("stored machine config does not load; the node cannot come up", "error", err)
+		<-n.ctx.Done()
+
+		return stepStop
+	}
+
+	return n.configured(ps, appliedConfig{cfg: cfg, bytes: ps.config})
+}
+
+// maintenance waits for a config over the maintenance API, then installs
+// (live ISO) or goes on booting (installed system without a config).
+func (n *Node) maintenance(ps *persistState) nextStep {
+	if err := n.startMaintenance(); err != nil {
+		n.logf("maintenance service failed to start", "error", err)
+	}
+
+	n.setPhase(PhaseMaintenance)
+
+	var applied appliedConfig
+
+	select {
+	case <-n.ctx.Done():
+		return stepStop
+	case applied = <-n.applyCh:
+	}
+
+	// The maintenance service stops once a config is accepted.
+	n.stopServers()
+
+	if ps != nil {
+		// Already installed (disk image): persist the config and go on booting.
+		ps = ps.clone()
+		ps.config = applied.bytes
+
+		if err := n.persist(ps); err != nil {
+			n.logf("writing the config to the system disk failed", "error", err)
+
+			return n.failBoot()
+		}
+
+		return n.configured(ps, applied)
+	}
+
+	return n.install(applied)
+}
+
+// install is machined's Install task followed by a reboot.
+func (n *Node) install(applied appliedConfig) nextStep {
+	n.setPhase(PhaseInstalling)
+
+	if !n.sim.sleep(n.ctx, installDuration) {
+		return stepStop
+	}
+
+	ps, err := n.installTarget(applied.cfg)
+	if err != nil {
+		n.logf("install failed", "error", err)
+
+		return n.failBoot()
+	}
+
+	ps.config = applied.bytes
+
+	if err := n.persist(ps); err != nil {
+		n.logf("install failed", "error", err)
+
+		return n.failBoot()
+	}
+
+	n.logf("install successful", "disk", ps.disk, "image", ps.image.String())
+
+	return stepReboot
+}
+
+// installTarget resolves the install disk and installer image of a config,
+// as machined's Install task does (internal/app/machined/pkg/runtime/v1alpha1/
+// v1alpha1_sequencer_tasks.go): a disk selector must match a disk, a static
+// disk path must exist (filepath.EvalSymlinks fails otherwise), and the
+// installer image must be pullable.
+func (n *Node) installTarget(cfg config.Provider) (*persistState, error) {
+	s := n.sim
+
+	s.mu.Lock()
+	m := cloneMachine(n.machine)
+	running := n.image
+	s.mu.Unlock()
+
+	devs, err := linuxDevices(m.Disks)
+	if err != nil {
+		return nil, err
+	}
+
+	var target *blockDevice
+
+	install := cfg.Machine().Install()
+
+	expr, err := install.DiskMatchExpression()
+	if err != nil {
+		return nil, fmt.Errorf("failed to get disk match expression: %w", err)
+	}
+
+	switch {
+	case expr != nil:
+		matched, err := matchDisks(devs, expr)
+		if err != nil {
+			return nil, err
+		}
+
+		if len(matched) == 0 {
+			return nil, fmt.Errorf("no disks matched the expression: %s", expr)
+		}
+
+		target = &matched[0]
+	default:
+		path := install.Disk()
+		for i := range devs {
+			if "/dev/"+devs[i].DevName == path {
+				target = &devs[i]
+			}
+		}
+
+		if target == nil {
+			return nil, fmt.Errorf("lstat %s: no such file or directory", filepath.Clean("/"+path))
+		}
+	}
+
+	ref := install.Image()
+	if ref == "" {
+		ref = "ghcr.io/siderolabs/installer:" + running.Version
+	}
+
+	img, err := ParseInstallerRef(ref)
+	if err != nil {
+		return nil, fmt.Errorf("error pulling installer image %q: %w", ref, err)
+	}
+
+	img = installedPlatform(img, running, install.GrubUseUKICmdline() || m.UEFI)
+
+	return &persistState{disk: target.Name, image: img, nodeID: newNodeID()}, nil
+}
+
+// installedPlatform: with UKI command lines (UEFI, or GRUB with
+// grubUseUKICmdline, the 1.12 default) the kernel arguments, including
+// talos.platform, come from the installer image, so a metal installer on a
+// nocloud VM turns it into a metal node. Legacy GRUB keeps the running
+// platform (cmd/installer/pkg/install/install.go).
+func installedPlatform(img, running Image, ukiCmdline bool) Image {
+	if !ukiCmdline {
+		img.Platform = running.Platform
+	}
+
+	return img
+}
+
+// failBoot is machined's handling of a failed boot sequence: log, wait ten
+// seconds, reboot (internal/app/machined/main.go, handle).
+func (n *Node) failBoot() nextStep {
+	n.logf("boot sequence failed: rebooting in 10 seconds")
+
+	if !n.sim.sleep(n.ctx, installFailPause) {
+		return stepStop
+	}
+
+	return stepReboot
+}
+
+// persist saves a new disk state and writes its token onto the system disk.
+func (n *Node) persist(ps *persistState) error {
+	n.persistMu.Lock()
+	defer n.persistMu.Unlock()
+
+	return n.persistLocked(ps)
+}
+
+// updateState changes the installed node's disk state; concurrent updates
+// (API calls, etcd joins) apply one after the other.
+func (n *Node) updateState(fn func(ps *persistState)) error {
+	n.persistMu.Lock()
+	defer n.persistMu.Unlock()
+
+	n.sim.mu.Lock()
+	cur := n.ps
+	n.sim.mu.Unlock()
+
+	if cur == nil {
+		return errors.New("talos is not installed")
+	}
+
+	next := cur.clone()
+	fn(next)
+
+	return n.persistLocked(next)
+}
+
+func (n *Node) persistLocked(ps *persistState) error {
+	token := n.sim.saveState(ps)
+	content := formatDiskContent(token, ps.image)
+
+	if err := n.host.WriteDisk(ps.disk, content); err != nil {
+		return fmt.Errorf("writing disk %s: %w", ps.disk, err)
+	}
+
+	s := n.sim
+	s.mu.Lock()
+	n.ps = ps
+
+	for i := range n.machine.Disks {
+		if n.machine.Disks[i].Name == ps.disk {
+			n.machine.Disks[i].Content = content
+		}
+	}
+	s.mu.Unlock()
+
+	n.publish()
+
+	return nil
+}
+
+// wipe writes a blank disk (reset).
+func (n *Node) wipe(disk string) error {
+	if err := n.host.WriteDisk(disk, wipedContent); err != nil {
+		return fmt.Errorf("wiping disk %s: %w", disk, err)
+	}
+
+	s := n.sim
+	s.mu.Lock()
+
+	for i := range n.machine.Disks {
+		if n.machine.Disks[i].Name == disk {
+			n.machine.Disks[i].Content = wipedContent
+		}
+	}
+	s.mu.Unlock()
+
+	return nil
+}
+
+// runStagedUpgrade applies an upgrade staged in META: the install runs early
+// in boot, then the node reboots into the new version.
+func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
+	n.setPhase(PhaseUpgrading)
+
+	if !n.sim.sleep(n.ctx, installDuration) {
+		return stepStop
+	}
+
+	next := ps.clone()
+	next.image = *ps.stagedUpgrade
+	next.stagedUpgrade = nil
+
+	if err := n.persist(next); err != nil {
+		n.logf("staged upgrade failed", "error", err)
+
+		return n.failBoot()
+	}
+
+	n.logf("staged upgrade successful", "image", next.image.String())
+
+	return stepReboot
+}
+
+func installedDisk(m Machine) (string, bool) {
+	for _, d := range m.Disks {
+		if _, _, err := parseDiskContent(d.Content); err == nil {
+			return d.Name, true
+		}
+	}
+
+	return "", false
+}
+
+func newNodeID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+
+	return hex.EncodeToString(b)
+}
+
+// platformHostname is the hostname the platform (cloud-init) gives.
+func platformHostname(m Machine) string {
+	if m.CloudInit != nil {
+		return m.CloudInit.Hostname
+	}
+
+	return ""
+}

@@ -1,0 +1,393 @@
+package talos
+
+import (
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cosi-project/runtime/pkg/state"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/api/storage"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+)
+
+// nodeServers is what listens for one boot of a node.
+type nodeServers struct {
+	state       state.State // the node's resources
+	maintenance *grpc.Server
+	apid        *apid
+	listener    net.Listener
+	vips        map[netip.Addr]net.Listener
+
+	pubMu sync.Mutex // one publish at a time
+
+	// configs last published (guarded by sim.mu)
+	pubActive     config.Provider
+	pubPersistent []byte
+	pubConfigs    bool
+}
+
+// newBootResources gives a boot its fresh resource state.
+func (n *Node) newBootResources() error {
+	st, err := newResourceState()
+	if err != nil {
+		return err
+	}
+
+	n.sim.mu.Lock()
+	n.servers = &nodeServers{state: st, vips: map[netip.Addr]net.Listener{}}
+	n.sim.mu.Unlock()
+
+	n.publish()
+
+	return nil
+}
+
+// startMaintenance serves the maintenance API: TLS with a certificate from a
+// throwaway CA, no client certificates, every caller a reader
+// (internal/app/machined/pkg/controllers/runtime/maintenance_service.go).
+func (n *Node) startMaintenance() error {
+	s := n.sim
+
+	s.mu.Lock()
+	addr, hostname, srvs := n.addr, n.hostname, n.servers
+	s.mu.Unlock()
+
+	if !addr.IsValid() || srvs == nil {
+		return nil
+	}
+
+	cert, err := maintenanceCert(addr, hostname)
+	if err != nil {
+		return err
+	}
+
+	srv := grpc.NewServer(
+		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})),
+		grpc.ChainUnaryInterceptor(injectUnary(readerOnly)),
+		grpc.ChainStreamInterceptor(injectStream(readerOnly)),
+	)
+	machine.RegisterMachineServiceServer(srv, &maintenanceServer{node: n})
+	storage.RegisterStorageServiceServer(srv, &storageServer{node: n})
+	registerResources(srv, srvs.state)
+
+	l, err := net.Listen("tcp", s.apiEndpoint(addr))
+	if err != nil {
+		srv.Stop()
+
+		return fmt.Errorf("listen on %s: %w", s.apiEndpoint(addr), err)
+	}
+
+	s.mu.Lock()
+	srvs.maintenance, srvs.listener = srv, l
+	s.mu.Unlock()
+
+	go srv.Serve(l) //nolint:errcheck
+
+	n.logf("maintenance mode: apply a configuration with talosctl apply-config --insecure", "endpoint", s.apiEndpoint(addr))
+
+	return nil
+}
+
+// startAPI starts apid on a control plane, which issues its own certificate
+// from the OS CA in its config.
+func (n *Node) startAPI() error {
+	n.sim.mu.Lock()
+	cfg := n.active
+	n.sim.mu.Unlock()
+
+	if cfg == nil {
+		return nil
+	}
+
+	return n.startAPIWithIssuer(cfg)
+}
+
+// startAPIWithIssuer starts apid with certificates signed by the OS CA key in
+// issuerCfg (the node's own config on control planes, trustd's on workers).
+func (n *Node) startAPIWithIssuer(issuerCfg config.Provider) error {
+	s := n.sim
+
+	s.mu.Lock()
+	addr, hostname, cfg, srvs := n.addr, n.hostname, n.active, n.servers
+	s.mu.Unlock()
+
+	if !addr.IsValid() || cfg == nil || srvs == nil || srvs.apid != nil {
+		return nil
+	}
+
+	issuer, err := newOSIssuer(issuerCfg.Machine().Security().IssuingCA())
+	if err != nil {
+		return err
+	}
+
+	addrs := slices.Concat([]netip.Addr{addr, netip.MustParseAddr("127.0.0.1")}, configVIPs(cfg))
+
+	var names []string
+
+	for _, san := range cfg.Machine().Security().CertSANs() {
+		if a, err := netip.ParseAddr(san); err == nil {
+			addrs = append(addrs, a)
+		} else {
+			names = append(names, san)
+		}
+	}
+
+	serverCert, err := issuer.serverCert(hostname, addrs, append(names, "localhost"))
+	if err != nil {
+		return err
+	}
+
+	clientCert, err := issuer.clientCert()
+	if err != nil {
+		return err
+	}
+
+	cas := [][]byte{cfg.Machine().Security().IssuingCA().Crt}
+	for _, ca := range cfg.Machine().Security().AcceptedCAs() {
+		cas = append(cas, ca.Crt)
+	}
+
+	a, err := newAPID(n, apidCerts{server: serverCert, client: clientCert, clientCAs: cas})
+	if err != nil {
+		return err
+	}
+
+	l, err := net.Listen("tcp", s.apiEndpoint(addr))
+	if err != nil {
+		a.stop()
+
+		return fmt.Errorf("listen on %s: %w", s.apiEndpoint(addr), err)
+	}
+
+	s.mu.Lock()
+	if n.servers != srvs || srvs.apid != nil {
+		s.mu.Unlock()
+		l.Close() //nolint:errcheck
+		a.stop()
+
+		return nil
+	}
+
+	srvs.apid, srvs.listener = a, l
+	s.mu.Unlock()
+
+	a.serve(l)
+	n.publish()
+	s.nudge()
+
+	return nil
+}
+
+// takeVIP makes the VIP answer: the Talos API and, through the cluster's
+// kube server, the Kubernetes API.
+func (n *Node) takeVIP(vip netip.Addr) {
+	s := n.sim
+
+	s.mu.Lock()
+	srvs := n.servers
+	s.mu.Unlock()
+
+	n.logf("this node holds the VIP now", "vip", vip.String())
+
+	if srvs == nil || srvs.apid == nil {
+		return
+	}
+
+	l, err := net.Listen("tcp", s.apiEndpoint(vip))
+	if err != nil {
+		n.logf("VIP cannot listen", "vip", vip.String(), "error", err)
+
+		return
+	}
+
+	s.mu.Lock()
+	if n.servers != srvs {
+		s.mu.Unlock()
+		l.Close() //nolint:errcheck
+
+		return
+	}
+
+	srvs.vips[vip] = l
+	s.mu.Unlock()
+
+	srvs.apid.serve(l)
+}
+
+func (n *Node) dropVIP(vip netip.Addr) {
+	s := n.sim
+
+	s.mu.Lock()
+
+	var l net.Listener
+	if n.servers != nil {
+		l = n.servers.vips[vip]
+		delete(n.servers.vips, vip)
+	}
+	s.mu.Unlock()
+
+	if l != nil {
+		l.Close() //nolint:errcheck
+	}
+}
+
+// stopServers stops whatever listens for the node (maintenance API, apid).
+func (n *Node) stopServers() {
+	s := n.sim
+
+	s.mu.Lock()
+	srvs := n.servers
+	n.servers = nil
+	s.mu.Unlock()
+
+	if srvs == nil {
+		return
+	}
+
+	for _, l := range srvs.vips {
+		l.Close() //nolint:errcheck
+	}
+
+	if srvs.maintenance != nil {
+		gracefulStop(srvs.maintenance)
+	}
+
+	if srvs.apid != nil {
+		srvs.apid.stop()
+	}
+
+	if srvs.listener != nil {
+		srvs.listener.Close() //nolint:errcheck
+	}
+}
+
+// publish writes the node's current state into its resources.
+func (n *Node) publish() {
+	s := n.sim
+
+	s.mu.Lock()
+	srvs := n.servers
+	s.mu.Unlock()
+
+	if srvs == nil {
+		return
+	}
+
+	srvs.pubMu.Lock()
+	defer srvs.pubMu.Unlock()
+
+	s.mu.Lock()
+
+	snap := resourceSnapshot{
+		stage:    machineStage(n.phase),
+		addr:     n.addr,
+		hostname: n.hostname,
+	}
+
+	snap.devices, _ = linuxDevices(n.machine.Disks)
+
+	if n.ps != nil {
+		for _, d := range snap.devices {
+			if d.Name == n.ps.disk {
+				snap.systemDisk = d.DevName
+			}
+		}
+	}
+
+	if n.active != nil {
+		snap.services = s.nodeServices(n)
+		snap.ready, snap.unmet = machineReady(snap.services)
+	}
+
+	var persisted []byte
+	if n.ps != nil {
+		persisted = n.ps.config
+	}
+
+	if !srvs.pubConfigs || srvs.pubActive != n.active || !bytes.Equal(srvs.pubPersistent, persisted) {
+		snap.configs = &machineConfigs{active: n.active}
+
+		if persisted != nil {
+			if cfg, err := loadConfig(persisted); err == nil {
+				snap.configs.persistent = cfg
+			}
+		}
+
+		srvs.pubConfigs, srvs.pubActive, srvs.pubPersistent = true, n.active, persisted
+	}
+
+	if n.etcd != nil {
+		snap.etcdMember = n.etcd.id
+	}
+	s.mu.Unlock()
+
+	if err := publishResources(srvs.state, snap); err != nil {
+		n.logf("updating node resources failed", "error", err)
+	}
+}
+
+func machineStage(p Phase) runtime.MachineStage {
+	switch p {
+	case PhaseMaintenance:
+		return runtime.MachineStageMaintenance
+	case PhaseInstalling:
+		return runtime.MachineStageInstalling
+	case PhaseRunning:
+		return runtime.MachineStageRunning
+	case PhaseRebooting:
+		return runtime.MachineStageRebooting
+	case PhaseUpgrading:
+		return runtime.MachineStageUpgrading
+	case PhaseResetting:
+		return runtime.MachineStageResetting
+	case PhaseShuttingDown:
+		return runtime.MachineStageShuttingDown
+	default:
+		return runtime.MachineStageBooting
+	}
+}
+
+// machineReady: the machine is ready when its services are healthy.
+func machineReady(services []serviceState) (bool, []runtime.UnmetCondition) {
+	var unhealthy []string
+
+	for _, svc := range services {
+		if svc.state != "Running" || (svc.healthKnown && !svc.healthy) {
+			unhealthy = append(unhealthy, svc.id)
+		}
+	}
+
+	if len(unhealthy) == 0 {
+		return true, nil
+	}
+
+	return false, []runtime.UnmetCondition{{Name: "services", Reason: "unhealthy services: " + fmt.Sprint(unhealthy)}}
+}
+
+// gracefulStop lets in-flight calls (such as the ApplyConfiguration that
+// triggered the stop) finish, for at most five seconds, like Talos's
+// factory.ServerGracefulStop.
+func gracefulStop(srv *grpc.Server) {
+	done := make(chan struct{})
+
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		srv.Stop()
+	}
+}

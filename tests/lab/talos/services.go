@@ -1,0 +1,119 @@
+package talos
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+)
+
+// serviceState is one system service as ServiceList reports it.
+type serviceState struct {
+	id          string
+	state       string // Running, Preparing, Waiting, Failed, ...
+	healthy     bool
+	healthKnown bool
+	msg         string
+}
+
+// nodeServices lists a configured node's services (sim.mu held): the
+// always-on system services, etcd and trustd on control planes, kubelet,
+// apid once it has certificates, and extension services.
+func (s *Sim) nodeServices(n *Node) []serviceState {
+	if n.active == nil {
+		return nil
+	}
+
+	now := time.Now()
+	cp := isControlPlane(n.active)
+	criUp := !now.Before(n.bootedAt.Add(s.scaled(criDuration)))
+
+	running := func(id string) serviceState {
+		return serviceState{id: id, state: "Running", healthy: true, healthKnown: true, msg: "Health check successful"}
+	}
+
+	out := []serviceState{running("auditd"), running("containerd"), running("dashboard"), running("machined"), running("syslogd"), running("udevd")}
+
+	if criUp {
+		out = append(out, running("cri"))
+	} else {
+		out = append(out, serviceState{id: "cri", state: "Preparing", msg: "Running pre state"})
+	}
+
+	switch {
+	case n.servers != nil && n.servers.apid != nil:
+		out = append(out, running("apid"))
+	default:
+		out = append(out, serviceState{id: "apid", state: "Preparing", msg: "Waiting for service \"containerd\" to be \"up\", api certificates"})
+	}
+
+	if cp {
+		out = append(out, running("trustd"))
+
+		switch {
+		case n.etcd != nil && n.etcd.running && n.etcdCluster.hasQuorum():
+			out = append(out, running("etcd"))
+		case n.etcd != nil && n.etcd.running:
+			out = append(out, serviceState{id: "etcd", state: "Running", healthKnown: true, msg: "Health check failed: etcdserver: no leader"})
+		case n.ps != nil && n.ps.etcdMember != 0 && n.etcdFailedLogged:
+			out = append(out, serviceState{id: "etcd", state: "Failed", healthKnown: true, msg: "Condition failed: member was removed from the cluster"})
+		default:
+			out = append(out, serviceState{id: "etcd", state: "Preparing", msg: "Running pre state"})
+		}
+	}
+
+	if criUp {
+		out = append(out, running("kubelet"))
+	} else {
+		out = append(out, serviceState{id: "kubelet", state: "Waiting", msg: "Waiting for service \"cri\" to be \"up\""})
+	}
+
+	for _, ext := range n.extensions {
+		if name, ok := extensionService(ext); ok {
+			out = append(out, running("ext-"+name))
+		}
+	}
+
+	slices.SortFunc(out, func(a, b serviceState) int { return strings.Compare(a.id, b.id) })
+
+	return out
+}
+
+// extensionService names the service an extension runs, if any.
+func extensionService(ext string) (string, bool) {
+	switch ext {
+	case QemuGuestAgent:
+		return "qemu-guest-agent", true
+	case "siderolabs/iscsi-tools":
+		return "iscsid", true
+	case "siderolabs/tailscale":
+		return "tailscale", true
+	case "siderolabs/nut-client":
+		return "nut-client", true
+	case "siderolabs/lldpd":
+		return "lldpd", true
+	default:
+		return "", false
+	}
+}
+
+func (svc serviceState) proto() *machine.ServiceInfo {
+	ts := timestamppb.Now()
+
+	return &machine.ServiceInfo{
+		Id:    svc.id,
+		State: svc.state,
+		Events: &machine.ServiceEvents{Events: []*machine.ServiceEvent{
+			{Msg: svc.msg, State: svc.state, Ts: ts},
+		}},
+		Health: &machine.ServiceHealth{
+			Unknown:     !svc.healthKnown,
+			Healthy:     svc.healthy,
+			LastMessage: svc.msg,
+			LastChange:  ts,
+		},
+	}
+}

@@ -1,0 +1,201 @@
+// Package talos simulates Talos Linux nodes for the lab: a node boots from a
+// Talos ISO or disk, serves the Talos API on <address>:50000 (maintenance mode
+// with a self-signed certificate, then apid with mTLS), installs itself onto
+// the disk its config names, forms etcd clusters with its peers, and serves a
+// minimal Kubernetes API once bootstrapped. Real clients (machinery's client
+// package, used as talosctl uses it) talk to it over the network.
+//
+// The behaviour follows siderolabs/talos v1.12 (internal/app/maintenance,
+// internal/app/machined, internal/app/apid); comments cite the files.
+package talos
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/constants"
+)
+
+// Options configures a simulator.
+type Options struct {
+	// TimeScale multiplies the realistic durations of boots, installs and
+	// reboots: 0 makes them instant (still asynchronous), 1 is realistic.
+	TimeScale float64
+	// Logger receives what a console would show (why a node is unreachable,
+	// install failures, ...). Nil discards.
+	Logger *slog.Logger
+	// APIPort is the Talos API port (default 50000, as apid).
+	APIPort int
+	// Catalog resolves schematic IDs to extensions (default: NewCatalog()).
+	Catalog *Catalog
+}
+
+// Realistic durations, scaled by Options.TimeScale.
+const (
+	bootDuration      = 20 * time.Second // firmware to maintenance/apid
+	installDuration   = 25 * time.Second // pull installer, write disk
+	rebootDuration    = 15 * time.Second // stop services, firmware
+	criDuration       = 10 * time.Second // configured boot to CRI up (bootstrap allowed)
+	etcdJoinDuration  = 10 * time.Second
+	apiServerDuration = 20 * time.Second // etcd healthy to kube-apiserver ready
+	kubeletDuration   = 15 * time.Second // kubelet up to node registered
+	installFailPause  = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
+)
+
+// Sim is one simulated world of Talos nodes: nodes find each other by
+// address (apid forwarding, etcd, Kubernetes), as on one flat network.
+type Sim struct {
+	opts    Options
+	log     *slog.Logger
+	catalog *Catalog
+
+	mu       sync.Mutex
+	nodes    map[*Node]struct{}
+	byAddr   map[netip.Addr]*Node
+	states   map[string]*persistState // installed-node state by disk token
+	clusters map[string]*cluster      // by cluster.id
+	etcds    map[uint64]*etcdCluster  // every etcd cluster by ID
+	token    int
+	closed   bool
+
+	kick chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New starts a simulator. Close it to stop every node.
+func New(opts Options) *Sim {
+	if opts.APIPort == 0 {
+		opts.APIPort = constants.ApidPort
+	}
+
+	if opts.Catalog == nil {
+		opts.Catalog = NewCatalog()
+	}
+
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+
+	s := &Sim{
+		opts:     opts,
+		log:      logger,
+		catalog:  opts.Catalog,
+		nodes:    map[*Node]struct{}{},
+		byAddr:   map[netip.Addr]*Node{},
+		states:   map[string]*persistState{},
+		clusters: map[string]*cluster{},
+		etcds:    map[uint64]*etcdCluster{},
+		kick:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+
+	s.wg.Add(1)
+
+	go s.reconcileLoop()
+
+	return s
+}
+
+// Catalog returns the schematic catalog (tests register schematics on it).
+func (s *Sim) Catalog() *Catalog { return s.catalog }
+
+// Close powers off every node and stops the simulator.
+func (s *Sim) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+
+		return
+	}
+
+	s.closed = true
+
+	nodes := make([]*Node, 0, len(s.nodes))
+	for n := range s.nodes {
+		nodes = append(nodes, n)
+	}
+	s.mu.Unlock()
+
+	for _, n := range nodes {
+		n.PowerOff()
+	}
+
+	close(s.done)
+	s.wg.Wait()
+}
+
+// Node returns the running node that owns an address, or nil.
+func (s *Sim) Node(addr netip.Addr) *Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	return s.byAddr[addr]
+}
+
+// scaled turns a realistic duration into the simulator's.
+func (s *Sim) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * s.opts.TimeScale)
+}
+
+// sleep waits a scaled duration; false when ctx ended first.
+func (s *Sim) sleep(ctx context.Context, d time.Duration) bool {
+	d = s.scaled(d)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+
+	t := time.NewTimer(d)
+	defer t.Stop()
+
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// nudge asks the reconciler to look at cross-node state again.
+func (s *Sim) nudge() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// nudgeAfter nudges once a scaled duration has passed.
+func (s *Sim) nudgeAfter(d time.Duration) {
+	time.AfterFunc(s.scaled(d)+time.Millisecond, s.nudge)
+}
+
+// apiEndpoint is addr:port of the Talos API.
+func (s *Sim) apiEndpoint(addr netip.Addr) string {
+	return netip.AddrPortFrom(addr, uint16(s.opts.APIPort)).String()
+}
+
+// saveState stores an immutable snapshot of an installed node's disk state
+// and returns the token that the disk content refers to.
+func (s *Sim) saveState(ps *persistState) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	s.token++
+	token := strconv.Itoa(s.token)
+	s.states[token] = ps
+
+	return token
+}
+
+func (s *Sim) loadState(token string) *persistState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	return s.states[token]
+}
