@@ -99,7 +99,11 @@ func (e *env) create(typ, name string, inputs property.Map) (string, property.Ma
 	}
 	resp, err := e.s.Create(p.CreateRequest{Urn: urn(typ, name), Properties: checked})
 	if err != nil {
-		e.t.Fatalf("create %s: %v", name, err)
+		var reasons []string
+		if resp.PartialState != nil {
+			reasons = resp.PartialState.Reasons
+		}
+		e.t.Fatalf("create %s: %v %v", name, err, reasons)
 	}
 	return resp.ID, resp.Properties
 }

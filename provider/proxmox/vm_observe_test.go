@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"net/netip"
 	"reflect"
 	"testing"
 
@@ -65,5 +66,17 @@ func TestReconcileShowsDrift(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("drift diff %v, want keys %v", kinds(d), want)
+	}
+}
+
+func TestSplitAddressesSkipsUnreachable(t *testing.T) {
+	t.Parallel()
+	var addrs []netip.Addr
+	for _, s := range []string{"127.0.0.1", "::1", "127.12.34.21", "192.168.1.5", "169.254.1.1", "fe80::1", "fd00::21", "::ffff:10.0.0.1"} {
+		addrs = append(addrs, netip.MustParseAddr(s))
+	}
+	v4, v6 := splitAddresses(addrs)
+	if !reflect.DeepEqual(v4, []string{"127.12.34.21", "192.168.1.5", "10.0.0.1"}) || !reflect.DeepEqual(v6, []string{"fd00::21"}) {
+		t.Fatalf("v4 %v v6 %v", v4, v6)
 	}
 }

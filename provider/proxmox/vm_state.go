@@ -87,9 +87,13 @@ func stateFrom(o observation, in VirtualMachineArgs, addrs []netip.Addr) Virtual
 	return st
 }
 
-// usable keeps the addresses a client can reach the guest on.
+// usable keeps the addresses a client can reach the guest on. The loopback
+// interface ("lo") is skipped by name by the callers; 127.0.0.0/8 addresses
+// on other interfaces are kept, which is what the lab gives its VMs.
 func usable(a netip.Addr) bool {
-	return !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast()
+	a = a.Unmap()
+	return a != netip.IPv6Loopback() && a != netip.AddrFrom4([4]byte{127, 0, 0, 1}) &&
+		!a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast()
 }
 
 func splitAddresses(addrs []netip.Addr) (v4, v6 []string) {

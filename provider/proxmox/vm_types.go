@@ -136,9 +136,9 @@ func (s *VirtualMachineState) Annotate(a infer.Annotator) {
 	a.Describe(&s.SmbiosUUID, "The SMBIOS (type 1) UUID of the VM.")
 	a.Describe(&s.Status, "The power state Proxmox reports: `running` or `stopped`.")
 	a.Describe(&s.MACAddresses, "The MAC address of each network device, in order (`net0` first).")
-	a.Describe(&s.IPv4Addresses, "IPv4 addresses the guest agent reports, loopback excluded. Empty when the agent "+
+	a.Describe(&s.IPv4Addresses, "IPv4 addresses the guest agent reports, the loopback interface excluded. Empty when the agent "+
 		"is disabled or does not answer.")
-	a.Describe(&s.IPv6Addresses, "IPv6 addresses the guest agent reports, loopback and link-local excluded.")
+	a.Describe(&s.IPv6Addresses, "IPv6 addresses the guest agent reports, the loopback interface and link-local addresses excluded.")
 }
 
 // VirtualMachineClone names the VM or template to clone.

@@ -43,11 +43,21 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 		deadline = start.Add(p.MaxElapsed)
 	}
 	wait := p.Initial
+	var last error // the last answer worth reporting
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
-		if err == nil || !Retryable(err, idempotent) {
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil && last != nil {
+			// the time ran out during a retry: say what kept failing
+			return fmt.Errorf("%s: gave up after %d attempts over %s (%v): %w",
+				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
+		}
+		if !Retryable(err, idempotent) {
 			return err
 		}
+		last = err
 		if ctx.Err() != nil {
 			return err
 		}
@@ -61,7 +71,7 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 		Logf(ctx, "%s: %s (%v); retrying in %s", what, Classify(err), err, sleep.Round(10*time.Millisecond))
 		select {
 		case <-ctx.Done():
-			return err
+			return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, attempt, ctx.Err(), err)
 		case <-time.After(sleep):
 		}
 		if wait *= 2; wait > p.Max {

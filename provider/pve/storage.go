@@ -101,13 +101,21 @@ func (c *Client) FindVolume(ctx context.Context, node, storage, volid string) (V
 }
 
 // DeleteVolume removes a volume; a volume that is already gone is success.
+// Proxmox fails the delete task of a missing file ("unlink ... No such file
+// or directory"), so the content list is asked first and after a failure.
 func (c *Client) DeleteVolume(ctx context.Context, node, storage, volid string) error {
+	if _, found, err := c.FindVolume(ctx, node, storage, volid); err == nil && !found {
+		return nil
+	}
 	path := fmt.Sprintf("/nodes/%s/storage/%s/content/%s", node, storage, url.PathEscape(volid))
 	err := DefaultRetry.Retry(ctx, fmt.Sprintf("deleting %s on node %s", volid, node), false,
 		func(ctx context.Context) error {
 			return c.startTask(ctx, func(upid *string) error { return c.delete(ctx, path, nil, upid) })
 		})
-	if IsNotFound(err) {
+	if err == nil || IsNotFound(err) {
+		return nil
+	}
+	if _, found, ferr := c.FindVolume(ctx, node, storage, volid); ferr == nil && !found {
 		return nil
 	}
 	return err
