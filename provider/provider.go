@@ -29,6 +29,7 @@ func New() (p.Provider, error) {
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
+		WithLanguageMap(languageMap()).
 		WithConfig(infer.Config(&config.Config{})).
 		// proxmox: VMs and files on Proxmox VE (pve)
 		WithResources(

@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
@@ -23,60 +23,80 @@ import (
 
 // State is what the state file holds.
 type State struct {
-	Endpoint     string   `json:"endpoint"`
-	APIToken     string   `json:"apiToken"`
+	Endpoint     string   `json:"endpoint"` // https://127.0.0.1:<port> (the provider's endpoint)
+	APIURL       string   `json:"apiUrl"`   // Endpoint + "/api2/json" (for raw API calls)
+	APIToken     string   `json:"apiToken"` // USER@REALM!TOKENID=SECRET
 	CACertFile   string   `json:"caCertFile"`
-	CACertPEM    string   `json:"caCertPem"`
+	CACertPEM    string   `json:"caCert"` // PEM`
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
 	PID          int      `json:"pid"`
 }
 
+// config is what the flags set.
+type config struct {
+	port      int
+	nodes     string
+	memory    int64
+	cores     int
+	bridges   string
+	scale     float64
+	seed      int64
+	faults    pve.Faults
+	stateFile string
+	caFile    string
+	quiet     bool
+}
+
 func main() {
-	port := flag.Int("port", 0, "TCP port on 127.0.0.1 (0: any free port)")
-	nodes := flag.String("nodes", "pve1,pve2,pve3", "comma-separated node names")
-	memory := flag.Int64("memory", 65536, "memory of each node in MiB")
-	cores := flag.Int("cores", 16, "CPU cores of each node")
-	bridges := flag.String("bridges", "vmbr0", "comma-separated bridges present on every node")
-	scale := flag.Float64("time-scale", 1, "duration multiplier: 0 as fast as possible, 1 realistic")
-	seed := flag.Int64("seed", 0, "seed for MACs, UUIDs, faults and the address block (0: random)")
-	lockRate := flag.Float64("fault-lock-timeout", 0, "fraction of config-lock acquisitions that fail with 'got timeout'")
-	taskRate := flag.Float64("fault-task", 0, "fraction of tasks that fail")
-	errRate := flag.Float64("fault-500", 0, "fraction of API calls answered with HTTP 500")
-	agentDelay := flag.Duration("fault-agent-delay", 0, "time after boot before the guest agent answers")
-	stateFile := flag.String("state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
-	caFile := flag.String("ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
-	quiet := flag.Bool("quiet", false, "do not log API tasks")
+	var c config
+	flag.IntVar(&c.port, "port", 0, "TCP port on 127.0.0.1 (0: any free port)")
+	flag.StringVar(&c.nodes, "nodes", "pve1,pve2,pve3", "comma-separated node names")
+	flag.Int64Var(&c.memory, "memory", 65536, "memory of each node in MiB")
+	flag.IntVar(&c.cores, "cores", 16, "CPU cores of each node")
+	flag.StringVar(&c.bridges, "bridges", "vmbr0", "comma-separated bridges present on every node")
+	flag.Float64Var(&c.scale, "time-scale", 1, "duration multiplier: 0 as fast as possible, 1 realistic")
+	flag.Int64Var(&c.seed, "seed", 0, "seed for MACs, UUIDs, faults and the address block (0: random)")
+	flag.Float64Var(&c.faults.LockTimeoutRate, "fault-lock-timeout", 0, "fraction of config-lock acquisitions that fail with 'got timeout'")
+	flag.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
+	flag.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
+	flag.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
+	flag.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
+	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
+	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
+	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
 	flag.Parse()
 
-	if err := run(*port, *nodes, *memory, *cores, *bridges, *scale, *seed, pve.Faults{
-		LockTimeoutRate: *lockRate, TaskFailureRate: *taskRate, ServerErrorRate: *errRate, AgentDelay: *agentDelay,
-	}, *stateFile, *caFile, *quiet); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "lab:", err)
 		os.Exit(1)
 	}
 }
 
-func run(port int, nodeList string, memory int64, cores int, bridgeList string, scale float64, seed int64, faults pve.Faults, stateFile, caFile string, quiet bool) error {
+// run serves until ctx ends.
+func run(ctx context.Context, c config, stdout io.Writer) error {
 	var specs []pve.NodeSpec
-	for _, name := range splitComma(nodeList) {
+	for _, name := range splitComma(c.nodes) {
 		n := pve.DefaultNode(name)
-		n.MemoryMiB, n.Cores, n.Bridges = memory, cores, splitComma(bridgeList)
+		n.MemoryMiB, n.Cores, n.Bridges = c.memory, c.cores, splitComma(c.bridges)
 		specs = append(specs, n)
 	}
 	logger := log.New(os.Stderr, "lab: ", log.LstdFlags)
 	logf := logger.Printf
-	if quiet {
+	if c.quiet {
 		logf = nil
 	}
-	l, err := lab.Start(context.Background(), lab.Options{
-		Listen: fmt.Sprintf("127.0.0.1:%d", port), Nodes: specs, TimeScale: scale, Seed: seed, Faults: faults, Logf: logf,
+	l, err := lab.Start(ctx, lab.Options{
+		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf,
 	})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
 
+	caFile, stateFile := c.caFile, c.stateFile
 	if caFile == "" {
 		if stateFile != "" {
 			caFile = strings.TrimSuffix(stateFile, filepath.Ext(stateFile)) + "-ca.pem"
@@ -93,7 +113,7 @@ func run(port int, nodeList string, memory int64, cores int, bridgeList string, 
 		return fmt.Errorf("write CA file: %w", err)
 	}
 	st := State{
-		Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
+		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
 		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), PID: os.Getpid(),
 	}
 	if stateFile != "" {
@@ -104,25 +124,16 @@ func run(port int, nodeList string, memory int64, cores int, bridgeList string, 
 		}
 		defer os.Remove(stateFile)
 	}
-	fmt.Printf("endpoint:      %s\n", st.Endpoint)
-	fmt.Printf("api token:     %s\n", st.APIToken)
-	fmt.Printf("ca file:       %s\n", st.CACertFile)
-	fmt.Printf("nodes:         %s\n", strings.Join(st.Nodes, ", "))
-	fmt.Printf("address block: %s\n", st.AddressBlock)
+	fmt.Fprintf(stdout, "endpoint:      %s\n", st.Endpoint)
+	fmt.Fprintf(stdout, "api token:     %s\n", st.APIToken)
+	fmt.Fprintf(stdout, "ca file:       %s\n", st.CACertFile)
+	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
+	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
 	if stateFile != "" {
-		fmt.Printf("state file:    %s\n", stateFile)
+		fmt.Fprintf(stdout, "state file:    %s\n", stateFile)
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
-	fmt.Println("stopping")
-	done := make(chan struct{})
-	go func() { l.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
+	fmt.Fprintln(stdout, "stopping")
 	return nil
 }
 

@@ -149,7 +149,9 @@ func main() {
 	}
 }
 
-func run(in, out string) error {
+func run(in, out string) error { return generate(in, out, served) }
+
+func generate(in, out string, endpoints []string) error {
 	raw, err := os.ReadFile(in)
 	if err != nil {
 		return fmt.Errorf("read the PVE API schema: %w (pass -in with the path to apidata-9.1.3.json)", err)
@@ -171,7 +173,7 @@ func run(in, out string) error {
 	}
 
 	var methods []Method
-	for _, s := range served {
+	for _, s := range endpoints {
 		verb, path, _ := strings.Cut(s, " ")
 		n, ok := byPath[path]
 		if !ok {

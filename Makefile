@@ -1,0 +1,182 @@
+# proxmoxtalos build. `make demo` and `make test` are the two commands a newcomer needs;
+# the README's "Building and testing" section explains every target.
+#
+# Everything this file installs lands in ignored folders of the repository:
+#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod)
+#   bin/         the provider plugin binary
+#   .cache/      npm, pip, Maven and Pulumi caches, the demo's state
+# Go's own module and build caches stay where `go env` puts them.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT      := $(CURDIR)
+VERSION   := $(shell cat VERSION)
+TOOLS_BIN := $(ROOT)/.tools/bin
+CACHE     := $(ROOT)/.cache
+PULUMI    := $(TOOLS_BIN)/pulumi
+YAMLHOST  := $(TOOLS_BIN)/pulumi-language-yaml
+PROVIDER  := $(ROOT)/bin/pulumi-resource-proxmoxtalos
+SCHEMA    := schema/schema.json
+
+# Tool versions come from tools/go.mod, so bumping a tool is a one-line change there.
+PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
+YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
+
+GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 25m
+export PATH := $(TOOLS_BIN):$(PATH)
+
+# Caches for the language toolchains, kept inside the (ignored) repository folder so that a
+# clean clone installs everything from the project's own pinned files.
+export npm_config_cache := $(CACHE)/npm
+export PIP_CACHE_DIR    := $(CACHE)/pip
+MVN := mvn -B -q -Dstyle.color=never -Dmaven.repo.local=$(CACHE)/m2
+
+.PHONY: help
+help:
+	@echo "make demo             build, start the lab, pulumi up a few VMs, show them, destroy, stop the lab"
+	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
+	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) into .tools/bin"
+	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
+	@echo "make schema           schema/schema.json from the provider"
+	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
+	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
+	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
+
+# ---------------------------------------------------------------------------------------------
+# Tools: built only when missing or when tools/go.mod changed.
+
+.PHONY: tools
+tools: $(PULUMI) $(YAMLHOST)
+
+$(PULUMI): tools/go.mod tools/go.sum
+	@echo "building Pulumi CLI $(PULUMI_VERSION) (several minutes the first time)"
+	cd tools && go build -o $@ \
+		-ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$(PULUMI_VERSION)" \
+		github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+
+$(YAMLHOST): tools/go.mod tools/go.sum
+	@echo "building pulumi-language-yaml $(YAML_VERSION)"
+	cd tools && go build -o $@ \
+		-ldflags "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=$(YAML_VERSION)" \
+		github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
+
+# ---------------------------------------------------------------------------------------------
+# Provider, schema, SDKs.
+
+PULUMI_GO_SDK := $(shell awk '$$1=="github.com/pulumi/pulumi/sdk/v3"{print $$2}' go.mod)
+
+.PHONY: provider
+provider: # Go's build cache makes a rebuild without changes a no-op
+	go build -o $(PROVIDER) \
+		-ldflags "-X github.com/proxmoxtalos/proxmoxtalos/provider/version.Version=$(VERSION)" \
+		./provider/cmd/pulumi-resource-proxmoxtalos
+
+.PHONY: schema
+schema:
+	@mkdir -p schema
+	go run ./provider/cmd/schemagen -version $(VERSION) -out $(SCHEMA)
+
+.PHONY: sdks
+sdks: schema
+	@if [ ! -f $(SCHEMA) ]; then \
+		echo "sdks: no $(SCHEMA) (the provider registers nothing yet): removing generated SDKs"; \
+		rm -rf sdk/go sdk/go.mod sdk/go.sum sdk/nodejs sdk/python sdk/java; \
+	else \
+		$(MAKE) --no-print-directory generate-sdks; \
+	fi
+
+.PHONY: generate-sdks
+generate-sdks:
+	go run ./gen/sdkgen -schema $(SCHEMA) -out sdk -pulumi-go-sdk $(PULUMI_GO_SDK)
+	cd sdk && go mod tidy
+	cd gen/javagen && go run . -schema ../../$(SCHEMA) -out ../../sdk/java
+	@# package-lock.json is not generated: npm keeps it in step with package.json (pinned installs).
+	cd sdk/nodejs && npm install --package-lock-only --ignore-scripts --no-audit --no-fund --loglevel=error
+
+# Fails when the committed schema or SDKs are not what the generators produce now.
+.PHONY: check-generated
+check-generated: sdks
+	@changed=$$(git status --porcelain -- schema sdk); \
+	if [ -n "$$changed" ]; then \
+		echo "check-generated: the committed schema/SDKs differ from the generators' output:"; \
+		echo "$$changed"; git --no-pager diff --stat -- schema sdk; \
+		echo "run 'make schema sdks' and commit the result (commit message: Regenerate schema and SDKs)"; \
+		exit 1; \
+	fi
+	@echo "check-generated: schema and SDKs are up to date"
+
+# ---------------------------------------------------------------------------------------------
+# Tests.
+
+.PHONY: test
+test: tools provider check-generated go-test sdk-checks
+
+.PHONY: go-test
+go-test: tools provider
+	go vet ./...
+	cd gen/javagen && go vet ./... && go test ./...
+	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: sdk-checks
+sdk-checks:
+	@if [ -f $(SCHEMA) ]; then \
+		$(MAKE) --no-print-directory go-sdk-check nodejs-sdk-check python-sdk-check java-sdk-check; \
+	else \
+		echo "sdk-checks: no schema yet (the provider registers nothing): no SDK to build"; \
+	fi
+
+# The Go SDK is its own module: it must build and vet on its own, without the provider.
+.PHONY: go-sdk-check
+go-sdk-check:
+	cd sdk && go vet ./... && echo "go SDK: builds as its own module"
+
+# tsc over the generated TypeScript with the SDK's pinned toolchain (package-lock.json), then
+# the npm tarball a user would get, installed into an empty project and loaded.
+.PHONY: nodejs-sdk-check
+nodejs-sdk-check:
+	cd sdk/nodejs && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && npx tsc
+	rm -rf $(CACHE)/npm-pack $(CACHE)/npm-consumer && mkdir -p $(CACHE)/npm-pack $(CACHE)/npm-consumer
+	@# As Pulumi's own providers publish it: the compiled bin/ folder with package.json beside it.
+	cp sdk/nodejs/package.json sdk/nodejs/README.md sdk/nodejs/bin/
+	cd sdk/nodejs/bin && npm pack --pack-destination $(CACHE)/npm-pack --loglevel=error >/dev/null
+	cd $(CACHE)/npm-consumer && echo '{"name":"consumer","private":true}' > package.json && \
+		npm install --no-audit --no-fund --prefer-offline --loglevel=error $(CACHE)/npm-pack/*.tgz \
+			@pulumi/pulumi@$$(node -p 'require("$(ROOT)/sdk/nodejs/package-lock.json").packages["node_modules/@pulumi/pulumi"].version') && \
+		node -e 'const p = require("@proxmoxtalos/proxmoxtalos"); if (typeof p.Provider !== "function") { throw new Error("no Provider class in the packed SDK"); } console.log("nodejs SDK: npm pack installs and loads")'
+
+# The wheel a user would get, installed into a fresh virtualenv with pinned dependencies
+# (tests/sdks/python-constraints.txt, also applied to the isolated build environment).
+.PHONY: python-sdk-check
+python-sdk-check: export PIP_CONSTRAINT := $(ROOT)/tests/sdks/python-constraints.txt
+python-sdk-check:
+	rm -rf $(CACHE)/py-wheel $(CACHE)/py-venv
+	python3 -m pip wheel --quiet --no-deps --wheel-dir $(CACHE)/py-wheel ./sdk/python
+	python3 -m venv $(CACHE)/py-venv
+	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check $(CACHE)/py-wheel/*.whl
+	cd $(CACHE) && py-venv/bin/python -c 'import pulumi_proxmoxtalos as p, importlib.resources as r; \
+		assert r.files(p).joinpath("py.typed").is_file(), "py.typed missing from the wheel"; \
+		print("python SDK: wheel installs and imports with type hints,", p.__name__)'
+
+# Maven compile against com.pulumi:pulumi from Maven Central; offline once dependencies
+# for this pom.xml have been fetched into .cache/m2.
+.PHONY: java-sdk-check
+java-sdk-check:
+	@stamp=$(CACHE)/m2/.resolved-$$(sha256sum sdk/java/pom.xml | cut -c1-16); \
+	if [ -f $$stamp ]; then offline=-o; else offline=; fi; \
+	cd sdk/java && $(MVN) $$offline compile && touch $$stamp && echo "java SDK: compiles with Maven"
+
+# ---------------------------------------------------------------------------------------------
+# The lab and the demo.
+
+.PHONY: lab
+lab:
+	go run ./tests/lab/cmd/lab
+
+# The example the demo runs; the cluster work switches it to a whole TalosCluster.
+DEMO_EXAMPLE ?= examples/yaml-vms
+
+.PHONY: demo
+demo: tools provider
+	go run ./tests/demo -example $(DEMO_EXAMPLE)

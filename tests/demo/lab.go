@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// labInfo is what the lab writes to its -info-file once it serves: how to reach its
+// Proxmox VE API.
+type labInfo struct {
+	Endpoint string `json:"endpoint"` // https://127.0.0.1:<port>/api2/json
+	APIToken string `json:"apiToken"` // USER@REALM!TOKENID=SECRET
+	CACert   string `json:"caCert"`   // PEM of the CA that signed the lab's certificate
+}
+
+type labProcess struct {
+	cmd     *exec.Cmd
+	info    labInfo
+	logPath string
+	exited  chan struct{} // closed when the process has exited
+	err     error         // its exit status, valid after exited is closed
+}
+
+// startLab builds tests/lab/cmd/lab, starts it in the background and waits for its info
+// file. The binary is run directly (not through `go run`) so that stopping it stops the lab.
+func startLab(root, work string) (*labProcess, error) {
+	bin := filepath.Join(work, "lab")
+	build := exec.Command("go", "build", "-o", bin, "./tests/lab/cmd/lab")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building the lab (tests/lab/cmd/lab): %w", err)
+	}
+	infoPath := filepath.Join(work, "lab.json")
+	logPath := filepath.Join(work, "lab.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "-info-file", infoPath)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the lab: %w", err)
+	}
+	lab := &labProcess{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		lab.err = cmd.Wait()
+		logFile.Close()
+		close(lab.exited)
+	}()
+
+	deadline := time.After(time.Minute)
+	for {
+		if b, err := os.ReadFile(infoPath); err == nil && json.Unmarshal(b, &lab.info) == nil && lab.info.Endpoint != "" {
+			return lab, nil
+		}
+		select {
+		case <-lab.exited:
+			return nil, fmt.Errorf("the lab exited before serving (%v); see %s", lab.err, logPath)
+		case <-deadline:
+			lab.stop()
+			return nil, fmt.Errorf("the lab wrote no %s within a minute; see %s", infoPath, logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stop asks the lab to shut down and kills it if it does not within ten seconds.
+func (l *labProcess) stop() {
+	select {
+	case <-l.exited:
+		return
+	default:
+	}
+	_ = l.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-l.exited:
+	case <-time.After(10 * time.Second):
+		_ = l.cmd.Process.Kill()
+		<-l.exited
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// pulumiCLI runs the project's own Pulumi CLI in the example folder with a hermetic
+// environment. The stack's config lives in .cache/demo (--config-file), so the example
+// folder in the repository is left untouched.
+type pulumiCLI struct {
+	bin, dir, configFile string
+	env                  []string
+}
+
+const stack = "demo"
+
+func newPulumi(root, work, projectDir string) *pulumiCLI {
+	tools := filepath.Join(root, ".tools", "bin")
+	env := []string{}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "PULUMI_") && name != "PATH" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PULUMI_HOME="+filepath.Join(work, "pulumi-home"),
+		"PULUMI_BACKEND_URL=file://"+filepath.ToSlash(filepath.Join(work, "backend")),
+		"PULUMI_CONFIG_PASSPHRASE=proxmoxtalos-demo",
+		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true",
+		"PULUMI_IGNORE_AMBIENT_PLUGINS=true",
+		"PULUMI_SKIP_UPDATE_CHECK=true",
+		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING=true",
+	)
+	return &pulumiCLI{
+		bin:        filepath.Join(tools, "pulumi"),
+		dir:        projectDir,
+		configFile: filepath.Join(work, "Pulumi."+stack+".yaml"),
+		env:        env,
+	}
+}
+
+// setup creates the stack and points the provider at the lab. Values go through stdin so
+// the token is never on a command line.
+func (c *pulumiCLI) setup(lab labInfo) error {
+	for _, d := range []string{"pulumi-home", "backend"} {
+		if err := os.MkdirAll(filepath.Join(filepath.Dir(c.configFile), d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := c.run("stack", "init", stack); err != nil {
+		return err
+	}
+	for _, kv := range []struct {
+		key, value string
+		secret     bool
+	}{
+		{"proxmoxtalos:endpoint", lab.Endpoint, false},
+		{"proxmoxtalos:apiToken", lab.APIToken, true},
+		{"proxmoxtalos:caCert", lab.CACert, false},
+	} {
+		args := []string{"config", "set", kv.key}
+		if kv.secret {
+			args = append(args, "--secret")
+		}
+		if err := c.runInput(strings.NewReader(kv.value), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *pulumiCLI) run(args ...string) error { return c.runInput(nil, args...) }
+
+func (c *pulumiCLI) runInput(stdin *strings.Reader, args ...string) error {
+	full := append([]string{"--non-interactive"}, args...)
+	if args[0] != "stack" || args[1] != "init" {
+		full = append(full, "--stack", stack)
+	}
+	if args[0] != "stack" { // up, preview, destroy, config take the stack's config file
+		full = append(full, "--config-file", c.configFile)
+	}
+	cmd := exec.Command(c.bin, full...)
+	cmd.Dir, cmd.Env = c.dir, c.env
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("pulumi %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}

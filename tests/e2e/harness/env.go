@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Lab is what a stack needs to reach a Proxmox VE API: the lab's (or a real host's)
+// endpoint, API token (USER@REALM!TOKENID=SECRET) and the PEM CA that signed its
+// certificate. They become the stack config proxmoxtalos:endpoint, proxmoxtalos:apiToken
+// (secret) and proxmoxtalos:caCert.
+type Lab struct {
+	Endpoint string
+	APIToken string
+	CACert   string
+}
+
+// Passphrase encrypts the secrets of every test stack (file backend, passphrase provider).
+const Passphrase = "proxmoxtalos-e2e-passphrase"
+
+// Env is one hermetic Pulumi environment: its own PULUMI_HOME and file backend under the
+// test's temp dir, the project's CLI first on PATH, no plugin downloads, no ambient plugins.
+type Env struct {
+	Home        string // PULUMI_HOME
+	Backend     string // folder of the file backend
+	ToolsBin    string // .tools/bin
+	ProviderDir string // folder with pulumi-resource-proxmoxtalos
+}
+
+// NewEnv prepares a hermetic environment for one test.
+func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	e := &Env{
+		Home:        filepath.Join(t.TempDir(), "pulumi-home"),
+		Backend:     filepath.Join(t.TempDir(), "backend"),
+		ToolsBin:    ToolsBin(t),
+		ProviderDir: ProviderDir(t),
+	}
+	for _, d := range []string{e.Home, e.Backend} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// Vars are the Pulumi variables of this environment.
+func (e *Env) Vars() map[string]string {
+	return map[string]string{
+		"PULUMI_HOME":                                 e.Home,
+		"PULUMI_BACKEND_URL":                          "file://" + filepath.ToSlash(e.Backend),
+		"PULUMI_CONFIG_PASSPHRASE":                    Passphrase,
+		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+		"PULUMI_IGNORE_AMBIENT_PLUGINS":               "true",
+		"PULUMI_SKIP_UPDATE_CHECK":                    "true",
+		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK":    "true",
+		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":        "true",
+		"NO_COLOR":                                    "1",
+	}
+}
+
+// Environ is the process environment for a CLI run: the machine's environment without any
+// PULUMI_* variable (an ambient token or backend must not leak in), plus Vars, with the
+// project's tools first on PATH.
+func (e *Env) Environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "PULUMI_") || name == "PATH" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for k, v := range e.Vars() {
+		env = append(env, k+"="+v)
+	}
+	return append(env, "PATH="+e.ToolsBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+func getenv(k string) string { return os.Getenv(k) }

@@ -1,0 +1,152 @@
+// Package e2e holds end-to-end tests that drive the real Pulumi CLI (make tools) against
+// the provider binary. This file proves the chain itself: CLI, YAML language host,
+// hermetic environment, plugin path, Automation API and stack config wiring.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// fakeLab stands in for the lab's connection values: these tests only check that they
+// reach the stack config as the provider expects; nothing connects to them.
+var fakeLab = harness.Lab{
+	Endpoint: "https://127.0.0.1:18006/api2/json",
+	APIToken: "root@pam!e2e=6c2d1a4e-secret-token-value",
+	CACert:   "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+}
+
+// The CLI launches our binary and asks it for its schema: it must be the committed one
+// (make check-generated keeps that equal to what the generators produce). Before the
+// first resource is registered there is no committed schema, and the binary must refuse
+// to serve for that very reason.
+func TestCLIServesCommittedSchema(t *testing.T) {
+	t.Parallel()
+	env := harness.NewEnv(t)
+	p := &harness.Project{Env: env, Dir: t.TempDir()}
+	r := p.Run(t, "package", "get-schema", filepath.Join(env.ProviderDir, harness.BinaryName))
+
+	committed, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "schema", "schema.json"))
+	if os.IsNotExist(err) {
+		if r.ExitCode == 0 || !strings.Contains(r.Output(), "at least one resource, component, or function is required") {
+			t.Fatalf("no schema/schema.json is committed, yet the binary does not refuse for lack of resources: %s", r)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != 0 {
+		t.Fatalf("%s", r)
+	}
+	var got, want map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+		t.Fatalf("get-schema printed no JSON: %v\n%s", err, r)
+	}
+	if err := json.Unmarshal(committed, &want); err != nil {
+		t.Fatalf("schema/schema.json: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the provider binary serves a schema different from schema/schema.json: run `make schema sdks`")
+	}
+	version, _ := os.ReadFile(filepath.Join(harness.RepoRoot(t), "VERSION"))
+	if got["version"] != strings.TrimSpace(string(version)) {
+		t.Errorf("the binary reports version %v, VERSION says %s: the ldflags did not reach provider/version", got["version"], version)
+	}
+}
+
+// A YAML project declaring our provider runs through preview, up and destroy with the
+// project's own CLI and YAML host, and the lab config lands as the provider reads it:
+// endpoint in plain text, the token encrypted in the stack file and absent from output.
+func TestYAMLProjectLifecycleAndConfig(t *testing.T) {
+	t.Parallel()
+	env := harness.NewEnv(t)
+	p := harness.NewYAMLProject(t, env, "smoke", `outputs:
+  endpoint: ${proxmoxtalos:endpoint}
+`)
+	p.ConfigureLab(t, fakeLab)
+
+	stackFile, err := os.ReadFile(filepath.Join(p.Dir, "Pulumi.test.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(stackFile), "secret-token-value") || !strings.Contains(string(stackFile), "secure:") {
+		t.Errorf("apiToken is not stored encrypted in Pulumi.test.yaml:\n%s", stackFile)
+	}
+
+	if r := p.Preview(t); r.ExitCode != 0 {
+		t.Fatalf("preview: %s", r)
+	}
+	up := p.Up(t)
+	if up.ExitCode != 0 {
+		t.Fatalf("up: %s", up)
+	}
+	out := p.MustRun(t, "stack", "output", "endpoint").Stdout
+	if strings.TrimSpace(out) != fakeLab.Endpoint {
+		t.Errorf("stack output endpoint = %q, want %q", out, fakeLab.Endpoint)
+	}
+	if state := p.StackExport(t); strings.Contains(state, "secret-token-value") || strings.Contains(up.Output(), "secret-token-value") {
+		t.Errorf("the API token appears in plain text in the state or the up output")
+	}
+	if r := p.Preview(t, "--expect-no-changes"); r.ExitCode != 0 {
+		t.Errorf("second preview reports changes: %s", r)
+	}
+	if r := p.Destroy(t); r.ExitCode != 0 {
+		t.Fatalf("destroy: %s", r)
+	}
+}
+
+// An inline Go program through the Automation API, with the same hermetic environment and
+// the lab config as typed stack config.
+func TestInlineProgramSeesLabConfig(t *testing.T) {
+	t.Parallel()
+	env := harness.NewEnv(t)
+	program := func(ctx *pulumi.Context) error {
+		cfg := config.New(ctx, "proxmoxtalos")
+		ctx.Export("endpoint", pulumi.String(cfg.Require("endpoint")))
+		ctx.Export("caCert", pulumi.String(cfg.Require("caCert")))
+		ctx.Export("apiToken", cfg.RequireSecret("apiToken"))
+		return nil
+	}
+	stack := harness.InlineStack(t, env, "smoke-inline", program, &fakeLab)
+	ctx := context.Background()
+
+	token, err := stack.GetConfig(ctx, "proxmoxtalos:apiToken")
+	if err != nil || !token.Secret {
+		t.Errorf("proxmoxtalos:apiToken is not secret stack config: %+v %v", token, err)
+	}
+	res, err := stack.Up(ctx)
+	if err != nil {
+		t.Fatalf("inline up: %v", err)
+	}
+	if got := res.Outputs["endpoint"].Value; got != fakeLab.Endpoint {
+		t.Errorf("endpoint output = %v, want %s", got, fakeLab.Endpoint)
+	}
+	if got := res.Outputs["caCert"].Value; got != fakeLab.CACert {
+		t.Errorf("caCert output = %q, want the PEM as given", got)
+	}
+	if out := res.Outputs["apiToken"]; !out.Secret || out.Value != fakeLab.APIToken {
+		t.Errorf("apiToken output secret=%v, want the token as a secret", out.Secret)
+	}
+	if strings.Contains(res.StdOut+res.StdErr, "secret-token-value") {
+		t.Errorf("the API token appears in the up output")
+	}
+	if _, err := stack.Destroy(ctx); err != nil {
+		t.Fatalf("inline destroy: %v", err)
+	}
+	if _, err := stack.Preview(ctx); err != nil {
+		t.Fatalf("preview after destroy: %v", err)
+	}
+}

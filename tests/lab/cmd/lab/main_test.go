@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestRunWritesStateAndServes runs the command in-process: the state file
+// appears, the API answers with its token and CA, and cancelling stops it
+// and removes the state file.
+func TestRunWritesStateAndServes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stateFile := filepath.Join(dir, "lab.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuf{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, config{nodes: "a,b", memory: 4096, cores: 4, bridges: "vmbr0,vmbr1", scale: 0, seed: 3, stateFile: stateFile, quiet: true}, out)
+	}()
+	var st State
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(stateFile)
+		if err == nil && json.Unmarshal(b, &st) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no state file; output: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if info, _ := os.Stat(stateFile); info.Mode().Perm() != 0o600 {
+		t.Fatalf("state file mode %v", info.Mode())
+	}
+	if strings.Join(st.Nodes, ",") != "a,b" || !strings.HasPrefix(st.AddressBlock, "127.") || st.CACertFile != filepath.Join(dir, "lab-ca.pem") {
+		t.Fatalf("state: %+v", st)
+	}
+	pem, _ := os.ReadFile(st.CACertFile)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if st.APIURL != st.Endpoint+"/api2/json" || !strings.Contains(st.CACertPEM, "BEGIN CERTIFICATE") {
+		t.Fatalf("state: %+v", st)
+	}
+	req, _ := http.NewRequest("GET", st.APIURL+"/nodes/b/network?type=bridge", nil)
+	req.Header.Set("Authorization", "PVEAPIToken="+st.APIToken)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"iface":"vmbr1"`) {
+		t.Fatalf("network: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stateFile); !os.IsNotExist(err) {
+		t.Fatal("state file left behind")
+	}
+	if !strings.Contains(out.String(), "address block: "+st.AddressBlock) {
+		t.Fatalf("output: %s", out.String())
+	}
+}
