@@ -15,19 +15,12 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
+	"github.com/proxmoxtalos/proxmoxtalos/sdk/go/proxmoxtalos/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
-
-// fakeLab stands in for the lab's connection values where a test only checks that they
-// reach the stack config as the provider expects and nothing connects to them.
-var fakeLab = harness.Lab{
-	Endpoint: "https://127.0.0.1:18006/api2/json",
-	APIToken: "root@pam!e2e=6c2d1a4e-secret-token-value",
-	CACert:   "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-}
 
 // The CLI launches our binary and asks it for its schema: it must be the committed one
 // (make check-generated keeps that equal to what the generators produce). Before the
@@ -125,39 +118,52 @@ outputs:
 	}
 }
 
-// An inline Go program through the Automation API, with the same hermetic environment and
-// the lab config as typed stack config.
+// An inline Go program through the Automation API, with the same hermetic environment, the
+// lab config as typed stack config, and the generated Go SDK (sdk/, its own module, used
+// here through the replace directive in go.mod) calling the provider.
 func TestInlineProgramSeesLabConfig(t *testing.T) {
 	t.Parallel()
 	env := harness.NewEnv(t)
+	_, labConfig := harness.StartLab(t, lab.Options{})
 	program := func(ctx *pulumi.Context) error {
 		cfg := config.New(ctx, "proxmoxtalos")
 		ctx.Export("endpoint", pulumi.String(cfg.Require("endpoint")))
 		ctx.Export("caCert", pulumi.String(cfg.Require("caCert")))
 		ctx.Export("apiToken", cfg.RequireSecret("apiToken"))
+		factory, err := talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{TalosVersion: "v1.12.5"})
+		if err != nil {
+			return err
+		}
+		ctx.Export("schematicId", pulumi.String(factory.SchematicId))
 		return nil
 	}
-	stack := harness.InlineStack(t, env, "smoke-inline", program, &fakeLab)
+	stack := harness.InlineStack(t, env, "smoke-inline", program, &labConfig)
 	ctx := context.Background()
 
 	token, err := stack.GetConfig(ctx, "proxmoxtalos:apiToken")
 	if err != nil || !token.Secret {
-		t.Errorf("proxmoxtalos:apiToken is not secret stack config: %+v %v", token, err)
+		t.Errorf("proxmoxtalos:apiToken is not secret stack config: secret=%v err=%v", token.Secret, err)
 	}
 	res, err := stack.Up(ctx)
 	if err != nil {
 		t.Fatalf("inline up: %v", err)
 	}
-	if got := res.Outputs["endpoint"].Value; got != fakeLab.Endpoint {
-		t.Errorf("endpoint output = %v, want %s", got, fakeLab.Endpoint)
+	if got := res.Outputs["endpoint"].Value; got != labConfig.Endpoint {
+		t.Errorf("endpoint output = %v, want %s", got, labConfig.Endpoint)
 	}
-	if got := res.Outputs["caCert"].Value; got != fakeLab.CACert {
+	if got := res.Outputs["caCert"].Value; got != labConfig.CACert {
 		t.Errorf("caCert output = %q, want the PEM as given", got)
 	}
-	if out := res.Outputs["apiToken"]; !out.Secret || out.Value != fakeLab.APIToken {
+	if out := res.Outputs["apiToken"]; !out.Secret || out.Value != labConfig.APIToken {
 		t.Errorf("apiToken output secret=%v, want the token as a secret", out.Secret)
 	}
-	if strings.Contains(res.StdOut+res.StdErr, "secret-token-value") {
+	// The empty schematic's ID as the Image Factory computes it (../shared/pitfalls.md).
+	const emptySchematic = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
+	if got := res.Outputs["schematicId"].Value; got != emptySchematic {
+		t.Errorf("schematicId through the Go SDK = %v, want %s", got, emptySchematic)
+	}
+	secret := labConfig.APIToken[strings.Index(labConfig.APIToken, "=")+1:]
+	if strings.Contains(res.StdOut+res.StdErr, secret) {
 		t.Errorf("the API token appears in the up output")
 	}
 	if _, err := stack.Destroy(ctx); err != nil {
