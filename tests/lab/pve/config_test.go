@@ -271,3 +271,59 @@ func TestDestroyUnreferencedDisks(t *testing.T) {
 		t.Fatal("out-of-band change of a missing VM")
 	}
 }
+
+func TestCreateDisksAndCapacity(t *testing.T) {
+	t.Parallel()
+	small := NodeSpec{Name: "pve1", Storages: []StorageSpec{
+		{ID: "local", Type: "dir", Content: []string{"iso", "images"}, SizeGiB: 10},
+		{ID: "local-lvm", Type: "lvmthin", Content: []string{"images"}, SizeGiB: 20},
+	}}
+	s, c := startLab(t, Options{Nodes: []NodeSpec{small}})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	// Drives need a storage in the value: the schema's volume format
+	// refuses a bare size even with the "storage" parameter.
+	_, err := node.NewVirtualMachine(ctx, 100, opt("storage", "local-lvm"), opt("scsi0", "8"))
+	mustContain(t, err, `"scsi0":"invalid format - format error\nscsi0.file: invalid format - unable to parse volume ID '8'\n\n"`)
+	task, err := node.NewVirtualMachine(ctx, 100, opt("scsi0", "local-lvm:8"), opt("bios", "ovmf"),
+		opt("efidisk0", "local-lvm:1,efitype=4m,pre-enrolled-keys=0"), opt("tpmstate0", "local-lvm:1,version=v2.0"), opt("ide2", "local-lvm:cloudinit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task)
+	cur, _, _ := s.VMConfig(100)
+	want := map[string]string{
+		// create_disks walks the keys sorted: efidisk0 before scsi0.
+		"efidisk0":  "local-lvm:vm-100-disk-0,efitype=4m,pre-enrolled-keys=0,size=4M",
+		"scsi0":     "local-lvm:vm-100-disk-1,size=8G",
+		"tpmstate0": "local-lvm:vm-100-disk-2,size=4M,version=v2.0",
+		"ide2":      "local-lvm:vm-100-cloudinit,media=cdrom",
+	}
+	for k, v := range want {
+		if cur[k] != v {
+			t.Errorf("%s = %q, want %q", k, cur[k], v)
+		}
+	}
+	// Directory storage: qcow2 files, and a disk that does not fit fails.
+	task, _ = node.NewVirtualMachine(ctx, 101, opt("scsi0", "local:4"))
+	waitOK(t, ctx, task)
+	cur, _, _ = s.VMConfig(101)
+	if cur["scsi0"] != "local:101/vm-101-disk-0.qcow2,size=4G" {
+		t.Fatalf("dir disk %q", cur["scsi0"])
+	}
+	task, _ = node.NewVirtualMachine(ctx, 102, opt("scsi0", "local:7"))
+	if st := waitExit(t, ctx, task); !strings.Contains(st, "No space left on device") {
+		t.Fatalf("overfull dir storage: %q", st)
+	}
+	// Thin pools over-provision with LVM's warning in the task log.
+	task, _ = node.NewVirtualMachine(ctx, 103, opt("scsi0", "local-lvm:30"))
+	waitOK(t, ctx, task)
+	log, _ := task.Log(ctx, 0, 50)
+	found := false
+	for _, line := range log {
+		found = found || strings.Contains(line, "WARNING: Sum of all thin volume sizes")
+	}
+	if !found {
+		t.Fatalf("log %v", log)
+	}
+}

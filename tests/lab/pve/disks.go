@@ -20,7 +20,8 @@ const cloudInitSize = 4 << 20
 // checkDriveParams is $check_drive_param and $check_storage_access of
 // qemu-server src/PVE/API2/Qemu.pm: the synchronous checks done before a
 // worker is forked, answered as parameter errors.
-func (s *Server) checkDriveParamsLocked(nodeName string, params map[string]string) error {
+// defaultStorage is create_vm's "storage" parameter ("" on config updates).
+func (s *Server) checkDriveParamsLocked(nodeName string, params map[string]string, defaultStorage string) error {
 	for _, key := range sortedKeys(params) {
 		if !isDriveKey(key) {
 			continue
@@ -56,15 +57,19 @@ func (s *Server) checkDriveParamsLocked(nodeName string, params map[string]strin
 			if d["media"] == "cdrom" {
 				continue
 			}
-			if m[2] == "" {
+			sid := m[2]
+			if sid == "" {
+				sid = defaultStorage
+			}
+			if sid == "" {
 				return fail("no storage ID specified (and no default storage)\n")
 			}
-			st, err := s.storageLocked(nodeName, m[2])
+			st, err := s.storageLocked(nodeName, sid)
 			if err != nil {
 				return err
 			}
 			if !st.hasContent("images") {
-				return param1("storage", fmt.Sprintf("storage '%s' does not support vm images", m[2]))
+				return param1("storage", fmt.Sprintf("storage '%s' does not support vm images", sid))
 			}
 			continue
 		}
@@ -99,7 +104,7 @@ func contentOfStorageVolname(st *storage, name string) string {
 // ("<storage>:<GiB>", "<storage>:cloudinit", imports) and checks references
 // to existing ones. It returns the drive strings to write and the volumes
 // it created (freed by the caller on failure).
-func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map[string]string, template bool, l *taskLog) (map[string]string, []*volume, error) {
+func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map[string]string, defaultStorage string, template bool, l *taskLog) (map[string]string, []*volume, error) {
 	res := map[string]string{}
 	var created []*volume
 	fail := func(err error) (map[string]string, []*volume, error) { return nil, created, err }
@@ -116,7 +121,13 @@ func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map
 		switch {
 		case file == "" || file == "none" || file == "cdrom":
 			delete(d, "size")
-		case name == "cloudinit":
+		case name == "cloudinit" || file == "cloudinit":
+			if sid == "cloudinit" {
+				sid = defaultStorage
+			}
+			if sid == "" {
+				return fail(fmt.Errorf("no storage ID specified (and no default storage)\n"))
+			}
 			if other := s.cloudInitKey(conf, key, res); other != "" {
 				return fail(fmt.Errorf("%s - cloud-init drive is already attached at '%s'\n", key, other))
 			}
@@ -140,7 +151,14 @@ func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map
 			delete(d, "format")
 		case newDiskRE.MatchString(file):
 			m := newDiskRE.FindStringSubmatch(file)
-			st, err := s.storageLocked(nodeName, m[2])
+			sid := m[2]
+			if sid == "" {
+				sid = defaultStorage
+			}
+			if sid == "" {
+				return fail(fmt.Errorf("no storage ID specified (and no default storage)\n"))
+			}
+			st, err := s.storageLocked(nodeName, sid)
 			if err != nil {
 				return fail(err)
 			}
@@ -160,11 +178,14 @@ func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map
 				delete(d, "import-from")
 				l.Logf("importing disk '%s' to VM %d ...", src, vmid)
 			}
-			if key == "efidisk0" {
+			switch key {
+			case "efidisk0": // OVMF vars: 4m or 2m (128K) templates
 				size = 4 << 20
 				if d["efitype"] != "4m" {
 					size = 128 << 10
 				}
+			case "tpmstate0": // TPMSTATE_DISK_SIZE
+				size = 4 << 20
 			}
 			if size <= 0 {
 				return fail(fmt.Errorf("unable to create image: size of disk '%s' must be greater than zero\n", key))

@@ -1,10 +1,13 @@
 package pve
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
 )
 
 func TestFaultInjection(t *testing.T) {
@@ -158,4 +161,48 @@ func TestShutdown(t *testing.T) {
 	mustContain(t, err, "500 VM 100 not running")
 	_, err = vm.Reset(ctx)
 	mustContain(t, err, "500 VM 100 not running")
+}
+
+// TestParallelClonesShareTheSourceLock: clones of a template hold its
+// config lock shared (lock_config_shared), so many run at once even when
+// each takes longer than a lock wait.
+func TestParallelClonesShareTheSourceLock(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{TimeScale: 1.2})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	if err := s.createTemplateForTest(100); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := node.VirtualMachine(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func(id int) {
+			defer wg.Done()
+			_, task, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: id})
+			if err == nil {
+				err = task.Wait(ctx, 50*time.Millisecond, 20*time.Second)
+				if err == nil && task.ExitStatus != "OK" {
+					err = errors.New(task.ExitStatus)
+				}
+			}
+			errs <- err
+		}(101 + i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("clones took %v: they did not run in parallel", d)
+	}
 }

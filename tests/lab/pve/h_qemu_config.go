@@ -160,7 +160,7 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 		u.deletes = append(u.deletes, opt)
 	}
 	s.mu.Lock()
-	if err := s.checkDriveParamsLocked(nodeName, u.params); err != nil {
+	if err := s.checkDriveParamsLocked(nodeName, u.params, ""); err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 			if old, ok := v.pending[opt]; ok {
 				s.registerUnusedLocked(v, old)
 			}
-			created, vols, err := s.createDisksLocked(v.node, vmid, v.conf, map[string]string{opt: val}, v.isTemplate(), l)
+			created, vols, err := s.createDisksLocked(v.node, vmid, v.conf, map[string]string{opt: val}, "", v.isTemplate(), l)
 			if err != nil {
 				s.freeVolumesLocked(vols)
 				return err

@@ -75,7 +75,7 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 			return nil, err
 		}
 	}
-	if err := s.checkDriveParamsLocked(nodeName, params); err != nil {
+	if err := s.checkDriveParamsLocked(nodeName, params, r.p["storage"]); err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
@@ -100,11 +100,11 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 	s.mu.Unlock()
 	unlock()
 
-	pool, start := r.p["pool"], r.p["start"] == "1"
+	pool, start, defStorage := r.p["pool"], r.p["start"] == "1", r.p["storage"]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.startTask(nodeName, "qmcreate", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
-		err := s.createVM(ctx, l, v, params, pool, emsg)
+		err := s.createVM(ctx, l, v, params, pool, defStorage, emsg)
 		if err != nil {
 			s.mu.Lock()
 			if s.vms[vmid] == v {
@@ -123,7 +123,7 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 	}), nil
 }
 
-func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[string]string, pool, emsg string) error {
+func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[string]string, pool, defStorage, emsg string) error {
 	unlock, err := s.lockVM(v.vmid, time.Second)
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[str
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	created, vols, err := s.createDisksLocked(v.node, v.vmid, map[string]string{}, params, params["template"] == "1", l)
+	created, vols, err := s.createDisksLocked(v.node, v.vmid, map[string]string{}, params, defStorage, params["template"] == "1", l)
 	if err != nil {
 		s.freeVolumesLocked(vols)
 		return fmt.Errorf("%s %s", emsg, errorText(err))
@@ -265,7 +265,15 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 		return nil, err
 	}
 	return s.startTask(nodeName, "qmclone", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
-		unlockSrc, err := s.lockVM(vmid, time.Second)
+		// Exclusive lock if the source runs, else shared (clone_vm).
+		s.mu.Lock()
+		running := s.vms[vmid] != nil && s.vms[vmid].running
+		s.mu.Unlock()
+		lock := s.lockVMShared
+		if running {
+			lock = s.lockVM
+		}
+		unlockSrc, err := lock(vmid, time.Second)
 		if err != nil {
 			return err
 		}

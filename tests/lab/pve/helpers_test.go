@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -76,4 +77,21 @@ func mustContain(t *testing.T, err error, want string) {
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not contain %q", err.Error(), want)
 	}
+}
+
+// createTemplateForTest puts a template with one base disk on pve1
+// directly (no API, no time spent).
+func (s *Server) createTemplateForTest(vmid int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.node("pve1").storage("local-lvm")
+	name := fmt.Sprintf("base-%d-disk-0", vmid)
+	if _, err := s.allocVolumeLocked(st, vmid, name, "raw", 2<<30); err != nil {
+		return err
+	}
+	s.vms[vmid] = &vm{vmid: vmid, node: "pve1", pending: map[string]string{}, delete: map[string]bool{}, conf: map[string]string{
+		"name": "tmpl", "template": "1", "scsi0": "local-lvm:" + name + ",size=2G", "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0",
+		"smbios1": "uuid=" + newUUID(s.rng), "boot": "order=scsi0",
+	}}
+	return nil
 }

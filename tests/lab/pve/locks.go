@@ -2,22 +2,69 @@ package pve
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
-// lockVM takes the flock qemu-server holds on
-// /var/lock/qemu-server/lock-<vmid>.conf while it changes a VM
-// (PVE::AbstractConfig::lock_config_full). Waiting longer than timeout
-// fails with PVE::Tools::lock_file_full's "can't lock file '...' - got
-// timeout". The wait is scaled by the time scale but lasts at least a
-// second, so concurrent fast tasks still serialise instead of failing.
+// flock is one /var/lock/qemu-server/lock-<vmid>.conf: any number of
+// shared holders or one exclusive holder, like flock(2).
+type flock struct {
+	mu      sync.Mutex
+	readers int
+	writer  bool
+	changed chan struct{} // closed and replaced on every release
+}
+
+func newFlock() *flock { return &flock{changed: make(chan struct{})} }
+
+func (f *flock) tryLock(shared bool) (bool, chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.writer || (!shared && f.readers > 0) {
+		return false, f.changed
+	}
+	if shared {
+		f.readers++
+	} else {
+		f.writer = true
+	}
+	return true, nil
+}
+
+func (f *flock) unlock(shared bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if shared {
+		f.readers--
+	} else {
+		f.writer = false
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// lockVM takes the config lock exclusively (PVE::AbstractConfig::lock_config_full).
 // Must be called without s.mu held.
 func (s *Server) lockVM(vmid int, timeout time.Duration) (func(), error) {
+	return s.lockVMMode(vmid, timeout, false)
+}
+
+// lockVMShared takes it shared (lock_config_shared): clones of a stopped
+// VM or template share the source's lock and run in parallel.
+func (s *Server) lockVMShared(vmid int, timeout time.Duration) (func(), error) {
+	return s.lockVMMode(vmid, timeout, true)
+}
+
+// lockVMMode waits for the flock like PVE::Tools::lock_file_full; waiting
+// longer than timeout fails with "can't lock file '...' - got timeout". The
+// wait is scaled by the time scale but lasts at least a second, so
+// concurrent fast tasks still serialise instead of failing.
+func (s *Server) lockVMMode(vmid int, timeout time.Duration, shared bool) (func(), error) {
 	s.mu.Lock()
-	ch, ok := s.flocks[vmid]
+	f, ok := s.flocks[vmid]
 	if !ok {
-		ch = make(chan struct{}, 1)
-		s.flocks[vmid] = ch
+		f = newFlock()
+		s.flocks[vmid] = f
 	}
 	inject := s.rollLocked(s.faults.LockTimeoutRate)
 	s.mu.Unlock()
@@ -28,14 +75,21 @@ func (s *Server) lockVM(vmid int, timeout time.Duration) (func(), error) {
 	if wait < time.Second {
 		wait = time.Second
 	}
-	select {
-	case ch <- struct{}{}:
-	case <-time.After(wait):
-		return nil, lockTimeout(vmid)
-	case <-s.ctx.Done():
-		return nil, fmt.Errorf("lab is shutting down\n")
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		ok, changed := f.tryLock(shared)
+		if ok {
+			return func() { f.unlock(shared) }, nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return nil, lockTimeout(vmid)
+		case <-s.ctx.Done():
+			return nil, fmt.Errorf("lab is shutting down\n")
+		}
 	}
-	return func() { <-ch }, nil
 }
 
 func lockTimeout(vmid int) error {

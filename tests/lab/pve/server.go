@@ -37,7 +37,7 @@ type Server struct {
 	pools     map[string]*pool
 	tasks     map[string]*task
 	taskOrder []*task
-	flocks    map[int]chan struct{}
+	flocks    map[int]*flock
 	rng       *mrand.Rand
 	faults    Faults
 	pid       uint32
@@ -88,7 +88,7 @@ func Start(opts Options) (*Server, error) {
 		opts: opts, schema: schema, confM: schema.Method("POST", "/nodes/{node}/qemu"),
 		bootTime: time.Now(),
 		vms:      map[int]*vm{}, pools: map[string]*pool{}, tasks: map[string]*task{},
-		flocks: map[int]chan struct{}{}, rng: mrand.New(mrand.NewSource(seed)),
+		flocks: map[int]*flock{}, rng: mrand.New(mrand.NewSource(seed)),
 		faults: opts.Faults, pid: 100000, caPEM: caPEM, ln: ln, ctx: ctx, cancel: cancel,
 	}
 	for _, ns := range opts.Nodes {
