@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 )
 
 // Options configure a lab.
@@ -32,8 +33,10 @@ type Options struct {
 	Seed int64
 	// Faults injected from the start (see pve.Faults; change with SetFaults).
 	Faults pve.Faults
-	// Booter runs the guest OS of started VMs; nil boots nothing.
-	Booter pve.GuestBooter
+	// Booter runs the guest OS of started VMs; nil boots simulated Talos
+	// nodes (package talos, see TalosBooter) unless NoTalos is set.
+	Booter  pve.GuestBooter
+	NoTalos bool
 	// TokenSecret of the API token; default random.
 	TokenSecret string
 	// Logf receives log lines; nil discards them.
@@ -45,6 +48,7 @@ type Lab struct {
 	PVE   *pve.Server
 	block netip.Prefix
 	lock  *os.File
+	talos *talos.Sim
 }
 
 // Start starts a lab. Close it when done.
@@ -56,20 +60,31 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sim *talos.Sim
+	if opts.Booter == nil && !opts.NoTalos {
+		sim = newTalosSim(opts)
+		opts.Booter = TalosBooter(sim)
+	}
 	srv, err := pve.Start(pve.Options{
 		Listen: opts.Listen, Nodes: opts.Nodes, TimeScale: opts.TimeScale, Seed: opts.Seed,
 		Faults: opts.Faults, Booter: opts.Booter, TokenSecret: opts.TokenSecret, Logf: opts.Logf,
 	})
 	if err != nil {
 		lock.Close()
+		if sim != nil {
+			sim.Close()
+		}
 		return nil, err
 	}
-	return &Lab{PVE: srv, block: block, lock: lock}, nil
+	return &Lab{PVE: srv, block: block, lock: lock, talos: sim}, nil
 }
 
 // Close stops the lab and releases its address block.
 func (l *Lab) Close() error {
 	err := l.PVE.Close()
+	if l.talos != nil {
+		l.talos.Close()
+	}
 	if l.lock != nil {
 		// The file stays: removing it could let two labs lock different
 		// inodes under the same name.
@@ -77,6 +92,9 @@ func (l *Lab) Close() error {
 	}
 	return err
 }
+
+// Talos is the Talos node simulator (nil with a custom Booter or NoTalos).
+func (l *Lab) Talos() *talos.Sim { return l.talos }
 
 // Endpoint is "https://127.0.0.1:<port>" (the provider's endpoint).
 func (l *Lab) Endpoint() string { return l.PVE.Endpoint() }

@@ -136,7 +136,7 @@ func (g *recordingGuest) Agent() (AgentInfo, bool)           { return AgentInfo{
 func TestGuestHook(t *testing.T) {
 	t.Parallel()
 	boots := make(chan BootInfo, 10)
-	booter := func(ctx context.Context, vm BootInfo, disks DiskWriter) Guest {
+	booter := func(ctx context.Context, vm BootInfo, disks Host) Guest {
 		boots <- vm
 		if vm.CDROM != nil {
 			// "install" onto the first hard disk.
@@ -158,7 +158,7 @@ func TestGuestHook(t *testing.T) {
 	ctx := ctxT(t)
 	download(t, ctx, c, "iso", "talos.iso", "https://factory.talos.dev/image/abc/v1.12.0/nocloud-amd64.iso")
 	vm := createStarted(t, ctx, c, 100,
-		opt("scsi0", "local-lvm:10"), opt("ide0", "local:iso/talos.iso,media=cdrom"), opt("ide2", "local-lvm:cloudinit"),
+		opt("scsi0", "local-lvm:10,ssd=1,discard=on"), opt("ide0", "local:iso/talos.iso,media=cdrom"), opt("ide2", "local-lvm:cloudinit"),
 		opt("net0", "virtio,bridge=vmbr0,tag=20"), opt("ipconfig0", "ip=127.7.7.7/24,gw=127.7.7.1"), opt("nameserver", "1.1.1.1"),
 		opt("searchdomain", "lab.example"), opt("agent", "enabled=1"), opt("memory", "2048"), opt("cores", 2), opt("name", "cp1"),
 		opt("boot", "order=scsi0;ide0"), opt("smbios1", "uuid=11111111-2222-4333-8444-555555555555"))
@@ -197,7 +197,7 @@ func TestGuestHook(t *testing.T) {
 			scsi0 = d
 		}
 	}
-	if strings.Join(ifaces, ",") != "ide0,ide2,scsi0" || scsi0.Image.Written != "installed-os:v1" || scsi0.SizeBytes != 10<<30 {
+	if strings.Join(ifaces, ",") != "ide0,ide2,scsi0" || scsi0.Image.Written != "installed-os:v1" || scsi0.SizeBytes != 10<<30 || !scsi0.SSD || scsi0.Options["discard"] != "on" {
 		t.Fatalf("disks after restart: %+v", b2.Disks)
 	}
 	task, _ = vm.Stop(ctx)
@@ -224,5 +224,36 @@ func TestGuestHook(t *testing.T) {
 		if v.Owner == 100 {
 			t.Fatalf("volume of destroyed VM left: %+v", v)
 		}
+	}
+}
+
+// TestGuestPowersOff: a guest that turns itself off stops the VM; a guest
+// replaced by a later boot cannot stop the new one.
+func TestGuestPowersOff(t *testing.T) {
+	t.Parallel()
+	hosts := make(chan Host, 4)
+	booter := func(ctx context.Context, vm BootInfo, host Host) Guest {
+		hosts <- host
+		return &recordingGuest{info: vm}
+	}
+	s, c := startLab(t, Options{Booter: booter})
+	ctx := ctxT(t)
+	vm := createStarted(t, ctx, c, 100, opt("memory", "1024"))
+	first := <-hosts
+	first.PoweredOff()
+	vm.Ping(ctx)
+	if vm.Status != "stopped" {
+		t.Fatalf("status after guest power-off: %s", vm.Status)
+	}
+	if _, used := s.NodeMemory("pve1"); used != hostReservedMiB {
+		t.Fatalf("memory still accounted: %d", used)
+	}
+	task, _ := vm.Start(ctx)
+	waitOK(t, ctx, task)
+	<-hosts
+	first.PoweredOff() // stale: from the previous boot
+	vm.Ping(ctx)
+	if vm.Status != "running" {
+		t.Fatalf("a stale guest stopped the VM: %s", vm.Status)
 	}
 }

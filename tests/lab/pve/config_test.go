@@ -26,7 +26,7 @@ func TestPendingOnRunningVM(t *testing.T) {
 	t.Parallel()
 	// A guest that boots whatever it gets (and so reacts to ACPI shutdown,
 	// which a reboot needs).
-	anyGuest := func(ctx context.Context, vm BootInfo, _ DiskWriter) Guest { return &recordingGuest{info: vm} }
+	anyGuest := func(ctx context.Context, vm BootInfo, _ Host) Guest { return &recordingGuest{info: vm} }
 	s, c := startLab(t, Options{Booter: anyGuest})
 	ctx := ctxT(t)
 	vm := createStarted(t, ctx, c, 100, opt("cores", 1), opt("memory", "1024"), opt("name", "a"), opt("net0", "virtio,bridge=vmbr0"), opt("scsi0", "local-lvm:4"))

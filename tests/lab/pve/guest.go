@@ -36,7 +36,10 @@ type Disk struct {
 	Volume    string // local-lvm:vm-100-disk-0
 	SizeBytes int64
 	Media     string // "disk" or "cdrom"
-	Image     Image  // what the disk holds
+	SSD       bool   // ssd=1: the guest sees a non-rotational disk
+	// Options are the drive's other settings (cache, discard, iothread...).
+	Options map[string]string
+	Image   Image // what the disk holds
 }
 
 // Image describes the content of a volume: where it came from and what a
@@ -106,12 +109,19 @@ type Guest interface {
 }
 
 // GuestBooter starts the guest OS of a VM that Proxmox starts. A nil Guest
-// means nothing boots (no bootable medium).
-type GuestBooter func(ctx context.Context, vm BootInfo, disks DiskWriter) Guest
+// means nothing boots (no bootable medium). ctx ends when qemu stops.
+type GuestBooter func(ctx context.Context, vm BootInfo, host Host) Guest
 
-// DiskWriter lets a guest record what it wrote to one of its disks.
-type DiskWriter interface {
+// Host is what a running guest can ask of its hypervisor.
+type Host interface {
+	// WriteImage records what the guest wrote to one of its disks (by
+	// volume id, see Disk.Volume); it persists across stop/start, is
+	// copied by clones and lost when the disk is destroyed.
 	WriteImage(volume string, img Image) error
+	// PoweredOff tells Proxmox the guest turned itself off: qemu exits and
+	// the VM is stopped. Calls from a guest that was since replaced (the VM
+	// rebooted or was reset) are ignored.
+	PoweredOff()
 }
 
 // BasicBooter is a trivial guest for tests without Talos: it boots when the
@@ -119,7 +129,7 @@ type DiskWriter interface {
 // agent when that URL contains "agent" (for example "?agent=1" or
 // "qemu-guest-agent"), reports the cloud-init addresses, and shuts down
 // promptly.
-func BasicBooter(ctx context.Context, vm BootInfo, disks DiskWriter) Guest {
+func BasicBooter(ctx context.Context, vm BootInfo, host Host) Guest {
 	img := bootImage(vm)
 	if img == nil {
 		return nil

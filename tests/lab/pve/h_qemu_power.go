@@ -114,6 +114,8 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 		return fmt.Errorf("VM %d already running\n", v.vmid)
 	}
 	v.running, v.startedAt, v.memoryMiB = true, time.Now(), need
+	v.gen++
+	gen := v.gen
 	v.runConf = copyMap(v.conf)
 	info := s.bootInfoLocked(v)
 	gctx, cancel := context.WithCancel(s.ctx)
@@ -123,11 +125,11 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 
 	var g Guest
 	if booter != nil {
-		g = booter(gctx, info, &diskWriter{s: s, vmid: v.vmid})
+		g = booter(gctx, info, &vmHost{s: s, v: v, gen: gen})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !v.running || gctx.Err() != nil {
+	if !v.running || gctx.Err() != nil || v.gen != gen {
 		if g != nil {
 			g.PowerOff()
 		}
@@ -331,17 +333,19 @@ func (s *Server) hReset(r *request) (any, error) {
 			v.stopGuest()
 		}
 		gctx, v.stopGuest = context.WithCancel(s.ctx)
+		v.gen++
+		gen := v.gen
 		s.mu.Unlock()
 		if old != nil {
 			old.PowerOff()
 		}
 		var g Guest
 		if booter != nil {
-			g = booter(gctx, info, &diskWriter{s: s, vmid: vmid})
+			g = booter(gctx, info, &vmHost{s: s, v: v, gen: gen})
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if v.running && gctx.Err() == nil {
+		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
 		} else if g != nil {
 			g.PowerOff()
@@ -350,22 +354,22 @@ func (s *Server) hReset(r *request) (any, error) {
 	})
 }
 
-// diskWriter lets a guest record what it installed on one of its VM's disks.
-type diskWriter struct {
-	s    *Server
-	vmid int
+// vmHost is the Host of one boot of a VM.
+type vmHost struct {
+	s   *Server
+	v   *vm
+	gen int
 }
 
-func (d *diskWriter) WriteImage(volid string, img Image) error {
-	s := d.s
+func (h *vmHost) WriteImage(volid string, img Image) error {
+	s, v := h.s, h.v
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.vms[d.vmid]
-	if !ok {
-		return fmt.Errorf("VM %d no longer exists", d.vmid)
+	if cur, ok := s.vms[v.vmid]; !ok || cur != v {
+		return fmt.Errorf("VM %d no longer exists", v.vmid)
 	}
 	if _, used := s.referencedVolumes(v)[volid]; !used {
-		return fmt.Errorf("volume %s is not a disk of VM %d", volid, d.vmid)
+		return fmt.Errorf("volume %s is not a disk of VM %d", volid, v.vmid)
 	}
 	vol, err := s.volumeLocked(v.node, volid)
 	if err != nil {
@@ -377,6 +381,19 @@ func (d *diskWriter) WriteImage(volid string, img Image) error {
 	vol.image = img
 	vol.written = min(vol.size, 1<<30)
 	return nil
+}
+
+func (h *vmHost) PoweredOff() {
+	s, v := h.s, h.v
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !v.running || v.gen != h.gen {
+		return
+	}
+	// qemu exits with the guest: no PowerOff call back into the guest.
+	v.guest = nil
+	s.powerOffLocked(v)
+	s.logf("VM %d on %s: the guest powered off", v.vmid, v.node)
 }
 
 // bootInfoLocked describes the VM to its guest OS from the running config.
@@ -404,7 +421,12 @@ func (s *Server) bootInfoLockedWith(v *vm, conf map[string]string) BootInfo {
 		if err != nil {
 			continue
 		}
-		disk := Disk{Interface: k, Volume: d["file"], Media: "disk"}
+		disk := Disk{Interface: k, Volume: d["file"], Media: "disk", SSD: d["ssd"] == "1", Options: map[string]string{}}
+		for ok, ov := range d {
+			if ok != "file" && ok != "media" && ok != "size" {
+				disk.Options[ok] = ov
+			}
+		}
 		if d["media"] == "cdrom" {
 			disk.Media = "cdrom"
 		}

@@ -93,6 +93,7 @@ type vm struct {
 	delete  map[string]bool   // pending deletions (true: force)
 
 	running    bool
+	gen        int // boot generation: each start or reset boots a new guest
 	startedAt  time.Time
 	runConf    map[string]string // config the running qemu was started with
 	guest      Guest

@@ -62,7 +62,13 @@ func chooseBoot(m Machine) bootChoice {
 			continue
 		}
 
-		// Anything else in the boot order is the CD-ROM drive.
+		// Anything else in the boot order is a CD-ROM drive.
+		if m.CDROMDrive != "" && dev != m.CDROMDrive {
+			seen = append(seen, dev+": no bootable medium")
+
+			continue
+		}
+
 		if m.CDROM == "" {
 			seen = append(seen, dev+": no medium")
 

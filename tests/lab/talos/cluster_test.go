@@ -55,7 +55,7 @@ func bootCluster(t *testing.T, o clusterOpts) *testCluster {
 	}
 
 	tc.in = clusterInput(t, tc.endpoint)
-	tc.tc = talosconfig(t, tc.in)
+	tc.tc = adminTalosconfig(t, tc.in)
 
 	patch := func(s string) string { return s }
 	if o.patch != nil {

@@ -266,7 +266,7 @@ func secureClient(t *testing.T, cfg *clientconfig.Config, endpoints ...netip.Add
 	return c
 }
 
-func talosconfig(t *testing.T, in *generate.Input) *clientconfig.Config {
+func adminTalosconfig(t *testing.T, in *generate.Input) *clientconfig.Config {
 	t.Helper()
 
 	cfg, err := in.Talosconfig()

@@ -1,7 +1,10 @@
 package talos
 
 import (
+	"slices"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestSchematicIDKnownValues(t *testing.T) {
@@ -21,6 +24,26 @@ func TestSchematicIDKnownValues(t *testing.T) {
 	}
 }
 
+func TestSchematicYAMLMatchesYAMLv3(t *testing.T) {
+	t.Parallel()
+
+	sets := [][]string{nil, {QemuGuestAgent}, {"siderolabs/zfs", "siderolabs/amd-ucode"}}
+	for _, e := range OfficialExtensions {
+		sets = append(sets, []string{e, QemuGuestAgent})
+	}
+
+	for _, set := range sets {
+		want, err := yaml.Marshal(schematic{Customization: customization{SystemExtensions: systemExtensions{OfficialExtensions: set}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		if got := schematicYAML(set); string(got) != string(want) {
+			t.Errorf("schematicYAML(%v) = %q, yaml.v3 gives %q", set, got, want)
+		}
+	}
+}
+
 func TestCatalogLookup(t *testing.T) {
 	t.Parallel()
 
@@ -31,12 +54,12 @@ func TestCatalogLookup(t *testing.T) {
 		t.Fatalf("Lookup(qemu-guest-agent ID) = %v, %v", ext, ok)
 	}
 
-	four := []string{"siderolabs/intel-ucode", "siderolabs/iscsi-tools", "siderolabs/qemu-guest-agent", "siderolabs/util-linux-tools"}
-	if ext, ok := c.Lookup(SchematicID(four)); !ok || len(ext) != 4 {
-		t.Errorf("Lookup(sorted set of 4) = %v, %v", ext, ok)
+	four := []string{"siderolabs/util-linux-tools", "siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools", "siderolabs/intel-ucode"}
+	if ext, ok := c.Lookup(SchematicID(four)); !ok || !slices.Equal(ext, four) {
+		t.Errorf("Lookup(unsorted set of 4) = %v, %v", ext, ok)
 	}
 
-	five := append(four, "siderolabs/zfs")
+	five := append(slices.Clone(four), "siderolabs/zfs")
 	if _, ok := c.Lookup(SchematicID(five)); ok {
 		t.Error("a set of 5 extensions must not be precomputed")
 	}

@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"time"
@@ -173,7 +174,11 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 		"machineID":               n.ps.nodeID,
 		"systemUUID":              strings.ToLower(n.machine.UUID),
 	}
-	out.Status.Capacity = map[string]string{"cpu": "2", "memory": "4026532Ki", "pods": "110"}
+	out.Status.Capacity = map[string]string{
+		"cpu":    fmt.Sprint(max(n.machine.Cores, 1)),
+		"memory": fmt.Sprintf("%dKi", max(n.machine.MemoryMiB, 1024)*1024),
+		"pods":   "110",
+	}
 
 	return out
 }

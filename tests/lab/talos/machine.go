@@ -11,12 +11,15 @@ type Machine struct {
 	VMID int
 	UUID string // SMBIOS uuid
 
-	Disks     []Disk
-	CDROM     string   // source URL of the attached ISO ("" when none or not downloaded by URL)
-	BootOrder []string // device names ("scsi0", "ide2", "net0"); empty: disks, then the CD-ROM
-	NICs      []NIC
-	CloudInit *CloudInit // nil: no cloud-init drive attached
-	UEFI      bool       // OVMF firmware
+	Disks      []Disk
+	CDROM      string   // source URL of the attached ISO ("" when none or not downloaded by URL)
+	CDROMDrive string   // the drive holding that ISO ("ide2"); "": any non-disk boot entry
+	BootOrder  []string // device names ("scsi0", "ide2", "net0"); empty: disks, then the CD-ROM
+	NICs       []NIC
+	CloudInit  *CloudInit // nil: no cloud-init drive attached
+	UEFI       bool       // OVMF firmware
+	Cores      int
+	MemoryMiB  int
 }
 
 // Disk is one VM disk as the guest sees it.

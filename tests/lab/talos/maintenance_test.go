@@ -133,7 +133,7 @@ func TestInstallAndBootConfigured(t *testing.T) {
 		t.Fatalf("disk content = %q, want a Talos installation", got)
 	}
 
-	sc := secureClient(t, talosconfig(t, in), v.addr())
+	sc := secureClient(t, adminTalosconfig(t, in), v.addr())
 
 	waitFor(t, "apid answers", func() bool { _, err := sc.Version(ctx); return err == nil })
 

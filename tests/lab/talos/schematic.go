@@ -73,16 +73,16 @@ func SchematicID(extensions []string) string {
 }
 
 // Catalog maps schematic IDs back to extension lists. The Image Factory
-// cannot be asked (no network), and an ID cannot be reversed, so the catalog
-// knows the empty schematic, every sorted combination of up to
-// MaxCatalogExtensions OfficialExtensions, and whatever tests register.
+// cannot be asked (no network), and an ID cannot be reversed, so a catalog
+// knows the empty schematic, every ordered selection of up to
+// MaxCatalogExtensions OfficialExtensions (users list extensions in any
+// order, and order changes the ID), and whatever tests register.
 type Catalog struct {
-	once  sync.Once
 	mu    sync.Mutex
 	known map[string][]string
 }
 
-// NewCatalog returns a catalog; combinations are computed on first lookup.
+// NewCatalog returns a catalog.
 func NewCatalog() *Catalog {
 	return &Catalog{known: map[string][]string{}}
 }
@@ -107,44 +107,105 @@ func (c *Catalog) Lookup(id string) (extensions []string, ok bool) {
 		return nil, true
 	}
 
-	c.once.Do(c.precompute)
-
 	c.mu.Lock()
-	defer c.mu.Unlock()
-
 	ext, ok := c.known[id]
+	c.mu.Unlock()
 
-	return slices.Clone(ext), ok
+	if ok {
+		return slices.Clone(ext), true
+	}
+
+	return lookupOfficial(id)
 }
 
-func (c *Catalog) precompute() {
-	names := slices.Clone(OfficialExtensions)
-	slices.Sort(names)
+// selection is an ordered choice of official extensions (indexes, -1 = none).
+type selection [MaxCatalogExtensions]int8
 
-	found := map[string][]string{}
+var official struct {
+	once sync.Once
+	ids  map[[sha256.Size]byte]selection
+}
 
-	var walk func(start int, chosen []string)
+func lookupOfficial(id string) ([]string, bool) {
+	official.once.Do(precomputeOfficial)
 
-	walk = func(start int, chosen []string) {
-		found[SchematicID(chosen)] = slices.Clone(chosen)
+	raw, err := hex.DecodeString(id)
+	if err != nil || len(raw) != sha256.Size {
+		return nil, false
+	}
+
+	sel, ok := official.ids[[sha256.Size]byte(raw)]
+	if !ok {
+		return nil, false
+	}
+
+	var out []string
+
+	for _, i := range sel {
+		if i >= 0 {
+			out = append(out, OfficialExtensions[i])
+		}
+	}
+
+	return out, true
+}
+
+// precomputeOfficial hashes every ordered selection (about 123k of them);
+// the schematic YAML is built by hand for speed (schematicYAML matches
+// yaml.v3's output, see the tests).
+func precomputeOfficial() {
+	ids := map[[sha256.Size]byte]selection{}
+
+	var (
+		chosen []int
+		walk   func()
+	)
+
+	walk = func() {
+		var sel selection
+		for i := range sel {
+			sel[i] = -1
+		}
+
+		names := make([]string, len(chosen))
+		for i, c := range chosen {
+			sel[i] = int8(c)
+			names[i] = OfficialExtensions[c]
+		}
+
+		ids[sha256.Sum256(schematicYAML(names))] = sel
 
 		if len(chosen) == MaxCatalogExtensions {
 			return
 		}
 
-		for i := start; i < len(names); i++ {
-			walk(i+1, append(chosen, names[i]))
+		for i := range OfficialExtensions {
+			if !slices.Contains(chosen, i) {
+				chosen = append(chosen, i)
+				walk()
+				chosen = chosen[:len(chosen)-1]
+			}
 		}
 	}
 
-	walk(0, nil)
+	walk()
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	official.ids = ids
+}
 
-	for id, ext := range found {
-		if _, ok := c.known[id]; !ok {
-			c.known[id] = ext
-		}
+// schematicYAML is yaml.v3's marshalling of a schematic holding only
+// official extensions whose names need no quoting.
+func schematicYAML(extensions []string) []byte {
+	if len(extensions) == 0 {
+		return []byte("customization: {}\n")
 	}
+
+	b := []byte("customization:\n    systemExtensions:\n        officialExtensions:\n")
+	for _, e := range extensions {
+		b = append(b, "            - "...)
+		b = append(b, e...)
+		b = append(b, '\n')
+	}
+
+	return b
 }

@@ -23,10 +23,11 @@ import (
 
 // State is what the state file holds.
 type State struct {
-	Endpoint     string   `json:"endpoint"`
-	APIToken     string   `json:"apiToken"`
+	Endpoint     string   `json:"endpoint"` // https://127.0.0.1:<port> (the provider's endpoint)
+	APIURL       string   `json:"apiUrl"`   // Endpoint + "/api2/json" (for raw API calls)
+	APIToken     string   `json:"apiToken"` // USER@REALM!TOKENID=SECRET
 	CACertFile   string   `json:"caCertFile"`
-	CACertPEM    string   `json:"caCertPem"`
+	CACertPEM    string   `json:"caCert"` // PEM`
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
 	PID          int      `json:"pid"`
@@ -61,6 +62,7 @@ func main() {
 	flag.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
 	flag.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
 	flag.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
+	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
 	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
 	flag.Parse()
@@ -111,7 +113,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		return fmt.Errorf("write CA file: %w", err)
 	}
 	st := State{
-		Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
+		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
 		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), PID: os.Getpid(),
 	}
 	if stateFile != "" {

@@ -59,7 +59,10 @@ func TestRunWritesStateAndServes(t *testing.T) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	req, _ := http.NewRequest("GET", st.Endpoint+"/api2/json/nodes/b/network?type=bridge", nil)
+	if st.APIURL != st.Endpoint+"/api2/json" || !strings.Contains(st.CACertPEM, "BEGIN CERTIFICATE") {
+		t.Fatalf("state: %+v", st)
+	}
+	req, _ := http.NewRequest("GET", st.APIURL+"/nodes/b/network?type=bridge", nil)
 	req.Header.Set("Authorization", "PVEAPIToken="+st.APIToken)
 	resp, err := hc.Do(req)
 	if err != nil {
