@@ -136,6 +136,12 @@ func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationAppl
 			changed = true
 			st.ConfigDigest, st.AppliedMode, st.InstalledImage = res.Digest, "install", image
 			st.RunningVersion = res.Version
+
+			if res.Version == "" {
+				// Not verified yet (a worker before bootstrap): the node
+				// installed the configuration's installer image.
+				st.RunningVersion = wantVersion
+			}
 		}
 
 		if err != nil {
@@ -282,7 +288,7 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 		Reboot:   boolOr(st.Reset.Reboot, false),
 	}, apiOptions(ctx, r.opts))
 	if err != nil {
-		return infer.DeleteResponse{}, fmt.Errorf("%w (to destroy without resetting the node, set reset.enabled to false and run pulumi up first)", err)
+		return infer.DeleteResponse{}, fmt.Errorf("%w (to destroy anyway, change reset (enabled: false to leave the node alone, or graceful: false) and run pulumi up first)", err)
 	}
 
 	return infer.DeleteResponse{}, nil

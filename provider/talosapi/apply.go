@@ -7,6 +7,7 @@ import (
 	"time"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
@@ -44,6 +45,9 @@ type ApplyResult struct {
 	Digest string
 	// Version is the Talos version the node runs afterwards, when known.
 	Version string
+	// Unverified says why the node could not be checked to run the
+	// configuration yet ("" when it was).
+	Unverified string
 }
 
 // Apply sends a machine configuration to the node, in maintenance mode or
@@ -139,7 +143,24 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	}
 
 	if res.Via == ModeMaintenance && t.Creds == nil {
-		o.report("node %s: no client configuration given, so the installed system cannot be checked", t.Node)
+		res.Unverified = "no client configuration was given, so the installed system cannot be checked"
+		o.report("node %s: %s", t.Node, res.Unverified)
+
+		return res, nil
+	}
+
+	if res.Via == ModeMaintenance && cfg.Machine() != nil && cfg.Machine().Type() == machine.TypeWorker {
+		// A worker's apid serves with a certificate it gets from trustd on
+		// the control planes, through the cluster endpoint (a VIP exists
+		// only after bootstrap), so before bootstrap it does not answer at
+		// all. Wait until it has left maintenance mode; health checks see
+		// the rest.
+		if err := waitLeftMaintenance(ctx, t, o); err != nil {
+			return res, err
+		}
+
+		res.Unverified = "a worker's Talos API answers once it has a certificate from the control planes (after bootstrap)"
+		o.report("node %s installed; %s", t.Node, res.Unverified)
 
 		return res, nil
 	}
@@ -152,6 +173,24 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	res.Version = version
 
 	return res, nil
+}
+
+// waitLeftMaintenance waits until a node no longer answers in maintenance
+// mode: it is installing, rebooting, or up with its configuration.
+func waitLeftMaintenance(ctx context.Context, t Target, o Options) error {
+	return o.poll(ctx, fmt.Sprintf("node %s to leave maintenance mode", t.Node), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			return classify(err) == failTransient, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		if conn.Mode == ModeMaintenance {
+			return false, "still in maintenance mode", nil
+		}
+
+		return true, state, nil
+	})
 }
 
 // WaitConfig waits until a configured node runs the configuration with the

@@ -7,10 +7,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	storageapi "github.com/siderolabs/talos/pkg/machinery/api/storage"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
@@ -30,9 +32,50 @@ func (maintenanceStorage) Disks(context.Context, *emptypb.Empty) (*storageapi.Di
 
 type secureMachine struct {
 	machineapi.UnimplementedMachineServiceServer
+
+	mu sync.Mutex
+	// bootstrapAnswers are returned by Bootstrap in turn; the last repeats.
+	bootstrapAnswers []error
+	bootstrapCalls   int
+	// kubeconfigStream is sent by Kubeconfig as one data message.
+	kubeconfigStream []byte
+	// nodeSeen records the "node" metadata of the last call.
+	nodeSeen []string
 }
 
-func (secureMachine) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
+func (m *secureMachine) Bootstrap(ctx context.Context, _ *machineapi.BootstrapRequest) (*machineapi.BootstrapResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	m.recordNode(ctx)
+
+	i := min(m.bootstrapCalls, len(m.bootstrapAnswers)-1)
+	m.bootstrapCalls++
+
+	if i >= 0 && m.bootstrapAnswers[i] != nil {
+		return nil, m.bootstrapAnswers[i]
+	}
+
+	return &machineapi.BootstrapResponse{Messages: []*machineapi.Bootstrap{{}}}, nil
+}
+
+func (m *secureMachine) Kubeconfig(_ *emptypb.Empty, srv grpc.ServerStreamingServer[common.Data]) error {
+	return srv.Send(&common.Data{Bytes: m.kubeconfigStream})
+}
+
+func (m *secureMachine) recordNode(ctx context.Context) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	m.nodeSeen = md.Get("node")
+}
+
+func (m *secureMachine) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	return m.bootstrapCalls
+}
+
+func (*secureMachine) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
 	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{Version: &machineapi.VersionInfo{Tag: "v1.12.5"}}}}, nil
 }
 
@@ -101,16 +144,24 @@ func serveMaintenanceRecorder(t *testing.T, applyErr error) (string, *applyRecor
 }
 
 func serveSecure(t *testing.T, osCA *testCA) string {
-	return serve(t, serverTLS(t, osCA, osCA), func(s *grpc.Server) {
-		machineapi.RegisterMachineServiceServer(s, secureMachine{})
-	})
+	addr, _ := serveSecureMachine(t, osCA, &secureMachine{})
+
+	return addr
 }
 
-// closedAddr is a loopback address where nothing listens.
+func serveSecureMachine(t *testing.T, osCA *testCA, m *secureMachine) (string, *secureMachine) {
+	return serve(t, serverTLS(t, osCA, osCA), func(s *grpc.Server) {
+		machineapi.RegisterMachineServiceServer(s, m)
+	}), m
+}
+
+// closedAddr is a loopback address where nothing listens. It uses a
+// loopback address no test server here listens on, so that a port freed
+// here is not taken by a parallel test.
 func closedAddr(t *testing.T) string {
 	t.Helper()
 
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := net.Listen("tcp", "127.0.0.77:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"reflect"
@@ -174,5 +175,22 @@ func TestKubernetesEndpoint(t *testing.T) {
 		if _, err := KubernetesEndpoint(bad); err == nil {
 			t.Errorf("KubernetesEndpoint(%q) accepted", bad)
 		}
+	}
+}
+
+func TestFetchKubeconfigFromNode(t *testing.T) {
+	t.Parallel()
+
+	osCA := newTestCA(t, "os")
+	kc := kubeconfigYAML(t, "https://cluster.local:6443", time.Now().Add(365*24*time.Hour))
+	addr, _ := serveSecureMachine(t, osCA, &secureMachine{kubeconfigStream: talosStream(t, "kubeconfig", kc, false)})
+
+	got, err := FetchKubeconfig(context.Background(), Target{Node: addr, Creds: clientCreds(t, osCA, "os:admin")}, "10.5.0.10", fastOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if got.Info.Server != "https://10.5.0.10:6443" || !bytes.Contains(got.Raw, []byte("server: https://10.5.0.10:6443")) {
+		t.Fatalf("server not rewritten: %s", got.Info.Server)
 	}
 }

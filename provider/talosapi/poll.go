@@ -167,11 +167,15 @@ func (o Options) poll(ctx context.Context, what string, fn step) error {
 			return se.err
 		}
 
-		if err != nil {
+		// An attempt cut short by the deadline says only that time ran
+		// out; keep what the attempts before it saw.
+		cut := expired(ctx) && (lastErr != nil || lastState != "")
+
+		if err != nil && !cut {
 			lastErr = err
 		}
 
-		if state != "" {
+		if state != "" && !cut {
 			lastState = state
 		}
 
@@ -208,4 +212,16 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 
 	return d.Round(time.Second)
+}
+
+// expired reports whether ctx is done or its deadline has passed (a dial
+// can fail with "i/o timeout" a moment before the context says so).
+func expired(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+
+	dl, ok := ctx.Deadline()
+
+	return ok && !time.Now().Before(dl.Add(-5*time.Millisecond))
 }

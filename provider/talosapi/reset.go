@@ -3,6 +3,8 @@ package talosapi
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
@@ -19,9 +21,10 @@ type ResetRequest struct {
 	Reboot bool
 }
 
-// Reset wipes a configured node's system disk (talosctl reset defaults) and
-// waits until the node stops answering with the cluster's credentials:
-// powered off, rebooting, or back in maintenance mode. A node already in
+// Reset wipes a configured node's system disk (talosctl reset defaults).
+// Without reboot it waits until the node stops serving (it has left etcd
+// and stopped its services; the wipe and power-off follow on the node); with
+// reboot, until the node answers in maintenance mode. A node already in
 // maintenance mode is left alone.
 func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 	o = o.withDefaults()
@@ -38,6 +41,14 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 		return nil
 	}
 
+	if req.Graceful {
+		if err := checkCanLeaveEtcd(ctx, o, conn, t); err != nil {
+			conn.Close() //nolint:errcheck
+
+			return err
+		}
+	}
+
 	actx, cancel := o.attemptContext(ctx)
 	_, err = conn.client.ResetGenericWithResponse(conn.nodeContext(actx), &machineapi.ResetRequest{Graceful: req.Graceful, Reboot: req.Reboot})
 
@@ -51,13 +62,19 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 	o.report("node %s accepted the reset (graceful=%v, reboot=%v)", t.Node, req.Graceful, req.Reboot)
 
 	seenResetting := false
+	accepted := time.Now()
 
 	return o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
-			if classify(err) == failTransient {
-				// It no longer answers: powered off or rebooting.
+			if classify(err) == failTransient && !req.Reboot {
+				// It no longer serves: it has left etcd and stopped its
+				// services; wiping and powering off go on without us.
 				return true, "not answering", nil
+			}
+
+			if classify(err) == failTransient {
+				return false, "rebooting (waiting for maintenance mode; a VM without the Talos ISO has nothing to boot after the wipe)", nil
 			}
 
 			return false, state, err
@@ -77,10 +94,40 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 			return false, "still configured", nil
 		case stage == runtimeres.MachineStageResetting || stage == runtimeres.MachineStageShuttingDown || stage == runtimeres.MachineStageRebooting:
 			seenResetting = true
-		case seenResetting && stage == runtimeres.MachineStageRunning:
-			return false, "", stop(fmt.Errorf("node %s started resetting but is running again: the reset failed on the node (for a control plane, leaving etcd may have been refused to keep quorum); see its logs with talosctl dmesg", t.Node))
+		case stage == runtimeres.MachineStageRunning && (seenResetting || time.Since(accepted) > o.RebootGrace):
+			// Talos enters the resetting stage as soon as the sequence
+			// starts; running again (or still) means it failed.
+			return false, "", stop(fmt.Errorf("node %s accepted the reset but is running again: the reset failed on the node (for a control plane, leaving etcd may have been refused to keep quorum); see its logs with talosctl dmesg", t.Node))
 		}
 
 		return false, "stage " + stage.String(), nil
 	})
+}
+
+// checkCanLeaveEtcd refuses a graceful reset of the last etcd member: the
+// node would try to leave etcd, etcd refuses to remove its last member, and
+// the reset fails on the node after the request was accepted.
+func checkCanLeaveEtcd(ctx context.Context, o Options, conn *Conn, t Target) error {
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	resp, err := conn.client.EtcdMemberList(conn.nodeContext(actx), &machineapi.EtcdMemberListRequest{QueryLocal: true})
+	if err != nil {
+		// Workers and control planes without etcd answer with an error:
+		// nothing to leave.
+		return nil //nolint:nilerr
+	}
+
+	var members []*machineapi.EtcdMember
+	for _, m := range resp.GetMessages() {
+		members = append(members, m.GetMembers()...)
+	}
+
+	host := t.nodeHost()
+
+	if len(members) == 1 && slices.Contains(peerHosts(members[0].GetPeerUrls()), host) {
+		return fmt.Errorf("node %s is the last etcd member of its cluster: a graceful reset would have to leave etcd, which etcd refuses; reset it without graceful (the cluster's etcd data is lost with it) or keep it", t.Node)
+	}
+
+	return nil
 }

@@ -1,6 +1,7 @@
 package talosapi
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -8,6 +9,13 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+)
+
+// One secrets bundle for all tests: generating one costs seconds (RSA keys).
+var (
+	bundleOnce sync.Once
+	bundle     *secrets.Bundle
+	bundleErr  error
 )
 
 // testMachineConfig generates a real control plane configuration with
@@ -18,9 +26,10 @@ func testMachineConfig(t *testing.T, installDisk string) []byte {
 
 	contract := config.TalosVersion1_12
 
-	bundle, err := secrets.NewBundle(secrets.NewFixedClock(fixedTime), contract)
-	if err != nil {
-		t.Fatal(err)
+	bundleOnce.Do(func() { bundle, bundleErr = secrets.NewBundle(secrets.NewFixedClock(fixedTime), contract) })
+
+	if bundleErr != nil {
+		t.Fatal(bundleErr)
 	}
 
 	in, err := generate.NewInput("test", "https://127.0.0.1:6443", "1.34.1",

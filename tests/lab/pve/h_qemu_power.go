@@ -130,8 +130,9 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !v.running || gctx.Err() != nil || v.gen != gen {
+		// Stopped while booting: this guest never belonged to a running qemu.
 		if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	}
@@ -185,16 +186,27 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// powerOffLocked ends qemu at once.
-func (s *Server) powerOffLocked(v *vm) {
-	if v.guest != nil {
-		g := v.guest
-		go g.PowerOff()
-	}
+// powerOffLocked ends qemu: the VM is stopped at once and its guest's
+// context cancelled. It returns the guest, whose PowerOff the caller must
+// call after releasing s.mu (a guest may call back into the lab), before it
+// reports the VM stopped, so the guest's resources (its addresses) are free
+// when the VM can start again.
+func (s *Server) powerOffLocked(v *vm) Guest {
+	g := v.guest
 	if v.stopGuest != nil {
 		v.stopGuest()
 	}
 	v.running, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, nil, nil, nil, 0
+	return g
+}
+
+// powerOff calls PowerOff on the guests powerOffLocked returned.
+func powerOff(guests ...Guest) {
+	for _, g := range guests {
+		if g != nil {
+			g.PowerOff()
+		}
+	}
 }
 
 func (s *Server) hStop(r *request) (any, error) {
@@ -270,10 +282,12 @@ func (s *Server) stopVM(ctx context.Context, l *taskLog, nodeName string, vmid i
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var off Guest
 	if v.running {
-		s.powerOffLocked(v)
+		off = s.powerOffLocked(v)
 	}
+	s.mu.Unlock()
+	powerOff(off)
 	return nil
 }
 
@@ -348,7 +362,7 @@ func (s *Server) hReset(r *request) (any, error) {
 		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
 		} else if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	})
@@ -392,7 +406,7 @@ func (h *vmHost) PoweredOff() {
 	}
 	// qemu exits with the guest: no PowerOff call back into the guest.
 	v.guest = nil
-	s.powerOffLocked(v)
+	_ = s.powerOffLocked(v)
 	s.logf("VM %d on %s: the guest powered off", v.vmid, v.node)
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cosi-project/runtime/pkg/resource"
+	"github.com/cosi-project/runtime/pkg/safe"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -30,19 +31,16 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 	waitFor(t, "apid on cp1", func() bool { _, err := cp.Version(ctx); return err == nil })
 
-	// Before bootstrap: no etcd, no Kubernetes, and the worker's apid has no
-	// certificate yet (trustd is found through the Kubernetes API).
+	// Before bootstrap no etcd listens on the control plane endpoint. The
+	// worker's apid gets its certificate from trustd on cp1 (the endpoint),
+	// which runs before bootstrap.
 	_, err := cp.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
-	mustContain(t, err, "no controlplane endpoints discovered yet")
+	mustContain(t, err, "error building etcd client: context deadline exceeded")
 
-	if _, err := tc.client(t, tc.workers[0]).Version(ctx); err == nil {
-		t.Fatal("worker apid must not answer before the cluster is bootstrapped")
-	}
+	w := tc.client(t, tc.workers[0])
+	waitFor(t, "worker apid", func() bool { _, err := w.Version(ctx); return err == nil })
 
-	err = tc.client(t, tc.workers[0]).Bootstrap(ctx, &machine.BootstrapRequest{})
-	if err == nil {
-		t.Fatal("bootstrap through the worker must fail")
-	}
+	wantCode(t, w.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.FailedPrecondition, "bootstrap can only be performed on a control plane node")
 
 	if err := cp.Bootstrap(ctx, &machine.BootstrapRequest{}); err != nil {
 		t.Fatal(err)
@@ -51,11 +49,6 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 	wantCode(t, cp.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.AlreadyExists, "etcd data directory is not empty")
 
 	tc.bootstrapWait(t)
-
-	w := tc.client(t, tc.workers[0])
-	waitFor(t, "worker apid after bootstrap", func() bool { _, err := w.Version(ctx); return err == nil })
-
-	wantCode(t, w.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.FailedPrecondition, "bootstrap can only be performed on a control plane node")
 
 	_, err = w.Kubeconfig(ctx)
 	wantCode(t, err, codes.Unimplemented, "kubeconfig is only available on control plane nodes")
@@ -314,4 +307,50 @@ func TestOneToManyCallsTagEachNode(t *testing.T) {
 	if err == nil {
 		t.Fatal("COSI calls must refuse one-to-many")
 	}
+}
+
+func machineStatus(t *testing.T, c *client.Client) *runtime.MachineStatus {
+	t.Helper()
+
+	ms, err := safe.StateGetByID[*runtime.MachineStatus](ctxT(t), c.COSI, runtime.MachineStatusID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return ms
+}
+
+func TestMachineStatusReadiness(t *testing.T) {
+	t.Parallel()
+
+	tc := bootCluster(t, clusterOpts{cps: 1})
+	c := tc.client(t, tc.cps[0])
+	ctx := ctxT(t)
+
+	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+
+	// Before bootstrap a control plane runs but is not ready: no etcd, no
+	// static pods, no Kubernetes node (Talos's MachineStatus conditions).
+	ms := machineStatus(t, c)
+	if ms.TypedSpec().Stage != runtime.MachineStageRunning || ms.TypedSpec().Status.Ready {
+		t.Fatalf("before bootstrap: %+v", ms.TypedSpec())
+	}
+
+	var reasons []string
+	for _, u := range ms.TypedSpec().Status.UnmetConditions {
+		reasons = append(reasons, u.Name+": "+u.Reason)
+	}
+
+	all := strings.Join(reasons, "; ")
+	for _, want := range []string{"services: etcd not running", "staticPods:", `nodeReady: node "cp1" status is not available yet`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("unmet conditions %q lack %q", all, want)
+		}
+	}
+
+	if err := c.Bootstrap(ctx, &machine.BootstrapRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitFor(t, "machine ready", func() bool { return machineStatus(t, c).TypedSpec().Status.Ready })
 }

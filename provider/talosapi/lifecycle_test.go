@@ -1,0 +1,227 @@
+package talosapi_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+)
+
+func TestSingleNodeLifecycle(t *testing.T) {
+	t.Parallel()
+
+	s := newSim(t)
+	ip := addressBlock()
+	cp := ip(2)
+	bootVM(s, "cp1", cp, "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion)
+
+	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("apply: %+v", res)
+
+	out, err := talosapi.Bootstrap(ctx, target, o)
+	if err != nil || out != talosapi.Bootstrapped {
+		t.Fatalf("bootstrap: %q %v", out, err)
+	}
+
+	out, err = talosapi.Bootstrap(ctx, target, o)
+	if err != nil || out != talosapi.AlreadyBootstrapped {
+		t.Fatalf("second bootstrap: %q %v", out, err)
+	}
+
+	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubeconfig server %s expires %s", kc.Info.Server, kc.Info.NotAfter)
+
+	rep, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp.String()}, Creds: target.Creds, Kubeconfig: kc.Raw}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("health: %+v", rep)
+}
+
+func TestClusterDayTwo(t *testing.T) {
+	t.Parallel()
+
+	s := newSim(t)
+	ip := addressBlock()
+	cps := []string{ip(2).String(), ip(3).String(), ip(4).String()}
+	worker := ip(10).String()
+
+	for i, a := range []int{2, 3, 4} {
+		bootVM(s, "cp"+string(rune('1'+i)), ip(a), "scsi0")
+	}
+
+	bootVM(s, "w1", ip(10), "virtio0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	creds := adminCreds(t)
+	endpoint := ip(2)
+
+	configs := map[string][]byte{}
+	for _, cp := range cps {
+		configs[cp] = nodeConfig(t, talosconfig.RoleControlPlane, endpoint, "/dev/sda", simVersion)
+	}
+
+	configs[worker] = nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simVersion)
+
+	for node, cfg := range configs {
+		res, err := talosapi.Apply(ctx, talosapi.Target{Node: node, Creds: creds}, talosapi.ApplyRequest{Config: cfg}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		if (res.Unverified != "") != (node == worker) {
+			t.Fatalf("node %s: unverified = %q", node, res.Unverified)
+		}
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, talosapi.Target{Node: cps[0], Creds: creds}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	kc, err := talosapi.FetchKubeconfig(ctx, talosapi.Target{Node: cps[0], Creds: creds}, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	health := talosapi.HealthRequest{ControlPlanes: cps, Workers: []string{worker}, Creds: creds, Kubeconfig: kc.Raw}
+	if _, err := talosapi.WaitHealthy(ctx, health, o); err != nil {
+		t.Fatal(err)
+	}
+
+	// A kubelet argument applies live.
+	live := nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simVersion, "machine:\n  kubelet:\n    extraArgs:\n      rotate-server-certificates: \"true\"\n")
+
+	res, err := talosapi.Apply(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ApplyRequest{Config: live}, o)
+	if err != nil || res.Applied != talosapi.ApplyNoReboot {
+		t.Fatalf("live change: %+v %v", res, err)
+	}
+
+	// machine.env needs a reboot under auto.
+	reboot := nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simVersion, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+	res, err = talosapi.Apply(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ApplyRequest{Config: reboot}, o)
+	if err != nil || res.Applied != talosapi.ApplyReboot {
+		t.Fatalf("reboot change: %+v %v", res, err)
+	}
+
+	// Upgrade one control plane.
+	up, err := talosapi.Upgrade(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.UpgradeRequest{Image: installerFor("v1.12.6")}, o)
+	if err != nil || up.From != simVersion || up.To != "v1.12.6" {
+		t.Fatalf("upgrade: %+v %v", up, err)
+	}
+
+	if _, err := talosapi.WaitHealthy(ctx, health, o); err != nil {
+		t.Fatal(err)
+	}
+
+	// Graceful reset of a control plane: etcd keeps two members.
+	if err := talosapi.Reset(ctx, talosapi.Target{Node: cps[2], Creds: creds}, talosapi.ResetRequest{Graceful: true}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	health.ControlPlanes = cps[:2]
+
+	hctx, hcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer hcancel()
+
+	rep, err := talosapi.WaitHealthy(hctx, talosapi.HealthRequest{ControlPlanes: cps[:2], Creds: creds}, o)
+	if err != nil {
+		t.Fatalf("after reset: %v (%+v)", err, rep)
+	}
+}
+
+func TestResetWithRebootReturnsToMaintenance(t *testing.T) {
+	t.Parallel()
+
+	s := newSim(t)
+	ip := addressBlock()
+	cps := []string{ip(2).String(), ip(3).String()}
+
+	bootVM(s, "cp1", ip(2), "scsi0")
+	bootVM(s, "cp2", ip(3), "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	creds := adminCreds(t)
+
+	for _, n := range cps {
+		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: n, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion)}, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, talosapi.Target{Node: cps[0], Creds: creds}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: cps, Creds: creds}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := talosapi.Reset(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.ResetRequest{Graceful: true, Reboot: true}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	conn, err := talosapi.Connect(ctx, talosapi.Target{Node: cps[1], Creds: creds}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() //nolint:errcheck
+
+	if conn.Mode != talosapi.ModeMaintenance {
+		t.Fatalf("after reset with reboot: mode %s", conn.Mode)
+	}
+
+	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: cps[:1], Creds: creds}, o); err != nil {
+		t.Fatalf("etcd after the graceful reset: %v", err)
+	}
+}
+
+func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
+	t.Parallel()
+
+	s := newSim(t)
+	ip := addressBlock()
+	bootVM(s, "cp1", ip(2), "virtio0") // /dev/vda only
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	creds := adminCreds(t)
+
+	_, err := talosapi.Apply(ctx, talosapi.Target{Node: ip(2).String(), Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion)}, o)
+	if err == nil || !strings.Contains(err.Error(), "no disk /dev/sda") || !strings.Contains(err.Error(), "/dev/vda") {
+		t.Fatalf("missing install disk: %v", err)
+	}
+
+	// Nothing at this address: a clear error after the timeout.
+	short, cancelShort := context.WithTimeout(ctx, time.Second)
+	defer cancelShort()
+
+	_, err = talosapi.Apply(short, talosapi.Target{Node: ip(9).String(), Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion)}, o)
+	if err == nil || !strings.Contains(err.Error(), "timed out after") || !strings.Contains(err.Error(), ip(9).String()+":50000") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("unreachable node: %v", err)
+	}
+}
