@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+
+	"github.com/blang/semver/v4"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -114,8 +116,8 @@ func (n *Node) boot() nextStep {
 
 		return stepStop
 	case bootISO:
-		if d, ok := installedDisk(m); ok {
-			n.logf("booting the Talos ISO although Talos is installed: the boot order puts the CD-ROM before the disk", "disk", d)
+		if d, ok := installedDisk(m); ok && haltsIfInstalled(choice.image) {
+			return n.haltInstalled(d)
 		}
 	case bootDiskImage:
 		// A Talos disk image is an installed system without a config yet.
@@ -439,6 +441,45 @@ func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
 	n.logf("staged upgrade successful", "image", next.image.String())
 
 	return stepReboot
+}
+
+// haltInstalled: ISOs of Talos 1.8+ carry talos.halt_if_installed=1
+// (pkg/imager/imager.go): booted while Talos is installed on a disk, they
+// halt and say so every 30 s until the boot times out (70 min), then reboot
+// (v1alpha1_sequencer_tasks.go haltIfInstalled).
+func (n *Node) haltInstalled(disk string) nextStep {
+	n.setPhase(PhaseBooting)
+
+	const msg = "Talos is already installed to disk but booted from another media and talos.halt_if_installed kernel parameter is set. Please reboot from the disk."
+
+	timeout := n.sim.scaled(70 * time.Minute)
+	if timeout == 0 {
+		// At time scale 0 the halt lasts until the VM stops (no busy loop).
+		n.logf(msg, "disk", disk)
+		<-n.ctx.Done()
+
+		return stepStop
+	}
+
+	deadline := time.Now().Add(timeout)
+
+	for {
+		n.logf(msg, "disk", disk)
+
+		if !n.sim.sleep(n.ctx, 30*time.Second) {
+			return stepStop
+		}
+
+		if time.Now().After(deadline) {
+			return n.failBoot()
+		}
+	}
+}
+
+func haltsIfInstalled(iso Image) bool {
+	v, err := semver.ParseTolerant(iso.Version)
+
+	return err == nil && v.GTE(semver.MustParse("1.8.0"))
 }
 
 func installedDisk(m Machine) (string, bool) {
