@@ -44,6 +44,9 @@ func (s *Server) vmTask(r *request, typ string, fn func(ctx context.Context, l *
 }
 
 func (s *Server) hStart(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	return s.vmTask(r, "qmstart", func(ctx context.Context, l *taskLog) error {
@@ -130,8 +133,9 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !v.running || gctx.Err() != nil || v.gen != gen {
+		// Stopped while booting: this guest never belonged to a running qemu.
 		if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	}
@@ -185,19 +189,33 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// powerOffLocked ends qemu at once.
-func (s *Server) powerOffLocked(v *vm) {
-	if v.guest != nil {
-		g := v.guest
-		go g.PowerOff()
-	}
+// powerOffLocked ends qemu: the VM is stopped at once and its guest's
+// context cancelled. It returns the guest, whose PowerOff the caller must
+// call after releasing s.mu (a guest may call back into the lab), before it
+// reports the VM stopped, so the guest's resources (its addresses) are free
+// when the VM can start again.
+func (s *Server) powerOffLocked(v *vm) Guest {
+	g := v.guest
 	if v.stopGuest != nil {
 		v.stopGuest()
 	}
 	v.running, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, nil, nil, nil, 0
+	return g
+}
+
+// powerOff calls PowerOff on the guests powerOffLocked returned.
+func powerOff(guests ...Guest) {
+	for _, g := range guests {
+		if g != nil {
+			g.PowerOff()
+		}
+	}
 }
 
 func (s *Server) hStop(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	return s.vmTask(r, "qmstop", func(ctx context.Context, l *taskLog) error {
@@ -206,6 +224,9 @@ func (s *Server) hStop(r *request) (any, error) {
 }
 
 func (s *Server) hShutdown(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	timeout := 60
@@ -270,10 +291,12 @@ func (s *Server) stopVM(ctx context.Context, l *taskLog, nodeName string, vmid i
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var off Guest
 	if v.running {
-		s.powerOffLocked(v)
+		off = s.powerOffLocked(v)
 	}
+	s.mu.Unlock()
+	powerOff(off)
 	return nil
 }
 
@@ -305,6 +328,9 @@ func (s *Server) hReboot(r *request) (any, error) {
 // hReset is vm_reset: a hard reset of a running VM; qemu keeps running (no
 // pending changes applied), the guest boots again.
 func (s *Server) hReset(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	s.mu.Lock()
 	v, err := s.vmLocked(nodeName, vmid)
@@ -348,7 +374,7 @@ func (s *Server) hReset(r *request) (any, error) {
 		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
 		} else if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	})
@@ -392,7 +418,7 @@ func (h *vmHost) PoweredOff() {
 	}
 	// qemu exits with the guest: no PowerOff call back into the guest.
 	v.guest = nil
-	s.powerOffLocked(v)
+	_ = s.powerOffLocked(v)
 	s.logf("VM %d on %s: the guest powered off", v.vmid, v.node)
 }
 

@@ -82,7 +82,10 @@ func (s *Server) DeleteVM(vmid int) error {
 		return fmt.Errorf("lab: VM %d does not exist", vmid)
 	}
 	if v.running {
-		s.powerOffLocked(v)
+		off := s.powerOffLocked(v)
+		s.mu.Unlock()
+		powerOff(off)
+		s.mu.Lock()
 	}
 	for _, vol := range s.vmVolumesLocked(v) {
 		delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
@@ -97,14 +100,17 @@ func (s *Server) DeleteVM(vmid int) error {
 // StopVM powers a VM off out of band (a crash, or "Stop" in the UI).
 func (s *Server) StopVM(vmid int) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	v, ok := s.vms[vmid]
 	if !ok {
+		s.mu.Unlock()
 		return fmt.Errorf("lab: VM %d does not exist", vmid)
 	}
+	var off Guest
 	if v.running {
-		s.powerOffLocked(v)
+		off = s.powerOffLocked(v)
 	}
+	s.mu.Unlock()
+	powerOff(off)
 	return nil
 }
 
@@ -133,12 +139,14 @@ func (s *Server) RestartNode(name string, down time.Duration) error {
 		return fmt.Errorf("lab: no node %q", name)
 	}
 	n.online = false
+	var off []Guest
 	for _, v := range s.vms {
 		if v.node == name && v.running {
-			s.powerOffLocked(v)
+			off = append(off, s.powerOffLocked(v))
 		}
 	}
 	s.mu.Unlock()
+	powerOff(off...)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
