@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,7 +36,7 @@ func (s *Server) hConfigGet(r *request) (any, error) {
 	}
 	out := map[string]any{}
 	for k, val := range conf {
-		out[k] = configValue(k, val)
+		out[k] = s.configValue(k, val)
 	}
 	if _, ok := out["cipassword"]; ok {
 		out["cipassword"] = "**********"
@@ -44,13 +45,12 @@ func (s *Server) hConfigGet(r *request) (any, error) {
 	return out, nil
 }
 
-// configValue renders integer-typed config keys as JSON numbers, as PVE's
-// config parser returns them.
-func configValue(k, v string) any {
-	switch k {
-	case "cores", "sockets", "vcpus", "balloon", "cpuunits", "shares", "migrate_downtime", "template", "onboot", "protection", "acpi", "kvm", "tablet", "numa", "localtime", "reboot", "autostart", "freeze":
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err == nil {
+// configValue renders a config value as PVE's config parser returns it
+// (qemu-server QemuServer.pm check_type): integer and boolean keys as
+// numbers, everything else as the string in the file.
+func (s *Server) configValue(k, v string) any {
+	if p := s.confM.Param(k); p != nil && (p.Type == "integer" || p.Type == "boolean") {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return n
 		}
 	}
@@ -78,10 +78,10 @@ func (s *Server) hPending(r *request) (any, error) {
 	for _, k := range sortedKeys(keys) {
 		e := map[string]any{"key": k}
 		if val, ok := v.conf[k]; ok {
-			e["value"] = configValue(k, val)
+			e["value"] = s.configValue(k, val)
 		}
 		if val, ok := v.pending[k]; ok {
-			e["pending"] = configValue(k, val)
+			e["pending"] = s.configValue(k, val)
 		}
 		if force, ok := v.delete[k]; ok {
 			e["delete"] = 1

@@ -3,7 +3,6 @@ package talos
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -346,77 +345,6 @@ func (n *Node) failBoot() nextStep {
 	}
 
 	return stepReboot
-}
-
-// persist saves a new disk state and writes its token onto the system disk.
-func (n *Node) persist(ps *persistState) error {
-	n.persistMu.Lock()
-	defer n.persistMu.Unlock()
-
-	return n.persistLocked(ps)
-}
-
-// updateState changes the installed node's disk state; concurrent updates
-// (API calls, etcd joins) apply one after the other.
-func (n *Node) updateState(fn func(ps *persistState)) error {
-	n.persistMu.Lock()
-	defer n.persistMu.Unlock()
-
-	n.sim.mu.Lock()
-	cur := n.ps
-	n.sim.mu.Unlock()
-
-	if cur == nil {
-		return errors.New("talos is not installed")
-	}
-
-	next := cur.clone()
-	fn(next)
-
-	return n.persistLocked(next)
-}
-
-func (n *Node) persistLocked(ps *persistState) error {
-	token := n.sim.saveState(ps)
-	content := formatDiskContent(token, ps.image)
-
-	if err := n.host.WriteDisk(ps.disk, content); err != nil {
-		return fmt.Errorf("writing disk %s: %w", ps.disk, err)
-	}
-
-	s := n.sim
-	s.mu.Lock()
-	n.ps = ps
-
-	for i := range n.machine.Disks {
-		if n.machine.Disks[i].Name == ps.disk {
-			n.machine.Disks[i].Content = content
-		}
-	}
-	s.mu.Unlock()
-
-	n.publish()
-
-	return nil
-}
-
-// wipe writes a blank disk (reset).
-func (n *Node) wipe(disk string) error {
-	if err := n.host.WriteDisk(disk, wipedContent); err != nil {
-		return fmt.Errorf("wiping disk %s: %w", disk, err)
-	}
-
-	s := n.sim
-	s.mu.Lock()
-
-	for i := range n.machine.Disks {
-		if n.machine.Disks[i].Name == disk {
-			n.machine.Disks[i].Content = wipedContent
-		}
-	}
-	s.mu.Unlock()
-
-	return nil
 }
 
 // runStagedUpgrade applies an upgrade staged in META: the install runs early
