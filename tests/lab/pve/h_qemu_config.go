@@ -159,6 +159,12 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 		}
 		u.deletes = append(u.deletes, opt)
 	}
+	if err := checkModifyPerm(r.user, u.deletes); err != nil {
+		return nil, err
+	}
+	if err := checkModifyPerm(r.user, sortedKeys(u.params)); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	if err := s.checkDriveParamsLocked(nodeName, u.params, ""); err != nil {
 		s.mu.Unlock()

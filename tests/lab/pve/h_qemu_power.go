@@ -44,6 +44,9 @@ func (s *Server) vmTask(r *request, typ string, fn func(ctx context.Context, l *
 }
 
 func (s *Server) hStart(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	return s.vmTask(r, "qmstart", func(ctx context.Context, l *taskLog) error {
@@ -210,6 +213,9 @@ func powerOff(guests ...Guest) {
 }
 
 func (s *Server) hStop(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	return s.vmTask(r, "qmstop", func(ctx context.Context, l *taskLog) error {
@@ -218,6 +224,9 @@ func (s *Server) hStop(r *request) (any, error) {
 }
 
 func (s *Server) hShutdown(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	timeout := 60
@@ -319,6 +328,9 @@ func (s *Server) hReboot(r *request) (any, error) {
 // hReset is vm_reset: a hard reset of a running VM; qemu keeps running (no
 // pending changes applied), the guest boots again.
 func (s *Server) hReset(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	s.mu.Lock()
 	v, err := s.vmLocked(nodeName, vmid)
