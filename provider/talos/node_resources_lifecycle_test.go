@@ -220,3 +220,39 @@ func TestWorkerBeforeBootstrapThenHealthAndKubeconfigRenewal(t *testing.T) {
 		t.Fatal("rewriting the server changed the credentials")
 	}
 }
+
+// A node that accepted its configuration but never comes back: the create
+// fails after the timeout and keeps the resource in the state (an init
+// error), so the next up continues with an update instead of forgetting a
+// configured node.
+func TestCreateThatFailsAfterTheNodeChangedKeepsState(t *testing.T) {
+	t.Parallel()
+
+	sim := startSim(t)
+	ip := simAddresses()
+	cp := ip(2)
+	simBoot(sim, "cp1", cp, "scsi0")
+
+	c := newSimCluster(t, cp)
+	s := nodeServer(t, nil)
+
+	// A by-id install disk is not checked against the node's disk list (Talos
+	// resolves it), and this one does not exist: the node never comes up.
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/disk/by-id/does-not-exist", simVersion)
+
+	in := applyInputs(c, cp.String(), cfg, nil)
+	in["timeouts"] = property.New(map[string]property.Value{"create": property.New("2s")})
+
+	apply := newRes(t, s, "ConfigurationApply", "cp1")
+
+	err := apply.create(in)
+	if err == nil {
+		t.Fatal("create succeeded for a node without its install disk")
+	}
+
+	t.Logf("create error: %v", err)
+
+	if apply.id == "" || apply.out("configDigest") == "" || apply.out("appliedMode") != "install" {
+		t.Fatalf("create error %v left no state to resume from (id %q)", err, apply.id)
+	}
+}
