@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 	"github.com/siderolabs/talos/pkg/machinery/role"
 )
@@ -81,7 +84,7 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 	hc, server := kubeHTTP(t, kc)
 
-	for _, path := range []string{"/readyz", "/livez", "/version"} {
+	for _, path := range []string{"/readyz", "/livez", "/version", "/api", "/apis"} {
 		resp, err := hc.Get(server + path)
 		if err != nil {
 			t.Fatal(err)
@@ -96,6 +99,10 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 		if path == "/version" && !strings.Contains(string(body), `"gitVersion":"v1.35.2"`) {
 			t.Fatalf("/version = %s", body)
+		}
+
+		if path == "/api" && !strings.Contains(string(body), `"versions":["v1"]`) {
+			t.Fatalf("/api = %s", body)
 		}
 	}
 
@@ -353,4 +360,45 @@ func TestMachineStatusReadiness(t *testing.T) {
 	}
 
 	waitFor(t, "machine ready", func() bool { return machineStatus(t, c).TypedSpec().Status.Ready })
+}
+
+func TestBootstrapBeforeCRIIsRefused(t *testing.T) {
+	t.Parallel()
+
+	// A slow clock: CRI comes up 10 s * 0.05 after the configured boot.
+	logs := &testLog{}
+	s := New(Options{TimeScale: 0.05, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	t.Cleanup(s.Close)
+
+	v := newVM("cp1", addressBlock()(11), "scsi0")
+	n := v.start(s)
+
+	waitPhase(t, n, PhaseMaintenance)
+
+	in := clusterInput(t, v.addr())
+	ctx := ctxT(t)
+
+	if _, err := maintenanceClient(t, v.addr()).ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
+		Data: configBytes(t, in, mtype.TypeControlPlane), Mode: machine.ApplyConfigurationRequest_AUTO,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Connect as soon as apid listens (a gRPC client created earlier would
+	// sit in its reconnect backoff past the window).
+	waitPhase(t, n, PhaseRunning)
+	waitFor(t, "apid listening", func() bool {
+		conn, err := net.Dial("tcp", net.JoinHostPort(v.addr().String(), "50000"))
+		if err == nil {
+			conn.Close() //nolint:errcheck
+		}
+
+		return err == nil
+	})
+
+	c := secureClient(t, adminTalosconfig(t, in), v.addr())
+
+	wantCode(t, c.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.FailedPrecondition, "bootstrap is not available yet")
+
+	waitFor(t, "bootstrap allowed", func() bool { return c.Bootstrap(ctx, &machine.BootstrapRequest{}) == nil })
 }

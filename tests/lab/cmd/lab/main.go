@@ -46,6 +46,7 @@ type config struct {
 	stateFile string
 	caFile    string
 	quiet     bool
+	noTalos   bool
 }
 
 func main() {
@@ -65,6 +66,7 @@ func main() {
 	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
 	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
+	flag.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +91,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		logf = nil
 	}
 	l, err := lab.Start(ctx, lab.Options{
-		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf,
+		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf, NoTalos: c.noTalos,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,81 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how long to keep retrying transient answers.
+type RetryPolicy struct {
+	Initial time.Duration
+	Max     time.Duration
+	// MaxElapsed bounds the retries when ctx has no deadline.
+	MaxElapsed time.Duration
+}
+
+// DefaultRetry suits Proxmox locks, which are held for seconds to minutes.
+var DefaultRetry = RetryPolicy{Initial: 250 * time.Millisecond, Max: 5 * time.Second, MaxElapsed: 10 * time.Minute}
+
+// Retryable reports whether an operation that failed with err may be run
+// again. A lock timeout or "VM is locked" means Proxmox refused before doing
+// anything, so it is always safe. Proxy errors and lost connections are
+// ambiguous for calls that change state: the request may have run. Those are
+// retried only when the operation is idempotent.
+func Retryable(err error, idempotent bool) bool {
+	switch Classify(err) {
+	case KindLocked:
+		return true
+	case KindTransient, KindUnreachable:
+		return idempotent
+	}
+	return false
+}
+
+// Retry runs op until it succeeds, fails with an error that is not
+// retryable, or the time is up (ctx's deadline, else p.MaxElapsed). Retries
+// are logged through the context's logger with what is being retried and why.
+func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op func(ctx context.Context) error) error {
+	start := time.Now()
+	deadline, hasDeadline := ctx.Deadline()
+	if !hasDeadline && p.MaxElapsed > 0 {
+		deadline = start.Add(p.MaxElapsed)
+	}
+	wait := p.Initial
+	var last error // the last answer worth reporting
+	for attempt := 1; ; attempt++ {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil && last != nil {
+			// the time ran out during a retry: say what kept failing
+			return fmt.Errorf("%s: gave up after %d attempts over %s (%v): %w",
+				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
+		}
+		if !Retryable(err, idempotent) {
+			return err
+		}
+		last = err
+		if ctx.Err() != nil {
+			return err
+		}
+		// full jitter within [wait/2, wait] keeps parallel creates from
+		// retrying in lock step
+		sleep := wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
+		if time.Now().Add(sleep).After(deadline) {
+			return fmt.Errorf("%s: still failing after %d attempts over %s: %w",
+				what, attempt, time.Since(start).Round(time.Second), err)
+		}
+		Logf(ctx, "%s: %s (%v); retrying in %s", what, Classify(err), err, sleep.Round(10*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, attempt, ctx.Err(), err)
+		case <-time.After(sleep):
+		}
+		if wait *= 2; wait > p.Max {
+			wait = p.Max
+		}
+	}
+}
