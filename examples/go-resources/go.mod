@@ -3,7 +3,7 @@ module github.com/proxmoxtalos/proxmoxtalos/examples/go-resources
 go 1.25.11
 
 require (
-	github.com/proxmoxtalos/proxmoxtalos/sdk v0.1.0
+	github.com/proxmoxtalos/proxmoxtalos/sdk v0.0.0
 	github.com/pulumi/pulumi/sdk/v3 v3.259.0
 )
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
-	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
 // exampleLab is an in-process lab for one example test, at time scale 0.
@@ -19,24 +17,15 @@ type exampleLab struct {
 	Conn harness.Lab
 }
 
-// startExampleLab starts a lab with its default nodes (pve1..pve3) that lives until the
-// test ends; its log goes to the test log.
-func startExampleLab(t *testing.T, booter pve.GuestBooter) *exampleLab {
+// startExampleLab starts a lab with its default nodes (pve1..pve3), booting simulated Talos
+// nodes in its VMs, that lives until the test ends; its log goes to the test log.
+func startExampleLab(t *testing.T) *exampleLab {
 	t.Helper()
-	l, err := lab.Start(context.Background(), lab.Options{
+	l, conn := harness.StartLab(t, lab.Options{
 		TimeScale: 0,
-		Booter:    booter,
 		Logf:      func(format string, args ...any) { t.Logf("lab: "+format, args...) },
 	})
-	if err != nil {
-		t.Fatalf("starting the lab: %v", err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	return &exampleLab{Lab: l, Conn: harness.Lab{
-		Endpoint: l.Endpoint(),
-		APIToken: l.APIToken(),
-		CACert:   string(l.CACertPEM()),
-	}}
+	return &exampleLab{Lab: l, Conn: conn}
 }
 
 // addr is the n-th address of the lab's 127.X.Y.0/24 block.

@@ -165,7 +165,7 @@ func TestPythonSDKOnLab(t *testing.T) {
 	t.Parallel()
 	py := pythonTools(t)
 	py.typeCheck(t, "runner.py", "smoke.py")
-	l := startExampleLab(t, nil)
+	l := startExampleLab(t)
 	env := harness.NewEnv(t)
 
 	cfg := labConfig(l.Conn)

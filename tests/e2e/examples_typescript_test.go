@@ -19,7 +19,7 @@ func TestTypeScriptSDKOnLab(t *testing.T) {
 	start := time.Now()
 	root := nodeRoot(t)
 	t.Logf("node toolchain and SDK ready after %s", time.Since(start).Round(time.Millisecond))
-	l := startExampleLab(t, nil)
+	l := startExampleLab(t)
 	env := harness.NewEnv(t)
 
 	cfg := labConfig(l.Conn)

@@ -100,7 +100,7 @@ func Program(ctx *pulumi.Context) error {
 			}).(pulumi.StringOutput)
 			patches = append(patches, pulumi.String(controlPlanePatch()), vip)
 		}
-		config := talos.GetMachineConfigurationOutput(ctx, talos.GetMachineConfigurationOutputArgs{
+		config := machineConfiguration(ctx, talos.GetMachineConfigurationOutputArgs{
 			ClusterName:       pulumi.String(s.ClusterName),
 			ClusterEndpoint:   pulumi.String(s.ClusterEndpoint()),
 			MachineType:       machineType,
@@ -118,7 +118,7 @@ func Program(ctx *pulumi.Context) error {
 		apply, err := talos.NewConfigurationApply(ctx, n.Name, &talos.ConfigurationApplyArgs{
 			Node:                 pulumi.String(n.Address.String()),
 			ClientConfiguration:  secrets.ClientConfiguration,
-			MachineConfiguration: config.MachineConfiguration(),
+			MachineConfiguration: config,
 		}, pulumi.DependsOn([]pulumi.Resource{vm}))
 		if err != nil {
 			return err
@@ -227,4 +227,18 @@ func newVM(ctx *pulumi.Context, s *Settings, n Node, iso *proxmox.DownloadFile) 
 		// known from cloud-init, so the VM does not wait for the agent to report them.
 		Agent: &proxmox.VirtualMachineAgentArgs{Enabled: pulumi.Bool(true), WaitForAddress: pulumi.Bool(false)},
 	})
+}
+
+// machineConfiguration is talos.GetMachineConfigurationOutput(...).MachineConfiguration(),
+// with the arguments handed to the engine as they are.
+//
+// The generated GetMachineConfigurationOutput first folds its arguments into one output to
+// apply their defaults; with the Go SDK v3.259 such an invoke sends no arguments at all
+// once one of them is secret (machineSecrets) or comes from a resource (the MAC), because
+// Context.InvokeOutput passes on only plain objects, and the provider answers "Missing
+// required field". The provider applies the same defaults itself.
+func machineConfiguration(ctx *pulumi.Context, args talos.GetMachineConfigurationOutputArgs) pulumi.StringOutput {
+	res := ctx.InvokeOutput("proxmoxtalos:talos:getMachineConfiguration", args,
+		talos.GetMachineConfigurationResultOutput{}, pulumi.InvokeOutputOptions{})
+	return res.(talos.GetMachineConfigurationResultOutput).MachineConfiguration()
 }
