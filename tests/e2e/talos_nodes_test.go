@@ -174,6 +174,14 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 
 	var all strings.Builder
 
+	// Creating a node shows its inputs, not its whole configuration.
+	first := mustSucceed(t, "first preview", p.Preview(t, "--diff"))
+	all.WriteString(first)
+
+	if strings.Contains(first, "configView") || !strings.Contains(first, "machineConfiguration: [secret]") {
+		t.Errorf("create preview:\n%s", first)
+	}
+
 	all.WriteString(mustSucceed(t, "up", p.Up(t)))
 	all.WriteString(mustSucceed(t, "second preview", p.Preview(t, "--expect-no-changes", "--diff")))
 	all.WriteString(mustSucceed(t, "refresh", p.Refresh(t)))
