@@ -80,7 +80,7 @@ func TestParseRefusesWhatTheFactoryRefuses(t *testing.T) {
 
 	for body, want := range map[string]string{
 		"customization:\n  extensions: [siderolabs/zfs]\n": "field extensions not found",
-		"customization:\n  bootloader: auto\n":            "auto does not belong to BootloaderKind values",
+		"customization:\n  bootloader: auto\n":             "auto does not belong to BootloaderKind values",
 		"customization:\n  meta:\n    - key: 256\n":        "cannot unmarshal",
 	} {
 		_, err := ParseSchematic([]byte(body))
@@ -234,9 +234,9 @@ func TestImageAnswers(t *testing.T) {
 	}
 
 	for u, want := range map[string]string{
-		s.URL() + "/image/" + id + "/v1.12.5/nocloud-amd64.iso":  `official extension "siderolabs/no-such-thing" is not available for Talos version v1.12.5`,
-		s.URL() + "/image/" + qga + "/v1.12.5/nocloud-amd64.exe": "unknown image path",
-		s.URL() + "/image/" + qga + "/banana/nocloud-amd64.iso":  "internal server error",
+		s.URL() + "/image/" + id + "/v1.12.5/nocloud-amd64.iso":                      `official extension "siderolabs/no-such-thing" is not available for Talos version v1.12.5`,
+		s.URL() + "/image/" + qga + "/v1.12.5/nocloud-amd64.exe":                     "unknown image path",
+		s.URL() + "/image/" + qga + "/banana/nocloud-amd64.iso":                      "internal server error",
 		s.URL() + "/image/" + strings.Repeat("b", 64) + "/v1.12.5/nocloud-amd64.iso": "not found",
 	} {
 		var he *HTTPError
@@ -264,7 +264,7 @@ func TestHTTPRefusals(t *testing.T) {
 
 	for body, want := range map[string]string{
 		"customization:\n  systemExtension: {}\n": "field systemExtension not found",
-		"owner: alice\n":                          "owner field is only supported in Enterprise edition",
+		"owner: alice\n": "owner field is only supported in Enterprise edition",
 	} {
 		if code, resp := do(t, "POST", s.URL()+"/schematics", body); code != http.StatusBadRequest || !strings.Contains(resp, want) {
 			t.Errorf("POST %q: %d %q, want 400 with %q", body, code, resp, want)
