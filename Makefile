@@ -31,7 +31,7 @@ export PATH := $(TOOLS_BIN):$(PATH)
 # clean clone installs everything from the project's own pinned files.
 export npm_config_cache := $(CACHE)/npm
 export PIP_CACHE_DIR    := $(CACHE)/pip
-MVN := mvn -B -q -Dstyle.color=never -Dmaven.repo.local=$(CACHE)/m2
+MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 
 .PHONY: help
 help:
@@ -157,7 +157,14 @@ python-sdk-check:
 	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check $(CACHE)/py-wheel/*.whl
 	cd $(CACHE) && py-venv/bin/python -c 'import pulumi_proxmoxtalos as p, importlib.resources as r; \
 		assert r.files(p).joinpath("py.typed").is_file(), "py.typed missing from the wheel"; \
-		print("python SDK: wheel installs and imports with type hints,", p.__name__)'
+		print("python SDK: wheel installs and imports,", p.__name__)'
+	@# The hints are real: typed usage passes mypy --strict, misuse must fail it.
+	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check mypy
+	cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_usage.py
+	@if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_misuse.py >/dev/null); then \
+		echo "python SDK: mypy accepted tests/sdks/python_typed_misuse.py: the SDK's type hints are not checked"; exit 1; \
+	fi
+	@echo "python SDK: type hints checked with mypy"
 
 # Maven compile against com.pulumi:pulumi from Maven Central; offline once dependencies
 # for this pom.xml have been fetched into .cache/m2.
@@ -165,7 +172,7 @@ python-sdk-check:
 java-sdk-check:
 	@stamp=$(CACHE)/m2/.resolved-$$(sha256sum sdk/java/pom.xml | cut -c1-16); \
 	if [ -f $$stamp ]; then offline=-o; else offline=; fi; \
-	cd sdk/java && $(MVN) $$offline compile && touch $$stamp && echo "java SDK: compiles with Maven"
+	cd sdk/java && $(MVN) $$offline compile | sed 's/\x1b\[0m//g' && touch $$stamp && echo "java SDK: compiles with Maven"
 
 # ---------------------------------------------------------------------------------------------
 # The lab and the demo.

@@ -135,7 +135,8 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
-		"as path → value with secret values replaced by a fingerprint, so that previews show which paths change.")
+		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
+		"change.")
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.

@@ -65,6 +65,7 @@ func initFailed(err error) error {
 // the node (for previews and as the base of reconcile).
 func (r *ConfigurationApply) plannedState(in ConfigurationApplyArgs, prev *ConfigurationApplyState) (ConfigurationApplyState, error) {
 	st := ConfigurationApplyState{ConfigurationApplyArgs: in}
+	st.ConfigView = configView(in.MachineConfiguration)
 
 	if prev != nil {
 		st.ConfigDigest, st.InstalledImage, st.RunningVersion, st.AppliedMode = prev.ConfigDigest, prev.InstalledImage, prev.RunningVersion, prev.AppliedMode
@@ -93,6 +94,8 @@ func (r *ConfigurationApply) plannedState(in ConfigurationApplyArgs, prev *Confi
 // was modified, so that a later error keeps the state.
 func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationApplyArgs, prev *ConfigurationApplyState, op string) (ConfigurationApplyState, bool, error) {
 	st := ConfigurationApplyState{ConfigurationApplyArgs: in}
+	st.ConfigView = configView(in.MachineConfiguration)
+
 	if prev != nil {
 		st.InstalledImage, st.RunningVersion, st.AppliedMode, st.ConfigDigest = prev.InstalledImage, prev.RunningVersion, prev.AppliedMode, prev.ConfigDigest
 	}
@@ -255,9 +258,7 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 		st.MachineConfiguration = string(nc.Active)
 		st.ConfigDigest = nc.ActiveDigest
 
-		if view, err := talosconfig.Redact(st.MachineConfiguration); err == nil {
-			st.ConfigView = view.Map()
-		}
+		st.ConfigView = configView(st.MachineConfiguration)
 	} else if current != st.ConfigDigest {
 		st.ConfigDigest = current
 	}

@@ -13,9 +13,12 @@ import (
 // labInfo is the part of the lab's -state file (tests/lab/cmd/lab) the demo needs: how to
 // reach its Proxmox VE API.
 type labInfo struct {
-	Endpoint string `json:"endpoint"`  // https://127.0.0.1:<port>
-	APIToken string `json:"apiToken"`  // USER@REALM!TOKENID=SECRET
-	CACert   string `json:"caCertPem"` // PEM of the CA that signed the lab's certificate
+	Endpoint string `json:"endpoint"` // https://127.0.0.1:<port>
+	APIToken string `json:"apiToken"` // USER@REALM!TOKENID=SECRET
+	CACert   string `json:"caCert"`   // PEM of the CA that signed the lab's certificate
+	// AddressBlock is the 127.X.Y.0/24 the lab's simulated guests may use: a cloud-init
+	// address inside it is where the Talos node simulator answers.
+	AddressBlock string `json:"addressBlock"`
 }
 
 // demoTimeScale makes the lab's tasks take a tenth of their real duration: realistic
@@ -60,6 +63,11 @@ func startLab(root, work string) (*labProcess, error) {
 	deadline := time.After(time.Minute)
 	for {
 		if b, err := os.ReadFile(infoPath); err == nil && json.Unmarshal(b, &lab.info) == nil && lab.info.Endpoint != "" {
+			if lab.info.APIToken == "" || lab.info.CACert == "" || lab.info.AddressBlock == "" {
+				lab.stop()
+				return nil, fmt.Errorf("the lab's state file %s lacks apiToken, caCert or addressBlock: "+
+					"tests/demo/lab.go must follow tests/lab/cmd/lab's State", infoPath)
+			}
 			return lab, nil
 		}
 		select {

@@ -75,7 +75,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly configDigest: pulumi.Output<string>;
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      */
     declare public readonly configView: pulumi.Output<{[key: string]: string} | undefined>;
     /**
@@ -191,7 +191,7 @@ export interface ConfigurationApplyArgs {
      */
     clientConfiguration: pulumi.Input<inputs.talos.ClientConfigurationArgs>;
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      */
     configView?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**

@@ -45,7 +45,7 @@ type ConfigurationApply struct {
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
 	ConfigDigest pulumi.StringOutput `pulumi:"configDigest"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapOutput `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
@@ -133,7 +133,7 @@ type configurationApplyArgs struct {
 	ApplyMode *ApplyMode `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView map[string]string `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints []string `pulumi:"endpoints"`
@@ -159,7 +159,7 @@ type ConfigurationApplyArgs struct {
 	ApplyMode ApplyModePtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapInput
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayInput
@@ -286,7 +286,7 @@ func (o ConfigurationApplyOutput) ConfigDigest() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.ConfigDigest }).(pulumi.StringOutput)
 }
 
-// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 func (o ConfigurationApplyOutput) ConfigView() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringMapOutput { return v.ConfigView }).(pulumi.StringMapOutput)
 }

@@ -373,13 +373,13 @@ func (o SchematicMetaArrayOutput) Index(i pulumi.IntInput) SchematicMetaOutput {
 	}).(SchematicMetaOutput)
 }
 
-// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type Timeouts struct {
-	// Limit for create. Default `10m`.
+	// Limit for create. Default `10m` (or the customTimeouts create value).
 	Create *string `pulumi:"create"`
-	// Limit for delete. Default `5m`.
+	// Limit for delete. Default `5m` (or the customTimeouts delete value).
 	Delete *string `pulumi:"delete"`
-	// Limit for update. Default `10m`.
+	// Limit for update. Default `10m` (or the customTimeouts update value).
 	Update *string `pulumi:"update"`
 }
 
@@ -394,13 +394,13 @@ type TimeoutsInput interface {
 	ToTimeoutsOutputWithContext(context.Context) TimeoutsOutput
 }
 
-// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type TimeoutsArgs struct {
-	// Limit for create. Default `10m`.
+	// Limit for create. Default `10m` (or the customTimeouts create value).
 	Create pulumi.StringPtrInput `pulumi:"create"`
-	// Limit for delete. Default `5m`.
+	// Limit for delete. Default `5m` (or the customTimeouts delete value).
 	Delete pulumi.StringPtrInput `pulumi:"delete"`
-	// Limit for update. Default `10m`.
+	// Limit for update. Default `10m` (or the customTimeouts update value).
 	Update pulumi.StringPtrInput `pulumi:"update"`
 }
 
@@ -457,7 +457,7 @@ func (i *timeoutsPtrType) ToTimeoutsPtrOutputWithContext(ctx context.Context) Ti
 	return pulumi.ToOutputWithContext(ctx, i).(TimeoutsPtrOutput)
 }
 
-// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type TimeoutsOutput struct{ *pulumi.OutputState }
 
 func (TimeoutsOutput) ElementType() reflect.Type {
@@ -482,17 +482,17 @@ func (o TimeoutsOutput) ToTimeoutsPtrOutputWithContext(ctx context.Context) Time
 	}).(TimeoutsPtrOutput)
 }
 
-// Limit for create. Default `10m`.
+// Limit for create. Default `10m` (or the customTimeouts create value).
 func (o TimeoutsOutput) Create() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Timeouts) *string { return v.Create }).(pulumi.StringPtrOutput)
 }
 
-// Limit for delete. Default `5m`.
+// Limit for delete. Default `5m` (or the customTimeouts delete value).
 func (o TimeoutsOutput) Delete() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Timeouts) *string { return v.Delete }).(pulumi.StringPtrOutput)
 }
 
-// Limit for update. Default `10m`.
+// Limit for update. Default `10m` (or the customTimeouts update value).
 func (o TimeoutsOutput) Update() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Timeouts) *string { return v.Update }).(pulumi.StringPtrOutput)
 }
@@ -521,7 +521,7 @@ func (o TimeoutsPtrOutput) Elem() TimeoutsOutput {
 	}).(TimeoutsOutput)
 }
 
-// Limit for create. Default `10m`.
+// Limit for create. Default `10m` (or the customTimeouts create value).
 func (o TimeoutsPtrOutput) Create() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Timeouts) *string {
 		if v == nil {
@@ -531,7 +531,7 @@ func (o TimeoutsPtrOutput) Create() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Limit for delete. Default `5m`.
+// Limit for delete. Default `5m` (or the customTimeouts delete value).
 func (o TimeoutsPtrOutput) Delete() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Timeouts) *string {
 		if v == nil {
@@ -541,7 +541,7 @@ func (o TimeoutsPtrOutput) Delete() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Limit for update. Default `10m`.
+// Limit for update. Default `10m` (or the customTimeouts update value).
 func (o TimeoutsPtrOutput) Update() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Timeouts) *string {
 		if v == nil {

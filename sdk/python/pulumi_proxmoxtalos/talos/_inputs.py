@@ -300,19 +300,19 @@ class SchematicMetaArgs:
 
 class TimeoutsArgsDict(TypedDict):
     """
-    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
     """
     create: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Limit for create. Default `10m`.
+    Limit for create. Default `10m` (or the customTimeouts create value).
     """
     delete: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Limit for delete. Default `5m`.
+    Limit for delete. Default `5m` (or the customTimeouts delete value).
     """
     update: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Limit for update. Default `10m`.
+    Limit for update. Default `10m` (or the customTimeouts update value).
     """
 
 @pulumi.input_type
@@ -322,11 +322,11 @@ class TimeoutsArgs:
                  delete: pulumi.Input[Optional[_builtins.str]] = None,
                  update: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 
-        :param pulumi.Input[_builtins.str] create: Limit for create. Default `10m`.
-        :param pulumi.Input[_builtins.str] delete: Limit for delete. Default `5m`.
-        :param pulumi.Input[_builtins.str] update: Limit for update. Default `10m`.
+        :param pulumi.Input[_builtins.str] create: Limit for create. Default `10m` (or the customTimeouts create value).
+        :param pulumi.Input[_builtins.str] delete: Limit for delete. Default `5m` (or the customTimeouts delete value).
+        :param pulumi.Input[_builtins.str] update: Limit for update. Default `10m` (or the customTimeouts update value).
         """
         if create is not None:
             pulumi.set(__self__, "create", create)
@@ -339,7 +339,7 @@ class TimeoutsArgs:
     @pulumi.getter
     def create(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Limit for create. Default `10m`.
+        Limit for create. Default `10m` (or the customTimeouts create value).
         """
         return pulumi.get(self, "create")
 
@@ -351,7 +351,7 @@ class TimeoutsArgs:
     @pulumi.getter
     def delete(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Limit for delete. Default `5m`.
+        Limit for delete. Default `5m` (or the customTimeouts delete value).
         """
         return pulumi.get(self, "delete")
 
@@ -363,7 +363,7 @@ class TimeoutsArgs:
     @pulumi.getter
     def update(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Limit for update. Default `10m`.
+        Limit for update. Default `10m` (or the customTimeouts update value).
         """
         return pulumi.get(self, "update")
 

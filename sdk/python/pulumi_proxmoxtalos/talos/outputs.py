@@ -174,18 +174,18 @@ class SchematicMeta(dict):
 @pulumi.output_type
 class Timeouts(dict):
     """
-    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
     """
     def __init__(__self__, *,
                  create: Optional[_builtins.str] = None,
                  delete: Optional[_builtins.str] = None,
                  update: Optional[_builtins.str] = None):
         """
-        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 
-        :param _builtins.str create: Limit for create. Default `10m`.
-        :param _builtins.str delete: Limit for delete. Default `5m`.
-        :param _builtins.str update: Limit for update. Default `10m`.
+        :param _builtins.str create: Limit for create. Default `10m` (or the customTimeouts create value).
+        :param _builtins.str delete: Limit for delete. Default `5m` (or the customTimeouts delete value).
+        :param _builtins.str update: Limit for update. Default `10m` (or the customTimeouts update value).
         """
         if create is not None:
             pulumi.set(__self__, "create", create)
@@ -198,7 +198,7 @@ class Timeouts(dict):
     @pulumi.getter
     def create(self) -> Optional[_builtins.str]:
         """
-        Limit for create. Default `10m`.
+        Limit for create. Default `10m` (or the customTimeouts create value).
         """
         return pulumi.get(self, "create")
 
@@ -206,7 +206,7 @@ class Timeouts(dict):
     @pulumi.getter
     def delete(self) -> Optional[_builtins.str]:
         """
-        Limit for delete. Default `5m`.
+        Limit for delete. Default `5m` (or the customTimeouts delete value).
         """
         return pulumi.get(self, "delete")
 
@@ -214,7 +214,7 @@ class Timeouts(dict):
     @pulumi.getter
     def update(self) -> Optional[_builtins.str]:
         """
-        Limit for update. Default `10m`.
+        Limit for update. Default `10m` (or the customTimeouts update value).
         """
         return pulumi.get(self, "update")
 

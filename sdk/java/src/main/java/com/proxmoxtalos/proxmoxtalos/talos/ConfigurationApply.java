@@ -104,14 +104,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.configDigest;
     }
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
     @Export(name="configView", refs={Map.class,String.class}, tree="[0,1,1]")
     private Output</* @Nullable */ Map<String,String>> configView;
 
     /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
     public Output<Optional<Map<String,String>>> configView() {
