@@ -188,7 +188,10 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		}
 	}
 
-	if configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "" {
+	switch {
+	case old.ConfigDigest == "" && in.MachineConfiguration != "":
+		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", in.Node)})
+	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
 		notes = append(notes, effectNote(old, in, upgrade)...)
 	}
 

@@ -24,7 +24,7 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 
 	state, changed, err := r.reconcile(ctx, req.Inputs, nil, "create")
 	if err != nil && changed {
-		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, initFailed(err)
+		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: unverified(state)}, initFailed(err)
 	}
 
 	return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, err
@@ -42,9 +42,19 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: planned}, err
 	}
 
+	if !needsNode(prev, req.Inputs) {
+		// Endpoints, credentials (a renewed client certificate), options:
+		// nothing to do on the node, which may well be powered off.
+		st := prev
+		st.ConfigurationApplyArgs = req.Inputs
+		st.ConfigView = configView(req.Inputs.MachineConfiguration)
+
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: st}, nil
+	}
+
 	state, changed, err := r.reconcile(ctx, req.Inputs, &prev, "update")
 	if err != nil && changed {
-		return infer.UpdateResponse[ConfigurationApplyState]{Output: state}, initFailed(err)
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(state)}, initFailed(err)
 	}
 
 	if err != nil {
@@ -52,6 +62,29 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 	}
 
 	return infer.UpdateResponse[ConfigurationApplyState]{Output: state}, nil
+}
+
+// needsNode reports whether an update has work on the node: another
+// configuration, version or installer image, or a previous operation that
+// did not finish (its digest was cleared).
+func needsNode(prev ConfigurationApplyState, in ConfigurationApplyArgs) bool {
+	digest, err := talosapi.ConfigDigest([]byte(in.MachineConfiguration))
+	if err != nil || prev.ConfigDigest == "" || digest != prev.ConfigDigest {
+		return true
+	}
+
+	want, image := desiredVersion(in)
+
+	return (want != "" && !sameTalosVersion(want, prev.RunningVersion)) ||
+		(image != "" && prev.InstalledImage != "" && image != prev.InstalledImage)
+}
+
+// unverified marks the state of an operation that changed the node but did
+// not see it finish: the next update checks the node again.
+func unverified(st ConfigurationApplyState) ConfigurationApplyState {
+	st.ConfigDigest = ""
+
+	return st
 }
 
 // initFailed keeps the state of a node that was changed before the error,

@@ -252,7 +252,48 @@ func TestCreateThatFailsAfterTheNodeChangedKeepsState(t *testing.T) {
 
 	t.Logf("create error: %v", err)
 
-	if apply.id == "" || apply.out("configDigest") == "" || apply.out("appliedMode") != "install" {
-		t.Fatalf("create error %v left no state to resume from (id %q)", err, apply.id)
+	// The state says the node was installed but not seen running: the next
+	// update goes back to the node.
+	if apply.id == "" || apply.out("appliedMode") != "install" || apply.out("configDigest") != "" {
+		t.Fatalf("create error %v left no state to resume from (id %q, digest %q)", err, apply.id, apply.out("configDigest"))
+	}
+
+	_, d := apply.diff(in)
+	if !d.HasChanges {
+		t.Fatal("an unfinished create shows no change")
+	}
+}
+
+// An update that changes nothing on the node (here: a renewed client
+// certificate) does not contact it: it may be powered off.
+func TestCredentialRotationDoesNotNeedTheNode(t *testing.T) {
+	t.Parallel()
+
+	sim := startSim(t)
+	ip := simAddresses()
+	cp := ip(2)
+	node := simBoot(sim, "cp1", cp, "scsi0")
+
+	c := newSimCluster(t, cp)
+	s := nodeServer(t, nil)
+
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion)
+	apply := newRes(t, s, "ConfigurationApply", "cp1")
+
+	if err := apply.create(applyInputs(c, cp.String(), cfg, nil)); err != nil {
+		t.Fatal(err)
+	}
+
+	node.PowerOff()
+
+	renewed := newSimCluster(t, cp) // a new admin certificate from the same CA
+
+	checked, d := apply.diff(applyInputs(renewed, cp.String(), cfg, nil))
+	if _, ok := d.DetailedDiff["clientConfiguration"]; !ok || len(d.DetailedDiff) != 1 {
+		t.Fatalf("diff = %+v", d.DetailedDiff)
+	}
+
+	if err := apply.update(checked); err != nil {
+		t.Fatalf("update with the node off: %v", err)
 	}
 }
