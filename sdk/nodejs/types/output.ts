@@ -231,6 +231,20 @@ export namespace talos {
     }
 
     /**
+     * An initial value of the Talos META partition, baked into the images.
+     */
+    export interface SchematicMeta {
+        /**
+         * META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+         */
+        key: number;
+        /**
+         * The value written to the key.
+         */
+        value: string;
+    }
+
+    /**
      * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
      */
     export interface Timeouts {

@@ -264,6 +264,115 @@ func (o ResetOnDeletePtrOutput) Reboot() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// An initial value of the Talos META partition, baked into the images.
+type SchematicMeta struct {
+	// META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+	Key int `pulumi:"key"`
+	// The value written to the key.
+	Value string `pulumi:"value"`
+}
+
+// SchematicMetaInput is an input type that accepts SchematicMetaArgs and SchematicMetaOutput values.
+// You can construct a concrete instance of `SchematicMetaInput` via:
+//
+//	SchematicMetaArgs{...}
+type SchematicMetaInput interface {
+	pulumi.Input
+
+	ToSchematicMetaOutput() SchematicMetaOutput
+	ToSchematicMetaOutputWithContext(context.Context) SchematicMetaOutput
+}
+
+// An initial value of the Talos META partition, baked into the images.
+type SchematicMetaArgs struct {
+	// META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+	Key pulumi.IntInput `pulumi:"key"`
+	// The value written to the key.
+	Value pulumi.StringInput `pulumi:"value"`
+}
+
+func (SchematicMetaArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*SchematicMeta)(nil)).Elem()
+}
+
+func (i SchematicMetaArgs) ToSchematicMetaOutput() SchematicMetaOutput {
+	return i.ToSchematicMetaOutputWithContext(context.Background())
+}
+
+func (i SchematicMetaArgs) ToSchematicMetaOutputWithContext(ctx context.Context) SchematicMetaOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SchematicMetaOutput)
+}
+
+// SchematicMetaArrayInput is an input type that accepts SchematicMetaArray and SchematicMetaArrayOutput values.
+// You can construct a concrete instance of `SchematicMetaArrayInput` via:
+//
+//	SchematicMetaArray{ SchematicMetaArgs{...} }
+type SchematicMetaArrayInput interface {
+	pulumi.Input
+
+	ToSchematicMetaArrayOutput() SchematicMetaArrayOutput
+	ToSchematicMetaArrayOutputWithContext(context.Context) SchematicMetaArrayOutput
+}
+
+type SchematicMetaArray []SchematicMetaInput
+
+func (SchematicMetaArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SchematicMeta)(nil)).Elem()
+}
+
+func (i SchematicMetaArray) ToSchematicMetaArrayOutput() SchematicMetaArrayOutput {
+	return i.ToSchematicMetaArrayOutputWithContext(context.Background())
+}
+
+func (i SchematicMetaArray) ToSchematicMetaArrayOutputWithContext(ctx context.Context) SchematicMetaArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SchematicMetaArrayOutput)
+}
+
+// An initial value of the Talos META partition, baked into the images.
+type SchematicMetaOutput struct{ *pulumi.OutputState }
+
+func (SchematicMetaOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SchematicMeta)(nil)).Elem()
+}
+
+func (o SchematicMetaOutput) ToSchematicMetaOutput() SchematicMetaOutput {
+	return o
+}
+
+func (o SchematicMetaOutput) ToSchematicMetaOutputWithContext(ctx context.Context) SchematicMetaOutput {
+	return o
+}
+
+// META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+func (o SchematicMetaOutput) Key() pulumi.IntOutput {
+	return o.ApplyT(func(v SchematicMeta) int { return v.Key }).(pulumi.IntOutput)
+}
+
+// The value written to the key.
+func (o SchematicMetaOutput) Value() pulumi.StringOutput {
+	return o.ApplyT(func(v SchematicMeta) string { return v.Value }).(pulumi.StringOutput)
+}
+
+type SchematicMetaArrayOutput struct{ *pulumi.OutputState }
+
+func (SchematicMetaArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SchematicMeta)(nil)).Elem()
+}
+
+func (o SchematicMetaArrayOutput) ToSchematicMetaArrayOutput() SchematicMetaArrayOutput {
+	return o
+}
+
+func (o SchematicMetaArrayOutput) ToSchematicMetaArrayOutputWithContext(ctx context.Context) SchematicMetaArrayOutput {
+	return o
+}
+
+func (o SchematicMetaArrayOutput) Index(i pulumi.IntInput) SchematicMetaOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SchematicMeta {
+		return vs[0].([]SchematicMeta)[vs[1].(int)]
+	}).(SchematicMetaOutput)
+}
+
 // How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type Timeouts struct {
 	// Limit for create. Default `10m` (or the customTimeouts create value).
@@ -605,6 +714,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ClientConfigurationInput)(nil)).Elem(), ClientConfigurationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResetOnDeleteInput)(nil)).Elem(), ResetOnDeleteArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResetOnDeletePtrInput)(nil)).Elem(), ResetOnDeleteArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SchematicMetaInput)(nil)).Elem(), SchematicMetaArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SchematicMetaArrayInput)(nil)).Elem(), SchematicMetaArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TimeoutsInput)(nil)).Elem(), TimeoutsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TimeoutsPtrInput)(nil)).Elem(), TimeoutsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*UpgradeOptionsInput)(nil)).Elem(), UpgradeOptionsArgs{})
@@ -612,6 +723,8 @@ func init() {
 	pulumi.RegisterOutputType(ClientConfigurationOutput{})
 	pulumi.RegisterOutputType(ResetOnDeleteOutput{})
 	pulumi.RegisterOutputType(ResetOnDeletePtrOutput{})
+	pulumi.RegisterOutputType(SchematicMetaOutput{})
+	pulumi.RegisterOutputType(SchematicMetaArrayOutput{})
 	pulumi.RegisterOutputType(TimeoutsOutput{})
 	pulumi.RegisterOutputType(TimeoutsPtrOutput{})
 	pulumi.RegisterOutputType(UpgradeOptionsOutput{})

@@ -22,6 +22,8 @@ __all__ = [
     'ClientConfigurationArgsDict',
     'ResetOnDeleteArgs',
     'ResetOnDeleteArgsDict',
+    'SchematicMetaArgs',
+    'SchematicMetaArgsDict',
     'TimeoutsArgs',
     'TimeoutsArgsDict',
     'UpgradeOptionsArgs',
@@ -242,6 +244,58 @@ class ResetOnDeleteArgs:
     @reboot.setter
     def reboot(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "reboot", value)
+
+
+class SchematicMetaArgsDict(TypedDict):
+    """
+    An initial value of the Talos META partition, baked into the images.
+    """
+    key: pulumi.Input[_builtins.int]
+    """
+    META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+    """
+    value: pulumi.Input[_builtins.str]
+    """
+    The value written to the key.
+    """
+
+@pulumi.input_type
+class SchematicMetaArgs:
+    def __init__(__self__, *,
+                 key: pulumi.Input[_builtins.int],
+                 value: pulumi.Input[_builtins.str]):
+        """
+        An initial value of the Talos META partition, baked into the images.
+
+        :param pulumi.Input[_builtins.int] key: META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        :param pulumi.Input[_builtins.str] value: The value written to the key.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> pulumi.Input[_builtins.int]:
+        """
+        META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        """
+        return pulumi.get(self, "key")
+
+    @key.setter
+    def key(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "key", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> pulumi.Input[_builtins.str]:
+        """
+        The value written to the key.
+        """
+        return pulumi.get(self, "value")
+
+    @value.setter
+    def value(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "value", value)
 
 
 class TimeoutsArgsDict(TypedDict):

@@ -18,6 +18,7 @@ from ._enums import *
 __all__ = [
     'ClientConfiguration',
     'ResetOnDelete',
+    'SchematicMeta',
     'Timeouts',
     'UpgradeOptions',
 ]
@@ -134,6 +135,40 @@ class ResetOnDelete(dict):
         Reboot after the reset (a node booted from the ISO comes back in maintenance mode). Default `false`: the node powers off.
         """
         return pulumi.get(self, "reboot")
+
+
+@pulumi.output_type
+class SchematicMeta(dict):
+    """
+    An initial value of the Talos META partition, baked into the images.
+    """
+    def __init__(__self__, *,
+                 key: _builtins.int,
+                 value: _builtins.str):
+        """
+        An initial value of the Talos META partition, baked into the images.
+
+        :param _builtins.int key: META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        :param _builtins.str value: The value written to the key.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.int:
+        """
+        META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        The value written to the key.
+        """
+        return pulumi.get(self, "value")
 
 
 @pulumi.output_type
