@@ -2,7 +2,9 @@ package pve
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"math/rand/v2"
 	"time"
 )
@@ -28,9 +30,24 @@ func Retryable(err error, idempotent bool) bool {
 	case KindLocked:
 		return true
 	case KindTransient, KindUnreachable:
-		return idempotent
+		return idempotent || notSent(err)
 	}
 	return false
+}
+
+// notSent reports failures that prove the request never reached the node
+// that would run it, so that even a create can be sent again: a refused or
+// timed-out connection to the API, and pveproxy's 595, which it answers
+// when it cannot connect to the node that owns the resource (AnyEvent::HTTP
+// status 595: "errors during connection establishment, proxy handshake";
+// 596 and 597 come after the request was sent and stay ambiguous).
+func notSent(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status == 595
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // Retry runs op until it succeeds, fails with an error that is not

@@ -41,6 +41,9 @@ func (e *TaskError) Error() string {
 		what += " " + e.UPID.ID
 	}
 	msg := fmt.Sprintf("Proxmox task %s on node %s failed: %s", what, e.UPID.Node, e.ExitStatus)
+	if e.ExitStatus == unexpectedStatus {
+		msg += " (its worker process ended without a result: the node restarted or the process was killed)"
+	}
 	if len(e.LogTail) > 0 {
 		msg += "; task log ends with:\n  " + strings.Join(e.LogTail, "\n  ")
 	}
@@ -64,6 +67,10 @@ func TaskSucceeded(exitStatus string) (ok bool, warnings int) {
 	}
 	return false, 0
 }
+
+// unexpectedStatus is the exit status of a task whose worker died before
+// writing its final log line (pve-common src/PVE/UPID.pm read_status).
+const unexpectedStatus = "unexpected status"
 
 type taskStatus struct {
 	Status     string `json:"status"`
