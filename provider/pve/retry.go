@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"math/rand/v2"
+	"net"
 	"time"
 )
 
