@@ -82,6 +82,10 @@ type taskLogLine struct {
 	T string `json:"t"`
 }
 
+// maxFailedPolls is how many task status reads in a row may fail with a
+// server error before WaitTask gives up.
+const maxFailedPolls = 5
+
 // WaitTask waits for the task to stop and checks its exit status. It polls
 // with a growing interval, logs progress through the context's logger every
 // 30 seconds, and gives up when ctx is done.
@@ -95,12 +99,20 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	start := time.Now()
 	lastLog := start
 	interval := c.taskPoll
+	failedPolls := 0
 	for {
 		var st taskStatus
 		err := c.get(ctx, path, &st)
+		if err == nil {
+			failedPolls = 0
+		}
 		switch {
 		case err != nil && (Classify(err) == KindTransient || Classify(err) == KindUnreachable) && ctx.Err() == nil:
 			// keep polling: the task runs on regardless of our connection
+		case err != nil && Classify(err) == KindOther && ctx.Err() == nil && failedPolls < maxFailedPolls:
+			// a server error on a read: the task runs on, and giving up
+			// here would fail an operation that may well succeed
+			failedPolls++
 		case err != nil:
 			return fmt.Errorf("waiting for Proxmox task %s %s on node %s: %w", id.Type, id.ID, id.Node, err)
 		case st.Status != "running":
