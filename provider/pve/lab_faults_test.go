@@ -42,7 +42,7 @@ func TestStaleCreateLockAfterNodeRestart(t *testing.T) {
 	t.Parallel()
 	s, c, ctx := startLab(t, labpve.Options{})
 	ref := pve.VMRef{Node: "pve2", VMID: 150}
-	s.RestartNodeOnNextTask("qmcreate", 300*time.Millisecond)
+	s.SetFaults(labpve.Faults{NodeRestartOnTask: "qmcreate", NodeDowntime: 300 * time.Millisecond})
 	err := c.CreateVM(ctx, ref, map[string]any{"cores": 1, "scsi0": "local-lvm:4"})
 	var te *pve.TaskError
 	if !errors.As(err, &te) || te.ExitStatus != "unexpected status" || !strings.Contains(err.Error(), "node restarted") {

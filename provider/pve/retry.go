@@ -35,6 +35,18 @@ func Retryable(err error, idempotent bool) bool {
 	return false
 }
 
+// maxServerErrorRetries bounds the retries of an idempotent call that
+// failed with a plain server error (see IsServerError).
+const maxServerErrorRetries = 2
+
+// IsServerError reports an HTTP 5xx answer that is nothing more specific
+// (not a lock, a missing object or a proxy failure): Proxmox says the call
+// failed without saying why it might pass later.
+func IsServerError(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status >= 500 && Classify(err) == KindOther
+}
+
 // notSent reports failures that prove the request never reached the node
 // that would run it, so that even a create can be sent again: a refused or
 // timed-out connection to the API, and pveproxy's 595, which it answers
@@ -61,6 +73,7 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 	}
 	wait := p.Initial
 	var last error // the last answer worth reporting
+	serverErrors := 0
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil {
@@ -72,7 +85,13 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
 		}
 		if !Retryable(err, idempotent) {
-			return err
+			// a plain server error on a call that is safe to repeat may be
+			// a passing hiccup (pmxcfs, a restarting pvedaemon): a few
+			// more tries, not the whole budget a lock gets
+			if !idempotent || !IsServerError(err) || serverErrors >= maxServerErrorRetries {
+				return err
+			}
+			serverErrors++
 		}
 		last = err
 		if ctx.Err() != nil {

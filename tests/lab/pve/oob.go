@@ -143,27 +143,12 @@ func (s *Server) RestartNode(name string, down time.Duration) error {
 	return nil
 }
 
-// RestartNodeOnNextTask arms a one-shot fault: the node of the next task of
-// type typ ("qmcreate", "qmclone", "qmstart", ...) loses power as that task
-// starts, for down (real time). Tests use it to restart a node mid-create
-// at time scale 0.
-func (s *Server) RestartNodeOnNextTask(typ string, down time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.armedRestart = &armedRestart{typ: typ, down: down}
-}
-
-type armedRestart struct {
-	typ  string
-	down time.Duration
-}
-
 // rollNodeRestartLocked decides whether a task of type typ restarts its
 // node, and for how long. Called with s.mu held.
 func (s *Server) rollNodeRestartLocked(typ string) (bool, time.Duration) {
-	if a := s.armedRestart; a != nil && a.typ == typ {
-		s.armedRestart = nil
-		return true, a.down
+	if s.faults.NodeRestartOnTask != "" && s.faults.NodeRestartOnTask == typ {
+		s.faults.NodeRestartOnTask = ""
+		return true, s.faults.nodeDowntime()
 	}
 	return s.rollLocked(s.faults.NodeRestartRate), s.faults.nodeDowntime()
 }

@@ -71,6 +71,11 @@ type Faults struct {
 	// running tasks die where they are, leaving what a killed worker leaves
 	// (a create's "lock: create" config, a clone's "lock: clone" config).
 	NodeRestartRate float64
+	// NodeRestartOnTask: the node of the next task of this type ("qmcreate",
+	// "qmclone", "qmstart", ...) restarts in the middle of it, once; the
+	// field is cleared when it strikes. Tests use it to hit a task that is
+	// over in an instant at time scale 0.
+	NodeRestartOnTask string
 	// NodeDowntime is how long a restarting node stays unreachable (real
 	// time, not scaled). Default 2s.
 	NodeDowntime time.Duration

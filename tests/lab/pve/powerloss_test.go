@@ -52,7 +52,7 @@ func TestPowerLossMidCreateLeavesLockedConfig(t *testing.T) {
 	s, c := startLab(t, Options{})
 	ctx := ctxT(t)
 	node, _ := c.Node(ctx, "pve2")
-	s.RestartNodeOnNextTask("qmcreate", 300*time.Millisecond)
+	s.SetFaults(Faults{NodeRestartOnTask: "qmcreate", NodeDowntime: 300 * time.Millisecond})
 	task, err := node.NewVirtualMachine(ctx, 120, opt("scsi0", "local-lvm:4"), opt("cores", 2))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestPowerLossMidCloneAndInterruptedClone(t *testing.T) {
 	node, _ := c.Node(ctx, "pve1")
 	tmpl, _ := node.VirtualMachine(ctx, 100)
 
-	s.RestartNodeOnNextTask("qmclone", 200*time.Millisecond)
+	s.SetFaults(Faults{NodeRestartOnTask: "qmclone", NodeDowntime: 200 * time.Millisecond})
 	_, task, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 101, Full: true})
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +122,9 @@ func TestPowerLossMidCloneAndInterruptedClone(t *testing.T) {
 	}
 	if cur, _, ok := s.VMConfig(101); !ok || cur["lock"] != "clone" || cur["scsi0"] != "" {
 		t.Fatalf("config after the power loss mid-clone: %v (exists %v)", cur, ok)
+	}
+	if f := s.Faults(); f.NodeRestartOnTask != "" {
+		t.Fatalf("the one-shot restart is still armed: %+v", f)
 	}
 
 	_, task, err = tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 102, Full: true})

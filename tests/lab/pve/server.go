@@ -41,8 +41,6 @@ type Server struct {
 	rng       *mrand.Rand
 	faults    Faults
 	pid       uint32
-	// armedRestart is a one-shot node restart (RestartNodeOnNextTask).
-	armedRestart *armedRestart
 
 	caPEM    []byte
 	ln       net.Listener
