@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 )
@@ -172,6 +174,14 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 
 	var all strings.Builder
 
+	// Creating a node shows its inputs, not its whole configuration.
+	first := mustSucceed(t, "first preview", p.Preview(t, "--diff"))
+	all.WriteString(first)
+
+	if strings.Contains(first, "configView") || !strings.Contains(first, "machineConfiguration: [secret]") {
+		t.Errorf("create preview:\n%s", first)
+	}
+
 	all.WriteString(mustSucceed(t, "up", p.Up(t)))
 	all.WriteString(mustSucceed(t, "second preview", p.Preview(t, "--expect-no-changes", "--diff")))
 	all.WriteString(mustSucceed(t, "refresh", p.Refresh(t)))
@@ -227,11 +237,27 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 	all.WriteString(mustSucceed(t, "preview after the upgrade", p.Preview(t, "--expect-no-changes")))
 
 	state := p.StackExport(t)
+
+	// Every secret value of the applied configurations (keys, tokens, the
+	// proxy credential), read from the decrypted state: none may appear in
+	// the output or in the state outside its encrypted values (configView
+	// is plain text by design, with fingerprints for secrets).
+	secrets := []string{secret}
+	for _, cfg := range appliedConfigs(t, p) {
+		secrets = append(secrets, talosconfig.SensitiveValues(cfg)...)
+	}
+
+	if len(secrets) < 10 {
+		t.Fatalf("only %d secret values found in the configurations", len(secrets))
+	}
+
 	all.WriteString(mustSucceed(t, "destroy", p.Destroy(t)))
 
 	for name, text := range map[string]string{"CLI output": all.String(), "state": state} {
-		if strings.Contains(text, secret) {
-			t.Errorf("%s contains the proxy password", name)
+		for _, v := range secrets {
+			if len(v) >= 8 && strings.Contains(text, v) {
+				t.Errorf("%s contains a secret value of the machine configuration (%d characters)", name, len(v))
+			}
 		}
 	}
 
@@ -244,6 +270,52 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// appliedConfigs returns the machine configurations of the ConfigurationApply
+// resources, from the state exported with secrets shown.
+func appliedConfigs(t *testing.T, p *harness.Project) []string {
+	t.Helper()
+
+	var export struct {
+		Deployment struct {
+			Resources []struct {
+				Type    string         `json:"type"`
+				Outputs map[string]any `json:"outputs"`
+			} `json:"resources"`
+		} `json:"deployment"`
+	}
+
+	out := p.MustRun(t, "stack", "export", "--show-secrets").Stdout
+	if err := json.Unmarshal([]byte(out), &export); err != nil {
+		t.Fatal(err)
+	}
+
+	var configs []string
+
+	for _, r := range export.Deployment.Resources {
+		if r.Type != "proxmoxtalos:talos:ConfigurationApply" {
+			continue
+		}
+
+		v := r.Outputs["machineConfiguration"]
+		if m, ok := v.(map[string]any); ok { // a secret: {"4dabf18193072939515e22adb298388d": ..., "plaintext": "\"...\""}
+			var s string
+			if err := json.Unmarshal([]byte(fmt.Sprint(m["plaintext"])), &s); err == nil {
+				v = s
+			}
+		}
+
+		if s, ok := v.(string); ok && s != "" {
+			configs = append(configs, s)
+		}
+	}
+
+	if len(configs) != 2 {
+		t.Fatalf("found %d machine configurations in the state, want 2", len(configs))
+	}
+
+	return configs
 }
 
 // squeeze collapses runs of spaces (the CLI aligns map keys).

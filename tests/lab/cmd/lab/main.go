@@ -31,6 +31,7 @@ type State struct {
 	CACertPEM    string   `json:"caCert"` // PEM`
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
+	FactoryURL   string   `json:"factoryUrl"` // the lab's Image Factory (http://127.0.0.1:<port>)
 	PID          int      `json:"pid"`
 }
 
@@ -119,7 +120,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	st := State{
 		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
-		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), PID: os.Getpid(),
+		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), PID: os.Getpid(),
 	}
 	if stateFile != "" {
 		b, _ := json.MarshalIndent(st, "", "  ")
@@ -134,6 +135,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "ca file:       %s\n", st.CACertFile)
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
+	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
 	if stateFile != "" {
 		fmt.Fprintf(stdout, "state file:    %s\n", stateFile)
 	}
