@@ -31,7 +31,7 @@ export PATH := $(TOOLS_BIN):$(PATH)
 # clean clone installs everything from the project's own pinned files.
 export npm_config_cache := $(CACHE)/npm
 export PIP_CACHE_DIR    := $(CACHE)/pip
-MVN := mvn -B -q -Dstyle.color=never -Dmaven.repo.local=$(CACHE)/m2
+MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 
 .PHONY: help
 help:
@@ -43,6 +43,7 @@ help:
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
 	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
+	@echo "make lab-schema       tests/lab/pveapi/schema.json from ../shared/pve-api (PVE_APIDATA=...)"
 
 # ---------------------------------------------------------------------------------------------
 # Tools: built only when missing or when tools/go.mod changed.
@@ -111,7 +112,7 @@ check-generated: sdks
 # Tests.
 
 .PHONY: test
-test: tools provider check-generated go-test sdk-checks
+test: tools provider check-generated check-lab-schema go-test sdk-checks
 
 .PHONY: go-test
 go-test: tools provider
@@ -132,6 +133,9 @@ sdk-checks:
 go-sdk-check:
 	cd sdk && go vet ./... && echo "go SDK: builds as its own module"
 
+# The SDK's pinned TypeScript compiler, strict, type-checking only.
+TSC = $(ROOT)/sdk/nodejs/node_modules/.bin/tsc --strict --noEmit --skipLibCheck --module nodenext --moduleResolution nodenext --target ES2022
+
 # tsc over the generated TypeScript with the SDK's pinned toolchain (package-lock.json), then
 # the npm tarball a user would get, installed into an empty project and loaded.
 .PHONY: nodejs-sdk-check
@@ -145,6 +149,13 @@ nodejs-sdk-check:
 		npm install --no-audit --no-fund --prefer-offline --loglevel=error $(CACHE)/npm-pack/*.tgz \
 			@pulumi/pulumi@$$(node -p 'require("$(ROOT)/sdk/nodejs/package-lock.json").packages["node_modules/@pulumi/pulumi"].version') && \
 		node -e 'const p = require("@proxmoxtalos/proxmoxtalos"); if (typeof p.Provider !== "function") { throw new Error("no Provider class in the packed SDK"); } console.log("nodejs SDK: npm pack installs and loads")'
+	@# The types are real: typed usage passes tsc --strict, misuse must fail it.
+	cp tests/sdks/ts_typed_usage.ts tests/sdks/ts_typed_misuse.ts $(CACHE)/npm-consumer/
+	cd $(CACHE)/npm-consumer && $(TSC) ts_typed_usage.ts
+	@if (cd $(CACHE)/npm-consumer && $(TSC) ts_typed_misuse.ts >/dev/null); then \
+		echo "nodejs SDK: tsc accepted tests/sdks/ts_typed_misuse.ts: the SDK's types are not checked"; exit 1; \
+	fi
+	@echo "nodejs SDK: types checked with tsc --strict"
 
 # The wheel a user would get, installed into a fresh virtualenv with pinned dependencies
 # (tests/sdks/python-constraints.txt, also applied to the isolated build environment).
@@ -157,7 +168,14 @@ python-sdk-check:
 	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check $(CACHE)/py-wheel/*.whl
 	cd $(CACHE) && py-venv/bin/python -c 'import pulumi_proxmoxtalos as p, importlib.resources as r; \
 		assert r.files(p).joinpath("py.typed").is_file(), "py.typed missing from the wheel"; \
-		print("python SDK: wheel installs and imports with type hints,", p.__name__)'
+		print("python SDK: wheel installs and imports,", p.__name__)'
+	@# The hints are real: typed usage passes mypy --strict, misuse must fail it.
+	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check mypy
+	cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_usage.py
+	@if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_misuse.py >/dev/null); then \
+		echo "python SDK: mypy accepted tests/sdks/python_typed_misuse.py: the SDK's type hints are not checked"; exit 1; \
+	fi
+	@echo "python SDK: type hints checked with mypy"
 
 # Maven compile against com.pulumi:pulumi from Maven Central; offline once dependencies
 # for this pom.xml have been fetched into .cache/m2.
@@ -165,7 +183,7 @@ python-sdk-check:
 java-sdk-check:
 	@stamp=$(CACHE)/m2/.resolved-$$(sha256sum sdk/java/pom.xml | cut -c1-16); \
 	if [ -f $$stamp ]; then offline=-o; else offline=; fi; \
-	cd sdk/java && $(MVN) $$offline compile && touch $$stamp && echo "java SDK: compiles with Maven"
+	cd sdk/java && $(MVN) $$offline compile 2>&1 | sed 's/\x1b\[0m//g' && touch $$stamp && echo "java SDK: compiles with Maven"
 
 # ---------------------------------------------------------------------------------------------
 # The lab and the demo.
@@ -173,6 +191,34 @@ java-sdk-check:
 .PHONY: lab
 lab:
 	go run ./tests/lab/cmd/lab
+
+# The lab embeds the part of the Proxmox VE API schema it serves (tests/lab/pveapi/schema.json),
+# extracted from pve-docs' apidata, which lives outside the repository (../shared/pve-api).
+PVE_APIDATA ?= $(firstword $(wildcard $(ROOT)/../shared/pve-api/apidata-9.1.3.json /work/shared/pve-api/apidata-9.1.3.json))
+LAB_SCHEMA  := tests/lab/pveapi/schema.json
+
+.PHONY: lab-schema
+lab-schema:
+	@if [ -z "$(PVE_APIDATA)" ]; then \
+		echo "lab-schema: no ../shared/pve-api/apidata-9.1.3.json here: set PVE_APIDATA=<path to apidata JSON>"; exit 1; \
+	fi
+	go run ./tests/lab/pveapi/gen -in $(PVE_APIDATA) -out $(LAB_SCHEMA)
+
+# Fails when the embedded schema is not what the generator makes from the apidata; skipped
+# (and says so) on a machine without the apidata, where the committed file is all there is.
+.PHONY: check-lab-schema
+check-lab-schema:
+	@if [ -z "$(PVE_APIDATA)" ]; then \
+		echo "check-lab-schema: SKIPPED: no ../shared/pve-api/apidata-9.1.3.json on this machine (set PVE_APIDATA to check $(LAB_SCHEMA))"; \
+		exit 0; \
+	fi; \
+	tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	go run ./tests/lab/pveapi/gen -in "$(PVE_APIDATA)" -out "$$tmp"; \
+	if ! cmp -s "$$tmp" $(LAB_SCHEMA); then \
+		echo "check-lab-schema: $(LAB_SCHEMA) differs from what tests/lab/pveapi/gen makes from $(PVE_APIDATA):"; \
+		echo "run 'make lab-schema' and commit the result"; exit 1; \
+	fi; \
+	echo "check-lab-schema: $(LAB_SCHEMA) is current with $(PVE_APIDATA)"
 
 # The example the demo runs; the cluster work switches it to a whole TalosCluster.
 DEMO_EXAMPLE ?= examples/yaml-vms

@@ -11,6 +11,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/cluster"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
@@ -19,7 +21,7 @@ const Name = "proxmoxtalos"
 
 // New builds the provider.
 func New() (p.Provider, error) {
-	return infer.NewProviderBuilder().
+	prov, err := infer.NewProviderBuilder().
 		WithDisplayName("Proxmox Talos").
 		WithDescription("Talos Linux Kubernetes clusters on Proxmox VE, from the first `pulumi up` to every day-two change.").
 		WithKeywords("proxmox", "talos", "kubernetes", "category/infrastructure", "kind/native").
@@ -29,8 +31,16 @@ func New() (p.Provider, error) {
 		WithLicense("Apache-2.0").
 		WithNamespace("proxmoxtalos").
 		WithLanguageMap(languageMap()).
+		WithConfig(infer.Config(&config.Config{})).
+		// proxmox: VMs and files on Proxmox VE (pve)
+		WithResources(
+			infer.Resource(&proxmox.VirtualMachine{}),
+			infer.Resource(&proxmox.DownloadFile{}),
+		).
 		// talos: secrets and offline functions (talosconfig)
 		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		// talos: Image Factory schematic registration (imagefactory)
+		WithResources(infer.Resource(&talos.ImageFactorySchematic{})).
 		// talos: node-facing resources (talosapi)
 		WithResources(
 			infer.Resource(&talos.ConfigurationApply{}),
@@ -49,6 +59,13 @@ func New() (p.Provider, error) {
 			"cluster": "index",
 		}).
 		Build()
+	if err != nil {
+		return p.Provider{}, err
+	}
+	// infer v1.5.0 replaces the provider on any config change (issue #409),
+	// which would replace every resource: use the config's own diff.
+	prov.DiffConfig = config.DiffConfig
+	return proxmox.WithTimeouts(prov), nil
 }
 
 // Run serves the provider over gRPC to the Pulumi engine.

@@ -81,8 +81,9 @@ func TestDiffKubeletArgIsLiveAndNamedByPath(t *testing.T) {
 	}
 
 	want := `configView["machine.kubelet.extraArgs.rotate-server-certificates"]`
-	if pd, ok := d.DetailedDiff[want]; !ok || pd.Kind != p.Add || !pd.InputDiff {
-		t.Fatalf("detailed diff %v lacks %s as an input add", d.DetailedDiff, want)
+	// Old values are read from the state's outputs, where create stored the view.
+	if pd, ok := d.DetailedDiff[want]; !ok || pd.Kind != p.Add || pd.InputDiff {
+		t.Fatalf("detailed diff %v lacks %s as an add against the outputs", d.DetailedDiff, want)
 	}
 
 	if len(d.DetailedDiff) != 1 {
@@ -221,14 +222,22 @@ func TestCheckDerivesViewAndRejectsBadInput(t *testing.T) {
 
 	cfg := testConfig(t, "v1.12.5")
 	ca := &ConfigurationApply{}
-
-	resp, err := ca.Check(context.Background(), infer.CheckRequest{NewInputs: property.NewMap(map[string]property.Value{
+	inputs := property.NewMap(map[string]property.Value{
 		"node":                 property.New("10.5.0.2"),
 		"machineConfiguration": property.New(cfg).WithSecret(true),
 		"clientConfiguration": property.New(map[string]property.Value{
 			"caCertificate": property.New("x"), "clientCertificate": property.New("y"), "clientKey": property.New("z"),
 		}),
-	})})
+	})
+
+	// Create: no view (the preview would print the whole configuration).
+	resp, err := ca.Check(context.Background(), infer.CheckRequest{NewInputs: inputs})
+	if err != nil || len(resp.Failures) != 0 || resp.Inputs.ConfigView != nil {
+		t.Fatalf("check on create: %v %v, view of %d paths", err, resp.Failures, len(resp.Inputs.ConfigView))
+	}
+
+	// Update: the view is derived.
+	resp, err = ca.Check(context.Background(), infer.CheckRequest{OldInputs: inputs, NewInputs: inputs})
 	if err != nil || len(resp.Failures) != 0 {
 		t.Fatalf("check: %v %v", err, resp.Failures)
 	}
@@ -260,5 +269,32 @@ func TestCheckDerivesViewAndRejectsBadInput(t *testing.T) {
 		if !got[want] {
 			t.Errorf("no failure for %s: %+v", want, resp.Failures)
 		}
+	}
+}
+
+func TestDeriveConfigChange(t *testing.T) {
+	t.Parallel()
+
+	cfg := testConfig(t, "v1.12.4")
+	old := property.NewMap(map[string]property.Value{
+		"machineConfiguration": property.New(cfg),
+		"configChange":         property.New("earlier change (config 00000000)"),
+	})
+
+	// Same configuration: the old description stays, so it never shows as a change.
+	if got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: cfg}); got == nil || *got != "earlier change (config 00000000)" {
+		t.Fatalf("unchanged: %v", got)
+	}
+
+	next := testConfig(t, "v1.12.5")
+
+	got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: next})
+	if got == nil || !strings.HasPrefix(*got, "Talos upgrade v1.12.4 → v1.12.5 through the Upgrade API") {
+		t.Fatalf("upgrade: %v", got)
+	}
+
+	digest, _ := talosapi.ConfigDigest([]byte(next))
+	if !strings.HasSuffix(*got, "(config "+digest[:8]+")") {
+		t.Fatalf("no digest of the new configuration: %q", *got)
 	}
 }

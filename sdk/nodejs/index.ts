@@ -12,10 +12,14 @@ utilities.lazyLoad(exports, ["Provider"], () => require("./provider"));
 
 
 // Export sub-modules:
+import * as config from "./config";
+import * as proxmox from "./proxmox";
 import * as talos from "./talos";
 import * as types from "./types";
 
 export {
+    config,
+    proxmox,
     talos,
     types,
 };

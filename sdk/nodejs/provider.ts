@@ -4,6 +4,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
+/**
+ * How to reach the Proxmox VE API. Every setting may instead come from an environment variable.
+ */
 export class Provider extends pulumi.ProviderResource {
     /** @internal */
     public static readonly __pulumiType = 'proxmoxtalos';
@@ -19,6 +22,18 @@ export class Provider extends pulumi.ProviderResource {
         return obj['__pulumiType'] === "pulumi:providers:" + Provider.__pulumiType;
     }
 
+    /**
+     * An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+     */
+    declare public readonly apiToken: pulumi.Output<string | undefined>;
+    /**
+     * PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+     */
+    declare public readonly caCert: pulumi.Output<string | undefined>;
+    /**
+     * The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+     */
+    declare public readonly endpoint: pulumi.Output<string | undefined>;
 
     /**
      * Create a Provider resource with the given unique name, arguments, and options.
@@ -31,8 +46,15 @@ export class Provider extends pulumi.ProviderResource {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
         {
+            resourceInputs["apiToken"] = args?.apiToken ? pulumi.secret(args.apiToken) : undefined;
+            resourceInputs["caCert"] = args?.caCert;
+            resourceInputs["endpoint"] = args?.endpoint;
+            resourceInputs["insecure"] = pulumi.output(args?.insecure).apply(JSON.stringify);
+            resourceInputs["requestTimeout"] = pulumi.output(args?.requestTimeout).apply(JSON.stringify);
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
+        const secretOpts = { additionalSecretOutputs: ["apiToken"] };
+        opts = pulumi.mergeOptions(opts, secretOpts);
         super(Provider.__pulumiType, name, resourceInputs, opts);
     }
 }
@@ -41,4 +63,24 @@ export class Provider extends pulumi.ProviderResource {
  * The set of arguments for constructing a Provider resource.
  */
 export interface ProviderArgs {
+    /**
+     * An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+     */
+    apiToken?: pulumi.Input<string | undefined>;
+    /**
+     * PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+     */
+    caCert?: pulumi.Input<string | undefined>;
+    /**
+     * The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+     */
+    endpoint?: pulumi.Input<string | undefined>;
+    /**
+     * Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+     */
+    insecure?: pulumi.Input<boolean | undefined>;
+    /**
+     * Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+     */
+    requestTimeout?: pulumi.Input<number | undefined>;
 }

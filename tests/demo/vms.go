@@ -33,7 +33,7 @@ func showVMs(lab labInfo, wantAny bool) error {
 		Timeout:   10 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
-	req, err := http.NewRequest(http.MethodGet, lab.Endpoint+"/cluster/resources?type=vm", nil)
+	req, err := http.NewRequest(http.MethodGet, lab.APIURL+"/cluster/resources?type=vm", nil)
 	if err != nil {
 		return err
 	}

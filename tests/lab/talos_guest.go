@@ -17,8 +17,8 @@ import (
 // what they hold, the ISO's source URL, boot order, NICs, cloud-init data)
 // and relays disk writes, guest power-off and agent answers back.
 func TalosBooter(sim *talos.Sim) pve.GuestBooter {
-	return func(ctx context.Context, vm pve.BootInfo, disks pve.DiskWriter) pve.Guest {
-		g := &talosGuest{ctx: ctx, info: vm, disks: disks}
+	return func(ctx context.Context, vm pve.BootInfo, host pve.Host) pve.Guest {
+		g := &talosGuest{ctx: ctx, info: vm, host: host}
 		g.node = sim.PowerOn(talosMachine(vm), g)
 
 		return g
@@ -49,7 +49,7 @@ func talosMachine(vm pve.BootInfo) talos.Machine {
 		case strings.HasPrefix(d.Interface, "efidisk"), strings.HasPrefix(d.Interface, "tpmstate"):
 		default:
 			m.Disks = append(m.Disks, talos.Disk{
-				Name: d.Interface, SizeBytes: uint64(max(d.SizeBytes, 0)),
+				Name: d.Interface, SizeBytes: uint64(max(d.SizeBytes, 0)), SSD: d.SSD,
 				SourceURL: d.Image.SourceURL, Content: d.Image.Written,
 			})
 		}
@@ -99,10 +99,10 @@ func ipConfig(c pve.IPConfig) talos.IPConfig {
 
 // talosGuest is a simulated Talos node as the Proxmox half sees it.
 type talosGuest struct {
-	ctx   context.Context //nolint:containedctx // the VM's qemu lifetime
-	info  pve.BootInfo
-	disks pve.DiskWriter
-	node  *talos.Node
+	ctx  context.Context //nolint:containedctx // the VM's qemu lifetime
+	info pve.BootInfo
+	host pve.Host
+	node *talos.Node
 
 	mu sync.Mutex
 }
@@ -121,7 +121,7 @@ func (g *talosGuest) WriteDisk(disk, content string) error {
 		img := d.Image
 		img.Written = content
 
-		if err := g.disks.WriteImage(d.Volume, img); err != nil {
+		if err := g.host.WriteImage(d.Volume, img); err != nil {
 			return err
 		}
 
@@ -133,15 +133,11 @@ func (g *talosGuest) WriteDisk(disk, content string) error {
 	return fmt.Errorf("VM %d has no disk %s", g.info.VMID, disk)
 }
 
-// PoweredOff: the guest turned itself off; qemu exits (unless the VM was
-// already stopped or reset, which ends this guest's context).
+// PoweredOff: the guest turned itself off; qemu exits (Proxmox ignores it
+// from a guest that was already replaced).
 func (g *talosGuest) PoweredOff() {
-	if g.ctx.Err() != nil {
-		return
-	}
-
-	if p, ok := g.disks.(pve.GuestPower); ok {
-		p.PoweredOff()
+	if g.ctx.Err() == nil {
+		g.host.PoweredOff()
 	}
 }
 

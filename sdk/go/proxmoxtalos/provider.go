@@ -11,8 +11,16 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
+// How to reach the Proxmox VE API. Every setting may instead come from an environment variable.
 type Provider struct {
 	pulumi.ProviderResourceState
+
+	// An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+	ApiToken pulumi.StringPtrOutput `pulumi:"apiToken"`
+	// PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+	CaCert pulumi.StringPtrOutput `pulumi:"caCert"`
+	// The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+	Endpoint pulumi.StringPtrOutput `pulumi:"endpoint"`
 }
 
 // NewProvider registers a new resource with the given unique name, arguments, and options.
@@ -22,6 +30,13 @@ func NewProvider(ctx *pulumi.Context,
 		args = &ProviderArgs{}
 	}
 
+	if args.ApiToken != nil {
+		args.ApiToken = pulumi.ToSecret(args.ApiToken).(pulumi.StringPtrInput)
+	}
+	secrets := pulumi.AdditionalSecretOutputs([]string{
+		"apiToken",
+	})
+	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource Provider
 	err := ctx.RegisterResource("pulumi:providers:proxmoxtalos", name, args, &resource, opts...)
@@ -32,10 +47,30 @@ func NewProvider(ctx *pulumi.Context,
 }
 
 type providerArgs struct {
+	// An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+	ApiToken *string `pulumi:"apiToken"`
+	// PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+	CaCert *string `pulumi:"caCert"`
+	// The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+	Endpoint *string `pulumi:"endpoint"`
+	// Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+	Insecure *bool `pulumi:"insecure"`
+	// Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+	RequestTimeout *int `pulumi:"requestTimeout"`
 }
 
 // The set of arguments for constructing a Provider resource.
 type ProviderArgs struct {
+	// An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+	ApiToken pulumi.StringPtrInput
+	// PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+	CaCert pulumi.StringPtrInput
+	// The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+	Endpoint pulumi.StringPtrInput
+	// Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+	Insecure pulumi.BoolPtrInput
+	// Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+	RequestTimeout pulumi.IntPtrInput
 }
 
 func (ProviderArgs) ElementType() reflect.Type {
@@ -73,6 +108,21 @@ func (o ProviderOutput) ToProviderOutput() ProviderOutput {
 
 func (o ProviderOutput) ToProviderOutputWithContext(ctx context.Context) ProviderOutput {
 	return o
+}
+
+// An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+func (o ProviderOutput) ApiToken() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.ApiToken }).(pulumi.StringPtrOutput)
+}
+
+// PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+func (o ProviderOutput) CaCert() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.CaCert }).(pulumi.StringPtrOutput)
+}
+
+// The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+func (o ProviderOutput) Endpoint() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Provider) pulumi.StringPtrOutput { return v.Endpoint }).(pulumi.StringPtrOutput)
 }
 
 func init() {

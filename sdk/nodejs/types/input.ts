@@ -6,6 +6,192 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 import * as enums from "../types/enums";
 
+export namespace proxmox {
+    export interface VirtualMachineAgentArgs {
+        /**
+         * Enable the guest agent channel. Default `true` when this block is given.
+         */
+        enabled?: pulumi.Input<boolean | undefined>;
+        /**
+         * Seconds to wait for the agent to report an address. Default 300. When it does not, the VM stays in the state and the next `up` waits again.
+         */
+        timeout?: pulumi.Input<number | undefined>;
+        /**
+         * After start, wait until the agent reports an IP address, so that the addresses are outputs. Default `true` when the agent is enabled.
+         */
+        waitForAddress?: pulumi.Input<boolean | undefined>;
+    }
+
+    export interface VirtualMachineCloneArgs {
+        /**
+         * Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
+         */
+        full?: pulumi.Input<boolean | undefined>;
+        /**
+         * The node that holds the source. Default: the VM's `node`. With local storage the source must be on the VM's node.
+         */
+        node?: pulumi.Input<string | undefined>;
+        /**
+         * The storage for the disks of a full clone. Default: the source disks' storage.
+         */
+        storage?: pulumi.Input<string | undefined>;
+        /**
+         * The VMID of the VM or template to clone.
+         */
+        vmId: pulumi.Input<number>;
+    }
+
+    /**
+     * Proxmox generates a NoCloud cloud-init drive from these settings when the VM starts (`citype: nocloud`). Changes reach the guest at its next boot.
+     */
+    export interface VirtualMachineCloudInitArgs {
+        /**
+         * DNS resolver settings.
+         */
+        dns?: pulumi.Input<inputs.proxmox.VirtualMachineDnsArgs | undefined>;
+        /**
+         * The drive slot of the cloud-init drive. Default `ide0` (the ISO uses `ide2`).
+         */
+        interface?: pulumi.Input<string | undefined>;
+        /**
+         * Addresses per network device, in order: the first entry configures `net0`.
+         */
+        ipConfigs?: pulumi.Input<pulumi.Input<inputs.proxmox.VirtualMachineIpConfigArgs>[] | undefined>;
+        /**
+         * The storage for the generated cloud-init drive, for example `local-lvm`.
+         */
+        storage: pulumi.Input<string>;
+    }
+
+    export interface VirtualMachineCpuArgs {
+        /**
+         * Cores per socket. Default 1.
+         */
+        cores?: pulumi.Input<number | undefined>;
+        /**
+         * CPU sockets. Default 1.
+         */
+        sockets?: pulumi.Input<number | undefined>;
+        /**
+         * The emulated CPU model, for example `host` or `x86-64-v2-AES`. Default: Proxmox's.
+         */
+        type?: pulumi.Input<string | undefined>;
+    }
+
+    export interface VirtualMachineDiskArgs {
+        /**
+         * The host cache mode. Default `none`.
+         */
+        cache?: pulumi.Input<enums.proxmox.DiskCache | undefined>;
+        /**
+         * Pass TRIM/discard requests to the storage. Default `false`.
+         */
+        discard?: pulumi.Input<boolean | undefined>;
+        /**
+         * The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
+         */
+        interface: pulumi.Input<string>;
+        /**
+         * Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.
+         */
+        iothread?: pulumi.Input<boolean | undefined>;
+        /**
+         * The size in GiB. It can grow in place; shrinking is refused.
+         */
+        size: pulumi.Input<number>;
+        /**
+         * Present the disk to the guest as an SSD. Default `false`. Not for virtio disks.
+         */
+        ssd?: pulumi.Input<boolean | undefined>;
+        /**
+         * The storage that holds the disk (content type `images`), for example `local-lvm`. Changing it moves the disk.
+         */
+        storage: pulumi.Input<string>;
+    }
+
+    export interface VirtualMachineDnsArgs {
+        /**
+         * The DNS search domain. Default: the Proxmox node's.
+         */
+        domain?: pulumi.Input<string | undefined>;
+        /**
+         * DNS server addresses. Default: the Proxmox node's.
+         */
+        servers?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    }
+
+    export interface VirtualMachineEfiDiskArgs {
+        /**
+         * Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
+         */
+        preEnrolledKeys?: pulumi.Input<boolean | undefined>;
+        /**
+         * The storage for the EFI disk (4 MiB, `efitype=4m`). Changing it moves the disk.
+         */
+        storage: pulumi.Input<string>;
+    }
+
+    export interface VirtualMachineIpAddressArgs {
+        /**
+         * An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
+         */
+        address: pulumi.Input<string>;
+        /**
+         * The default gateway; only with a static address.
+         */
+        gateway?: pulumi.Input<string | undefined>;
+    }
+
+    export interface VirtualMachineIpConfigArgs {
+        /**
+         * The IPv4 address and gateway.
+         */
+        ipv4?: pulumi.Input<inputs.proxmox.VirtualMachineIpAddressArgs | undefined>;
+        /**
+         * The IPv6 address and gateway.
+         */
+        ipv6?: pulumi.Input<inputs.proxmox.VirtualMachineIpAddressArgs | undefined>;
+    }
+
+    export interface VirtualMachineMemoryArgs {
+        /**
+         * Memory in MiB (at least 16).
+         */
+        dedicated: pulumi.Input<number>;
+        /**
+         * The balloon minimum in MiB: the guest may be shrunk down to this. `0` disables the balloon device. Default: Proxmox's (ballooning up to `dedicated`).
+         */
+        floating?: pulumi.Input<number | undefined>;
+    }
+
+    export interface VirtualMachineNetworkDeviceArgs {
+        /**
+         * The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.
+         */
+        bridge: pulumi.Input<string>;
+        /**
+         * Filter the NIC with the Proxmox firewall. Default `false`.
+         */
+        firewall?: pulumi.Input<boolean | undefined>;
+        /**
+         * The MAC address (unicast, `XX:XX:XX:XX:XX:XX`). Default: generated by Proxmox and kept across updates.
+         */
+        macAddress?: pulumi.Input<string | undefined>;
+        /**
+         * The NIC model. Default `virtio`.
+         */
+        model?: pulumi.Input<enums.proxmox.NetworkModel | undefined>;
+        /**
+         * The MTU (576 to 65520; `1` uses the bridge's MTU). VirtIO only. Default: the bridge's.
+         */
+        mtu?: pulumi.Input<number | undefined>;
+        /**
+         * The VLAN tag (1 to 4094). Default: untagged.
+         */
+        vlanId?: pulumi.Input<number | undefined>;
+    }
+}
+
 export namespace talos {
     /**
      * Credentials for the Talos API (the `ca`, `crt` and `key` of a talosconfig context), PEM-encoded.
@@ -62,19 +248,33 @@ export namespace talos {
     }
 
     /**
-     * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+     * An initial value of the Talos META partition, baked into the images.
+     */
+    export interface SchematicMetaArgs {
+        /**
+         * META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+         */
+        key: pulumi.Input<number>;
+        /**
+         * The value written to the key.
+         */
+        value: pulumi.Input<string>;
+    }
+
+    /**
+     * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
      */
     export interface TimeoutsArgs {
         /**
-         * Limit for create. Default `10m`.
+         * Limit for create. Default `10m` (or the customTimeouts create value).
          */
         create?: pulumi.Input<string | undefined>;
         /**
-         * Limit for delete. Default `5m`.
+         * Limit for delete. Default `5m` (or the customTimeouts delete value).
          */
         delete?: pulumi.Input<string | undefined>;
         /**
-         * Limit for update. Default `10m`.
+         * Limit for update. Default `10m` (or the customTimeouts update value).
          */
         update?: pulumi.Input<string | undefined>;
     }

@@ -10,14 +10,29 @@ from .provider import *
 
 # Make subpackages available:
 if typing.TYPE_CHECKING:
+    import pulumi_proxmoxtalos.config as __config
+    config = __config
+    import pulumi_proxmoxtalos.proxmox as __proxmox
+    proxmox = __proxmox
     import pulumi_proxmoxtalos.talos as __talos
     talos = __talos
 else:
+    config = _utilities.lazy_import('pulumi_proxmoxtalos.config')
+    proxmox = _utilities.lazy_import('pulumi_proxmoxtalos.proxmox')
     talos = _utilities.lazy_import('pulumi_proxmoxtalos.talos')
 
 _utilities.register(
     resource_modules="""
 [
+ {
+  "pkg": "proxmoxtalos",
+  "mod": "proxmox",
+  "fqn": "pulumi_proxmoxtalos.proxmox",
+  "classes": {
+   "proxmoxtalos:proxmox:DownloadFile": "DownloadFile",
+   "proxmoxtalos:proxmox:VirtualMachine": "VirtualMachine"
+  }
+ },
  {
   "pkg": "proxmoxtalos",
   "mod": "talos",
@@ -26,6 +41,7 @@ _utilities.register(
    "proxmoxtalos:talos:Bootstrap": "Bootstrap",
    "proxmoxtalos:talos:ClusterHealth": "ClusterHealth",
    "proxmoxtalos:talos:ConfigurationApply": "ConfigurationApply",
+   "proxmoxtalos:talos:ImageFactorySchematic": "ImageFactorySchematic",
    "proxmoxtalos:talos:Kubeconfig": "Kubeconfig",
    "proxmoxtalos:talos:MachineSecrets": "MachineSecrets"
   }

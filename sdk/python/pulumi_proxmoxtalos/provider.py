@@ -18,11 +18,91 @@ __all__ = ['ProviderArgs', 'Provider']
 
 @pulumi.input_type
 class ProviderArgs:
-    def __init__(__self__):
+    def __init__(__self__, *,
+                 api_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
+                 endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 insecure: pulumi.Input[Optional[_builtins.bool]] = None,
+                 request_timeout: pulumi.Input[Optional[_builtins.int]] = None):
         """
         The set of arguments for constructing a Provider resource.
+
+        :param pulumi.Input[_builtins.str] api_token: An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+        :param pulumi.Input[_builtins.str] ca_cert: PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+        :param pulumi.Input[_builtins.str] endpoint: The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+        :param pulumi.Input[_builtins.bool] insecure: Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+        :param pulumi.Input[_builtins.int] request_timeout: Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
         """
-        pass
+        if api_token is not None:
+            pulumi.set(__self__, "api_token", api_token)
+        if ca_cert is not None:
+            pulumi.set(__self__, "ca_cert", ca_cert)
+        if endpoint is not None:
+            pulumi.set(__self__, "endpoint", endpoint)
+        if insecure is not None:
+            pulumi.set(__self__, "insecure", insecure)
+        if request_timeout is not None:
+            pulumi.set(__self__, "request_timeout", request_timeout)
+
+    @_builtins.property
+    @pulumi.getter(name="apiToken")
+    def api_token(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+        """
+        return pulumi.get(self, "api_token")
+
+    @api_token.setter
+    def api_token(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "api_token", value)
+
+    @_builtins.property
+    @pulumi.getter(name="caCert")
+    def ca_cert(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+        """
+        return pulumi.get(self, "ca_cert")
+
+    @ca_cert.setter
+    def ca_cert(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "ca_cert", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoint(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+        """
+        return pulumi.get(self, "endpoint")
+
+    @endpoint.setter
+    def endpoint(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "endpoint", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def insecure(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+        """
+        return pulumi.get(self, "insecure")
+
+    @insecure.setter
+    def insecure(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "insecure", value)
+
+    @_builtins.property
+    @pulumi.getter(name="requestTimeout")
+    def request_timeout(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+        """
+        return pulumi.get(self, "request_timeout")
+
+    @request_timeout.setter
+    def request_timeout(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "request_timeout", value)
 
 
 @pulumi.type_token("pulumi:providers:proxmoxtalos")
@@ -31,12 +111,22 @@ class Provider(pulumi.ProviderResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 api_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
+                 endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 insecure: pulumi.Input[Optional[_builtins.bool]] = None,
+                 request_timeout: pulumi.Input[Optional[_builtins.int]] = None,
                  __props__=None):
         """
-        Create a Proxmoxtalos resource with the given unique name, props, and options.
+        How to reach the Proxmox VE API. Every setting may instead come from an environment variable.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.str] api_token: An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+        :param pulumi.Input[_builtins.str] ca_cert: PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+        :param pulumi.Input[_builtins.str] endpoint: The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+        :param pulumi.Input[_builtins.bool] insecure: Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+        :param pulumi.Input[_builtins.int] request_timeout: Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
         """
         ...
     @overload
@@ -45,7 +135,7 @@ class Provider(pulumi.ProviderResource):
                  args: Optional[ProviderArgs] = None,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        Create a Proxmoxtalos resource with the given unique name, props, and options.
+        How to reach the Proxmox VE API. Every setting may instead come from an environment variable.
 
         :param str resource_name: The name of the resource.
         :param ProviderArgs args: The arguments to use to populate this resource's properties.
@@ -62,6 +152,11 @@ class Provider(pulumi.ProviderResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 api_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
+                 endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 insecure: pulumi.Input[Optional[_builtins.bool]] = None,
+                 request_timeout: pulumi.Input[Optional[_builtins.int]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -71,9 +166,40 @@ class Provider(pulumi.ProviderResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ProviderArgs.__new__(ProviderArgs)
 
+            __props__.__dict__["api_token"] = None if api_token is None else pulumi.Output.secret(api_token)
+            __props__.__dict__["ca_cert"] = ca_cert
+            __props__.__dict__["endpoint"] = endpoint
+            __props__.__dict__["insecure"] = pulumi.Output.from_input(insecure).apply(pulumi.runtime.to_json) if insecure is not None else None
+            __props__.__dict__["request_timeout"] = pulumi.Output.from_input(request_timeout).apply(pulumi.runtime.to_json) if request_timeout is not None else None
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["apiToken"])
+        opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(Provider, __self__).__init__(
             'proxmoxtalos',
             resource_name,
             __props__,
             opts)
+
+    @_builtins.property
+    @pulumi.getter(name="apiToken")
+    def api_token(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+        """
+        return pulumi.get(self, "api_token")
+
+    @_builtins.property
+    @pulumi.getter(name="caCert")
+    def ca_cert(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+        """
+        return pulumi.get(self, "ca_cert")
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoint(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+        """
+        return pulumi.get(self, "endpoint")
 

@@ -170,10 +170,12 @@ func (s *Server) hAgentShutdown(r *request) (any, error) {
 			return
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
+		var off Guest
 		if v.running && v.guest == g {
-			s.powerOffLocked(v)
+			off = s.powerOffLocked(v)
 		}
+		s.mu.Unlock()
+		powerOff(off)
 	}()
 	return map[string]any{"result": map[string]any{}}, nil
 }

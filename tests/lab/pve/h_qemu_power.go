@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -44,6 +43,9 @@ func (s *Server) vmTask(r *request, typ string, fn func(ctx context.Context, l *
 }
 
 func (s *Server) hStart(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	return s.vmTask(r, "qmstart", func(ctx context.Context, l *taskLog) error {
@@ -130,8 +132,9 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !v.running || gctx.Err() != nil || v.gen != gen {
+		// Stopped while booting: this guest never belonged to a running qemu.
 		if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	}
@@ -185,19 +188,33 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// powerOffLocked ends qemu at once.
-func (s *Server) powerOffLocked(v *vm) {
-	if v.guest != nil {
-		g := v.guest
-		go g.PowerOff()
-	}
+// powerOffLocked ends qemu: the VM is stopped at once and its guest's
+// context cancelled. It returns the guest, whose PowerOff the caller must
+// call after releasing s.mu (a guest may call back into the lab), before it
+// reports the VM stopped, so the guest's resources (its addresses) are free
+// when the VM can start again.
+func (s *Server) powerOffLocked(v *vm) Guest {
+	g := v.guest
 	if v.stopGuest != nil {
 		v.stopGuest()
 	}
 	v.running, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, nil, nil, nil, 0
+	return g
+}
+
+// powerOff calls PowerOff on the guests powerOffLocked returned.
+func powerOff(guests ...Guest) {
+	for _, g := range guests {
+		if g != nil {
+			g.PowerOff()
+		}
+	}
 }
 
 func (s *Server) hStop(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	return s.vmTask(r, "qmstop", func(ctx context.Context, l *taskLog) error {
@@ -206,6 +223,9 @@ func (s *Server) hStop(r *request) (any, error) {
 }
 
 func (s *Server) hShutdown(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock", "keepActive", "migratedfrom", "stateuri", "targetstorage", "force-cpu"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	skipLock := r.p["skiplock"] == "1"
 	timeout := 60
@@ -270,10 +290,12 @@ func (s *Server) stopVM(ctx context.Context, l *taskLog, nodeName string, vmid i
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var off Guest
 	if v.running {
-		s.powerOffLocked(v)
+		off = s.powerOffLocked(v)
 	}
+	s.mu.Unlock()
+	powerOff(off)
 	return nil
 }
 
@@ -305,6 +327,9 @@ func (s *Server) hReboot(r *request) (any, error) {
 // hReset is vm_reset: a hard reset of a running VM; qemu keeps running (no
 // pending changes applied), the guest boots again.
 func (s *Server) hReset(r *request) (any, error) {
+	if err := rootOnlyParams(r, "skiplock"); err != nil {
+		return nil, err
+	}
 	vmid, nodeName := r.vmid(), r.p["node"]
 	s.mu.Lock()
 	v, err := s.vmLocked(nodeName, vmid)
@@ -348,125 +373,8 @@ func (s *Server) hReset(r *request) (any, error) {
 		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
 		} else if g != nil {
-			g.PowerOff()
+			go g.PowerOff()
 		}
 		return nil
 	})
-}
-
-// vmHost is the Host of one boot of a VM.
-type vmHost struct {
-	s   *Server
-	v   *vm
-	gen int
-}
-
-func (h *vmHost) WriteImage(volid string, img Image) error {
-	s, v := h.s, h.v
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cur, ok := s.vms[v.vmid]; !ok || cur != v {
-		return fmt.Errorf("VM %d no longer exists", v.vmid)
-	}
-	if _, used := s.referencedVolumes(v)[volid]; !used {
-		return fmt.Errorf("volume %s is not a disk of VM %d", volid, v.vmid)
-	}
-	vol, err := s.volumeLocked(v.node, volid)
-	if err != nil {
-		return err
-	}
-	if vol.content != "images" {
-		return fmt.Errorf("volume %s is not a disk image (content %s)", volid, vol.content)
-	}
-	vol.image = img
-	vol.written = min(vol.size, 1<<30)
-	return nil
-}
-
-func (h *vmHost) PoweredOff() {
-	s, v := h.s, h.v
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !v.running || v.gen != h.gen {
-		return
-	}
-	// qemu exits with the guest: no PowerOff call back into the guest.
-	v.guest = nil
-	s.powerOffLocked(v)
-	s.logf("VM %d on %s: the guest powered off", v.vmid, v.node)
-}
-
-// bootInfoLocked describes the VM to its guest OS from the running config.
-func (s *Server) bootInfoLocked(v *vm) BootInfo { return s.bootInfoLockedWith(v, v.conf) }
-
-func (s *Server) bootInfoLockedWith(v *vm, conf map[string]string) BootInfo {
-	info := BootInfo{
-		Node: v.node, VMID: v.vmid, Name: conf["name"], VMGenID: conf["vmgenid"],
-		BootOrder: s.bootOrder(conf), AgentEnabled: s.agentEnabled(conf),
-		MemoryMiB: int(s.memoryMiB(conf)), Cores: intOr(conf, "cores", 1), Sockets: intOr(conf, "sockets", 1),
-		BIOS: conf["bios"], Machine: conf["machine"],
-	}
-	if info.BIOS == "" {
-		info.BIOS = "seabios"
-	}
-	if sm, err := s.confM.ParseProperty("smbios1", conf["smbios1"]); err == nil {
-		info.SMBIOSUUID = sm["uuid"]
-	}
-	for _, k := range append(driveOrder(), "efidisk0", "tpmstate0") {
-		val, ok := conf[k]
-		if !ok {
-			continue
-		}
-		d, err := s.parseDrive(k, val)
-		if err != nil {
-			continue
-		}
-		disk := Disk{Interface: k, Volume: d["file"], Media: "disk", SSD: d["ssd"] == "1", Options: map[string]string{}}
-		for ok, ov := range d {
-			if ok != "file" && ok != "media" && ok != "size" {
-				disk.Options[ok] = ov
-			}
-		}
-		if d["media"] == "cdrom" {
-			disk.Media = "cdrom"
-		}
-		if vol, err := s.volumeLocked(v.node, d["file"]); err == nil {
-			disk.SizeBytes, disk.Image = vol.size, vol.image
-			if disk.Media == "cdrom" && info.CDROM == nil && vol.content == "iso" {
-				img := vol.image
-				info.CDROM = &img
-			}
-		}
-		info.Disks = append(info.Disks, disk)
-	}
-	for i := 0; i < 32; i++ {
-		k := "net" + itoa(i)
-		val, ok := conf[k]
-		if !ok {
-			continue
-		}
-		n, err := s.confM.ParseProperty(k, val)
-		if err != nil {
-			continue
-		}
-		nic := NIC{Name: k, MAC: n["macaddr"], Model: n["model"], Bridge: n["bridge"]}
-		nic.Tag, _ = strconv.Atoi(n["tag"])
-		nic.MTU, _ = strconv.Atoi(n["mtu"])
-		info.NICs = append(info.NICs, nic)
-	}
-	if v.cloudinit != nil {
-		ci := *v.cloudinit
-		info.CloudInit = &ci
-	}
-	return info
-}
-
-// hasCloudInitDrive names the drive holding the cloud-init volume.
-func (s *Server) cloudInitDrive(conf map[string]string) string {
-	for _, k := range append(driveOrder(), "efidisk0") {
-		if val, ok := conf[k]; ok && strings.Contains(strings.SplitN(val, ",", 2)[0], "-cloudinit") {
-			return k
-		}
-	}
-	return ""
 }

@@ -1,6 +1,7 @@
 package pve
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -30,6 +31,11 @@ type Options struct {
 	Booter GuestBooter
 	// Logf receives the lab's log lines (no secrets). Nil: discarded.
 	Logf func(format string, args ...any)
+	// Fetch, when set, says what a server answers to a download-url of
+	// rawURL (the lab has no network): a non-nil error is the HTTP status
+	// line ("404 Not Found") and fails the task as wget does (exit code 8).
+	// Nil: every resolvable URL downloads.
+	Fetch func(ctx context.Context, rawURL string) error
 	// MACPrefix is the datacenter's mac_prefix (datacenter.cfg). Default
 	// "BC:24:11", PVE's own prefix.
 	MACPrefix string
@@ -66,6 +72,26 @@ type Faults struct {
 	AgentDelay time.Duration
 	// ServerErrorRate: any API call fails with HTTP 500 before doing anything.
 	ServerErrorRate float64
+	// NodeRestartRate: a task's node loses power as the task starts. The
+	// node answers 595 for NodeDowntime, its running VMs stop and its
+	// running tasks die where they are, leaving what a killed worker leaves
+	// (a create's "lock: create" config, a clone's "lock: clone" config).
+	NodeRestartRate float64
+	// NodeRestartOnTask: the node of the next task of this type ("qmcreate",
+	// "qmclone", "qmstart", ...) restarts in the middle of it, once; the
+	// field is cleared when it strikes. Tests use it to hit a task that is
+	// over in an instant at time scale 0.
+	NodeRestartOnTask string
+	// NodeDowntime is how long a restarting node stays unreachable (real
+	// time, not scaled). Default 2s.
+	NodeDowntime time.Duration
+}
+
+func (f Faults) nodeDowntime() time.Duration {
+	if f.NodeDowntime > 0 {
+		return f.NodeDowntime
+	}
+	return 2 * time.Second
 }
 
 // DefaultNode returns the spec the lab uses for a node with that name.

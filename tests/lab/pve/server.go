@@ -128,12 +128,14 @@ func (s *Server) Close() error {
 	// never sent a request (a failed TLS handshake, say).
 	err := s.httpSrv.Close()
 	s.mu.Lock()
+	var off []Guest
 	for _, v := range s.vms {
 		if v.running {
-			s.powerOffLocked(v)
+			off = append(off, s.powerOffLocked(v))
 		}
 	}
 	s.mu.Unlock()
+	powerOff(off...)
 	s.wg.Wait()
 	return err
 }

@@ -43,6 +43,8 @@ func (s *Sim) reconcileLoop() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 
+	ticks := 0
+
 	for {
 		select {
 		case <-s.done:
@@ -51,13 +53,39 @@ func (s *Sim) reconcileLoop() {
 			return
 		case <-s.kick:
 		case <-tick.C:
+			ticks++
 		}
+
+		changed := false
 
 		for range 8 {
 			if !s.reconcile() {
 				break
 			}
+
+			changed = true
 		}
+
+		// Node resources (services, readiness) follow cluster state and time.
+		if changed || ticks%5 == 0 {
+			s.publishAll()
+		}
+	}
+}
+
+func (s *Sim) publishAll() {
+	s.mu.Lock()
+	nodes := make([]*Node, 0, len(s.nodes))
+
+	for n := range s.nodes {
+		if n.active != nil {
+			nodes = append(nodes, n)
+		}
+	}
+	s.mu.Unlock()
+
+	for _, n := range nodes {
+		n.publish()
 	}
 }
 
@@ -144,19 +172,25 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 			continue
 		}
 
-		if c.etcd == nil || now.Before(n.bootedAt.Add(s.scaled(criDuration+etcdJoinDuration))) || !s.apiReachable(c, n) {
+		// Join through the control plane endpoints (the etcd service's
+		// pre-start adds the member with a client from those endpoints).
+		if now.Before(n.bootedAt.Add(s.scaled(criDuration + etcdJoinDuration))) {
 			continue
 		}
 
-		m, err := c.etcd.add(n.hostname, n.addr.String())
+		ec, err := s.etcdClient(n)
+		if err != nil {
+			continue
+		}
+
+		m, err := ec.add(n.hostname, n.addr.String())
 		if err != nil {
 			continue // etcd refuses for now (no leader, not enough started members): retried
 		}
 
-		n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = m, c.etcd, now, true
+		n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = m, ec, now, true
 		changed = true
 
-		ec := c.etcd
 		*after = append(*after, func() {
 			n.logf("etcd joined the cluster", "member", strconv.FormatUint(m.id, 16))
 
@@ -359,9 +393,10 @@ func configVIPs(cfg config.Provider) []netip.Addr {
 }
 
 // reconcileWorkerCerts: a worker's apid needs a certificate from trustd on a
-// control plane, which it finds through the Kubernetes API endpoints and
+// control plane, which it finds through the control plane endpoints and
 // authenticates to with machine.token (internal/app/machined/pkg/controllers/
-// secrets/api.go). Until then the worker's Talos API does not listen.
+// secrets/api.go). Until then the worker's Talos API does not listen: with a
+// VIP as endpoint, that is until the cluster is bootstrapped.
 func (s *Sim) reconcileWorkerCerts(c *cluster, nodes []*Node, after *[]func()) bool {
 	changed := false
 
@@ -370,21 +405,7 @@ func (s *Sim) reconcileWorkerCerts(c *cluster, nodes []*Node, after *[]func()) b
 			continue
 		}
 
-		if !s.apiReachable(c, n) {
-			continue
-		}
-
-		var trustd *Node
-
-		for _, cp := range nodes {
-			if isControlPlane(cp.active) && !cp.apiReadyAt.IsZero() &&
-				cp.active.Machine().Security().Token() == n.active.Machine().Security().Token() {
-				trustd = cp
-
-				break
-			}
-		}
-
+		trustd := s.trustdFor(n)
 		if trustd == nil {
 			continue
 		}

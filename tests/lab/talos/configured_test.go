@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/cosi-project/runtime/pkg/resource"
+	"github.com/cosi-project/runtime/pkg/safe"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 	"github.com/siderolabs/talos/pkg/machinery/role"
 )
@@ -30,19 +34,16 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 	waitFor(t, "apid on cp1", func() bool { _, err := cp.Version(ctx); return err == nil })
 
-	// Before bootstrap: no etcd, no Kubernetes, and the worker's apid has no
-	// certificate yet (trustd is found through the Kubernetes API).
+	// Before bootstrap no etcd listens on the control plane endpoint. The
+	// worker's apid gets its certificate from trustd on cp1 (the endpoint),
+	// which runs before bootstrap.
 	_, err := cp.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
-	mustContain(t, err, "no controlplane endpoints discovered yet")
+	mustContain(t, err, "error building etcd client: context deadline exceeded")
 
-	if _, err := tc.client(t, tc.workers[0]).Version(ctx); err == nil {
-		t.Fatal("worker apid must not answer before the cluster is bootstrapped")
-	}
+	w := tc.client(t, tc.workers[0])
+	waitFor(t, "worker apid", func() bool { _, err := w.Version(ctx); return err == nil })
 
-	err = tc.client(t, tc.workers[0]).Bootstrap(ctx, &machine.BootstrapRequest{})
-	if err == nil {
-		t.Fatal("bootstrap through the worker must fail")
-	}
+	wantCode(t, w.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.FailedPrecondition, "bootstrap can only be performed on a control plane node")
 
 	if err := cp.Bootstrap(ctx, &machine.BootstrapRequest{}); err != nil {
 		t.Fatal(err)
@@ -51,11 +52,6 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 	wantCode(t, cp.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.AlreadyExists, "etcd data directory is not empty")
 
 	tc.bootstrapWait(t)
-
-	w := tc.client(t, tc.workers[0])
-	waitFor(t, "worker apid after bootstrap", func() bool { _, err := w.Version(ctx); return err == nil })
-
-	wantCode(t, w.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.FailedPrecondition, "bootstrap can only be performed on a control plane node")
 
 	_, err = w.Kubeconfig(ctx)
 	wantCode(t, err, codes.Unimplemented, "kubeconfig is only available on control plane nodes")
@@ -88,7 +84,7 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 	hc, server := kubeHTTP(t, kc)
 
-	for _, path := range []string{"/readyz", "/livez", "/version"} {
+	for _, path := range []string{"/readyz", "/livez", "/version", "/api", "/apis"} {
 		resp, err := hc.Get(server + path)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +99,10 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 		if path == "/version" && !strings.Contains(string(body), `"gitVersion":"v1.35.2"`) {
 			t.Fatalf("/version = %s", body)
+		}
+
+		if path == "/api" && !strings.Contains(string(body), `"versions":["v1"]`) {
+			t.Fatalf("/api = %s", body)
 		}
 	}
 
@@ -314,4 +314,91 @@ func TestOneToManyCallsTagEachNode(t *testing.T) {
 	if err == nil {
 		t.Fatal("COSI calls must refuse one-to-many")
 	}
+}
+
+func machineStatus(t *testing.T, c *client.Client) *runtime.MachineStatus {
+	t.Helper()
+
+	ms, err := safe.StateGetByID[*runtime.MachineStatus](ctxT(t), c.COSI, runtime.MachineStatusID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return ms
+}
+
+func TestMachineStatusReadiness(t *testing.T) {
+	t.Parallel()
+
+	tc := bootCluster(t, clusterOpts{cps: 1})
+	c := tc.client(t, tc.cps[0])
+	ctx := ctxT(t)
+
+	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+
+	// Before bootstrap a control plane runs but is not ready: no etcd, no
+	// static pods, no Kubernetes node (Talos's MachineStatus conditions).
+	ms := machineStatus(t, c)
+	if ms.TypedSpec().Stage != runtime.MachineStageRunning || ms.TypedSpec().Status.Ready {
+		t.Fatalf("before bootstrap: %+v", ms.TypedSpec())
+	}
+
+	var reasons []string
+	for _, u := range ms.TypedSpec().Status.UnmetConditions {
+		reasons = append(reasons, u.Name+": "+u.Reason)
+	}
+
+	all := strings.Join(reasons, "; ")
+	for _, want := range []string{"services: etcd not running", "staticPods:", `nodeReady: node "cp1" status is not available yet`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("unmet conditions %q lack %q", all, want)
+		}
+	}
+
+	if err := c.Bootstrap(ctx, &machine.BootstrapRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitFor(t, "machine ready", func() bool { return machineStatus(t, c).TypedSpec().Status.Ready })
+}
+
+func TestBootstrapBeforeCRIIsRefused(t *testing.T) {
+	t.Parallel()
+
+	// A slow clock: CRI comes up 10 s * 0.05 after the configured boot.
+	logs := &testLog{}
+	s := New(Options{TimeScale: 0.05, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	t.Cleanup(s.Close)
+
+	v := newVM("cp1", addressBlock()(11), "scsi0")
+	n := v.start(s)
+
+	waitPhase(t, n, PhaseMaintenance)
+
+	in := clusterInput(t, v.addr())
+	ctx := ctxT(t)
+
+	if _, err := maintenanceClient(t, v.addr()).ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
+		Data: configBytes(t, in, mtype.TypeControlPlane), Mode: machine.ApplyConfigurationRequest_AUTO,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Connect as soon as apid listens (a gRPC client created earlier would
+	// sit in its reconnect backoff past the window).
+	waitPhase(t, n, PhaseRunning)
+	waitFor(t, "apid listening", func() bool {
+		conn, err := net.Dial("tcp", net.JoinHostPort(v.addr().String(), "50000"))
+		if err == nil {
+			conn.Close() //nolint:errcheck
+		}
+
+		return err == nil
+	})
+
+	c := secureClient(t, adminTalosconfig(t, in), v.addr())
+
+	wantCode(t, c.Bootstrap(ctx, &machine.BootstrapRequest{}), codes.FailedPrecondition, "bootstrap is not available yet")
+
+	waitFor(t, "bootstrap allowed", func() bool { return c.Bootstrap(ctx, &machine.BootstrapRequest{}) == nil })
 }

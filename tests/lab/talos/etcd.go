@@ -24,13 +24,12 @@ type etcdCluster struct {
 }
 
 type etcdMember struct {
-	id       uint64
-	name     string // hostname of the node
-	addr     string // node address: peer https://addr:2380, client https://addr:2379
-	learner  bool
-	started  bool // has published its name (etcd IsStarted)
-	running  bool // the node's etcd process is up right now
-	joinedAt int64
+	id      uint64
+	name    string // hostname of the node
+	addr    string // node address: peer https://addr:2380, client https://addr:2379
+	learner bool
+	started bool // has published its name (etcd IsStarted)
+	running bool // the node's etcd process is up right now
 }
 
 func newEtcdCluster() *etcdCluster {
@@ -103,8 +102,7 @@ func (c *etcdCluster) add(name, addr string) (*etcdMember, error) {
 // remove removes a member, with etcd's checks (EtcdServer.mayRemoveMember):
 // the remaining started voting members must keep a quorum of the smaller
 // cluster, and unless the member is down, the members the leader is connected
-// to must still form a quorum after the removal. local is the member asking
-// (for self removal, as Talos's leave does).
+// to must still form a quorum after the removal.
 func (c *etcdCluster) remove(id uint64) error {
 	if !c.hasQuorum() {
 		return errEtcdNoLeader

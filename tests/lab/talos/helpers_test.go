@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,7 @@ func newSim(t *testing.T) (*Sim, *testLog) {
 	t.Cleanup(func() {
 		s.Close()
 
-		if t.Failed() {
+		if t.Failed() || os.Getenv("SIMLOG") != "" {
 			t.Logf("simulator log:\n%s", logs.String())
 		}
 	})

@@ -80,37 +80,7 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 	return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
 }
 
-// etcdClient finds the etcd cluster that a client built from the control
-// plane endpoints reaches (internal/pkg/etcd: endpoints come from the
-// Kubernetes API), with the leader requirement Talos sets on its calls.
-func (s *Sim) etcdClient(n *Node) (*etcdCluster, error) {
-	c := s.clusters[n.active.Cluster().ID()]
-	if c == nil || (!s.apiReachable(c, n) && n.apiReadyAt.IsZero()) {
-		return nil, errors.New("no controlplane endpoints discovered yet")
-	}
-
-	var ec *etcdCluster
-
-	for _, cp := range c.serving {
-		if cp.etcd != nil && cp.etcd.running {
-			ec = cp.etcdCluster
-
-			break
-		}
-	}
-
-	if ec == nil {
-		return nil, errors.New("context deadline exceeded")
-	}
-
-	if !ec.hasQuorum() {
-		return nil, errEtcdNoLeader
-	}
-
-	return ec, nil
-}
-
-func (m *machined) EtcdMemberList(_ context.Context, in *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {
+func (m *machined) EtcdMemberList(ctx context.Context, in *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {
 	n := m.node
 	s := n.sim
 
@@ -124,23 +94,27 @@ func (m *machined) EtcdMemberList(_ context.Context, in *machine.EtcdMemberListR
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 
 	var ec *etcdCluster
 
-	if in.QueryLocal {
-		if n.etcd == nil || !n.etcd.running {
-			return nil, status.Error(codes.Unavailable, "etcd is not running on this node (dial tcp [::1]:2379: connect: connection refused)")
-		}
-
+	switch {
+	case !in.QueryLocal:
+		ec, err = s.etcdClient(n)
+	case n.etcd == nil || !n.etcd.running:
+		err = errEtcdDial // nothing listens on localhost:2379
+	case !n.etcdCluster.hasQuorum():
+		err = errEtcdNoLeader
+	default:
 		ec = n.etcdCluster
-
-		if !ec.hasQuorum() {
-			return nil, errEtcdNoLeader
-		}
-	} else if ec, err = s.etcdClient(n); err != nil {
-		return nil, err
 	}
+
+	if err != nil {
+		s.mu.Unlock()
+
+		return nil, s.etcdFailure(ctx, err)
+	}
+
+	defer s.mu.Unlock()
 
 	list := &machine.EtcdMembers{}
 
@@ -163,7 +137,7 @@ func (m *machined) EtcdMemberList(_ context.Context, in *machine.EtcdMemberListR
 	return &machine.EtcdMemberListResponse{Messages: []*machine.EtcdMembers{list}}, nil
 }
 
-func (m *machined) EtcdRemoveMemberByID(_ context.Context, in *machine.EtcdRemoveMemberByIDRequest) (*machine.EtcdRemoveMemberByIDResponse, error) {
+func (m *machined) EtcdRemoveMemberByID(ctx context.Context, in *machine.EtcdRemoveMemberByIDRequest) (*machine.EtcdRemoveMemberByIDResponse, error) {
 	n := m.node
 	s := n.sim
 
@@ -182,7 +156,7 @@ func (m *machined) EtcdRemoveMemberByID(_ context.Context, in *machine.EtcdRemov
 	if err != nil {
 		s.mu.Unlock()
 
-		return nil, fmt.Errorf("failed to create etcd client: %w", err)
+		return nil, fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
 	}
 
 	err = s.removeMember(ec, in.MemberId)
@@ -249,7 +223,7 @@ func (n *Node) leaveEtcd(ctx context.Context) error {
 		if err != nil {
 			s.mu.Unlock()
 
-			return fmt.Errorf("failed to create etcd client: %w", err)
+			return fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
 		}
 
 		if n.ps == nil || n.ps.etcdMember == 0 {
@@ -289,4 +263,14 @@ func randomMemberID() uint64 {
 
 func joinPort(addr string, port int) string {
 	return fmt.Sprintf("%s:%d", addr, port)
+}
+
+// etcdFailure returns an etcd client error after the time it takes: dialing
+// endpoints where nothing listens ends with the client's dial timeout.
+func (s *Sim) etcdFailure(ctx context.Context, err error) error {
+	if errors.Is(err, errEtcdDial) {
+		s.sleep(ctx, 5*time.Second)
+	}
+
+	return err
 }

@@ -16,7 +16,7 @@ import (
 // Upgrade validates the installer image and, on control planes, that etcd
 // can lose this member for a while, then upgrades asynchronously (or stages
 // the upgrade for the next reboot), as v1alpha1_server.go Upgrade does.
-func (m *machined) Upgrade(_ context.Context, in *machine.UpgradeRequest) (*machine.UpgradeResponse, error) {
+func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*machine.UpgradeResponse, error) {
 	n := m.node
 	s := n.sim
 
@@ -39,7 +39,7 @@ func (m *machined) Upgrade(_ context.Context, in *machine.UpgradeRequest) (*mach
 		if err != nil {
 			s.mu.Unlock()
 
-			return nil, fmt.Errorf("failed to create etcd client: %w", err)
+			return nil, fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
 		}
 
 		if err := ec.validateForUpgrade(); err != nil {
@@ -159,7 +159,7 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 			n.logf("apid failed to start", "error", err)
 		}
 	} else {
-		n.logf("worker apid waits for a certificate from trustd on a control plane (reached through the Kubernetes API endpoint)")
+		n.logf("worker apid waits for a certificate from trustd on a control plane (reached through the control plane endpoint)")
 	}
 
 	s.nudge()

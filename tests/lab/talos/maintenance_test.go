@@ -218,3 +218,25 @@ func TestUnreachableAddressIsLogged(t *testing.T) {
 		t.Fatalf("log does not say why the node is unreachable:\n%s", logs.String())
 	}
 }
+
+func TestAPIFaults(t *testing.T) {
+	t.Parallel()
+
+	s, _ := newSim(t)
+	v := newVM("cp1", addressBlock()(11), "scsi0")
+	n := v.start(s)
+
+	waitPhase(t, n, PhaseMaintenance)
+
+	c := maintenanceClient(t, v.addr())
+	s.SetFaults(Faults{APIErrorRate: 1})
+
+	_, err := c.Disks(ctxT(t))
+	wantCode(t, err, codes.Unavailable, "lab fault")
+
+	s.SetFaults(Faults{})
+
+	if _, err := c.Disks(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -73,8 +73,8 @@ func (n *Node) startMaintenance() error {
 
 	srv := grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})),
-		grpc.ChainUnaryInterceptor(injectUnary(readerOnly)),
-		grpc.ChainStreamInterceptor(injectStream(readerOnly)),
+		grpc.ChainUnaryInterceptor(s.faultUnary, injectUnary(readerOnly)),
+		grpc.ChainStreamInterceptor(s.faultStream, injectStream(readerOnly)),
 	)
 	machine.RegisterMachineServiceServer(srv, &maintenanceServer{node: n})
 	storage.RegisterStorageServiceServer(srv, &storageServer{node: n})
@@ -306,7 +306,7 @@ func (n *Node) publish() {
 
 	if n.active != nil {
 		snap.services = s.nodeServices(n)
-		snap.ready, snap.unmet = machineReady(snap.services)
+		snap.ready, snap.unmet = s.machineReadiness(n, snap.services)
 	}
 
 	var persisted []byte
@@ -355,23 +355,6 @@ func machineStage(p Phase) runtime.MachineStage {
 	default:
 		return runtime.MachineStageBooting
 	}
-}
-
-// machineReady: the machine is ready when its services are healthy.
-func machineReady(services []serviceState) (bool, []runtime.UnmetCondition) {
-	var unhealthy []string
-
-	for _, svc := range services {
-		if svc.state != "Running" || (svc.healthKnown && !svc.healthy) {
-			unhealthy = append(unhealthy, svc.id)
-		}
-	}
-
-	if len(unhealthy) == 0 {
-		return true, nil
-	}
-
-	return false, []runtime.UnmetCondition{{Name: "services", Reason: "unhealthy services: " + fmt.Sprint(unhealthy)}}
 }
 
 // gracefulStop lets in-flight calls (such as the ApplyConfiguration that

@@ -33,6 +33,8 @@ type Options struct {
 	APIPort int
 	// Catalog resolves schematic IDs to extensions (default: NewCatalog()).
 	Catalog *Catalog
+	// Faults injected from the start (see SetFaults).
+	Faults Faults
 }
 
 // Realistic durations, scaled by Options.TimeScale.
@@ -62,6 +64,7 @@ type Sim struct {
 	etcds    map[uint64]*etcdCluster  // every etcd cluster by ID
 	token    int
 	closed   bool
+	faults   Faults
 
 	kick chan struct{}
 	done chan struct{}
@@ -92,6 +95,7 @@ func New(opts Options) *Sim {
 		states:   map[string]*persistState{},
 		clusters: map[string]*cluster{},
 		etcds:    map[uint64]*etcdCluster{},
+		faults:   opts.Faults,
 		kick:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}

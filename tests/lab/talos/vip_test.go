@@ -78,9 +78,15 @@ func TestVIPAndCloudControllerManager(t *testing.T) {
 
 	ctx := ctxT(t)
 
-	// The VIP is elected through etcd: nothing answers on it before bootstrap.
+	// The VIP is elected through etcd: nothing answers on it before
+	// bootstrap, so the worker, whose trustd endpoint is the VIP, has no
+	// Talos API yet.
 	if _, err := secureClient(t, tc.tc, tc.endpoint).Version(ctx); err == nil {
 		t.Fatal("the VIP must not answer before bootstrap")
+	}
+
+	if _, err := tc.client(t, tc.workers[0]).Version(ctx); err == nil {
+		t.Fatal("the worker's apid must wait for trustd behind the VIP")
 	}
 
 	tc.bootstrap(t)
@@ -88,6 +94,8 @@ func TestVIPAndCloudControllerManager(t *testing.T) {
 	if _, err := secureClient(t, tc.tc, tc.endpoint).Version(ctx); err != nil {
 		t.Fatalf("Talos API on the VIP: %v", err)
 	}
+
+	waitFor(t, "worker apid", func() bool { _, err := tc.client(t, tc.workers[0]).Version(ctx); return err == nil })
 
 	nodes, err := tc.kubeNodes(t)
 	if err != nil {

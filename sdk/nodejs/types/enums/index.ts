@@ -2,8 +2,10 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 // Export sub-modules:
+import * as proxmox from "./proxmox";
 import * as talos from "./talos";
 
 export {
+    proxmox,
     talos,
 };

@@ -26,6 +26,7 @@ class ConfigurationApplyArgs:
                  machine_configuration: pulumi.Input[_builtins.str],
                  node: pulumi.Input[_builtins.str],
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
+                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  reset: pulumi.Input[Optional['ResetOnDeleteArgs']] = None,
@@ -40,7 +41,8 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
@@ -53,6 +55,8 @@ class ConfigurationApplyArgs:
         pulumi.set(__self__, "node", node)
         if apply_mode is not None:
             pulumi.set(__self__, "apply_mode", apply_mode)
+        if config_change is not None:
+            pulumi.set(__self__, "config_change", config_change)
         if config_view is not None:
             pulumi.set(__self__, "config_view", config_view)
         if endpoints is not None:
@@ -117,10 +121,22 @@ class ConfigurationApplyArgs:
         pulumi.set(self, "apply_mode", value)
 
     @_builtins.property
+    @pulumi.getter(name="configChange")
+    def config_change(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        """
+        return pulumi.get(self, "config_change")
+
+    @config_change.setter
+    def config_change(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "config_change", value)
+
+    @_builtins.property
     @pulumi.getter(name="configView")
     def config_view(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         """
         return pulumi.get(self, "config_view")
 
@@ -209,6 +225,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
@@ -226,7 +243,10 @@ class ConfigurationApply(pulumi.CustomResource):
         maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
         reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
         one is decided from what the node answers. The resource waits until the node runs the applied
-        configuration, reporting what it waits for.
+        configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+        self-signed certificate), so the first configuration travels over TLS without server verification, as with
+        talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
+        it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
 
         Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
         can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -239,7 +259,8 @@ class ConfigurationApply(pulumi.CustomResource):
 
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-        Destroy leaves the node alone unless reset is set.
+        Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+        Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
 
         ## Example
 
@@ -247,7 +268,8 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
@@ -270,7 +292,10 @@ class ConfigurationApply(pulumi.CustomResource):
         maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
         reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
         one is decided from what the node answers. The resource waits until the node runs the applied
-        configuration, reporting what it waits for.
+        configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+        self-signed certificate), so the first configuration travels over TLS without server verification, as with
+        talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
+        it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
 
         Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
         can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -283,7 +308,8 @@ class ConfigurationApply(pulumi.CustomResource):
 
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-        Destroy leaves the node alone unless reset is set.
+        Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+        Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
 
         ## Example
 
@@ -304,6 +330,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
@@ -326,6 +353,7 @@ class ConfigurationApply(pulumi.CustomResource):
             if client_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'client_configuration'")
             __props__.__dict__["client_configuration"] = None if client_configuration is None else pulumi.Output.secret(client_configuration)
+            __props__.__dict__["config_change"] = config_change
             __props__.__dict__["config_view"] = config_view
             __props__.__dict__["endpoints"] = endpoints
             if machine_configuration is None and not opts.urn:
@@ -370,6 +398,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["applied_mode"] = None
         __props__.__dict__["apply_mode"] = None
         __props__.__dict__["client_configuration"] = None
+        __props__.__dict__["config_change"] = None
         __props__.__dict__["config_digest"] = None
         __props__.__dict__["config_view"] = None
         __props__.__dict__["endpoints"] = None
@@ -409,6 +438,14 @@ class ConfigurationApply(pulumi.CustomResource):
         return pulumi.get(self, "client_configuration")
 
     @_builtins.property
+    @pulumi.getter(name="configChange")
+    def config_change(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        """
+        return pulumi.get(self, "config_change")
+
+    @_builtins.property
     @pulumi.getter(name="configDigest")
     def config_digest(self) -> pulumi.Output[_builtins.str]:
         """
@@ -420,7 +457,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configView")
     def config_view(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         """
         return pulumi.get(self, "config_view")
 

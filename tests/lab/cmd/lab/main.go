@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
@@ -30,6 +31,7 @@ type State struct {
 	CACertPEM    string   `json:"caCert"` // PEM`
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
+	FactoryURL   string   `json:"factoryUrl"` // the lab's Image Factory (http://127.0.0.1:<port>)
 	PID          int      `json:"pid"`
 }
 
@@ -46,6 +48,7 @@ type config struct {
 	stateFile string
 	caFile    string
 	quiet     bool
+	noTalos   bool
 }
 
 func main() {
@@ -61,10 +64,13 @@ func main() {
 	flag.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
 	flag.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
 	flag.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
+	flag.Float64Var(&c.faults.NodeRestartRate, "fault-node-restart", 0, "fraction of tasks whose node loses power mid-task (the worker dies, running VMs stop)")
+	flag.DurationVar(&c.faults.NodeDowntime, "fault-node-downtime", 2*time.Second, "how long a restarted node stays unreachable")
 	flag.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
 	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
 	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
+	flag.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +95,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		logf = nil
 	}
 	l, err := lab.Start(ctx, lab.Options{
-		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf,
+		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf, NoTalos: c.noTalos,
 	})
 	if err != nil {
 		return err
@@ -114,7 +120,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	st := State{
 		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
-		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), PID: os.Getpid(),
+		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), PID: os.Getpid(),
 	}
 	if stateFile != "" {
 		b, _ := json.MarshalIndent(st, "", "  ")
@@ -129,6 +135,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "ca file:       %s\n", st.CACertFile)
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
+	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
 	if stateFile != "" {
 		fmt.Fprintf(stdout, "state file:    %s\n", stateFile)
 	}

@@ -6,12 +6,63 @@ package com.proxmoxtalos.proxmoxtalos;
 import com.proxmoxtalos.proxmoxtalos.ProviderArgs;
 import com.proxmoxtalos.proxmoxtalos.Utilities;
 import com.pulumi.core.Output;
+import com.pulumi.core.annotations.Export;
 import com.pulumi.core.annotations.ResourceType;
 import com.pulumi.core.internal.Codegen;
+import java.lang.String;
+import java.util.List;
+import java.util.Optional;
 import javax.annotation.Nullable;
 
+/**
+ * How to reach the Proxmox VE API. Every setting may instead come from an environment variable.
+ * 
+ */
 @ResourceType(type="pulumi:providers:proxmoxtalos")
 public class Provider extends com.pulumi.resources.ProviderResource {
+    /**
+     * An API token, `USER{@literal @}REALM!TOKENID=SECRET` (for example `root{@literal @}pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+     * 
+     */
+    @Export(name="apiToken", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> apiToken;
+
+    /**
+     * @return An API token, `USER{@literal @}REALM!TOKENID=SECRET` (for example `root{@literal @}pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+     * 
+     */
+    public Output<Optional<String>> apiToken() {
+        return Codegen.optional(this.apiToken);
+    }
+    /**
+     * PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+     * 
+     */
+    @Export(name="caCert", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> caCert;
+
+    /**
+     * @return PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+     * 
+     */
+    public Output<Optional<String>> caCert() {
+        return Codegen.optional(this.caCert);
+    }
+    /**
+     * The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+     * 
+     */
+    @Export(name="endpoint", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> endpoint;
+
+    /**
+     * @return The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+     * 
+     */
+    public Output<Optional<String>> endpoint() {
+        return Codegen.optional(this.endpoint);
+    }
+
     /**
      *
      * @param name The _unique_ name of the resulting resource.
@@ -47,6 +98,9 @@ public class Provider extends com.pulumi.resources.ProviderResource {
     private static com.pulumi.resources.CustomResourceOptions makeResourceOptions(@Nullable com.pulumi.resources.CustomResourceOptions options, @Nullable Output<java.lang.String> id) {
         var defaultOptions = com.pulumi.resources.CustomResourceOptions.builder()
             .version(Utilities.getVersion())
+            .additionalSecretOutputs(List.of(
+                "apiToken"
+            ))
             .build();
         return com.pulumi.resources.CustomResourceOptions.merge(defaultOptions, options, id);
     }

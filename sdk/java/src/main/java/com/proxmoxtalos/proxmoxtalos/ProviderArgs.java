@@ -3,15 +3,110 @@
 
 package com.proxmoxtalos.proxmoxtalos;
 
-
+import com.pulumi.core.Output;
+import com.pulumi.core.annotations.Import;
+import java.lang.Boolean;
+import java.lang.Integer;
+import java.lang.String;
+import java.util.Objects;
+import java.util.Optional;
+import javax.annotation.Nullable;
 
 
 public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final ProviderArgs Empty = new ProviderArgs();
 
+    /**
+     * An API token, `USER{@literal @}REALM!TOKENID=SECRET` (for example `root{@literal @}pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+     * 
+     */
+    @Import(name="apiToken")
+    private @Nullable Output<String> apiToken;
+
+    /**
+     * @return An API token, `USER{@literal @}REALM!TOKENID=SECRET` (for example `root{@literal @}pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+     * 
+     */
+    public Optional<Output<String>> apiToken() {
+        return Optional.ofNullable(this.apiToken);
+    }
+
+    /**
+     * PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+     * 
+     */
+    @Import(name="caCert")
+    private @Nullable Output<String> caCert;
+
+    /**
+     * @return PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+     * 
+     */
+    public Optional<Output<String>> caCert() {
+        return Optional.ofNullable(this.caCert);
+    }
+
+    /**
+     * The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+     * 
+     */
+    @Import(name="endpoint")
+    private @Nullable Output<String> endpoint;
+
+    /**
+     * @return The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+     * 
+     */
+    public Optional<Output<String>> endpoint() {
+        return Optional.ofNullable(this.endpoint);
+    }
+
+    /**
+     * Skip verification of the API&#39;s TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+     * 
+     */
+    @Import(name="insecure", json=true)
+    private @Nullable Output<Boolean> insecure;
+
+    /**
+     * @return Skip verification of the API&#39;s TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+     * 
+     */
+    public Optional<Output<Boolean>> insecure() {
+        return Optional.ofNullable(this.insecure);
+    }
+
+    /**
+     * Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource&#39;s own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+     * 
+     */
+    @Import(name="requestTimeout", json=true)
+    private @Nullable Output<Integer> requestTimeout;
+
+    /**
+     * @return Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource&#39;s own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+     * 
+     */
+    public Optional<Output<Integer>> requestTimeout() {
+        return Optional.ofNullable(this.requestTimeout);
+    }
+
+    private ProviderArgs() {}
+
+    private ProviderArgs(ProviderArgs $) {
+        this.apiToken = $.apiToken;
+        this.caCert = $.caCert;
+        this.endpoint = $.endpoint;
+        this.insecure = $.insecure;
+        this.requestTimeout = $.requestTimeout;
+    }
+
     public static Builder builder() {
         return new Builder();
+    }
+    public static Builder builder(ProviderArgs defaults) {
+        return new Builder(defaults);
     }
 
     public static final class Builder {
@@ -20,6 +115,116 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         public Builder() {
             $ = new ProviderArgs();
         }
+
+        public Builder(ProviderArgs defaults) {
+            $ = new ProviderArgs(Objects.requireNonNull(defaults));
+        }
+
+        /**
+         * @param apiToken An API token, `USER{@literal @}REALM!TOKENID=SECRET` (for example `root{@literal @}pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder apiToken(@Nullable Output<String> apiToken) {
+            $.apiToken = apiToken;
+            return this;
+        }
+
+        /**
+         * @param apiToken An API token, `USER{@literal @}REALM!TOKENID=SECRET` (for example `root{@literal @}pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder apiToken(String apiToken) {
+            return apiToken(Output.of(apiToken));
+        }
+
+        /**
+         * @param caCert PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder caCert(@Nullable Output<String> caCert) {
+            $.caCert = caCert;
+            return this;
+        }
+
+        /**
+         * @param caCert PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder caCert(String caCert) {
+            return caCert(Output.of(caCert));
+        }
+
+        /**
+         * @param endpoint The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder endpoint(@Nullable Output<String> endpoint) {
+            $.endpoint = endpoint;
+            return this;
+        }
+
+        /**
+         * @param endpoint The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder endpoint(String endpoint) {
+            return endpoint(Output.of(endpoint));
+        }
+
+        /**
+         * @param insecure Skip verification of the API&#39;s TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder insecure(@Nullable Output<Boolean> insecure) {
+            $.insecure = insecure;
+            return this;
+        }
+
+        /**
+         * @param insecure Skip verification of the API&#39;s TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder insecure(Boolean insecure) {
+            return insecure(Output.of(insecure));
+        }
+
+        /**
+         * @param requestTimeout Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource&#39;s own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder requestTimeout(@Nullable Output<Integer> requestTimeout) {
+            $.requestTimeout = requestTimeout;
+            return this;
+        }
+
+        /**
+         * @param requestTimeout Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource&#39;s own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder requestTimeout(Integer requestTimeout) {
+            return requestTimeout(Output.of(requestTimeout));
+        }
+
         public ProviderArgs build() {
             return $;
         }

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// DiffConfig compares two provider configurations. pulumi-go-provider v1.5.0
+// replaces the provider on any config change (infer/configuration.go,
+// issue #409), and a replaced provider replaces every resource it manages, so
+// provider.New installs this function instead. Here:
+//   - rotating apiToken is no change at all (the new token is used anyway);
+//   - endpoint forms that normalize equally are no change;
+//   - any other change is an in-place update, never a replace.
+func DiffConfig(_ context.Context, req p.DiffRequest) (p.DiffResponse, error) {
+	olds := req.OldInputs
+	if olds.Len() == 0 {
+		olds = req.State
+	}
+	news := req.Inputs
+	detailed := map[string]p.PropertyDiff{}
+	for _, key := range []string{"endpoint", "insecure", "caCert", "requestTimeout"} {
+		o, n := olds.Get(key), news.Get(key)
+		if configValuesEqual(key, o, n) {
+			continue
+		}
+		kind := p.Update
+		switch {
+		case isAbsent(o):
+			kind = p.Add
+		case isAbsent(n):
+			kind = p.Delete
+		}
+		detailed[key] = p.PropertyDiff{Kind: kind, InputDiff: true}
+	}
+	return p.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
+}
+
+func isAbsent(v property.Value) bool {
+	return v.IsNull() || (v.IsString() && v.AsString() == "")
+}
+
+// configValuesEqual compares config values by meaning. Values from the CLI
+// may arrive as strings ("true", "60") rather than typed.
+func configValuesEqual(key string, o, n property.Value) bool {
+	if o.IsComputed() || n.IsComputed() {
+		return false
+	}
+	os, ns := plain(o), plain(n)
+	switch key {
+	case "endpoint":
+		if os == ns {
+			return true
+		}
+		on, err1 := pve.NormalizeEndpoint(os)
+		nn, err2 := pve.NormalizeEndpoint(ns)
+		return err1 == nil && err2 == nil && on == nn
+	case "insecure":
+		ob, _ := strconv.ParseBool(orDefault(os, "false"))
+		nb, _ := strconv.ParseBool(orDefault(ns, "false"))
+		return ob == nb
+	case "caCert":
+		return strings.TrimSpace(os) == strings.TrimSpace(ns)
+	case "requestTimeout":
+		return orDefault(os, "60") == orDefault(ns, "60")
+	}
+	return os == ns
+}
+
+// plain renders a scalar config value as a string, unwrapping secrets.
+func plain(v property.Value) string {
+	switch {
+	case v.IsNull():
+		return ""
+	case v.IsString():
+		return v.AsString()
+	case v.IsBool():
+		return strconv.FormatBool(v.AsBool())
+	case v.IsNumber():
+		return strconv.FormatFloat(v.AsNumber(), 'f', -1, 64)
+	}
+	return v.GoString()
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return strings.TrimSpace(s)
+}

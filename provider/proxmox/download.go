@@ -1,0 +1,206 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// Check validates the inputs at preview, including that the node and the
+// storage exist and that no unmanaged file of that name would be overwritten.
+func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[DownloadFileArgs], error) {
+	a, failures, err := infer.DefaultCheck[DownloadFileArgs](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, err
+	}
+	u := unknownPaths(req.NewInputs)
+	if failures = validateDownload(a, u); len(failures) > 0 || !u.known("node") || !u.known("storage") {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
+	}
+	c, err := config.Client(ctx)
+	if err != nil {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+	}
+	v := &validator{u: u}
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if !contains(names, a.Node) {
+		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+	}
+	storages, err := c.Storages(ctx, a.Node)
+	if err != nil {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+	}
+	var found *pve.StorageInfo
+	names = names[:0]
+	for i, s := range storages {
+		names = append(names, s.Name)
+		if s.Name == a.Storage {
+			found = &storages[i]
+		}
+	}
+	switch {
+	case found == nil:
+		v.fail("storage", "storage %q is not available on node %s; its storages are: %s", a.Storage, a.Node, strings.Join(names, ", "))
+	case !found.Holds(string(a.content())):
+		v.fail("storage", "storage %q on node %s is not configured for content %q (it holds %s): choose another "+
+			"storage or add the content type to it", a.Storage, a.Node, a.content(), strings.Join(found.Content, ", "))
+	case req.OldInputs.Len() == 0 && (a.Overwrite == nil || !*a.Overwrite) && u.known("fileName") && u.known("url"):
+		_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, a.volumeID())
+		if err != nil {
+			return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+		}
+		if exists {
+			v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
+				"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
+		}
+	}
+	return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Diff: see diffDownload.
+func (*DownloadFile) Diff(_ context.Context, req infer.DiffRequest[DownloadFileArgs, DownloadFileState]) (infer.DiffResponse, error) {
+	return diffDownload(req.State, req.Inputs), nil
+}
+
+// Create downloads the file on the node and waits for the download task.
+func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[DownloadFileArgs]) (infer.CreateResponse[DownloadFileState], error) {
+	a := req.Inputs
+	st := DownloadFileState{DownloadFileArgs: a, FileName: a.fileName(), VolumeID: a.volumeID()}
+	if req.DryRun {
+		return infer.CreateResponse[DownloadFileState]{Output: st}, nil
+	}
+	ctx, cancel, c, err := operation(ctx, defaultCreateTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.CreateResponse[DownloadFileState]{}, err
+	}
+	_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+	if err != nil {
+		return infer.CreateResponse[DownloadFileState]{}, err
+	}
+	if exists {
+		if a.Overwrite == nil || !*a.Overwrite {
+			return infer.CreateResponse[DownloadFileState]{}, fmt.Errorf("%s already exists on node %s: set "+
+				"overwrite: true to replace it, or import it", st.VolumeID, a.Node)
+		}
+		pve.Logf(ctx, "deleting the existing %s on node %s (overwrite: true)", st.VolumeID, a.Node)
+		if err := c.DeleteVolume(ctx, a.Node, a.Storage, st.VolumeID); err != nil {
+			return infer.CreateResponse[DownloadFileState]{}, err
+		}
+	}
+	r := pve.DownloadRequest{Node: a.Node, Storage: a.Storage, URL: a.URL, Content: string(a.content()),
+		FileName: st.FileName, VerifyCertificates: a.VerifyCertificates}
+	if a.Checksum != nil && a.ChecksumAlgorithm != nil {
+		r.Checksum, r.ChecksumAlgorithm = *a.Checksum, string(*a.ChecksumAlgorithm)
+	}
+	if a.Decompression != nil {
+		r.Compression = string(*a.Decompression)
+	}
+	pve.Logf(ctx, "node %s is downloading %s into %s", a.Node, a.URL, st.VolumeID)
+	id := a.Node + "/" + st.VolumeID
+	if err := c.DownloadURL(ctx, r); err != nil {
+		err = fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err)
+		// the wait may have failed while the task went on: a file that
+		// exists now is kept in the state, or the next `up` would refuse
+		// to overwrite a file Pulumi does not know
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
+		defer fcancel()
+		if _, found, ferr := c.FindVolume(fctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
+			return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+		}
+		return infer.CreateResponse[DownloadFileState]{}, err
+	}
+	vol, found, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+	if err != nil || !found {
+		if err == nil {
+			err = fmt.Errorf("the download task succeeded but %s is not in storage %s", st.VolumeID, a.Storage)
+		}
+		return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+	}
+	st.Size = int(vol.Size)
+	return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, nil
+}
+
+// parseDownloadID reads "<node>/<storage>:<content>/<file>".
+func parseDownloadID(id string) (node, storage, content, file string, err error) {
+	node, volid, ok := strings.Cut(id, "/")
+	storage, rest, ok2 := strings.Cut(volid, ":")
+	content, file, ok3 := strings.Cut(rest, "/")
+	if !ok || !ok2 || !ok3 || node == "" || storage == "" || file == "" {
+		return "", "", "", "", fmt.Errorf("%q is not a file id: use <node>/<storage>:<content>/<file>, "+
+			"for example pve1/local:iso/talos.iso", id)
+	}
+	return node, storage, content, file, nil
+}
+
+// Read checks that the file is still there; a file deleted outside Pulumi
+// leaves the state. Without state (import) the inputs come from the ID.
+func (*DownloadFile) Read(ctx context.Context, req infer.ReadRequest[DownloadFileArgs, DownloadFileState]) (
+	infer.ReadResponse[DownloadFileArgs, DownloadFileState], error) {
+	ctx, cancel, c, err := operation(ctx, defaultReadTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
+	}
+	node, storage, content, file, err := parseDownloadID(req.ID)
+	if err != nil {
+		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
+	}
+	volid := storage + ":" + content + "/" + file
+	vol, found, err := c.FindVolume(ctx, node, storage, volid)
+	if err != nil || !found {
+		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
+	}
+	in := req.Inputs
+	if in.Node == "" { // import
+		in = DownloadFileArgs{Node: node, Storage: storage, Content: ptr(DownloadContent(content)), FileName: ptr(file)}
+	}
+	st := req.State
+	st.DownloadFileArgs = in
+	st.FileName, st.VolumeID, st.Size = file, volid, int(vol.Size)
+	return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{ID: req.ID, Inputs: in, State: st}, nil
+}
+
+// Update records the settings that only matter for the next download.
+func (*DownloadFile) Update(_ context.Context, req infer.UpdateRequest[DownloadFileArgs, DownloadFileState]) (
+	infer.UpdateResponse[DownloadFileState], error) {
+	st := req.State
+	st.DownloadFileArgs = req.Inputs
+	return infer.UpdateResponse[DownloadFileState]{Output: st}, nil
+}
+
+// Delete removes the file; a file that is already gone is success.
+func (*DownloadFile) Delete(ctx context.Context, req infer.DeleteRequest[DownloadFileState]) (infer.DeleteResponse, error) {
+	ctx, cancel, c, err := operation(ctx, defaultDeleteTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	node, storage, content, file, err := parseDownloadID(req.ID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, storage+":"+content+"/"+file)
+}

@@ -1,0 +1,78 @@
+package proxmox
+
+import "github.com/pulumi/pulumi-go-provider/infer"
+
+// DownloadFile is a file a Proxmox node downloads into one of its storages.
+type DownloadFile struct{}
+
+// Annotate documents the resource.
+func (d *DownloadFile) Annotate(a infer.Annotator) {
+	a.Describe(d, `A file that a Proxmox VE node downloads by URL into one of its storages (`+"`download-url`"+`):
+an ISO to boot VMs from, or a disk image to import. The download runs on the node, so nothing passes through the
+machine that runs Pulumi; Proxmox verifies the checksum when one is given.
+
+Changing what is downloaded (URL, file name, checksum, storage, node) replaces the file. The resource ID is
+`+"`<node>/<volumeId>`"+`; import an existing file with
+`+"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`"+`.
+
+## Example
+
+`+"```yaml"+`
+resources:
+  talos-iso:
+    type: proxmoxtalos:proxmox:DownloadFile
+    properties:
+      node: pve1
+      storage: local
+      url: https://factory.talos.dev/image/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba/v1.12.5/nocloud-amd64.iso
+      fileName: talos-v1.12.5-nocloud-amd64.iso
+`+"```")
+}
+
+// DownloadFileArgs are the inputs of a DownloadFile.
+type DownloadFileArgs struct {
+	Node               string             `pulumi:"node"`
+	Storage            string             `pulumi:"storage"`
+	URL                string             `pulumi:"url"`
+	Content            *DownloadContent   `pulumi:"content,optional"`
+	FileName           *string            `pulumi:"fileName,optional"`
+	Checksum           *string            `pulumi:"checksum,optional"`
+	ChecksumAlgorithm  *ChecksumAlgorithm `pulumi:"checksumAlgorithm,optional"`
+	Decompression      *Decompression     `pulumi:"decompression,optional"`
+	VerifyCertificates *bool              `pulumi:"verifyCertificates,optional"`
+	Overwrite          *bool              `pulumi:"overwrite,optional"`
+}
+
+// Annotate documents the inputs.
+func (d *DownloadFileArgs) Annotate(a infer.Annotator) {
+	a.Describe(&d.Node, "The node that downloads the file and holds it (unless the storage is shared).")
+	a.Describe(&d.Storage, "The storage to download into; it must be configured for the content type (for example `local`).")
+	a.Describe(&d.URL, "The http or https URL to download.")
+	a.Describe(&d.Content, "What the file is: `iso` (default) or `import` (a disk image, Proxmox VE 8.4+).")
+	a.Describe(&d.FileName, "The file name in the storage: letters, digits, `_ . -` only, ending in `.iso`/`.img` "+
+		"for ISOs and `.raw`/`.qcow2`/`.vmdk`/`.ova` for imports. Default: the last part of the URL (without the "+
+		"compression suffix). Give one that names the version, such as `talos-v1.12.5-nocloud-amd64.iso`.")
+	a.Describe(&d.Checksum, "The expected checksum (hex) of the downloaded file; Proxmox fails the download when it differs.")
+	a.Describe(&d.ChecksumAlgorithm, "The algorithm of `checksum`. Required with `checksum`.")
+	a.Describe(&d.Decompression, "Decompress the download (ISOs only): `gz`, `lzo`, `zst` or `bz2`.")
+	a.Describe(&d.VerifyCertificates, "Verify the download server's TLS certificate. Default `true`.")
+	a.Describe(&d.Overwrite, "When a file of that name already exists in the storage, replace it. Default `false`: "+
+		"the create fails instead, so that a file nobody manages is never deleted by surprise.")
+}
+
+// DownloadFileState is the state of a DownloadFile.
+type DownloadFileState struct {
+	DownloadFileArgs
+	// FileName shadows the optional input: the file's actual name.
+	FileName string `pulumi:"fileName"`
+	VolumeID string `pulumi:"volumeId"`
+	Size     int    `pulumi:"size"`
+}
+
+// Annotate documents the outputs.
+func (s *DownloadFileState) Annotate(a infer.Annotator) {
+	a.Describe(&s.FileName, "The name of the file in the storage.")
+	a.Describe(&s.VolumeID, "The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: "+
+		"give it to a VirtualMachine's `iso`.")
+	a.Describe(&s.Size, "The size of the file in bytes.")
+}

@@ -1,0 +1,233 @@
+package proxmox_test
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blang/semver"
+	proxmox "github.com/luthermonson/go-proxmox"
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/integration"
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+const (
+	vmType       = "proxmoxtalos:proxmox:VirtualMachine"
+	downloadType = "proxmoxtalos:proxmox:DownloadFile"
+)
+
+// env is one lab and a configured provider talking to it.
+type env struct {
+	t   *testing.T
+	lab *lab.Lab
+	s   integration.Server
+}
+
+func newEnv(t *testing.T, opts lab.Options) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	if opts.Booter == nil {
+		opts.Booter = pve.BasicBooter
+	}
+	l, err := lab.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	prov, err := provider.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := integration.NewServer(ctx, provider.Name, semver.MustParse("1.0.0"), integration.WithProvider(prov))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+		"endpoint": property.New(l.Endpoint()),
+		"apiToken": property.New(l.APIToken()).WithSecret(true),
+		"caCert":   property.New(string(l.CACertPEM())),
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, lab: l, s: s}
+}
+
+func urn(typ, name string) presource.URN {
+	return presource.URN(fmt.Sprintf("urn:pulumi:test::proj::%s::%s", typ, name))
+}
+
+// check runs Check like the engine does and fails the test on failures.
+func (e *env) check(typ, name string, olds, news property.Map) property.Map {
+	e.t.Helper()
+	resp, err := e.s.Check(p.CheckRequest{Urn: urn(typ, name), State: olds, Inputs: news})
+	if err != nil {
+		e.t.Fatalf("check %s: %v", name, err)
+	}
+	if len(resp.Failures) > 0 {
+		e.t.Fatalf("check %s: %v", name, resp.Failures)
+	}
+	return resp.Inputs
+}
+
+// checkFailures runs Check and returns its failures.
+func (e *env) checkFailures(typ, name string, olds, news property.Map) []p.CheckFailure {
+	e.t.Helper()
+	resp, err := e.s.Check(p.CheckRequest{Urn: urn(typ, name), State: olds, Inputs: news})
+	if err != nil {
+		e.t.Fatalf("check %s: %v", name, err)
+	}
+	return resp.Failures
+}
+
+// create runs Check, a preview Create and a real Create.
+func (e *env) create(typ, name string, inputs property.Map) (string, property.Map) {
+	e.t.Helper()
+	checked := e.check(typ, name, property.Map{}, inputs)
+	if _, err := e.s.Create(p.CreateRequest{Urn: urn(typ, name), Properties: checked, DryRun: true}); err != nil {
+		e.t.Fatalf("preview create %s: %v", name, err)
+	}
+	resp, err := e.s.Create(p.CreateRequest{Urn: urn(typ, name), Properties: checked})
+	if err != nil {
+		var reasons []string
+		if resp.PartialState != nil {
+			reasons = resp.PartialState.Reasons
+		}
+		e.t.Fatalf("create %s: %v %v", name, err, reasons)
+	}
+	return resp.ID, resp.Properties
+}
+
+func (e *env) diff(typ, name, id string, state, oldInputs, news property.Map) p.DiffResponse {
+	e.t.Helper()
+	checked := e.check(typ, name, oldInputs, news)
+	resp, err := e.s.Diff(p.DiffRequest{Urn: urn(typ, name), ID: id, State: state, OldInputs: oldInputs, Inputs: checked})
+	if err != nil {
+		e.t.Fatalf("diff %s: %v", name, err)
+	}
+	return resp
+}
+
+func (e *env) read(typ, name, id string, state, inputs property.Map) p.ReadResponse {
+	e.t.Helper()
+	resp, err := e.s.Read(p.ReadRequest{Urn: urn(typ, name), ID: id, Properties: state, Inputs: inputs})
+	if err != nil {
+		e.t.Fatalf("read %s: %v", name, err)
+	}
+	return resp
+}
+
+func (e *env) update(typ, name, id string, state, oldInputs, news property.Map) property.Map {
+	e.t.Helper()
+	checked := e.check(typ, name, oldInputs, news)
+	if _, err := e.s.Update(p.UpdateRequest{Urn: urn(typ, name), ID: id, State: state, OldInputs: oldInputs,
+		Inputs: checked, DryRun: true}); err != nil {
+		e.t.Fatalf("preview update %s: %v", name, err)
+	}
+	resp, err := e.s.Update(p.UpdateRequest{Urn: urn(typ, name), ID: id, State: state, OldInputs: oldInputs, Inputs: checked})
+	if err != nil {
+		e.t.Fatalf("update %s: %v", name, err)
+	}
+	return resp.Properties
+}
+
+func (e *env) delete(typ, name, id string, state property.Map) {
+	e.t.Helper()
+	if err := e.s.Delete(p.DeleteRequest{Urn: urn(typ, name), ID: id, Properties: state}); err != nil {
+		e.t.Fatalf("delete %s: %v", name, err)
+	}
+}
+
+// requireNoVMs fails unless the lab holds no VM.
+func (e *env) requireNoVMs() {
+	e.t.Helper()
+	if vms := e.lab.VMs(); len(vms) != 0 {
+		e.t.Fatalf("the lab still holds VMs: %+v", vms)
+	}
+}
+
+func str(s string) property.Value { return property.New(s) }
+func num(n int) property.Value    { return property.New(float64(n)) }
+func boolean(b bool) property.Value {
+	return property.New(b)
+}
+func obj(kv map[string]property.Value) property.Value { return property.New(property.NewMap(kv)) }
+func arr(vs ...property.Value) property.Value         { return property.New(property.NewArray(vs)) }
+
+func getNum(t *testing.T, m property.Map, k string) int {
+	t.Helper()
+	v := m.Get(k)
+	if !v.IsNumber() {
+		t.Fatalf("%s is not a number: %v", k, v.GoString())
+	}
+	return int(v.AsNumber())
+}
+
+func getStrings(m property.Map, k string) []string {
+	var out []string
+	v := m.Get(k)
+	if !v.IsArray() {
+		return nil
+	}
+	for _, e := range v.AsArray().All {
+		out = append(out, e.AsString())
+	}
+	return out
+}
+
+// diffKinds renders a diff for messages and comparisons.
+func diffKinds(d p.DiffResponse) map[string]p.DiffKind {
+	out := map[string]p.DiffKind{}
+	for k, v := range d.DetailedDiff {
+		out[k] = v.Kind
+	}
+	return out
+}
+
+func hasReplace(d p.DiffResponse) bool {
+	for _, v := range d.DetailedDiff {
+		if strings.HasSuffix(string(v.Kind), "replace") {
+			return true
+		}
+	}
+	return false
+}
+
+// convertToTemplate turns a VM into a template through the API, as an
+// administrator does with "Convert to template".
+func (e *env) convertToTemplate(node string, vmid int) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.lab.CACertPEM())
+	tokenID, secret, _ := strings.Cut(e.lab.APIToken(), "=")
+	c := proxmox.NewClient(e.lab.Endpoint()+"/api2/json", proxmox.WithAPIToken(tokenID, secret), proxmox.WithRootCAs(pool))
+	n, err := c.Node(ctx, node)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	vm, err := n.VirtualMachine(ctx, vmid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	task, err := vm.ConvertToTemplate(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if task != nil {
+		if err := task.Wait(ctx, 10*time.Millisecond, time.Minute); err != nil || (task.ExitStatus != "" && task.ExitStatus != "OK") {
+			e.t.Fatalf("convert to template: %v %q", err, task.ExitStatus)
+		}
+	}
+}

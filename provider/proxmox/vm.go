@@ -1,0 +1,329 @@
+package proxmox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// Default bounds of each operation when Pulumi's customTimeouts give none.
+const (
+	defaultCreateTimeout = 30 * time.Minute
+	defaultUpdateTimeout = 30 * time.Minute
+	defaultDeleteTimeout = 15 * time.Minute
+	defaultReadTimeout   = 5 * time.Minute
+)
+
+// Check validates the inputs at preview: formats locally, then what only the
+// cluster knows (node, bridges, storages, clone source, a taken vmId).
+func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[VirtualMachineArgs], error) {
+	var old *VirtualMachineArgs
+	if req.OldInputs.Len() > 0 {
+		// decoded with its own context: DefaultCheck remembers the encoder of
+		// its last call for the response, which must be the new inputs'
+		if o, f, err := infer.DefaultCheck[VirtualMachineArgs](context.Background(), req.OldInputs); err == nil && len(f) == 0 {
+			old = &o
+		}
+	}
+	a, failures, err := infer.DefaultCheck[VirtualMachineArgs](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 {
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, err
+	}
+	u := unknownPaths(req.NewInputs)
+	if failures = validateVM(a, old, u); len(failures) > 0 {
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
+	}
+	c, err := config.Client(ctx)
+	if err != nil {
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
+	}
+	failures, err = checkAgainstCluster(ctx, c, req.Name, a, old, u)
+	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, err
+}
+
+// Diff classifies each change as in place or replacing (see diffVM).
+func (*VirtualMachine) Diff(_ context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
+	return diffVM(req.State, req.Inputs), nil
+}
+
+// WireDependencies says which outputs an input change can affect, so that a
+// preview marks only those as unknown.
+func (*VirtualMachine) WireDependencies(f infer.FieldSelector, a *VirtualMachineArgs, s *VirtualMachineState) {
+	f.OutputField(&s.VMID).DependsOn(f.InputField(&a.VMID), f.InputField(&a.Node), f.InputField(&a.Clone))
+	f.OutputField(&s.SmbiosUUID).DependsOn(f.InputField(&a.SmbiosUUID), f.InputField(&a.Node), f.InputField(&a.Clone))
+	f.OutputField(&s.Status).DependsOn(f.InputField(&a.Started))
+	f.OutputField(&s.MACAddresses).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.Clone))
+	for _, out := range []any{&s.IPv4Addresses, &s.IPv6Addresses} {
+		f.OutputField(out).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.CloudInit),
+			f.InputField(&a.Started), f.InputField(&a.Agent), f.InputField(&a.Clone), f.InputField(&a.ISO))
+	}
+}
+
+// operation prepares a context for one resource operation: the provider's
+// client, a deadline (Pulumi's customTimeouts, else def) and progress logs
+// that go to the resource's log.
+func operation(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc, *pve.Client, error) {
+	c, err := config.Client(ctx)
+	if err != nil {
+		return ctx, func() {}, nil, err
+	}
+	cancel := context.CancelFunc(func() {})
+	if _, has := ctx.Deadline(); !has {
+		ctx, cancel = context.WithTimeout(ctx, def)
+	}
+	log := p.GetLogger(ctx)
+	ctx = pve.WithLogger(ctx, func(msg string) { log.Info(msg) })
+	return ctx, cancel, c, nil
+}
+
+// Create creates (or clones) the VM with a safely allocated VMID, then brings
+// it to the inputs. Once the VM exists, any failure keeps it in the state
+// (ResourceInitFailedError) so that the next `up` continues from there.
+func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[VirtualMachineArgs]) (infer.CreateResponse[VirtualMachineState], error) {
+	a := req.Inputs
+	if req.DryRun {
+		st := VirtualMachineState{VirtualMachineArgs: a}
+		if a.VMID != nil {
+			st.VMID = *a.VMID
+		}
+		return infer.CreateResponse[VirtualMachineState]{Output: st}, nil
+	}
+	ctx, cancel, c, err := operation(ctx, defaultCreateTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.CreateResponse[VirtualMachineState]{}, err
+	}
+	ref, err := createVM(ctx, c, a)
+	if ref.VMID == 0 {
+		return infer.CreateResponse[VirtualMachineState]{}, err
+	}
+	if err == nil {
+		err = converge(ctx, c, ref, nil, a)
+	}
+	// read back with a context of its own: ctx may be what ran out
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
+	defer rcancel()
+	st, found, rerr := readState(rctx, c, ref, a)
+	switch {
+	case err == nil && rerr == nil && found:
+		return infer.CreateResponse[VirtualMachineState]{ID: vmResourceID(ref), Output: st}, nil
+	case rerr == nil && !found:
+		return infer.CreateResponse[VirtualMachineState]{}, fmt.Errorf("%s disappeared while it was created: %w",
+			ref, errors.Join(err, errors.New("it is not in the cluster any more")))
+	case err == nil:
+		err = fmt.Errorf("reading %s back after creating it: %w", ref, rerr)
+	}
+	if rerr != nil {
+		// keep the inputs: the next update converges towards them
+		st = VirtualMachineState{VirtualMachineArgs: a, VMID: ref.VMID, Status: "unknown",
+			MACAddresses: []string{}, IPv4Addresses: []string{}, IPv6Addresses: []string{}}
+	}
+	return infer.CreateResponse[VirtualMachineState]{ID: vmResourceID(ref), Output: st},
+		infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+}
+
+// maxCreateAttempts bounds the retries of a create whose allocated VMID was
+// taken by another client between allocation and create.
+const maxCreateAttempts = 5
+
+// createVM creates the VM and returns its ref once it exists. A zero ref
+// means nothing was created.
+func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs) (pve.VMRef, error) {
+	for attempt := 1; ; attempt++ {
+		var (
+			id      int
+			release func()
+			err     error
+		)
+		if a.VMID != nil {
+			id = *a.VMID
+			release, err = c.IDs().Reserve(id)
+		} else {
+			id, release, err = c.IDs().Allocate(ctx)
+		}
+		if err != nil {
+			return pve.VMRef{}, err
+		}
+		ref := pve.VMRef{Node: a.Node, VMID: id}
+		err = createOnce(ctx, c, ref, a)
+		release()
+		switch {
+		case err == nil:
+			return ref, nil
+		case pve.IsAlreadyExists(err) && a.VMID == nil && attempt < maxCreateAttempts:
+			pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", id, err)
+			continue
+		case pve.IsAlreadyExists(err) && a.VMID != nil:
+			return pve.VMRef{}, fmt.Errorf("vmId %d is already in use (%w): choose another vmId, or leave it unset "+
+				"to allocate one", id, err)
+		}
+		// a failed create task normally removes what it made; make sure
+		_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
+		switch {
+		case ferr == nil && !found:
+			return pve.VMRef{}, err
+		case ferr != nil:
+			// unknown: keep the VM in the state rather than risk one that
+			// Pulumi does not know; a read drops it if it does not exist
+			return ref, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, id, ferr)
+		}
+		return ref, err
+	}
+}
+
+func createOnce(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs) error {
+	if cl := a.Clone; cl != nil {
+		src := pve.VMRef{Node: a.Node, VMID: cl.VMID}
+		if cl.Node != nil {
+			src.Node = *cl.Node
+		}
+		o := pve.CloneOptions{Full: cl.Full == nil || *cl.Full}
+		if cl.Storage != nil {
+			o.Storage = *cl.Storage
+		}
+		if a.Name != nil {
+			o.Name = *a.Name
+		}
+		if a.Pool != nil {
+			o.Pool = *a.Pool
+		}
+		pve.Logf(ctx, "cloning VM %d on node %s into VM %d on node %s", cl.VMID, src.Node, ref.VMID, ref.Node)
+		return c.CloneVM(ctx, src, ref, o)
+	}
+	params, err := createParams(a)
+	if err != nil {
+		return err
+	}
+	if a.Pool != nil {
+		params["pool"] = *a.Pool
+	}
+	pve.Logf(ctx, "creating %s", ref)
+	return c.CreateVM(ctx, ref, params)
+}
+
+// Read refreshes the state from Proxmox: drift in the inputs the user gave,
+// the outputs, and a VM deleted outside Pulumi (removed from the state). An
+// ID without state is an import: every setting the VM has becomes an input.
+func (*VirtualMachine) Read(ctx context.Context, req infer.ReadRequest[VirtualMachineArgs, VirtualMachineState]) (
+	infer.ReadResponse[VirtualMachineArgs, VirtualMachineState], error) {
+	ctx, cancel, c, err := operation(ctx, defaultReadTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, err
+	}
+	ref, err := parseVMResourceID(req.ID)
+	if err != nil {
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, err
+	}
+	in := req.Inputs
+	importing := req.State.VMID == 0 && in.Node == ""
+	if importing {
+		o, found, err := observe(ctx, c, ref, true)
+		if err != nil || !found {
+			if err == nil {
+				err = fmt.Errorf("cannot import %s: no VM %d in the cluster", req.ID, ref.VMID)
+			}
+			return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, err
+		}
+		in = observeArgs(o)
+		in.Started = nil
+		if !o.Status.Running() {
+			in.Started = ptr(false)
+		}
+		ref = o.Ref
+	}
+	st, found, err := readState(ctx, c, ref, in)
+	if err != nil {
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, err
+	}
+	if !found {
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, nil
+	}
+	return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{
+		ID: vmResourceID(pve.VMRef{Node: st.Node, VMID: st.VMID}), Inputs: st.VirtualMachineArgs, State: st,
+	}, nil
+}
+
+// Update applies the changes in place; see converge.
+func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[VirtualMachineArgs, VirtualMachineState]) (
+	infer.UpdateResponse[VirtualMachineState], error) {
+	old := req.State
+	a := req.Inputs
+	if req.DryRun {
+		st := old
+		st.VirtualMachineArgs = a
+		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil
+	}
+	ctx, cancel, c, err := operation(ctx, defaultUpdateTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.UpdateResponse[VirtualMachineState]{}, err
+	}
+	ref := pve.VMRef{Node: old.Node, VMID: old.VMID}
+	oldArgs := old.VirtualMachineArgs
+	err = converge(ctx, c, ref, &oldArgs, a)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
+	defer rcancel()
+	st, found, rerr := readState(rctx, c, ref, a)
+	switch {
+	case err == nil && rerr == nil && found:
+		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil
+	case err == nil && rerr == nil:
+		return infer.UpdateResponse[VirtualMachineState]{}, fmt.Errorf("%s no longer exists: run `pulumi refresh` "+
+			"to drop it from the state, then `pulumi up` to create it again", ref)
+	case err == nil:
+		err = rerr
+	}
+	if !found || rerr != nil {
+		return infer.UpdateResponse[VirtualMachineState]{}, err
+	}
+	// part of the update happened: record what the VM is now
+	return infer.UpdateResponse[VirtualMachineState]{Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+}
+
+// Delete stops (or shuts down) the VM and destroys it with its disks. A VM
+// that is already gone is success.
+func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[VirtualMachineState]) (infer.DeleteResponse, error) {
+	ctx, cancel, c, err := operation(ctx, defaultDeleteTimeout)
+	defer cancel()
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	ref, err := parseVMResourceID(req.ID)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if ref.Node == "" {
+		ref.Node = req.State.Node
+	}
+	st, err := c.VMStatus(ctx, ref)
+	if pve.IsNotFound(err) {
+		pve.Logf(ctx, "%s is already gone", ref)
+		return infer.DeleteResponse{}, nil
+	}
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	if st.Running() {
+		a := req.State.VirtualMachineArgs
+		if a.StopOnDestroy != nil && *a.StopOnDestroy {
+			pve.Logf(ctx, "stopping %s", ref)
+			err = c.StopVM(ctx, ref)
+		} else {
+			pve.Logf(ctx, "shutting down %s (up to %s, then stopping it)", ref, shutdownTimeout(a))
+			err = c.ShutdownVM(ctx, ref, shutdownTimeout(a))
+		}
+		if err != nil && !pve.IsNotFound(err) {
+			return infer.DeleteResponse{}, err
+		}
+	}
+	pve.Logf(ctx, "destroying %s and its disks", ref)
+	return infer.DeleteResponse{}, c.DeleteVM(ctx, ref)
+}

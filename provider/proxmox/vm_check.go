@@ -1,0 +1,165 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	p "github.com/pulumi/pulumi-go-provider"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// checkAgainstCluster validates what only the cluster knows: the node, its
+// bridges and storages, the clone source, and whether an explicit VMID is
+// free. It runs at preview, so that nothing is created for a bad input.
+func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a VirtualMachineArgs,
+	old *VirtualMachineArgs, u unknowns) ([]p.CheckFailure, error) {
+	v := &validator{u: u}
+	if !u.known("node") {
+		return nil, nil
+	}
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("checking node %q: %w", a.Node, err)
+	}
+	var names []string
+	online := map[string]bool{}
+	for _, n := range nodes {
+		names = append(names, n.Name)
+		online[n.Name] = n.Online
+	}
+	sort.Strings(names)
+	up, exists := online[a.Node]
+	if !exists {
+		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
+		return v.failures, nil
+	}
+	if !up {
+		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
+		return v.failures, nil
+	}
+
+	if err := checkBridges(ctx, c, v, a); err != nil {
+		return nil, err
+	}
+	if err := checkStorages(ctx, c, v, a); err != nil {
+		return nil, err
+	}
+	needVMs := (a.Clone != nil && u.known("clone.vmId")) ||
+		(a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID))
+	if !needVMs {
+		return v.failures, nil
+	}
+	vms, err := c.ClusterVMs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the cluster's VMs: %w", err)
+	}
+	if a.Clone != nil && u.known("clone.vmId") {
+		checkCloneSource(v, a, vms)
+	}
+	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
+		for _, vm := range vms {
+			if vm.VMID == *a.VMID {
+				v.fail("vmId", "vmId %d is already used by VM %q on node %s: choose another vmId, leave it unset to "+
+					"allocate one, or import the existing VM", vm.VMID, vm.Name, vm.Node)
+			}
+		}
+		if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
+			v.fail("vmId", "vmId %d is also given to resource %q of this program: each VM needs its own vmId", *a.VMID, other)
+		}
+	}
+	return v.failures, nil
+}
+
+func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+	if len(a.NetworkDevices) == 0 {
+		return nil
+	}
+	bridges, err := c.Bridges(ctx, a.Node)
+	if err != nil {
+		return fmt.Errorf("listing the bridges of node %s: %w", a.Node, err)
+	}
+	sort.Strings(bridges)
+	for i, n := range a.NetworkDevices {
+		path := fmt.Sprintf("networkDevices[%d].bridge", i)
+		v.check(path, n.Bridge != "" && !slices.Contains(bridges, n.Bridge),
+			"bridge %q does not exist on node %s; its bridges are: %s", n.Bridge, a.Node, strings.Join(bridges, ", "))
+	}
+	return nil
+}
+
+func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+	type use struct{ path, storage, content string }
+	var uses []use
+	for i, d := range a.Disks {
+		uses = append(uses, use{fmt.Sprintf("disks[%d].storage", i), d.Storage, "images"})
+	}
+	if a.EfiDisk != nil {
+		uses = append(uses, use{"efiDisk.storage", a.EfiDisk.Storage, "images"})
+	}
+	if a.CloudInit != nil {
+		uses = append(uses, use{"cloudInit.storage", a.CloudInit.Storage, "images"})
+	}
+	if a.ISO != nil {
+		s, _, _ := strings.Cut(*a.ISO, ":")
+		uses = append(uses, use{"iso", s, "iso"})
+	}
+	if a.Clone != nil && a.Clone.Storage != nil {
+		uses = append(uses, use{"clone.storage", *a.Clone.Storage, "images"})
+	}
+	if len(uses) == 0 {
+		return nil
+	}
+	storages, err := c.Storages(ctx, a.Node)
+	if err != nil {
+		return fmt.Errorf("listing the storages of node %s: %w", a.Node, err)
+	}
+	byName := map[string]pve.StorageInfo{}
+	var names []string
+	for _, s := range storages {
+		byName[s.Name] = s
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	for _, x := range uses {
+		if x.storage == "" {
+			continue
+		}
+		s, ok := byName[x.storage]
+		switch {
+		case !ok:
+			v.check(x.path, true, "storage %q is not available on node %s; its storages are: %s",
+				x.storage, a.Node, strings.Join(names, ", "))
+		case !s.Holds(x.content):
+			v.check(x.path, true, "storage %q on node %s does not hold content type %q (it holds %s): choose a "+
+				"storage configured for %s", x.storage, a.Node, x.content, strings.Join(s.Content, ", "), x.content)
+		}
+	}
+	return nil
+}
+
+func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) {
+	c := a.Clone
+	srcNode := a.Node
+	if c.Node != nil {
+		srcNode = *c.Node
+	}
+	for _, vm := range vms {
+		if vm.VMID != c.VMID {
+			continue
+		}
+		if vm.Node != srcNode {
+			v.check("clone.node", true, "the clone source VM %d is on node %s, not %s: set clone.node: %s",
+				c.VMID, vm.Node, srcNode, vm.Node)
+		}
+		if c.Full != nil && !*c.Full && !vm.Template {
+			v.check("clone.full", true, "a linked clone needs a template, and VM %d is not one: convert it to a "+
+				"template or set clone.full: true", c.VMID)
+		}
+		return
+	}
+	v.check("clone.vmId", true, "the clone source VM %d does not exist in this cluster", c.VMID)
+}

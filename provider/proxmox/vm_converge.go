@@ -1,0 +1,274 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+const (
+	defaultShutdownTimeout = 180 * time.Second
+	defaultAgentTimeout    = 300 * time.Second
+)
+
+func shutdownTimeout(a VirtualMachineArgs) time.Duration {
+	if a.ShutdownTimeout != nil {
+		return time.Duration(*a.ShutdownTimeout) * time.Second
+	}
+	return defaultShutdownTimeout
+}
+
+// converge brings an existing VM to the inputs: configuration, disks, pool,
+// pending changes, power state, and the wait for the guest agent. It serves
+// Update, and Create after the VM exists, so that a create that failed
+// half-way is finished by the next update.
+func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs) error {
+	live, err := c.VMConfig(ctx, ref)
+	if err != nil {
+		return err
+	}
+	plan, err := planConfig(old, a, live)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	if err := applyPlan(ctx, c, ref, plan); err != nil {
+		return err
+	}
+	if err := convergePool(ctx, c, ref, old, a); err != nil {
+		return err
+	}
+	st, err := c.VMStatus(ctx, ref)
+	if err != nil {
+		return err
+	}
+	wantRunning := a.Started == nil || *a.Started
+	rebooted := false
+	if st.Running() && wantRunning {
+		if rebooted, err = applyPending(ctx, c, ref, a); err != nil {
+			return err
+		}
+	}
+	switch {
+	case wantRunning && !st.Running():
+		pve.Logf(ctx, "starting %s", ref)
+		if err := c.StartVM(ctx, ref); err != nil {
+			return err
+		}
+	case !wantRunning && st.Running():
+		pve.Logf(ctx, "shutting down %s (started: false)", ref)
+		if err := c.ShutdownVM(ctx, ref, shutdownTimeout(a)); err != nil {
+			return err
+		}
+	case st.Running() && !rebooted && touchesCloudInit(plan):
+		// the guest reads its cloud-init drive at boot: rebuild it now so
+		// that the next boot sees the new settings
+		if err := c.RegenerateCloudInit(ctx, ref); err != nil {
+			return err
+		}
+		pve.Logf(ctx, "%s: cloud-init settings changed; the guest applies them at its next boot", ref)
+	}
+	if wantRunning && waitsForAddress(a) {
+		if _, err := waitForAddress(ctx, c, ref, agentTimeout(a)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyPlan(ctx context.Context, c *pve.Client, ref pve.VMRef, plan configPlan) error {
+	if len(plan.Set) > 0 || len(plan.Delete) > 0 {
+		pve.Logf(ctx, "%s: setting %s", ref, describeChange(plan))
+		if err := c.UpdateVMConfig(ctx, ref, plan.Set, plan.Delete); err != nil {
+			return err
+		}
+	}
+	if len(plan.Then) > 0 {
+		if err := c.UpdateVMConfig(ctx, ref, plan.Then, nil); err != nil {
+			return err
+		}
+	}
+	for _, r := range plan.Resize {
+		pve.Logf(ctx, "%s: growing disk %s to %d GiB", ref, r.Interface, r.SizeGiB)
+		if err := c.ResizeDisk(ctx, ref, r.Interface, r.SizeGiB); err != nil {
+			return err
+		}
+	}
+	for _, m := range plan.Move {
+		pve.Logf(ctx, "%s: moving disk %s to storage %s", ref, m.Interface, m.Storage)
+		if err := c.MoveDisk(ctx, ref, m.Interface, m.Storage); err != nil {
+			return err
+		}
+	}
+	return removeUnusedVolumes(ctx, c, ref, plan.RemovedVolumes)
+}
+
+// removeUnusedVolumes deletes the volumes of removed disks, which Proxmox
+// keeps as unusedN entries: deleting such an entry frees the volume.
+func removeUnusedVolumes(ctx context.Context, c *pve.Client, ref pve.VMRef, volumes []string) error {
+	if len(volumes) == 0 {
+		return nil
+	}
+	live, err := c.VMConfig(ctx, ref)
+	if err != nil {
+		return err
+	}
+	var unused []string
+	for k, v := range live {
+		if strings.HasPrefix(k, "unused") && slices.Contains(volumes, parseDisk(v).Volume) {
+			unused = append(unused, k)
+		}
+	}
+	if len(unused) == 0 {
+		return nil
+	}
+	slices.Sort(unused)
+	return c.UpdateVMConfig(ctx, ref, nil, unused)
+}
+
+func describeChange(plan configPlan) string {
+	keys := sortedKeys(plan.Set)
+	for _, d := range plan.Delete {
+		keys = append(keys, "-"+d)
+	}
+	return strings.Join(keys, ", ")
+}
+
+func touchesCloudInit(plan configPlan) bool {
+	for k := range plan.Set {
+		if strings.HasPrefix(k, "ipconfig") || k == "nameserver" || k == "searchdomain" || k == "name" {
+			return true
+		}
+	}
+	for _, k := range plan.Delete {
+		if strings.HasPrefix(k, "ipconfig") || k == "nameserver" || k == "searchdomain" {
+			return true
+		}
+	}
+	return false
+}
+
+// applyPending restarts a running VM whose update left changes that Proxmox
+// applies only at the next start, when the inputs allow it.
+func applyPending(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs) (bool, error) {
+	pending, err := c.PendingChanges(ctx, ref)
+	if err != nil || len(pending) == 0 {
+		return false, err
+	}
+	var keys []string
+	for _, p := range pending {
+		keys = append(keys, p.Key)
+	}
+	if a.RebootAfterUpdate != nil && !*a.RebootAfterUpdate {
+		pve.Logf(ctx, "warning: %s has changes that take effect only after a restart (%s); it was not restarted "+
+			"because rebootAfterUpdate is false", ref, strings.Join(keys, ", "))
+		return false, nil
+	}
+	pve.Logf(ctx, "restarting %s to apply changes Proxmox applies only at the next start: %s", ref, strings.Join(keys, ", "))
+	if err := c.RebootVM(ctx, ref, shutdownTimeout(a)); err != nil {
+		return false, fmt.Errorf("restarting %s to apply %s: %w", ref, strings.Join(keys, ", "), err)
+	}
+	return true, nil
+}
+
+func convergePool(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs) error {
+	var was string
+	if old != nil && old.Pool != nil {
+		was = *old.Pool
+	}
+	if a.Pool == nil && was == "" {
+		return nil
+	}
+	o, found, err := observe(ctx, c, ref, true)
+	if err != nil || !found {
+		return err
+	}
+	want := ""
+	if a.Pool != nil {
+		want = *a.Pool
+	}
+	if o.Pool == want {
+		return nil
+	}
+	pve.Logf(ctx, "%s: moving from pool %q to pool %q", ref, o.Pool, want)
+	return c.SetPool(ctx, ref.VMID, o.Pool, want)
+}
+
+func agentEnabledIn(a VirtualMachineArgs) bool {
+	return a.Agent != nil && (a.Agent.Enabled == nil || *a.Agent.Enabled)
+}
+
+func waitsForAddress(a VirtualMachineArgs) bool {
+	return agentEnabledIn(a) && (a.Agent.WaitForAddress == nil || *a.Agent.WaitForAddress)
+}
+
+func agentTimeout(a VirtualMachineArgs) time.Duration {
+	if a.Agent != nil && a.Agent.Timeout != nil {
+		return time.Duration(*a.Agent.Timeout) * time.Second
+	}
+	return defaultAgentTimeout
+}
+
+// waitForAddress polls the guest agent until it reports a usable address.
+func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout time.Duration) ([]netip.Addr, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	lastLog := start
+	interval := 200 * time.Millisecond
+	var lastErr error
+	for {
+		ifaces, err := c.AgentInterfaces(ctx, ref)
+		switch {
+		case err == nil:
+			var addrs []netip.Addr
+			for _, i := range ifaces {
+				if i.Name == "lo" {
+					continue
+				}
+				for _, a := range i.Addresses {
+					if usable(a) {
+						addrs = append(addrs, a)
+					}
+				}
+			}
+			if len(addrs) > 0 {
+				return addrs, nil
+			}
+			lastErr = nil
+		case pve.IsAgentNotRunning(err) || pve.Classify(err) == pve.KindTransient || pve.IsServerError(err):
+			// keep polling until the agent timeout: a server error on this
+			// read changes nothing and may pass
+			lastErr = err
+		default:
+			return nil, fmt.Errorf("asking the guest agent of %s for its addresses: %w", ref, err)
+		}
+		now := time.Now()
+		if now.After(deadline) {
+			why := "the agent answers but reports no address yet"
+			if lastErr != nil {
+				why = "the agent does not answer (" + lastErr.Error() + ")"
+			}
+			return nil, fmt.Errorf("the QEMU guest agent of %s reported no IP address within %s: %s. Check that the "+
+				"guest runs the agent (Talos: the siderolabs/qemu-guest-agent extension in the image) and that its "+
+				"network comes up; the VM is kept and the next `pulumi up` waits again, or raise agent.timeout",
+				ref, timeout, why)
+		}
+		if now.Sub(lastLog) >= 30*time.Second {
+			lastLog = now
+			pve.Logf(ctx, "waiting for the guest agent of %s to report an IP address (%s of %s)",
+				ref, now.Sub(start).Round(time.Second), timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the guest agent of %s: %w", ref, ctx.Err())
+		case <-time.After(interval):
+		}
+		if interval < 3*time.Second {
+			interval *= 2
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package proxmox
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// Drive slots this package uses when the inputs do not say otherwise.
+const (
+	isoInterface       = "ide2"
+	cloudInitInterface = "ide0"
+	efiDiskKey         = "efidisk0"
+)
+
+var diskInterfaceRE = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])|sata[0-5]|ide[0-3])$`)
+
+// nicModels are the model keys Proxmox writes as "<model>=<mac>" in netN
+// (qemu-server PVE/QemuServer/Network.pm, the net[n] format in the API schema).
+var nicModels = []string{"virtio", "e1000", "e1000e", "e1000-82540em", "e1000-82544gc", "e1000-82545em",
+	"i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "vmxnet3"}
+
+// configPlan is what it takes to bring a VM's configuration to the inputs.
+type configPlan struct {
+	// Set and Delete go to one POST .../config.
+	Set    map[string]any
+	Delete []string
+	// Then is a second config call, for keys that must be deleted first.
+	Then map[string]any
+	// Resize grows disks (PUT .../resize) after the config call.
+	Resize []diskResize
+	// Move moves disks to another storage (POST .../move_disk).
+	Move []diskMove
+	// RemovedVolumes are volumes of deleted disks; Proxmox keeps them as
+	// unusedN entries, which are deleted too so that no volume leaks.
+	RemovedVolumes []string
+}
+
+type diskResize struct {
+	Interface string
+	SizeGiB   int
+}
+
+type diskMove struct {
+	Interface string
+	Storage   string
+}
+
+// empty reports whether the plan changes nothing.
+func (p configPlan) empty() bool {
+	return len(p.Set) == 0 && len(p.Delete) == 0 && len(p.Then) == 0 && len(p.Resize) == 0 && len(p.Move) == 0
+}
+
+// createParams are the parameters of POST /nodes/{node}/qemu for an empty
+// VM: the plan from nothing to the inputs.
+func createParams(a VirtualMachineArgs) (map[string]any, error) {
+	p, err := planConfig(nil, a, pve.VMConfig{})
+	if err != nil {
+		return nil, err
+	}
+	return p.Set, nil
+}
+
+// planConfig compares the inputs with the live configuration and returns the
+// changes. It manages only the keys the inputs (new or old) mention: a
+// setting the user never gave is left as Proxmox or the template has it, and
+// a setting removed from the inputs is deleted, reverting to the default.
+func planConfig(old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig) (configPlan, error) {
+	if old == nil {
+		old = &VirtualMachineArgs{}
+	}
+	p := configPlan{Set: map[string]any{}}
+	want, owned := scalarConfig(a), scalarConfig(*old)
+	for _, k := range sortedKeys(want) {
+		if !sameConfigValue(k, want[k], live[k]) {
+			p.Set[k] = want[k]
+		}
+	}
+	for _, k := range sortedKeys(owned) {
+		if _, still := want[k]; !still {
+			if _, present := live[k]; present {
+				p.Delete = append(p.Delete, k)
+			}
+		}
+	}
+	planNICs(&p, old, a, live)
+	if err := planDisks(&p, old, a, live); err != nil {
+		return configPlan{}, err
+	}
+	if err := planDrives(&p, old, a, live); err != nil {
+		return configPlan{}, err
+	}
+	sort.Strings(p.Delete)
+	return p, nil
+}
+
+// scalarConfig renders the single-valued settings the inputs give.
+func scalarConfig(a VirtualMachineArgs) map[string]string {
+	c := map[string]string{}
+	set := func(k string, v *string) {
+		if v != nil {
+			c[k] = *v
+		}
+	}
+	set("name", a.Name)
+	set("description", a.Description)
+	if a.Tags != nil {
+		c["tags"] = strings.Join(normalizeTags(a.Tags), ";")
+	}
+	if cpu := a.CPU; cpu != nil {
+		setInt(c, "cores", cpu.Cores)
+		setInt(c, "sockets", cpu.Sockets)
+		set("cpu", cpu.Type)
+	}
+	if m := a.Memory; m != nil {
+		c["memory"] = strconv.Itoa(m.Dedicated)
+		setInt(c, "balloon", m.Floating)
+	}
+	if a.Bios != nil {
+		c["bios"] = string(*a.Bios)
+	}
+	set("machine", a.Machine)
+	if a.ScsiHardware != nil {
+		c["scsihw"] = string(*a.ScsiHardware)
+	}
+	if a.OsType != nil {
+		c["ostype"] = string(*a.OsType)
+	}
+	if a.OnBoot != nil {
+		c["onboot"] = boolFlag(*a.OnBoot)
+	}
+	if g := a.Agent; g != nil {
+		c["agent"] = "enabled=" + boolFlag(g.Enabled == nil || *g.Enabled)
+	}
+	if a.SmbiosUUID != nil {
+		c["smbios1"] = "uuid=" + strings.ToLower(*a.SmbiosUUID)
+	}
+	if ci := a.CloudInit; ci != nil {
+		c["citype"] = "nocloud"
+		if d := ci.DNS; d != nil {
+			if d.Servers != nil {
+				c["nameserver"] = strings.Join(d.Servers, " ")
+			}
+			set("searchdomain", d.Domain)
+		}
+		for i, ip := range ci.IPConfigs {
+			c[fmt.Sprintf("ipconfig%d", i)] = ipConfigString(ip)
+		}
+	}
+	if order := bootOrder(a); order != "" {
+		c["boot"] = "order=" + order
+	}
+	return c
+}
+
+func setInt(c map[string]string, k string, v *int) {
+	if v != nil {
+		c[k] = strconv.Itoa(*v)
+	}
+}
+
+// bootOrder is the first listed disk, then the ISO's drive. It is managed
+// only when the inputs define the boot media (an ISO, or disks of a VM
+// that is not a clone); a clone keeps its template's order otherwise.
+func bootOrder(a VirtualMachineArgs) string {
+	var order []string
+	if len(a.Disks) > 0 && (a.Clone == nil || a.ISO != nil) {
+		order = append(order, a.Disks[0].Interface)
+	}
+	if a.ISO != nil {
+		order = append(order, isoInterface)
+	}
+	return strings.Join(order, ";")
+}
+
+func ipConfigString(ip VirtualMachineIpConfig) string {
+	kv := map[string]string{}
+	if v4 := ip.IPv4; v4 != nil {
+		kv["ip"] = v4.Address
+		if v4.Gateway != nil {
+			kv["gw"] = *v4.Gateway
+		}
+	}
+	if v6 := ip.IPv6; v6 != nil {
+		kv["ip6"] = v6.Address
+		if v6.Gateway != nil {
+			kv["gw6"] = *v6.Gateway
+		}
+	}
+	return kvList(kv, "ip", "gw", "ip6", "gw6")
+}
+
+// normalizeTags lower-cases, sorts and de-duplicates tags, as Proxmox
+// stores them (tags are case-insensitive unless the datacenter says otherwise).
+func normalizeTags(tags []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sameConfigValue compares a wanted value with the live one by meaning:
+// Proxmox may render a value differently from how it was set.
+func sameConfigValue(key, want, live string) bool {
+	if d, ok := configDefaults[key]; ok && live == "" {
+		live = d
+	}
+	switch key {
+	case "tags":
+		return strings.Join(normalizeTags(splitTags(want)), ";") == strings.Join(normalizeTags(splitTags(live)), ";")
+	case "cpu":
+		return cpuType(want) == cpuType(live)
+	case "memory":
+		return memoryMiB(want) == memoryMiB(live)
+	case "agent":
+		return truthy(agentEnabled(want)) == truthy(agentEnabled(live))
+	case "onboot":
+		return truthy(want) == truthy(live)
+	case "smbios1":
+		return strings.EqualFold(parsePropString(want).KV["uuid"], parsePropString(live).KV["uuid"])
+	case "boot":
+		return parsePropString(want).KV["order"] == parsePropString(live).KV["order"]
+	case "nameserver":
+		return strings.Join(strings.Fields(want), " ") == strings.Join(strings.Fields(live), " ")
+	case "description":
+		return strings.TrimRight(want, "\n") == strings.TrimRight(live, "\n")
+	}
+	if strings.HasPrefix(key, "ipconfig") {
+		return sameKV(parsePropString(want).KV, parsePropString(live).KV)
+	}
+	return want == live
+}
+
+// configDefaults are the values Proxmox uses for keys absent from a config
+// (the defaults in the API schema, POST /nodes/{node}/qemu).
+var configDefaults = map[string]string{
+	"cores": "1", "sockets": "1", "memory": "512", "bios": "seabios", "scsihw": "lsi", "ostype": "other",
+}
+
+// splitTags reads Proxmox's tag list, separated by ';' (or ',' or spaces).
+func splitTags(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
+}
+
+func cpuType(s string) string {
+	ps := parsePropString(s)
+	if t, ok := ps.KV["cputype"]; ok {
+		return t
+	}
+	return ps.Head
+}
+
+func memoryMiB(s string) string {
+	ps := parsePropString(s)
+	if v, ok := ps.KV["current"]; ok {
+		return v
+	}
+	return ps.Head
+}
+
+func agentEnabled(s string) string {
+	ps := parsePropString(s)
+	if v, ok := ps.KV["enabled"]; ok {
+		return v
+	}
+	return ps.Head
+}
+
+func sameKV(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

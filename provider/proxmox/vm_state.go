@@ -1,0 +1,152 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// vmResourceID is the resource ID of a VM: "<node>/<vmid>".
+func vmResourceID(ref pve.VMRef) string { return fmt.Sprintf("%s/%d", ref.Node, ref.VMID) }
+
+// parseVMResourceID reads "<node>/<vmid>"; a bare "<vmid>" has no node.
+func parseVMResourceID(id string) (pve.VMRef, error) {
+	node, num, ok := strings.Cut(id, "/")
+	if !ok {
+		node, num = "", id
+	}
+	vmid, err := strconv.Atoi(num)
+	if err != nil || vmid < 100 {
+		return pve.VMRef{}, fmt.Errorf("%q is not a VM id: use <node>/<vmid>, for example pve1/104", id)
+	}
+	return pve.VMRef{Node: node, VMID: vmid}, nil
+}
+
+// observe reads a VM's configuration, power state and (when asked) pool.
+// found is false when the VM does not exist on any node.
+func observe(ctx context.Context, c *pve.Client, ref pve.VMRef, withPool bool) (o observation, found bool, err error) {
+	var vms []pve.ClusterVM
+	if ref.Node == "" || withPool {
+		if vms, err = c.ClusterVMs(ctx); err != nil {
+			return o, false, err
+		}
+		located := false
+		for _, vm := range vms {
+			if vm.VMID == ref.VMID {
+				ref.Node, o.Pool, located = vm.Node, vm.Pool, true
+			}
+		}
+		if !located {
+			return o, false, nil
+		}
+	}
+	cfg, err := c.VMConfig(ctx, ref)
+	if pve.IsNotFound(err) && !withPool {
+		// moved to another node outside Pulumi, or deleted
+		return observe(ctx, c, pve.VMRef{VMID: ref.VMID}, true)
+	}
+	if pve.IsNotFound(err) {
+		return o, false, nil
+	}
+	if err != nil {
+		return o, false, err
+	}
+	st, err := c.VMStatus(ctx, ref)
+	if err != nil {
+		return o, false, err
+	}
+	return observation{Ref: ref, Config: cfg, Status: st, Pool: o.Pool}, true, nil
+}
+
+// stateFrom builds the state from an observation; in are the inputs the
+// user gave (observed values replace them only where the VM differs).
+func stateFrom(o observation, in VirtualMachineArgs, addrs []netip.Addr) VirtualMachineState {
+	obs := observeArgs(o)
+	st := VirtualMachineState{
+		VirtualMachineArgs: reconcile(in, obs),
+		VMID:               o.Ref.VMID,
+		Status:             o.Status.Status,
+		MACAddresses:       []string{},
+		IPv4Addresses:      []string{},
+		IPv6Addresses:      []string{},
+	}
+	if obs.SmbiosUUID != nil {
+		st.SmbiosUUID = *obs.SmbiosUUID
+	}
+	for _, n := range obs.NetworkDevices {
+		if n.MACAddress != nil {
+			st.MACAddresses = append(st.MACAddresses, *n.MACAddress)
+		}
+	}
+	st.IPv4Addresses, st.IPv6Addresses = splitAddresses(addrs)
+	return st
+}
+
+// usable keeps the addresses a client can reach the guest on. The loopback
+// interface ("lo") is skipped by name by the callers; 127.0.0.0/8 addresses
+// on other interfaces are kept, which is what the lab gives its VMs.
+func usable(a netip.Addr) bool {
+	a = a.Unmap()
+	return a != netip.IPv6Loopback() && a != netip.AddrFrom4([4]byte{127, 0, 0, 1}) &&
+		!a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast()
+}
+
+func splitAddresses(addrs []netip.Addr) (v4, v6 []string) {
+	v4, v6 = []string{}, []string{}
+	for _, a := range addrs {
+		switch {
+		case !usable(a):
+		case a.Is4() || a.Is4In6():
+			v4 = append(v4, a.Unmap().String())
+		default:
+			v6 = append(v6, a.String())
+		}
+	}
+	return v4, v6
+}
+
+// guestAddresses asks the guest agent once for the guest's addresses. It
+// answers nothing (and no error) when the agent does not answer yet.
+func guestAddresses(ctx context.Context, c *pve.Client, ref pve.VMRef) ([]netip.Addr, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	ifaces, err := c.AgentInterfaces(ctx, ref)
+	if err != nil {
+		if pve.IsAgentNotRunning(err) || ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, i := range ifaces {
+		if i.Name == "lo" {
+			continue
+		}
+		out = append(out, i.Addresses...)
+	}
+	return out, nil
+}
+
+// agentEnabled reports whether the VM's config enables the guest agent.
+func agentOn(cfg pve.VMConfig) bool { return truthy(agentEnabled(cfg["agent"])) }
+
+// readState observes the VM and builds its state, asking the guest agent for
+// addresses when the VM runs with the agent enabled.
+func readState(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs) (VirtualMachineState, bool, error) {
+	o, found, err := observe(ctx, c, ref, in.Pool != nil || ref.Node == "")
+	if err != nil || !found {
+		return VirtualMachineState{}, found, err
+	}
+	var addrs []netip.Addr
+	if o.Status.Running() && agentOn(o.Config) {
+		if addrs, err = guestAddresses(ctx, c, o.Ref); err != nil {
+			return VirtualMachineState{}, true, err
+		}
+	}
+	return stateFrom(o, in, addrs), true, nil
+}

@@ -1,0 +1,177 @@
+package pve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+)
+
+// Options describe how to reach a Proxmox VE API.
+type Options struct {
+	// Endpoint in any form NormalizeEndpoint accepts.
+	Endpoint string
+	// APIToken is USER@REALM!TOKENID=SECRET.
+	APIToken string
+	// Insecure skips TLS verification (test hosts with self-signed certificates).
+	Insecure bool
+	// CACertPEM is added to the system roots to verify the host's certificate.
+	CACertPEM string
+	// RequestTimeout bounds each HTTP request; 0 means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// DefaultRequestTimeout bounds one HTTP request to the API.
+const DefaultRequestTimeout = 60 * time.Second
+
+// Client is a connected Proxmox VE API client. It is safe for concurrent use;
+// one Client serves a whole provider process so that VMID allocation is
+// serialized across all resources.
+type Client struct {
+	api      *proxmox.Client
+	endpoint string
+	tokenID  string
+	version  string
+	ids      *IDAllocator
+	// taskPoll is the first interval between task status polls.
+	taskPoll time.Duration
+}
+
+// Connect builds a client and proves the connection with one authenticated
+// request, so that a wrong endpoint, an unverifiable certificate or a refused
+// token fails here with a message that says which.
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	endpoint, err := NormalizeEndpoint(opts.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := ParseAPIToken(opts.APIToken)
+	if err != nil {
+		return nil, err
+	}
+	timeout := opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	hc, err := newHTTPClient(opts.Insecure, opts.CACertPEM, timeout)
+	if err != nil {
+		return nil, err
+	}
+	ua := opts.UserAgent
+	if ua == "" {
+		ua = "proxmoxtalos"
+	}
+	c := &Client{
+		api: proxmox.NewClient(endpoint,
+			proxmox.WithHTTPClient(hc),
+			proxmox.WithAPIToken(tok.ID, tok.Secret),
+			proxmox.WithUserAgent(ua)),
+		endpoint: endpoint,
+		tokenID:  tok.ID,
+		taskPoll: 100 * time.Millisecond,
+	}
+	c.ids = NewIDAllocator(clusterIDs{c})
+
+	var v struct {
+		Version string `json:"version"`
+		Release string `json:"release"`
+	}
+	if err := c.get(ctx, "/version", &v); err != nil {
+		return nil, c.connectError(err)
+	}
+	c.version = v.Version
+	return c, nil
+}
+
+func (c *Client) connectError(err error) error {
+	switch Classify(err) {
+	case KindUnreachable:
+		return fmt.Errorf("cannot reach the Proxmox VE API at %s: %w; check `endpoint` "+
+			"(PROXMOX_VE_ENDPOINT) and that the host answers on that port from this machine", c.endpoint, err)
+	case KindTLS:
+		return fmt.Errorf("cannot verify the TLS certificate of the Proxmox VE API at %s: %w; "+
+			"give the PEM of the CA that signed it in `caCert` (PROXMOX_VE_CA_CERT), "+
+			"or set `insecure: true` (PROXMOX_VE_INSECURE) for a test host only", c.endpoint, err)
+	case KindAuth:
+		return fmt.Errorf("the Proxmox VE API at %s refused the API token %q: check `apiToken` "+
+			"(PROXMOX_VE_API_TOKEN): the user, realm and token name, the secret, and that the "+
+			"token is neither expired nor deleted", c.endpoint, c.tokenID)
+	}
+	return fmt.Errorf("connecting to the Proxmox VE API at %s: %w", c.endpoint, err)
+}
+
+// Endpoint is the normalized API base URL (ending in /api2/json).
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Version is the Proxmox VE version the server reported at connect time.
+func (c *Client) Version() string { return c.version }
+
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	return apiErrorFrom(http.MethodGet, path, c.api.Get(ctx, path, out))
+}
+
+func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
+	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, stringParams(params), out))
+}
+
+func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
+	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, stringParams(params), out))
+}
+
+// stringParams sends every value as a string, as the Proxmox web UI and pvesh
+// do with form encoding, so that booleans arrive as 1/0 rather than JSON true.
+func stringParams(params map[string]any) map[string]string {
+	if params == nil {
+		return nil
+	}
+	out := make(map[string]string, len(params))
+	for k, v := range params {
+		out[k] = paramString(v)
+	}
+	return out
+}
+
+func (c *Client) delete(ctx context.Context, path string, params map[string]any, out any) error {
+	if len(params) > 0 {
+		path += "?" + encodeQuery(params)
+	}
+	return apiErrorFrom(http.MethodDelete, path, c.api.Delete(ctx, path, out))
+}
+
+// encodeQuery renders params as a query string with values as Proxmox
+// expects them (booleans as 1/0).
+func encodeQuery(params map[string]any) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(params) {
+		if b.Len() > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(queryEscape(paramString(params[k])))
+	}
+	return b.String()
+}
+
+// paramString renders one parameter value the way Proxmox's own clients do.
+func paramString(v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	default:
+		return fmt.Sprint(x)
+	}
+}

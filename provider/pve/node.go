@@ -1,0 +1,119 @@
+package pve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// NodeInfo is one cluster node as GET /nodes lists it.
+type NodeInfo struct {
+	Name   string
+	Online bool
+	// MaxMem and Mem are the node's total and used memory in bytes.
+	MaxMem uint64
+	Mem    uint64
+	// MaxCPU is the node's logical CPU count (0 when not reported).
+	MaxCPU int
+}
+
+// Nodes lists the cluster's nodes.
+func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
+	var items []struct {
+		Node   string      `json:"node"`
+		Status string      `json:"status"`
+		MaxMem json.Number `json:"maxmem"`
+		Mem    json.Number `json:"mem"`
+		MaxCPU json.Number `json:"maxcpu"`
+	}
+	err := DefaultRetry.Retry(ctx, "listing the nodes of the cluster", true, func(ctx context.Context) error {
+		return c.get(ctx, "/nodes", &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodeInfo, 0, len(items))
+	for _, it := range items {
+		maxMem, _ := it.MaxMem.Int64()
+		mem, _ := it.Mem.Int64()
+		cpus, _ := it.MaxCPU.Int64()
+		out = append(out, NodeInfo{Name: it.Node, Online: it.Status == "online",
+			MaxMem: uint64(max(maxMem, 0)), Mem: uint64(max(mem, 0)), MaxCPU: int(max(cpus, 0))})
+	}
+	return out, nil
+}
+
+// Bridges lists the names of the network bridges (Linux, OVS and SDN
+// VNets) a VM on node can attach to.
+func (c *Client) Bridges(ctx context.Context, node string) ([]string, error) {
+	var items []struct {
+		Iface string `json:"iface"`
+	}
+	path := fmt.Sprintf("/nodes/%s/network?type=any_bridge", node)
+	err := DefaultRetry.Retry(ctx, "listing the bridges of node "+node, true, func(ctx context.Context) error {
+		return c.get(ctx, path, &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.Iface)
+	}
+	return out, nil
+}
+
+// StorageInfo is one storage as seen from a node.
+type StorageInfo struct {
+	Name    string
+	Content []string
+	Active  bool
+	Enabled bool
+	Shared  bool
+	// Avail is the free space in bytes.
+	Avail uint64
+}
+
+// Holds reports whether the storage accepts the content type ("images", "iso", "import").
+func (s StorageInfo) Holds(content string) bool {
+	for _, c := range s.Content {
+		if c == content {
+			return true
+		}
+	}
+	return false
+}
+
+// Storages lists the storages available on node.
+func (c *Client) Storages(ctx context.Context, node string) ([]StorageInfo, error) {
+	var items []struct {
+		Storage string      `json:"storage"`
+		Content string      `json:"content"`
+		Active  json.Number `json:"active"`
+		Enabled json.Number `json:"enabled"`
+		Shared  json.Number `json:"shared"`
+		Avail   json.Number `json:"avail"`
+	}
+	path := fmt.Sprintf("/nodes/%s/storage", node)
+	err := DefaultRetry.Retry(ctx, "listing the storages of node "+node, true, func(ctx context.Context) error {
+		return c.get(ctx, path, &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StorageInfo, 0, len(items))
+	for _, it := range items {
+		avail, _ := it.Avail.Int64()
+		var content []string
+		for _, s := range strings.Split(it.Content, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				content = append(content, s)
+			}
+		}
+		out = append(out, StorageInfo{Name: it.Storage, Content: content,
+			Active: it.Active.String() == "1", Enabled: it.Enabled.String() != "0",
+			Shared: it.Shared.String() == "1", Avail: uint64(max(avail, 0))})
+	}
+	return out, nil
+}

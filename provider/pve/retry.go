@@ -1,0 +1,117 @@
+package pve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"time"
+)
+
+// RetryPolicy says how long to keep retrying transient answers.
+type RetryPolicy struct {
+	Initial time.Duration
+	Max     time.Duration
+	// MaxElapsed bounds the retries when ctx has no deadline.
+	MaxElapsed time.Duration
+}
+
+// DefaultRetry suits Proxmox locks, which are held for seconds to minutes.
+var DefaultRetry = RetryPolicy{Initial: 250 * time.Millisecond, Max: 5 * time.Second, MaxElapsed: 10 * time.Minute}
+
+// Retryable reports whether an operation that failed with err may be run
+// again. A lock timeout or "VM is locked" means Proxmox refused before doing
+// anything, so it is always safe. Proxy errors and lost connections are
+// ambiguous for calls that change state: the request may have run. Those are
+// retried only when the operation is idempotent.
+func Retryable(err error, idempotent bool) bool {
+	switch Classify(err) {
+	case KindLocked:
+		return true
+	case KindTransient, KindUnreachable:
+		return idempotent || notSent(err)
+	}
+	return false
+}
+
+// maxServerErrorRetries bounds the retries of an idempotent call that
+// failed with a plain server error (see IsServerError).
+const maxServerErrorRetries = 2
+
+// IsServerError reports an HTTP 5xx answer that is nothing more specific
+// (not a lock, a missing object or a proxy failure): Proxmox says the call
+// failed without saying why it might pass later.
+func IsServerError(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status >= 500 && Classify(err) == KindOther
+}
+
+// notSent reports failures that prove the request never reached the node
+// that would run it, so that even a create can be sent again: a refused or
+// timed-out connection to the API, and pveproxy's 595, which it answers
+// when it cannot connect to the node that owns the resource (AnyEvent::HTTP
+// status 595: "errors during connection establishment, proxy handshake";
+// 596 and 597 come after the request was sent and stay ambiguous).
+func notSent(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status == 595
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
+// Retry runs op until it succeeds, fails with an error that is not
+// retryable, or the time is up (ctx's deadline, else p.MaxElapsed). Retries
+// are logged through the context's logger with what is being retried and why.
+func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op func(ctx context.Context) error) error {
+	start := time.Now()
+	deadline, hasDeadline := ctx.Deadline()
+	if !hasDeadline && p.MaxElapsed > 0 {
+		deadline = start.Add(p.MaxElapsed)
+	}
+	wait := p.Initial
+	var last error // the last answer worth reporting
+	serverErrors := 0
+	for attempt := 1; ; attempt++ {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil && last != nil {
+			// the time ran out during a retry: say what kept failing
+			return fmt.Errorf("%s: gave up after %d attempts over %s (%v): %w",
+				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
+		}
+		if !Retryable(err, idempotent) {
+			// a plain server error on a call that is safe to repeat may be
+			// a passing hiccup (pmxcfs, a restarting pvedaemon): a few
+			// more tries, not the whole budget a lock gets
+			if !idempotent || !IsServerError(err) || serverErrors >= maxServerErrorRetries {
+				return err
+			}
+			serverErrors++
+		}
+		last = err
+		if ctx.Err() != nil {
+			return err
+		}
+		// full jitter within [wait/2, wait] keeps parallel creates from
+		// retrying in lock step
+		sleep := wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
+		if time.Now().Add(sleep).After(deadline) {
+			return fmt.Errorf("%s: still failing after %d attempts over %s: %w",
+				what, attempt, time.Since(start).Round(time.Second), err)
+		}
+		Logf(ctx, "%s: %s (%v); retrying in %s", what, Classify(err), err, sleep.Round(10*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, attempt, ctx.Err(), err)
+		case <-time.After(sleep):
+		}
+		if wait *= 2; wait > p.Max {
+			wait = p.Max
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package pve
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRetryRetriesLocksUntilSuccess(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{Initial: time.Millisecond, Max: 2 * time.Millisecond, MaxElapsed: time.Second}
+	var logged []string
+	ctx := WithLogger(context.Background(), func(m string) { logged = append(logged, m) })
+	calls := 0
+	err := p.Retry(ctx, "starting VM 104", false, func(context.Context) error {
+		calls++
+		if calls < 3 {
+			return &APIError{Status: 500, Message: "VM is locked (clone)"}
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("err %v after %d calls, want success after 3", err, calls)
+	}
+	if len(logged) != 2 || !strings.Contains(logged[0], "starting VM 104") || !strings.Contains(logged[0], "locked") {
+		t.Errorf("retries not logged with what and why: %q", logged)
+	}
+}
+
+func TestRetryStopsOnPermanentErrors(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	err := DefaultRetry.Retry(context.Background(), "x", true, func(context.Context) error {
+		calls++
+		return &APIError{Status: 500, Message: "VM 104 already exists on node 'pve1'"}
+	})
+	if calls != 1 || !IsAlreadyExists(err) {
+		t.Fatalf("calls %d err %v", calls, err)
+	}
+}
+
+func TestRetryGivesUpAtTheDeadline(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{Initial: 5 * time.Millisecond, Max: 10 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := p.Retry(ctx, "destroying VM 104", false, func(context.Context) error {
+		return &APIError{Status: 500, Message: "can't lock file '/var/lock/qemu-server/lock-104.conf' - got timeout"}
+	})
+	if err == nil || Classify(err) != KindLocked || time.Since(start) > time.Second {
+		t.Fatalf("err %v after %s", err, time.Since(start))
+	}
+}
+
+// A plain server error is retried a few times for a call that is safe to
+// repeat, and not at all for one that is not.
+func TestRetryServerErrorsBounded(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond, MaxElapsed: time.Minute}
+	serverErr := &APIError{Status: 500, Message: "unable to open file '/etc/pve/nodes/pve1/qemu-server/104.conf.tmp.123' - Permission denied"}
+	calls := 0
+	err := p.Retry(context.Background(), "reading", true, func(context.Context) error { calls++; return serverErr })
+	if err == nil || calls != 1+maxServerErrorRetries {
+		t.Fatalf("idempotent call with a server error: %d calls, err %v", calls, err)
+	}
+	calls = 0
+	err = p.Retry(context.Background(), "reading", true, func(context.Context) error {
+		if calls++; calls < 2 {
+			return serverErr
+		}
+		return nil
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("a passing server error: %d calls, err %v", calls, err)
+	}
+	calls = 0
+	_ = p.Retry(context.Background(), "creating", false, func(context.Context) error { calls++; return serverErr })
+	if calls != 1 {
+		t.Fatalf("a non-idempotent call was repeated after a server error: %d calls", calls)
+	}
+	notFound := &APIError{Status: 500, Message: "Configuration file 'nodes/pve1/qemu-server/104.conf' does not exist"}
+	calls = 0
+	_ = p.Retry(context.Background(), "reading", true, func(context.Context) error { calls++; return notFound })
+	if calls != 1 {
+		t.Fatalf("a missing VM was asked %d times", calls)
+	}
+}

@@ -1,0 +1,122 @@
+package pve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+)
+
+// DownloadRequest asks a node to download a file into a storage
+// (POST /nodes/{node}/storage/{storage}/download-url).
+type DownloadRequest struct {
+	Node    string
+	Storage string
+	URL     string
+	// Content is "iso" or "import" (or "vztmpl").
+	Content  string
+	FileName string
+	// Checksum and ChecksumAlgorithm are verified by Proxmox after download.
+	Checksum          string
+	ChecksumAlgorithm string
+	// Decompression algorithm of the URL's payload ("gz", "lzo", "zst", "bz2"), if any.
+	Compression string
+	// VerifyCertificates of the download server (Proxmox default: true).
+	VerifyCertificates *bool
+}
+
+// VolumeID is the volume the download creates: <storage>:<content>/<file>.
+func (r DownloadRequest) VolumeID() string {
+	return fmt.Sprintf("%s:%s/%s", r.Storage, r.Content, r.FileName)
+}
+
+// DownloadURL runs the download task on the node and waits for it.
+func (c *Client) DownloadURL(ctx context.Context, r DownloadRequest) error {
+	p := map[string]any{"url": r.URL, "content": r.Content, "filename": r.FileName}
+	if r.Checksum != "" {
+		p["checksum"] = r.Checksum
+		p["checksum-algorithm"] = r.ChecksumAlgorithm
+	}
+	if r.Compression != "" {
+		p["compression"] = r.Compression
+	}
+	if r.VerifyCertificates != nil {
+		p["verify-certificates"] = *r.VerifyCertificates
+	}
+	path := fmt.Sprintf("/nodes/%s/storage/%s/download-url", r.Node, r.Storage)
+	// not idempotent: a retried download after a lost answer would fail on
+	// the file the first one wrote; only lock answers are retried
+	return DefaultRetry.Retry(ctx, fmt.Sprintf("downloading %s to %s on node %s", r.FileName, r.Storage, r.Node), false,
+		func(ctx context.Context) error {
+			return c.startTask(ctx, func(upid *string) error { return c.post(ctx, path, p, upid) })
+		})
+}
+
+// Volume is one entry of a storage's content list.
+type Volume struct {
+	VolID   string
+	Content string
+	Format  string
+	// Size in bytes.
+	Size uint64
+}
+
+// StorageContent lists the volumes of one content type in a storage on node.
+func (c *Client) StorageContent(ctx context.Context, node, storage, content string) ([]Volume, error) {
+	var items []struct {
+		VolID   string      `json:"volid"`
+		Content string      `json:"content"`
+		Format  string      `json:"format"`
+		Size    json.Number `json:"size"`
+	}
+	path := fmt.Sprintf("/nodes/%s/storage/%s/content", node, storage)
+	if content != "" {
+		path += "?content=" + url.QueryEscape(content)
+	}
+	err := DefaultRetry.Retry(ctx, fmt.Sprintf("listing storage %s on node %s", storage, node), true,
+		func(ctx context.Context) error { return c.get(ctx, path, &items) })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Volume, 0, len(items))
+	for _, it := range items {
+		size, _ := it.Size.Int64()
+		out = append(out, Volume{VolID: it.VolID, Content: it.Content, Format: it.Format, Size: uint64(max(size, 0))})
+	}
+	return out, nil
+}
+
+// FindVolume looks a volume up in its storage's content list.
+func (c *Client) FindVolume(ctx context.Context, node, storage, volid string) (Volume, bool, error) {
+	vols, err := c.StorageContent(ctx, node, storage, "")
+	if err != nil {
+		return Volume{}, false, err
+	}
+	for _, v := range vols {
+		if v.VolID == volid {
+			return v, true, nil
+		}
+	}
+	return Volume{}, false, nil
+}
+
+// DeleteVolume removes a volume; a volume that is already gone is success.
+// Proxmox fails the delete task of a missing file ("unlink ... No such file
+// or directory"), so the content list is asked first and after a failure.
+func (c *Client) DeleteVolume(ctx context.Context, node, storage, volid string) error {
+	if _, found, err := c.FindVolume(ctx, node, storage, volid); err == nil && !found {
+		return nil
+	}
+	path := fmt.Sprintf("/nodes/%s/storage/%s/content/%s", node, storage, url.PathEscape(volid))
+	err := DefaultRetry.Retry(ctx, fmt.Sprintf("deleting %s on node %s", volid, node), false,
+		func(ctx context.Context) error {
+			return c.startTask(ctx, func(upid *string) error { return c.delete(ctx, path, nil, upid) })
+		})
+	if err == nil || IsNotFound(err) {
+		return nil
+	}
+	if _, found, ferr := c.FindVolume(ctx, node, storage, volid); ferr == nil && !found {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,174 @@
+package pve
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// UPID identifies a Proxmox task:
+// UPID:<node>:<pid>:<pstart>:<starttime>:<type>:<id>:<user>:
+type UPID struct {
+	Raw  string
+	Node string
+	Type string
+	ID   string
+}
+
+// ParseUPID splits a task id into the parts callers need.
+func ParseUPID(s string) (UPID, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 8 || parts[0] != "UPID" || parts[1] == "" {
+		return UPID{}, fmt.Errorf("Proxmox returned %q where a task id (UPID:node:...) was expected", s)
+	}
+	return UPID{Raw: s, Node: parts[1], Type: parts[5], ID: parts[6]}, nil
+}
+
+// TaskError is a task that finished with an exit status other than success.
+type TaskError struct {
+	UPID       UPID
+	ExitStatus string
+	// LogTail holds the last lines of the task log.
+	LogTail []string
+}
+
+func (e *TaskError) Error() string {
+	what := e.UPID.Type
+	if e.UPID.ID != "" {
+		what += " " + e.UPID.ID
+	}
+	msg := fmt.Sprintf("Proxmox task %s on node %s failed: %s", what, e.UPID.Node, e.ExitStatus)
+	if e.ExitStatus == unexpectedStatus {
+		msg += " (its worker process ended without a result: the node restarted or the process was killed)"
+	}
+	if len(e.LogTail) > 0 {
+		msg += "; task log ends with:\n  " + strings.Join(e.LogTail, "\n  ")
+	}
+	return msg
+}
+
+// TaskSucceeded interprets a finished task's exit status. "OK" succeeds, and
+// so does "WARNINGS: N", which Proxmox uses for tasks that completed but
+// logged warnings (pve-common src/PVE/UPID.pm status_is_error). go-proxmox treats the
+// latter as failed and its Task.Wait returns nil for real failures, so the
+// status is checked here instead.
+func TaskSucceeded(exitStatus string) (ok bool, warnings int) {
+	if exitStatus == "OK" {
+		return true, 0
+	}
+	if rest, found := strings.CutPrefix(exitStatus, "WARNINGS: "); found {
+		n, err := strconv.Atoi(strings.TrimSpace(rest))
+		if err == nil {
+			return true, n
+		}
+	}
+	return false, 0
+}
+
+// unexpectedStatus is the exit status of a task whose worker died before
+// writing its final log line (pve-common src/PVE/UPID.pm read_status).
+const unexpectedStatus = "unexpected status"
+
+type taskStatus struct {
+	Status     string `json:"status"`
+	ExitStatus string `json:"exitstatus"`
+}
+
+type taskLogLine struct {
+	N int    `json:"n"`
+	T string `json:"t"`
+}
+
+// maxFailedPolls is how many task status reads in a row may fail with a
+// server error before WaitTask gives up.
+const maxFailedPolls = 5
+
+// WaitTask waits for the task to stop and checks its exit status. It polls
+// with a growing interval, logs progress through the context's logger every
+// 30 seconds, and gives up when ctx is done.
+func (c *Client) WaitTask(ctx context.Context, upid string) error {
+	id, err := ParseUPID(upid)
+	if err != nil {
+		return err
+	}
+	// escaped: a UPID's worker id may hold '%' (pve-common encode_text)
+	path := fmt.Sprintf("/nodes/%s/tasks/%s/status", id.Node, url.PathEscape(upid))
+	start := time.Now()
+	lastLog := start
+	interval := c.taskPoll
+	failedPolls := 0
+	for {
+		var st taskStatus
+		err := c.get(ctx, path, &st)
+		if err == nil {
+			failedPolls = 0
+		}
+		switch {
+		case err != nil && (Classify(err) == KindTransient || Classify(err) == KindUnreachable) && ctx.Err() == nil:
+			// keep polling: the task runs on regardless of our connection
+		case err != nil && Classify(err) == KindOther && ctx.Err() == nil && failedPolls < maxFailedPolls:
+			// a server error on a read: the task runs on, and giving up
+			// here would fail an operation that may well succeed
+			failedPolls++
+		case err != nil:
+			return fmt.Errorf("waiting for Proxmox task %s %s on node %s: %w", id.Type, id.ID, id.Node, err)
+		case st.Status != "running":
+			ok, warnings := TaskSucceeded(st.ExitStatus)
+			if ok {
+				if warnings > 0 {
+					Logf(ctx, "Proxmox task %s %s on node %s finished with %d warning(s)", id.Type, id.ID, id.Node, warnings)
+				}
+				return nil
+			}
+			return &TaskError{UPID: id, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, id, 10)}
+		}
+		if time.Since(lastLog) >= 30*time.Second {
+			lastLog = time.Now()
+			Logf(ctx, "still waiting for Proxmox task %s %s on node %s (%s so far)",
+				id.Type, id.ID, id.Node, time.Since(start).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gave up waiting for Proxmox task %s %s on node %s after %s: %w",
+				id.Type, id.ID, id.Node, time.Since(start).Round(time.Second), ctx.Err())
+		case <-time.After(interval):
+		}
+		if interval < 2*time.Second {
+			interval = interval * 3 / 2
+		}
+	}
+}
+
+// taskLogTail returns up to n last lines of the task log; best effort.
+func (c *Client) taskLogTail(ctx context.Context, id UPID, n int) []string {
+	var lines []taskLogLine
+	path := fmt.Sprintf("/nodes/%s/tasks/%s/log?start=0&limit=1000", id.Node, url.PathEscape(id.Raw))
+	if err := c.get(ctx, path, &lines); err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l.T); t != "" && t != "no content" {
+			out = append(out, t)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// startTask runs a call that answers with a task id and waits for the task.
+func (c *Client) startTask(ctx context.Context, call func(out *string) error) error {
+	var upid string
+	if err := call(&upid); err != nil {
+		return err
+	}
+	if upid == "" {
+		return nil // some calls answer null when there was nothing to do
+	}
+	return c.WaitTask(ctx, upid)
+}

@@ -1,0 +1,347 @@
+package pve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// VMRef names a VM: its node and VMID.
+type VMRef struct {
+	Node string
+	VMID int
+}
+
+func (r VMRef) String() string { return fmt.Sprintf("VM %d on node %s", r.VMID, r.Node) }
+
+func (r VMRef) path(suffix string) string {
+	return fmt.Sprintf("/nodes/%s/qemu/%d%s", r.Node, r.VMID, suffix)
+}
+
+// VMConfig is a VM configuration as Proxmox returns it (pending changes
+// applied), every value rendered as a string: "cores" -> "2",
+// "net0" -> "virtio=BC:24:11:00:00:01,bridge=vmbr0".
+type VMConfig map[string]string
+
+// VMStatus is the runtime state of a VM (GET .../status/current).
+type VMStatus struct {
+	// Status is "running" or "stopped".
+	Status string
+	// QMPStatus is QEMU's finer state ("running", "paused", ...).
+	QMPStatus string
+	// Lock is the config lock held, if any ("clone", "create", "backup").
+	Lock string
+	// Agent reports whether the guest agent is enabled in the config.
+	Agent bool
+}
+
+// Running reports whether the VM runs.
+func (s VMStatus) Running() bool { return s.Status == "running" }
+
+// decodeConfig renders Proxmox's JSON config object as strings. Numbers are
+// kept as written (json.Number), so "memory": 2048 becomes "2048".
+func decodeConfig(raw json.RawMessage) (VMConfig, error) {
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("reading the VM configuration Proxmox returned: %w", err)
+	}
+	cfg := make(VMConfig, len(m))
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			continue
+		case string:
+			cfg[k] = x
+		case json.Number:
+			cfg[k] = x.String()
+		case bool:
+			cfg[k] = paramString(x)
+		default:
+			b, _ := json.Marshal(x)
+			cfg[k] = string(b)
+		}
+	}
+	return cfg, nil
+}
+
+// VMConfig reads the VM's configuration with pending changes applied, which
+// is what the next boot will run with.
+func (c *Client) VMConfig(ctx context.Context, ref VMRef) (VMConfig, error) {
+	var raw json.RawMessage
+	err := DefaultRetry.Retry(ctx, "reading the configuration of "+ref.String(), true, func(ctx context.Context) error {
+		return c.get(ctx, ref.path("/config"), &raw)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return decodeConfig(raw)
+}
+
+// VMStatus reads whether the VM runs.
+func (c *Client) VMStatus(ctx context.Context, ref VMRef) (VMStatus, error) {
+	var raw struct {
+		Status    string          `json:"status"`
+		QMPStatus string          `json:"qmpstatus"`
+		Lock      string          `json:"lock"`
+		Agent     json.RawMessage `json:"agent"`
+	}
+	err := DefaultRetry.Retry(ctx, "reading the status of "+ref.String(), true, func(ctx context.Context) error {
+		return c.get(ctx, ref.path("/status/current"), &raw)
+	})
+	if err != nil {
+		return VMStatus{}, err
+	}
+	agent := strings.Trim(string(raw.Agent), `"`)
+	return VMStatus{Status: raw.Status, QMPStatus: raw.QMPStatus, Lock: raw.Lock,
+		Agent: agent == "1" || agent == "true"}, nil
+}
+
+// CreateVM creates a VM with the given config parameters and waits for the
+// create task. An "already exists" answer is returned as is, so that the
+// caller can allocate another VMID.
+func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any) error {
+	p := copyParams(params)
+	p["vmid"] = ref.VMID
+	return DefaultRetry.Retry(ctx, "creating "+ref.String(), false, func(ctx context.Context) error {
+		return c.startTask(ctx, func(upid *string) error {
+			return c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid)
+		})
+	})
+}
+
+// CloneOptions say how to clone a VM or template.
+type CloneOptions struct {
+	// Full makes an independent copy; false makes a linked clone of a template.
+	Full bool
+	// Storage is the target storage of a full clone ("" keeps the source's).
+	Storage string
+	// Name and Description of the new VM.
+	Name        string
+	Description string
+	Pool        string
+}
+
+// CloneVM clones src into dst (dst.Node is the target node) and waits.
+func (c *Client) CloneVM(ctx context.Context, src, dst VMRef, o CloneOptions) error {
+	p := map[string]any{"newid": dst.VMID, "full": o.Full}
+	if dst.Node != src.Node {
+		p["target"] = dst.Node
+	}
+	if o.Storage != "" && o.Full {
+		p["storage"] = o.Storage
+	}
+	if o.Name != "" {
+		p["name"] = o.Name
+	}
+	if o.Description != "" {
+		p["description"] = o.Description
+	}
+	if o.Pool != "" {
+		p["pool"] = o.Pool
+	}
+	return DefaultRetry.Retry(ctx, fmt.Sprintf("cloning %s into VM %d on node %s", src, dst.VMID, dst.Node), false,
+		func(ctx context.Context) error {
+			return c.startTask(ctx, func(upid *string) error {
+				return c.post(ctx, src.path("/clone"), p, upid)
+			})
+		})
+}
+
+// UpdateVMConfig sets params and deletes the keys in remove, through the
+// asynchronous config call (needed when disks are allocated), and waits.
+func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[string]any, remove []string) error {
+	p := copyParams(params)
+	if len(remove) > 0 {
+		p["delete"] = strings.Join(remove, ",")
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	return c.retryVM(ctx, ref, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
+		return c.startTask(ctx, func(upid *string) error {
+			return c.post(ctx, ref.path("/config"), p, upid)
+		})
+	})
+}
+
+// ResizeDisk grows a disk to sizeGiB.
+func (c *Client) ResizeDisk(ctx context.Context, ref VMRef, disk string, sizeGiB int) error {
+	p := map[string]any{"disk": disk, "size": strconv.Itoa(sizeGiB) + "G"}
+	return c.retryVM(ctx, ref, fmt.Sprintf("resizing disk %s of %s", disk, ref), true, func(ctx context.Context) error {
+		return c.startTask(ctx, func(upid *string) error {
+			return c.put(ctx, ref.path("/resize"), p, upid)
+		})
+	})
+}
+
+// MoveDisk moves a disk to another storage, deleting the source copy.
+func (c *Client) MoveDisk(ctx context.Context, ref VMRef, disk, storage string) error {
+	p := map[string]any{"disk": disk, "storage": storage, "delete": true}
+	return c.retryVM(ctx, ref, fmt.Sprintf("moving disk %s of %s to storage %s", disk, ref, storage), false,
+		func(ctx context.Context) error {
+			return c.startTask(ctx, func(upid *string) error {
+				return c.post(ctx, ref.path("/move_disk"), p, upid)
+			})
+		})
+}
+
+// powerAction runs one status/<action> call and waits for its task.
+func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any) error {
+	return c.retryVM(ctx, ref, action+" "+ref.String(), false, func(ctx context.Context) error {
+		return c.startTask(ctx, func(upid *string) error {
+			return c.post(ctx, ref.path("/status/"+action), params, upid)
+		})
+	})
+}
+
+// StartVM starts the VM and waits until QEMU runs.
+func (c *Client) StartVM(ctx context.Context, ref VMRef) error {
+	return c.powerAction(ctx, ref, "start", nil)
+}
+
+// StopVM stops the VM at once (like pulling the plug).
+func (c *Client) StopVM(ctx context.Context, ref VMRef) error {
+	return c.powerAction(ctx, ref, "stop", nil)
+}
+
+// ShutdownVM asks the guest to shut down (ACPI, or the agent when enabled)
+// and stops it hard when it has not within timeout.
+func (c *Client) ShutdownVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
+	return c.powerAction(ctx, ref, "shutdown", map[string]any{
+		"timeout": int(timeout.Seconds()), "forceStop": true,
+	})
+}
+
+// RebootVM shuts the VM down and starts it again, which applies pending
+// configuration changes.
+func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
+	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())})
+}
+
+// DeleteVM destroys a stopped VM with its disks, and removes it from backup
+// jobs, replication and HA (purge). A VM that is already gone is success.
+func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
+	p := map[string]any{"purge": true, "destroy-unreferenced-disks": true}
+	// idempotent: destroying again a VM that the first call destroyed
+	// answers "does not exist", which is success here
+	err := c.retryVM(ctx, ref, "destroying "+ref.String(), true, func(ctx context.Context) error {
+		return c.startTask(ctx, func(upid *string) error {
+			return c.delete(ctx, ref.path(""), p, upid)
+		})
+	})
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// PendingChange is a configuration change that waits for a restart.
+type PendingChange struct {
+	Key string
+	// Delete is set when the key is to be removed.
+	Delete bool
+}
+
+// PendingChanges lists changes that only take effect after a restart
+// (GET .../pending: entries with a "pending" value or a "delete" flag).
+func (c *Client) PendingChanges(ctx context.Context, ref VMRef) ([]PendingChange, error) {
+	var items []struct {
+		Key     string          `json:"key"`
+		Pending json.RawMessage `json:"pending"`
+		Delete  json.RawMessage `json:"delete"`
+	}
+	err := DefaultRetry.Retry(ctx, "reading pending changes of "+ref.String(), true, func(ctx context.Context) error {
+		return c.get(ctx, ref.path("/pending"), &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingChange
+	for _, it := range items {
+		del := len(it.Delete) > 0 && strings.Trim(string(it.Delete), `"`) != "0"
+		if del || len(it.Pending) > 0 {
+			out = append(out, PendingChange{Key: it.Key, Delete: del})
+		}
+	}
+	return out, nil
+}
+
+// RegenerateCloudInit rebuilds the cloud-init drive from the current
+// configuration (PVE 7.2+), so that the next boot of the guest sees it.
+func (c *Client) RegenerateCloudInit(ctx context.Context, ref VMRef) error {
+	return c.retryVM(ctx, ref, "regenerating the cloud-init drive of "+ref.String(), true, func(ctx context.Context) error {
+		return c.put(ctx, ref.path("/cloudinit"), nil, nil)
+	})
+}
+
+// SetPool moves the VM into pool, or out of from when pool is "".
+func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error {
+	return DefaultRetry.Retry(ctx, fmt.Sprintf("changing the pool of VM %d", vmid), true, func(ctx context.Context) error {
+		if pool == "" {
+			if from == "" {
+				return nil
+			}
+			return c.put(ctx, "/pools", map[string]any{"poolid": from, "vms": vmid, "delete": true}, nil)
+		}
+		return c.put(ctx, "/pools", map[string]any{"poolid": pool, "vms": vmid, "allow-move": true}, nil)
+	})
+}
+
+// ClusterVM is one VM as /cluster/resources lists it.
+type ClusterVM struct {
+	VMID     int
+	Node     string
+	Name     string
+	Status   string
+	Template bool
+	Pool     string
+	// Tags as Proxmox lists them (";"-separated, lower-cased, sorted).
+	Tags []string
+}
+
+// ClusterVMs lists every VM of the cluster.
+func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
+	var items []struct {
+		Type     string      `json:"type"`
+		VMID     json.Number `json:"vmid"`
+		Node     string      `json:"node"`
+		Name     string      `json:"name"`
+		Status   string      `json:"status"`
+		Template json.Number `json:"template"`
+		Pool     string      `json:"pool"`
+		Tags     string      `json:"tags"`
+	}
+	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
+		return c.get(ctx, "/cluster/resources?type=vm", &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []ClusterVM
+	for _, it := range items {
+		if it.Type != "qemu" {
+			continue
+		}
+		id, err := it.VMID.Int64()
+		if err != nil {
+			continue
+		}
+		out = append(out, ClusterVM{VMID: int(id), Node: it.Node, Name: it.Name, Status: it.Status,
+			Template: it.Template.String() == "1", Pool: it.Pool,
+			Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
+	}
+	return out, nil
+}
+
+func copyParams(params map[string]any) map[string]any {
+	p := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		p[k] = v
+	}
+	return p
+}

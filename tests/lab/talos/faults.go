@@ -1,0 +1,55 @@
+package talos
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Faults are injected failures of the simulated nodes, for testing clients'
+// retries.
+type Faults struct {
+	// APIErrorRate: this share of Talos API calls (maintenance service and
+	// apid) fails with Unavailable before reaching the node, as a dropped
+	// connection does.
+	APIErrorRate float64
+}
+
+// SetFaults changes the injected faults.
+func (s *Sim) SetFaults(f Faults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	s.faults = f
+}
+
+func (s *Sim) apiFault() error {
+	s.mu.Lock()
+	rate := s.faults.APIErrorRate
+	s.mu.Unlock()
+
+	if rate > 0 && rand.Float64() < rate {
+		return status.Error(codes.Unavailable, "lab fault: connection reset by peer")
+	}
+
+	return nil
+}
+
+func (s *Sim) faultUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := s.apiFault(); err != nil {
+		return nil, err
+	}
+
+	return h(ctx, req)
+}
+
+func (s *Sim) faultStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := s.apiFault(); err != nil {
+		return err
+	}
+
+	return h(srv, ss)
+}
