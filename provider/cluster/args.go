@@ -103,6 +103,8 @@ type Image struct {
 	FactoryUrl        string    `pulumi:"factoryUrl,optional"` //nolint:revive // Pulumi name
 	InstallerRegistry string    `pulumi:"installerRegistry,optional"`
 	Template          *Template `pulumi:"template,optional"`
+
+	SkipSchematicRegistration bool `pulumi:"skipSchematicRegistration,optional"`
 }
 
 // Annotate documents the image settings.
@@ -122,6 +124,9 @@ func (i *Image) Annotate(a infer.Annotator) {
 		"`https://factory.talos.dev`.")
 	a.Describe(&i.InstallerRegistry, "Registry of the installer images (`host[:port][/path]`), for air-gapped "+
 		"sites. Default: the Image Factory's own registry.")
+	a.Describe(&i.SkipSchematicRegistration, "Do not register the schematic with the Image Factory (an "+
+		"air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is "+
+		"registered before the hosts download the ISO, since a factory builds images only for schematics it knows.")
 	a.Describe(&i.Template, "Clone this template VM (holding a Talos nocloud disk image) instead of booting the "+
 		"ISO.")
 }

@@ -10,6 +10,7 @@ const (
 	tokenComponent          = "proxmoxtalos:index:TalosCluster"
 	tokenVirtualMachine     = "proxmoxtalos:proxmox:VirtualMachine"
 	tokenDownloadFile       = "proxmoxtalos:proxmox:DownloadFile"
+	tokenSchematic          = "proxmoxtalos:talos:ImageFactorySchematic"
 	tokenMachineSecrets     = "proxmoxtalos:talos:MachineSecrets"
 	tokenConfigurationApply = "proxmoxtalos:talos:ConfigurationApply"
 	tokenBootstrap          = "proxmoxtalos:talos:Bootstrap"
@@ -29,6 +30,11 @@ type virtualMachine struct {
 type downloadFile struct {
 	pulumi.CustomResourceState
 	VolumeID pulumi.StringOutput `pulumi:"volumeId"`
+}
+
+type schematic struct {
+	pulumi.CustomResourceState
+	SchematicID pulumi.StringOutput `pulumi:"schematicId"`
 }
 
 type machineSecrets struct {

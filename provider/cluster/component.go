@@ -135,6 +135,10 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	_ = ctx.Log.Info(fmt.Sprintf("cluster %s: %s", args.ClusterName, summary), &pulumi.LogArgs{Resource: comp})
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret}
+	if im := args.Image; im != nil {
+		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
+		f.skipRegistration = im.SkipSchematicRegistration
+	}
 	if err := f.register(); err != nil {
 		return fail(err)
 	}

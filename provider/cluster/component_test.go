@@ -21,7 +21,7 @@ func TestNewClusterFanOut(t *testing.T) {
 	for _, r := range rec.regs {
 		count[r.typ]++
 	}
-	want := map[string]int{"MachineSecrets": 1, "DownloadFile": 3, "VirtualMachine": 5, "ConfigurationApply": 5,
+	want := map[string]int{"MachineSecrets": 1, "ImageFactorySchematic": 1, "DownloadFile": 3, "VirtualMachine": 5, "ConfigurationApply": 5,
 		"Bootstrap": 1, "Kubeconfig": 1, "ClusterHealth": 6}
 	if !maps.Equal(count, want) {
 		t.Errorf("registered %v, want %v", count, want)
@@ -45,7 +45,7 @@ func TestNewClusterFanOut(t *testing.T) {
 	}
 	for _, vm := range rec.byType("VirtualMachine") {
 		for _, d := range vm.deps {
-			if !strings.HasPrefix(d, "DownloadFile::") {
+			if !strings.HasPrefix(d, "DownloadFile::") && !strings.HasPrefix(d, "ImageFactorySchematic::") {
 				t.Errorf("new VM %s waits for %s: new VMs are created in parallel", vm.name, d)
 			}
 		}
@@ -92,6 +92,15 @@ func TestNewClusterFanOut(t *testing.T) {
 		}
 	}
 
+	sch := rec.get(t, "ImageFactorySchematic", "lab-schematic")
+	if ext := strs(sch.inputs.Get("extensions")); !slices.Equal(ext, []string{"siderolabs/qemu-guest-agent"}) || sch.inputs.Get("talosVersion").AsString() != "v1.12.5" {
+		t.Errorf("schematic inputs %v", sch.inputs)
+	}
+	for _, d := range rec.byType("DownloadFile") {
+		if !depends(d, "ImageFactorySchematic::lab-schematic") {
+			t.Errorf("%s downloads before the schematic is registered: %v", d.name, d.deps)
+		}
+	}
 	vm := rec.get(t, "VirtualMachine", "lab-workers-1").inputs
 	if iso := vm.Get("iso").AsString(); !strings.HasPrefix(iso, "local:iso/talos-v") {
 		t.Errorf("iso = %q", iso)
@@ -144,7 +153,7 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	if !slices.Equal(first.keys(), second.keys()) {
 		t.Errorf("resources differ:\n%v\n%v", first.keys(), second.keys())
 	}
-	for _, typ := range []string{"VirtualMachine", "ConfigurationApply", "DownloadFile", "Bootstrap", "Kubeconfig", "MachineSecrets"} {
+	for _, typ := range []string{"VirtualMachine", "ConfigurationApply", "DownloadFile", "Bootstrap", "Kubeconfig", "MachineSecrets", "ImageFactorySchematic"} {
 		for _, r1 := range first.byType(typ) {
 			r2 := second.get(t, typ, r1.name)
 			if !r1.inputs.Equals(r2.inputs) {

@@ -40,14 +40,18 @@ type fanout struct {
 	state       *plan.State
 	planner     *planner
 	tokenSecret pulumi.StringInput
+	// Image Factory settings of the inputs, for the schematic.
+	factoryURL, installerRegistry string
+	skipRegistration              bool
 
-	secrets *machineSecrets
-	configs pulumi.StringMapOutput
-	isos    map[string]*downloadFile
-	vms     map[string]*virtualMachine
-	applies map[string]*configurationApply
-	kube    *kubeconfig
-	health  *clusterHealth
+	secrets   *machineSecrets
+	schematic *schematic
+	configs   pulumi.StringMapOutput
+	isos      map[string]*downloadFile
+	vms       map[string]*virtualMachine
+	applies   map[string]*configurationApply
+	kube      *kubeconfig
+	health    *clusterHealth
 }
 
 func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
@@ -76,9 +80,17 @@ func (f *fanout) register() error {
 	}
 	f.configs = f.machineConfigs()
 
+	// The factory builds the ISO and the installer image only for a
+	// schematic it knows: register it before anything downloads or
+	// installs from it.
+	f.schematic = &schematic{}
+	if err := f.ctx.RegisterResource(tokenSchematic, f.name+"-schematic", f.schematicProps(), f.schematic, f.parent()...); err != nil {
+		return err
+	}
+
 	for _, d := range p.ISOs {
 		iso := &downloadFile{}
-		if err := f.ctx.RegisterResource(tokenDownloadFile, f.name+"-iso-"+d.Host, downloadProps(&p.Cluster, d), iso, f.parent()...); err != nil {
+		if err := f.ctx.RegisterResource(tokenDownloadFile, f.name+"-iso-"+d.Host, downloadProps(&p.Cluster, d), iso, f.parent(f.schematic)...); err != nil {
 			return err
 		}
 		f.isos[d.Host] = iso
@@ -112,7 +124,7 @@ func (f *fanout) register() error {
 		if n.Role == plan.RoleWorker && !n.Existing {
 			after = lastCP
 		}
-		apply, err := f.apply(n, i > 0, []pulumi.Resource{vm, after})
+		apply, err := f.apply(n, i > 0, []pulumi.Resource{vm, after, f.schematic})
 		if err != nil {
 			return err
 		}
@@ -149,6 +161,27 @@ func (f *fanout) register() error {
 	}
 	f.outputs()
 	return nil
+}
+
+// schematicProps register the plan's Image Factory schematic.
+func (f *fanout) schematicProps() pulumi.Map {
+	c := &f.plan.Cluster
+	m := pulumi.Map{
+		"extensions":   pulumi.ToStringArray(c.Image.Extensions),
+		"kernelArgs":   pulumi.ToStringArray(c.Image.KernelArgs),
+		"talosVersion": pulumi.String(c.TalosVersion),
+		"platform":     pulumi.String(c.Image.Platform),
+	}
+	if f.factoryURL != "" {
+		m["factoryUrl"] = pulumi.String(f.factoryURL)
+	}
+	if f.installerRegistry != "" {
+		m["installerRegistry"] = pulumi.String(f.installerRegistry)
+	}
+	if f.skipRegistration {
+		m["skipRegistration"] = pulumi.Bool(true)
+	}
+	return m
 }
 
 // machineConfigs generates every node's configuration from the secrets

@@ -258,4 +258,3 @@ func talosconfigCredentials(t *testing.T, talosconfig string) *talosapi.Credenti
 	}
 	return &talosapi.Credentials{CA: dec(c.CA), Cert: dec(c.Crt), Key: dec(c.Key)}
 }
-

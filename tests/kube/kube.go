@@ -85,7 +85,7 @@ func Nodes(kubeconfigYAML []byte, server string) ([]Node, error) {
 				ProviderID string `json:"providerID"`
 			} `json:"spec"`
 			Status struct {
-				Conditions []struct{ Type, Status string } `json:"conditions"`
+				Conditions []struct{ Type, Status string }  `json:"conditions"`
 				Addresses  []struct{ Type, Address string } `json:"addresses"`
 				NodeInfo   struct {
 					KubeletVersion string `json:"kubeletVersion"`
