@@ -114,8 +114,10 @@ func classifyText(msg string) Kind {
 		return KindNotFound
 	case strings.Contains(m, "already exists") || strings.Contains(m, "file exists"):
 		return KindAlreadyExists
-	case strings.Contains(m, "vm is locked") || strings.Contains(m, "can't lock file") ||
-		strings.Contains(m, "got timeout"):
+	case strings.Contains(m, "vm is locked") || strings.Contains(m, "can't lock file"):
+		// the lock timeout reads "can't lock file '...' - got timeout"; a bare
+		// "got timeout" (for example "VM quit/powerdown failed - got
+		// timeout") is not a lock and must not be retried as one
 		return KindLocked
 	}
 	return KindOther

@@ -25,6 +25,7 @@ func TestClassify(t *testing.T) {
 		{api(500, "VM is locked (clone)"), KindLocked},
 		{api(500, "can't lock file '/var/lock/qemu-server/lock-104.conf' - got timeout"), KindLocked},
 		{api(596, "Connection timed out"), KindTransient},
+		{&TaskError{ExitStatus: "VM quit/powerdown failed - got timeout"}, KindOther},
 		{api(502, "Bad Gateway"), KindTransient},
 		{api(401, "authentication failure"), KindAuth},
 		{api(500, "storage 'nope' does not exist"), KindNotFound},
