@@ -31,7 +31,7 @@ export PATH := $(TOOLS_BIN):$(PATH)
 # clean clone installs everything from the project's own pinned files.
 export npm_config_cache := $(CACHE)/npm
 export PIP_CACHE_DIR    := $(CACHE)/pip
-MVN := mvn -B -q -Dstyle.color=never -Dmaven.repo.local=$(CACHE)/m2
+MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 
 .PHONY: help
 help:
@@ -132,6 +132,9 @@ sdk-checks:
 go-sdk-check:
 	cd sdk && go vet ./... && echo "go SDK: builds as its own module"
 
+# The SDK's pinned TypeScript compiler, strict, type-checking only.
+TSC = $(ROOT)/sdk/nodejs/node_modules/.bin/tsc --strict --noEmit --skipLibCheck --module nodenext --moduleResolution nodenext --target ES2022
+
 # tsc over the generated TypeScript with the SDK's pinned toolchain (package-lock.json), then
 # the npm tarball a user would get, installed into an empty project and loaded.
 .PHONY: nodejs-sdk-check
@@ -145,6 +148,13 @@ nodejs-sdk-check:
 		npm install --no-audit --no-fund --prefer-offline --loglevel=error $(CACHE)/npm-pack/*.tgz \
 			@pulumi/pulumi@$$(node -p 'require("$(ROOT)/sdk/nodejs/package-lock.json").packages["node_modules/@pulumi/pulumi"].version') && \
 		node -e 'const p = require("@proxmoxtalos/proxmoxtalos"); if (typeof p.Provider !== "function") { throw new Error("no Provider class in the packed SDK"); } console.log("nodejs SDK: npm pack installs and loads")'
+	@# The types are real: typed usage passes tsc --strict, misuse must fail it.
+	cp tests/sdks/ts_typed_usage.ts tests/sdks/ts_typed_misuse.ts $(CACHE)/npm-consumer/
+	cd $(CACHE)/npm-consumer && $(TSC) ts_typed_usage.ts
+	@if (cd $(CACHE)/npm-consumer && $(TSC) ts_typed_misuse.ts >/dev/null); then \
+		echo "nodejs SDK: tsc accepted tests/sdks/ts_typed_misuse.ts: the SDK's types are not checked"; exit 1; \
+	fi
+	@echo "nodejs SDK: types checked with tsc --strict"
 
 # The wheel a user would get, installed into a fresh virtualenv with pinned dependencies
 # (tests/sdks/python-constraints.txt, also applied to the isolated build environment).
@@ -157,7 +167,14 @@ python-sdk-check:
 	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check $(CACHE)/py-wheel/*.whl
 	cd $(CACHE) && py-venv/bin/python -c 'import pulumi_proxmoxtalos as p, importlib.resources as r; \
 		assert r.files(p).joinpath("py.typed").is_file(), "py.typed missing from the wheel"; \
-		print("python SDK: wheel installs and imports with type hints,", p.__name__)'
+		print("python SDK: wheel installs and imports,", p.__name__)'
+	@# The hints are real: typed usage passes mypy --strict, misuse must fail it.
+	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check mypy
+	cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_usage.py
+	@if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_misuse.py >/dev/null); then \
+		echo "python SDK: mypy accepted tests/sdks/python_typed_misuse.py: the SDK's type hints are not checked"; exit 1; \
+	fi
+	@echo "python SDK: type hints checked with mypy"
 
 # Maven compile against com.pulumi:pulumi from Maven Central; offline once dependencies
 # for this pom.xml have been fetched into .cache/m2.
@@ -165,7 +182,7 @@ python-sdk-check:
 java-sdk-check:
 	@stamp=$(CACHE)/m2/.resolved-$$(sha256sum sdk/java/pom.xml | cut -c1-16); \
 	if [ -f $$stamp ]; then offline=-o; else offline=; fi; \
-	cd sdk/java && $(MVN) $$offline compile && touch $$stamp && echo "java SDK: compiles with Maven"
+	cd sdk/java && $(MVN) $$offline compile 2>&1 | sed 's/\x1b\[0m//g' && touch $$stamp && echo "java SDK: compiles with Maven"
 
 # ---------------------------------------------------------------------------------------------
 # The lab and the demo.

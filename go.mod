@@ -125,7 +125,8 @@ require (
 	github.com/pkg/term v1.1.0 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20241121165744-79df5c4772f2 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-	github.com/proxmoxtalos/proxmoxtalos/sdk v0.0.0-00010101000000-000000000000
+	github.com/proxmoxtalos/proxmoxtalos/examples/go-resources v0.0.0
+	github.com/proxmoxtalos/proxmoxtalos/sdk v0.0.0
 	github.com/pulumi/appdash v0.0.0-20231130102222-75f619a67231 // indirect
 	github.com/pulumi/inflector v0.1.1 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
@@ -188,3 +189,6 @@ require (
 )
 
 replace github.com/proxmoxtalos/proxmoxtalos/sdk => ./sdk
+
+// The examples' programs, run inline by tests/e2e.
+replace github.com/proxmoxtalos/proxmoxtalos/examples/go-resources => ./examples/go-resources

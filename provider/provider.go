@@ -38,6 +38,8 @@ func New() (p.Provider, error) {
 		).
 		// talos: secrets and offline functions (talosconfig)
 		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		// talos: Image Factory schematic registration (imagefactory)
+		WithResources(infer.Resource(&talos.ImageFactorySchematic{})).
 		// talos: node-facing resources (talosapi)
 		WithResources(
 			infer.Resource(&talos.ConfigurationApply{}),

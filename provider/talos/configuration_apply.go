@@ -22,7 +22,10 @@ A fresh node (booted from a Talos ISO, in maintenance mode) receives the configu
 maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
 reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
 one is decided from what the node answers. The resource waits until the node runs the applied
-configuration, reporting what it waits for.
+configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+self-signed certificate), so the first configuration travels over TLS without server verification, as with
+talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
+it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
 
 Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
 can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -35,7 +38,8 @@ configuration is applied. The VM is never touched.
 
 Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-Destroy leaves the node alone unless reset is set.
+Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
 
 ## Example
 
@@ -135,7 +139,8 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
-		"as path → value with secret values replaced by a fingerprint, so that previews show which paths change.")
+		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
+		"change.")
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.

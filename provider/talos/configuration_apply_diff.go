@@ -59,12 +59,25 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		// the install section is checked by the node against its disks).
 		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "machineConfiguration", Reason: err.Error()})
-		} else if view, err := talosconfig.Redact(args.MachineConfiguration); err == nil {
-			args.ConfigView = view.Map()
+		} else if req.OldInputs.Len() > 0 {
+			// Only for updates: the view lets the preview list changed
+			// paths; on create it would print the whole configuration.
+			args.ConfigView = configView(args.MachineConfiguration)
 		}
 	}
 
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
+}
+
+// configView is the redacted view of a configuration, nil when it does not
+// parse.
+func configView(machineConfiguration string) map[string]string {
+	view, err := talosconfig.Redact(machineConfiguration)
+	if err != nil {
+		return nil
+	}
+
+	return view.Map()
 }
 
 // desiredVersion is the Talos version a node must run: talosVersion, else
@@ -146,9 +159,15 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		if err != nil || digest != old.ConfigDigest {
 			configChanged = true
 
-			paths := viewChanges(old.ConfigView, in.ConfigView)
+			// Old values come from the state's outputs (create stores the
+			// view there), new ones from the checked inputs.
+			var paths map[string]p.DiffKind
+			if len(old.ConfigView) > 0 && len(in.ConfigView) > 0 {
+				paths = viewChanges(old.ConfigView, in.ConfigView)
+			}
+
 			for path, kind := range paths {
-				dd[resource.PropertyPath{"configView", path}.String()] = p.PropertyDiff{Kind: kind, InputDiff: true}
+				dd[resource.PropertyPath{"configView", path}.String()] = p.PropertyDiff{Kind: kind}
 			}
 
 			if len(paths) == 0 || err != nil {
@@ -169,7 +188,10 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		}
 	}
 
-	if configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "" {
+	switch {
+	case old.ConfigDigest == "" && in.MachineConfiguration != "":
+		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", in.Node)})
+	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
 		notes = append(notes, effectNote(old, in, upgrade)...)
 	}
 

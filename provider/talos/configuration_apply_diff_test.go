@@ -81,8 +81,9 @@ func TestDiffKubeletArgIsLiveAndNamedByPath(t *testing.T) {
 	}
 
 	want := `configView["machine.kubelet.extraArgs.rotate-server-certificates"]`
-	if pd, ok := d.DetailedDiff[want]; !ok || pd.Kind != p.Add || !pd.InputDiff {
-		t.Fatalf("detailed diff %v lacks %s as an input add", d.DetailedDiff, want)
+	// Old values are read from the state's outputs, where create stored the view.
+	if pd, ok := d.DetailedDiff[want]; !ok || pd.Kind != p.Add || pd.InputDiff {
+		t.Fatalf("detailed diff %v lacks %s as an add against the outputs", d.DetailedDiff, want)
 	}
 
 	if len(d.DetailedDiff) != 1 {
@@ -221,14 +222,22 @@ func TestCheckDerivesViewAndRejectsBadInput(t *testing.T) {
 
 	cfg := testConfig(t, "v1.12.5")
 	ca := &ConfigurationApply{}
-
-	resp, err := ca.Check(context.Background(), infer.CheckRequest{NewInputs: property.NewMap(map[string]property.Value{
+	inputs := property.NewMap(map[string]property.Value{
 		"node":                 property.New("10.5.0.2"),
 		"machineConfiguration": property.New(cfg).WithSecret(true),
 		"clientConfiguration": property.New(map[string]property.Value{
 			"caCertificate": property.New("x"), "clientCertificate": property.New("y"), "clientKey": property.New("z"),
 		}),
-	})})
+	})
+
+	// Create: no view (the preview would print the whole configuration).
+	resp, err := ca.Check(context.Background(), infer.CheckRequest{NewInputs: inputs})
+	if err != nil || len(resp.Failures) != 0 || resp.Inputs.ConfigView != nil {
+		t.Fatalf("check on create: %v %v, view of %d paths", err, resp.Failures, len(resp.Inputs.ConfigView))
+	}
+
+	// Update: the view is derived.
+	resp, err = ca.Check(context.Background(), infer.CheckRequest{OldInputs: inputs, NewInputs: inputs})
 	if err != nil || len(resp.Failures) != 0 {
 		t.Fatalf("check: %v %v", err, resp.Failures)
 	}

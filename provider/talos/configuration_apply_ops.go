@@ -24,7 +24,7 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 
 	state, changed, err := r.reconcile(ctx, req.Inputs, nil, "create")
 	if err != nil && changed {
-		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, initFailed(err)
+		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: unverified(state)}, initFailed(err)
 	}
 
 	return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, err
@@ -42,9 +42,19 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: planned}, err
 	}
 
+	if !needsNode(prev, req.Inputs) {
+		// Endpoints, credentials (a renewed client certificate), options:
+		// nothing to do on the node, which may well be powered off.
+		st := prev
+		st.ConfigurationApplyArgs = req.Inputs
+		st.ConfigView = configView(req.Inputs.MachineConfiguration)
+
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: st}, nil
+	}
+
 	state, changed, err := r.reconcile(ctx, req.Inputs, &prev, "update")
 	if err != nil && changed {
-		return infer.UpdateResponse[ConfigurationApplyState]{Output: state}, initFailed(err)
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(state)}, initFailed(err)
 	}
 
 	if err != nil {
@@ -52,6 +62,29 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 	}
 
 	return infer.UpdateResponse[ConfigurationApplyState]{Output: state}, nil
+}
+
+// needsNode reports whether an update has work on the node: another
+// configuration, version or installer image, or a previous operation that
+// did not finish (its digest was cleared).
+func needsNode(prev ConfigurationApplyState, in ConfigurationApplyArgs) bool {
+	digest, err := talosapi.ConfigDigest([]byte(in.MachineConfiguration))
+	if err != nil || prev.ConfigDigest == "" || digest != prev.ConfigDigest {
+		return true
+	}
+
+	want, image := desiredVersion(in)
+
+	return (want != "" && !sameTalosVersion(want, prev.RunningVersion)) ||
+		(image != "" && prev.InstalledImage != "" && image != prev.InstalledImage)
+}
+
+// unverified marks the state of an operation that changed the node but did
+// not see it finish: the next update checks the node again.
+func unverified(st ConfigurationApplyState) ConfigurationApplyState {
+	st.ConfigDigest = ""
+
+	return st
 }
 
 // initFailed keeps the state of a node that was changed before the error,
@@ -65,6 +98,7 @@ func initFailed(err error) error {
 // the node (for previews and as the base of reconcile).
 func (r *ConfigurationApply) plannedState(in ConfigurationApplyArgs, prev *ConfigurationApplyState) (ConfigurationApplyState, error) {
 	st := ConfigurationApplyState{ConfigurationApplyArgs: in}
+	st.ConfigView = configView(in.MachineConfiguration)
 
 	if prev != nil {
 		st.ConfigDigest, st.InstalledImage, st.RunningVersion, st.AppliedMode = prev.ConfigDigest, prev.InstalledImage, prev.RunningVersion, prev.AppliedMode
@@ -93,6 +127,8 @@ func (r *ConfigurationApply) plannedState(in ConfigurationApplyArgs, prev *Confi
 // was modified, so that a later error keeps the state.
 func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationApplyArgs, prev *ConfigurationApplyState, op string) (ConfigurationApplyState, bool, error) {
 	st := ConfigurationApplyState{ConfigurationApplyArgs: in}
+	st.ConfigView = configView(in.MachineConfiguration)
+
 	if prev != nil {
 		st.InstalledImage, st.RunningVersion, st.AppliedMode, st.ConfigDigest = prev.InstalledImage, prev.RunningVersion, prev.AppliedMode, prev.ConfigDigest
 	}
@@ -255,9 +291,7 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 		st.MachineConfiguration = string(nc.Active)
 		st.ConfigDigest = nc.ActiveDigest
 
-		if view, err := talosconfig.Redact(st.MachineConfiguration); err == nil {
-			st.ConfigView = view.Map()
-		}
+		st.ConfigView = configView(st.MachineConfiguration)
 	} else if current != st.ConfigDigest {
 		st.ConfigDigest = current
 	}

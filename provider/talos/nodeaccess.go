@@ -50,10 +50,11 @@ type Timeouts struct {
 // Annotate documents the type.
 func (t *Timeouts) Annotate(a infer.Annotator) {
 	a.Describe(t, "How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). "+
-		"When it passes, the operation fails with what it waited for and what it last saw.")
-	a.Describe(&t.Create, "Limit for create. Default `10m`.")
-	a.Describe(&t.Update, "Limit for update. Default `10m`.")
-	a.Describe(&t.Delete, "Limit for delete. Default `5m`.")
+		"When it passes, the operation fails with what it waited for and what it last saw. Pulumi's "+
+		"`customTimeouts` resource option also applies; an unset value here then defers to it.")
+	a.Describe(&t.Create, "Limit for create. Default `10m` (or the customTimeouts create value).")
+	a.Describe(&t.Update, "Limit for update. Default `10m` (or the customTimeouts update value).")
+	a.Describe(&t.Delete, "Limit for delete. Default `5m` (or the customTimeouts delete value).")
 }
 
 const (
@@ -127,11 +128,20 @@ func apiOptions(ctx context.Context, base talosapi.Options) talosapi.Options {
 	return base
 }
 
-// withTimeout bounds ctx by the operation's timeout.
+// withTimeout bounds ctx by the operation's timeout. Pulumi's own
+// customTimeouts option already puts a deadline on ctx (pulumi-go-provider
+// middleware/cancel); it wins over our default, not over an explicit
+// timeouts input.
 func withTimeout(ctx context.Context, t *Timeouts, op string) (context.Context, context.CancelFunc, error) {
 	d, err := t.duration(op)
 	if err != nil {
 		return ctx, func() {}, err
+	}
+
+	if s, _ := t.pick(op); (s == nil || strings.TrimSpace(*s) == "") && hasDeadline(ctx) {
+		c, cancel := context.WithCancel(ctx)
+
+		return c, cancel, nil
 	}
 
 	c, cancel := context.WithTimeout(ctx, d)
@@ -163,4 +173,10 @@ func checkNodeAddress(property, node string) []p.CheckFailure {
 	}
 
 	return nil
+}
+
+func hasDeadline(ctx context.Context) bool {
+	_, ok := ctx.Deadline()
+
+	return ok
 }

@@ -198,6 +198,7 @@ func waitLeftMaintenance(ctx context.Context, t Target, o Options) error {
 // over mTLS and, when the node reports its stage, running. It returns the
 // Talos version the node runs.
 func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Options) (string, error) {
+	o = o.withDefaults()
 	what := fmt.Sprintf("node %s to run the applied configuration", t.Node)
 	if staged {
 		what = fmt.Sprintf("node %s to save the staged configuration", t.Node)

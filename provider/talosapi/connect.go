@@ -233,6 +233,8 @@ func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 // does not answer until ctx ends. A node that never answers is a *WaitError
 // naming the address and what was tried.
 func Connect(ctx context.Context, t Target, o Options) (*Conn, error) {
+	o = o.withDefaults()
+
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}

@@ -122,3 +122,25 @@ func TestConnectSecureRefusesMaintenanceNode(t *testing.T) {
 		t.Fatalf("err = %v, want maintenance-mode error", err)
 	}
 }
+
+// The zero Options are what the provider passes: every default must apply
+// (a zero attempt timeout once made every call fail at once).
+func TestConnectWithZeroOptions(t *testing.T) {
+	t.Parallel()
+
+	addr := serveMaintenance(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	conn, err := Connect(ctx, Target{Node: addr}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	conn.Close() //nolint:errcheck
+
+	if conn.Mode != ModeMaintenance {
+		t.Fatalf("mode = %s", conn.Mode)
+	}
+}

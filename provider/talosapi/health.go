@@ -314,6 +314,8 @@ func shortErr(err error) string {
 // WaitHealthy runs the health checks until all pass or ctx ends, reporting
 // what is still missing.
 func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthReport, error) {
+	o = o.withDefaults()
+
 	if len(req.ControlPlanes) == 0 {
 		return nil, fmt.Errorf("health check needs at least one control plane address")
 	}

@@ -74,9 +74,10 @@ func (o Options) boundedContext(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, o.DefaultTimeout)
 }
 
-// attemptContext bounds a single call.
+// attemptContext bounds a single call (with the default when the options
+// were not defaulted).
 func (o Options) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, o.AttemptTimeout)
+	return context.WithTimeout(ctx, o.withDefaults().AttemptTimeout)
 }
 
 // stopError marks an error that ends a poll at once.

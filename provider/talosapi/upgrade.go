@@ -170,6 +170,8 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 // WaitVersion waits until a configured node answers over mTLS with the given
 // Talos version and, when it reports its stage, is running.
 func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
+	o = o.withDefaults()
+
 	return o.poll(ctx, fmt.Sprintf("node %s to come back on Talos %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {

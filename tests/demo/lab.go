@@ -10,13 +10,20 @@ import (
 	"time"
 )
 
-// labInfo is what the lab writes to its -info-file once it serves: how to reach its
-// Proxmox VE API.
+// labInfo is the part of the lab's -state file (tests/lab/cmd/lab) the demo needs: how to
+// reach its Proxmox VE API.
 type labInfo struct {
-	Endpoint string `json:"endpoint"` // https://127.0.0.1:<port>/api2/json
+	Endpoint string `json:"endpoint"` // https://127.0.0.1:<port>
 	APIToken string `json:"apiToken"` // USER@REALM!TOKENID=SECRET
 	CACert   string `json:"caCert"`   // PEM of the CA that signed the lab's certificate
+	// AddressBlock is the 127.X.Y.0/24 the lab's simulated guests may use: a cloud-init
+	// address inside it is where the Talos node simulator answers.
+	AddressBlock string `json:"addressBlock"`
 }
+
+// demoTimeScale makes the lab's tasks take a tenth of their real duration: realistic
+// enough to watch, short enough to wait for.
+const demoTimeScale = "0.1"
 
 type labProcess struct {
 	cmd     *exec.Cmd
@@ -26,7 +33,7 @@ type labProcess struct {
 	err     error         // its exit status, valid after exited is closed
 }
 
-// startLab builds tests/lab/cmd/lab, starts it in the background and waits for its info
+// startLab builds tests/lab/cmd/lab, starts it in the background and waits for its state
 // file. The binary is run directly (not through `go run`) so that stopping it stops the lab.
 func startLab(root, work string) (*labProcess, error) {
 	bin := filepath.Join(work, "lab")
@@ -41,7 +48,7 @@ func startLab(root, work string) (*labProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "-info-file", infoPath)
+	cmd := exec.Command(bin, "-state", infoPath, "-time-scale", demoTimeScale)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the lab: %w", err)
@@ -56,6 +63,11 @@ func startLab(root, work string) (*labProcess, error) {
 	deadline := time.After(time.Minute)
 	for {
 		if b, err := os.ReadFile(infoPath); err == nil && json.Unmarshal(b, &lab.info) == nil && lab.info.Endpoint != "" {
+			if lab.info.APIToken == "" || lab.info.CACert == "" || lab.info.AddressBlock == "" {
+				lab.stop()
+				return nil, fmt.Errorf("the lab's state file %s lacks apiToken, caCert or addressBlock: "+
+					"tests/demo/lab.go must follow tests/lab/cmd/lab's State", infoPath)
+			}
 			return lab, nil
 		}
 		select {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,10 @@ func (c *pulumiCLI) setup(lab labInfo) error {
 	if err := c.run("stack", "init", stack); err != nil {
 		return err
 	}
+	prefix, err := addressPrefix(lab.AddressBlock)
+	if err != nil {
+		return err
+	}
 	for _, kv := range []struct {
 		key, value string
 		secret     bool
@@ -63,6 +68,7 @@ func (c *pulumiCLI) setup(lab labInfo) error {
 		{"proxmoxtalos:endpoint", lab.Endpoint, false},
 		{"proxmoxtalos:apiToken", lab.APIToken, true},
 		{"proxmoxtalos:caCert", lab.CACert, false},
+		{"addressPrefix", prefix, false}, // the example's own key: where its VMs get addresses
 	} {
 		args := []string{"config", "set", kv.key}
 		if kv.secret {
@@ -73,6 +79,16 @@ func (c *pulumiCLI) setup(lab labInfo) error {
 		}
 	}
 	return nil
+}
+
+// addressPrefix returns "127.X.Y" for the lab's block 127.X.Y.0/24.
+func addressPrefix(block string) (string, error) {
+	p, err := netip.ParsePrefix(block)
+	if err != nil || p.Bits() != 24 || !p.Addr().Is4() {
+		return "", fmt.Errorf("the lab's address block %q is not an IPv4 /24", block)
+	}
+	a := p.Masked().Addr().As4()
+	return fmt.Sprintf("%d.%d.%d", a[0], a[1], a[2]), nil
 }
 
 func (c *pulumiCLI) run(args ...string) error { return c.runInput(nil, args...) }

@@ -88,8 +88,8 @@ func vmsInline(s *inlineSettings) pulumi.RunFunc {
 	}
 }
 
-// changes drops the unchanged resources from a change summary.
-func changes[K ~string](s map[K]int) map[string]int {
+// changedOnly drops the unchanged resources from a change summary.
+func changedOnly[K ~string](s map[K]int) map[string]int {
 	out := map[string]int{}
 	for k, v := range s {
 		if k != "same" && v > 0 {
@@ -127,7 +127,7 @@ func TestProxmoxInlineGoLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("up cores: %v", err)
 	}
-	if got := changes(*up.Summary.ResourceChanges); len(got) != 1 || got["update"] != 1 {
+	if got := changedOnly(*up.Summary.ResourceChanges); len(got) != 1 || got["update"] != 1 {
 		t.Fatalf("cores change: %v, want one in-place update", got)
 	}
 	if cur, _, _ := l.VMConfig(cloned); cur["cores"] != "2" {
@@ -145,7 +145,7 @@ func TestProxmoxInlineGoLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("preview after drift: %v", err)
 	}
-	if got := changes(pr.ChangeSummary); got["update"] != 1 || len(got) != 1 {
+	if got := changedOnly(pr.ChangeSummary); got["update"] != 1 || len(got) != 1 {
 		t.Fatalf("drift after refresh: %v, want one update", got)
 	}
 
@@ -154,7 +154,7 @@ func TestProxmoxInlineGoLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("up replace: %v", err)
 	}
-	if got := changes(*up.Summary.ResourceChanges); got["replace"] != 1 {
+	if got := changedOnly(*up.Summary.ResourceChanges); got["replace"] != 1 {
 		t.Fatalf("a new vmId: %v, want one replace", got)
 	}
 	if vms := l.vmIDs(); vms[970].Name != "cloned" || vms[cloned].Name != "" {
@@ -167,7 +167,7 @@ func TestProxmoxInlineGoLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("up with import: %v", err)
 	}
-	if got := changes(*up.Summary.ResourceChanges); got["import"] != 1 || len(got) != 1 {
+	if got := changedOnly(*up.Summary.ResourceChanges); got["import"] != 1 || len(got) != 1 {
 		t.Fatalf("import: %v\n%s", got, up.StdOut)
 	}
 	if cur, _, _ := l.VMConfig(960); cur["scsi0"] == "" || cur["net0"] == "" || cur["memory"] != "512" {
@@ -189,7 +189,7 @@ func expectNoChanges(t *testing.T, stack auto.Stack) {
 	if err != nil {
 		t.Fatalf("preview reports changes: %v", err)
 	}
-	if got := changes(pr.ChangeSummary); len(got) != 0 {
+	if got := changedOnly(pr.ChangeSummary); len(got) != 0 {
 		t.Fatalf("preview reports %v:\n%s", got, pr.StdOut)
 	}
 }

@@ -15,18 +15,12 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
+	"github.com/proxmoxtalos/proxmoxtalos/sdk/go/proxmoxtalos/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
-
-// fakeLab stands in for the lab's connection values: these tests only check that they
-// reach the stack config as the provider expects; nothing connects to them.
-var fakeLab = harness.Lab{
-	Endpoint: "https://127.0.0.1:18006/api2/json",
-	APIToken: "root@pam!e2e=6c2d1a4e-secret-token-value",
-	CACert:   "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-}
 
 // The CLI launches our binary and asks it for its schema: it must be the committed one
 // (make check-generated keeps that equal to what the generators produce). Before the
@@ -67,22 +61,33 @@ func TestCLIServesCommittedSchema(t *testing.T) {
 	}
 }
 
-// A YAML project declaring our provider runs through preview, up and destroy with the
-// project's own CLI and YAML host, and the lab config lands as the provider reads it:
-// endpoint in plain text, the token encrypted in the stack file and absent from output.
+// A YAML project loads our provider from plugins.providers[].path and calls it (the offline
+// getImageFactory function) through preview, up and destroy with the project's own CLI and
+// YAML host, against a lab; the lab config lands as the provider reads it: endpoint in
+// plain text, the token encrypted in the stack file and absent from all output and state.
 func TestYAMLProjectLifecycleAndConfig(t *testing.T) {
 	t.Parallel()
 	env := harness.NewEnv(t)
-	p := harness.NewYAMLProject(t, env, "smoke", `outputs:
+	_, labConfig := harness.StartLab(t, lab.Options{})
+	p := harness.NewYAMLProject(t, env, "smoke", `variables:
+  factory:
+    fn::invoke:
+      function: proxmoxtalos:talos:getImageFactory
+      arguments:
+        talosVersion: v1.12.5
+        extensions: [siderolabs/qemu-guest-agent]
+outputs:
   endpoint: ${proxmoxtalos:endpoint}
+  schematicId: ${factory.schematicId}
 `)
-	p.ConfigureLab(t, fakeLab)
+	p.ConfigureLab(t, labConfig)
 
 	stackFile, err := os.ReadFile(filepath.Join(p.Dir, "Pulumi.test.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(stackFile), "secret-token-value") || !strings.Contains(string(stackFile), "secure:") {
+	secret := labConfig.APIToken[strings.Index(labConfig.APIToken, "=")+1:]
+	if strings.Contains(string(stackFile), secret) || !strings.Contains(string(stackFile), "secure:") {
 		t.Errorf("apiToken is not stored encrypted in Pulumi.test.yaml:\n%s", stackFile)
 	}
 
@@ -93,11 +98,16 @@ func TestYAMLProjectLifecycleAndConfig(t *testing.T) {
 	if up.ExitCode != 0 {
 		t.Fatalf("up: %s", up)
 	}
-	out := p.MustRun(t, "stack", "output", "endpoint").Stdout
-	if strings.TrimSpace(out) != fakeLab.Endpoint {
-		t.Errorf("stack output endpoint = %q, want %q", out, fakeLab.Endpoint)
+	if out := strings.TrimSpace(p.MustRun(t, "stack", "output", "endpoint").Stdout); out != labConfig.Endpoint {
+		t.Errorf("stack output endpoint = %q, want %q", out, labConfig.Endpoint)
 	}
-	if state := p.StackExport(t); strings.Contains(state, "secret-token-value") || strings.Contains(up.Output(), "secret-token-value") {
+	// The schematic ID of an Image Factory schematic with only qemu-guest-agent, as the
+	// factory computes it (see ../shared/pitfalls.md): the provider answered, not a stub.
+	const qemuAgentSchematic = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+	if out := strings.TrimSpace(p.MustRun(t, "stack", "output", "schematicId").Stdout); out != qemuAgentSchematic {
+		t.Errorf("schematicId from the provider = %q, want %s", out, qemuAgentSchematic)
+	}
+	if state := p.StackExport(t); strings.Contains(state, secret) || strings.Contains(up.Output(), secret) {
 		t.Errorf("the API token appears in plain text in the state or the up output")
 	}
 	if r := p.Preview(t, "--expect-no-changes"); r.ExitCode != 0 {
@@ -108,39 +118,52 @@ func TestYAMLProjectLifecycleAndConfig(t *testing.T) {
 	}
 }
 
-// An inline Go program through the Automation API, with the same hermetic environment and
-// the lab config as typed stack config.
+// An inline Go program through the Automation API, with the same hermetic environment, the
+// lab config as typed stack config, and the generated Go SDK (sdk/, its own module, used
+// here through the replace directive in go.mod) calling the provider.
 func TestInlineProgramSeesLabConfig(t *testing.T) {
 	t.Parallel()
 	env := harness.NewEnv(t)
+	_, labConfig := harness.StartLab(t, lab.Options{})
 	program := func(ctx *pulumi.Context) error {
 		cfg := config.New(ctx, "proxmoxtalos")
 		ctx.Export("endpoint", pulumi.String(cfg.Require("endpoint")))
 		ctx.Export("caCert", pulumi.String(cfg.Require("caCert")))
 		ctx.Export("apiToken", cfg.RequireSecret("apiToken"))
+		factory, err := talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{TalosVersion: "v1.12.5"})
+		if err != nil {
+			return err
+		}
+		ctx.Export("schematicId", pulumi.String(factory.SchematicId))
 		return nil
 	}
-	stack := harness.InlineStack(t, env, "smoke-inline", program, &fakeLab)
+	stack := harness.InlineStack(t, env, "smoke-inline", program, &labConfig)
 	ctx := context.Background()
 
 	token, err := stack.GetConfig(ctx, "proxmoxtalos:apiToken")
 	if err != nil || !token.Secret {
-		t.Errorf("proxmoxtalos:apiToken is not secret stack config: %+v %v", token, err)
+		t.Errorf("proxmoxtalos:apiToken is not secret stack config: secret=%v err=%v", token.Secret, err)
 	}
 	res, err := stack.Up(ctx)
 	if err != nil {
 		t.Fatalf("inline up: %v", err)
 	}
-	if got := res.Outputs["endpoint"].Value; got != fakeLab.Endpoint {
-		t.Errorf("endpoint output = %v, want %s", got, fakeLab.Endpoint)
+	if got := res.Outputs["endpoint"].Value; got != labConfig.Endpoint {
+		t.Errorf("endpoint output = %v, want %s", got, labConfig.Endpoint)
 	}
-	if got := res.Outputs["caCert"].Value; got != fakeLab.CACert {
+	if got := res.Outputs["caCert"].Value; got != labConfig.CACert {
 		t.Errorf("caCert output = %q, want the PEM as given", got)
 	}
-	if out := res.Outputs["apiToken"]; !out.Secret || out.Value != fakeLab.APIToken {
+	if out := res.Outputs["apiToken"]; !out.Secret || out.Value != labConfig.APIToken {
 		t.Errorf("apiToken output secret=%v, want the token as a secret", out.Secret)
 	}
-	if strings.Contains(res.StdOut+res.StdErr, "secret-token-value") {
+	// The empty schematic's ID as the Image Factory computes it (../shared/pitfalls.md).
+	const emptySchematic = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
+	if got := res.Outputs["schematicId"].Value; got != emptySchematic {
+		t.Errorf("schematicId through the Go SDK = %v, want %s", got, emptySchematic)
+	}
+	secret := labConfig.APIToken[strings.Index(labConfig.APIToken, "=")+1:]
+	if strings.Contains(res.StdOut+res.StdErr, secret) {
 		t.Errorf("the API token appears in the up output")
 	}
 	if _, err := stack.Destroy(ctx); err != nil {

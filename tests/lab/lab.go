@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/factory"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 )
@@ -45,10 +46,11 @@ type Options struct {
 
 // Lab is a running lab.
 type Lab struct {
-	PVE   *pve.Server
-	block netip.Prefix
-	lock  *os.File
-	talos *talos.Sim
+	PVE     *pve.Server
+	block   netip.Prefix
+	lock    *os.File
+	talos   *talos.Sim
+	factory *factory.Server
 }
 
 // Start starts a lab. Close it when done.
@@ -65,10 +67,13 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		sim = newTalosSim(opts)
 		opts.Booter = TalosBooter(sim)
 	}
-	srv, err := pve.Start(pve.Options{
-		Listen: opts.Listen, Nodes: opts.Nodes, TimeScale: opts.TimeScale, Seed: opts.Seed,
-		Faults: opts.Faults, Booter: opts.Booter, TokenSecret: opts.TokenSecret, Logf: opts.Logf,
-	})
+	// The Image Factory registers schematics into the simulator's catalog and
+	// answers Proxmox's downloads of factory URLs.
+	fopts := factory.Options{Logf: opts.Logf}
+	if sim != nil {
+		fopts.Catalog = sim.Catalog()
+	}
+	fac, err := factory.Start(fopts)
 	if err != nil {
 		lock.Close()
 		if sim != nil {
@@ -76,12 +81,26 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		}
 		return nil, err
 	}
-	return &Lab{PVE: srv, block: block, lock: lock, talos: sim}, nil
+	srv, err := pve.Start(pve.Options{
+		Listen: opts.Listen, Nodes: opts.Nodes, TimeScale: opts.TimeScale, Seed: opts.Seed,
+		Faults: opts.Faults, Booter: opts.Booter, TokenSecret: opts.TokenSecret, Logf: opts.Logf,
+		Fetch: fac.Fetch,
+	})
+	if err != nil {
+		lock.Close()
+		fac.Close()
+		if sim != nil {
+			sim.Close()
+		}
+		return nil, err
+	}
+	return &Lab{PVE: srv, block: block, lock: lock, talos: sim, factory: fac}, nil
 }
 
 // Close stops the lab and releases its address block.
 func (l *Lab) Close() error {
 	err := l.PVE.Close()
+	l.factory.Close()
 	if l.talos != nil {
 		l.talos.Close()
 	}
@@ -95,6 +114,13 @@ func (l *Lab) Close() error {
 
 // Talos is the Talos node simulator (nil with a custom Booter or NoTalos).
 func (l *Lab) Talos() *talos.Sim { return l.talos }
+
+// Factory is the lab's Image Factory.
+func (l *Lab) Factory() *factory.Server { return l.factory }
+
+// FactoryURL is the lab Image Factory's base URL, "http://127.0.0.1:<port>"
+// (a factoryUrl input). It also answers for factory.talos.dev downloads.
+func (l *Lab) FactoryURL() string { return l.factory.URL() }
 
 // Endpoint is "https://127.0.0.1:<port>" (the provider's endpoint).
 func (l *Lab) Endpoint() string { return l.PVE.Endpoint() }

@@ -35,6 +35,11 @@ export const getMachineConfiguration: typeof import("./getMachineConfiguration")
 export const getMachineConfigurationOutput: typeof import("./getMachineConfiguration").getMachineConfigurationOutput = null as any;
 utilities.lazyLoad(exports, ["getMachineConfiguration","getMachineConfigurationOutput"], () => require("./getMachineConfiguration"));
 
+export { ImageFactorySchematicArgs } from "./imageFactorySchematic";
+export type ImageFactorySchematic = import("./imageFactorySchematic").ImageFactorySchematic;
+export const ImageFactorySchematic: typeof import("./imageFactorySchematic").ImageFactorySchematic = null as any;
+utilities.lazyLoad(exports, ["ImageFactorySchematic"], () => require("./imageFactorySchematic"));
+
 export { KubeconfigArgs } from "./kubeconfig";
 export type Kubeconfig = import("./kubeconfig").Kubeconfig;
 export const Kubeconfig: typeof import("./kubeconfig").Kubeconfig = null as any;
@@ -59,6 +64,8 @@ const _module = {
                 return new ClusterHealth(name, <any>undefined, { urn })
             case "proxmoxtalos:talos:ConfigurationApply":
                 return new ConfigurationApply(name, <any>undefined, { urn })
+            case "proxmoxtalos:talos:ImageFactorySchematic":
+                return new ImageFactorySchematic(name, <any>undefined, { urn })
             case "proxmoxtalos:talos:Kubeconfig":
                 return new Kubeconfig(name, <any>undefined, { urn })
             case "proxmoxtalos:talos:MachineSecrets":

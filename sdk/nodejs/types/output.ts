@@ -231,19 +231,33 @@ export namespace talos {
     }
 
     /**
-     * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+     * An initial value of the Talos META partition, baked into the images.
+     */
+    export interface SchematicMeta {
+        /**
+         * META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+         */
+        key: number;
+        /**
+         * The value written to the key.
+         */
+        value: string;
+    }
+
+    /**
+     * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
      */
     export interface Timeouts {
         /**
-         * Limit for create. Default `10m`.
+         * Limit for create. Default `10m` (or the customTimeouts create value).
          */
         create?: string;
         /**
-         * Limit for delete. Default `5m`.
+         * Limit for delete. Default `5m` (or the customTimeouts delete value).
          */
         delete?: string;
         /**
-         * Limit for update. Default `10m`.
+         * Limit for update. Default `10m` (or the customTimeouts update value).
          */
         update?: string;
     }

@@ -27,6 +27,9 @@ type Env struct {
 	Backend     string // folder of the file backend
 	ToolsBin    string // .tools/bin
 	ProviderDir string // folder with pulumi-resource-proxmoxtalos
+	// Extra variables for every run in this environment (for example PULUMI_DEBUG_GRPC to
+	// capture the provider's gRPC traffic in a secret scan). They win over the defaults.
+	Extra map[string]string
 }
 
 // NewEnv prepares a hermetic environment for one test.
@@ -48,7 +51,7 @@ func NewEnv(t testing.TB) *Env {
 
 // Vars are the Pulumi variables of this environment.
 func (e *Env) Vars() map[string]string {
-	return map[string]string{
+	vars := map[string]string{
 		"PULUMI_HOME":                                 e.Home,
 		"PULUMI_BACKEND_URL":                          "file://" + filepath.ToSlash(e.Backend),
 		"PULUMI_CONFIG_PASSPHRASE":                    Passphrase,
@@ -59,6 +62,10 @@ func (e *Env) Vars() map[string]string {
 		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":        "true",
 		"NO_COLOR":                                    "1",
 	}
+	for k, v := range e.Extra {
+		vars[k] = v
+	}
+	return vars
 }
 
 // Environ is the process environment for a CLI run: the machine's environment without any

@@ -327,3 +327,47 @@ func TestCreateDisksAndCapacity(t *testing.T) {
 		t.Fatalf("log %v", log)
 	}
 }
+
+func TestMoveDisk(t *testing.T) {
+	t.Parallel()
+	node2 := NodeSpec{Name: "pve1", Storages: append(DefaultStorages(), StorageSpec{ID: "fast", Type: "lvmthin", Content: []string{"images"}, SizeGiB: 100})}
+	s, c := startLab(t, Options{Nodes: []NodeSpec{node2}})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	task, _ := node.NewVirtualMachine(ctx, 100, opt("scsi0", "local-lvm:4,ssd=1"), opt("ide2", "local:iso/x.iso,media=cdrom"))
+	if st := waitExit(t, ctx, task); st != "unable to create VM 100 - volume local:iso/x.iso does not exist" {
+		t.Fatalf("missing iso: %q", st)
+	}
+	task, _ = node.NewVirtualMachine(ctx, 100, opt("scsi0", "local-lvm:4,ssd=1"), opt("ide2", "none,media=cdrom"))
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+	move := func(disk, storage string, del bool) (string, error) {
+		task, err := vm.MoveDisk(ctx, disk, &proxmox.VirtualMachineMoveDiskOptions{Storage: storage, Delete: proxmox.IntOrBool(del)})
+		if err != nil {
+			return "", err
+		}
+		return waitExit(t, ctx, task), nil
+	}
+	if st, err := move("scsi0", "fast", false); err != nil || st != "OK" {
+		t.Fatalf("move: %v %q", err, st)
+	}
+	cur, _, _ := s.VMConfig(100)
+	if cur["scsi0"] != "fast:vm-100-disk-0,size=4G,ssd=1" || cur["unused0"] != "local-lvm:vm-100-disk-0" {
+		t.Fatalf("after move: %v", cur)
+	}
+	if st, err := move("scsi0", "local-lvm", true); err != nil || st != "OK" {
+		t.Fatalf("move back: %v %q", err, st)
+	}
+	cur, _, _ = s.VMConfig(100)
+	if cur["scsi0"] != "local-lvm:vm-100-disk-1,size=4G,ssd=1" || len(s.Volumes("pve1", "fast")) != 0 {
+		t.Fatalf("after move back: %v %v", cur, s.Volumes("pve1", "fast"))
+	}
+	_, err := move("scsi0", "local-lvm", false)
+	mustContain(t, err, "500 you can't move to the same storage with same format")
+	_, err = move("ide2", "fast", false)
+	mustContain(t, err, "500 you can't move a cdrom")
+	_, err = move("scsi1", "fast", false)
+	mustContain(t, err, "500 disk 'scsi1' does not exist")
+	_, err = move("scsi0", "local", false)
+	mustContain(t, err, `"storage":"storage 'local' does not support vm images"`)
+}

@@ -152,3 +152,29 @@ func TestCreateErrors(t *testing.T) {
 	_, err = node2.VirtualMachine(ctx, 104)
 	mustContain(t, err, "500 Configuration file 'nodes/pve2/qemu-server/104.conf' does not exist")
 }
+
+// TestRootOnlyOptions: an API token is not root@pam, so options outside
+// qemu-server's privilege groups are refused.
+func TestRootOnlyOptions(t *testing.T) {
+	t.Parallel()
+	_, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	_, err := node.NewVirtualMachine(ctx, 100, opt("vmgenid", "1"))
+	mustContain(t, err, "500 only root can set 'vmgenid' config")
+	_, err = node.NewVirtualMachine(ctx, 100, opt("serial0", "/dev/ttyS0"))
+	mustContain(t, err, "500 only root can set 'serial0' config for real devices")
+	task, err := node.NewVirtualMachine(ctx, 100, opt("serial0", "socket"), opt("tags", "a"), opt("net0", "virtio"), opt("ipconfig0", "ip=dhcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task)
+	vm, _ := node.VirtualMachine(ctx, 100)
+	mustContain(t, vm.ConfigSync(ctx, opt("args", "-no-reboot")), "500 only root can set 'args' config")
+	mustContain(t, vm.ConfigSync(ctx, opt("delete", "hookscript")), "500 only root can set 'hookscript' config")
+	if err := vm.ConfigSync(ctx, opt("cores", 2), opt("delete", "tags")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = vm.Config(ctx, opt("skiplock", 1), opt("cores", 3))
+	mustContain(t, err, `"skiplock":"Only root may use this option."`)
+}

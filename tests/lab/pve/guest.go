@@ -191,11 +191,3 @@ func (g *basicGuest) Shutdown(ctx context.Context) error {
 }
 
 func (g *basicGuest) Agent() (AgentInfo, bool) { return g.info, g.hasAgent }
-
-// DiskWriter is the former name of Host, kept for existing booters.
-type DiskWriter = Host
-
-// GuestPower is the power-off half of Host (every Host implements it).
-type GuestPower interface {
-	PoweredOff()
-}

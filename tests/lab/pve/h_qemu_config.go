@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,7 +36,7 @@ func (s *Server) hConfigGet(r *request) (any, error) {
 	}
 	out := map[string]any{}
 	for k, val := range conf {
-		out[k] = configValue(k, val)
+		out[k] = s.configValue(k, val)
 	}
 	if _, ok := out["cipassword"]; ok {
 		out["cipassword"] = "**********"
@@ -44,13 +45,12 @@ func (s *Server) hConfigGet(r *request) (any, error) {
 	return out, nil
 }
 
-// configValue renders integer-typed config keys as JSON numbers, as PVE's
-// config parser returns them.
-func configValue(k, v string) any {
-	switch k {
-	case "cores", "sockets", "vcpus", "balloon", "cpuunits", "shares", "migrate_downtime", "template", "onboot", "protection", "acpi", "kvm", "tablet", "numa", "localtime", "reboot", "autostart", "freeze":
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err == nil {
+// configValue renders a config value as PVE's config parser returns it
+// (qemu-server QemuServer.pm check_type): integer and boolean keys as
+// numbers, everything else as the string in the file.
+func (s *Server) configValue(k, v string) any {
+	if p := s.confM.Param(k); p != nil && (p.Type == "integer" || p.Type == "boolean") {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return n
 		}
 	}
@@ -78,10 +78,10 @@ func (s *Server) hPending(r *request) (any, error) {
 	for _, k := range sortedKeys(keys) {
 		e := map[string]any{"key": k}
 		if val, ok := v.conf[k]; ok {
-			e["value"] = configValue(k, val)
+			e["value"] = s.configValue(k, val)
 		}
 		if val, ok := v.pending[k]; ok {
-			e["pending"] = configValue(k, val)
+			e["pending"] = s.configValue(k, val)
 		}
 		if force, ok := v.delete[k]; ok {
 			e["delete"] = 1
@@ -158,6 +158,12 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 			}
 		}
 		u.deletes = append(u.deletes, opt)
+	}
+	if err := checkModifyPerm(r.user, u.deletes); err != nil {
+		return nil, err
+	}
+	if err := checkModifyPerm(r.user, sortedKeys(u.params)); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	if err := s.checkDriveParamsLocked(nodeName, u.params, ""); err != nil {
@@ -483,160 +489,4 @@ func (s *Server) applyPendingLocked(v *vm) {
 		v.conf[opt] = val
 	}
 	v.pending = map[string]string{}
-}
-
-// fastPlug are options that never need the VM restarted ($fast_plug_option
-// plus the cloud-init options).
-var fastPlug = map[string]bool{
-	"description": true, "hookscript": true, "lock": true, "migrate_downtime": true, "migrate_speed": true,
-	"name": true, "onboot": true, "protection": true, "shares": true, "startup": true, "tags": true,
-	"vmstatestorage": true, "ciuser": true, "cipassword": true, "citype": true, "ciupgrade": true,
-	"cicustom": true, "searchdomain": true, "nameserver": true, "sshkeys": true,
-}
-
-// hotplugFeatures is parse_hotplug_features (default network,disk,usb).
-func hotplugFeatures(conf map[string]string) map[string]bool {
-	h, ok := conf["hotplug"]
-	if !ok || h == "1" {
-		h = "network,disk,usb"
-	}
-	out := map[string]bool{}
-	if h == "0" {
-		return out
-	}
-	for _, f := range splitList(h) {
-		out[f] = true
-	}
-	return out
-}
-
-// hotplugPendingLocked is vmconfig_hotplug_pending: what a running VM takes
-// at once; the rest stays pending until the next start. Memory and CPU need
-// their hotplug feature; cores, sockets, CPU type, BIOS, machine and boot
-// order always wait for a restart.
-func (s *Server) hotplugPendingLocked(v *vm, u *configUpdate) error {
-	hp := hotplugFeatures(v.conf)
-	for _, opt := range sortedKeys(v.pending) {
-		p, _, _ := keyIndex(opt)
-		if fastPlug[opt] || p == "ipconfig" {
-			v.conf[opt] = v.pending[opt]
-			delete(v.pending, opt)
-		}
-	}
-	for _, opt := range sortedKeys(v.delete) {
-		p, _, _ := keyIndex(opt)
-		apply := false
-		switch {
-		case fastPlug[opt] || p == "ipconfig" || opt == "cpuunits" || opt == "cpulimit":
-			apply = true
-		case opt == "balloon":
-			apply = v.conf["balloon"] != "0"
-		case p == "net":
-			apply = hp["network"]
-		case isDriveKey(opt):
-			apply = hp["disk"] && (p == "scsi" || p == "virtio")
-			if apply && v.delete[opt] {
-				if vol, err := s.volumeLocked(v.node, strings.SplitN(v.conf[opt], ",", 2)[0]); err == nil && vol.owner == v.vmid {
-					delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
-				}
-			} else if apply {
-				old := v.conf[opt]
-				delete(v.conf, opt)
-				s.registerUnusedLocked(v, old)
-			}
-		case opt == "memory":
-			apply = hp["memory"]
-		case opt == "vcpus":
-			apply = hp["cpu"]
-		}
-		if apply {
-			delete(v.conf, opt)
-			delete(v.delete, opt)
-		}
-	}
-	for _, opt := range sortedKeys(v.pending) {
-		val := v.pending[opt]
-		p, _, _ := keyIndex(opt)
-		apply := false
-		switch {
-		case opt == "cpuunits" || opt == "cpulimit":
-			apply = true
-		case opt == "balloon":
-			apply = (v.conf["balloon"] != "0") == (val != "0")
-		case p == "net":
-			apply = hp["network"] || s.netChangeWithoutHotplug(opt, v.conf[opt], val)
-		case isDriveKey(opt):
-			apply = opt != "efidisk0" && opt != "tpmstate0" && s.diskHotpluggable(opt, v.conf[opt], val, hp)
-		case opt == "memory":
-			apply = hp["memory"]
-		case opt == "vcpus":
-			apply = hp["cpu"]
-		case opt == "agent":
-			apply = s.agentChangeHotpluggable(v.conf["agent"], val)
-		}
-		if apply {
-			if isDriveKey(opt) {
-				if old, ok := v.conf[opt]; ok && strings.SplitN(old, ",", 2)[0] != strings.SplitN(val, ",", 2)[0] {
-					v.conf[opt] = val
-					s.registerUnusedLocked(v, old)
-				}
-			}
-			v.conf[opt] = val
-			delete(v.pending, opt)
-		}
-	}
-	return nil
-}
-
-// netChangeWithoutHotplug: bridge, tag, rate, firewall and link state can
-// change on a running NIC without hot-plugging it (vmconfig_update_net).
-func (s *Server) netChangeWithoutHotplug(key, oldVal, newVal string) bool {
-	if oldVal == "" {
-		return false
-	}
-	o, err1 := s.confM.ParseProperty(key, oldVal)
-	n, err2 := s.confM.ParseProperty(key, newVal)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return o["model"] == n["model"] && o["macaddr"] == n["macaddr"] && o["queues"] == n["queues"] && o["mtu"] == n["mtu"]
-}
-
-// diskHotpluggable: new SCSI/VirtIO disks and CD-ROM media changes apply to
-// a running VM; IDE/SATA hard disks need a restart.
-func (s *Server) diskHotpluggable(key, oldVal, newVal string, hp map[string]bool) bool {
-	n, err := s.parseDrive(key, newVal)
-	if err != nil {
-		return false
-	}
-	if n["media"] == "cdrom" {
-		return true
-	}
-	p, _, _ := keyIndex(key)
-	if oldVal != "" {
-		o, err := s.parseDrive(key, oldVal)
-		if err == nil && o["file"] == n["file"] {
-			return true // option changes of the same volume (size, cache...)
-		}
-	}
-	return hp["disk"] && (p == "scsi" || p == "virtio")
-}
-
-// agentChangeHotpluggable is vmconfig_update_agent: only fstrim_cloned_disks
-// changes apply to a running VM.
-func (s *Server) agentChangeHotpluggable(oldVal, newVal string) bool {
-	if oldVal == "" {
-		return false
-	}
-	o, err1 := s.confM.ParseProperty("agent", oldVal)
-	n, err2 := s.confM.ParseProperty("agent", newVal)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	for _, k := range []string{"enabled", "freeze-fs", "type"} {
-		if o[k] != n[k] {
-			return false
-		}
-	}
-	return true
 }

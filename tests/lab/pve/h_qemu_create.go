@@ -68,6 +68,12 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 			params[k] = v
 		}
 	}
+	if err := checkModifyPerm(r.user, sortedKeys(params)); err != nil {
+		return nil, err
+	}
+	if err := checkSerialPerm(r.user, params); err != nil {
+		return nil, fail("%s", err.Error())
+	}
 	s.mu.Lock()
 	if pool, ok := r.p["pool"]; ok {
 		if err := s.poolMustExistLocked(pool); err != nil {

@@ -297,6 +297,14 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 			l.Logf("wget: unable to resolve host address '%s'", u.Hostname())
 			return fmt.Errorf("download failed: command '/usr/bin/wget --progress=dot:giga -O %s.tmp_dwnl.%d %s' failed: exit code 4\n", dest, 1234, rawURL)
 		}
+		if fetch := s.opts.Fetch; fetch != nil {
+			if err := fetch(ctx, rawURL); err != nil {
+				// wget's words for an HTTP error answer, then its exit code 8.
+				l.Logf("HTTP request sent, awaiting response... %s", err)
+				l.Logf("ERROR %s.", strings.Replace(err.Error(), " ", ": ", 1))
+				return fmt.Errorf("download failed: command '/usr/bin/wget --progress=dot:giga -O %s.tmp_dwnl.%d %s' failed: exit code 8\n", dest, 1234, rawURL)
+			}
+		}
 		size := remoteFileSize(content, format)
 		if err := s.sleep(ctx, time.Duration(size/(100<<20))*time.Second+time.Second); err != nil {
 			return err

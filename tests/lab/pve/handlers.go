@@ -54,6 +54,7 @@ func (s *Server) registerHandlers() error {
 		"POST /nodes/{node}/qemu/{vmid}/status/reset":                s.hReset,
 		"POST /nodes/{node}/qemu/{vmid}/clone":                       s.hQemuClone,
 		"PUT /nodes/{node}/qemu/{vmid}/resize":                       s.hResize,
+		"POST /nodes/{node}/qemu/{vmid}/move_disk":                   s.hMoveDisk,
 		"POST /nodes/{node}/qemu/{vmid}/template":                    s.hTemplate,
 		"PUT /nodes/{node}/qemu/{vmid}/unlink":                       s.hUnlink,
 		"GET /nodes/{node}/qemu/{vmid}/cloudinit":                    s.hCloudInitPending,

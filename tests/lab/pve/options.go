@@ -1,6 +1,7 @@
 package pve
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -30,6 +31,11 @@ type Options struct {
 	Booter GuestBooter
 	// Logf receives the lab's log lines (no secrets). Nil: discarded.
 	Logf func(format string, args ...any)
+	// Fetch, when set, says what a server answers to a download-url of
+	// rawURL (the lab has no network): a non-nil error is the HTTP status
+	// line ("404 Not Found") and fails the task as wget does (exit code 8).
+	// Nil: every resolvable URL downloads.
+	Fetch func(ctx context.Context, rawURL string) error
 	// MACPrefix is the datacenter's mac_prefix (datacenter.cfg). Default
 	// "BC:24:11", PVE's own prefix.
 	MACPrefix string

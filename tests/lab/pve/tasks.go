@@ -20,6 +20,7 @@ type task struct {
 	exit           string // "OK", "WARNINGS: N" or the error message
 	statusReadOnce bool
 	finished       chan struct{}
+	cancel         context.CancelFunc // DELETE /tasks/{upid}: the worker gets SIGTERM
 
 	logMu    sync.Mutex // guards log and warnings; never held with s.mu taken after it
 	log      []string
@@ -82,15 +83,22 @@ func (s *Server) startTask(node, typ, id, user string, fn func(ctx context.Conte
 	s.tasks[t.upid] = t
 	s.taskOrder = append(s.taskOrder, t)
 	l := &taskLog{s: s, t: t}
+	ctx, cancel := context.WithCancel(s.ctx)
+	t.cancel = cancel
 	inject := s.rollLocked(s.faults.TaskFailureRate)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer cancel()
 		var err error
 		if inject {
 			err = fmt.Errorf("lab fault injection: %s task failed (TaskFailureRate)\n", typ)
 		} else {
-			err = fn(s.ctx, l)
+			err = fn(ctx, l)
+		}
+		if errors.Is(err, context.Canceled) {
+			// What a worker killed by SIGTERM leaves (PVE's fork_worker).
+			err = fmt.Errorf("received interrupt\n")
 		}
 		t.logMu.Lock()
 		var exit string

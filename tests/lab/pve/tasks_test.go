@@ -221,3 +221,25 @@ func TestNextIDConcurrent(t *testing.T) {
 		t.Fatalf("nextid?vmid=100: %s %s", status, body)
 	}
 }
+
+// TestTaskStop: DELETE on a task interrupts its worker.
+func TestTaskStop(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{TimeScale: 10})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	upid, err := node.StorageDownloadURL(ctx, &proxmox.StorageDownloadURLOptions{Node: "pve1", Storage: "local", Content: "iso", Filename: "big.iso", URL: "https://example.com/big.iso"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := proxmox.NewTask(proxmox.UPID(upid), c)
+	if err := task.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExit(t, ctx, task); st != "received interrupt" {
+		t.Fatalf("stopped task: %q", st)
+	}
+	if len(s.Volumes("pve1", "local")) != 0 {
+		t.Fatal("an interrupted download left a file")
+	}
+}

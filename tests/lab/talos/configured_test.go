@@ -84,7 +84,7 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 	hc, server := kubeHTTP(t, kc)
 
-	for _, path := range []string{"/readyz", "/livez", "/version"} {
+	for _, path := range []string{"/readyz", "/livez", "/version", "/api", "/apis"} {
 		resp, err := hc.Get(server + path)
 		if err != nil {
 			t.Fatal(err)
@@ -99,6 +99,10 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 
 		if path == "/version" && !strings.Contains(string(body), `"gitVersion":"v1.35.2"`) {
 			t.Fatalf("/version = %s", body)
+		}
+
+		if path == "/api" && !strings.Contains(string(body), `"versions":["v1"]`) {
+			t.Fatalf("/api = %s", body)
 		}
 	}
 

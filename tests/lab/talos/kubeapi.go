@@ -18,7 +18,8 @@ import (
 // kubeServer is kube-apiserver on one address (a control plane's address or
 // the VIP), backed by the cluster's simulated objects. It serves the few
 // endpoints the provider uses: /readyz, /livez, /healthz, /version,
-// /api/v1/nodes and kubelet serving CSRs, with client certificate auth.
+// discovery (/api, /apis), /api/v1/nodes and kubelet serving CSRs, with
+// client certificate auth.
 type kubeServer struct {
 	sim     *Sim
 	cluster *cluster
@@ -204,6 +205,20 @@ func (k *kubeServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	switch {
+	case path == "/api" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{
+			"kind": "APIVersions", "versions": []string{"v1"},
+			"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": k.addr.String()}},
+		})
+	case path == "/apis" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{
+			"kind": "APIGroupList", "apiVersion": "v1",
+			"groups": []map[string]any{{
+				"name":             "certificates.k8s.io",
+				"versions":         []map[string]string{{"groupVersion": "certificates.k8s.io/v1", "version": "v1"}},
+				"preferredVersion": map[string]string{"groupVersion": "certificates.k8s.io/v1", "version": "v1"},
+			}},
+		})
 	case path == "/api/v1/nodes" && r.Method == http.MethodGet:
 		if !k.allowed(w, u, "list", "nodes", "") {
 			return

@@ -30,27 +30,6 @@ const (
 
 var nowFunc = time.Now
 
-// persistState is what an installed node keeps on its system disk: the
-// installed image (boot partitions), the machine config (STATE), its node
-// identity, etcd data (EPHEMERAL /var/lib/etcd) and META tags for a staged
-// upgrade. Snapshots are immutable; a change saves a new one.
-type persistState struct {
-	disk          string // system disk interface name
-	image         Image
-	config        []byte // persisted machine config; nil: not configured yet
-	nodeID        string
-	etcdCluster   uint64 // etcd data: which cluster and member; 0 when empty
-	etcdMember    uint64
-	stagedUpgrade *Image
-}
-
-func (ps *persistState) clone() *persistState {
-	c := *ps
-	c.config = slices.Clone(ps.config)
-
-	return &c
-}
-
 // Node is one running simulated Talos machine (a started VM).
 type Node struct {
 	sim  *Sim

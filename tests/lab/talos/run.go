@@ -3,10 +3,11 @@ package talos
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
+
+	"github.com/blang/semver/v4"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -114,8 +115,8 @@ func (n *Node) boot() nextStep {
 
 		return stepStop
 	case bootISO:
-		if d, ok := installedDisk(m); ok {
-			n.logf("booting the Talos ISO although Talos is installed: the boot order puts the CD-ROM before the disk", "disk", d)
+		if d, ok := installedDisk(m); ok && haltsIfInstalled(choice.image) {
+			return n.haltInstalled(d)
 		}
 	case bootDiskImage:
 		// A Talos disk image is an installed system without a config yet.
@@ -346,77 +347,6 @@ func (n *Node) failBoot() nextStep {
 	return stepReboot
 }
 
-// persist saves a new disk state and writes its token onto the system disk.
-func (n *Node) persist(ps *persistState) error {
-	n.persistMu.Lock()
-	defer n.persistMu.Unlock()
-
-	return n.persistLocked(ps)
-}
-
-// updateState changes the installed node's disk state; concurrent updates
-// (API calls, etcd joins) apply one after the other.
-func (n *Node) updateState(fn func(ps *persistState)) error {
-	n.persistMu.Lock()
-	defer n.persistMu.Unlock()
-
-	n.sim.mu.Lock()
-	cur := n.ps
-	n.sim.mu.Unlock()
-
-	if cur == nil {
-		return errors.New("talos is not installed")
-	}
-
-	next := cur.clone()
-	fn(next)
-
-	return n.persistLocked(next)
-}
-
-func (n *Node) persistLocked(ps *persistState) error {
-	token := n.sim.saveState(ps)
-	content := formatDiskContent(token, ps.image)
-
-	if err := n.host.WriteDisk(ps.disk, content); err != nil {
-		return fmt.Errorf("writing disk %s: %w", ps.disk, err)
-	}
-
-	s := n.sim
-	s.mu.Lock()
-	n.ps = ps
-
-	for i := range n.machine.Disks {
-		if n.machine.Disks[i].Name == ps.disk {
-			n.machine.Disks[i].Content = content
-		}
-	}
-	s.mu.Unlock()
-
-	n.publish()
-
-	return nil
-}
-
-// wipe writes a blank disk (reset).
-func (n *Node) wipe(disk string) error {
-	if err := n.host.WriteDisk(disk, wipedContent); err != nil {
-		return fmt.Errorf("wiping disk %s: %w", disk, err)
-	}
-
-	s := n.sim
-	s.mu.Lock()
-
-	for i := range n.machine.Disks {
-		if n.machine.Disks[i].Name == disk {
-			n.machine.Disks[i].Content = wipedContent
-		}
-	}
-	s.mu.Unlock()
-
-	return nil
-}
-
 // runStagedUpgrade applies an upgrade staged in META: the install runs early
 // in boot, then the node reboots into the new version.
 func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
@@ -439,6 +369,45 @@ func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
 	n.logf("staged upgrade successful", "image", next.image.String())
 
 	return stepReboot
+}
+
+// haltInstalled: ISOs of Talos 1.8+ carry talos.halt_if_installed=1
+// (pkg/imager/imager.go): booted while Talos is installed on a disk, they
+// halt and say so every 30 s until the boot times out (70 min), then reboot
+// (v1alpha1_sequencer_tasks.go haltIfInstalled).
+func (n *Node) haltInstalled(disk string) nextStep {
+	n.setPhase(PhaseBooting)
+
+	const msg = "Talos is already installed to disk but booted from another media and talos.halt_if_installed kernel parameter is set. Please reboot from the disk."
+
+	timeout := n.sim.scaled(70 * time.Minute)
+	if timeout == 0 {
+		// At time scale 0 the halt lasts until the VM stops (no busy loop).
+		n.logf(msg, "disk", disk)
+		<-n.ctx.Done()
+
+		return stepStop
+	}
+
+	deadline := time.Now().Add(timeout)
+
+	for {
+		n.logf(msg, "disk", disk)
+
+		if !n.sim.sleep(n.ctx, 30*time.Second) {
+			return stepStop
+		}
+
+		if time.Now().After(deadline) {
+			return n.failBoot()
+		}
+	}
+}
+
+func haltsIfInstalled(iso Image) bool {
+	v, err := semver.ParseTolerant(iso.Version)
+
+	return err == nil && v.GTE(semver.MustParse("1.8.0"))
 }
 
 func installedDisk(m Machine) (string, bool) {

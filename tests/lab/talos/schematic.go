@@ -100,6 +100,16 @@ func (c *Catalog) Register(extensions ...string) string {
 	return id
 }
 
+// RegisterSchematic makes a schematic ID known with the official extensions
+// its schematic lists: for schematics Register cannot compute (kernel
+// arguments, META, overlays...), as the lab's Image Factory registers them.
+func (c *Catalog) RegisterSchematic(id string, extensions []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	c.known[id] = slices.Clone(extensions)
+}
+
 // Lookup returns the extensions of a schematic ID; ok is false for IDs the
 // catalog does not know. The empty ID ("", vanilla release assets) has none.
 func (c *Catalog) Lookup(id string) (extensions []string, ok bool) {

@@ -18,7 +18,10 @@ import (
 // maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
 // reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
 // one is decided from what the node answers. The resource waits until the node runs the applied
-// configuration, reporting what it waits for.
+// configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+// self-signed certificate), so the first configuration travels over TLS without server verification, as with
+// talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
+// it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
 //
 // Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
 // can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -31,7 +34,8 @@ import (
 //
 // Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 // (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-// Destroy leaves the node alone unless reset is set.
+// Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+// Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
 //
 // ## Example
 type ConfigurationApply struct {
@@ -45,7 +49,7 @@ type ConfigurationApply struct {
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
 	ConfigDigest pulumi.StringOutput `pulumi:"configDigest"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapOutput `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
@@ -133,7 +137,7 @@ type configurationApplyArgs struct {
 	ApplyMode *ApplyMode `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView map[string]string `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints []string `pulumi:"endpoints"`
@@ -159,7 +163,7 @@ type ConfigurationApplyArgs struct {
 	ApplyMode ApplyModePtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapInput
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayInput
@@ -286,7 +290,7 @@ func (o ConfigurationApplyOutput) ConfigDigest() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.ConfigDigest }).(pulumi.StringOutput)
 }
 
-// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 func (o ConfigurationApplyOutput) ConfigView() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringMapOutput { return v.ConfigView }).(pulumi.StringMapOutput)
 }

@@ -264,13 +264,122 @@ func (o ResetOnDeletePtrOutput) Reboot() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+// An initial value of the Talos META partition, baked into the images.
+type SchematicMeta struct {
+	// META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+	Key int `pulumi:"key"`
+	// The value written to the key.
+	Value string `pulumi:"value"`
+}
+
+// SchematicMetaInput is an input type that accepts SchematicMetaArgs and SchematicMetaOutput values.
+// You can construct a concrete instance of `SchematicMetaInput` via:
+//
+//	SchematicMetaArgs{...}
+type SchematicMetaInput interface {
+	pulumi.Input
+
+	ToSchematicMetaOutput() SchematicMetaOutput
+	ToSchematicMetaOutputWithContext(context.Context) SchematicMetaOutput
+}
+
+// An initial value of the Talos META partition, baked into the images.
+type SchematicMetaArgs struct {
+	// META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+	Key pulumi.IntInput `pulumi:"key"`
+	// The value written to the key.
+	Value pulumi.StringInput `pulumi:"value"`
+}
+
+func (SchematicMetaArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*SchematicMeta)(nil)).Elem()
+}
+
+func (i SchematicMetaArgs) ToSchematicMetaOutput() SchematicMetaOutput {
+	return i.ToSchematicMetaOutputWithContext(context.Background())
+}
+
+func (i SchematicMetaArgs) ToSchematicMetaOutputWithContext(ctx context.Context) SchematicMetaOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SchematicMetaOutput)
+}
+
+// SchematicMetaArrayInput is an input type that accepts SchematicMetaArray and SchematicMetaArrayOutput values.
+// You can construct a concrete instance of `SchematicMetaArrayInput` via:
+//
+//	SchematicMetaArray{ SchematicMetaArgs{...} }
+type SchematicMetaArrayInput interface {
+	pulumi.Input
+
+	ToSchematicMetaArrayOutput() SchematicMetaArrayOutput
+	ToSchematicMetaArrayOutputWithContext(context.Context) SchematicMetaArrayOutput
+}
+
+type SchematicMetaArray []SchematicMetaInput
+
+func (SchematicMetaArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SchematicMeta)(nil)).Elem()
+}
+
+func (i SchematicMetaArray) ToSchematicMetaArrayOutput() SchematicMetaArrayOutput {
+	return i.ToSchematicMetaArrayOutputWithContext(context.Background())
+}
+
+func (i SchematicMetaArray) ToSchematicMetaArrayOutputWithContext(ctx context.Context) SchematicMetaArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SchematicMetaArrayOutput)
+}
+
+// An initial value of the Talos META partition, baked into the images.
+type SchematicMetaOutput struct{ *pulumi.OutputState }
+
+func (SchematicMetaOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SchematicMeta)(nil)).Elem()
+}
+
+func (o SchematicMetaOutput) ToSchematicMetaOutput() SchematicMetaOutput {
+	return o
+}
+
+func (o SchematicMetaOutput) ToSchematicMetaOutputWithContext(ctx context.Context) SchematicMetaOutput {
+	return o
+}
+
+// META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+func (o SchematicMetaOutput) Key() pulumi.IntOutput {
+	return o.ApplyT(func(v SchematicMeta) int { return v.Key }).(pulumi.IntOutput)
+}
+
+// The value written to the key.
+func (o SchematicMetaOutput) Value() pulumi.StringOutput {
+	return o.ApplyT(func(v SchematicMeta) string { return v.Value }).(pulumi.StringOutput)
+}
+
+type SchematicMetaArrayOutput struct{ *pulumi.OutputState }
+
+func (SchematicMetaArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]SchematicMeta)(nil)).Elem()
+}
+
+func (o SchematicMetaArrayOutput) ToSchematicMetaArrayOutput() SchematicMetaArrayOutput {
+	return o
+}
+
+func (o SchematicMetaArrayOutput) ToSchematicMetaArrayOutputWithContext(ctx context.Context) SchematicMetaArrayOutput {
+	return o
+}
+
+func (o SchematicMetaArrayOutput) Index(i pulumi.IntInput) SchematicMetaOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) SchematicMeta {
+		return vs[0].([]SchematicMeta)[vs[1].(int)]
+	}).(SchematicMetaOutput)
+}
+
+// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type Timeouts struct {
-	// Limit for create. Default `10m`.
+	// Limit for create. Default `10m` (or the customTimeouts create value).
 	Create *string `pulumi:"create"`
-	// Limit for delete. Default `5m`.
+	// Limit for delete. Default `5m` (or the customTimeouts delete value).
 	Delete *string `pulumi:"delete"`
-	// Limit for update. Default `10m`.
+	// Limit for update. Default `10m` (or the customTimeouts update value).
 	Update *string `pulumi:"update"`
 }
 
@@ -285,13 +394,13 @@ type TimeoutsInput interface {
 	ToTimeoutsOutputWithContext(context.Context) TimeoutsOutput
 }
 
-// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type TimeoutsArgs struct {
-	// Limit for create. Default `10m`.
+	// Limit for create. Default `10m` (or the customTimeouts create value).
 	Create pulumi.StringPtrInput `pulumi:"create"`
-	// Limit for delete. Default `5m`.
+	// Limit for delete. Default `5m` (or the customTimeouts delete value).
 	Delete pulumi.StringPtrInput `pulumi:"delete"`
-	// Limit for update. Default `10m`.
+	// Limit for update. Default `10m` (or the customTimeouts update value).
 	Update pulumi.StringPtrInput `pulumi:"update"`
 }
 
@@ -348,7 +457,7 @@ func (i *timeoutsPtrType) ToTimeoutsPtrOutputWithContext(ctx context.Context) Ti
 	return pulumi.ToOutputWithContext(ctx, i).(TimeoutsPtrOutput)
 }
 
-// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+// How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 type TimeoutsOutput struct{ *pulumi.OutputState }
 
 func (TimeoutsOutput) ElementType() reflect.Type {
@@ -373,17 +482,17 @@ func (o TimeoutsOutput) ToTimeoutsPtrOutputWithContext(ctx context.Context) Time
 	}).(TimeoutsPtrOutput)
 }
 
-// Limit for create. Default `10m`.
+// Limit for create. Default `10m` (or the customTimeouts create value).
 func (o TimeoutsOutput) Create() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Timeouts) *string { return v.Create }).(pulumi.StringPtrOutput)
 }
 
-// Limit for delete. Default `5m`.
+// Limit for delete. Default `5m` (or the customTimeouts delete value).
 func (o TimeoutsOutput) Delete() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Timeouts) *string { return v.Delete }).(pulumi.StringPtrOutput)
 }
 
-// Limit for update. Default `10m`.
+// Limit for update. Default `10m` (or the customTimeouts update value).
 func (o TimeoutsOutput) Update() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Timeouts) *string { return v.Update }).(pulumi.StringPtrOutput)
 }
@@ -412,7 +521,7 @@ func (o TimeoutsPtrOutput) Elem() TimeoutsOutput {
 	}).(TimeoutsOutput)
 }
 
-// Limit for create. Default `10m`.
+// Limit for create. Default `10m` (or the customTimeouts create value).
 func (o TimeoutsPtrOutput) Create() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Timeouts) *string {
 		if v == nil {
@@ -422,7 +531,7 @@ func (o TimeoutsPtrOutput) Create() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Limit for delete. Default `5m`.
+// Limit for delete. Default `5m` (or the customTimeouts delete value).
 func (o TimeoutsPtrOutput) Delete() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Timeouts) *string {
 		if v == nil {
@@ -432,7 +541,7 @@ func (o TimeoutsPtrOutput) Delete() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Limit for update. Default `10m`.
+// Limit for update. Default `10m` (or the customTimeouts update value).
 func (o TimeoutsPtrOutput) Update() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Timeouts) *string {
 		if v == nil {
@@ -605,6 +714,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ClientConfigurationInput)(nil)).Elem(), ClientConfigurationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResetOnDeleteInput)(nil)).Elem(), ResetOnDeleteArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResetOnDeletePtrInput)(nil)).Elem(), ResetOnDeleteArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SchematicMetaInput)(nil)).Elem(), SchematicMetaArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SchematicMetaArrayInput)(nil)).Elem(), SchematicMetaArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TimeoutsInput)(nil)).Elem(), TimeoutsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TimeoutsPtrInput)(nil)).Elem(), TimeoutsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*UpgradeOptionsInput)(nil)).Elem(), UpgradeOptionsArgs{})
@@ -612,6 +723,8 @@ func init() {
 	pulumi.RegisterOutputType(ClientConfigurationOutput{})
 	pulumi.RegisterOutputType(ResetOnDeleteOutput{})
 	pulumi.RegisterOutputType(ResetOnDeletePtrOutput{})
+	pulumi.RegisterOutputType(SchematicMetaOutput{})
+	pulumi.RegisterOutputType(SchematicMetaArrayOutput{})
 	pulumi.RegisterOutputType(TimeoutsOutput{})
 	pulumi.RegisterOutputType(TimeoutsPtrOutput{})
 	pulumi.RegisterOutputType(UpgradeOptionsOutput{})

@@ -13,6 +13,7 @@ from .configuration_apply import *
 from .get_client_configuration import *
 from .get_image_factory import *
 from .get_machine_configuration import *
+from .image_factory_schematic import *
 from .kubeconfig import *
 from .machine_secrets import *
 from ._inputs import *

@@ -22,6 +22,8 @@ __all__ = [
     'ClientConfigurationArgsDict',
     'ResetOnDeleteArgs',
     'ResetOnDeleteArgsDict',
+    'SchematicMetaArgs',
+    'SchematicMetaArgsDict',
     'TimeoutsArgs',
     'TimeoutsArgsDict',
     'UpgradeOptionsArgs',
@@ -244,21 +246,73 @@ class ResetOnDeleteArgs:
         pulumi.set(self, "reboot", value)
 
 
+class SchematicMetaArgsDict(TypedDict):
+    """
+    An initial value of the Talos META partition, baked into the images.
+    """
+    key: pulumi.Input[_builtins.int]
+    """
+    META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+    """
+    value: pulumi.Input[_builtins.str]
+    """
+    The value written to the key.
+    """
+
+@pulumi.input_type
+class SchematicMetaArgs:
+    def __init__(__self__, *,
+                 key: pulumi.Input[_builtins.int],
+                 value: pulumi.Input[_builtins.str]):
+        """
+        An initial value of the Talos META partition, baked into the images.
+
+        :param pulumi.Input[_builtins.int] key: META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        :param pulumi.Input[_builtins.str] value: The value written to the key.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> pulumi.Input[_builtins.int]:
+        """
+        META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        """
+        return pulumi.get(self, "key")
+
+    @key.setter
+    def key(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "key", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> pulumi.Input[_builtins.str]:
+        """
+        The value written to the key.
+        """
+        return pulumi.get(self, "value")
+
+    @value.setter
+    def value(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "value", value)
+
+
 class TimeoutsArgsDict(TypedDict):
     """
-    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
     """
     create: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Limit for create. Default `10m`.
+    Limit for create. Default `10m` (or the customTimeouts create value).
     """
     delete: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Limit for delete. Default `5m`.
+    Limit for delete. Default `5m` (or the customTimeouts delete value).
     """
     update: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Limit for update. Default `10m`.
+    Limit for update. Default `10m` (or the customTimeouts update value).
     """
 
 @pulumi.input_type
@@ -268,11 +322,11 @@ class TimeoutsArgs:
                  delete: pulumi.Input[Optional[_builtins.str]] = None,
                  update: pulumi.Input[Optional[_builtins.str]] = None):
         """
-        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 
-        :param pulumi.Input[_builtins.str] create: Limit for create. Default `10m`.
-        :param pulumi.Input[_builtins.str] delete: Limit for delete. Default `5m`.
-        :param pulumi.Input[_builtins.str] update: Limit for update. Default `10m`.
+        :param pulumi.Input[_builtins.str] create: Limit for create. Default `10m` (or the customTimeouts create value).
+        :param pulumi.Input[_builtins.str] delete: Limit for delete. Default `5m` (or the customTimeouts delete value).
+        :param pulumi.Input[_builtins.str] update: Limit for update. Default `10m` (or the customTimeouts update value).
         """
         if create is not None:
             pulumi.set(__self__, "create", create)
@@ -285,7 +339,7 @@ class TimeoutsArgs:
     @pulumi.getter
     def create(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Limit for create. Default `10m`.
+        Limit for create. Default `10m` (or the customTimeouts create value).
         """
         return pulumi.get(self, "create")
 
@@ -297,7 +351,7 @@ class TimeoutsArgs:
     @pulumi.getter
     def delete(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Limit for delete. Default `5m`.
+        Limit for delete. Default `5m` (or the customTimeouts delete value).
         """
         return pulumi.get(self, "delete")
 
@@ -309,7 +363,7 @@ class TimeoutsArgs:
     @pulumi.getter
     def update(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Limit for update. Default `10m`.
+        Limit for update. Default `10m` (or the customTimeouts update value).
         """
         return pulumi.get(self, "update")
 

@@ -40,7 +40,7 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
@@ -120,7 +120,7 @@ class ConfigurationApplyArgs:
     @pulumi.getter(name="configView")
     def config_view(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         """
         return pulumi.get(self, "config_view")
 
@@ -226,7 +226,10 @@ class ConfigurationApply(pulumi.CustomResource):
         maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
         reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
         one is decided from what the node answers. The resource waits until the node runs the applied
-        configuration, reporting what it waits for.
+        configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+        self-signed certificate), so the first configuration travels over TLS without server verification, as with
+        talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
+        it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
 
         Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
         can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -239,7 +242,8 @@ class ConfigurationApply(pulumi.CustomResource):
 
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-        Destroy leaves the node alone unless reset is set.
+        Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+        Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
 
         ## Example
 
@@ -247,7 +251,7 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
@@ -270,7 +274,10 @@ class ConfigurationApply(pulumi.CustomResource):
         maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
         reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
         one is decided from what the node answers. The resource waits until the node runs the applied
-        configuration, reporting what it waits for.
+        configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+        self-signed certificate), so the first configuration travels over TLS without server verification, as with
+        talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
+        it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
 
         Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
         can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -283,7 +290,8 @@ class ConfigurationApply(pulumi.CustomResource):
 
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-        Destroy leaves the node alone unless reset is set.
+        Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+        Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
 
         ## Example
 
@@ -420,7 +428,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configView")
     def config_view(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         """
         return pulumi.get(self, "config_view")
 

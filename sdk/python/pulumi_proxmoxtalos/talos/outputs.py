@@ -18,6 +18,7 @@ from ._enums import *
 __all__ = [
     'ClientConfiguration',
     'ResetOnDelete',
+    'SchematicMeta',
     'Timeouts',
     'UpgradeOptions',
 ]
@@ -137,20 +138,54 @@ class ResetOnDelete(dict):
 
 
 @pulumi.output_type
+class SchematicMeta(dict):
+    """
+    An initial value of the Talos META partition, baked into the images.
+    """
+    def __init__(__self__, *,
+                 key: _builtins.int,
+                 value: _builtins.str):
+        """
+        An initial value of the Talos META partition, baked into the images.
+
+        :param _builtins.int key: META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        :param _builtins.str value: The value written to the key.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.int:
+        """
+        META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        The value written to the key.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
 class Timeouts(dict):
     """
-    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+    How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
     """
     def __init__(__self__, *,
                  create: Optional[_builtins.str] = None,
                  delete: Optional[_builtins.str] = None,
                  update: Optional[_builtins.str] = None):
         """
-        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+        How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi's `customTimeouts` resource option also applies; an unset value here then defers to it.
 
-        :param _builtins.str create: Limit for create. Default `10m`.
-        :param _builtins.str delete: Limit for delete. Default `5m`.
-        :param _builtins.str update: Limit for update. Default `10m`.
+        :param _builtins.str create: Limit for create. Default `10m` (or the customTimeouts create value).
+        :param _builtins.str delete: Limit for delete. Default `5m` (or the customTimeouts delete value).
+        :param _builtins.str update: Limit for update. Default `10m` (or the customTimeouts update value).
         """
         if create is not None:
             pulumi.set(__self__, "create", create)
@@ -163,7 +198,7 @@ class Timeouts(dict):
     @pulumi.getter
     def create(self) -> Optional[_builtins.str]:
         """
-        Limit for create. Default `10m`.
+        Limit for create. Default `10m` (or the customTimeouts create value).
         """
         return pulumi.get(self, "create")
 
@@ -171,7 +206,7 @@ class Timeouts(dict):
     @pulumi.getter
     def delete(self) -> Optional[_builtins.str]:
         """
-        Limit for delete. Default `5m`.
+        Limit for delete. Default `5m` (or the customTimeouts delete value).
         """
         return pulumi.get(self, "delete")
 
@@ -179,7 +214,7 @@ class Timeouts(dict):
     @pulumi.getter
     def update(self) -> Optional[_builtins.str]:
         """
-        Limit for update. Default `10m`.
+        Limit for update. Default `10m` (or the customTimeouts update value).
         """
         return pulumi.get(self, "update")
 

@@ -30,6 +30,7 @@ type State struct {
 	CACertPEM    string   `json:"caCert"` // PEM`
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
+	FactoryURL   string   `json:"factoryUrl"` // the lab's Image Factory (http://127.0.0.1:<port>)
 	PID          int      `json:"pid"`
 }
 
@@ -46,6 +47,7 @@ type config struct {
 	stateFile string
 	caFile    string
 	quiet     bool
+	noTalos   bool
 }
 
 func main() {
@@ -65,6 +67,7 @@ func main() {
 	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
 	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
+	flag.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,7 +92,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		logf = nil
 	}
 	l, err := lab.Start(ctx, lab.Options{
-		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf,
+		Listen: fmt.Sprintf("127.0.0.1:%d", c.port), Nodes: specs, TimeScale: c.scale, Seed: c.seed, Faults: c.faults, Logf: logf, NoTalos: c.noTalos,
 	})
 	if err != nil {
 		return err
@@ -114,7 +117,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	st := State{
 		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
-		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), PID: os.Getpid(),
+		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), PID: os.Getpid(),
 	}
 	if stateFile != "" {
 		b, _ := json.MarshalIndent(st, "", "  ")
@@ -129,6 +132,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "ca file:       %s\n", st.CACertFile)
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
+	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
 	if stateFile != "" {
 		fmt.Fprintf(stdout, "state file:    %s\n", stateFile)
 	}

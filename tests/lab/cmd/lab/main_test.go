@@ -35,7 +35,7 @@ func TestRunWritesStateAndServes(t *testing.T) {
 	out := &syncBuf{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, config{nodes: "a,b", memory: 4096, cores: 4, bridges: "vmbr0,vmbr1", scale: 0, seed: 3, stateFile: stateFile, quiet: true}, out)
+		done <- run(ctx, config{nodes: "a,b", memory: 4096, cores: 4, bridges: "vmbr0,vmbr1", scale: 0, seed: 3, stateFile: stateFile, quiet: true, noTalos: true}, out)
 	}()
 	var st State
 	deadline := time.Now().Add(10 * time.Second)

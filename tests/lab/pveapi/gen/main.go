@@ -70,6 +70,7 @@ var served = []string{
 	"POST /nodes/{node}/qemu/{vmid}/status/reset",
 	"POST /nodes/{node}/qemu/{vmid}/clone",
 	"PUT /nodes/{node}/qemu/{vmid}/resize",
+	"POST /nodes/{node}/qemu/{vmid}/move_disk",
 	"POST /nodes/{node}/qemu/{vmid}/template",
 	"PUT /nodes/{node}/qemu/{vmid}/unlink",
 	"GET /nodes/{node}/qemu/{vmid}/cloudinit",

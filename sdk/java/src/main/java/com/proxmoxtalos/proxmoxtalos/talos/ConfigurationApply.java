@@ -27,7 +27,10 @@ import javax.annotation.Nullable;
  * maintenance API, installs Talos to the configuration&#39;s install disk (checked against the disks the node
  * reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
  * one is decided from what the node answers. The resource waits until the node runs the applied
- * configuration, reporting what it waits for.
+ * configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
+ * self-signed certificate), so the first configuration travels over TLS without server verification, as with
+ * talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker&#39;s Talos API answers only once
+ * it has a certificate from the control planes, so before bootstrap a worker&#39;s install is awaited, not its API.
  * 
  * Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
  * can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
@@ -40,7 +43,8 @@ import javax.annotation.Nullable;
  * 
  * Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
  * (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
- * Destroy leaves the node alone unless reset is set.
+ * Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
+ * Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
  * 
  * ## Example
  * 
@@ -104,14 +108,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.configDigest;
     }
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
     @Export(name="configView", refs={Map.class,String.class}, tree="[0,1,1]")
     private Output</* @Nullable */ Map<String,String>> configView;
 
     /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
     public Output<Optional<Map<String,String>>> configView() {

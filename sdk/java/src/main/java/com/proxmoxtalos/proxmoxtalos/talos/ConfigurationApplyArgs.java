@@ -54,14 +54,14 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
     @Import(name="configView")
     private @Nullable Output<Map<String,String>> configView;
 
     /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
     public Optional<Output<Map<String,String>>> configView() {
@@ -265,7 +265,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         }
 
         /**
-         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
          * 
          * @return builder
          * 
@@ -276,7 +276,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         }
 
         /**
-         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews show which paths change.
+         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
          * 
          * @return builder
          * 

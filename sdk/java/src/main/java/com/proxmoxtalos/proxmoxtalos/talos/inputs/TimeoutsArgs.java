@@ -12,7 +12,7 @@ import javax.annotation.Nullable;
 
 
 /**
- * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw.
+ * How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). When it passes, the operation fails with what it waited for and what it last saw. Pulumi&#39;s `customTimeouts` resource option also applies; an unset value here then defers to it.
  * 
  */
 public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
@@ -20,14 +20,14 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
     public static final TimeoutsArgs Empty = new TimeoutsArgs();
 
     /**
-     * Limit for create. Default `10m`.
+     * Limit for create. Default `10m` (or the customTimeouts create value).
      * 
      */
     @Import(name="create")
     private @Nullable Output<String> create;
 
     /**
-     * @return Limit for create. Default `10m`.
+     * @return Limit for create. Default `10m` (or the customTimeouts create value).
      * 
      */
     public Optional<Output<String>> create() {
@@ -35,14 +35,14 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Limit for delete. Default `5m`.
+     * Limit for delete. Default `5m` (or the customTimeouts delete value).
      * 
      */
     @Import(name="delete")
     private @Nullable Output<String> delete;
 
     /**
-     * @return Limit for delete. Default `5m`.
+     * @return Limit for delete. Default `5m` (or the customTimeouts delete value).
      * 
      */
     public Optional<Output<String>> delete() {
@@ -50,14 +50,14 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Limit for update. Default `10m`.
+     * Limit for update. Default `10m` (or the customTimeouts update value).
      * 
      */
     @Import(name="update")
     private @Nullable Output<String> update;
 
     /**
-     * @return Limit for update. Default `10m`.
+     * @return Limit for update. Default `10m` (or the customTimeouts update value).
      * 
      */
     public Optional<Output<String>> update() {
@@ -91,7 +91,7 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param create Limit for create. Default `10m`.
+         * @param create Limit for create. Default `10m` (or the customTimeouts create value).
          * 
          * @return builder
          * 
@@ -102,7 +102,7 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param create Limit for create. Default `10m`.
+         * @param create Limit for create. Default `10m` (or the customTimeouts create value).
          * 
          * @return builder
          * 
@@ -112,7 +112,7 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param delete Limit for delete. Default `5m`.
+         * @param delete Limit for delete. Default `5m` (or the customTimeouts delete value).
          * 
          * @return builder
          * 
@@ -123,7 +123,7 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param delete Limit for delete. Default `5m`.
+         * @param delete Limit for delete. Default `5m` (or the customTimeouts delete value).
          * 
          * @return builder
          * 
@@ -133,7 +133,7 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param update Limit for update. Default `10m`.
+         * @param update Limit for update. Default `10m` (or the customTimeouts update value).
          * 
          * @return builder
          * 
@@ -144,7 +144,7 @@ public final class TimeoutsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param update Limit for update. Default `10m`.
+         * @param update Limit for update. Default `10m` (or the customTimeouts update value).
          * 
          * @return builder
          * 

@@ -12,38 +12,38 @@ import javax.annotation.Nullable;
 @CustomType
 public final class Timeouts {
     /**
-     * @return Limit for create. Default `10m`.
+     * @return Limit for create. Default `10m` (or the customTimeouts create value).
      * 
      */
     private @Nullable String create;
     /**
-     * @return Limit for delete. Default `5m`.
+     * @return Limit for delete. Default `5m` (or the customTimeouts delete value).
      * 
      */
     private @Nullable String delete;
     /**
-     * @return Limit for update. Default `10m`.
+     * @return Limit for update. Default `10m` (or the customTimeouts update value).
      * 
      */
     private @Nullable String update;
 
     private Timeouts() {}
     /**
-     * @return Limit for create. Default `10m`.
+     * @return Limit for create. Default `10m` (or the customTimeouts create value).
      * 
      */
     public Optional<String> create() {
         return Optional.ofNullable(this.create);
     }
     /**
-     * @return Limit for delete. Default `5m`.
+     * @return Limit for delete. Default `5m` (or the customTimeouts delete value).
      * 
      */
     public Optional<String> delete() {
         return Optional.ofNullable(this.delete);
     }
     /**
-     * @return Limit for update. Default `10m`.
+     * @return Limit for update. Default `10m` (or the customTimeouts update value).
      * 
      */
     public Optional<String> update() {

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+
+	"github.com/proxmoxtalos/proxmoxtalos/examples/go-resources/cluster"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+)
+
+// exampleClusterConfig is the stack configuration the examples read, for a lab: three
+// control planes and one worker in the lab's address block, the VIP beside them.
+func exampleClusterConfig(l *exampleLab, project string) auto.ConfigMap {
+	cfg := labConfig(l.Conn)
+	set := func(k, v string) { cfg[project+":"+k] = auto.ConfigValue{Value: v} }
+	set("clusterName", "demo")
+	set("hosts", `["pve1","pve2","pve3"]`)
+	set("subnet", l.addr(0)+"/24")
+	set("gateway", l.addr(1))
+	set("vip", l.addr(10))
+	return cfg
+}
+
+// The low-level example (examples/go-resources), its Program run inline through the Go
+// Automation API against the lab: up builds three control planes and a worker behind the
+// VIP with the CCM, a second preview changes nothing, destroy empties the lab.
+func TestExampleGoResources(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	l := startExampleLab(t)
+	env := harness.NewEnv(t)
+	const project = "proxmoxtalos-go-resources"
+	stack := harness.InlineStack(t, env, project, cluster.Program, nil)
+	cfg := exampleClusterConfig(l, project)
+	cfg[project+":controlPlaneAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q,%q,%q]`, l.addr(11), l.addr(12), l.addr(13))}
+	cfg[project+":workerAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q]`, l.addr(21))}
+	ctx := context.Background()
+	if err := stack.SetAllConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	up, err := stack.Up(ctx, optup.ProgressStreams(testWriter{t}))
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	t.Logf("up took %s", time.Since(start).Round(time.Millisecond))
+	checkClusterOutputs(t, l, up.Outputs, 4)
+
+	preview, err := stack.Preview(ctx, optpreview.ExpectNoChanges())
+	if err != nil {
+		t.Fatalf("second preview: %v", err)
+	}
+	if changed := changes(opCounts(preview.ChangeSummary)); changed != "" {
+		t.Errorf("second preview reports changes: %s", changed)
+	}
+
+	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(testWriter{t})); err != nil {
+		t.Fatalf("destroy: %v", err)
+	}
+	l.requireEmpty(t)
+	t.Logf("TestExampleGoResources took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkClusterOutputs checks what every example exports after up against the lab: secret
+// kubeconfig and talosconfig pointing at the VIP and the control planes, one running VM
+// per node, and each Kubernetes node registered with a providerID (the CCM ran).
+func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wantNodes int) {
+	t.Helper()
+	vip := "https://" + l.addr(10) + ":6443"
+	kubeconfig := outputs["kubeconfig"]
+	if s, _ := kubeconfig.Value.(string); !kubeconfig.Secret || !strings.Contains(s, "server: "+vip) {
+		t.Errorf("kubeconfig output: secret=%v, want a secret kubeconfig with server %s", kubeconfig.Secret, vip)
+	}
+	talosconfig := outputs["talosconfig"]
+	if s, _ := talosconfig.Value.(string); !talosconfig.Secret || !strings.Contains(s, l.addr(11)) || strings.Contains(s, l.addr(10)) {
+		t.Errorf("talosconfig output: secret=%v, want a secret talosconfig with the control planes' own addresses as endpoints, never the VIP", talosconfig.Secret)
+	}
+	if got := outputs["endpoint"].Value; got != vip {
+		t.Errorf("endpoint output = %v, want %s", got, vip)
+	}
+
+	var running []string
+	for _, vm := range l.VMs() {
+		if vm.Status == "running" {
+			running = append(running, vm.Name)
+		}
+	}
+	sort.Strings(running)
+	if len(running) != wantNodes {
+		t.Errorf("running VMs in the lab: %v, want %d", running, wantNodes)
+	}
+
+	k8s, _ := outputs["kubernetesNodes"].Value.(map[string]any)
+	if len(k8s) != wantNodes {
+		t.Errorf("kubernetesNodes output has %d nodes (%v), want %d", len(k8s), k8s, wantNodes)
+	}
+	for name, id := range k8s {
+		if s, _ := id.(string); s == "" {
+			t.Errorf("Kubernetes node %s has no providerID: the cloud controller manager did not initialise it", name)
+		}
+	}
+}
+
+// opCounts turns a preview's change summary into plain counts.
+func opCounts[K ~string](m map[K]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		out[string(k)] = v
+	}
+	return out
+}
+
+// testWriter sends engine output to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

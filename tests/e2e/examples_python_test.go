@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+)
+
+// Python programs run through the Python Automation API (tests/e2e/python/runner.py) in a
+// virtualenv under <repo>/.cache/e2e with the pinned tests/e2e/python/requirements.txt.
+// Once per test process the Python SDK is built from sdk/python into a wheel and installed
+// (--target) into a folder that goes on PYTHONPATH, so the shared virtualenv never changes
+// while tests run.
+
+var (
+	pyOnce sync.Once
+	pyEnv  *pythonEnv
+	pyErr  error
+)
+
+type pythonEnv struct {
+	python string // the virtualenv's interpreter
+	site   string // the SDK's install folder, for PYTHONPATH
+	runner string // tests/e2e/python
+}
+
+func pythonTools(t *testing.T) *pythonEnv {
+	t.Helper()
+	lookTool(t, "python3", "Python 3.9 or newer with venv")
+	repo := harness.RepoRoot(t)
+	pyOnce.Do(func() { pyEnv, pyErr = preparePython(repo) })
+	if pyErr != nil {
+		t.Fatal(pyErr)
+	}
+	return pyEnv
+}
+
+func preparePython(repo string) (*pythonEnv, error) {
+	runner := filepath.Join(repo, "tests", "e2e", "python")
+	venv := filepath.Join(repo, ".cache", "e2e", "python-venv")
+	python := filepath.Join(venv, "bin", "python")
+	env := append(os.Environ(), "PIP_CACHE_DIR="+filepath.Join(repo, ".cache", "pip"), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	requirements := filepath.Join(runner, "requirements.txt")
+	err := installOnce(filepath.Join(filepath.Dir(venv), "python-venv.installed"), []string{requirements}, func() error {
+		if err := os.RemoveAll(venv); err != nil {
+			return err
+		}
+		if _, err := run(repo, env, "python3", "-m", "venv", venv); err != nil {
+			return err
+		}
+		_, err := run(repo, env, python, "-m", "pip", "install", "--quiet", "--prefer-binary", "-r", requirements)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// The wheel a user installs, built without network (setuptools is pinned in the venv).
+	tmp, err := os.MkdirTemp("", "proxmoxtalos-e2e-python-")
+	if err != nil {
+		return nil, err
+	}
+	src := filepath.Join(tmp, "sdk-src")
+	if err := copyTree(filepath.Join(repo, "sdk", "python"), src, "build", "__pycache__"); err != nil {
+		return nil, err
+	}
+	site := filepath.Join(tmp, "site")
+	if _, err := run(tmp, env, python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "--target", site, src); err != nil {
+		return nil, err
+	}
+	return &pythonEnv{python: python, site: site, runner: runner}, nil
+}
+
+// environ is env's process environment with the SDK on PYTHONPATH.
+func (p *pythonEnv) environ(env *harness.Env) []string {
+	return append(env.Environ(), "PYTHONPATH="+p.site, "PYTHONDONTWRITEBYTECODE=1")
+}
+
+// typeCheck runs mypy --strict over Python files or folders.
+func (p *pythonEnv) typeCheck(t *testing.T, paths ...string) {
+	t.Helper()
+	args := append([]string{"-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.DevNull}, paths...)
+	env := append(os.Environ(), "PYTHONPATH="+p.site)
+	if out, err := run(p.runner, env, p.python, args...); err != nil {
+		t.Fatalf("mypy --strict: %v", err)
+	} else {
+		t.Logf("mypy: %s", strings.TrimSpace(out))
+	}
+}
+
+// pythonProgram names a program function of an importable module.
+type pythonProgram struct {
+	Dir    string // folder to import the module from
+	Module string
+	Export string
+}
+
+// pythonStack runs one stack's steps through runner.py, each step in its own process.
+type pythonStack struct {
+	py      *pythonEnv
+	env     *harness.Env
+	project string
+	program pythonProgram
+	config  auto.ConfigMap
+	workDir string
+}
+
+func newPythonStack(t *testing.T, py *pythonEnv, env *harness.Env, project string, program pythonProgram, config auto.ConfigMap) *pythonStack {
+	return &pythonStack{py: py, env: env, project: project, program: program, config: config, workDir: t.TempDir()}
+}
+
+// step runs up, preview or destroy; a failed step fails the test.
+func (s *pythonStack) step(t *testing.T, step string) stepResult {
+	t.Helper()
+	dir := t.TempDir()
+	resultFile := filepath.Join(dir, "result.json")
+	spec := map[string]any{
+		"step":          step,
+		"projectName":   s.project,
+		"stackName":     "test",
+		"workDir":       s.workDir,
+		"pulumiHome":    s.env.Home,
+		"cliRoot":       filepath.Dir(s.env.ToolsBin),
+		"providerDir":   s.env.ProviderDir,
+		"envVars":       s.env.Vars(),
+		"config":        configJSON(s.config),
+		"programDir":    s.program.Dir,
+		"programModule": s.program.Module,
+		"programExport": s.program.Export,
+		"resultFile":    resultFile,
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specFile := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(specFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(s.workDir, s.py.environ(s.env), s.py.python, filepath.Join(s.py.runner, "runner.py"), specFile)
+	if err != nil {
+		t.Fatalf("python runner %s of %s: %v", step, s.project, err)
+	}
+	t.Logf("python runner %s:\n%s", step, out)
+	var res stepResult
+	if b, err = os.ReadFile(resultFile); err != nil {
+		t.Fatalf("python runner %s wrote no result: %v", step, err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("python runner %s result: %v", step, err)
+	}
+	return res
+}
+
+// The Python SDK through the Python Automation API against the lab (the counterpart of
+// TestTypeScriptSDKOnLab), after mypy --strict over the runner and the program.
+func TestPythonSDKOnLab(t *testing.T) {
+	t.Parallel()
+	py := pythonTools(t)
+	py.typeCheck(t, "runner.py", "smoke.py")
+	l := startExampleLab(t)
+	env := harness.NewEnv(t)
+
+	cfg := labConfig(l.Conn)
+	cfg["proxmoxtalos-py-smoke:host"] = auto.ConfigValue{Value: "pve3"}
+	stack := newPythonStack(t, py, env, "proxmoxtalos-py-smoke",
+		pythonProgram{Dir: py.runner, Module: "smoke", Export: "smoke"}, cfg)
+	checkSmoke(t, l, "pve3", stack.step)
+}
