@@ -11,7 +11,7 @@ import (
 // wrong, and nothing is created, not even by `up`.
 func TestClusterBadInputsFailAtPreview(t *testing.T) {
 	t.Parallel()
-	l := startClusterLab(t)
+	l := startTCLab(t)
 	env := harness.NewEnv(t)
 	p := harness.NewYAMLProject(t, env, "badcluster", l.program(3, 2).render(t))
 	p.ConfigureLab(t, l.conn)

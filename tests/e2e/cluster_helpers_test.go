@@ -18,9 +18,9 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
-// clusterLab is an in-process lab (time scale 0) booting simulated Talos
+// tcLab is an in-process lab (time scale 0) booting simulated Talos
 // nodes, with its log kept for assertions on the order of events.
-type clusterLab struct {
+type tcLab struct {
 	*lab.Lab
 	conn harness.Lab
 
@@ -28,9 +28,9 @@ type clusterLab struct {
 	log []string
 }
 
-func startClusterLab(t *testing.T) *clusterLab {
+func startTCLab(t *testing.T) *tcLab {
 	t.Helper()
-	cl := &clusterLab{}
+	cl := &tcLab{}
 	l, err := lab.Start(context.Background(), lab.Options{TimeScale: 0, Logf: func(format string, args ...any) {
 		cl.mu.Lock()
 		defer cl.mu.Unlock()
@@ -46,14 +46,14 @@ func startClusterLab(t *testing.T) *clusterLab {
 }
 
 // addr is host n of the lab's 127.X.Y.0/24 block.
-func (l *clusterLab) addr(n byte) string {
+func (l *tcLab) addr(n byte) string {
 	a := l.AddressBlock().Addr().As4()
 	a[3] = n
 	return netip.AddrFrom4(a).String()
 }
 
 // logLines returns the lab log lines matching re, in order.
-func (l *clusterLab) logLines(re *regexp.Regexp) []string {
+func (l *tcLab) logLines(re *regexp.Regexp) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
@@ -66,7 +66,7 @@ func (l *clusterLab) logLines(re *regexp.Regexp) []string {
 }
 
 // vmsByName lists the lab's VMs by name.
-func (l *clusterLab) vmsByName() map[string]pve.VMInfo {
+func (l *tcLab) vmsByName() map[string]pve.VMInfo {
 	out := map[string]pve.VMInfo{}
 	for _, vm := range l.VMs() {
 		out[vm.Name] = vm
@@ -74,22 +74,25 @@ func (l *clusterLab) vmsByName() map[string]pve.VMInfo {
 	return out
 }
 
-// clusterProgram is the YAML program of the e2e cluster; each step of a
+// tcProgram is the YAML program of the e2e cluster; each step of a
 // test changes a field and writes the program again.
-type clusterProgram struct {
+type tcProgram struct {
 	Subnet, Gateway, Start, End, VIP string
+	FactoryURL                       string
 	TalosVersion                     string
 	ControlPlanes, Workers           int
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
 }
 
-var clusterTemplate = template.Must(template.New("cluster").Parse(`resources:
+var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
   cluster:
     type: proxmoxtalos:TalosCluster
     properties:
       clusterName: e2e
       talosVersion: {{.TalosVersion}}
+      image:
+        factoryUrl: {{.FactoryURL}}
       hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
       network:
         subnet: {{.Subnet}}
@@ -112,25 +115,26 @@ outputs:
   talosconfig: ${cluster.talosconfig}
 `))
 
-func (l *clusterLab) program(cps, workers int) clusterProgram {
-	return clusterProgram{
+func (l *tcLab) program(cps, workers int) tcProgram {
+	return tcProgram{
 		Subnet: l.AddressBlock().String(), Gateway: l.addr(1), Start: l.addr(10), End: l.addr(40), VIP: l.addr(5),
+		FactoryURL:   l.FactoryURL(),
 		TalosVersion: "v1.12.5", ControlPlanes: cps, Workers: workers,
 		WorkerLabels: "{}", WorkerPatches: "[]",
 	}
 }
 
-func (c clusterProgram) render(t *testing.T) string {
+func (c tcProgram) render(t *testing.T) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := clusterTemplate.Execute(&b, c); err != nil {
+	if err := tcTemplate.Execute(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
 }
 
-// clusterNode is one entry of the component's nodes output.
-type clusterNode struct {
+// tcNode is one entry of the component's nodes output.
+type tcNode struct {
 	Name        string `json:"name"`
 	Role        string `json:"role"`
 	ProxmoxNode string `json:"proxmoxNode"`
@@ -139,25 +143,25 @@ type clusterNode struct {
 	MAC         string `json:"macAddress"`
 }
 
-type clusterOutputs struct {
-	Nodes       []clusterNode `json:"nodes"`
-	Summary     string        `json:"summary"`
-	Endpoint    string        `json:"endpoint"`
-	Kubeconfig  string        `json:"kubeconfig"`
-	Talosconfig string        `json:"talosconfig"`
+type tcOutputs struct {
+	Nodes       []tcNode `json:"nodes"`
+	Summary     string   `json:"summary"`
+	Endpoint    string   `json:"endpoint"`
+	Kubeconfig  string   `json:"kubeconfig"`
+	Talosconfig string   `json:"talosconfig"`
 }
 
-func readOutputs(t *testing.T, p *harness.Project) clusterOutputs {
+func tcReadOutputs(t *testing.T, p *harness.Project) tcOutputs {
 	t.Helper()
 	r := p.MustRun(t, "stack", "output", "--json", "--show-secrets")
-	var out clusterOutputs
+	var out tcOutputs
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		t.Fatalf("stack outputs: %v\n%s", err, r.Stdout)
 	}
 	return out
 }
 
-func vmIDs(nodes []clusterNode) map[string]int {
+func tcVMIDs(nodes []tcNode) map[string]int {
 	out := map[string]int{}
 	for _, n := range nodes {
 		out[n.Name] = n.VMID
@@ -165,9 +169,9 @@ func vmIDs(nodes []clusterNode) map[string]int {
 	return out
 }
 
-// timed runs a CLI step, fails the test unless it succeeds, and logs how
+// tcTimed runs a CLI step, fails the test unless it succeeds, and logs how
 // long it took.
-func timed(t *testing.T, what string, run func() harness.Result) harness.Result {
+func tcTimed(t *testing.T, what string, run func() harness.Result) harness.Result {
 	t.Helper()
 	start := time.Now()
 	r := run()
@@ -179,7 +183,7 @@ func timed(t *testing.T, what string, run func() harness.Result) harness.Result 
 }
 
 // bootCounts are the configured boots of each node the simulator runs.
-func (l *clusterLab) bootCounts(nodes []clusterNode) map[string]int {
+func (l *tcLab) bootCounts(nodes []tcNode) map[string]int {
 	out := map[string]int{}
 	for _, n := range nodes {
 		if sn := l.Talos().Node(netip.MustParseAddr(n.Address)); sn != nil {
@@ -189,4 +193,4 @@ func (l *clusterLab) bootCounts(nodes []clusterNode) map[string]int {
 	return out
 }
 
-func joinLines(lines []string) string { return strings.Join(lines, "\n") }
+func tcJoin(lines []string) string { return strings.Join(lines, "\n") }

@@ -20,20 +20,20 @@ import (
 
 // The TalosCluster component through its whole life, with the real CLI in a
 // Pulumi YAML project against the lab: create 3 control planes + 2 workers
-// with the CCM and a VIP, a second preview without changes, configuration
-// changes with and without reboots, a Talos upgrade node by node, scaling
+// with the CCM and a VIP, a second preview tcWithout changes, configuration
+// changes with and tcWithout reboots, a Talos upgrade node by node, scaling
 // workers 2->3->2 and control planes 3->1, and destroy.
 func TestClusterLifecycle(t *testing.T) {
 	t.Parallel()
-	l := startClusterLab(t)
+	l := startTCLab(t)
 	env := harness.NewEnv(t)
 	prog := l.program(3, 2)
 	p := harness.NewYAMLProject(t, env, "cluster", prog.render(t))
 	p.ConfigureLab(t, l.conn)
 
 	// Create.
-	up := timed(t, "create 3+2", func() harness.Result { return p.Up(t) })
-	out := readOutputs(t, p)
+	up := tcTimed(t, "create 3+2", func() harness.Result { return p.Up(t) })
+	out := tcReadOutputs(t, p)
 	if !strings.HasPrefix(out.Summary, "5 added (e2e-cp-1, e2e-cp-2, e2e-cp-3, e2e-workers-1, e2e-workers-2)") {
 		t.Errorf("summary %q", out.Summary)
 	}
@@ -67,20 +67,20 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	}
 	for _, secret := range []string{out.Kubeconfig, out.Talosconfig} {
-		if key := privateKeyLine(secret); key != "" && strings.Contains(up.Output(), key) {
+		if key := tcKeyLine(secret); key != "" && strings.Contains(up.Output(), key) {
 			t.Errorf("a private key of the outputs appears in the up output")
 		}
 	}
-	ids := vmIDs(out.Nodes)
+	ids := tcVMIDs(out.Nodes)
 
 	// A second preview shows nothing to do.
-	timed(t, "second preview", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+	tcTimed(t, "second preview", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
-	// A label change applies without a reboot.
+	// A label change applies tcWithout a reboot.
 	boots := l.bootCounts(out.Nodes)
 	prog.WorkerLabels = "{ tier: web }"
 	p.WriteProgram(t, "cluster", prog.render(t))
-	timed(t, "label change", func() harness.Result { return p.Up(t) })
+	tcTimed(t, "label change", func() harness.Result { return p.Up(t) })
 	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
 		t.Errorf("a label change rebooted nodes: boots %v -> %v", boots, got)
 	}
@@ -94,7 +94,7 @@ func TestClusterLifecycle(t *testing.T) {
 	// An environment change needs a reboot: only the workers reboot.
 	prog.WorkerPatches = `["machine:\n  env:\n    HTTP_PROXY: http://proxy.internal:3128\n"]`
 	p.WriteProgram(t, "cluster", prog.render(t))
-	timed(t, "reboot-needing change", func() harness.Result { return p.Up(t) })
+	tcTimed(t, "reboot-needing change", func() harness.Result { return p.Up(t) })
 	got := l.bootCounts(out.Nodes)
 	for name, before := range boots {
 		want := before
@@ -109,11 +109,11 @@ func TestClusterLifecycle(t *testing.T) {
 	// Talos upgrade: one node at a time, control planes first, same VMs.
 	prog.TalosVersion = "v1.12.6"
 	p.WriteProgram(t, "cluster", prog.render(t))
-	pre := timed(t, "upgrade preview", func() harness.Result { return p.Preview(t) })
+	pre := tcTimed(t, "upgrade preview", func() harness.Result { return p.Preview(t) })
 	if !strings.Contains(pre.Output(), "5 upgraded, Talos v1.12.5 -> v1.12.6") {
 		t.Errorf("upgrade preview lacks the summary:\n%s", pre.Output())
 	}
-	timed(t, "Talos upgrade", func() harness.Result { return p.Up(t) })
+	tcTimed(t, "Talos upgrade", func() harness.Result { return p.Up(t) })
 	events := l.logLines(regexp.MustCompile(`upgrade (request received|successful)`))
 	var order []string
 	for _, e := range events {
@@ -134,22 +134,22 @@ func TestClusterLifecycle(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("upgrade order:\n%s\nwant one node at a time, control planes first:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
 	}
-	out = readOutputs(t, p)
-	if !maps.Equal(vmIDs(out.Nodes), ids) {
-		t.Errorf("VMIDs changed in the upgrade: %v -> %v", ids, vmIDs(out.Nodes))
+	out = tcReadOutputs(t, p)
+	if !maps.Equal(tcVMIDs(out.Nodes), ids) {
+		t.Errorf("VMIDs changed in the upgrade: %v -> %v", ids, tcVMIDs(out.Nodes))
 	}
 	for _, n := range out.Nodes {
 		if v := l.Talos().Node(netip.MustParseAddr(n.Address)).Status().Image.Version; v != "v1.12.6" {
 			t.Errorf("%s runs %s after the upgrade", n.Name, v)
 		}
 	}
-	timed(t, "preview after upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+	tcTimed(t, "preview after upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
 	// Scale workers 2 -> 3 -> 2.
 	prog.Workers = 3
 	p.WriteProgram(t, "cluster", prog.render(t))
-	timed(t, "scale workers to 3", func() harness.Result { return p.Up(t) })
-	out = readOutputs(t, p)
+	tcTimed(t, "scale workers to 3", func() harness.Result { return p.Up(t) })
+	out = tcReadOutputs(t, p)
 	if out.Summary != "1 added (e2e-workers-3)" || len(out.Nodes) != 6 || len(l.VMs()) != 6 {
 		t.Errorf("after scale-out: summary %q, %d nodes, %d VMs", out.Summary, len(out.Nodes), len(l.VMs()))
 	}
@@ -157,12 +157,12 @@ func TestClusterLifecycle(t *testing.T) {
 	if third.Address != l.addr(15) {
 		t.Errorf("new worker got %s, want the next free address %s", third.Address, l.addr(15))
 	}
-	if !maps.Equal(without(vmIDs(out.Nodes), "e2e-workers-3"), ids) {
-		t.Errorf("scale-out touched existing VMs: %v", vmIDs(out.Nodes))
+	if !maps.Equal(tcWithout(tcVMIDs(out.Nodes), "e2e-workers-3"), ids) {
+		t.Errorf("scale-out touched existing VMs: %v", tcVMIDs(out.Nodes))
 	}
 	prog.Workers = 2
 	p.WriteProgram(t, "cluster", prog.render(t))
-	timed(t, "scale workers to 2", func() harness.Result { return p.Up(t) })
+	tcTimed(t, "scale workers to 2", func() harness.Result { return p.Up(t) })
 	if _, left := l.vmsByName()["e2e-workers-3"]; left || len(l.VMs()) != 5 {
 		t.Errorf("after scale-in the lab holds %v", l.vmsByName())
 	}
@@ -170,8 +170,8 @@ func TestClusterLifecycle(t *testing.T) {
 	// Control planes 3 -> 1: the others leave etcd, one at a time.
 	prog.ControlPlanes = 1
 	p.WriteProgram(t, "cluster", prog.render(t))
-	timed(t, "control planes 3 -> 1", func() harness.Result { return p.Up(t) })
-	out = readOutputs(t, p)
+	tcTimed(t, "control planes 3 -> 1", func() harness.Result { return p.Up(t) })
+	out = tcReadOutputs(t, p)
 	if out.Summary != "2 removed (e2e-cp-2, e2e-cp-3)" {
 		t.Errorf("summary %q", out.Summary)
 	}
@@ -186,9 +186,9 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	leaves := l.logLines(regexp.MustCompile(`left the etcd cluster`))
 	if len(leaves) != 2 || !strings.Contains(leaves[0], "e2e-cp-3") || !strings.Contains(leaves[1], "e2e-cp-2") {
-		t.Errorf("etcd leaves:\n%s\nwant e2e-cp-3, then e2e-cp-2", joinLines(leaves))
+		t.Errorf("etcd leaves:\n%s\nwant e2e-cp-3, then e2e-cp-2", tcJoin(leaves))
 	}
-	creds := talosconfigCredentials(t, out.Talosconfig)
+	creds := tcCredentials(t, out.Talosconfig)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rep := talosapi.CheckHealth(ctx, talosapi.HealthRequest{
@@ -198,10 +198,10 @@ func TestClusterLifecycle(t *testing.T) {
 	if len(rep.Problems) > 0 {
 		t.Errorf("cluster after 3 -> 1 is not healthy: %v", rep.Problems)
 	}
-	timed(t, "preview after 3 -> 1", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+	tcTimed(t, "preview after 3 -> 1", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
 	// Destroy leaves the lab empty.
-	timed(t, "destroy", func() harness.Result { return p.Destroy(t) })
+	tcTimed(t, "destroy", func() harness.Result { return p.Destroy(t) })
 	if vms := l.VMs(); len(vms) != 0 {
 		t.Errorf("destroy left VMs: %+v", vms)
 	}
@@ -214,15 +214,15 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 }
 
-func without(m map[string]int, key string) map[string]int {
+func tcWithout(m map[string]int, key string) map[string]int {
 	out := maps.Clone(m)
 	delete(out, key)
 	return out
 }
 
-// privateKeyLine is a line from the middle of a base64 private key inside a
+// tcKeyLine is a line from the middle of a base64 private key inside a
 // kubeconfig or talosconfig, to look for in logs.
-func privateKeyLine(config string) string {
+func tcKeyLine(config string) string {
 	for _, l := range strings.Split(config, "\n") {
 		if strings.Contains(l, "key") && len(l) > 80 {
 			return strings.TrimSpace(l)[len(strings.TrimSpace(l))-40:]
@@ -231,8 +231,8 @@ func privateKeyLine(config string) string {
 	return ""
 }
 
-// talosconfigCredentials reads the client credentials of a talosconfig.
-func talosconfigCredentials(t *testing.T, talosconfig string) *talosapi.Credentials {
+// tcCredentials reads the client credentials of a talosconfig.
+func tcCredentials(t *testing.T, talosconfig string) *talosapi.Credentials {
 	t.Helper()
 	var tc struct {
 		Context  string `yaml:"context"`
