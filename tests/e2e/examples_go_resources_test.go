@@ -44,6 +44,24 @@ func TestExampleGoResources(t *testing.T) {
 	cfg[project+":controlPlaneAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q,%q,%q]`, l.addr(11), l.addr(12), l.addr(13))}
 	cfg[project+":workerAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q]`, l.addr(21))}
 	ctx := context.Background()
+
+	// A configuration the program refuses fails the preview with what to fix, and nothing
+	// reaches the lab.
+	bad := auto.ConfigMap{}
+	for k, v := range cfg {
+		bad[k] = v
+	}
+	bad[project+":controlPlaneAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q,%q]`, l.addr(11), l.addr(12))}
+	if err := stack.SetAllConfig(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stack.Preview(ctx); err == nil || !strings.Contains(err.Error(), "lists 2 control planes: use an odd number") {
+		t.Errorf("preview with 2 control planes: %v, want the program's error asking for an odd number", err)
+	}
+	if vms := l.VMs(); len(vms) != 0 {
+		t.Errorf("a refused preview left VMs in the lab: %v", vms)
+	}
+
 	if err := stack.SetAllConfig(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +72,10 @@ func TestExampleGoResources(t *testing.T) {
 	}
 	t.Logf("up took %s", time.Since(start).Round(time.Millisecond))
 	checkClusterOutputs(t, l, up.Outputs, 4)
+	// The health gate's view of the same nodes, exported by this example.
+	if k8s, _ := up.Outputs["kubernetesNodes"].Value.(map[string]any); len(k8s) != 4 {
+		t.Errorf("kubernetesNodes output = %v, want the 4 nodes", k8s)
+	}
 
 	preview, err := stack.Preview(ctx, optpreview.ExpectNoChanges())
 	if err != nil {
@@ -72,7 +94,7 @@ func TestExampleGoResources(t *testing.T) {
 
 // checkClusterOutputs checks what every example exports after up against the lab: secret
 // kubeconfig and talosconfig pointing at the VIP and the control planes, one running VM
-// per node, and each Kubernetes node registered with a providerID (the CCM ran).
+// per node, and, through the kubeconfig, every node Ready with a providerID (the CCM ran).
 func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wantNodes int) {
 	t.Helper()
 	vip := "https://" + l.addr(10) + ":6443"
@@ -99,12 +121,20 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 		t.Errorf("running VMs in the lab: %v, want %d", running, wantNodes)
 	}
 
-	k8s, _ := outputs["kubernetesNodes"].Value.(map[string]any)
-	if len(k8s) != wantNodes {
-		t.Errorf("kubernetesNodes output has %d nodes (%v), want %d", len(k8s), k8s, wantNodes)
+	kubeconfigText, _ := kubeconfig.Value.(string)
+	nodes, err := kubeNodes(kubeconfigText)
+	if err != nil {
+		t.Errorf("listing Kubernetes nodes with the kubeconfig output: %v", err)
+		return
 	}
-	for name, id := range k8s {
-		if s, _ := id.(string); s == "" {
+	if len(nodes) != wantNodes {
+		t.Errorf("the Kubernetes API lists %d nodes (%v), want %d", len(nodes), nodes, wantNodes)
+	}
+	for name, n := range nodes {
+		if !n.Ready {
+			t.Errorf("Kubernetes node %s is not Ready", name)
+		}
+		if n.ProviderID == "" {
 			t.Errorf("Kubernetes node %s has no providerID: the cloud controller manager did not initialise it", name)
 		}
 	}
@@ -117,12 +147,4 @@ func opCounts[K ~string](m map[K]int) map[string]int {
 		out[string(k)] = v
 	}
 	return out
-}
-
-// testWriter sends engine output to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

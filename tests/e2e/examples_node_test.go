@@ -117,7 +117,7 @@ func compileTypeScript(t *testing.T, root, src, name string) string {
 // nodeProgram names an exported program function of a compiled module.
 type nodeProgram struct {
 	Module string // absolute path of the compiled .js file
-	Export string
+	Export string // "" when module.exports is the function (export = f)
 }
 
 // nodeStack runs one stack's steps through runner.js, each step in its own node process.

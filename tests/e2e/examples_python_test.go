@@ -98,7 +98,7 @@ func (p *pythonEnv) typeCheck(t *testing.T, paths ...string) {
 // pythonProgram names a program function of an importable module.
 type pythonProgram struct {
 	Dir    string // folder to import the module from
-	Module string
+	Module string // module name; with Export "", a file in Dir to run as __main__
 	Export string
 }
 

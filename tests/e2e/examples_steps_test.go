@@ -89,3 +89,24 @@ func checkSmoke(t *testing.T, l *exampleLab, host string, step stepFunc) {
 	}
 	l.requireEmpty(t)
 }
+
+// checkComponentExample runs a TalosCluster example (3 control planes and 1 worker on the
+// lab) through up, preview and destroy and checks the cluster and the lab after each.
+func checkComponentExample(t *testing.T, l *exampleLab, step stepFunc) {
+	t.Helper()
+	up := step(t, "up")
+	checkClusterOutputs(t, l, up.Outputs, 4)
+	if changed := changes(step(t, "preview").ChangeSummary); changed != "" {
+		t.Errorf("second preview reports changes: %s", changed)
+	}
+	step(t, "destroy")
+	l.requireEmpty(t)
+}
+
+// testWriter sends engine output to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -19,7 +19,7 @@ interface Spec {
     envVars: Record<string, string>;
     config: ConfigMap;
     programModule: string; // absolute path of the compiled module
-    programExport: string; // name of the exported program function
+    programExport: string; // name of the exported program function; "" when the module is the function
     resultFile: string;
 }
 
@@ -34,10 +34,10 @@ interface Result {
 
 async function main(): Promise<void> {
     const spec = JSON.parse(fs.readFileSync(process.argv[2], "utf8")) as Spec;
-    const mod = require(spec.programModule) as Record<string, unknown>;
-    const program = mod[spec.programExport];
+    const mod = require(spec.programModule) as unknown;
+    const program = spec.programExport === "" ? mod : (mod as Record<string, unknown>)[spec.programExport];
     if (typeof program !== "function") {
-        throw new Error(`${spec.programModule} exports no function ${spec.programExport}`);
+        throw new Error(`${spec.programModule} exports no function ${spec.programExport || "(module.exports)"}`);
     }
 
     // The Node.js ProjectSettings type has no plugins field: write Pulumi.yaml ourselves

@@ -10,8 +10,9 @@ Usage: python runner.py <spec.json>
 import importlib
 import json
 import os
+import runpy
 import sys
-from typing import Any, Callable, Dict, cast
+from typing import Any, Callable, Dict
 
 from pulumi import automation as auto
 
@@ -21,10 +22,19 @@ def main(spec_file: str) -> None:
         spec: Dict[str, Any] = json.load(f)
 
     sys.path.insert(0, spec["programDir"])
-    module = importlib.import_module(spec["programModule"])
-    program = getattr(module, spec["programExport"], None)
-    if not callable(program):
-        raise SystemExit(f"{spec['programModule']} has no function {spec['programExport']}")
+    program: Callable[[], None]
+    if spec["programExport"]:
+        module = importlib.import_module(spec["programModule"])
+        function = getattr(module, spec["programExport"], None)
+        if not callable(function):
+            raise SystemExit(f"{spec['programModule']} has no function {spec['programExport']}")
+        program = function
+    else:
+        # Run a file as Pulumi runs a project's __main__.py.
+        path = os.path.join(spec["programDir"], spec["programModule"])
+
+        def program() -> None:
+            runpy.run_path(path, run_name="__main__")
 
     # ProjectSettings has no plugins field: write Pulumi.yaml ourselves (JSON is YAML), and
     # LocalWorkspace reads it from work_dir.
@@ -39,7 +49,7 @@ def main(spec_file: str) -> None:
     stack = auto.create_or_select_stack(
         stack_name=spec["stackName"],
         project_name=spec["projectName"],
-        program=cast(Callable[[], None], program),
+        program=program,
         opts=auto.LocalWorkspaceOptions(
             work_dir=spec["workDir"],
             pulumi_home=spec["pulumiHome"],
