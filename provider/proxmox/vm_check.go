@@ -108,7 +108,7 @@ func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMa
 	if a.CloudInit != nil {
 		uses = append(uses, use{"cloudInit.storage", a.CloudInit.Storage, "images"})
 	}
-	if a.ISO != nil {
+	if a.ISO != nil && *a.ISO != "" {
 		s, _, _ := strings.Cut(*a.ISO, ":")
 		uses = append(uses, use{"iso", s, "iso"})
 	}

@@ -217,10 +217,21 @@ func (c *Client) ShutdownVM(ctx context.Context, ref VMRef, timeout time.Duratio
 	})
 }
 
-// RebootVM shuts the VM down and starts it again, which applies pending
-// configuration changes.
+// RebootVM is Proxmox's reboot: shut down, then start again (applying
+// pending changes). It fails when the guest ignores the ACPI request.
 func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
 	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())})
+}
+
+// RestartVM shuts the VM down (stopping it hard after timeout) and starts it
+// again, which applies pending configuration changes. Proxmox's own reboot
+// fails when the guest ignores the ACPI request ("VM quit/powerdown failed -
+// got timeout"), so shutdown with forceStop and start are used instead.
+func (c *Client) RestartVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
+	if err := c.ShutdownVM(ctx, ref, timeout); err != nil {
+		return err
+	}
+	return c.StartVM(ctx, ref)
 }
 
 // DeleteVM destroys a stopped VM with its disks, and removes it from backup

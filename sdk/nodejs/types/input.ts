@@ -186,7 +186,7 @@ export namespace proxmox {
          */
         mtu?: pulumi.Input<number | undefined>;
         /**
-         * The VLAN tag (1 to 4094). Default: untagged.
+         * The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
          */
         vlanId?: pulumi.Input<number | undefined>;
     }

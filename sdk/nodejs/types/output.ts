@@ -186,7 +186,7 @@ export namespace proxmox {
          */
         mtu?: number;
         /**
-         * The VLAN tag (1 to 4094). Default: untagged.
+         * The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
          */
         vlanId?: number;
     }
