@@ -306,3 +306,17 @@ func TestVirtualMachinePendingChangesOnAGuestThatIgnoresACPI(t *testing.T) {
 		t.Fatalf("memory %q pending %v status %v", cur["memory"], pending, st2.Get("status"))
 	}
 }
+
+// Shrinking a disk is a preview error, not a replacement that loses data.
+func TestVirtualMachineDiskShrinkFailsInCheck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	m := plainVM("pve1", "shrink")
+	in := property.NewMap(m)
+	e.create(vmType, "shrink", in)
+	m["disks"] = arr(obj(map[string]property.Value{"interface": str("scsi0"), "storage": str("local-lvm"), "size": num(2)}))
+	f := e.checkFailures(vmType, "shrink", in, property.NewMap(m))
+	if len(f) != 1 || f[0].Property != "disks[0].size" || !strings.Contains(f[0].Reason, "cannot shrink to 2 GiB") {
+		t.Fatalf("got %v", f)
+	}
+}
