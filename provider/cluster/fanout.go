@@ -56,11 +56,11 @@ type fanout struct {
 	base        plan.Summary
 	clusterName string
 	summaryOut  pulumi.StringOutput
-	isos      map[string]*downloadFile
-	vms       map[string]*virtualMachine
-	applies   map[string]*configurationApply
-	kube      *kubeconfig
-	health    *clusterHealth
+	isos        map[string]*downloadFile
+	vms         map[string]*virtualMachine
+	applies     map[string]*configurationApply
+	kube        *kubeconfig
+	health      *clusterHealth
 }
 
 func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
