@@ -40,16 +40,16 @@ func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n
 	}
 	var b strings.Builder
 	if old == nil {
-		fmt.Fprintf(&b, "memory.dedicated: the VM needs %d MiB, ", needMiB)
+		fmt.Fprintf(&b, "memory.dedicated: the VM needs %d MiB ", needMiB)
 	} else {
-		fmt.Fprintf(&b, "memory.dedicated: growing the VM from %d to %d MiB needs %d MiB more, ",
+		fmt.Fprintf(&b, "memory.dedicated: growing the VM from %d to %d MiB needs %d MiB more ",
 			old.Memory.Dedicated, a.Memory.Dedicated, needMiB)
 	}
-	fmt.Fprintf(&b, "and node %s has %d MiB free (%d MiB total, %d MiB in use)", n.Name, free, total, used)
+	fmt.Fprintf(&b, "but node %s has %d MiB free (%d MiB total, %d MiB in use)", n.Name, free, total, used)
 	if others > 0 {
 		fmt.Fprintf(&b, ", and %d other new VM(s) of this program will take %d MiB of it", others, othersMiB)
 	}
-	b.WriteString(": Proxmox will refuse to start it (kvm: cannot set up guest memory: Cannot allocate memory) " +
+	b.WriteString(". Proxmox will refuse to start it (kvm: cannot set up guest memory: Cannot allocate memory) " +
 		"unless other VMs on the node stop first. Give it less memory, or place it on another node.")
 	return b.String()
 }
