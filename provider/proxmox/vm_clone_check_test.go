@@ -7,6 +7,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
 // A clone to another node is refused at preview when the template's
@@ -38,5 +39,34 @@ func TestVirtualMachineCloneAcrossNodesNeedsSharedStorage(t *testing.T) {
 	}
 	if vms := e.lab.VMs(); len(vms) != 1 {
 		t.Fatalf("the checks created VMs: %+v", vms)
+	}
+}
+
+// A create or clone call that Proxmox answers with a plain server error,
+// leaving nothing behind, is sent again: the resource is created once.
+func TestVirtualMachineCreateRetriedAfterServerError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	tm := plainVM("pve1", "template")
+	tm["started"] = boolean(false)
+	_, tst := e.create(vmType, "template", property.NewMap(tm))
+	tid := getNum(t, tst, "vmId")
+	e.convertToTemplate("pve1", tid)
+
+	e.lab.SetFaults(pve.Faults{ServerErrorOnCall: "POST /nodes/{node}/qemu"})
+	_, st := e.create(vmType, "plain", property.NewMap(plainVM("pve2", "plain")))
+	e.lab.SetFaults(pve.Faults{ServerErrorOnCall: "POST /nodes/{node}/qemu/{vmid}/clone"})
+	_, cst := e.create(vmType, "cloned", property.NewMap(map[string]property.Value{
+		"node": str("pve1"), "name": str("cloned"), "started": boolean(false),
+		"clone": obj(map[string]property.Value{"vmId": num(tid)}),
+	}))
+	if f := e.lab.PVE.Faults(); f.ServerErrorOnCall != "" {
+		t.Fatalf("the clone call was never hit: %+v", f)
+	}
+	if vms := e.lab.VMs(); len(vms) != 3 {
+		t.Fatalf("lab VMs: %+v", vms)
+	}
+	if getNum(t, st, "vmId") == getNum(t, cst, "vmId") {
+		t.Fatal("two resources share a VMID")
 	}
 }

@@ -329,6 +329,8 @@ type ClusterVM struct {
 	Status   string
 	Template bool
 	Pool     string
+	// Tags as Proxmox lists them (";"-separated, lower-cased, sorted).
+	Tags []string
 }
 
 // ClusterVMs lists every VM of the cluster.
@@ -341,6 +343,7 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 		Status   string      `json:"status"`
 		Template json.Number `json:"template"`
 		Pool     string      `json:"pool"`
+		Tags     string      `json:"tags"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
 		return c.get(ctx, "/cluster/resources?type=vm", &items)
@@ -358,7 +361,8 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 			continue
 		}
 		out = append(out, ClusterVM{VMID: int(id), Node: it.Node, Name: it.Name, Status: it.Status,
-			Template: it.Template.String() == "1", Pool: it.Pool})
+			Template: it.Template.String() == "1", Pool: it.Pool,
+			Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
 	}
 	return out, nil
 }
