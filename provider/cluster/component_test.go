@@ -144,7 +144,7 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	first, _, err := construct(t, inv, baseInputs())
 	must(t, err)
 	inv.vms = observedFrom(t, first)
-	second, resp, err := construct(t, inv, baseInputs())
+	second, resp, err := construct(t, inv, baseInputs(), appliedConfigs(first))
 	must(t, err)
 
 	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
@@ -191,10 +191,11 @@ func TestScaleOutAndIn(t *testing.T) {
 	first, _, err := construct(t, inv, baseInputs())
 	must(t, err)
 	inv.vms = observedFrom(t, first)
+	running := appliedConfigs(first)
 
 	in := baseInputs()
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
-	rec, resp, err := construct(t, inv, in)
+	rec, resp, err := construct(t, inv, in, running)
 	must(t, err)
 	if s := resp.State.Get("summary").AsString(); s != "1 added (lab-workers-3)" {
 		t.Errorf("summary %q", s)
@@ -208,7 +209,7 @@ func TestScaleOutAndIn(t *testing.T) {
 	}
 
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1}}
-	rec, resp, err = construct(t, inv, in)
+	rec, resp, err = construct(t, inv, in, running)
 	must(t, err)
 	if s := resp.State.Get("summary").AsString(); s != "1 removed (lab-workers-2)" {
 		t.Errorf("summary %q", s)
@@ -294,4 +295,41 @@ func strs(v property.Value) []string {
 		out = append(out, e.AsString())
 	}
 	return out
+}
+
+// The summary says what machine configuration changes do to each node,
+// from the configuration the node runs: live, or a reboot (Talos' rule);
+// a node that does not answer is a warning.
+func TestSummaryClassifiesConfigChanges(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	running := appliedConfigs(first)
+
+	in := baseInputs()
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 2, "labels": map[string]any{"tier": "web"}}}
+	_, resp, err := construct(t, inv, in, running)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "2 updated in place (lab-workers-1, lab-workers-2)" {
+		t.Errorf("label change: summary %q", s)
+	}
+	if resp.State.Get("summary").Secret() {
+		t.Errorf("the summary is secret (it holds no secret)")
+	}
+
+	in["workerPatches"] = []any{"machine:\n  env:\n    HTTP_PROXY: http://proxy:3128\n"}
+	_, resp, err = construct(t, inv, in, running)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "2 rebooted (lab-workers-1, lab-workers-2), one at a time" {
+		t.Errorf("env change: summary %q", s)
+	}
+
+	delete(running, "10.0.0.14")
+	_, resp, err = construct(t, inv, in, running)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "1 rebooted (lab-workers-1)" {
+		t.Errorf("with lab-workers-2 unreachable: summary %q", s)
+	}
 }
