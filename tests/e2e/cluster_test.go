@@ -235,6 +235,27 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	tcTimed(t, "preview after 3 -> 1", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
+	// And back to 3: the new control planes join etcd one at a time.
+	prog.ControlPlanes = 3
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "control planes 1 -> 3", func() harness.Result { return p.Up(t) })
+	out = tcReadOutputs(t, p)
+	if out.Summary != "2 added (e2e-cp-2, e2e-cp-3)" {
+		t.Errorf("summary %q", out.Summary)
+	}
+	for _, a := range []string{l.addr(10), l.addr(11), l.addr(12)} {
+		if n := l.Talos().Node(netip.MustParseAddr(a)); n == nil || !n.Status().EtcdMember {
+			t.Errorf("control plane %s is not an etcd member after 1 -> 3", a)
+		}
+	}
+	rep = talosapi.CheckHealth(ctx, talosapi.HealthRequest{
+		ControlPlanes: []string{l.addr(10), l.addr(11), l.addr(12)}, Workers: []string{l.addr(13), l.addr(14)}, Creds: creds,
+		Kubeconfig: []byte(out.Kubeconfig),
+	}, talosapi.Options{})
+	if len(rep.Problems) > 0 {
+		t.Errorf("cluster after 1 -> 3 is not healthy: %v", rep.Problems)
+	}
+
 	// Destroy leaves the lab empty.
 	tcTimed(t, "destroy", func() harness.Result { return p.Destroy(t) })
 	if vms := l.VMs(); len(vms) != 0 {
