@@ -96,6 +96,13 @@ func TestDayTwoErrors(t *testing.T) {
 			want: []string{"controlPlane:", "every existing control plane (lab-cp-1, lab-cp-2, lab-cp-3) would be removed"},
 		},
 		{
+			name: "remove the first control plane while others stay",
+			edit: func(s *Spec) {
+				s.ControlPlane.Nodes = []NodeSpec{{Name: "lab-cp-2"}, {Name: "lab-cp-3"}, {Name: "lab-cp-4"}}
+			},
+			want: []string{"controlPlane:", "lab-cp-1 is the cluster's first control plane", "keep it and remove another one"},
+		},
+		{
 			name: "turn a worker into a control plane",
 			edit: func(s *Spec) {
 				s.ControlPlane.Nodes = []NodeSpec{{Name: "lab-cp-1"}, {Name: "lab-cp-2"}, {Name: "lab-workers-1"}}

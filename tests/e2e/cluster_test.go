@@ -145,6 +145,29 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	tcTimed(t, "preview after upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
+	// Kubernetes upgrade, one minor version: new component and kubelet
+	// images, node by node in the same order, without reboots or new VMs.
+	boots = l.bootCounts(out.Nodes)
+	prog.KubernetesVersion = "v1.35.2"
+	p.WriteProgram(t, "cluster", prog.render(t))
+	k8s := tcTimed(t, "Kubernetes upgrade", func() harness.Result { return p.Up(t) })
+	if !strings.Contains(k8s.Output(), "Kubernetes v1.34.1 -> v1.35.2") {
+		t.Errorf("the update does not announce the Kubernetes upgrade:\n%s", k8s.Output())
+	}
+	knodes, err = kube.Nodes([]byte(out.Kubeconfig), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range knodes {
+		if n.Version != "v1.35.2" {
+			t.Errorf("node %s runs kubelet %s after the Kubernetes upgrade", n.Name, n.Version)
+		}
+	}
+	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
+		t.Errorf("the Kubernetes upgrade rebooted nodes: %v -> %v", boots, got)
+	}
+	tcTimed(t, "preview after the Kubernetes upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
 	// Scale workers 2 -> 3 -> 2.
 	prog.Workers = 3
 	p.WriteProgram(t, "cluster", prog.render(t))
