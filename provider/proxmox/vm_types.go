@@ -56,6 +56,43 @@ resources:
           - ipv4: { address: 192.168.1.21/24, gateway: 192.168.1.1 }
         dns: { servers: [1.1.1.1] }
       agent: { enabled: true }
+`+"```"+`
+
+## From a disk image, through a template
+
+`+"```yaml"+`
+resources:
+  talos-disk:
+    type: proxmoxtalos:proxmox:DownloadFile
+    properties:
+      node: pve1
+      storage: local
+      content: import
+      url: https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.12.5/nocloud-amd64.qcow2
+      fileName: talos-v1.12.5-nocloud-amd64.qcow2
+  talos-template:
+    type: proxmoxtalos:proxmox:VirtualMachine
+    properties:
+      node: pve1
+      name: talos-template
+      template: true
+      osType: l26
+      scsiHardware: virtio-scsi-single
+      disks:
+        - { interface: scsi0, storage: local-lvm, size: 20, importFrom: "${talos-disk.volumeId}" }
+      networkDevices:
+        - { bridge: vmbr0 }
+      agent: { enabled: true }
+  cp1:
+    type: proxmoxtalos:proxmox:VirtualMachine
+    properties:
+      node: pve1
+      name: cp1
+      clone: { vmId: "${talos-template.vmId}", full: false }
+      cloudInit:
+        storage: local-lvm
+        ipConfigs:
+          - ipv4: { address: 192.168.1.21/24, gateway: 192.168.1.1 }
 `+"```")
 }
 

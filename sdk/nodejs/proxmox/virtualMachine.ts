@@ -26,6 +26,8 @@ import * as utilities from "../utilities";
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
  *
  * ## Example
+ *
+ * ## From a disk image, through a template
  */
 export class VirtualMachine extends pulumi.CustomResource {
     /**

@@ -30,6 +30,8 @@ import (
 // `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 //
 // ## Example
+//
+// ## From a disk image, through a template
 type VirtualMachine struct {
 	pulumi.CustomResourceState
 

@@ -496,6 +496,8 @@ class VirtualMachine(pulumi.CustomResource):
 
         ## Example
 
+        ## From a disk image, through a template
+
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict']] agent: The QEMU guest agent. The guest must run the agent (Talos: the `qemu-guest-agent` extension).
@@ -550,6 +552,8 @@ class VirtualMachine(pulumi.CustomResource):
         `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 
         ## Example
+
+        ## From a disk image, through a template
 
         :param str resource_name: The name of the resource.
         :param VirtualMachineArgs args: The arguments to use to populate this resource's properties.

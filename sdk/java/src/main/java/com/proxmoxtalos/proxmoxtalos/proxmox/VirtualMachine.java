@@ -47,6 +47,8 @@ import javax.annotation.Nullable;
  * 
  * ## Example
  * 
+ * ## From a disk image, through a template
+ * 
  */
 @ResourceType(type="proxmoxtalos:proxmox:VirtualMachine")
 public class VirtualMachine extends com.pulumi.resources.CustomResource {
