@@ -235,20 +235,29 @@ func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, erro
 }
 
 // apply registers a node's ConfigurationApply. Removing it resets the node:
-// gracefully (leave etcd, drain) except on the head of the control plane
-// chain, which is removed last, when the cluster is destroyed: etcd cannot
-// shrink below one member, so the last control plane is reset without
-// leaving (as `talosctl reset --graceful=false` on a single node).
+// gracefully (cordon and drain, leave etcd) except on the head of the
+// control plane chain, which is removed last, when the cluster is
+// destroyed: etcd cannot shrink below one member, so the last control plane
+// is reset without leaving (as `talosctl reset --graceful=false` on a
+// single node). After the reset the node's Kubernetes Node object, which
+// Talos leaves behind, is deleted through the head's Kubernetes API; the
+// head itself has no one left to ask. Only the head is named (not every
+// control plane) so that scaling the control planes does not touch every
+// node's inputs; it is the last node to go.
 func (f *fanout) apply(n *plan.Node, graceful bool, deps []pulumi.Resource) (*configurationApply, error) {
 	a := &configurationApply{}
+	reset := pulumi.Map{
+		"enabled":  pulumi.Bool(true),
+		"graceful": pulumi.Bool(graceful),
+	}
+	if n.Name != f.plan.Bootstrap {
+		reset["controlPlanes"] = pulumi.ToStringArray([]string{f.plan.Endpoints.Bootstrap})
+	}
 	props := pulumi.Map{
 		"node":                 pulumi.String(addressOf(n)),
 		"clientConfiguration":  f.secrets.ClientConfiguration,
 		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
-		"reset": pulumi.Map{
-			"enabled":  pulumi.Bool(true),
-			"graceful": pulumi.Bool(graceful),
-		},
+		"reset":                reset,
 	}
 	if err := f.ctx.RegisterResource(tokenConfigurationApply, n.Name, props, a, f.parent(deps...)...); err != nil {
 		return nil, err

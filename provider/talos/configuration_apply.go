@@ -75,6 +75,8 @@ type ResetOnDelete struct {
 	Enabled  *bool `pulumi:"enabled,optional"`
 	Graceful *bool `pulumi:"graceful,optional"`
 	Reboot   *bool `pulumi:"reboot,optional"`
+	// ControlPlanes reach the Kubernetes API after the reset.
+	ControlPlanes []string `pulumi:"controlPlanes,optional"`
 }
 
 // Annotate documents the type.
@@ -86,6 +88,12 @@ func (r *ResetOnDelete) Annotate(a infer.Annotator) {
 		"cluster is gone.")
 	a.Describe(&r.Reboot, "Reboot after the reset (a node booted from the ISO comes back in maintenance mode). "+
 		"Default `false`: the node powers off.")
+	a.Describe(&r.ControlPlanes, "Control plane addresses (Talos API) to delete the node's Kubernetes Node object "+
+		"through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why "+
+		"`kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the "+
+		"object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries "+
+		"this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. "+
+		"Default: none, the Node object stays.")
 }
 
 // UpgradeOptions tune Talos upgrades.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,12 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	for i, e := range args.Endpoints {
 		if e != "" {
 			fails = append(fails, checkNodeAddress(fmt.Sprintf("endpoints[%d]", i), e)...)
+		}
+	}
+
+	if args.Reset != nil {
+		for i, cp := range args.Reset.ControlPlanes {
+			fails = append(fails, checkNodeAddress(fmt.Sprintf("reset.controlPlanes[%d]", i), cp)...)
 		}
 	}
 
@@ -182,7 +189,7 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		"tryTimeout":          deref(old.TryTimeout) != deref(in.TryTimeout),
 		"talosVersion":        deref(old.TalosVersion) != deref(in.TalosVersion),
 		"upgrade":             !reflect.DeepEqual(old.Upgrade, in.Upgrade),
-		"reset":               !reflect.DeepEqual(old.Reset, in.Reset),
+		"reset":               !sameReset(old.Reset, in.Reset),
 		"timeouts":            !reflect.DeepEqual(old.Timeouts, in.Timeouts),
 	} {
 		if changed {
@@ -346,6 +353,19 @@ func deref(s *string) string {
 	}
 
 	return *s
+}
+
+// sameReset compares reset settings; an empty list of control planes is
+// the same as none.
+func sameReset(a, b *ResetOnDelete) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+
+	x, y := *a, *b
+	x.ControlPlanes, y.ControlPlanes = nil, nil
+
+	return reflect.DeepEqual(x, y) && slices.Equal(a.ControlPlanes, b.ControlPlanes)
 }
 
 func equalStrings(a, b []string) bool {

@@ -72,62 +72,78 @@ func (k *kubeAPI) get(ctx context.Context, path string) ([]byte, error) {
 	return body, nil
 }
 
-// kubeNode is the part of a Node object the health check reads.
+// kubeNode is the part of a Node object the provider reads.
 type kubeNode struct {
-	Name       string
-	Addresses  []string
-	Ready      bool
-	ReadyMsg   string
-	ProviderID string
+	Name          string
+	Addresses     []string
+	Ready         bool
+	ReadyMsg      string
+	ProviderID    string
+	Unschedulable bool
 }
 
-type nodeList struct {
-	Items []struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Spec struct {
-			ProviderID string `json:"providerID"`
-		} `json:"spec"`
-		Status struct {
-			Addresses []struct {
-				Type    string `json:"type"`
-				Address string `json:"address"`
-			} `json:"addresses"`
-			Conditions []struct {
-				Type    string `json:"type"`
-				Status  string `json:"status"`
-				Message string `json:"message"`
-			} `json:"conditions"`
-		} `json:"status"`
-	} `json:"items"`
+// nodeObject is a Node object (core/v1), reduced to those fields.
+type nodeObject struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		ProviderID    string `json:"providerID"`
+		Unschedulable bool   `json:"unschedulable"`
+	} `json:"spec"`
+	Status struct {
+		Addresses []struct {
+			Type    string `json:"type"`
+			Address string `json:"address"`
+		} `json:"addresses"`
+		Conditions []struct {
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (it *nodeObject) node() kubeNode {
+	n := kubeNode{Name: it.Metadata.Name, ProviderID: it.Spec.ProviderID, Unschedulable: it.Spec.Unschedulable}
+
+	for _, a := range it.Status.Addresses {
+		n.Addresses = append(n.Addresses, a.Address)
+	}
+
+	for _, c := range it.Status.Conditions {
+		if c.Type == "Ready" {
+			n.Ready = c.Status == "True"
+			n.ReadyMsg = c.Message
+		}
+	}
+
+	return n
 }
 
 // parseNodes reads a /api/v1/nodes answer.
 func parseNodes(body []byte) ([]kubeNode, error) {
-	var l nodeList
+	var l struct {
+		Items []nodeObject `json:"items"`
+	}
 	if err := json.Unmarshal(body, &l); err != nil {
 		return nil, fmt.Errorf("node list is not JSON: %w", err)
 	}
 
 	out := make([]kubeNode, 0, len(l.Items))
-
-	for _, it := range l.Items {
-		n := kubeNode{Name: it.Metadata.Name, ProviderID: it.Spec.ProviderID}
-
-		for _, a := range it.Status.Addresses {
-			n.Addresses = append(n.Addresses, a.Address)
-		}
-
-		for _, c := range it.Status.Conditions {
-			if c.Type == "Ready" {
-				n.Ready = c.Status == "True"
-				n.ReadyMsg = c.Message
-			}
-		}
-
-		out = append(out, n)
+	for i := range l.Items {
+		out = append(out, l.Items[i].node())
 	}
 
 	return out, nil
+}
+
+// parseNode reads a /api/v1/nodes/<name> answer.
+func parseNode(body []byte) (kubeNode, error) {
+	var o nodeObject
+	if err := json.Unmarshal(body, &o); err != nil {
+		return kubeNode{}, fmt.Errorf("node object is not JSON: %w", err)
+	}
+
+	return o.node(), nil
 }

@@ -245,6 +245,7 @@ type kubeNodeObj struct {
 	} `json:"spec"`
 	Status struct {
 		Conditions []kubeCondition   `json:"conditions"`
+		Addresses  []kubeAddress     `json:"addresses"`
 		NodeInfo   map[string]string `json:"nodeInfo"`
 	} `json:"status"`
 }

@@ -113,11 +113,16 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 		out.Status.Conditions[i].LastTransitionTime = created
 	}
 
-	if n == nil || n.active == nil {
+	st := kn.posted
+	if live {
+		st = kubeletPosts(n)
+	}
+
+	if st.cfg == nil {
 		return out
 	}
 
-	cfg := n.active
+	cfg := st.cfg
 
 	if isControlPlane(cfg) {
 		out.Metadata.Labels["node-role.kubernetes.io/control-plane"] = ""
@@ -160,23 +165,23 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 		out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: key, Effect: "NoSchedule", TimeAdded: now})
 	}
 
-	if n.addr.IsValid() {
-		out.Status.Addresses = []kubeAddress{{Type: "InternalIP", Address: n.addr.String()}, {Type: "Hostname", Address: kn.name}}
+	if st.addr.IsValid() {
+		out.Status.Addresses = []kubeAddress{{Type: "InternalIP", Address: st.addr.String()}, {Type: "Hostname", Address: kn.name}}
 	}
 
 	out.Status.NodeInfo = map[string]string{
 		"kubeletVersion":          imageTag(cfg.Machine().Kubelet().Image()),
-		"osImage":                 "Talos (" + n.image.Version + ")",
+		"osImage":                 "Talos (" + st.version + ")",
 		"operatingSystem":         "linux",
 		"architecture":            "amd64",
 		"containerRuntimeVersion": "containerd://2.1.0",
 		"kernelVersion":           "6.12.0-talos",
-		"machineID":               n.ps.nodeID,
-		"systemUUID":              strings.ToLower(n.machine.UUID),
+		"machineID":               st.nodeID,
+		"systemUUID":              strings.ToLower(st.machine.UUID),
 	}
 	out.Status.Capacity = map[string]string{
-		"cpu":    fmt.Sprint(max(n.machine.Cores, 1)),
-		"memory": fmt.Sprintf("%dKi", max(n.machine.MemoryMiB, 1024)*1024),
+		"cpu":    fmt.Sprint(max(st.machine.Cores, 1)),
+		"memory": fmt.Sprintf("%dKi", max(st.machine.MemoryMiB, 1024)*1024),
 		"pods":   "110",
 	}
 

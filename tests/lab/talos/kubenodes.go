@@ -3,6 +3,7 @@ package talos
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,31 @@ type kubeNode struct {
 	unschedulable bool
 	providerID    string
 	csr           *kubeCSR
+	// posted is what the kubelet last reported. kube-apiserver keeps it
+	// when the kubelet stops: a node that is off keeps its addresses,
+	// labels and nodeInfo; only its Ready condition goes Unknown (the node
+	// lifecycle controller marks it, kubernetes pkg/controller/nodelifecycle).
+	posted kubeletStatus
+}
+
+// kubeletStatus is the part of a Node object's status and metadata that
+// its kubelet (and Talos' node controller) posts.
+type kubeletStatus struct {
+	addr    netip.Addr
+	cfg     config.Provider
+	version string
+	nodeID  string
+	machine Machine
+}
+
+// kubeletPosts is what a running node's kubelet reports (sim.mu held).
+func kubeletPosts(n *Node) kubeletStatus {
+	st := kubeletStatus{addr: n.addr, cfg: n.active, version: n.image.Version, machine: n.machine}
+	if n.ps != nil {
+		st.nodeID = n.ps.nodeID
+	}
+
+	return st
 }
 
 // kubeCSR is a kubelet serving certificate request (kubelet runs with
@@ -161,6 +187,8 @@ func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
 			kn.node, kn.bootedAt, kn.unschedulable = n, n.bootedAt, false
 			changed = true
 		}
+
+		kn.posted = kubeletPosts(n)
 
 		if addons.ccm != ccmNone && externalCloudProvider(n.active) && kn.providerID == "" {
 			kn.providerID = providerID(addons.ccm, n)

@@ -199,7 +199,11 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 }
 
 // drain cordons the Kubernetes node (Talos drains before reboots,
-// upgrades and graceful resets; it uncordons when it is back).
+// upgrades and graceful resets; it uncordons when it is back). Source:
+// siderolabs/talos v1.12.5 v1alpha1_sequencer.go (Reset runs "drain" first
+// when graceful, for workers and control planes alike; Upgrade always) and
+// controllers/k8s/node_cordoned_spec.go (cordoned while shutting down,
+// upgrading or resetting).
 func (n *Node) drain() {
 	s := n.sim
 
