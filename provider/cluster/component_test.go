@@ -381,3 +381,45 @@ func TestCloneDataDisksAndSecondNIC(t *testing.T) {
 		}
 	}
 }
+
+// A failed rollout leaves the VMs' version tags ahead of the nodes (a VM's
+// tags change just before its node is upgraded): the summary still says
+// which nodes are left to upgrade, from the versions the nodes run.
+func TestSummaryAfterAFailedUpgrade(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	old := baseInputs()
+	old["talosVersion"], old["kubernetesVersion"] = "v1.12.5", "v1.34.1"
+	first, _, err := construct(t, inv, old)
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	before := appliedConfigs(first)
+
+	next := baseInputs()
+	next["talosVersion"], next["kubernetesVersion"] = "v1.12.6", "v1.35.2"
+	second, resp, err := construct(t, inv, next, before)
+	must(t, err)
+	want := "5 upgraded, Talos v1.12.5 -> v1.12.6 (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2), one at a time; Kubernetes v1.34.1 -> v1.35.2"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("upgrade preview: summary %q, want %q", s, want)
+	}
+
+	// The rollout stopped after lab-cp-1: every VM carries the new tags,
+	// only lab-cp-1 runs the new version.
+	inv.vms = observedFrom(t, second)
+	running := appliedConfigs(first)
+	running["10.0.0.10"] = appliedConfigs(second)["10.0.0.10"]
+	_, resp, err = construct(t, inv, next, running)
+	must(t, err)
+	want = "4 upgraded, Talos v1.12.5 -> v1.12.6 (lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2), one at a time; Kubernetes v1.34.1 -> v1.35.2"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("after the failed rollout: summary %q, want %q", s, want)
+	}
+
+	// Once every node runs it, nothing is left.
+	_, resp, err = construct(t, inv, next, appliedConfigs(second))
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
+		t.Errorf("after the rollout: summary %q", s)
+	}
+}

@@ -159,12 +159,19 @@ func (r *recorder) keys() []string {
 // (a missing address does not answer).
 type runningConfigs map[string]string
 
-func (r runningConfigs) read(_ context.Context, node string, _ *talosapi.Credentials) (string, error) {
+func (r runningConfigs) read(_ context.Context, node string, _ *talosapi.Credentials) (runningNode, error) {
 	c, ok := r[node]
 	if !ok {
-		return "", fmt.Errorf("dial tcp %s:50000: i/o timeout", node)
+		return runningNode{}, fmt.Errorf("dial tcp %s:50000: i/o timeout", node)
 	}
-	return c, nil
+	// The node runs the version its installer image names (what it
+	// installed or was last upgraded to).
+	image, err := talosapi.ConfigInstallImage([]byte(c))
+	if err != nil {
+		return runningNode{}, err
+	}
+	v, _ := talosapi.ImageVersion(image)
+	return runningNode{Config: c, TalosVersion: v}, nil
 }
 
 // appliedConfigs are the configurations a construct gave the nodes, by

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -18,17 +19,23 @@ import (
 // configurations: a node that does not answer is a warning, not a hang.
 const readTimeout = 10 * time.Second
 
-// configReader reads the configuration a node runs ("" with a nil error
-// for a node in maintenance mode). Tests replace it.
-type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (string, error)
+// runningNode is what a node runs: its active configuration and Talos
+// version (both empty for a node in maintenance mode).
+type runningNode struct {
+	Config       string
+	TalosVersion string
+}
 
-func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (string, error) {
-	nc, mode, _, err := talosapi.ReadConfig(ctx, talosapi.Target{Node: node, Creds: creds},
+// configReader reads what a node runs. Tests replace it.
+type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error)
+
+func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
+	nc, mode, version, err := talosapi.ReadConfig(ctx, talosapi.Target{Node: node, Creds: creds},
 		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
 	if err != nil || mode == talosapi.ModeMaintenance {
-		return "", err
+		return runningNode{}, err
 	}
-	return string(nc.Active), nil
+	return runningNode{Config: string(nc.Active), TalosVersion: version}, nil
 }
 
 // configEffect says what applying next does to a node running current:
@@ -50,6 +57,9 @@ func configEffect(current, next string) (plan.Action, string, error) {
 	}
 	if len(ch.Changed) == 0 {
 		return plan.ActionNone, "", nil
+	}
+	if ch.Upgrade {
+		return plan.ActionUpgrade, "installer image " + ch.OldImage + " -> " + ch.NewImage, nil
 	}
 	if ch.Reboot {
 		return plan.ActionReboot, "machine config: " + strings.Join(ch.RebootPaths, ", ") + " (reboot)", nil
@@ -83,7 +93,8 @@ func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput 
 	out := pulumi.All(f.secrets.ClientConfiguration, f.configs).ApplyT(func(v []any) string {
 		cc, configs := v[0].(map[string]string), v[1].(map[string]string)
 		creds := &talosapi.Credentials{CA: []byte(cc["caCertificate"]), Cert: []byte(cc["clientCertificate"]), Key: []byte(cc["clientKey"])}
-		s := refine(f.ctx.Context(), base, existing, configs, creds, read, func(w string) {
+		want := versions{talos: f.plan.Cluster.TalosVersion, kubernetes: f.plan.Cluster.KubernetesVersion}
+		s := refine(f.ctx.Context(), base, existing, configs, want, creds, read, func(w string) {
 			_ = f.ctx.Log.Warn(w, &pulumi.LogArgs{Resource: f.comp})
 		})
 		log(s.String())
@@ -92,16 +103,24 @@ func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput 
 	return pulumi.Unsecret(out).(pulumi.StringOutput)
 }
 
-// refine reads the nodes' running configurations in parallel and marks
-// each node's configuration effect in the summary.
-func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map[string]string,
+// versions are what the plan wants the nodes to run.
+type versions struct{ talos, kubernetes string }
+
+// refine reads what the nodes run, in parallel, and marks in the summary
+// what the update does to each: its configuration change, and an upgrade
+// when it runs another Talos version than planned. The versions come from
+// the nodes, not from the VMs' tags: a VM's tags change just before its
+// node's upgrade, so after a failed rollout the tags say the new version
+// while the node still runs the old one.
+func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map[string]string, want versions,
 	creds *talosapi.Credentials, read configReader, warn func(string)) plan.Summary {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	type result struct {
-		action plan.Action
-		reason string
-		err    error
+		running runningNode
+		action  plan.Action
+		reason  string
+		err     error
 	}
 	results := make([]result, len(nodes))
 	var wg sync.WaitGroup
@@ -109,25 +128,59 @@ func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			current, err := read(ctx, addressOf(n), creds)
-			if err != nil {
-				results[i].err = err
+			r := &results[i]
+			if r.running, r.err = read(ctx, addressOf(n), creds); r.err != nil {
 				return
 			}
-			results[i].action, results[i].reason, results[i].err = configEffect(current, configs[n.Name])
+			r.action, r.reason, r.err = configEffect(r.running.Config, configs[n.Name])
 		}()
 	}
 	wg.Wait()
 	for i, n := range nodes {
 		r := results[i]
-		switch {
-		case r.err != nil:
+		if r.err != nil {
 			warn(fmt.Sprintf("node %s: its running configuration could not be read (%s): what a configuration change does to it is not in the summary; the preview of its ConfigurationApply says", n.Name, firstLine(r.err.Error())))
-		case r.action != plan.ActionNone:
+			continue
+		}
+		if r.action != plan.ActionNone {
 			s.Mark(n.Name, n.Role, r.action, r.reason)
+		}
+		if v := r.running.TalosVersion; v != "" && !sameVersion(v, want.talos) {
+			s.Mark(n.Name, n.Role, plan.ActionUpgrade, "talosVersion "+v+" -> "+want.talos+" (running)")
+			if s.TalosUpgrade == "" {
+				s.TalosUpgrade = v + " -> " + want.talos
+			}
+		}
+		if k := kubeletVersion(r.running.Config); k != "" && !sameVersion(k, want.kubernetes) && s.KubernetesUpgrade == "" {
+			s.KubernetesUpgrade = k + " -> " + want.kubernetes
 		}
 	}
 	return s
+}
+
+// kubeletVersion is the Kubernetes version of a configuration's kubelet
+// image tag, or "".
+func kubeletVersion(config string) string {
+	cfg, err := configloader.NewFromBytes([]byte(config))
+	if err != nil || cfg.Machine() == nil {
+		return ""
+	}
+	v, _ := talosapi.ImageVersion(cfg.Machine().Kubelet().Image())
+	return v
+}
+
+// sameVersion compares versions with or without the "v"; want "" (not
+// known) matches anything.
+func sameVersion(have, want string) bool {
+	if want == "" {
+		return true
+	}
+	a, errA := talosconfig.ParseVersion(have)
+	b, errB := talosconfig.ParseVersion(want)
+	if errA != nil || errB != nil {
+		return have == want
+	}
+	return a.Equals(b)
 }
 
 func firstLine(s string) string {

@@ -197,16 +197,28 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	prog.Workers = 2
 	p.WriteProgram(t, "cluster", prog.render(t))
-	tcTimed(t, "scale workers to 2", func() harness.Result { return p.Up(t) })
+	in := tcTimed(t, "scale workers to 2", func() harness.Result { return p.Up(t) })
 	if _, left := l.vmsByName()["e2e-workers-3"]; left || len(l.VMs()) != 5 {
 		t.Errorf("after scale-in the lab holds %v", l.vmsByName())
 	}
+	// The graceful reset cordoned the worker (seen in the Node object just
+	// before it was deleted), and the object is gone.
+	if !strings.Contains(in.Output(), "its Kubernetes Node object e2e-workers-3 (cordoned, NotReady) was deleted through control plane "+l.addr(10)) {
+		t.Errorf("scale-in does not report the cordoned worker's Node object deleted:\n%s", in.Output())
+	}
+	tcAssertKubeNodes(t, out.Kubeconfig, "e2e-cp-1", "e2e-cp-2", "e2e-cp-3", "e2e-workers-1", "e2e-workers-2")
 
 	// Control planes 3 -> 1: the others leave etcd, one at a time.
 	prog.ControlPlanes = 1
 	p.WriteProgram(t, "cluster", prog.render(t))
-	tcTimed(t, "control planes 3 -> 1", func() harness.Result { return p.Up(t) })
+	down := tcTimed(t, "control planes 3 -> 1", func() harness.Result { return p.Up(t) })
 	out = tcReadOutputs(t, p)
+	for _, n := range []string{"e2e-cp-2", "e2e-cp-3"} {
+		if !strings.Contains(down.Output(), "its Kubernetes Node object "+n+" (cordoned, NotReady) was deleted") {
+			t.Errorf("3 -> 1 does not report %s's Node object deleted:\n%s", n, down.Output())
+		}
+	}
+	tcAssertKubeNodes(t, out.Kubeconfig, "e2e-cp-1", "e2e-workers-1", "e2e-workers-2")
 	if out.Summary != "2 removed (e2e-cp-2, e2e-cp-3)" {
 		t.Errorf("summary %q", out.Summary)
 	}
@@ -267,6 +279,28 @@ func TestClusterLifecycle(t *testing.T) {
 				t.Errorf("destroy left volume %s on %s", v.VolID, node)
 			}
 		}
+	}
+}
+
+// tcAssertKubeNodes checks the Kubernetes API lists exactly the named
+// nodes, all Ready: removed nodes leave no NotReady Node object behind.
+func tcAssertKubeNodes(t *testing.T, kubeconfig string, names ...string) {
+	t.Helper()
+	knodes, err := kube.Nodes([]byte(kubeconfig), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range knodes {
+		got = append(got, n.Name)
+		if !n.Ready {
+			t.Errorf("Kubernetes node %s is not Ready", n.Name)
+		}
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(names))
+	if !slices.Equal(got, want) {
+		t.Errorf("Kubernetes nodes %v, want %v", got, want)
 	}
 }
 
