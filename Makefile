@@ -149,12 +149,15 @@ nodejs-sdk-check:
 		npm install --no-audit --no-fund --prefer-offline --loglevel=error $(CACHE)/npm-pack/*.tgz \
 			@pulumi/pulumi@$$(node -p 'require("$(ROOT)/sdk/nodejs/package-lock.json").packages["node_modules/@pulumi/pulumi"].version') && \
 		node -e 'const p = require("@proxmoxtalos/proxmoxtalos"); if (typeof p.Provider !== "function") { throw new Error("no Provider class in the packed SDK"); } console.log("nodejs SDK: npm pack installs and loads")'
-	@# The types are real: typed usage passes tsc --strict, misuse must fail it.
-	cp tests/sdks/ts_typed_usage.ts tests/sdks/ts_typed_misuse.ts $(CACHE)/npm-consumer/
-	cd $(CACHE)/npm-consumer && $(TSC) ts_typed_usage.ts
-	@if (cd $(CACHE)/npm-consumer && $(TSC) ts_typed_misuse.ts >/dev/null); then \
-		echo "nodejs SDK: tsc accepted tests/sdks/ts_typed_misuse.ts: the SDK's types are not checked"; exit 1; \
-	fi
+	@# The types are real: typed usage (ts_*_usage.ts) passes tsc --strict, each misuse
+	@# (ts_*_misuse.ts, one mistake per file) must fail it.
+	cp tests/sdks/ts_*.ts $(CACHE)/npm-consumer/
+	cd $(CACHE)/npm-consumer && $(TSC) $$(cd $(ROOT)/tests/sdks && ls ts_*_usage.ts)
+	@for f in $$(cd tests/sdks && ls ts_*_misuse.ts); do \
+		if (cd $(CACHE)/npm-consumer && $(TSC) $$f >/dev/null); then \
+			echo "nodejs SDK: tsc accepted tests/sdks/$$f: the SDK's types are not checked"; exit 1; \
+		fi; \
+	done
 	@echo "nodejs SDK: types checked with tsc --strict"
 
 # The wheel a user would get, installed into a fresh virtualenv with pinned dependencies
@@ -169,12 +172,15 @@ python-sdk-check:
 	cd $(CACHE) && py-venv/bin/python -c 'import pulumi_proxmoxtalos as p, importlib.resources as r; \
 		assert r.files(p).joinpath("py.typed").is_file(), "py.typed missing from the wheel"; \
 		print("python SDK: wheel installs and imports,", p.__name__)'
-	@# The hints are real: typed usage passes mypy --strict, misuse must fail it.
+	@# The hints are real: typed usage (python_*_usage.py) passes mypy --strict, each misuse
+	@# (python_*_misuse.py, one mistake per file) must fail it.
 	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check mypy
-	cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_usage.py
-	@if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_typed_misuse.py >/dev/null); then \
-		echo "python SDK: mypy accepted tests/sdks/python_typed_misuse.py: the SDK's type hints are not checked"; exit 1; \
-	fi
+	cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_*_usage.py
+	@for f in $$(cd tests/sdks && ls python_*_misuse.py); do \
+		if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy $$f >/dev/null); then \
+			echo "python SDK: mypy accepted tests/sdks/$$f: the SDK's type hints are not checked"; exit 1; \
+		fi; \
+	done
 	@echo "python SDK: type hints checked with mypy"
 
 # Maven compile against com.pulumi:pulumi from Maven Central; offline once dependencies

@@ -65,6 +65,9 @@ func New() (p.Provider, error) {
 	// infer v1.5.0 replaces the provider on any config change (issue #409),
 	// which would replace every resource: use the config's own diff.
 	prov.DiffConfig = config.DiffConfig
+	// The component's nested inputs are plain values (infer marks only
+	// top-level scalars plain).
+	prov = cluster.WithPlainInputs(prov)
 	return proxmox.WithTimeouts(prov), nil
 }
 

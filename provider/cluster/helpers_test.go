@@ -188,6 +188,13 @@ func appliedConfigs(rec *recorder) runningConfigs {
 // the configurations in running.
 func construct(t *testing.T, inv Inventory, inputs map[string]any, running ...runningConfigs) (*recorder, p.ConstructResponse, error) {
 	t.Helper()
+	return constructDry(t, false, inv, inputs, running...)
+}
+
+// constructDry is construct in a preview (dryRun) or an update: a preview
+// passes unknown inputs on as unknown, an update drops them.
+func constructDry(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, running ...runningConfigs) (*recorder, p.ConstructResponse, error) {
+	t.Helper()
 	rec := &recorder{}
 	nodes := runningConfigs{}
 	for _, r := range running {
@@ -204,12 +211,13 @@ func construct(t *testing.T, inv Inventory, inputs map[string]any, running ...ru
 		t.Fatal(err)
 	}
 	s, err := integration.NewServer(t.Context(), "proxmoxtalos", semver.MustParse("0.1.0"),
-		integration.WithProvider(prov),
+		integration.WithProvider(WithPlainInputs(prov)),
 		integration.WithMocks(&integration.MockResourceMonitor{NewResourceF: rec.newResource}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp, err := s.Construct(p.ConstructRequest{
+		DryRun: dryRun,
 		Urn:    presource.URN("urn:pulumi:test::proj::" + tokenComponent + "::lab"),
 		Inputs: presource.FromResourcePropertyMap(presource.NewPropertyMapFromMap(inputs)),
 	})

@@ -160,7 +160,7 @@ export interface TalosClusterArgs {
     /**
      * The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
      */
-    cloudControllerManager?: pulumi.Input<inputs.CloudControllerManagerArgs | undefined>;
+    cloudControllerManager?: inputs.CloudControllerManagerArgs;
     /**
      * Name of the cluster, a DNS label such as `homelab`. It prefixes every node name (`<clusterName>-cp-1`, `<clusterName>-<pool>-1`), tags the cluster's VMs (`cluster-<clusterName>`) and cannot change once the cluster exists.
      */
@@ -168,15 +168,15 @@ export interface TalosClusterArgs {
     /**
      * The pod network. Default: flannel, managed by Talos.
      */
-    cni?: pulumi.Input<inputs.CniArgs | undefined>;
+    cni?: inputs.CniArgs;
     /**
      * The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
      */
-    controlPlane?: pulumi.Input<inputs.ControlPlaneArgs | undefined>;
+    controlPlane?: inputs.ControlPlaneArgs;
     /**
      * Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
      */
-    diskInterface?: pulumi.Input<enums.DiskBus | undefined>;
+    diskInterface?: enums.DiskBus;
     /**
      * The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
      */
@@ -184,27 +184,27 @@ export interface TalosClusterArgs {
     /**
      * URLs of Kubernetes manifests the control planes apply after bootstrap.
      */
-    extraManifests?: pulumi.Input<string[] | undefined>;
+    extraManifests?: string[];
     /**
      * Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
      */
-    extraSans?: pulumi.Input<string[] | undefined>;
+    extraSans?: string[];
     /**
      * Bootstrap Flux or Argo CD and point it at a Git repository.
      */
-    gitOps?: pulumi.Input<inputs.GitOpsArgs | undefined>;
+    gitOps?: inputs.GitOpsArgs;
     /**
      * The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
      */
-    hosts: pulumi.Input<pulumi.Input<inputs.HostArgs>[]>;
+    hosts: inputs.HostArgs[];
     /**
      * Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
      */
-    image?: pulumi.Input<inputs.ImageArgs | undefined>;
+    image?: inputs.ImageArgs;
     /**
      * Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
      */
-    inlineManifests?: pulumi.Input<pulumi.Input<inputs.InlineManifestArgs>[] | undefined>;
+    inlineManifests?: inputs.InlineManifestArgs[];
     /**
      * The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
      */
@@ -216,19 +216,19 @@ export interface TalosClusterArgs {
     /**
      * The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
      */
-    network: pulumi.Input<inputs.NetworkArgs>;
+    network: inputs.NetworkArgs;
     /**
      * Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
      */
-    nodePatches?: pulumi.Input<{[key: string]: pulumi.Input<string[]>} | undefined>;
+    nodePatches?: {[key: string]: string[]};
     /**
      * Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
      */
-    patches?: pulumi.Input<string[] | undefined>;
+    patches?: string[];
     /**
      * Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
      */
-    registryMirrors?: pulumi.Input<{[key: string]: pulumi.Input<inputs.RegistryMirrorArgs>} | undefined>;
+    registryMirrors?: {[key: string]: inputs.RegistryMirrorArgs};
     /**
      * Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
      */
@@ -240,13 +240,13 @@ export interface TalosClusterArgs {
     /**
      * Settings for every VM of the cluster.
      */
-    vm?: pulumi.Input<inputs.VmOptionsArgs | undefined>;
+    vm?: inputs.VmOptionsArgs;
     /**
      * Patches for every worker, applied before the pool's own patches.
      */
-    workerPatches?: pulumi.Input<string[] | undefined>;
+    workerPatches?: string[];
     /**
      * Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
      */
-    workerPools?: pulumi.Input<pulumi.Input<inputs.WorkerPoolArgs>[] | undefined>;
+    workerPools?: inputs.WorkerPoolArgs[];
 }

@@ -36,6 +36,9 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 		{"pool too small", func(s string) string {
 			return strings.Replace(s, "          count: 2\n", "          count: 20\n          size: { memoryMiB: 16384 }\n", 1)
 		}, "the hosts cannot fit the cluster"},
+		{"an input that is another resource's output", func(s string) string {
+			return withOtherResource(strings.Replace(s, "vip: "+l.addr(5), "vip: ${other.id}", 1))
+		}, "vip is not known yet"},
 		{"Kubernetes the Talos version does not support", func(s string) string {
 			return strings.Replace(s, "talosVersion: v1.12.5", "talosVersion: v1.12.5\n      kubernetesVersion: v1.29.0", 1)
 		}, "kubernetesVersion"},
@@ -51,6 +54,17 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 		}
 	}
 
+	// The Proxmox CCM token secret is the one input that may come from
+	// another resource: the preview plans the cluster without it.
+	p.WriteProgram(t, "badcluster", withOtherResource(strings.Replace(l.program(3, 2).render(t), "      controlPlane:",
+		"      cloudControllerManager:\n        proxmox:\n          url: https://pve.example.com:8006/api2/json\n          tokenId: \"k8s@pve!ccm\"\n          tokenSecret: ${other.machineSecrets}\n      controlPlane:", 1)))
+	if r := p.Preview(t); r.ExitCode != 0 || !strings.Contains(r.Output(), "5 added") {
+		t.Errorf("preview with the token secret from another resource: %s", r)
+	}
+	if vms := l.VMs(); len(vms) > 0 {
+		t.Errorf("the preview created VMs: %+v", vms)
+	}
+
 	// up refuses the same way, before creating anything.
 	p.WriteProgram(t, "badcluster", cases[0].edit(l.program(3, 2).render(t)))
 	if r := p.Up(t); r.ExitCode == 0 || !strings.Contains(r.Output(), "etcd needs an odd number") {
@@ -62,4 +76,9 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 	if state := p.StackExport(t); strings.Contains(state, `"type": "proxmoxtalos:`) {
 		t.Errorf("the failed up left resources in the state:\n%s", state)
 	}
+}
+
+// withOtherResource adds a resource whose outputs are unknown in a preview.
+func withOtherResource(program string) string {
+	return strings.Replace(program, "resources:\n", "resources:\n  other:\n    type: proxmoxtalos:talos:MachineSecrets\n    properties:\n      talosVersion: v1.12.5\n", 1)
 }

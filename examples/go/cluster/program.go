@@ -20,52 +20,52 @@ func Program(ctx *pulumi.Context) error {
 	if err := cfg.GetObject("dnsServers", &dnsServers); err != nil {
 		return err
 	}
-	hosts := proxmoxtalos.HostArray{}
+	// The component's inputs are plain values (it plans the cluster from them when it is
+	// constructed), so the SDK takes Go values here, not pulumi.Input.
+	var hosts []proxmoxtalos.HostArgs
 	for _, h := range hostNames {
 		hosts = append(hosts, proxmoxtalos.HostArgs{
-			Node:        pulumi.String(h),
-			DiskStorage: pulumi.String(orDefault(cfg.Get("diskStorage"), "local-lvm")),
+			Node:        h,
+			DiskStorage: pulumi.StringRef(orDefault(cfg.Get("diskStorage"), "local-lvm")),
 		})
 	}
 	workers := 1
 	if n, err := cfg.TryInt("workerCount"); err == nil {
 		workers = n
 	}
+	size := &proxmoxtalos.VmSizeArgs{Cores: pulumi.IntRef(2), MemoryMiB: pulumi.IntRef(4096), DiskGiB: pulumi.IntRef(20)}
 
 	cluster, err := proxmoxtalos.NewTalosCluster(ctx, "cluster", &proxmoxtalos.TalosClusterArgs{
 		ClusterName:       orDefault(cfg.Get("clusterName"), "talos"),
 		TalosVersion:      optional(cfg.Get("talosVersion")),
 		KubernetesVersion: optional(cfg.Get("kubernetesVersion")),
 		Hosts:             hosts,
-		Image: proxmoxtalos.ImageArgs{
-			IsoStorage: pulumi.String(orDefault(cfg.Get("isoStorage"), "local")),
+		Image: &proxmoxtalos.ImageArgs{
+			IsoStorage: pulumi.StringRef(orDefault(cfg.Get("isoStorage"), "local")),
 			// An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
-			FactoryUrl: pulumi.StringPtrFromPtr(optional(cfg.Get("imageFactoryUrl"))),
+			FactoryUrl: optional(cfg.Get("imageFactoryUrl")),
 		},
 		Network: proxmoxtalos.NetworkArgs{
-			Bridge:     pulumi.String(orDefault(cfg.Get("bridge"), "vmbr0")),
-			Subnet:     pulumi.String(cfg.Require("subnet")),
-			Gateway:    pulumi.String(cfg.Require("gateway")),
-			DnsServers: pulumi.ToStringArray(dnsServers),
-			AddressRange: proxmoxtalos.AddressRangeArgs{
-				Start: pulumi.String(cfg.Require("addressRangeStart")),
-				End:   pulumi.String(cfg.Require("addressRangeEnd")),
+			Bridge:     pulumi.StringRef(orDefault(cfg.Get("bridge"), "vmbr0")),
+			Subnet:     cfg.Require("subnet"),
+			Gateway:    pulumi.StringRef(cfg.Require("gateway")),
+			DnsServers: dnsServers,
+			AddressRange: &proxmoxtalos.AddressRangeArgs{
+				Start: cfg.Require("addressRangeStart"),
+				End:   cfg.Require("addressRangeEnd"),
 			},
 		},
 		// The Kubernetes API answers on the VIP once etcd runs; the endpoint defaults to it.
-		Vip: pulumi.StringRef(cfg.Require("vip")),
-		ControlPlane: proxmoxtalos.ControlPlaneArgs{
-			Count: pulumi.Int(3),
-			Size:  proxmoxtalos.VmSizeArgs{Cores: pulumi.Int(2), MemoryMiB: pulumi.Int(4096), DiskGiB: pulumi.Int(20)},
-		},
-		WorkerPools: proxmoxtalos.WorkerPoolArray{proxmoxtalos.WorkerPoolArgs{
-			Name:  pulumi.String("workers"),
-			Count: pulumi.Int(workers),
-			Size:  proxmoxtalos.VmSizeArgs{Cores: pulumi.Int(2), MemoryMiB: pulumi.Int(4096), DiskGiB: pulumi.Int(20)},
+		Vip:          pulumi.StringRef(cfg.Require("vip")),
+		ControlPlane: &proxmoxtalos.ControlPlaneArgs{Count: pulumi.IntRef(3), Size: size},
+		WorkerPools: []proxmoxtalos.WorkerPoolArgs{{
+			Name:  "workers",
+			Count: pulumi.IntRef(workers),
+			Size:  size,
 		}},
 		// The Talos CCM (nodes get spec.providerID) and the kubelet serving certificate
 		// approver; on by default, spelled out here.
-		CloudControllerManager: proxmoxtalos.CloudControllerManagerArgs{Enabled: pulumi.Bool(true)},
+		CloudControllerManager: &proxmoxtalos.CloudControllerManagerArgs{Enabled: pulumi.BoolRef(true)},
 	})
 	if err != nil {
 		return err

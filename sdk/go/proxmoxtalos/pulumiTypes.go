@@ -33,9 +33,9 @@ type AddressRangeInput interface {
 
 type AddressRangeArgs struct {
 	// Last address of the range (inclusive).
-	End pulumi.StringInput `pulumi:"end"`
+	End string `pulumi:"end"`
 	// First address of the range, inside the subnet.
-	Start pulumi.StringInput `pulumi:"start"`
+	Start string `pulumi:"start"`
 }
 
 func (AddressRangeArgs) ElementType() reflect.Type {
@@ -193,13 +193,13 @@ type CloudControllerManagerInput interface {
 
 type CloudControllerManagerArgs struct {
 	// Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
-	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
+	Enabled *bool `pulumi:"enabled"`
 	// Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
-	Proxmox ProxmoxCloudControllerManagerPtrInput `pulumi:"proxmox"`
+	Proxmox *ProxmoxCloudControllerManagerArgs `pulumi:"proxmox"`
 	// URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
-	ServingCertApproverManifest pulumi.StringPtrInput `pulumi:"servingCertApproverManifest"`
+	ServingCertApproverManifest *string `pulumi:"servingCertApproverManifest"`
 	// URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
-	TalosCcmManifest pulumi.StringPtrInput `pulumi:"talosCcmManifest"`
+	TalosCcmManifest *string `pulumi:"talosCcmManifest"`
 }
 
 func (CloudControllerManagerArgs) ElementType() reflect.Type {
@@ -473,13 +473,13 @@ type CniInput interface {
 
 type CniArgs struct {
 	// Run without kube-proxy. Default `true` for cilium, `false` otherwise.
-	DisableKubeProxy pulumi.BoolPtrInput `pulumi:"disableKubeProxy"`
+	DisableKubeProxy *bool `pulumi:"disableKubeProxy"`
 	// The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
-	InlineManifests InlineManifestArrayInput `pulumi:"inlineManifests"`
+	InlineManifests []InlineManifestArgs `pulumi:"inlineManifests"`
 	// URLs of the CNI's manifests (cilium and custom).
-	ManifestUrls pulumi.StringArrayInput `pulumi:"manifestUrls"`
+	ManifestUrls []string `pulumi:"manifestUrls"`
 	// The CNI. Default `flannel`.
-	Name CniNamePtrInput `pulumi:"name"`
+	Name *CniName `pulumi:"name"`
 }
 
 func (CniArgs) ElementType() reflect.Type {
@@ -671,17 +671,17 @@ type ControlPlaneInput interface {
 
 type ControlPlaneArgs struct {
 	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
-	Count pulumi.IntPtrInput `pulumi:"count"`
+	Count *int `pulumi:"count"`
 	// Kubernetes labels of the control plane nodes.
-	Labels pulumi.StringMapInput `pulumi:"labels"`
+	Labels map[string]string `pulumi:"labels"`
 	// Control planes listed one by one (name, host, address, ...) instead of `count`.
-	Nodes NodeSettingsArrayInput `pulumi:"nodes"`
+	Nodes []NodeSettingsArgs `pulumi:"nodes"`
 	// Machine configuration patches for the control planes.
-	Patches pulumi.StringArrayInput `pulumi:"patches"`
+	Patches []string `pulumi:"patches"`
 	// VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
-	Size VmSizePtrInput `pulumi:"size"`
+	Size *VmSizeArgs `pulumi:"size"`
 	// Kubernetes taints of the control plane nodes.
-	Taints TaintArrayInput `pulumi:"taints"`
+	Taints []TaintArgs `pulumi:"taints"`
 }
 
 func (ControlPlaneArgs) ElementType() reflect.Type {
@@ -897,11 +897,11 @@ type DataDiskInput interface {
 
 type DataDiskArgs struct {
 	// Size in GiB.
-	SizeGiB pulumi.IntInput `pulumi:"sizeGiB"`
+	SizeGiB int `pulumi:"sizeGiB"`
 	// Storage of the disk. Default: the host's `diskStorage`.
-	Storage pulumi.StringPtrInput `pulumi:"storage"`
+	Storage *string `pulumi:"storage"`
 	// Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
-	Volume pulumi.StringPtrInput `pulumi:"volume"`
+	Volume *string `pulumi:"volume"`
 }
 
 func (DataDiskArgs) ElementType() reflect.Type {
@@ -1012,11 +1012,11 @@ type GitOpsInput interface {
 
 type GitOpsArgs struct {
 	// URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
-	InstallManifests pulumi.StringArrayInput `pulumi:"installManifests"`
+	InstallManifests []string `pulumi:"installManifests"`
 	// The repository the tool syncs the cluster from.
-	Repository GitRepositoryInput `pulumi:"repository"`
+	Repository GitRepositoryArgs `pulumi:"repository"`
 	// The GitOps tool.
-	Tool GitOpsToolInput `pulumi:"tool"`
+	Tool GitOpsTool `pulumi:"tool"`
 }
 
 func (GitOpsArgs) ElementType() reflect.Type {
@@ -1187,11 +1187,11 @@ type GitRepositoryInput interface {
 
 type GitRepositoryArgs struct {
 	// Branch to follow. Default `main`.
-	Branch pulumi.StringPtrInput `pulumi:"branch"`
+	Branch *string `pulumi:"branch"`
 	// Path inside the repository. Default `.`.
-	Path pulumi.StringPtrInput `pulumi:"path"`
+	Path *string `pulumi:"path"`
 	// Clone URL of the repository.
-	Url pulumi.StringInput `pulumi:"url"`
+	Url string `pulumi:"url"`
 }
 
 func (GitRepositoryArgs) ElementType() reflect.Type {
@@ -1366,13 +1366,13 @@ type HostInput interface {
 // A Proxmox node the cluster may place VMs on.
 type HostArgs struct {
 	// Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
-	DiskStorage pulumi.StringPtrInput `pulumi:"diskStorage"`
+	DiskStorage *string `pulumi:"diskStorage"`
 	// Storage for the Talos ISO on this host. Default `image.isoStorage`.
-	IsoStorage pulumi.StringPtrInput `pulumi:"isoStorage"`
+	IsoStorage *string `pulumi:"isoStorage"`
 	// The Proxmox node name, like `pve1`.
-	Node pulumi.StringInput `pulumi:"node"`
+	Node string `pulumi:"node"`
 	// Template VMID on this host, overriding `image.template.vmId`.
-	TemplateVmId pulumi.IntPtrInput `pulumi:"templateVmId"`
+	TemplateVmId *int `pulumi:"templateVmId"`
 }
 
 func (HostArgs) ElementType() reflect.Type {
@@ -1501,21 +1501,21 @@ type ImageInput interface {
 // The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
 type ImageArgs struct {
 	// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
-	Extensions pulumi.StringArrayInput `pulumi:"extensions"`
+	Extensions []string `pulumi:"extensions"`
 	// Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
-	FactoryUrl pulumi.StringPtrInput `pulumi:"factoryUrl"`
+	FactoryUrl *string `pulumi:"factoryUrl"`
 	// Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
-	InstallerRegistry pulumi.StringPtrInput `pulumi:"installerRegistry"`
+	InstallerRegistry *string `pulumi:"installerRegistry"`
 	// Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
-	IsoStorage pulumi.StringPtrInput `pulumi:"isoStorage"`
+	IsoStorage *string `pulumi:"isoStorage"`
 	// Extra kernel arguments baked into the schematic, one argument per entry.
-	KernelArgs pulumi.StringArrayInput `pulumi:"kernelArgs"`
+	KernelArgs []string `pulumi:"kernelArgs"`
 	// Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
-	Platform pulumi.StringPtrInput `pulumi:"platform"`
+	Platform *string `pulumi:"platform"`
 	// Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
-	SkipSchematicRegistration pulumi.BoolPtrInput `pulumi:"skipSchematicRegistration"`
+	SkipSchematicRegistration *bool `pulumi:"skipSchematicRegistration"`
 	// Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
-	Template TemplatePtrInput `pulumi:"template"`
+	Template *TemplateArgs `pulumi:"template"`
 }
 
 func (ImageArgs) ElementType() reflect.Type {
@@ -1760,9 +1760,9 @@ type InlineManifestInput interface {
 
 type InlineManifestArgs struct {
 	// The manifest YAML (one or more documents).
-	Contents pulumi.StringInput `pulumi:"contents"`
+	Contents string `pulumi:"contents"`
 	// Name of the manifest, unique in the cluster.
-	Name pulumi.StringInput `pulumi:"name"`
+	Name string `pulumi:"name"`
 }
 
 func (InlineManifestArgs) ElementType() reflect.Type {
@@ -1880,23 +1880,23 @@ type NetworkInput interface {
 
 type NetworkArgs struct {
 	// Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
-	AddressRange AddressRangePtrInput `pulumi:"addressRange"`
+	AddressRange *AddressRangeArgs `pulumi:"addressRange"`
 	// Bridge on the hosts. Default `vmbr0`.
-	Bridge pulumi.StringPtrInput `pulumi:"bridge"`
+	Bridge *string `pulumi:"bridge"`
 	// DNS servers of the nodes. Default: the Proxmox host's.
-	DnsServers pulumi.StringArrayInput `pulumi:"dnsServers"`
+	DnsServers []string `pulumi:"dnsServers"`
 	// Default gateway of the nodes.
-	Gateway pulumi.StringPtrInput `pulumi:"gateway"`
+	Gateway *string `pulumi:"gateway"`
 	// MTU of the NIC. Default: the bridge's.
-	Mtu pulumi.IntPtrInput `pulumi:"mtu"`
+	Mtu *int `pulumi:"mtu"`
 	// DNS search domain. Default: the Proxmox host's.
-	SearchDomain pulumi.StringPtrInput `pulumi:"searchDomain"`
+	SearchDomain *string `pulumi:"searchDomain"`
 	// A second NIC on every node, for example a storage network.
-	Secondary NicPtrInput `pulumi:"secondary"`
+	Secondary *NicArgs `pulumi:"secondary"`
 	// The node subnet in CIDR form, like `192.168.1.0/24`.
-	Subnet pulumi.StringInput `pulumi:"subnet"`
+	Subnet string `pulumi:"subnet"`
 	// VLAN tag, 1-4094. Default: untagged.
-	Vlan pulumi.IntPtrInput `pulumi:"vlan"`
+	Vlan *int `pulumi:"vlan"`
 }
 
 func (NetworkArgs) ElementType() reflect.Type {
@@ -1998,17 +1998,17 @@ type NicInput interface {
 
 type NicArgs struct {
 	// Range that secondary addresses are allocated from.
-	AddressRange AddressRangePtrInput `pulumi:"addressRange"`
+	AddressRange *AddressRangeArgs `pulumi:"addressRange"`
 	// Bridge on the hosts, like `vmbr1`.
-	Bridge pulumi.StringInput `pulumi:"bridge"`
+	Bridge string `pulumi:"bridge"`
 	// Gateway on this network, if any.
-	Gateway pulumi.StringPtrInput `pulumi:"gateway"`
+	Gateway *string `pulumi:"gateway"`
 	// MTU of the NIC. Default: the bridge's.
-	Mtu pulumi.IntPtrInput `pulumi:"mtu"`
+	Mtu *int `pulumi:"mtu"`
 	// Subnet in CIDR form. Default: none, the NIC uses DHCP.
-	Subnet pulumi.StringPtrInput `pulumi:"subnet"`
+	Subnet *string `pulumi:"subnet"`
 	// VLAN tag, 1-4094. Default: untagged.
-	Vlan pulumi.IntPtrInput `pulumi:"vlan"`
+	Vlan *int `pulumi:"vlan"`
 }
 
 func (NicArgs) ElementType() reflect.Type {
@@ -2238,23 +2238,23 @@ type NodeSettingsInput interface {
 // One node of a list. Every field is optional.
 type NodeSettingsArgs struct {
 	// Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
-	Address pulumi.StringPtrInput `pulumi:"address"`
+	Address *string `pulumi:"address"`
 	// Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
-	Host pulumi.StringPtrInput `pulumi:"host"`
+	Host *string `pulumi:"host"`
 	// Kubernetes labels of this node, added to the pool's.
-	Labels pulumi.StringMapInput `pulumi:"labels"`
+	Labels map[string]string `pulumi:"labels"`
 	// MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
-	MacAddress pulumi.StringPtrInput `pulumi:"macAddress"`
+	MacAddress *string `pulumi:"macAddress"`
 	// Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
-	Name pulumi.StringPtrInput `pulumi:"name"`
+	Name *string `pulumi:"name"`
 	// Machine configuration patches for this node.
-	Patches pulumi.StringArrayInput `pulumi:"patches"`
+	Patches []string `pulumi:"patches"`
 	// Address on the secondary network.
-	SecondaryAddress pulumi.StringPtrInput `pulumi:"secondaryAddress"`
+	SecondaryAddress *string `pulumi:"secondaryAddress"`
 	// Kubernetes taints of this node, added to the pool's.
-	Taints TaintArrayInput `pulumi:"taints"`
+	Taints []TaintArgs `pulumi:"taints"`
 	// VMID of the VM. Default: allocated safely by the provider.
-	VmId pulumi.IntPtrInput `pulumi:"vmId"`
+	VmId *int `pulumi:"vmId"`
 }
 
 func (NodeSettingsArgs) ElementType() reflect.Type {
@@ -2402,17 +2402,17 @@ type ProxmoxCloudControllerManagerInput interface {
 
 type ProxmoxCloudControllerManagerArgs struct {
 	// Skip TLS verification of the Proxmox API. Default `false`.
-	Insecure pulumi.BoolPtrInput `pulumi:"insecure"`
+	Insecure *bool `pulumi:"insecure"`
 	// URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
-	Manifest pulumi.StringPtrInput `pulumi:"manifest"`
+	Manifest *string `pulumi:"manifest"`
 	// Region name the CCM gives this Proxmox cluster. Default: the cluster name.
-	Region pulumi.StringPtrInput `pulumi:"region"`
+	Region *string `pulumi:"region"`
 	// API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
-	TokenId pulumi.StringInput `pulumi:"tokenId"`
+	TokenId string `pulumi:"tokenId"`
 	// The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
 	TokenSecret pulumi.StringInput `pulumi:"tokenSecret"`
 	// URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
-	Url pulumi.StringInput `pulumi:"url"`
+	Url string `pulumi:"url"`
 }
 
 func (ProxmoxCloudControllerManagerArgs) ElementType() reflect.Type {
@@ -2628,11 +2628,11 @@ type RegistryMirrorInput interface {
 
 type RegistryMirrorArgs struct {
 	// Mirror URLs, tried in order, like `https://mirror.example.com`.
-	Endpoints pulumi.StringArrayInput `pulumi:"endpoints"`
+	Endpoints []string `pulumi:"endpoints"`
 	// The endpoints include the full path (for example Harbor projects). Default `false`.
-	OverridePath pulumi.BoolPtrInput `pulumi:"overridePath"`
+	OverridePath *bool `pulumi:"overridePath"`
 	// Do not fall back to the upstream registry. Default `false`.
-	SkipFallback pulumi.BoolPtrInput `pulumi:"skipFallback"`
+	SkipFallback *bool `pulumi:"skipFallback"`
 }
 
 func (RegistryMirrorArgs) ElementType() reflect.Type {
@@ -2743,11 +2743,11 @@ type TaintInput interface {
 
 type TaintArgs struct {
 	// What the taint does to pods that do not tolerate it.
-	Effect TaintEffectInput `pulumi:"effect"`
+	Effect TaintEffect `pulumi:"effect"`
 	// Taint key, like `dedicated`.
-	Key pulumi.StringInput `pulumi:"key"`
+	Key string `pulumi:"key"`
 	// Taint value. Default: none.
-	Value pulumi.StringPtrInput `pulumi:"value"`
+	Value *string `pulumi:"value"`
 }
 
 func (TaintArgs) ElementType() reflect.Type {
@@ -2858,11 +2858,11 @@ type TemplateInput interface {
 
 type TemplateArgs struct {
 	// Copy the disks. Default `true`; `false` makes linked clones.
-	FullClone pulumi.BoolPtrInput `pulumi:"fullClone"`
+	FullClone *bool `pulumi:"fullClone"`
 	// Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
-	Node pulumi.StringPtrInput `pulumi:"node"`
+	Node *string `pulumi:"node"`
 	// VMID of the template. `hosts[].templateVmId` overrides it per host.
-	VmId pulumi.IntInput `pulumi:"vmId"`
+	VmId int `pulumi:"vmId"`
 }
 
 func (TemplateArgs) ElementType() reflect.Type {
@@ -3033,11 +3033,11 @@ type VmOptionsInput interface {
 
 type VmOptionsArgs struct {
 	// Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
-	CpuType pulumi.StringPtrInput `pulumi:"cpuType"`
+	CpuType *string `pulumi:"cpuType"`
 	// Start the VMs when their host boots. Default `true`.
-	OnBoot pulumi.BoolPtrInput `pulumi:"onBoot"`
+	OnBoot *bool `pulumi:"onBoot"`
 	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
-	Tags pulumi.StringArrayInput `pulumi:"tags"`
+	Tags []string `pulumi:"tags"`
 }
 
 func (VmOptionsArgs) ElementType() reflect.Type {
@@ -3210,13 +3210,13 @@ type VmSizeInput interface {
 
 type VmSizeArgs struct {
 	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
-	Cores pulumi.IntPtrInput `pulumi:"cores"`
+	Cores *int `pulumi:"cores"`
 	// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-	DiskGiB pulumi.IntPtrInput `pulumi:"diskGiB"`
+	DiskGiB *int `pulumi:"diskGiB"`
 	// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-	MemoryMiB pulumi.IntPtrInput `pulumi:"memoryMiB"`
+	MemoryMiB *int `pulumi:"memoryMiB"`
 	// CPU sockets. Default 1.
-	Sockets pulumi.IntPtrInput `pulumi:"sockets"`
+	Sockets *int `pulumi:"sockets"`
 }
 
 func (VmSizeArgs) ElementType() reflect.Type {
@@ -3412,21 +3412,21 @@ type WorkerPoolInput interface {
 
 type WorkerPoolArgs struct {
 	// Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
-	Count pulumi.IntPtrInput `pulumi:"count"`
+	Count *int `pulumi:"count"`
 	// Extra disks on each worker.
-	DataDisks DataDiskArrayInput `pulumi:"dataDisks"`
+	DataDisks []DataDiskArgs `pulumi:"dataDisks"`
 	// Kubernetes labels of the pool's nodes.
-	Labels pulumi.StringMapInput `pulumi:"labels"`
+	Labels map[string]string `pulumi:"labels"`
 	// Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
-	Name pulumi.StringInput `pulumi:"name"`
+	Name string `pulumi:"name"`
 	// Workers listed one by one instead of `count`.
-	Nodes NodeSettingsArrayInput `pulumi:"nodes"`
+	Nodes []NodeSettingsArgs `pulumi:"nodes"`
 	// Machine configuration patches for the pool's nodes.
-	Patches pulumi.StringArrayInput `pulumi:"patches"`
+	Patches []string `pulumi:"patches"`
 	// VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
-	Size VmSizePtrInput `pulumi:"size"`
+	Size *VmSizeArgs `pulumi:"size"`
 	// Kubernetes taints of the pool's nodes.
-	Taints TaintArrayInput `pulumi:"taints"`
+	Taints []TaintArgs `pulumi:"taints"`
 }
 
 func (WorkerPoolArgs) ElementType() reflect.Type {

@@ -65,9 +65,6 @@ func NewTalosCluster(ctx *pulumi.Context,
 	if args.Hosts == nil {
 		return nil, errors.New("invalid value for required argument 'Hosts'")
 	}
-	if args.Network == nil {
-		return nil, errors.New("invalid value for required argument 'Network'")
-	}
 	secrets := pulumi.AdditionalSecretOutputs([]string{
 		"kubeconfig",
 		"machineSecrets",
@@ -139,51 +136,51 @@ type TalosClusterArgs struct {
 	// Let ordinary workloads run on control planes. Default `false`.
 	AllowSchedulingOnControlPlanes *bool
 	// The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
-	CloudControllerManager CloudControllerManagerPtrInput
+	CloudControllerManager *CloudControllerManagerArgs
 	// Name of the cluster, a DNS label such as `homelab`. It prefixes every node name (`<clusterName>-cp-1`, `<clusterName>-<pool>-1`), tags the cluster's VMs (`cluster-<clusterName>`) and cannot change once the cluster exists.
 	ClusterName string
 	// The pod network. Default: flannel, managed by Talos.
-	Cni CniPtrInput
+	Cni *CniArgs
 	// The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
-	ControlPlane ControlPlanePtrInput
+	ControlPlane *ControlPlaneArgs
 	// Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
-	DiskInterface DiskBusPtrInput
+	DiskInterface *DiskBus
 	// The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
 	Endpoint *string
 	// URLs of Kubernetes manifests the control planes apply after bootstrap.
-	ExtraManifests pulumi.StringArrayInput
+	ExtraManifests []string
 	// Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
-	ExtraSans pulumi.StringArrayInput
+	ExtraSans []string
 	// Bootstrap Flux or Argo CD and point it at a Git repository.
-	GitOps GitOpsPtrInput
+	GitOps *GitOpsArgs
 	// The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
-	Hosts HostArrayInput
+	Hosts []HostArgs
 	// Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
-	Image ImagePtrInput
+	Image *ImageArgs
 	// Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
-	InlineManifests InlineManifestArrayInput
+	InlineManifests []InlineManifestArgs
 	// The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
 	InstallDisk *string
 	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
 	KubernetesVersion *string
 	// The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
-	Network NetworkInput
+	Network NetworkArgs
 	// Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-	NodePatches pulumi.StringArrayMapInput
+	NodePatches map[string][]string
 	// Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
-	Patches pulumi.StringArrayInput
+	Patches []string
 	// Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
-	RegistryMirrors RegistryMirrorMapInput
+	RegistryMirrors map[string]RegistryMirrorArgs
 	// Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
 	TalosVersion *string
 	// A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
 	Vip *string
 	// Settings for every VM of the cluster.
-	Vm VmOptionsPtrInput
+	Vm *VmOptionsArgs
 	// Patches for every worker, applied before the pool's own patches.
-	WorkerPatches pulumi.StringArrayInput
+	WorkerPatches []string
 	// Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
-	WorkerPools WorkerPoolArrayInput
+	WorkerPools []WorkerPoolArgs
 }
 
 func (TalosClusterArgs) ElementType() reflect.Type {

@@ -10,121 +10,121 @@ export interface AddressRangeArgs {
     /**
      * Last address of the range (inclusive).
      */
-    end: pulumi.Input<string>;
+    end: string;
     /**
      * First address of the range, inside the subnet.
      */
-    start: pulumi.Input<string>;
+    start: string;
 }
 
 export interface CloudControllerManagerArgs {
     /**
      * Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
      */
-    enabled?: pulumi.Input<boolean | undefined>;
+    enabled?: boolean;
     /**
      * Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
      */
-    proxmox?: pulumi.Input<inputs.ProxmoxCloudControllerManagerArgs | undefined>;
+    proxmox?: inputs.ProxmoxCloudControllerManagerArgs;
     /**
      * URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
      */
-    servingCertApproverManifest?: pulumi.Input<string | undefined>;
+    servingCertApproverManifest?: string;
     /**
      * URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
      */
-    talosCcmManifest?: pulumi.Input<string | undefined>;
+    talosCcmManifest?: string;
 }
 
 export interface CniArgs {
     /**
      * Run without kube-proxy. Default `true` for cilium, `false` otherwise.
      */
-    disableKubeProxy?: pulumi.Input<boolean | undefined>;
+    disableKubeProxy?: boolean;
     /**
      * The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
      */
-    inlineManifests?: pulumi.Input<pulumi.Input<inputs.InlineManifestArgs>[] | undefined>;
+    inlineManifests?: inputs.InlineManifestArgs[];
     /**
      * URLs of the CNI's manifests (cilium and custom).
      */
-    manifestUrls?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    manifestUrls?: string[];
     /**
      * The CNI. Default `flannel`.
      */
-    name?: pulumi.Input<enums.CniName | undefined>;
+    name?: enums.CniName;
 }
 
 export interface ControlPlaneArgs {
     /**
      * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
      */
-    count?: pulumi.Input<number | undefined>;
+    count?: number;
     /**
      * Kubernetes labels of the control plane nodes.
      */
-    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    labels?: {[key: string]: string};
     /**
      * Control planes listed one by one (name, host, address, ...) instead of `count`.
      */
-    nodes?: pulumi.Input<pulumi.Input<inputs.NodeSettingsArgs>[] | undefined>;
+    nodes?: inputs.NodeSettingsArgs[];
     /**
      * Machine configuration patches for the control planes.
      */
-    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    patches?: string[];
     /**
      * VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
      */
-    size?: pulumi.Input<inputs.VmSizeArgs | undefined>;
+    size?: inputs.VmSizeArgs;
     /**
      * Kubernetes taints of the control plane nodes.
      */
-    taints?: pulumi.Input<pulumi.Input<inputs.TaintArgs>[] | undefined>;
+    taints?: inputs.TaintArgs[];
 }
 
 export interface DataDiskArgs {
     /**
      * Size in GiB.
      */
-    sizeGiB: pulumi.Input<number>;
+    sizeGiB: number;
     /**
      * Storage of the disk. Default: the host's `diskStorage`.
      */
-    storage?: pulumi.Input<string | undefined>;
+    storage?: string;
     /**
      * Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
      */
-    volume?: pulumi.Input<string | undefined>;
+    volume?: string;
 }
 
 export interface GitOpsArgs {
     /**
      * URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
      */
-    installManifests: pulumi.Input<pulumi.Input<string>[]>;
+    installManifests: string[];
     /**
      * The repository the tool syncs the cluster from.
      */
-    repository: pulumi.Input<inputs.GitRepositoryArgs>;
+    repository: inputs.GitRepositoryArgs;
     /**
      * The GitOps tool.
      */
-    tool: pulumi.Input<enums.GitOpsTool>;
+    tool: enums.GitOpsTool;
 }
 
 export interface GitRepositoryArgs {
     /**
      * Branch to follow. Default `main`.
      */
-    branch?: pulumi.Input<string | undefined>;
+    branch?: string;
     /**
      * Path inside the repository. Default `.`.
      */
-    path?: pulumi.Input<string | undefined>;
+    path?: string;
     /**
      * Clone URL of the repository.
      */
-    url: pulumi.Input<string>;
+    url: string;
 }
 
 /**
@@ -134,19 +134,19 @@ export interface HostArgs {
     /**
      * Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
      */
-    diskStorage?: pulumi.Input<string | undefined>;
+    diskStorage?: string;
     /**
      * Storage for the Talos ISO on this host. Default `image.isoStorage`.
      */
-    isoStorage?: pulumi.Input<string | undefined>;
+    isoStorage?: string;
     /**
      * The Proxmox node name, like `pve1`.
      */
-    node: pulumi.Input<string>;
+    node: string;
     /**
      * Template VMID on this host, overriding `image.template.vmId`.
      */
-    templateVmId?: pulumi.Input<number | undefined>;
+    templateVmId?: number;
 }
 
 /**
@@ -156,112 +156,112 @@ export interface ImageArgs {
     /**
      * Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
      */
-    extensions?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    extensions?: string[];
     /**
      * Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
      */
-    factoryUrl?: pulumi.Input<string | undefined>;
+    factoryUrl?: string;
     /**
      * Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
      */
-    installerRegistry?: pulumi.Input<string | undefined>;
+    installerRegistry?: string;
     /**
      * Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
      */
-    isoStorage?: pulumi.Input<string | undefined>;
+    isoStorage?: string;
     /**
      * Extra kernel arguments baked into the schematic, one argument per entry.
      */
-    kernelArgs?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    kernelArgs?: string[];
     /**
      * Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
      */
-    platform?: pulumi.Input<string | undefined>;
+    platform?: string;
     /**
      * Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
      */
-    skipSchematicRegistration?: pulumi.Input<boolean | undefined>;
+    skipSchematicRegistration?: boolean;
     /**
      * Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
      */
-    template?: pulumi.Input<inputs.TemplateArgs | undefined>;
+    template?: inputs.TemplateArgs;
 }
 
 export interface InlineManifestArgs {
     /**
      * The manifest YAML (one or more documents).
      */
-    contents: pulumi.Input<string>;
+    contents: string;
     /**
      * Name of the manifest, unique in the cluster.
      */
-    name: pulumi.Input<string>;
+    name: string;
 }
 
 export interface NetworkArgs {
     /**
      * Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
      */
-    addressRange?: pulumi.Input<inputs.AddressRangeArgs | undefined>;
+    addressRange?: inputs.AddressRangeArgs;
     /**
      * Bridge on the hosts. Default `vmbr0`.
      */
-    bridge?: pulumi.Input<string | undefined>;
+    bridge?: string;
     /**
      * DNS servers of the nodes. Default: the Proxmox host's.
      */
-    dnsServers?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    dnsServers?: string[];
     /**
      * Default gateway of the nodes.
      */
-    gateway?: pulumi.Input<string | undefined>;
+    gateway?: string;
     /**
      * MTU of the NIC. Default: the bridge's.
      */
-    mtu?: pulumi.Input<number | undefined>;
+    mtu?: number;
     /**
      * DNS search domain. Default: the Proxmox host's.
      */
-    searchDomain?: pulumi.Input<string | undefined>;
+    searchDomain?: string;
     /**
      * A second NIC on every node, for example a storage network.
      */
-    secondary?: pulumi.Input<inputs.NicArgs | undefined>;
+    secondary?: inputs.NicArgs;
     /**
      * The node subnet in CIDR form, like `192.168.1.0/24`.
      */
-    subnet: pulumi.Input<string>;
+    subnet: string;
     /**
      * VLAN tag, 1-4094. Default: untagged.
      */
-    vlan?: pulumi.Input<number | undefined>;
+    vlan?: number;
 }
 
 export interface NicArgs {
     /**
      * Range that secondary addresses are allocated from.
      */
-    addressRange?: pulumi.Input<inputs.AddressRangeArgs | undefined>;
+    addressRange?: inputs.AddressRangeArgs;
     /**
      * Bridge on the hosts, like `vmbr1`.
      */
-    bridge: pulumi.Input<string>;
+    bridge: string;
     /**
      * Gateway on this network, if any.
      */
-    gateway?: pulumi.Input<string | undefined>;
+    gateway?: string;
     /**
      * MTU of the NIC. Default: the bridge's.
      */
-    mtu?: pulumi.Input<number | undefined>;
+    mtu?: number;
     /**
      * Subnet in CIDR form. Default: none, the NIC uses DHCP.
      */
-    subnet?: pulumi.Input<string | undefined>;
+    subnet?: string;
     /**
      * VLAN tag, 1-4094. Default: untagged.
      */
-    vlan?: pulumi.Input<number | undefined>;
+    vlan?: number;
 }
 
 /**
@@ -271,58 +271,58 @@ export interface NodeSettingsArgs {
     /**
      * Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
      */
-    address?: pulumi.Input<string | undefined>;
+    address?: string;
     /**
      * Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
      */
-    host?: pulumi.Input<string | undefined>;
+    host?: string;
     /**
      * Kubernetes labels of this node, added to the pool's.
      */
-    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    labels?: {[key: string]: string};
     /**
      * MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
      */
-    macAddress?: pulumi.Input<string | undefined>;
+    macAddress?: string;
     /**
      * Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
      */
-    name?: pulumi.Input<string | undefined>;
+    name?: string;
     /**
      * Machine configuration patches for this node.
      */
-    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    patches?: string[];
     /**
      * Address on the secondary network.
      */
-    secondaryAddress?: pulumi.Input<string | undefined>;
+    secondaryAddress?: string;
     /**
      * Kubernetes taints of this node, added to the pool's.
      */
-    taints?: pulumi.Input<pulumi.Input<inputs.TaintArgs>[] | undefined>;
+    taints?: inputs.TaintArgs[];
     /**
      * VMID of the VM. Default: allocated safely by the provider.
      */
-    vmId?: pulumi.Input<number | undefined>;
+    vmId?: number;
 }
 
 export interface ProxmoxCloudControllerManagerArgs {
     /**
      * Skip TLS verification of the Proxmox API. Default `false`.
      */
-    insecure?: pulumi.Input<boolean | undefined>;
+    insecure?: boolean;
     /**
      * URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
      */
-    manifest?: pulumi.Input<string | undefined>;
+    manifest?: string;
     /**
      * Region name the CCM gives this Proxmox cluster. Default: the cluster name.
      */
-    region?: pulumi.Input<string | undefined>;
+    region?: string;
     /**
      * API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
      */
-    tokenId: pulumi.Input<string>;
+    tokenId: string;
     /**
      * The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
      */
@@ -330,121 +330,121 @@ export interface ProxmoxCloudControllerManagerArgs {
     /**
      * URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
      */
-    url: pulumi.Input<string>;
+    url: string;
 }
 
 export interface RegistryMirrorArgs {
     /**
      * Mirror URLs, tried in order, like `https://mirror.example.com`.
      */
-    endpoints: pulumi.Input<pulumi.Input<string>[]>;
+    endpoints: string[];
     /**
      * The endpoints include the full path (for example Harbor projects). Default `false`.
      */
-    overridePath?: pulumi.Input<boolean | undefined>;
+    overridePath?: boolean;
     /**
      * Do not fall back to the upstream registry. Default `false`.
      */
-    skipFallback?: pulumi.Input<boolean | undefined>;
+    skipFallback?: boolean;
 }
 
 export interface TaintArgs {
     /**
      * What the taint does to pods that do not tolerate it.
      */
-    effect: pulumi.Input<enums.TaintEffect>;
+    effect: enums.TaintEffect;
     /**
      * Taint key, like `dedicated`.
      */
-    key: pulumi.Input<string>;
+    key: string;
     /**
      * Taint value. Default: none.
      */
-    value?: pulumi.Input<string | undefined>;
+    value?: string;
 }
 
 export interface TemplateArgs {
     /**
      * Copy the disks. Default `true`; `false` makes linked clones.
      */
-    fullClone?: pulumi.Input<boolean | undefined>;
+    fullClone?: boolean;
     /**
      * Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
      */
-    node?: pulumi.Input<string | undefined>;
+    node?: string;
     /**
      * VMID of the template. `hosts[].templateVmId` overrides it per host.
      */
-    vmId: pulumi.Input<number>;
+    vmId: number;
 }
 
 export interface VmOptionsArgs {
     /**
      * Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
      */
-    cpuType?: pulumi.Input<string | undefined>;
+    cpuType?: string;
     /**
      * Start the VMs when their host boots. Default `true`.
      */
-    onBoot?: pulumi.Input<boolean | undefined>;
+    onBoot?: boolean;
     /**
      * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
      */
-    tags?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    tags?: string[];
 }
 
 export interface VmSizeArgs {
     /**
      * CPU cores per socket. Default 2. A change restarts the VMs one at a time.
      */
-    cores?: pulumi.Input<number | undefined>;
+    cores?: number;
     /**
      * OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
      */
-    diskGiB?: pulumi.Input<number | undefined>;
+    diskGiB?: number;
     /**
      * Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      */
-    memoryMiB?: pulumi.Input<number | undefined>;
+    memoryMiB?: number;
     /**
      * CPU sockets. Default 1.
      */
-    sockets?: pulumi.Input<number | undefined>;
+    sockets?: number;
 }
 
 export interface WorkerPoolArgs {
     /**
      * Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
      */
-    count?: pulumi.Input<number | undefined>;
+    count?: number;
     /**
      * Extra disks on each worker.
      */
-    dataDisks?: pulumi.Input<pulumi.Input<inputs.DataDiskArgs>[] | undefined>;
+    dataDisks?: inputs.DataDiskArgs[];
     /**
      * Kubernetes labels of the pool's nodes.
      */
-    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    labels?: {[key: string]: string};
     /**
      * Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
      */
-    name: pulumi.Input<string>;
+    name: string;
     /**
      * Workers listed one by one instead of `count`.
      */
-    nodes?: pulumi.Input<pulumi.Input<inputs.NodeSettingsArgs>[] | undefined>;
+    nodes?: inputs.NodeSettingsArgs[];
     /**
      * Machine configuration patches for the pool's nodes.
      */
-    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    patches?: string[];
     /**
      * VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
      */
-    size?: pulumi.Input<inputs.VmSizeArgs | undefined>;
+    size?: inputs.VmSizeArgs;
     /**
      * Kubernetes taints of the pool's nodes.
      */
-    taints?: pulumi.Input<pulumi.Input<inputs.TaintArgs>[] | undefined>;
+    taints?: inputs.TaintArgs[];
 }
 export namespace proxmox {
     export interface VirtualMachineAgentArgs {
@@ -677,6 +677,10 @@ export namespace talos {
      * Reset the node when the resource is destroyed: its system disk is wiped.
      */
     export interface ResetOnDeleteArgs {
+        /**
+         * Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+         */
+        controlPlanes?: pulumi.Input<pulumi.Input<string>[] | undefined>;
         /**
          * Reset the node on destroy. Default `false`: the node keeps running its configuration.
          */

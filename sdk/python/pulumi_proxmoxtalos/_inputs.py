@@ -59,11 +59,11 @@ __all__ = [
 ]
 
 class AddressRangeArgsDict(TypedDict):
-    end: pulumi.Input[_builtins.str]
+    end: _builtins.str
     """
     Last address of the range (inclusive).
     """
-    start: pulumi.Input[_builtins.str]
+    start: _builtins.str
     """
     First address of the range, inside the subnet.
     """
@@ -71,54 +71,54 @@ class AddressRangeArgsDict(TypedDict):
 @pulumi.input_type
 class AddressRangeArgs:
     def __init__(__self__, *,
-                 end: pulumi.Input[_builtins.str],
-                 start: pulumi.Input[_builtins.str]):
+                 end: _builtins.str,
+                 start: _builtins.str):
         """
-        :param pulumi.Input[_builtins.str] end: Last address of the range (inclusive).
-        :param pulumi.Input[_builtins.str] start: First address of the range, inside the subnet.
+        :param _builtins.str end: Last address of the range (inclusive).
+        :param _builtins.str start: First address of the range, inside the subnet.
         """
         pulumi.set(__self__, "end", end)
         pulumi.set(__self__, "start", start)
 
     @_builtins.property
     @pulumi.getter
-    def end(self) -> pulumi.Input[_builtins.str]:
+    def end(self) -> _builtins.str:
         """
         Last address of the range (inclusive).
         """
         return pulumi.get(self, "end")
 
     @end.setter
-    def end(self, value: pulumi.Input[_builtins.str]):
+    def end(self, value: _builtins.str):
         pulumi.set(self, "end", value)
 
     @_builtins.property
     @pulumi.getter
-    def start(self) -> pulumi.Input[_builtins.str]:
+    def start(self) -> _builtins.str:
         """
         First address of the range, inside the subnet.
         """
         return pulumi.get(self, "start")
 
     @start.setter
-    def start(self, value: pulumi.Input[_builtins.str]):
+    def start(self, value: _builtins.str):
         pulumi.set(self, "start", value)
 
 
 class CloudControllerManagerArgsDict(TypedDict):
-    enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    enabled: NotRequired[_builtins.bool]
     """
     Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
     """
-    proxmox: NotRequired[pulumi.Input[Optional['ProxmoxCloudControllerManagerArgsDict']]]
+    proxmox: NotRequired['ProxmoxCloudControllerManagerArgsDict']
     """
     Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
     """
-    serving_cert_approver_manifest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    serving_cert_approver_manifest: NotRequired[_builtins.str]
     """
     URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
     """
-    talos_ccm_manifest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    talos_ccm_manifest: NotRequired[_builtins.str]
     """
     URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
     """
@@ -126,15 +126,15 @@ class CloudControllerManagerArgsDict(TypedDict):
 @pulumi.input_type
 class CloudControllerManagerArgs:
     def __init__(__self__, *,
-                 enabled: pulumi.Input[Optional[_builtins.bool]] = None,
-                 proxmox: pulumi.Input[Optional['ProxmoxCloudControllerManagerArgs']] = None,
-                 serving_cert_approver_manifest: pulumi.Input[Optional[_builtins.str]] = None,
-                 talos_ccm_manifest: pulumi.Input[Optional[_builtins.str]] = None):
+                 enabled: Optional[_builtins.bool] = None,
+                 proxmox: Optional['ProxmoxCloudControllerManagerArgs'] = None,
+                 serving_cert_approver_manifest: Optional[_builtins.str] = None,
+                 talos_ccm_manifest: Optional[_builtins.str] = None):
         """
-        :param pulumi.Input[_builtins.bool] enabled: Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
-        :param pulumi.Input['ProxmoxCloudControllerManagerArgs'] proxmox: Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
-        :param pulumi.Input[_builtins.str] serving_cert_approver_manifest: URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
-        :param pulumi.Input[_builtins.str] talos_ccm_manifest: URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
+        :param _builtins.bool enabled: Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
+        :param 'ProxmoxCloudControllerManagerArgs' proxmox: Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
+        :param _builtins.str serving_cert_approver_manifest: URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
+        :param _builtins.str talos_ccm_manifest: URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
         """
         if enabled is not None:
             pulumi.set(__self__, "enabled", enabled)
@@ -147,67 +147,67 @@ class CloudControllerManagerArgs:
 
     @_builtins.property
     @pulumi.getter
-    def enabled(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def enabled(self) -> Optional[_builtins.bool]:
         """
         Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
         """
         return pulumi.get(self, "enabled")
 
     @enabled.setter
-    def enabled(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def enabled(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "enabled", value)
 
     @_builtins.property
     @pulumi.getter
-    def proxmox(self) -> pulumi.Input[Optional['ProxmoxCloudControllerManagerArgs']]:
+    def proxmox(self) -> Optional['ProxmoxCloudControllerManagerArgs']:
         """
         Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
         """
         return pulumi.get(self, "proxmox")
 
     @proxmox.setter
-    def proxmox(self, value: pulumi.Input[Optional['ProxmoxCloudControllerManagerArgs']]):
+    def proxmox(self, value: Optional['ProxmoxCloudControllerManagerArgs']):
         pulumi.set(self, "proxmox", value)
 
     @_builtins.property
     @pulumi.getter(name="servingCertApproverManifest")
-    def serving_cert_approver_manifest(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def serving_cert_approver_manifest(self) -> Optional[_builtins.str]:
         """
         URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
         """
         return pulumi.get(self, "serving_cert_approver_manifest")
 
     @serving_cert_approver_manifest.setter
-    def serving_cert_approver_manifest(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def serving_cert_approver_manifest(self, value: Optional[_builtins.str]):
         pulumi.set(self, "serving_cert_approver_manifest", value)
 
     @_builtins.property
     @pulumi.getter(name="talosCcmManifest")
-    def talos_ccm_manifest(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def talos_ccm_manifest(self) -> Optional[_builtins.str]:
         """
         URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
         """
         return pulumi.get(self, "talos_ccm_manifest")
 
     @talos_ccm_manifest.setter
-    def talos_ccm_manifest(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def talos_ccm_manifest(self, value: Optional[_builtins.str]):
         pulumi.set(self, "talos_ccm_manifest", value)
 
 
 class CniArgsDict(TypedDict):
-    disable_kube_proxy: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    disable_kube_proxy: NotRequired[_builtins.bool]
     """
     Run without kube-proxy. Default `true` for cilium, `false` otherwise.
     """
-    inline_manifests: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgsDict']]]]]
+    inline_manifests: NotRequired[Sequence['InlineManifestArgsDict']]
     """
     The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
     """
-    manifest_urls: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    manifest_urls: NotRequired[Sequence[_builtins.str]]
     """
     URLs of the CNI's manifests (cilium and custom).
     """
-    name: NotRequired[pulumi.Input[Optional['CniName']]]
+    name: NotRequired['CniName']
     """
     The CNI. Default `flannel`.
     """
@@ -215,15 +215,15 @@ class CniArgsDict(TypedDict):
 @pulumi.input_type
 class CniArgs:
     def __init__(__self__, *,
-                 disable_kube_proxy: pulumi.Input[Optional[_builtins.bool]] = None,
-                 inline_manifests: pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgs']]]] = None,
-                 manifest_urls: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 name: pulumi.Input[Optional['CniName']] = None):
+                 disable_kube_proxy: Optional[_builtins.bool] = None,
+                 inline_manifests: Optional[Sequence['InlineManifestArgs']] = None,
+                 manifest_urls: Optional[Sequence[_builtins.str]] = None,
+                 name: Optional['CniName'] = None):
         """
-        :param pulumi.Input[_builtins.bool] disable_kube_proxy: Run without kube-proxy. Default `true` for cilium, `false` otherwise.
-        :param pulumi.Input[Sequence[pulumi.Input['InlineManifestArgs']]] inline_manifests: The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] manifest_urls: URLs of the CNI's manifests (cilium and custom).
-        :param pulumi.Input['CniName'] name: The CNI. Default `flannel`.
+        :param _builtins.bool disable_kube_proxy: Run without kube-proxy. Default `true` for cilium, `false` otherwise.
+        :param Sequence['InlineManifestArgs'] inline_manifests: The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
+        :param Sequence[_builtins.str] manifest_urls: URLs of the CNI's manifests (cilium and custom).
+        :param 'CniName' name: The CNI. Default `flannel`.
         """
         if disable_kube_proxy is not None:
             pulumi.set(__self__, "disable_kube_proxy", disable_kube_proxy)
@@ -236,75 +236,75 @@ class CniArgs:
 
     @_builtins.property
     @pulumi.getter(name="disableKubeProxy")
-    def disable_kube_proxy(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def disable_kube_proxy(self) -> Optional[_builtins.bool]:
         """
         Run without kube-proxy. Default `true` for cilium, `false` otherwise.
         """
         return pulumi.get(self, "disable_kube_proxy")
 
     @disable_kube_proxy.setter
-    def disable_kube_proxy(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def disable_kube_proxy(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "disable_kube_proxy", value)
 
     @_builtins.property
     @pulumi.getter(name="inlineManifests")
-    def inline_manifests(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgs']]]]:
+    def inline_manifests(self) -> Optional[Sequence['InlineManifestArgs']]:
         """
         The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
         """
         return pulumi.get(self, "inline_manifests")
 
     @inline_manifests.setter
-    def inline_manifests(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgs']]]]):
+    def inline_manifests(self, value: Optional[Sequence['InlineManifestArgs']]):
         pulumi.set(self, "inline_manifests", value)
 
     @_builtins.property
     @pulumi.getter(name="manifestUrls")
-    def manifest_urls(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def manifest_urls(self) -> Optional[Sequence[_builtins.str]]:
         """
         URLs of the CNI's manifests (cilium and custom).
         """
         return pulumi.get(self, "manifest_urls")
 
     @manifest_urls.setter
-    def manifest_urls(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def manifest_urls(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "manifest_urls", value)
 
     @_builtins.property
     @pulumi.getter
-    def name(self) -> pulumi.Input[Optional['CniName']]:
+    def name(self) -> Optional['CniName']:
         """
         The CNI. Default `flannel`.
         """
         return pulumi.get(self, "name")
 
     @name.setter
-    def name(self, value: pulumi.Input[Optional['CniName']]):
+    def name(self, value: Optional['CniName']):
         pulumi.set(self, "name", value)
 
 
 class ControlPlaneArgsDict(TypedDict):
-    count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    count: NotRequired[_builtins.int]
     """
     Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
     """
-    labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    labels: NotRequired[Mapping[str, _builtins.str]]
     """
     Kubernetes labels of the control plane nodes.
     """
-    nodes: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgsDict']]]]]
+    nodes: NotRequired[Sequence['NodeSettingsArgsDict']]
     """
     Control planes listed one by one (name, host, address, ...) instead of `count`.
     """
-    patches: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    patches: NotRequired[Sequence[_builtins.str]]
     """
     Machine configuration patches for the control planes.
     """
-    size: NotRequired[pulumi.Input[Optional['VmSizeArgsDict']]]
+    size: NotRequired['VmSizeArgsDict']
     """
     VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
     """
-    taints: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgsDict']]]]]
+    taints: NotRequired[Sequence['TaintArgsDict']]
     """
     Kubernetes taints of the control plane nodes.
     """
@@ -312,19 +312,19 @@ class ControlPlaneArgsDict(TypedDict):
 @pulumi.input_type
 class ControlPlaneArgs:
     def __init__(__self__, *,
-                 count: pulumi.Input[Optional[_builtins.int]] = None,
-                 labels: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 nodes: pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgs']]]] = None,
-                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 size: pulumi.Input[Optional['VmSizeArgs']] = None,
-                 taints: pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]] = None):
+                 count: Optional[_builtins.int] = None,
+                 labels: Optional[Mapping[str, _builtins.str]] = None,
+                 nodes: Optional[Sequence['NodeSettingsArgs']] = None,
+                 patches: Optional[Sequence[_builtins.str]] = None,
+                 size: Optional['VmSizeArgs'] = None,
+                 taints: Optional[Sequence['TaintArgs']] = None):
         """
-        :param pulumi.Input[_builtins.int] count: Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Kubernetes labels of the control plane nodes.
-        :param pulumi.Input[Sequence[pulumi.Input['NodeSettingsArgs']]] nodes: Control planes listed one by one (name, host, address, ...) instead of `count`.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for the control planes.
-        :param pulumi.Input['VmSizeArgs'] size: VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
-        :param pulumi.Input[Sequence[pulumi.Input['TaintArgs']]] taints: Kubernetes taints of the control plane nodes.
+        :param _builtins.int count: Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+        :param Mapping[str, _builtins.str] labels: Kubernetes labels of the control plane nodes.
+        :param Sequence['NodeSettingsArgs'] nodes: Control planes listed one by one (name, host, address, ...) instead of `count`.
+        :param Sequence[_builtins.str] patches: Machine configuration patches for the control planes.
+        :param 'VmSizeArgs' size: VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
+        :param Sequence['TaintArgs'] taints: Kubernetes taints of the control plane nodes.
         """
         if count is not None:
             pulumi.set(__self__, "count", count)
@@ -341,87 +341,87 @@ class ControlPlaneArgs:
 
     @_builtins.property
     @pulumi.getter
-    def count(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def count(self) -> Optional[_builtins.int]:
         """
         Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
         """
         return pulumi.get(self, "count")
 
     @count.setter
-    def count(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def count(self, value: Optional[_builtins.int]):
         pulumi.set(self, "count", value)
 
     @_builtins.property
     @pulumi.getter
-    def labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+    def labels(self) -> Optional[Mapping[str, _builtins.str]]:
         """
         Kubernetes labels of the control plane nodes.
         """
         return pulumi.get(self, "labels")
 
     @labels.setter
-    def labels(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+    def labels(self, value: Optional[Mapping[str, _builtins.str]]):
         pulumi.set(self, "labels", value)
 
     @_builtins.property
     @pulumi.getter
-    def nodes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgs']]]]:
+    def nodes(self) -> Optional[Sequence['NodeSettingsArgs']]:
         """
         Control planes listed one by one (name, host, address, ...) instead of `count`.
         """
         return pulumi.get(self, "nodes")
 
     @nodes.setter
-    def nodes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgs']]]]):
+    def nodes(self, value: Optional[Sequence['NodeSettingsArgs']]):
         pulumi.set(self, "nodes", value)
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def patches(self) -> Optional[Sequence[_builtins.str]]:
         """
         Machine configuration patches for the control planes.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def patches(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
     @pulumi.getter
-    def size(self) -> pulumi.Input[Optional['VmSizeArgs']]:
+    def size(self) -> Optional['VmSizeArgs']:
         """
         VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
         """
         return pulumi.get(self, "size")
 
     @size.setter
-    def size(self, value: pulumi.Input[Optional['VmSizeArgs']]):
+    def size(self, value: Optional['VmSizeArgs']):
         pulumi.set(self, "size", value)
 
     @_builtins.property
     @pulumi.getter
-    def taints(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]]:
+    def taints(self) -> Optional[Sequence['TaintArgs']]:
         """
         Kubernetes taints of the control plane nodes.
         """
         return pulumi.get(self, "taints")
 
     @taints.setter
-    def taints(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]]):
+    def taints(self, value: Optional[Sequence['TaintArgs']]):
         pulumi.set(self, "taints", value)
 
 
 class DataDiskArgsDict(TypedDict):
-    size_gi_b: pulumi.Input[_builtins.int]
+    size_gi_b: _builtins.int
     """
     Size in GiB.
     """
-    storage: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    storage: NotRequired[_builtins.str]
     """
     Storage of the disk. Default: the host's `diskStorage`.
     """
-    volume: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    volume: NotRequired[_builtins.str]
     """
     Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
     """
@@ -429,13 +429,13 @@ class DataDiskArgsDict(TypedDict):
 @pulumi.input_type
 class DataDiskArgs:
     def __init__(__self__, *,
-                 size_gi_b: pulumi.Input[_builtins.int],
-                 storage: pulumi.Input[Optional[_builtins.str]] = None,
-                 volume: pulumi.Input[Optional[_builtins.str]] = None):
+                 size_gi_b: _builtins.int,
+                 storage: Optional[_builtins.str] = None,
+                 volume: Optional[_builtins.str] = None):
         """
-        :param pulumi.Input[_builtins.int] size_gi_b: Size in GiB.
-        :param pulumi.Input[_builtins.str] storage: Storage of the disk. Default: the host's `diskStorage`.
-        :param pulumi.Input[_builtins.str] volume: Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
+        :param _builtins.int size_gi_b: Size in GiB.
+        :param _builtins.str storage: Storage of the disk. Default: the host's `diskStorage`.
+        :param _builtins.str volume: Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
         """
         pulumi.set(__self__, "size_gi_b", size_gi_b)
         if storage is not None:
@@ -445,51 +445,51 @@ class DataDiskArgs:
 
     @_builtins.property
     @pulumi.getter(name="sizeGiB")
-    def size_gi_b(self) -> pulumi.Input[_builtins.int]:
+    def size_gi_b(self) -> _builtins.int:
         """
         Size in GiB.
         """
         return pulumi.get(self, "size_gi_b")
 
     @size_gi_b.setter
-    def size_gi_b(self, value: pulumi.Input[_builtins.int]):
+    def size_gi_b(self, value: _builtins.int):
         pulumi.set(self, "size_gi_b", value)
 
     @_builtins.property
     @pulumi.getter
-    def storage(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def storage(self) -> Optional[_builtins.str]:
         """
         Storage of the disk. Default: the host's `diskStorage`.
         """
         return pulumi.get(self, "storage")
 
     @storage.setter
-    def storage(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def storage(self, value: Optional[_builtins.str]):
         pulumi.set(self, "storage", value)
 
     @_builtins.property
     @pulumi.getter
-    def volume(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def volume(self) -> Optional[_builtins.str]:
         """
         Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
         """
         return pulumi.get(self, "volume")
 
     @volume.setter
-    def volume(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def volume(self, value: Optional[_builtins.str]):
         pulumi.set(self, "volume", value)
 
 
 class GitOpsArgsDict(TypedDict):
-    install_manifests: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+    install_manifests: Sequence[_builtins.str]
     """
     URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
     """
-    repository: pulumi.Input['GitRepositoryArgsDict']
+    repository: 'GitRepositoryArgsDict'
     """
     The repository the tool syncs the cluster from.
     """
-    tool: pulumi.Input['GitOpsTool']
+    tool: 'GitOpsTool'
     """
     The GitOps tool.
     """
@@ -497,13 +497,13 @@ class GitOpsArgsDict(TypedDict):
 @pulumi.input_type
 class GitOpsArgs:
     def __init__(__self__, *,
-                 install_manifests: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
-                 repository: pulumi.Input['GitRepositoryArgs'],
-                 tool: pulumi.Input['GitOpsTool']):
+                 install_manifests: Sequence[_builtins.str],
+                 repository: 'GitRepositoryArgs',
+                 tool: 'GitOpsTool'):
         """
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] install_manifests: URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
-        :param pulumi.Input['GitRepositoryArgs'] repository: The repository the tool syncs the cluster from.
-        :param pulumi.Input['GitOpsTool'] tool: The GitOps tool.
+        :param Sequence[_builtins.str] install_manifests: URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
+        :param 'GitRepositoryArgs' repository: The repository the tool syncs the cluster from.
+        :param 'GitOpsTool' tool: The GitOps tool.
         """
         pulumi.set(__self__, "install_manifests", install_manifests)
         pulumi.set(__self__, "repository", repository)
@@ -511,51 +511,51 @@ class GitOpsArgs:
 
     @_builtins.property
     @pulumi.getter(name="installManifests")
-    def install_manifests(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+    def install_manifests(self) -> Sequence[_builtins.str]:
         """
         URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
         """
         return pulumi.get(self, "install_manifests")
 
     @install_manifests.setter
-    def install_manifests(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+    def install_manifests(self, value: Sequence[_builtins.str]):
         pulumi.set(self, "install_manifests", value)
 
     @_builtins.property
     @pulumi.getter
-    def repository(self) -> pulumi.Input['GitRepositoryArgs']:
+    def repository(self) -> 'GitRepositoryArgs':
         """
         The repository the tool syncs the cluster from.
         """
         return pulumi.get(self, "repository")
 
     @repository.setter
-    def repository(self, value: pulumi.Input['GitRepositoryArgs']):
+    def repository(self, value: 'GitRepositoryArgs'):
         pulumi.set(self, "repository", value)
 
     @_builtins.property
     @pulumi.getter
-    def tool(self) -> pulumi.Input['GitOpsTool']:
+    def tool(self) -> 'GitOpsTool':
         """
         The GitOps tool.
         """
         return pulumi.get(self, "tool")
 
     @tool.setter
-    def tool(self, value: pulumi.Input['GitOpsTool']):
+    def tool(self, value: 'GitOpsTool'):
         pulumi.set(self, "tool", value)
 
 
 class GitRepositoryArgsDict(TypedDict):
-    url: pulumi.Input[_builtins.str]
+    url: _builtins.str
     """
     Clone URL of the repository.
     """
-    branch: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    branch: NotRequired[_builtins.str]
     """
     Branch to follow. Default `main`.
     """
-    path: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    path: NotRequired[_builtins.str]
     """
     Path inside the repository. Default `.`.
     """
@@ -563,13 +563,13 @@ class GitRepositoryArgsDict(TypedDict):
 @pulumi.input_type
 class GitRepositoryArgs:
     def __init__(__self__, *,
-                 url: pulumi.Input[_builtins.str],
-                 branch: pulumi.Input[Optional[_builtins.str]] = None,
-                 path: pulumi.Input[Optional[_builtins.str]] = None):
+                 url: _builtins.str,
+                 branch: Optional[_builtins.str] = None,
+                 path: Optional[_builtins.str] = None):
         """
-        :param pulumi.Input[_builtins.str] url: Clone URL of the repository.
-        :param pulumi.Input[_builtins.str] branch: Branch to follow. Default `main`.
-        :param pulumi.Input[_builtins.str] path: Path inside the repository. Default `.`.
+        :param _builtins.str url: Clone URL of the repository.
+        :param _builtins.str branch: Branch to follow. Default `main`.
+        :param _builtins.str path: Path inside the repository. Default `.`.
         """
         pulumi.set(__self__, "url", url)
         if branch is not None:
@@ -579,38 +579,38 @@ class GitRepositoryArgs:
 
     @_builtins.property
     @pulumi.getter
-    def url(self) -> pulumi.Input[_builtins.str]:
+    def url(self) -> _builtins.str:
         """
         Clone URL of the repository.
         """
         return pulumi.get(self, "url")
 
     @url.setter
-    def url(self, value: pulumi.Input[_builtins.str]):
+    def url(self, value: _builtins.str):
         pulumi.set(self, "url", value)
 
     @_builtins.property
     @pulumi.getter
-    def branch(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def branch(self) -> Optional[_builtins.str]:
         """
         Branch to follow. Default `main`.
         """
         return pulumi.get(self, "branch")
 
     @branch.setter
-    def branch(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def branch(self, value: Optional[_builtins.str]):
         pulumi.set(self, "branch", value)
 
     @_builtins.property
     @pulumi.getter
-    def path(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def path(self) -> Optional[_builtins.str]:
         """
         Path inside the repository. Default `.`.
         """
         return pulumi.get(self, "path")
 
     @path.setter
-    def path(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def path(self, value: Optional[_builtins.str]):
         pulumi.set(self, "path", value)
 
 
@@ -618,19 +618,19 @@ class HostArgsDict(TypedDict):
     """
     A Proxmox node the cluster may place VMs on.
     """
-    node: pulumi.Input[_builtins.str]
+    node: _builtins.str
     """
     The Proxmox node name, like `pve1`.
     """
-    disk_storage: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    disk_storage: NotRequired[_builtins.str]
     """
     Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
     """
-    iso_storage: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    iso_storage: NotRequired[_builtins.str]
     """
     Storage for the Talos ISO on this host. Default `image.isoStorage`.
     """
-    template_vm_id: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    template_vm_id: NotRequired[_builtins.int]
     """
     Template VMID on this host, overriding `image.template.vmId`.
     """
@@ -638,17 +638,17 @@ class HostArgsDict(TypedDict):
 @pulumi.input_type
 class HostArgs:
     def __init__(__self__, *,
-                 node: pulumi.Input[_builtins.str],
-                 disk_storage: pulumi.Input[Optional[_builtins.str]] = None,
-                 iso_storage: pulumi.Input[Optional[_builtins.str]] = None,
-                 template_vm_id: pulumi.Input[Optional[_builtins.int]] = None):
+                 node: _builtins.str,
+                 disk_storage: Optional[_builtins.str] = None,
+                 iso_storage: Optional[_builtins.str] = None,
+                 template_vm_id: Optional[_builtins.int] = None):
         """
         A Proxmox node the cluster may place VMs on.
 
-        :param pulumi.Input[_builtins.str] node: The Proxmox node name, like `pve1`.
-        :param pulumi.Input[_builtins.str] disk_storage: Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
-        :param pulumi.Input[_builtins.str] iso_storage: Storage for the Talos ISO on this host. Default `image.isoStorage`.
-        :param pulumi.Input[_builtins.int] template_vm_id: Template VMID on this host, overriding `image.template.vmId`.
+        :param _builtins.str node: The Proxmox node name, like `pve1`.
+        :param _builtins.str disk_storage: Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
+        :param _builtins.str iso_storage: Storage for the Talos ISO on this host. Default `image.isoStorage`.
+        :param _builtins.int template_vm_id: Template VMID on this host, overriding `image.template.vmId`.
         """
         pulumi.set(__self__, "node", node)
         if disk_storage is not None:
@@ -660,50 +660,50 @@ class HostArgs:
 
     @_builtins.property
     @pulumi.getter
-    def node(self) -> pulumi.Input[_builtins.str]:
+    def node(self) -> _builtins.str:
         """
         The Proxmox node name, like `pve1`.
         """
         return pulumi.get(self, "node")
 
     @node.setter
-    def node(self, value: pulumi.Input[_builtins.str]):
+    def node(self, value: _builtins.str):
         pulumi.set(self, "node", value)
 
     @_builtins.property
     @pulumi.getter(name="diskStorage")
-    def disk_storage(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def disk_storage(self) -> Optional[_builtins.str]:
         """
         Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
         """
         return pulumi.get(self, "disk_storage")
 
     @disk_storage.setter
-    def disk_storage(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def disk_storage(self, value: Optional[_builtins.str]):
         pulumi.set(self, "disk_storage", value)
 
     @_builtins.property
     @pulumi.getter(name="isoStorage")
-    def iso_storage(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def iso_storage(self) -> Optional[_builtins.str]:
         """
         Storage for the Talos ISO on this host. Default `image.isoStorage`.
         """
         return pulumi.get(self, "iso_storage")
 
     @iso_storage.setter
-    def iso_storage(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def iso_storage(self, value: Optional[_builtins.str]):
         pulumi.set(self, "iso_storage", value)
 
     @_builtins.property
     @pulumi.getter(name="templateVmId")
-    def template_vm_id(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def template_vm_id(self) -> Optional[_builtins.int]:
         """
         Template VMID on this host, overriding `image.template.vmId`.
         """
         return pulumi.get(self, "template_vm_id")
 
     @template_vm_id.setter
-    def template_vm_id(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def template_vm_id(self, value: Optional[_builtins.int]):
         pulumi.set(self, "template_vm_id", value)
 
 
@@ -711,35 +711,35 @@ class ImageArgsDict(TypedDict):
     """
     The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
     """
-    extensions: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    extensions: NotRequired[Sequence[_builtins.str]]
     """
     Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
     """
-    factory_url: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    factory_url: NotRequired[_builtins.str]
     """
     Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
     """
-    installer_registry: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    installer_registry: NotRequired[_builtins.str]
     """
     Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
     """
-    iso_storage: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    iso_storage: NotRequired[_builtins.str]
     """
     Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
     """
-    kernel_args: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    kernel_args: NotRequired[Sequence[_builtins.str]]
     """
     Extra kernel arguments baked into the schematic, one argument per entry.
     """
-    platform: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    platform: NotRequired[_builtins.str]
     """
     Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
     """
-    skip_schematic_registration: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    skip_schematic_registration: NotRequired[_builtins.bool]
     """
     Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
     """
-    template: NotRequired[pulumi.Input[Optional['TemplateArgsDict']]]
+    template: NotRequired['TemplateArgsDict']
     """
     Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
     """
@@ -747,25 +747,25 @@ class ImageArgsDict(TypedDict):
 @pulumi.input_type
 class ImageArgs:
     def __init__(__self__, *,
-                 extensions: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 factory_url: pulumi.Input[Optional[_builtins.str]] = None,
-                 installer_registry: pulumi.Input[Optional[_builtins.str]] = None,
-                 iso_storage: pulumi.Input[Optional[_builtins.str]] = None,
-                 kernel_args: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 platform: pulumi.Input[Optional[_builtins.str]] = None,
-                 skip_schematic_registration: pulumi.Input[Optional[_builtins.bool]] = None,
-                 template: pulumi.Input[Optional['TemplateArgs']] = None):
+                 extensions: Optional[Sequence[_builtins.str]] = None,
+                 factory_url: Optional[_builtins.str] = None,
+                 installer_registry: Optional[_builtins.str] = None,
+                 iso_storage: Optional[_builtins.str] = None,
+                 kernel_args: Optional[Sequence[_builtins.str]] = None,
+                 platform: Optional[_builtins.str] = None,
+                 skip_schematic_registration: Optional[_builtins.bool] = None,
+                 template: Optional['TemplateArgs'] = None):
         """
         The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
 
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] extensions: Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
-        :param pulumi.Input[_builtins.str] factory_url: Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
-        :param pulumi.Input[_builtins.str] installer_registry: Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
-        :param pulumi.Input[_builtins.str] iso_storage: Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] kernel_args: Extra kernel arguments baked into the schematic, one argument per entry.
-        :param pulumi.Input[_builtins.str] platform: Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
-        :param pulumi.Input[_builtins.bool] skip_schematic_registration: Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
-        :param pulumi.Input['TemplateArgs'] template: Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
+        :param Sequence[_builtins.str] extensions: Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+        :param _builtins.str factory_url: Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
+        :param _builtins.str installer_registry: Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
+        :param _builtins.str iso_storage: Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
+        :param Sequence[_builtins.str] kernel_args: Extra kernel arguments baked into the schematic, one argument per entry.
+        :param _builtins.str platform: Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
+        :param _builtins.bool skip_schematic_registration: Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
+        :param 'TemplateArgs' template: Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
         """
         if extensions is not None:
             pulumi.set(__self__, "extensions", extensions)
@@ -786,107 +786,107 @@ class ImageArgs:
 
     @_builtins.property
     @pulumi.getter
-    def extensions(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def extensions(self) -> Optional[Sequence[_builtins.str]]:
         """
         Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
         """
         return pulumi.get(self, "extensions")
 
     @extensions.setter
-    def extensions(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def extensions(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "extensions", value)
 
     @_builtins.property
     @pulumi.getter(name="factoryUrl")
-    def factory_url(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def factory_url(self) -> Optional[_builtins.str]:
         """
         Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
         """
         return pulumi.get(self, "factory_url")
 
     @factory_url.setter
-    def factory_url(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def factory_url(self, value: Optional[_builtins.str]):
         pulumi.set(self, "factory_url", value)
 
     @_builtins.property
     @pulumi.getter(name="installerRegistry")
-    def installer_registry(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def installer_registry(self) -> Optional[_builtins.str]:
         """
         Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
         """
         return pulumi.get(self, "installer_registry")
 
     @installer_registry.setter
-    def installer_registry(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def installer_registry(self, value: Optional[_builtins.str]):
         pulumi.set(self, "installer_registry", value)
 
     @_builtins.property
     @pulumi.getter(name="isoStorage")
-    def iso_storage(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def iso_storage(self) -> Optional[_builtins.str]:
         """
         Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
         """
         return pulumi.get(self, "iso_storage")
 
     @iso_storage.setter
-    def iso_storage(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def iso_storage(self, value: Optional[_builtins.str]):
         pulumi.set(self, "iso_storage", value)
 
     @_builtins.property
     @pulumi.getter(name="kernelArgs")
-    def kernel_args(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def kernel_args(self) -> Optional[Sequence[_builtins.str]]:
         """
         Extra kernel arguments baked into the schematic, one argument per entry.
         """
         return pulumi.get(self, "kernel_args")
 
     @kernel_args.setter
-    def kernel_args(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def kernel_args(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "kernel_args", value)
 
     @_builtins.property
     @pulumi.getter
-    def platform(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def platform(self) -> Optional[_builtins.str]:
         """
         Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
         """
         return pulumi.get(self, "platform")
 
     @platform.setter
-    def platform(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def platform(self, value: Optional[_builtins.str]):
         pulumi.set(self, "platform", value)
 
     @_builtins.property
     @pulumi.getter(name="skipSchematicRegistration")
-    def skip_schematic_registration(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def skip_schematic_registration(self) -> Optional[_builtins.bool]:
         """
         Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
         """
         return pulumi.get(self, "skip_schematic_registration")
 
     @skip_schematic_registration.setter
-    def skip_schematic_registration(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def skip_schematic_registration(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "skip_schematic_registration", value)
 
     @_builtins.property
     @pulumi.getter
-    def template(self) -> pulumi.Input[Optional['TemplateArgs']]:
+    def template(self) -> Optional['TemplateArgs']:
         """
         Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
         """
         return pulumi.get(self, "template")
 
     @template.setter
-    def template(self, value: pulumi.Input[Optional['TemplateArgs']]):
+    def template(self, value: Optional['TemplateArgs']):
         pulumi.set(self, "template", value)
 
 
 class InlineManifestArgsDict(TypedDict):
-    contents: pulumi.Input[_builtins.str]
+    contents: _builtins.str
     """
     The manifest YAML (one or more documents).
     """
-    name: pulumi.Input[_builtins.str]
+    name: _builtins.str
     """
     Name of the manifest, unique in the cluster.
     """
@@ -894,74 +894,74 @@ class InlineManifestArgsDict(TypedDict):
 @pulumi.input_type
 class InlineManifestArgs:
     def __init__(__self__, *,
-                 contents: pulumi.Input[_builtins.str],
-                 name: pulumi.Input[_builtins.str]):
+                 contents: _builtins.str,
+                 name: _builtins.str):
         """
-        :param pulumi.Input[_builtins.str] contents: The manifest YAML (one or more documents).
-        :param pulumi.Input[_builtins.str] name: Name of the manifest, unique in the cluster.
+        :param _builtins.str contents: The manifest YAML (one or more documents).
+        :param _builtins.str name: Name of the manifest, unique in the cluster.
         """
         pulumi.set(__self__, "contents", contents)
         pulumi.set(__self__, "name", name)
 
     @_builtins.property
     @pulumi.getter
-    def contents(self) -> pulumi.Input[_builtins.str]:
+    def contents(self) -> _builtins.str:
         """
         The manifest YAML (one or more documents).
         """
         return pulumi.get(self, "contents")
 
     @contents.setter
-    def contents(self, value: pulumi.Input[_builtins.str]):
+    def contents(self, value: _builtins.str):
         pulumi.set(self, "contents", value)
 
     @_builtins.property
     @pulumi.getter
-    def name(self) -> pulumi.Input[_builtins.str]:
+    def name(self) -> _builtins.str:
         """
         Name of the manifest, unique in the cluster.
         """
         return pulumi.get(self, "name")
 
     @name.setter
-    def name(self, value: pulumi.Input[_builtins.str]):
+    def name(self, value: _builtins.str):
         pulumi.set(self, "name", value)
 
 
 class NetworkArgsDict(TypedDict):
-    subnet: pulumi.Input[_builtins.str]
+    subnet: _builtins.str
     """
     The node subnet in CIDR form, like `192.168.1.0/24`.
     """
-    address_range: NotRequired[pulumi.Input[Optional['AddressRangeArgsDict']]]
+    address_range: NotRequired['AddressRangeArgsDict']
     """
     Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
     """
-    bridge: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    bridge: NotRequired[_builtins.str]
     """
     Bridge on the hosts. Default `vmbr0`.
     """
-    dns_servers: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    dns_servers: NotRequired[Sequence[_builtins.str]]
     """
     DNS servers of the nodes. Default: the Proxmox host's.
     """
-    gateway: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    gateway: NotRequired[_builtins.str]
     """
     Default gateway of the nodes.
     """
-    mtu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    mtu: NotRequired[_builtins.int]
     """
     MTU of the NIC. Default: the bridge's.
     """
-    search_domain: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    search_domain: NotRequired[_builtins.str]
     """
     DNS search domain. Default: the Proxmox host's.
     """
-    secondary: NotRequired[pulumi.Input[Optional['NicArgsDict']]]
+    secondary: NotRequired['NicArgsDict']
     """
     A second NIC on every node, for example a storage network.
     """
-    vlan: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    vlan: NotRequired[_builtins.int]
     """
     VLAN tag, 1-4094. Default: untagged.
     """
@@ -969,25 +969,25 @@ class NetworkArgsDict(TypedDict):
 @pulumi.input_type
 class NetworkArgs:
     def __init__(__self__, *,
-                 subnet: pulumi.Input[_builtins.str],
-                 address_range: pulumi.Input[Optional['AddressRangeArgs']] = None,
-                 bridge: pulumi.Input[Optional[_builtins.str]] = None,
-                 dns_servers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 gateway: pulumi.Input[Optional[_builtins.str]] = None,
-                 mtu: pulumi.Input[Optional[_builtins.int]] = None,
-                 search_domain: pulumi.Input[Optional[_builtins.str]] = None,
-                 secondary: pulumi.Input[Optional['NicArgs']] = None,
-                 vlan: pulumi.Input[Optional[_builtins.int]] = None):
+                 subnet: _builtins.str,
+                 address_range: Optional['AddressRangeArgs'] = None,
+                 bridge: Optional[_builtins.str] = None,
+                 dns_servers: Optional[Sequence[_builtins.str]] = None,
+                 gateway: Optional[_builtins.str] = None,
+                 mtu: Optional[_builtins.int] = None,
+                 search_domain: Optional[_builtins.str] = None,
+                 secondary: Optional['NicArgs'] = None,
+                 vlan: Optional[_builtins.int] = None):
         """
-        :param pulumi.Input[_builtins.str] subnet: The node subnet in CIDR form, like `192.168.1.0/24`.
-        :param pulumi.Input['AddressRangeArgs'] address_range: Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
-        :param pulumi.Input[_builtins.str] bridge: Bridge on the hosts. Default `vmbr0`.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] dns_servers: DNS servers of the nodes. Default: the Proxmox host's.
-        :param pulumi.Input[_builtins.str] gateway: Default gateway of the nodes.
-        :param pulumi.Input[_builtins.int] mtu: MTU of the NIC. Default: the bridge's.
-        :param pulumi.Input[_builtins.str] search_domain: DNS search domain. Default: the Proxmox host's.
-        :param pulumi.Input['NicArgs'] secondary: A second NIC on every node, for example a storage network.
-        :param pulumi.Input[_builtins.int] vlan: VLAN tag, 1-4094. Default: untagged.
+        :param _builtins.str subnet: The node subnet in CIDR form, like `192.168.1.0/24`.
+        :param 'AddressRangeArgs' address_range: Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
+        :param _builtins.str bridge: Bridge on the hosts. Default `vmbr0`.
+        :param Sequence[_builtins.str] dns_servers: DNS servers of the nodes. Default: the Proxmox host's.
+        :param _builtins.str gateway: Default gateway of the nodes.
+        :param _builtins.int mtu: MTU of the NIC. Default: the bridge's.
+        :param _builtins.str search_domain: DNS search domain. Default: the Proxmox host's.
+        :param 'NicArgs' secondary: A second NIC on every node, for example a storage network.
+        :param _builtins.int vlan: VLAN tag, 1-4094. Default: untagged.
         """
         pulumi.set(__self__, "subnet", subnet)
         if address_range is not None:
@@ -1009,135 +1009,135 @@ class NetworkArgs:
 
     @_builtins.property
     @pulumi.getter
-    def subnet(self) -> pulumi.Input[_builtins.str]:
+    def subnet(self) -> _builtins.str:
         """
         The node subnet in CIDR form, like `192.168.1.0/24`.
         """
         return pulumi.get(self, "subnet")
 
     @subnet.setter
-    def subnet(self, value: pulumi.Input[_builtins.str]):
+    def subnet(self, value: _builtins.str):
         pulumi.set(self, "subnet", value)
 
     @_builtins.property
     @pulumi.getter(name="addressRange")
-    def address_range(self) -> pulumi.Input[Optional['AddressRangeArgs']]:
+    def address_range(self) -> Optional['AddressRangeArgs']:
         """
         Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
         """
         return pulumi.get(self, "address_range")
 
     @address_range.setter
-    def address_range(self, value: pulumi.Input[Optional['AddressRangeArgs']]):
+    def address_range(self, value: Optional['AddressRangeArgs']):
         pulumi.set(self, "address_range", value)
 
     @_builtins.property
     @pulumi.getter
-    def bridge(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def bridge(self) -> Optional[_builtins.str]:
         """
         Bridge on the hosts. Default `vmbr0`.
         """
         return pulumi.get(self, "bridge")
 
     @bridge.setter
-    def bridge(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def bridge(self, value: Optional[_builtins.str]):
         pulumi.set(self, "bridge", value)
 
     @_builtins.property
     @pulumi.getter(name="dnsServers")
-    def dns_servers(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def dns_servers(self) -> Optional[Sequence[_builtins.str]]:
         """
         DNS servers of the nodes. Default: the Proxmox host's.
         """
         return pulumi.get(self, "dns_servers")
 
     @dns_servers.setter
-    def dns_servers(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def dns_servers(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "dns_servers", value)
 
     @_builtins.property
     @pulumi.getter
-    def gateway(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def gateway(self) -> Optional[_builtins.str]:
         """
         Default gateway of the nodes.
         """
         return pulumi.get(self, "gateway")
 
     @gateway.setter
-    def gateway(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def gateway(self, value: Optional[_builtins.str]):
         pulumi.set(self, "gateway", value)
 
     @_builtins.property
     @pulumi.getter
-    def mtu(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def mtu(self) -> Optional[_builtins.int]:
         """
         MTU of the NIC. Default: the bridge's.
         """
         return pulumi.get(self, "mtu")
 
     @mtu.setter
-    def mtu(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def mtu(self, value: Optional[_builtins.int]):
         pulumi.set(self, "mtu", value)
 
     @_builtins.property
     @pulumi.getter(name="searchDomain")
-    def search_domain(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def search_domain(self) -> Optional[_builtins.str]:
         """
         DNS search domain. Default: the Proxmox host's.
         """
         return pulumi.get(self, "search_domain")
 
     @search_domain.setter
-    def search_domain(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def search_domain(self, value: Optional[_builtins.str]):
         pulumi.set(self, "search_domain", value)
 
     @_builtins.property
     @pulumi.getter
-    def secondary(self) -> pulumi.Input[Optional['NicArgs']]:
+    def secondary(self) -> Optional['NicArgs']:
         """
         A second NIC on every node, for example a storage network.
         """
         return pulumi.get(self, "secondary")
 
     @secondary.setter
-    def secondary(self, value: pulumi.Input[Optional['NicArgs']]):
+    def secondary(self, value: Optional['NicArgs']):
         pulumi.set(self, "secondary", value)
 
     @_builtins.property
     @pulumi.getter
-    def vlan(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def vlan(self) -> Optional[_builtins.int]:
         """
         VLAN tag, 1-4094. Default: untagged.
         """
         return pulumi.get(self, "vlan")
 
     @vlan.setter
-    def vlan(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def vlan(self, value: Optional[_builtins.int]):
         pulumi.set(self, "vlan", value)
 
 
 class NicArgsDict(TypedDict):
-    bridge: pulumi.Input[_builtins.str]
+    bridge: _builtins.str
     """
     Bridge on the hosts, like `vmbr1`.
     """
-    address_range: NotRequired[pulumi.Input[Optional['AddressRangeArgsDict']]]
+    address_range: NotRequired['AddressRangeArgsDict']
     """
     Range that secondary addresses are allocated from.
     """
-    gateway: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    gateway: NotRequired[_builtins.str]
     """
     Gateway on this network, if any.
     """
-    mtu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    mtu: NotRequired[_builtins.int]
     """
     MTU of the NIC. Default: the bridge's.
     """
-    subnet: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    subnet: NotRequired[_builtins.str]
     """
     Subnet in CIDR form. Default: none, the NIC uses DHCP.
     """
-    vlan: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    vlan: NotRequired[_builtins.int]
     """
     VLAN tag, 1-4094. Default: untagged.
     """
@@ -1145,19 +1145,19 @@ class NicArgsDict(TypedDict):
 @pulumi.input_type
 class NicArgs:
     def __init__(__self__, *,
-                 bridge: pulumi.Input[_builtins.str],
-                 address_range: pulumi.Input[Optional['AddressRangeArgs']] = None,
-                 gateway: pulumi.Input[Optional[_builtins.str]] = None,
-                 mtu: pulumi.Input[Optional[_builtins.int]] = None,
-                 subnet: pulumi.Input[Optional[_builtins.str]] = None,
-                 vlan: pulumi.Input[Optional[_builtins.int]] = None):
+                 bridge: _builtins.str,
+                 address_range: Optional['AddressRangeArgs'] = None,
+                 gateway: Optional[_builtins.str] = None,
+                 mtu: Optional[_builtins.int] = None,
+                 subnet: Optional[_builtins.str] = None,
+                 vlan: Optional[_builtins.int] = None):
         """
-        :param pulumi.Input[_builtins.str] bridge: Bridge on the hosts, like `vmbr1`.
-        :param pulumi.Input['AddressRangeArgs'] address_range: Range that secondary addresses are allocated from.
-        :param pulumi.Input[_builtins.str] gateway: Gateway on this network, if any.
-        :param pulumi.Input[_builtins.int] mtu: MTU of the NIC. Default: the bridge's.
-        :param pulumi.Input[_builtins.str] subnet: Subnet in CIDR form. Default: none, the NIC uses DHCP.
-        :param pulumi.Input[_builtins.int] vlan: VLAN tag, 1-4094. Default: untagged.
+        :param _builtins.str bridge: Bridge on the hosts, like `vmbr1`.
+        :param 'AddressRangeArgs' address_range: Range that secondary addresses are allocated from.
+        :param _builtins.str gateway: Gateway on this network, if any.
+        :param _builtins.int mtu: MTU of the NIC. Default: the bridge's.
+        :param _builtins.str subnet: Subnet in CIDR form. Default: none, the NIC uses DHCP.
+        :param _builtins.int vlan: VLAN tag, 1-4094. Default: untagged.
         """
         pulumi.set(__self__, "bridge", bridge)
         if address_range is not None:
@@ -1173,74 +1173,74 @@ class NicArgs:
 
     @_builtins.property
     @pulumi.getter
-    def bridge(self) -> pulumi.Input[_builtins.str]:
+    def bridge(self) -> _builtins.str:
         """
         Bridge on the hosts, like `vmbr1`.
         """
         return pulumi.get(self, "bridge")
 
     @bridge.setter
-    def bridge(self, value: pulumi.Input[_builtins.str]):
+    def bridge(self, value: _builtins.str):
         pulumi.set(self, "bridge", value)
 
     @_builtins.property
     @pulumi.getter(name="addressRange")
-    def address_range(self) -> pulumi.Input[Optional['AddressRangeArgs']]:
+    def address_range(self) -> Optional['AddressRangeArgs']:
         """
         Range that secondary addresses are allocated from.
         """
         return pulumi.get(self, "address_range")
 
     @address_range.setter
-    def address_range(self, value: pulumi.Input[Optional['AddressRangeArgs']]):
+    def address_range(self, value: Optional['AddressRangeArgs']):
         pulumi.set(self, "address_range", value)
 
     @_builtins.property
     @pulumi.getter
-    def gateway(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def gateway(self) -> Optional[_builtins.str]:
         """
         Gateway on this network, if any.
         """
         return pulumi.get(self, "gateway")
 
     @gateway.setter
-    def gateway(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def gateway(self, value: Optional[_builtins.str]):
         pulumi.set(self, "gateway", value)
 
     @_builtins.property
     @pulumi.getter
-    def mtu(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def mtu(self) -> Optional[_builtins.int]:
         """
         MTU of the NIC. Default: the bridge's.
         """
         return pulumi.get(self, "mtu")
 
     @mtu.setter
-    def mtu(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def mtu(self, value: Optional[_builtins.int]):
         pulumi.set(self, "mtu", value)
 
     @_builtins.property
     @pulumi.getter
-    def subnet(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def subnet(self) -> Optional[_builtins.str]:
         """
         Subnet in CIDR form. Default: none, the NIC uses DHCP.
         """
         return pulumi.get(self, "subnet")
 
     @subnet.setter
-    def subnet(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def subnet(self, value: Optional[_builtins.str]):
         pulumi.set(self, "subnet", value)
 
     @_builtins.property
     @pulumi.getter
-    def vlan(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def vlan(self) -> Optional[_builtins.int]:
         """
         VLAN tag, 1-4094. Default: untagged.
         """
         return pulumi.get(self, "vlan")
 
     @vlan.setter
-    def vlan(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def vlan(self, value: Optional[_builtins.int]):
         pulumi.set(self, "vlan", value)
 
 
@@ -1248,39 +1248,39 @@ class NodeSettingsArgsDict(TypedDict):
     """
     One node of a list. Every field is optional.
     """
-    address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    address: NotRequired[_builtins.str]
     """
     Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
     """
-    host: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    host: NotRequired[_builtins.str]
     """
     Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
     """
-    labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    labels: NotRequired[Mapping[str, _builtins.str]]
     """
     Kubernetes labels of this node, added to the pool's.
     """
-    mac_address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    mac_address: NotRequired[_builtins.str]
     """
     MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
     """
-    name: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    name: NotRequired[_builtins.str]
     """
     Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
     """
-    patches: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    patches: NotRequired[Sequence[_builtins.str]]
     """
     Machine configuration patches for this node.
     """
-    secondary_address: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    secondary_address: NotRequired[_builtins.str]
     """
     Address on the secondary network.
     """
-    taints: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgsDict']]]]]
+    taints: NotRequired[Sequence['TaintArgsDict']]
     """
     Kubernetes taints of this node, added to the pool's.
     """
-    vm_id: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    vm_id: NotRequired[_builtins.int]
     """
     VMID of the VM. Default: allocated safely by the provider.
     """
@@ -1288,27 +1288,27 @@ class NodeSettingsArgsDict(TypedDict):
 @pulumi.input_type
 class NodeSettingsArgs:
     def __init__(__self__, *,
-                 address: pulumi.Input[Optional[_builtins.str]] = None,
-                 host: pulumi.Input[Optional[_builtins.str]] = None,
-                 labels: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 mac_address: pulumi.Input[Optional[_builtins.str]] = None,
-                 name: pulumi.Input[Optional[_builtins.str]] = None,
-                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 secondary_address: pulumi.Input[Optional[_builtins.str]] = None,
-                 taints: pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]] = None,
-                 vm_id: pulumi.Input[Optional[_builtins.int]] = None):
+                 address: Optional[_builtins.str] = None,
+                 host: Optional[_builtins.str] = None,
+                 labels: Optional[Mapping[str, _builtins.str]] = None,
+                 mac_address: Optional[_builtins.str] = None,
+                 name: Optional[_builtins.str] = None,
+                 patches: Optional[Sequence[_builtins.str]] = None,
+                 secondary_address: Optional[_builtins.str] = None,
+                 taints: Optional[Sequence['TaintArgs']] = None,
+                 vm_id: Optional[_builtins.int] = None):
         """
         One node of a list. Every field is optional.
 
-        :param pulumi.Input[_builtins.str] address: Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
-        :param pulumi.Input[_builtins.str] host: Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Kubernetes labels of this node, added to the pool's.
-        :param pulumi.Input[_builtins.str] mac_address: MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
-        :param pulumi.Input[_builtins.str] name: Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for this node.
-        :param pulumi.Input[_builtins.str] secondary_address: Address on the secondary network.
-        :param pulumi.Input[Sequence[pulumi.Input['TaintArgs']]] taints: Kubernetes taints of this node, added to the pool's.
-        :param pulumi.Input[_builtins.int] vm_id: VMID of the VM. Default: allocated safely by the provider.
+        :param _builtins.str address: Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
+        :param _builtins.str host: Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
+        :param Mapping[str, _builtins.str] labels: Kubernetes labels of this node, added to the pool's.
+        :param _builtins.str mac_address: MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
+        :param _builtins.str name: Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
+        :param Sequence[_builtins.str] patches: Machine configuration patches for this node.
+        :param _builtins.str secondary_address: Address on the secondary network.
+        :param Sequence['TaintArgs'] taints: Kubernetes taints of this node, added to the pool's.
+        :param _builtins.int vm_id: VMID of the VM. Default: allocated safely by the provider.
         """
         if address is not None:
             pulumi.set(__self__, "address", address)
@@ -1331,115 +1331,115 @@ class NodeSettingsArgs:
 
     @_builtins.property
     @pulumi.getter
-    def address(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def address(self) -> Optional[_builtins.str]:
         """
         Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
         """
         return pulumi.get(self, "address")
 
     @address.setter
-    def address(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def address(self, value: Optional[_builtins.str]):
         pulumi.set(self, "address", value)
 
     @_builtins.property
     @pulumi.getter
-    def host(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def host(self) -> Optional[_builtins.str]:
         """
         Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
         """
         return pulumi.get(self, "host")
 
     @host.setter
-    def host(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def host(self, value: Optional[_builtins.str]):
         pulumi.set(self, "host", value)
 
     @_builtins.property
     @pulumi.getter
-    def labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+    def labels(self) -> Optional[Mapping[str, _builtins.str]]:
         """
         Kubernetes labels of this node, added to the pool's.
         """
         return pulumi.get(self, "labels")
 
     @labels.setter
-    def labels(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+    def labels(self, value: Optional[Mapping[str, _builtins.str]]):
         pulumi.set(self, "labels", value)
 
     @_builtins.property
     @pulumi.getter(name="macAddress")
-    def mac_address(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def mac_address(self) -> Optional[_builtins.str]:
         """
         MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
         """
         return pulumi.get(self, "mac_address")
 
     @mac_address.setter
-    def mac_address(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def mac_address(self, value: Optional[_builtins.str]):
         pulumi.set(self, "mac_address", value)
 
     @_builtins.property
     @pulumi.getter
-    def name(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def name(self) -> Optional[_builtins.str]:
         """
         Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
         """
         return pulumi.get(self, "name")
 
     @name.setter
-    def name(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def name(self, value: Optional[_builtins.str]):
         pulumi.set(self, "name", value)
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def patches(self) -> Optional[Sequence[_builtins.str]]:
         """
         Machine configuration patches for this node.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def patches(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
     @pulumi.getter(name="secondaryAddress")
-    def secondary_address(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def secondary_address(self) -> Optional[_builtins.str]:
         """
         Address on the secondary network.
         """
         return pulumi.get(self, "secondary_address")
 
     @secondary_address.setter
-    def secondary_address(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def secondary_address(self, value: Optional[_builtins.str]):
         pulumi.set(self, "secondary_address", value)
 
     @_builtins.property
     @pulumi.getter
-    def taints(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]]:
+    def taints(self) -> Optional[Sequence['TaintArgs']]:
         """
         Kubernetes taints of this node, added to the pool's.
         """
         return pulumi.get(self, "taints")
 
     @taints.setter
-    def taints(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]]):
+    def taints(self, value: Optional[Sequence['TaintArgs']]):
         pulumi.set(self, "taints", value)
 
     @_builtins.property
     @pulumi.getter(name="vmId")
-    def vm_id(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def vm_id(self) -> Optional[_builtins.int]:
         """
         VMID of the VM. Default: allocated safely by the provider.
         """
         return pulumi.get(self, "vm_id")
 
     @vm_id.setter
-    def vm_id(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def vm_id(self, value: Optional[_builtins.int]):
         pulumi.set(self, "vm_id", value)
 
 
 class ProxmoxCloudControllerManagerArgsDict(TypedDict):
-    token_id: pulumi.Input[_builtins.str]
+    token_id: _builtins.str
     """
     API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
     """
@@ -1447,19 +1447,19 @@ class ProxmoxCloudControllerManagerArgsDict(TypedDict):
     """
     The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
     """
-    url: pulumi.Input[_builtins.str]
+    url: _builtins.str
     """
     URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
     """
-    insecure: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    insecure: NotRequired[_builtins.bool]
     """
     Skip TLS verification of the Proxmox API. Default `false`.
     """
-    manifest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    manifest: NotRequired[_builtins.str]
     """
     URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
     """
-    region: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    region: NotRequired[_builtins.str]
     """
     Region name the CCM gives this Proxmox cluster. Default: the cluster name.
     """
@@ -1467,19 +1467,19 @@ class ProxmoxCloudControllerManagerArgsDict(TypedDict):
 @pulumi.input_type
 class ProxmoxCloudControllerManagerArgs:
     def __init__(__self__, *,
-                 token_id: pulumi.Input[_builtins.str],
+                 token_id: _builtins.str,
                  token_secret: pulumi.Input[_builtins.str],
-                 url: pulumi.Input[_builtins.str],
-                 insecure: pulumi.Input[Optional[_builtins.bool]] = None,
-                 manifest: pulumi.Input[Optional[_builtins.str]] = None,
-                 region: pulumi.Input[Optional[_builtins.str]] = None):
+                 url: _builtins.str,
+                 insecure: Optional[_builtins.bool] = None,
+                 manifest: Optional[_builtins.str] = None,
+                 region: Optional[_builtins.str] = None):
         """
-        :param pulumi.Input[_builtins.str] token_id: API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
+        :param _builtins.str token_id: API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
         :param pulumi.Input[_builtins.str] token_secret: The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
-        :param pulumi.Input[_builtins.str] url: URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
-        :param pulumi.Input[_builtins.bool] insecure: Skip TLS verification of the Proxmox API. Default `false`.
-        :param pulumi.Input[_builtins.str] manifest: URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
-        :param pulumi.Input[_builtins.str] region: Region name the CCM gives this Proxmox cluster. Default: the cluster name.
+        :param _builtins.str url: URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
+        :param _builtins.bool insecure: Skip TLS verification of the Proxmox API. Default `false`.
+        :param _builtins.str manifest: URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
+        :param _builtins.str region: Region name the CCM gives this Proxmox cluster. Default: the cluster name.
         """
         pulumi.set(__self__, "token_id", token_id)
         pulumi.set(__self__, "token_secret", token_secret)
@@ -1493,14 +1493,14 @@ class ProxmoxCloudControllerManagerArgs:
 
     @_builtins.property
     @pulumi.getter(name="tokenId")
-    def token_id(self) -> pulumi.Input[_builtins.str]:
+    def token_id(self) -> _builtins.str:
         """
         API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
         """
         return pulumi.get(self, "token_id")
 
     @token_id.setter
-    def token_id(self, value: pulumi.Input[_builtins.str]):
+    def token_id(self, value: _builtins.str):
         pulumi.set(self, "token_id", value)
 
     @_builtins.property
@@ -1517,63 +1517,63 @@ class ProxmoxCloudControllerManagerArgs:
 
     @_builtins.property
     @pulumi.getter
-    def url(self) -> pulumi.Input[_builtins.str]:
+    def url(self) -> _builtins.str:
         """
         URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
         """
         return pulumi.get(self, "url")
 
     @url.setter
-    def url(self, value: pulumi.Input[_builtins.str]):
+    def url(self, value: _builtins.str):
         pulumi.set(self, "url", value)
 
     @_builtins.property
     @pulumi.getter
-    def insecure(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def insecure(self) -> Optional[_builtins.bool]:
         """
         Skip TLS verification of the Proxmox API. Default `false`.
         """
         return pulumi.get(self, "insecure")
 
     @insecure.setter
-    def insecure(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def insecure(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "insecure", value)
 
     @_builtins.property
     @pulumi.getter
-    def manifest(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def manifest(self) -> Optional[_builtins.str]:
         """
         URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
         """
         return pulumi.get(self, "manifest")
 
     @manifest.setter
-    def manifest(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def manifest(self, value: Optional[_builtins.str]):
         pulumi.set(self, "manifest", value)
 
     @_builtins.property
     @pulumi.getter
-    def region(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def region(self) -> Optional[_builtins.str]:
         """
         Region name the CCM gives this Proxmox cluster. Default: the cluster name.
         """
         return pulumi.get(self, "region")
 
     @region.setter
-    def region(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def region(self, value: Optional[_builtins.str]):
         pulumi.set(self, "region", value)
 
 
 class RegistryMirrorArgsDict(TypedDict):
-    endpoints: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+    endpoints: Sequence[_builtins.str]
     """
     Mirror URLs, tried in order, like `https://mirror.example.com`.
     """
-    override_path: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    override_path: NotRequired[_builtins.bool]
     """
     The endpoints include the full path (for example Harbor projects). Default `false`.
     """
-    skip_fallback: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    skip_fallback: NotRequired[_builtins.bool]
     """
     Do not fall back to the upstream registry. Default `false`.
     """
@@ -1581,13 +1581,13 @@ class RegistryMirrorArgsDict(TypedDict):
 @pulumi.input_type
 class RegistryMirrorArgs:
     def __init__(__self__, *,
-                 endpoints: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
-                 override_path: pulumi.Input[Optional[_builtins.bool]] = None,
-                 skip_fallback: pulumi.Input[Optional[_builtins.bool]] = None):
+                 endpoints: Sequence[_builtins.str],
+                 override_path: Optional[_builtins.bool] = None,
+                 skip_fallback: Optional[_builtins.bool] = None):
         """
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Mirror URLs, tried in order, like `https://mirror.example.com`.
-        :param pulumi.Input[_builtins.bool] override_path: The endpoints include the full path (for example Harbor projects). Default `false`.
-        :param pulumi.Input[_builtins.bool] skip_fallback: Do not fall back to the upstream registry. Default `false`.
+        :param Sequence[_builtins.str] endpoints: Mirror URLs, tried in order, like `https://mirror.example.com`.
+        :param _builtins.bool override_path: The endpoints include the full path (for example Harbor projects). Default `false`.
+        :param _builtins.bool skip_fallback: Do not fall back to the upstream registry. Default `false`.
         """
         pulumi.set(__self__, "endpoints", endpoints)
         if override_path is not None:
@@ -1597,51 +1597,51 @@ class RegistryMirrorArgs:
 
     @_builtins.property
     @pulumi.getter
-    def endpoints(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+    def endpoints(self) -> Sequence[_builtins.str]:
         """
         Mirror URLs, tried in order, like `https://mirror.example.com`.
         """
         return pulumi.get(self, "endpoints")
 
     @endpoints.setter
-    def endpoints(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+    def endpoints(self, value: Sequence[_builtins.str]):
         pulumi.set(self, "endpoints", value)
 
     @_builtins.property
     @pulumi.getter(name="overridePath")
-    def override_path(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def override_path(self) -> Optional[_builtins.bool]:
         """
         The endpoints include the full path (for example Harbor projects). Default `false`.
         """
         return pulumi.get(self, "override_path")
 
     @override_path.setter
-    def override_path(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def override_path(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "override_path", value)
 
     @_builtins.property
     @pulumi.getter(name="skipFallback")
-    def skip_fallback(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def skip_fallback(self) -> Optional[_builtins.bool]:
         """
         Do not fall back to the upstream registry. Default `false`.
         """
         return pulumi.get(self, "skip_fallback")
 
     @skip_fallback.setter
-    def skip_fallback(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def skip_fallback(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "skip_fallback", value)
 
 
 class TaintArgsDict(TypedDict):
-    effect: pulumi.Input['TaintEffect']
+    effect: 'TaintEffect'
     """
     What the taint does to pods that do not tolerate it.
     """
-    key: pulumi.Input[_builtins.str]
+    key: _builtins.str
     """
     Taint key, like `dedicated`.
     """
-    value: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    value: NotRequired[_builtins.str]
     """
     Taint value. Default: none.
     """
@@ -1649,13 +1649,13 @@ class TaintArgsDict(TypedDict):
 @pulumi.input_type
 class TaintArgs:
     def __init__(__self__, *,
-                 effect: pulumi.Input['TaintEffect'],
-                 key: pulumi.Input[_builtins.str],
-                 value: pulumi.Input[Optional[_builtins.str]] = None):
+                 effect: 'TaintEffect',
+                 key: _builtins.str,
+                 value: Optional[_builtins.str] = None):
         """
-        :param pulumi.Input['TaintEffect'] effect: What the taint does to pods that do not tolerate it.
-        :param pulumi.Input[_builtins.str] key: Taint key, like `dedicated`.
-        :param pulumi.Input[_builtins.str] value: Taint value. Default: none.
+        :param 'TaintEffect' effect: What the taint does to pods that do not tolerate it.
+        :param _builtins.str key: Taint key, like `dedicated`.
+        :param _builtins.str value: Taint value. Default: none.
         """
         pulumi.set(__self__, "effect", effect)
         pulumi.set(__self__, "key", key)
@@ -1664,51 +1664,51 @@ class TaintArgs:
 
     @_builtins.property
     @pulumi.getter
-    def effect(self) -> pulumi.Input['TaintEffect']:
+    def effect(self) -> 'TaintEffect':
         """
         What the taint does to pods that do not tolerate it.
         """
         return pulumi.get(self, "effect")
 
     @effect.setter
-    def effect(self, value: pulumi.Input['TaintEffect']):
+    def effect(self, value: 'TaintEffect'):
         pulumi.set(self, "effect", value)
 
     @_builtins.property
     @pulumi.getter
-    def key(self) -> pulumi.Input[_builtins.str]:
+    def key(self) -> _builtins.str:
         """
         Taint key, like `dedicated`.
         """
         return pulumi.get(self, "key")
 
     @key.setter
-    def key(self, value: pulumi.Input[_builtins.str]):
+    def key(self, value: _builtins.str):
         pulumi.set(self, "key", value)
 
     @_builtins.property
     @pulumi.getter
-    def value(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def value(self) -> Optional[_builtins.str]:
         """
         Taint value. Default: none.
         """
         return pulumi.get(self, "value")
 
     @value.setter
-    def value(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def value(self, value: Optional[_builtins.str]):
         pulumi.set(self, "value", value)
 
 
 class TemplateArgsDict(TypedDict):
-    vm_id: pulumi.Input[_builtins.int]
+    vm_id: _builtins.int
     """
     VMID of the template. `hosts[].templateVmId` overrides it per host.
     """
-    full_clone: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    full_clone: NotRequired[_builtins.bool]
     """
     Copy the disks. Default `true`; `false` makes linked clones.
     """
-    node: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    node: NotRequired[_builtins.str]
     """
     Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
     """
@@ -1716,13 +1716,13 @@ class TemplateArgsDict(TypedDict):
 @pulumi.input_type
 class TemplateArgs:
     def __init__(__self__, *,
-                 vm_id: pulumi.Input[_builtins.int],
-                 full_clone: pulumi.Input[Optional[_builtins.bool]] = None,
-                 node: pulumi.Input[Optional[_builtins.str]] = None):
+                 vm_id: _builtins.int,
+                 full_clone: Optional[_builtins.bool] = None,
+                 node: Optional[_builtins.str] = None):
         """
-        :param pulumi.Input[_builtins.int] vm_id: VMID of the template. `hosts[].templateVmId` overrides it per host.
-        :param pulumi.Input[_builtins.bool] full_clone: Copy the disks. Default `true`; `false` makes linked clones.
-        :param pulumi.Input[_builtins.str] node: Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
+        :param _builtins.int vm_id: VMID of the template. `hosts[].templateVmId` overrides it per host.
+        :param _builtins.bool full_clone: Copy the disks. Default `true`; `false` makes linked clones.
+        :param _builtins.str node: Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
         """
         pulumi.set(__self__, "vm_id", vm_id)
         if full_clone is not None:
@@ -1732,51 +1732,51 @@ class TemplateArgs:
 
     @_builtins.property
     @pulumi.getter(name="vmId")
-    def vm_id(self) -> pulumi.Input[_builtins.int]:
+    def vm_id(self) -> _builtins.int:
         """
         VMID of the template. `hosts[].templateVmId` overrides it per host.
         """
         return pulumi.get(self, "vm_id")
 
     @vm_id.setter
-    def vm_id(self, value: pulumi.Input[_builtins.int]):
+    def vm_id(self, value: _builtins.int):
         pulumi.set(self, "vm_id", value)
 
     @_builtins.property
     @pulumi.getter(name="fullClone")
-    def full_clone(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def full_clone(self) -> Optional[_builtins.bool]:
         """
         Copy the disks. Default `true`; `false` makes linked clones.
         """
         return pulumi.get(self, "full_clone")
 
     @full_clone.setter
-    def full_clone(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def full_clone(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "full_clone", value)
 
     @_builtins.property
     @pulumi.getter
-    def node(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def node(self) -> Optional[_builtins.str]:
         """
         Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
         """
         return pulumi.get(self, "node")
 
     @node.setter
-    def node(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def node(self, value: Optional[_builtins.str]):
         pulumi.set(self, "node", value)
 
 
 class VmOptionsArgsDict(TypedDict):
-    cpu_type: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    cpu_type: NotRequired[_builtins.str]
     """
     Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
     """
-    on_boot: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    on_boot: NotRequired[_builtins.bool]
     """
     Start the VMs when their host boots. Default `true`.
     """
-    tags: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    tags: NotRequired[Sequence[_builtins.str]]
     """
     Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
     """
@@ -1784,13 +1784,13 @@ class VmOptionsArgsDict(TypedDict):
 @pulumi.input_type
 class VmOptionsArgs:
     def __init__(__self__, *,
-                 cpu_type: pulumi.Input[Optional[_builtins.str]] = None,
-                 on_boot: pulumi.Input[Optional[_builtins.bool]] = None,
-                 tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+                 cpu_type: Optional[_builtins.str] = None,
+                 on_boot: Optional[_builtins.bool] = None,
+                 tags: Optional[Sequence[_builtins.str]] = None):
         """
-        :param pulumi.Input[_builtins.str] cpu_type: Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
-        :param pulumi.Input[_builtins.bool] on_boot: Start the VMs when their host boots. Default `true`.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+        :param _builtins.str cpu_type: Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
+        :param _builtins.bool on_boot: Start the VMs when their host boots. Default `true`.
+        :param Sequence[_builtins.str] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
         """
         if cpu_type is not None:
             pulumi.set(__self__, "cpu_type", cpu_type)
@@ -1801,55 +1801,55 @@ class VmOptionsArgs:
 
     @_builtins.property
     @pulumi.getter(name="cpuType")
-    def cpu_type(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def cpu_type(self) -> Optional[_builtins.str]:
         """
         Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
         """
         return pulumi.get(self, "cpu_type")
 
     @cpu_type.setter
-    def cpu_type(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def cpu_type(self, value: Optional[_builtins.str]):
         pulumi.set(self, "cpu_type", value)
 
     @_builtins.property
     @pulumi.getter(name="onBoot")
-    def on_boot(self) -> pulumi.Input[Optional[_builtins.bool]]:
+    def on_boot(self) -> Optional[_builtins.bool]:
         """
         Start the VMs when their host boots. Default `true`.
         """
         return pulumi.get(self, "on_boot")
 
     @on_boot.setter
-    def on_boot(self, value: pulumi.Input[Optional[_builtins.bool]]):
+    def on_boot(self, value: Optional[_builtins.bool]):
         pulumi.set(self, "on_boot", value)
 
     @_builtins.property
     @pulumi.getter
-    def tags(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def tags(self) -> Optional[Sequence[_builtins.str]]:
         """
         Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
         """
         return pulumi.get(self, "tags")
 
     @tags.setter
-    def tags(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def tags(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "tags", value)
 
 
 class VmSizeArgsDict(TypedDict):
-    cores: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    cores: NotRequired[_builtins.int]
     """
     CPU cores per socket. Default 2. A change restarts the VMs one at a time.
     """
-    disk_gi_b: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    disk_gi_b: NotRequired[_builtins.int]
     """
     OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
     """
-    memory_mi_b: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    memory_mi_b: NotRequired[_builtins.int]
     """
     Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
     """
-    sockets: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    sockets: NotRequired[_builtins.int]
     """
     CPU sockets. Default 1.
     """
@@ -1857,15 +1857,15 @@ class VmSizeArgsDict(TypedDict):
 @pulumi.input_type
 class VmSizeArgs:
     def __init__(__self__, *,
-                 cores: pulumi.Input[Optional[_builtins.int]] = None,
-                 disk_gi_b: pulumi.Input[Optional[_builtins.int]] = None,
-                 memory_mi_b: pulumi.Input[Optional[_builtins.int]] = None,
-                 sockets: pulumi.Input[Optional[_builtins.int]] = None):
+                 cores: Optional[_builtins.int] = None,
+                 disk_gi_b: Optional[_builtins.int] = None,
+                 memory_mi_b: Optional[_builtins.int] = None,
+                 sockets: Optional[_builtins.int] = None):
         """
-        :param pulumi.Input[_builtins.int] cores: CPU cores per socket. Default 2. A change restarts the VMs one at a time.
-        :param pulumi.Input[_builtins.int] disk_gi_b: OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-        :param pulumi.Input[_builtins.int] memory_mi_b: Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-        :param pulumi.Input[_builtins.int] sockets: CPU sockets. Default 1.
+        :param _builtins.int cores: CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+        :param _builtins.int disk_gi_b: OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+        :param _builtins.int memory_mi_b: Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+        :param _builtins.int sockets: CPU sockets. Default 1.
         """
         if cores is not None:
             pulumi.set(__self__, "cores", cores)
@@ -1878,83 +1878,83 @@ class VmSizeArgs:
 
     @_builtins.property
     @pulumi.getter
-    def cores(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def cores(self) -> Optional[_builtins.int]:
         """
         CPU cores per socket. Default 2. A change restarts the VMs one at a time.
         """
         return pulumi.get(self, "cores")
 
     @cores.setter
-    def cores(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def cores(self, value: Optional[_builtins.int]):
         pulumi.set(self, "cores", value)
 
     @_builtins.property
     @pulumi.getter(name="diskGiB")
-    def disk_gi_b(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def disk_gi_b(self) -> Optional[_builtins.int]:
         """
         OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
         """
         return pulumi.get(self, "disk_gi_b")
 
     @disk_gi_b.setter
-    def disk_gi_b(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def disk_gi_b(self, value: Optional[_builtins.int]):
         pulumi.set(self, "disk_gi_b", value)
 
     @_builtins.property
     @pulumi.getter(name="memoryMiB")
-    def memory_mi_b(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def memory_mi_b(self) -> Optional[_builtins.int]:
         """
         Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
         """
         return pulumi.get(self, "memory_mi_b")
 
     @memory_mi_b.setter
-    def memory_mi_b(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def memory_mi_b(self, value: Optional[_builtins.int]):
         pulumi.set(self, "memory_mi_b", value)
 
     @_builtins.property
     @pulumi.getter
-    def sockets(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def sockets(self) -> Optional[_builtins.int]:
         """
         CPU sockets. Default 1.
         """
         return pulumi.get(self, "sockets")
 
     @sockets.setter
-    def sockets(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def sockets(self, value: Optional[_builtins.int]):
         pulumi.set(self, "sockets", value)
 
 
 class WorkerPoolArgsDict(TypedDict):
-    name: pulumi.Input[_builtins.str]
+    name: _builtins.str
     """
     Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
     """
-    count: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    count: NotRequired[_builtins.int]
     """
     Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
     """
-    data_disks: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['DataDiskArgsDict']]]]]
+    data_disks: NotRequired[Sequence['DataDiskArgsDict']]
     """
     Extra disks on each worker.
     """
-    labels: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    labels: NotRequired[Mapping[str, _builtins.str]]
     """
     Kubernetes labels of the pool's nodes.
     """
-    nodes: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgsDict']]]]]
+    nodes: NotRequired[Sequence['NodeSettingsArgsDict']]
     """
     Workers listed one by one instead of `count`.
     """
-    patches: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    patches: NotRequired[Sequence[_builtins.str]]
     """
     Machine configuration patches for the pool's nodes.
     """
-    size: NotRequired[pulumi.Input[Optional['VmSizeArgsDict']]]
+    size: NotRequired['VmSizeArgsDict']
     """
     VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
     """
-    taints: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgsDict']]]]]
+    taints: NotRequired[Sequence['TaintArgsDict']]
     """
     Kubernetes taints of the pool's nodes.
     """
@@ -1962,23 +1962,23 @@ class WorkerPoolArgsDict(TypedDict):
 @pulumi.input_type
 class WorkerPoolArgs:
     def __init__(__self__, *,
-                 name: pulumi.Input[_builtins.str],
-                 count: pulumi.Input[Optional[_builtins.int]] = None,
-                 data_disks: pulumi.Input[Optional[Sequence[pulumi.Input['DataDiskArgs']]]] = None,
-                 labels: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 nodes: pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgs']]]] = None,
-                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 size: pulumi.Input[Optional['VmSizeArgs']] = None,
-                 taints: pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]] = None):
+                 name: _builtins.str,
+                 count: Optional[_builtins.int] = None,
+                 data_disks: Optional[Sequence['DataDiskArgs']] = None,
+                 labels: Optional[Mapping[str, _builtins.str]] = None,
+                 nodes: Optional[Sequence['NodeSettingsArgs']] = None,
+                 patches: Optional[Sequence[_builtins.str]] = None,
+                 size: Optional['VmSizeArgs'] = None,
+                 taints: Optional[Sequence['TaintArgs']] = None):
         """
-        :param pulumi.Input[_builtins.str] name: Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
-        :param pulumi.Input[_builtins.int] count: Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
-        :param pulumi.Input[Sequence[pulumi.Input['DataDiskArgs']]] data_disks: Extra disks on each worker.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Kubernetes labels of the pool's nodes.
-        :param pulumi.Input[Sequence[pulumi.Input['NodeSettingsArgs']]] nodes: Workers listed one by one instead of `count`.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for the pool's nodes.
-        :param pulumi.Input['VmSizeArgs'] size: VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
-        :param pulumi.Input[Sequence[pulumi.Input['TaintArgs']]] taints: Kubernetes taints of the pool's nodes.
+        :param _builtins.str name: Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
+        :param _builtins.int count: Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+        :param Sequence['DataDiskArgs'] data_disks: Extra disks on each worker.
+        :param Mapping[str, _builtins.str] labels: Kubernetes labels of the pool's nodes.
+        :param Sequence['NodeSettingsArgs'] nodes: Workers listed one by one instead of `count`.
+        :param Sequence[_builtins.str] patches: Machine configuration patches for the pool's nodes.
+        :param 'VmSizeArgs' size: VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
+        :param Sequence['TaintArgs'] taints: Kubernetes taints of the pool's nodes.
         """
         pulumi.set(__self__, "name", name)
         if count is not None:
@@ -1998,98 +1998,98 @@ class WorkerPoolArgs:
 
     @_builtins.property
     @pulumi.getter
-    def name(self) -> pulumi.Input[_builtins.str]:
+    def name(self) -> _builtins.str:
         """
         Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
         """
         return pulumi.get(self, "name")
 
     @name.setter
-    def name(self, value: pulumi.Input[_builtins.str]):
+    def name(self, value: _builtins.str):
         pulumi.set(self, "name", value)
 
     @_builtins.property
     @pulumi.getter
-    def count(self) -> pulumi.Input[Optional[_builtins.int]]:
+    def count(self) -> Optional[_builtins.int]:
         """
         Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
         """
         return pulumi.get(self, "count")
 
     @count.setter
-    def count(self, value: pulumi.Input[Optional[_builtins.int]]):
+    def count(self, value: Optional[_builtins.int]):
         pulumi.set(self, "count", value)
 
     @_builtins.property
     @pulumi.getter(name="dataDisks")
-    def data_disks(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['DataDiskArgs']]]]:
+    def data_disks(self) -> Optional[Sequence['DataDiskArgs']]:
         """
         Extra disks on each worker.
         """
         return pulumi.get(self, "data_disks")
 
     @data_disks.setter
-    def data_disks(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['DataDiskArgs']]]]):
+    def data_disks(self, value: Optional[Sequence['DataDiskArgs']]):
         pulumi.set(self, "data_disks", value)
 
     @_builtins.property
     @pulumi.getter
-    def labels(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+    def labels(self) -> Optional[Mapping[str, _builtins.str]]:
         """
         Kubernetes labels of the pool's nodes.
         """
         return pulumi.get(self, "labels")
 
     @labels.setter
-    def labels(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+    def labels(self, value: Optional[Mapping[str, _builtins.str]]):
         pulumi.set(self, "labels", value)
 
     @_builtins.property
     @pulumi.getter
-    def nodes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgs']]]]:
+    def nodes(self) -> Optional[Sequence['NodeSettingsArgs']]:
         """
         Workers listed one by one instead of `count`.
         """
         return pulumi.get(self, "nodes")
 
     @nodes.setter
-    def nodes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['NodeSettingsArgs']]]]):
+    def nodes(self, value: Optional[Sequence['NodeSettingsArgs']]):
         pulumi.set(self, "nodes", value)
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+    def patches(self) -> Optional[Sequence[_builtins.str]]:
         """
         Machine configuration patches for the pool's nodes.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+    def patches(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
     @pulumi.getter
-    def size(self) -> pulumi.Input[Optional['VmSizeArgs']]:
+    def size(self) -> Optional['VmSizeArgs']:
         """
         VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
         """
         return pulumi.get(self, "size")
 
     @size.setter
-    def size(self, value: pulumi.Input[Optional['VmSizeArgs']]):
+    def size(self, value: Optional['VmSizeArgs']):
         pulumi.set(self, "size", value)
 
     @_builtins.property
     @pulumi.getter
-    def taints(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]]:
+    def taints(self) -> Optional[Sequence['TaintArgs']]:
         """
         Kubernetes taints of the pool's nodes.
         """
         return pulumi.get(self, "taints")
 
     @taints.setter
-    def taints(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['TaintArgs']]]]):
+    def taints(self, value: Optional[Sequence['TaintArgs']]):
         pulumi.set(self, "taints", value)
 
 

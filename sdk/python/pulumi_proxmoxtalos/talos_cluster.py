@@ -23,56 +23,56 @@ __all__ = ['TalosClusterArgs', 'TalosCluster']
 class TalosClusterArgs:
     def __init__(__self__, *,
                  cluster_name: _builtins.str,
-                 hosts: pulumi.Input[Sequence[pulumi.Input['HostArgs']]],
-                 network: pulumi.Input['NetworkArgs'],
+                 hosts: Sequence['HostArgs'],
+                 network: 'NetworkArgs',
                  allow_scheduling_on_control_planes: Optional[_builtins.bool] = None,
-                 cloud_controller_manager: pulumi.Input[Optional['CloudControllerManagerArgs']] = None,
-                 cni: pulumi.Input[Optional['CniArgs']] = None,
-                 control_plane: pulumi.Input[Optional['ControlPlaneArgs']] = None,
-                 disk_interface: pulumi.Input[Optional['DiskBus']] = None,
+                 cloud_controller_manager: Optional['CloudControllerManagerArgs'] = None,
+                 cni: Optional['CniArgs'] = None,
+                 control_plane: Optional['ControlPlaneArgs'] = None,
+                 disk_interface: Optional['DiskBus'] = None,
                  endpoint: Optional[_builtins.str] = None,
-                 extra_manifests: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 extra_sans: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 git_ops: pulumi.Input[Optional['GitOpsArgs']] = None,
-                 image: pulumi.Input[Optional['ImageArgs']] = None,
-                 inline_manifests: pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgs']]]] = None,
+                 extra_manifests: Optional[Sequence[_builtins.str]] = None,
+                 extra_sans: Optional[Sequence[_builtins.str]] = None,
+                 git_ops: Optional['GitOpsArgs'] = None,
+                 image: Optional['ImageArgs'] = None,
+                 inline_manifests: Optional[Sequence['InlineManifestArgs']] = None,
                  install_disk: Optional[_builtins.str] = None,
                  kubernetes_version: Optional[_builtins.str] = None,
-                 node_patches: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]]] = None,
-                 patches: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 registry_mirrors: pulumi.Input[Optional[Mapping[str, pulumi.Input['RegistryMirrorArgs']]]] = None,
+                 node_patches: Optional[Mapping[str, Sequence[_builtins.str]]] = None,
+                 patches: Optional[Sequence[_builtins.str]] = None,
+                 registry_mirrors: Optional[Mapping[str, 'RegistryMirrorArgs']] = None,
                  talos_version: Optional[_builtins.str] = None,
                  vip: Optional[_builtins.str] = None,
-                 vm: pulumi.Input[Optional['VmOptionsArgs']] = None,
-                 worker_patches: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 worker_pools: pulumi.Input[Optional[Sequence[pulumi.Input['WorkerPoolArgs']]]] = None):
+                 vm: Optional['VmOptionsArgs'] = None,
+                 worker_patches: Optional[Sequence[_builtins.str]] = None,
+                 worker_pools: Optional[Sequence['WorkerPoolArgs']] = None):
         """
         The set of arguments for constructing a TalosCluster resource.
 
         :param _builtins.str cluster_name: Name of the cluster, a DNS label such as `homelab`. It prefixes every node name (`<clusterName>-cp-1`, `<clusterName>-<pool>-1`), tags the cluster's VMs (`cluster-<clusterName>`) and cannot change once the cluster exists.
-        :param pulumi.Input[Sequence[pulumi.Input['HostArgs']]] hosts: The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
-        :param pulumi.Input['NetworkArgs'] network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
+        :param Sequence['HostArgs'] hosts: The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
+        :param 'NetworkArgs' network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
         :param _builtins.bool allow_scheduling_on_control_planes: Let ordinary workloads run on control planes. Default `false`.
-        :param pulumi.Input['CloudControllerManagerArgs'] cloud_controller_manager: The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
-        :param pulumi.Input['CniArgs'] cni: The pod network. Default: flannel, managed by Talos.
-        :param pulumi.Input['ControlPlaneArgs'] control_plane: The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
-        :param pulumi.Input['DiskBus'] disk_interface: Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
+        :param 'CloudControllerManagerArgs' cloud_controller_manager: The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
+        :param 'CniArgs' cni: The pod network. Default: flannel, managed by Talos.
+        :param 'ControlPlaneArgs' control_plane: The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
+        :param 'DiskBus' disk_interface: Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
         :param _builtins.str endpoint: The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
-        :param pulumi.Input[Sequence[_builtins.str]] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
-        :param pulumi.Input[Sequence[_builtins.str]] extra_sans: Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
-        :param pulumi.Input['GitOpsArgs'] git_ops: Bootstrap Flux or Argo CD and point it at a Git repository.
-        :param pulumi.Input['ImageArgs'] image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
-        :param pulumi.Input[Sequence[pulumi.Input['InlineManifestArgs']]] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
+        :param Sequence[_builtins.str] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
+        :param Sequence[_builtins.str] extra_sans: Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
+        :param 'GitOpsArgs' git_ops: Bootstrap Flux or Argo CD and point it at a Git repository.
+        :param 'ImageArgs' image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
+        :param Sequence['InlineManifestArgs'] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
         :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
-        :param pulumi.Input[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-        :param pulumi.Input[Sequence[_builtins.str]] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
-        :param pulumi.Input[Mapping[str, pulumi.Input['RegistryMirrorArgs']]] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
+        :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
+        :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
+        :param Mapping[str, 'RegistryMirrorArgs'] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
         :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         :param _builtins.str vip: A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
-        :param pulumi.Input['VmOptionsArgs'] vm: Settings for every VM of the cluster.
-        :param pulumi.Input[Sequence[_builtins.str]] worker_patches: Patches for every worker, applied before the pool's own patches.
-        :param pulumi.Input[Sequence[pulumi.Input['WorkerPoolArgs']]] worker_pools: Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
+        :param 'VmOptionsArgs' vm: Settings for every VM of the cluster.
+        :param Sequence[_builtins.str] worker_patches: Patches for every worker, applied before the pool's own patches.
+        :param Sequence['WorkerPoolArgs'] worker_pools: Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
         """
         pulumi.set(__self__, "cluster_name", cluster_name)
         pulumi.set(__self__, "hosts", hosts)
@@ -134,26 +134,26 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter
-    def hosts(self) -> pulumi.Input[Sequence[pulumi.Input['HostArgs']]]:
+    def hosts(self) -> Sequence['HostArgs']:
         """
         The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
         """
         return pulumi.get(self, "hosts")
 
     @hosts.setter
-    def hosts(self, value: pulumi.Input[Sequence[pulumi.Input['HostArgs']]]):
+    def hosts(self, value: Sequence['HostArgs']):
         pulumi.set(self, "hosts", value)
 
     @_builtins.property
     @pulumi.getter
-    def network(self) -> pulumi.Input['NetworkArgs']:
+    def network(self) -> 'NetworkArgs':
         """
         The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
         """
         return pulumi.get(self, "network")
 
     @network.setter
-    def network(self, value: pulumi.Input['NetworkArgs']):
+    def network(self, value: 'NetworkArgs'):
         pulumi.set(self, "network", value)
 
     @_builtins.property
@@ -170,50 +170,50 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter(name="cloudControllerManager")
-    def cloud_controller_manager(self) -> pulumi.Input[Optional['CloudControllerManagerArgs']]:
+    def cloud_controller_manager(self) -> Optional['CloudControllerManagerArgs']:
         """
         The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
         """
         return pulumi.get(self, "cloud_controller_manager")
 
     @cloud_controller_manager.setter
-    def cloud_controller_manager(self, value: pulumi.Input[Optional['CloudControllerManagerArgs']]):
+    def cloud_controller_manager(self, value: Optional['CloudControllerManagerArgs']):
         pulumi.set(self, "cloud_controller_manager", value)
 
     @_builtins.property
     @pulumi.getter
-    def cni(self) -> pulumi.Input[Optional['CniArgs']]:
+    def cni(self) -> Optional['CniArgs']:
         """
         The pod network. Default: flannel, managed by Talos.
         """
         return pulumi.get(self, "cni")
 
     @cni.setter
-    def cni(self, value: pulumi.Input[Optional['CniArgs']]):
+    def cni(self, value: Optional['CniArgs']):
         pulumi.set(self, "cni", value)
 
     @_builtins.property
     @pulumi.getter(name="controlPlane")
-    def control_plane(self) -> pulumi.Input[Optional['ControlPlaneArgs']]:
+    def control_plane(self) -> Optional['ControlPlaneArgs']:
         """
         The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
         """
         return pulumi.get(self, "control_plane")
 
     @control_plane.setter
-    def control_plane(self, value: pulumi.Input[Optional['ControlPlaneArgs']]):
+    def control_plane(self, value: Optional['ControlPlaneArgs']):
         pulumi.set(self, "control_plane", value)
 
     @_builtins.property
     @pulumi.getter(name="diskInterface")
-    def disk_interface(self) -> pulumi.Input[Optional['DiskBus']]:
+    def disk_interface(self) -> Optional['DiskBus']:
         """
         Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
         """
         return pulumi.get(self, "disk_interface")
 
     @disk_interface.setter
-    def disk_interface(self, value: pulumi.Input[Optional['DiskBus']]):
+    def disk_interface(self, value: Optional['DiskBus']):
         pulumi.set(self, "disk_interface", value)
 
     @_builtins.property
@@ -230,62 +230,62 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter(name="extraManifests")
-    def extra_manifests(self) -> pulumi.Input[Optional[Sequence[_builtins.str]]]:
+    def extra_manifests(self) -> Optional[Sequence[_builtins.str]]:
         """
         URLs of Kubernetes manifests the control planes apply after bootstrap.
         """
         return pulumi.get(self, "extra_manifests")
 
     @extra_manifests.setter
-    def extra_manifests(self, value: pulumi.Input[Optional[Sequence[_builtins.str]]]):
+    def extra_manifests(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "extra_manifests", value)
 
     @_builtins.property
     @pulumi.getter(name="extraSans")
-    def extra_sans(self) -> pulumi.Input[Optional[Sequence[_builtins.str]]]:
+    def extra_sans(self) -> Optional[Sequence[_builtins.str]]:
         """
         Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
         """
         return pulumi.get(self, "extra_sans")
 
     @extra_sans.setter
-    def extra_sans(self, value: pulumi.Input[Optional[Sequence[_builtins.str]]]):
+    def extra_sans(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "extra_sans", value)
 
     @_builtins.property
     @pulumi.getter(name="gitOps")
-    def git_ops(self) -> pulumi.Input[Optional['GitOpsArgs']]:
+    def git_ops(self) -> Optional['GitOpsArgs']:
         """
         Bootstrap Flux or Argo CD and point it at a Git repository.
         """
         return pulumi.get(self, "git_ops")
 
     @git_ops.setter
-    def git_ops(self, value: pulumi.Input[Optional['GitOpsArgs']]):
+    def git_ops(self, value: Optional['GitOpsArgs']):
         pulumi.set(self, "git_ops", value)
 
     @_builtins.property
     @pulumi.getter
-    def image(self) -> pulumi.Input[Optional['ImageArgs']]:
+    def image(self) -> Optional['ImageArgs']:
         """
         Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
         """
         return pulumi.get(self, "image")
 
     @image.setter
-    def image(self, value: pulumi.Input[Optional['ImageArgs']]):
+    def image(self, value: Optional['ImageArgs']):
         pulumi.set(self, "image", value)
 
     @_builtins.property
     @pulumi.getter(name="inlineManifests")
-    def inline_manifests(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgs']]]]:
+    def inline_manifests(self) -> Optional[Sequence['InlineManifestArgs']]:
         """
         Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         """
         return pulumi.get(self, "inline_manifests")
 
     @inline_manifests.setter
-    def inline_manifests(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['InlineManifestArgs']]]]):
+    def inline_manifests(self, value: Optional[Sequence['InlineManifestArgs']]):
         pulumi.set(self, "inline_manifests", value)
 
     @_builtins.property
@@ -314,38 +314,38 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter(name="nodePatches")
-    def node_patches(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]]]:
+    def node_patches(self) -> Optional[Mapping[str, Sequence[_builtins.str]]]:
         """
         Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
         """
         return pulumi.get(self, "node_patches")
 
     @node_patches.setter
-    def node_patches(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]]]):
+    def node_patches(self, value: Optional[Mapping[str, Sequence[_builtins.str]]]):
         pulumi.set(self, "node_patches", value)
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> pulumi.Input[Optional[Sequence[_builtins.str]]]:
+    def patches(self) -> Optional[Sequence[_builtins.str]]:
         """
         Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: pulumi.Input[Optional[Sequence[_builtins.str]]]):
+    def patches(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
     @pulumi.getter(name="registryMirrors")
-    def registry_mirrors(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input['RegistryMirrorArgs']]]]:
+    def registry_mirrors(self) -> Optional[Mapping[str, 'RegistryMirrorArgs']]:
         """
         Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
         """
         return pulumi.get(self, "registry_mirrors")
 
     @registry_mirrors.setter
-    def registry_mirrors(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input['RegistryMirrorArgs']]]]):
+    def registry_mirrors(self, value: Optional[Mapping[str, 'RegistryMirrorArgs']]):
         pulumi.set(self, "registry_mirrors", value)
 
     @_builtins.property
@@ -374,38 +374,38 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter
-    def vm(self) -> pulumi.Input[Optional['VmOptionsArgs']]:
+    def vm(self) -> Optional['VmOptionsArgs']:
         """
         Settings for every VM of the cluster.
         """
         return pulumi.get(self, "vm")
 
     @vm.setter
-    def vm(self, value: pulumi.Input[Optional['VmOptionsArgs']]):
+    def vm(self, value: Optional['VmOptionsArgs']):
         pulumi.set(self, "vm", value)
 
     @_builtins.property
     @pulumi.getter(name="workerPatches")
-    def worker_patches(self) -> pulumi.Input[Optional[Sequence[_builtins.str]]]:
+    def worker_patches(self) -> Optional[Sequence[_builtins.str]]:
         """
         Patches for every worker, applied before the pool's own patches.
         """
         return pulumi.get(self, "worker_patches")
 
     @worker_patches.setter
-    def worker_patches(self, value: pulumi.Input[Optional[Sequence[_builtins.str]]]):
+    def worker_patches(self, value: Optional[Sequence[_builtins.str]]):
         pulumi.set(self, "worker_patches", value)
 
     @_builtins.property
     @pulumi.getter(name="workerPools")
-    def worker_pools(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['WorkerPoolArgs']]]]:
+    def worker_pools(self) -> Optional[Sequence['WorkerPoolArgs']]:
         """
         Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
         """
         return pulumi.get(self, "worker_pools")
 
     @worker_pools.setter
-    def worker_pools(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['WorkerPoolArgs']]]]):
+    def worker_pools(self, value: Optional[Sequence['WorkerPoolArgs']]):
         pulumi.set(self, "worker_pools", value)
 
 
@@ -416,29 +416,29 @@ class TalosCluster(pulumi.ComponentResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  allow_scheduling_on_control_planes: Optional[_builtins.bool] = None,
-                 cloud_controller_manager: pulumi.Input[Optional[Union['CloudControllerManagerArgs', 'CloudControllerManagerArgsDict']]] = None,
+                 cloud_controller_manager: Optional[Union['CloudControllerManagerArgs', 'CloudControllerManagerArgsDict']] = None,
                  cluster_name: Optional[_builtins.str] = None,
-                 cni: pulumi.Input[Optional[Union['CniArgs', 'CniArgsDict']]] = None,
-                 control_plane: pulumi.Input[Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']]] = None,
-                 disk_interface: pulumi.Input[Optional['DiskBus']] = None,
+                 cni: Optional[Union['CniArgs', 'CniArgsDict']] = None,
+                 control_plane: Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] = None,
+                 disk_interface: Optional['DiskBus'] = None,
                  endpoint: Optional[_builtins.str] = None,
-                 extra_manifests: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 extra_sans: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 git_ops: pulumi.Input[Optional[Union['GitOpsArgs', 'GitOpsArgsDict']]] = None,
-                 hosts: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HostArgs', 'HostArgsDict']]]]] = None,
-                 image: pulumi.Input[Optional[Union['ImageArgs', 'ImageArgsDict']]] = None,
-                 inline_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[Union['InlineManifestArgs', 'InlineManifestArgsDict']]]]] = None,
+                 extra_manifests: Optional[Sequence[_builtins.str]] = None,
+                 extra_sans: Optional[Sequence[_builtins.str]] = None,
+                 git_ops: Optional[Union['GitOpsArgs', 'GitOpsArgsDict']] = None,
+                 hosts: Optional[Sequence[Union['HostArgs', 'HostArgsDict']]] = None,
+                 image: Optional[Union['ImageArgs', 'ImageArgsDict']] = None,
+                 inline_manifests: Optional[Sequence[Union['InlineManifestArgs', 'InlineManifestArgsDict']]] = None,
                  install_disk: Optional[_builtins.str] = None,
                  kubernetes_version: Optional[_builtins.str] = None,
-                 network: pulumi.Input[Optional[Union['NetworkArgs', 'NetworkArgsDict']]] = None,
-                 node_patches: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]]] = None,
-                 patches: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 registry_mirrors: pulumi.Input[Optional[Mapping[str, pulumi.Input[Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]]]] = None,
+                 network: Optional[Union['NetworkArgs', 'NetworkArgsDict']] = None,
+                 node_patches: Optional[Mapping[str, Sequence[_builtins.str]]] = None,
+                 patches: Optional[Sequence[_builtins.str]] = None,
+                 registry_mirrors: Optional[Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]] = None,
                  talos_version: Optional[_builtins.str] = None,
                  vip: Optional[_builtins.str] = None,
-                 vm: pulumi.Input[Optional[Union['VmOptionsArgs', 'VmOptionsArgsDict']]] = None,
-                 worker_patches: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 worker_pools: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]]]] = None,
+                 vm: Optional[Union['VmOptionsArgs', 'VmOptionsArgsDict']] = None,
+                 worker_patches: Optional[Sequence[_builtins.str]] = None,
+                 worker_pools: Optional[Sequence[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]] = None,
                  __props__=None):
         """
         A Talos Linux Kubernetes cluster on Proxmox VE: VMs, Talos installation, etcd bootstrap,
@@ -465,29 +465,29 @@ class TalosCluster(pulumi.ComponentResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param _builtins.bool allow_scheduling_on_control_planes: Let ordinary workloads run on control planes. Default `false`.
-        :param pulumi.Input[Union['CloudControllerManagerArgs', 'CloudControllerManagerArgsDict']] cloud_controller_manager: The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
+        :param Union['CloudControllerManagerArgs', 'CloudControllerManagerArgsDict'] cloud_controller_manager: The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
         :param _builtins.str cluster_name: Name of the cluster, a DNS label such as `homelab`. It prefixes every node name (`<clusterName>-cp-1`, `<clusterName>-<pool>-1`), tags the cluster's VMs (`cluster-<clusterName>`) and cannot change once the cluster exists.
-        :param pulumi.Input[Union['CniArgs', 'CniArgsDict']] cni: The pod network. Default: flannel, managed by Talos.
-        :param pulumi.Input[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] control_plane: The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
-        :param pulumi.Input['DiskBus'] disk_interface: Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
+        :param Union['CniArgs', 'CniArgsDict'] cni: The pod network. Default: flannel, managed by Talos.
+        :param Union['ControlPlaneArgs', 'ControlPlaneArgsDict'] control_plane: The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
+        :param 'DiskBus' disk_interface: Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
         :param _builtins.str endpoint: The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
-        :param pulumi.Input[Sequence[_builtins.str]] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
-        :param pulumi.Input[Sequence[_builtins.str]] extra_sans: Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
-        :param pulumi.Input[Union['GitOpsArgs', 'GitOpsArgsDict']] git_ops: Bootstrap Flux or Argo CD and point it at a Git repository.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['HostArgs', 'HostArgsDict']]]] hosts: The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
-        :param pulumi.Input[Union['ImageArgs', 'ImageArgsDict']] image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['InlineManifestArgs', 'InlineManifestArgsDict']]]] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
+        :param Sequence[_builtins.str] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
+        :param Sequence[_builtins.str] extra_sans: Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
+        :param Union['GitOpsArgs', 'GitOpsArgsDict'] git_ops: Bootstrap Flux or Argo CD and point it at a Git repository.
+        :param Sequence[Union['HostArgs', 'HostArgsDict']] hosts: The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
+        :param Union['ImageArgs', 'ImageArgsDict'] image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
+        :param Sequence[Union['InlineManifestArgs', 'InlineManifestArgsDict']] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
         :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
-        :param pulumi.Input[Union['NetworkArgs', 'NetworkArgsDict']] network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
-        :param pulumi.Input[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-        :param pulumi.Input[Sequence[_builtins.str]] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
-        :param pulumi.Input[Mapping[str, pulumi.Input[Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]]] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
+        :param Union['NetworkArgs', 'NetworkArgsDict'] network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
+        :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
+        :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
+        :param Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
         :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         :param _builtins.str vip: A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
-        :param pulumi.Input[Union['VmOptionsArgs', 'VmOptionsArgsDict']] vm: Settings for every VM of the cluster.
-        :param pulumi.Input[Sequence[_builtins.str]] worker_patches: Patches for every worker, applied before the pool's own patches.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]]] worker_pools: Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
+        :param Union['VmOptionsArgs', 'VmOptionsArgsDict'] vm: Settings for every VM of the cluster.
+        :param Sequence[_builtins.str] worker_patches: Patches for every worker, applied before the pool's own patches.
+        :param Sequence[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']] worker_pools: Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
         """
         ...
     @overload
@@ -533,29 +533,29 @@ class TalosCluster(pulumi.ComponentResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  allow_scheduling_on_control_planes: Optional[_builtins.bool] = None,
-                 cloud_controller_manager: pulumi.Input[Optional[Union['CloudControllerManagerArgs', 'CloudControllerManagerArgsDict']]] = None,
+                 cloud_controller_manager: Optional[Union['CloudControllerManagerArgs', 'CloudControllerManagerArgsDict']] = None,
                  cluster_name: Optional[_builtins.str] = None,
-                 cni: pulumi.Input[Optional[Union['CniArgs', 'CniArgsDict']]] = None,
-                 control_plane: pulumi.Input[Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']]] = None,
-                 disk_interface: pulumi.Input[Optional['DiskBus']] = None,
+                 cni: Optional[Union['CniArgs', 'CniArgsDict']] = None,
+                 control_plane: Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] = None,
+                 disk_interface: Optional['DiskBus'] = None,
                  endpoint: Optional[_builtins.str] = None,
-                 extra_manifests: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 extra_sans: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 git_ops: pulumi.Input[Optional[Union['GitOpsArgs', 'GitOpsArgsDict']]] = None,
-                 hosts: pulumi.Input[Optional[Sequence[pulumi.Input[Union['HostArgs', 'HostArgsDict']]]]] = None,
-                 image: pulumi.Input[Optional[Union['ImageArgs', 'ImageArgsDict']]] = None,
-                 inline_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[Union['InlineManifestArgs', 'InlineManifestArgsDict']]]]] = None,
+                 extra_manifests: Optional[Sequence[_builtins.str]] = None,
+                 extra_sans: Optional[Sequence[_builtins.str]] = None,
+                 git_ops: Optional[Union['GitOpsArgs', 'GitOpsArgsDict']] = None,
+                 hosts: Optional[Sequence[Union['HostArgs', 'HostArgsDict']]] = None,
+                 image: Optional[Union['ImageArgs', 'ImageArgsDict']] = None,
+                 inline_manifests: Optional[Sequence[Union['InlineManifestArgs', 'InlineManifestArgsDict']]] = None,
                  install_disk: Optional[_builtins.str] = None,
                  kubernetes_version: Optional[_builtins.str] = None,
-                 network: pulumi.Input[Optional[Union['NetworkArgs', 'NetworkArgsDict']]] = None,
-                 node_patches: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[_builtins.str]]]]] = None,
-                 patches: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 registry_mirrors: pulumi.Input[Optional[Mapping[str, pulumi.Input[Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]]]] = None,
+                 network: Optional[Union['NetworkArgs', 'NetworkArgsDict']] = None,
+                 node_patches: Optional[Mapping[str, Sequence[_builtins.str]]] = None,
+                 patches: Optional[Sequence[_builtins.str]] = None,
+                 registry_mirrors: Optional[Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]] = None,
                  talos_version: Optional[_builtins.str] = None,
                  vip: Optional[_builtins.str] = None,
-                 vm: pulumi.Input[Optional[Union['VmOptionsArgs', 'VmOptionsArgsDict']]] = None,
-                 worker_patches: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
-                 worker_pools: pulumi.Input[Optional[Sequence[pulumi.Input[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]]]] = None,
+                 vm: Optional[Union['VmOptionsArgs', 'VmOptionsArgsDict']] = None,
+                 worker_patches: Optional[Sequence[_builtins.str]] = None,
+                 worker_pools: Optional[Sequence[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):

@@ -88,6 +88,8 @@ func (o ClientConfigurationOutput) ClientKey() pulumi.StringOutput {
 
 // Reset the node when the resource is destroyed: its system disk is wiped.
 type ResetOnDelete struct {
+	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+	ControlPlanes []string `pulumi:"controlPlanes"`
 	// Reset the node on destroy. Default `false`: the node keeps running its configuration.
 	Enabled *bool `pulumi:"enabled"`
 	// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
@@ -109,6 +111,8 @@ type ResetOnDeleteInput interface {
 
 // Reset the node when the resource is destroyed: its system disk is wiped.
 type ResetOnDeleteArgs struct {
+	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+	ControlPlanes pulumi.StringArrayInput `pulumi:"controlPlanes"`
 	// Reset the node on destroy. Default `false`: the node keeps running its configuration.
 	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
 	// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
@@ -195,6 +199,11 @@ func (o ResetOnDeleteOutput) ToResetOnDeletePtrOutputWithContext(ctx context.Con
 	}).(ResetOnDeletePtrOutput)
 }
 
+// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+func (o ResetOnDeleteOutput) ControlPlanes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ResetOnDelete) []string { return v.ControlPlanes }).(pulumi.StringArrayOutput)
+}
+
 // Reset the node on destroy. Default `false`: the node keeps running its configuration.
 func (o ResetOnDeleteOutput) Enabled() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ResetOnDelete) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
@@ -232,6 +241,16 @@ func (o ResetOnDeletePtrOutput) Elem() ResetOnDeleteOutput {
 		var ret ResetOnDelete
 		return ret
 	}).(ResetOnDeleteOutput)
+}
+
+// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+func (o ResetOnDeletePtrOutput) ControlPlanes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ResetOnDelete) []string {
+		if v == nil {
+			return nil
+		}
+		return v.ControlPlanes
+	}).(pulumi.StringArrayOutput)
 }
 
 // Reset the node on destroy. Default `false`: the node keeps running its configuration.

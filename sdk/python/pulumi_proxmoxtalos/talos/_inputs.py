@@ -176,6 +176,10 @@ class ResetOnDeleteArgsDict(TypedDict):
     """
     Reset the node when the resource is destroyed: its system disk is wiped.
     """
+    control_planes: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+    """
     enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     Reset the node on destroy. Default `false`: the node keeps running its configuration.
@@ -192,22 +196,38 @@ class ResetOnDeleteArgsDict(TypedDict):
 @pulumi.input_type
 class ResetOnDeleteArgs:
     def __init__(__self__, *,
+                 control_planes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  enabled: pulumi.Input[Optional[_builtins.bool]] = None,
                  graceful: pulumi.Input[Optional[_builtins.bool]] = None,
                  reboot: pulumi.Input[Optional[_builtins.bool]] = None):
         """
         Reset the node when the resource is destroyed: its system disk is wiped.
 
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
         :param pulumi.Input[_builtins.bool] enabled: Reset the node on destroy. Default `false`: the node keeps running its configuration.
         :param pulumi.Input[_builtins.bool] graceful: Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
         :param pulumi.Input[_builtins.bool] reboot: Reboot after the reset (a node booted from the ISO comes back in maintenance mode). Default `false`: the node powers off.
         """
+        if control_planes is not None:
+            pulumi.set(__self__, "control_planes", control_planes)
         if enabled is not None:
             pulumi.set(__self__, "enabled", enabled)
         if graceful is not None:
             pulumi.set(__self__, "graceful", graceful)
         if reboot is not None:
             pulumi.set(__self__, "reboot", reboot)
+
+    @_builtins.property
+    @pulumi.getter(name="controlPlanes")
+    def control_planes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+        """
+        return pulumi.get(self, "control_planes")
+
+    @control_planes.setter
+    def control_planes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "control_planes", value)
 
     @_builtins.property
     @pulumi.getter

@@ -15,7 +15,6 @@ import com.proxmoxtalos.proxmoxtalos.inputs.NetworkArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.RegistryMirrorArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.VmOptionsArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.WorkerPoolArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Boolean;
@@ -51,13 +50,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="cloudControllerManager")
-    private @Nullable Output<CloudControllerManagerArgs> cloudControllerManager;
+    private @Nullable CloudControllerManagerArgs cloudControllerManager;
 
     /**
      * @return The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
      * 
      */
-    public Optional<Output<CloudControllerManagerArgs>> cloudControllerManager() {
+    public Optional<CloudControllerManagerArgs> cloudControllerManager() {
         return Optional.ofNullable(this.cloudControllerManager);
     }
 
@@ -81,13 +80,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="cni")
-    private @Nullable Output<CniArgs> cni;
+    private @Nullable CniArgs cni;
 
     /**
      * @return The pod network. Default: flannel, managed by Talos.
      * 
      */
-    public Optional<Output<CniArgs>> cni() {
+    public Optional<CniArgs> cni() {
         return Optional.ofNullable(this.cni);
     }
 
@@ -96,13 +95,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="controlPlane")
-    private @Nullable Output<ControlPlaneArgs> controlPlane;
+    private @Nullable ControlPlaneArgs controlPlane;
 
     /**
      * @return The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
      * 
      */
-    public Optional<Output<ControlPlaneArgs>> controlPlane() {
+    public Optional<ControlPlaneArgs> controlPlane() {
         return Optional.ofNullable(this.controlPlane);
     }
 
@@ -111,13 +110,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="diskInterface")
-    private @Nullable Output<DiskBus> diskInterface;
+    private @Nullable DiskBus diskInterface;
 
     /**
      * @return Bus of the VMs&#39; disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
      * 
      */
-    public Optional<Output<DiskBus>> diskInterface() {
+    public Optional<DiskBus> diskInterface() {
         return Optional.ofNullable(this.diskInterface);
     }
 
@@ -141,13 +140,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="extraManifests")
-    private @Nullable Output<List<String>> extraManifests;
+    private @Nullable List<String> extraManifests;
 
     /**
      * @return URLs of Kubernetes manifests the control planes apply after bootstrap.
      * 
      */
-    public Optional<Output<List<String>>> extraManifests() {
+    public Optional<List<String>> extraManifests() {
         return Optional.ofNullable(this.extraManifests);
     }
 
@@ -156,13 +155,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="extraSans")
-    private @Nullable Output<List<String>> extraSans;
+    private @Nullable List<String> extraSans;
 
     /**
      * @return Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
      * 
      */
-    public Optional<Output<List<String>>> extraSans() {
+    public Optional<List<String>> extraSans() {
         return Optional.ofNullable(this.extraSans);
     }
 
@@ -171,13 +170,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="gitOps")
-    private @Nullable Output<GitOpsArgs> gitOps;
+    private @Nullable GitOpsArgs gitOps;
 
     /**
      * @return Bootstrap Flux or Argo CD and point it at a Git repository.
      * 
      */
-    public Optional<Output<GitOpsArgs>> gitOps() {
+    public Optional<GitOpsArgs> gitOps() {
         return Optional.ofNullable(this.gitOps);
     }
 
@@ -186,13 +185,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="hosts", required=true)
-    private Output<List<HostArgs>> hosts;
+    private List<HostArgs> hosts;
 
     /**
      * @return The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts&#39; free memory is checked for the whole cluster before anything is created.
      * 
      */
-    public Output<List<HostArgs>> hosts() {
+    public List<HostArgs> hosts() {
         return this.hosts;
     }
 
@@ -201,13 +200,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="image")
-    private @Nullable Output<ImageArgs> image;
+    private @Nullable ImageArgs image;
 
     /**
      * @return Which Talos image the VMs boot and install. Default: the Image Factory&#39;s nocloud image with the `qemu-guest-agent` extension, downloaded to each host&#39;s `local` storage.
      * 
      */
-    public Optional<Output<ImageArgs>> image() {
+    public Optional<ImageArgs> image() {
         return Optional.ofNullable(this.image);
     }
 
@@ -216,13 +215,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="inlineManifests")
-    private @Nullable Output<List<InlineManifestArgs>> inlineManifests;
+    private @Nullable List<InlineManifestArgs> inlineManifests;
 
     /**
      * @return Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
      * 
      */
-    public Optional<Output<List<InlineManifestArgs>>> inlineManifests() {
+    public Optional<List<InlineManifestArgs>> inlineManifests() {
         return Optional.ofNullable(this.inlineManifests);
     }
 
@@ -261,13 +260,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="network", required=true)
-    private Output<NetworkArgs> network;
+    private NetworkArgs network;
 
     /**
      * @return The nodes&#39; network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
      * 
      */
-    public Output<NetworkArgs> network() {
+    public NetworkArgs network() {
         return this.network;
     }
 
@@ -276,13 +275,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="nodePatches")
-    private @Nullable Output<Map<String,List<String>>> nodePatches;
+    private @Nullable Map<String,List<String>> nodePatches;
 
     /**
      * @return Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
      * 
      */
-    public Optional<Output<Map<String,List<String>>>> nodePatches() {
+    public Optional<Map<String,List<String>>> nodePatches() {
         return Optional.ofNullable(this.nodePatches);
     }
 
@@ -291,13 +290,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable Output<List<String>> patches;
+    private @Nullable List<String> patches;
 
     /**
      * @return Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster&#39;s own settings, before role, pool and node patches.
      * 
      */
-    public Optional<Output<List<String>>> patches() {
+    public Optional<List<String>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -306,13 +305,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="registryMirrors")
-    private @Nullable Output<Map<String,RegistryMirrorArgs>> registryMirrors;
+    private @Nullable Map<String,RegistryMirrorArgs> registryMirrors;
 
     /**
      * @return Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
      * 
      */
-    public Optional<Output<Map<String,RegistryMirrorArgs>>> registryMirrors() {
+    public Optional<Map<String,RegistryMirrorArgs>> registryMirrors() {
         return Optional.ofNullable(this.registryMirrors);
     }
 
@@ -351,13 +350,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="vm")
-    private @Nullable Output<VmOptionsArgs> vm;
+    private @Nullable VmOptionsArgs vm;
 
     /**
      * @return Settings for every VM of the cluster.
      * 
      */
-    public Optional<Output<VmOptionsArgs>> vm() {
+    public Optional<VmOptionsArgs> vm() {
         return Optional.ofNullable(this.vm);
     }
 
@@ -366,13 +365,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="workerPatches")
-    private @Nullable Output<List<String>> workerPatches;
+    private @Nullable List<String> workerPatches;
 
     /**
      * @return Patches for every worker, applied before the pool&#39;s own patches.
      * 
      */
-    public Optional<Output<List<String>>> workerPatches() {
+    public Optional<List<String>> workerPatches() {
         return Optional.ofNullable(this.workerPatches);
     }
 
@@ -381,13 +380,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="workerPools")
-    private @Nullable Output<List<WorkerPoolArgs>> workerPools;
+    private @Nullable List<WorkerPoolArgs> workerPools;
 
     /**
      * @return Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
      * 
      */
-    public Optional<Output<List<WorkerPoolArgs>>> workerPools() {
+    public Optional<List<WorkerPoolArgs>> workerPools() {
         return Optional.ofNullable(this.workerPools);
     }
 
@@ -455,19 +454,9 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder cloudControllerManager(@Nullable Output<CloudControllerManagerArgs> cloudControllerManager) {
+        public Builder cloudControllerManager(@Nullable CloudControllerManagerArgs cloudControllerManager) {
             $.cloudControllerManager = cloudControllerManager;
             return this;
-        }
-
-        /**
-         * @param cloudControllerManager The cloud controller manager. On by default: the Talos CCM and the kubelet serving certificate approver are installed and every kubelet runs with `cloud-provider: external` and `rotate-server-certificates: true`, so nodes get `spec.providerID` and their serving certificates are approved.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder cloudControllerManager(CloudControllerManagerArgs cloudControllerManager) {
-            return cloudControllerManager(Output.of(cloudControllerManager));
         }
 
         /**
@@ -487,61 +476,31 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder cni(@Nullable Output<CniArgs> cni) {
+        public Builder cni(@Nullable CniArgs cni) {
             $.cni = cni;
             return this;
         }
 
         /**
-         * @param cni The pod network. Default: flannel, managed by Talos.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder cni(CniArgs cni) {
-            return cni(Output.of(cni));
-        }
-
-        /**
          * @param controlPlane The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
          * 
          * @return builder
          * 
          */
-        public Builder controlPlane(@Nullable Output<ControlPlaneArgs> controlPlane) {
+        public Builder controlPlane(@Nullable ControlPlaneArgs controlPlane) {
             $.controlPlane = controlPlane;
             return this;
         }
 
         /**
-         * @param controlPlane The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder controlPlane(ControlPlaneArgs controlPlane) {
-            return controlPlane(Output.of(controlPlane));
-        }
-
-        /**
          * @param diskInterface Bus of the VMs&#39; disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
          * 
          * @return builder
          * 
          */
-        public Builder diskInterface(@Nullable Output<DiskBus> diskInterface) {
+        public Builder diskInterface(@Nullable DiskBus diskInterface) {
             $.diskInterface = diskInterface;
             return this;
-        }
-
-        /**
-         * @param diskInterface Bus of the VMs&#39; disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder diskInterface(DiskBus diskInterface) {
-            return diskInterface(Output.of(diskInterface));
         }
 
         /**
@@ -561,19 +520,9 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder extraManifests(@Nullable Output<List<String>> extraManifests) {
+        public Builder extraManifests(@Nullable List<String> extraManifests) {
             $.extraManifests = extraManifests;
             return this;
-        }
-
-        /**
-         * @param extraManifests URLs of Kubernetes manifests the control planes apply after bootstrap.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder extraManifests(List<String> extraManifests) {
-            return extraManifests(Output.of(extraManifests));
         }
 
         /**
@@ -592,19 +541,9 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder extraSans(@Nullable Output<List<String>> extraSans) {
+        public Builder extraSans(@Nullable List<String> extraSans) {
             $.extraSans = extraSans;
             return this;
-        }
-
-        /**
-         * @param extraSans Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder extraSans(List<String> extraSans) {
-            return extraSans(Output.of(extraSans));
         }
 
         /**
@@ -623,29 +562,8 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder gitOps(@Nullable Output<GitOpsArgs> gitOps) {
+        public Builder gitOps(@Nullable GitOpsArgs gitOps) {
             $.gitOps = gitOps;
-            return this;
-        }
-
-        /**
-         * @param gitOps Bootstrap Flux or Argo CD and point it at a Git repository.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder gitOps(GitOpsArgs gitOps) {
-            return gitOps(Output.of(gitOps));
-        }
-
-        /**
-         * @param hosts The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts&#39; free memory is checked for the whole cluster before anything is created.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder hosts(Output<List<HostArgs>> hosts) {
-            $.hosts = hosts;
             return this;
         }
 
@@ -656,7 +574,8 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder hosts(List<HostArgs> hosts) {
-            return hosts(Output.of(hosts));
+            $.hosts = hosts;
+            return this;
         }
 
         /**
@@ -675,40 +594,20 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder image(@Nullable Output<ImageArgs> image) {
+        public Builder image(@Nullable ImageArgs image) {
             $.image = image;
             return this;
         }
 
         /**
-         * @param image Which Talos image the VMs boot and install. Default: the Image Factory&#39;s nocloud image with the `qemu-guest-agent` extension, downloaded to each host&#39;s `local` storage.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder image(ImageArgs image) {
-            return image(Output.of(image));
-        }
-
-        /**
          * @param inlineManifests Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
          * 
          * @return builder
          * 
          */
-        public Builder inlineManifests(@Nullable Output<List<InlineManifestArgs>> inlineManifests) {
+        public Builder inlineManifests(@Nullable List<InlineManifestArgs> inlineManifests) {
             $.inlineManifests = inlineManifests;
             return this;
-        }
-
-        /**
-         * @param inlineManifests Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder inlineManifests(List<InlineManifestArgs> inlineManifests) {
-            return inlineManifests(Output.of(inlineManifests));
         }
 
         /**
@@ -749,61 +648,31 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder network(Output<NetworkArgs> network) {
+        public Builder network(NetworkArgs network) {
             $.network = network;
             return this;
         }
 
         /**
-         * @param network The nodes&#39; network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder network(NetworkArgs network) {
-            return network(Output.of(network));
-        }
-
-        /**
          * @param nodePatches Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
          * 
          * @return builder
          * 
          */
-        public Builder nodePatches(@Nullable Output<Map<String,List<String>>> nodePatches) {
+        public Builder nodePatches(@Nullable Map<String,List<String>> nodePatches) {
             $.nodePatches = nodePatches;
             return this;
         }
 
         /**
-         * @param nodePatches Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder nodePatches(Map<String,List<String>> nodePatches) {
-            return nodePatches(Output.of(nodePatches));
-        }
-
-        /**
          * @param patches Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster&#39;s own settings, before role, pool and node patches.
          * 
          * @return builder
          * 
          */
-        public Builder patches(@Nullable Output<List<String>> patches) {
+        public Builder patches(@Nullable List<String> patches) {
             $.patches = patches;
             return this;
-        }
-
-        /**
-         * @param patches Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster&#39;s own settings, before role, pool and node patches.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder patches(List<String> patches) {
-            return patches(Output.of(patches));
         }
 
         /**
@@ -822,19 +691,9 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder registryMirrors(@Nullable Output<Map<String,RegistryMirrorArgs>> registryMirrors) {
+        public Builder registryMirrors(@Nullable Map<String,RegistryMirrorArgs> registryMirrors) {
             $.registryMirrors = registryMirrors;
             return this;
-        }
-
-        /**
-         * @param registryMirrors Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder registryMirrors(Map<String,RegistryMirrorArgs> registryMirrors) {
-            return registryMirrors(Output.of(registryMirrors));
         }
 
         /**
@@ -865,40 +724,20 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder vm(@Nullable Output<VmOptionsArgs> vm) {
+        public Builder vm(@Nullable VmOptionsArgs vm) {
             $.vm = vm;
             return this;
         }
 
         /**
-         * @param vm Settings for every VM of the cluster.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder vm(VmOptionsArgs vm) {
-            return vm(Output.of(vm));
-        }
-
-        /**
          * @param workerPatches Patches for every worker, applied before the pool&#39;s own patches.
          * 
          * @return builder
          * 
          */
-        public Builder workerPatches(@Nullable Output<List<String>> workerPatches) {
+        public Builder workerPatches(@Nullable List<String> workerPatches) {
             $.workerPatches = workerPatches;
             return this;
-        }
-
-        /**
-         * @param workerPatches Patches for every worker, applied before the pool&#39;s own patches.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder workerPatches(List<String> workerPatches) {
-            return workerPatches(Output.of(workerPatches));
         }
 
         /**
@@ -917,19 +756,9 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder workerPools(@Nullable Output<List<WorkerPoolArgs>> workerPools) {
+        public Builder workerPools(@Nullable List<WorkerPoolArgs> workerPools) {
             $.workerPools = workerPools;
             return this;
-        }
-
-        /**
-         * @param workerPools Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder workerPools(List<WorkerPoolArgs> workerPools) {
-            return workerPools(Output.of(workerPools));
         }
 
         /**

@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -19,13 +18,13 @@ public final class AddressRangeArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="end", required=true)
-    private Output<String> end;
+    private String end;
 
     /**
      * @return Last address of the range (inclusive).
      * 
      */
-    public Output<String> end() {
+    public String end() {
         return this.end;
     }
 
@@ -34,13 +33,13 @@ public final class AddressRangeArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="start", required=true)
-    private Output<String> start;
+    private String start;
 
     /**
      * @return First address of the range, inside the subnet.
      * 
      */
-    public Output<String> start() {
+    public String start() {
         return this.start;
     }
 
@@ -75,29 +74,8 @@ public final class AddressRangeArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder end(Output<String> end) {
-            $.end = end;
-            return this;
-        }
-
-        /**
-         * @param end Last address of the range (inclusive).
-         * 
-         * @return builder
-         * 
-         */
         public Builder end(String end) {
-            return end(Output.of(end));
-        }
-
-        /**
-         * @param start First address of the range, inside the subnet.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder start(Output<String> start) {
-            $.start = start;
+            $.end = end;
             return this;
         }
 
@@ -108,7 +86,8 @@ public final class AddressRangeArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder start(String start) {
-            return start(Output.of(start));
+            $.start = start;
+            return this;
         }
 
         public AddressRangeArgs build() {

@@ -4,7 +4,6 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.ProxmoxCloudControllerManagerArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
 import java.lang.String;
@@ -22,13 +21,13 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
      * 
      */
     @Import(name="enabled")
-    private @Nullable Output<Boolean> enabled;
+    private @Nullable Boolean enabled;
 
     /**
      * @return Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
      * 
      */
-    public Optional<Output<Boolean>> enabled() {
+    public Optional<Boolean> enabled() {
         return Optional.ofNullable(this.enabled);
     }
 
@@ -37,13 +36,13 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
      * 
      */
     @Import(name="proxmox")
-    private @Nullable Output<ProxmoxCloudControllerManagerArgs> proxmox;
+    private @Nullable ProxmoxCloudControllerManagerArgs proxmox;
 
     /**
      * @return Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
      * 
      */
-    public Optional<Output<ProxmoxCloudControllerManagerArgs>> proxmox() {
+    public Optional<ProxmoxCloudControllerManagerArgs> proxmox() {
         return Optional.ofNullable(this.proxmox);
     }
 
@@ -52,13 +51,13 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
      * 
      */
     @Import(name="servingCertApproverManifest")
-    private @Nullable Output<String> servingCertApproverManifest;
+    private @Nullable String servingCertApproverManifest;
 
     /**
      * @return URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
      * 
      */
-    public Optional<Output<String>> servingCertApproverManifest() {
+    public Optional<String> servingCertApproverManifest() {
         return Optional.ofNullable(this.servingCertApproverManifest);
     }
 
@@ -67,13 +66,13 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
      * 
      */
     @Import(name="talosCcmManifest")
-    private @Nullable Output<String> talosCcmManifest;
+    private @Nullable String talosCcmManifest;
 
     /**
      * @return URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
      * 
      */
-    public Optional<Output<String>> talosCcmManifest() {
+    public Optional<String> talosCcmManifest() {
         return Optional.ofNullable(this.talosCcmManifest);
     }
 
@@ -110,82 +109,42 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
          * @return builder
          * 
          */
-        public Builder enabled(@Nullable Output<Boolean> enabled) {
+        public Builder enabled(@Nullable Boolean enabled) {
             $.enabled = enabled;
             return this;
         }
 
         /**
-         * @param enabled Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder enabled(Boolean enabled) {
-            return enabled(Output.of(enabled));
-        }
-
-        /**
          * @param proxmox Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
          * 
          * @return builder
          * 
          */
-        public Builder proxmox(@Nullable Output<ProxmoxCloudControllerManagerArgs> proxmox) {
+        public Builder proxmox(@Nullable ProxmoxCloudControllerManagerArgs proxmox) {
             $.proxmox = proxmox;
             return this;
         }
 
         /**
-         * @param proxmox Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder proxmox(ProxmoxCloudControllerManagerArgs proxmox) {
-            return proxmox(Output.of(proxmox));
-        }
-
-        /**
          * @param servingCertApproverManifest URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
          * 
          * @return builder
          * 
          */
-        public Builder servingCertApproverManifest(@Nullable Output<String> servingCertApproverManifest) {
+        public Builder servingCertApproverManifest(@Nullable String servingCertApproverManifest) {
             $.servingCertApproverManifest = servingCertApproverManifest;
             return this;
         }
 
         /**
-         * @param servingCertApproverManifest URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder servingCertApproverManifest(String servingCertApproverManifest) {
-            return servingCertApproverManifest(Output.of(servingCertApproverManifest));
-        }
-
-        /**
          * @param talosCcmManifest URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
          * 
          * @return builder
          * 
          */
-        public Builder talosCcmManifest(@Nullable Output<String> talosCcmManifest) {
+        public Builder talosCcmManifest(@Nullable String talosCcmManifest) {
             $.talosCcmManifest = talosCcmManifest;
             return this;
-        }
-
-        /**
-         * @param talosCcmManifest URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder talosCcmManifest(String talosCcmManifest) {
-            return talosCcmManifest(Output.of(talosCcmManifest));
         }
 
         public CloudControllerManagerArgs build() {

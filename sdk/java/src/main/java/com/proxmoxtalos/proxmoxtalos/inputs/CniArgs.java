@@ -5,7 +5,6 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.enums.CniName;
 import com.proxmoxtalos.proxmoxtalos.inputs.InlineManifestArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
 import java.lang.String;
@@ -24,13 +23,13 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="disableKubeProxy")
-    private @Nullable Output<Boolean> disableKubeProxy;
+    private @Nullable Boolean disableKubeProxy;
 
     /**
      * @return Run without kube-proxy. Default `true` for cilium, `false` otherwise.
      * 
      */
-    public Optional<Output<Boolean>> disableKubeProxy() {
+    public Optional<Boolean> disableKubeProxy() {
         return Optional.ofNullable(this.disableKubeProxy);
     }
 
@@ -39,13 +38,13 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="inlineManifests")
-    private @Nullable Output<List<InlineManifestArgs>> inlineManifests;
+    private @Nullable List<InlineManifestArgs> inlineManifests;
 
     /**
      * @return The CNI&#39;s manifests inline (cilium and custom), for example the output of `helm template cilium`.
      * 
      */
-    public Optional<Output<List<InlineManifestArgs>>> inlineManifests() {
+    public Optional<List<InlineManifestArgs>> inlineManifests() {
         return Optional.ofNullable(this.inlineManifests);
     }
 
@@ -54,13 +53,13 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="manifestUrls")
-    private @Nullable Output<List<String>> manifestUrls;
+    private @Nullable List<String> manifestUrls;
 
     /**
      * @return URLs of the CNI&#39;s manifests (cilium and custom).
      * 
      */
-    public Optional<Output<List<String>>> manifestUrls() {
+    public Optional<List<String>> manifestUrls() {
         return Optional.ofNullable(this.manifestUrls);
     }
 
@@ -69,13 +68,13 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="name")
-    private @Nullable Output<CniName> name;
+    private @Nullable CniName name;
 
     /**
      * @return The CNI. Default `flannel`.
      * 
      */
-    public Optional<Output<CniName>> name() {
+    public Optional<CniName> name() {
         return Optional.ofNullable(this.name);
     }
 
@@ -112,40 +111,20 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder disableKubeProxy(@Nullable Output<Boolean> disableKubeProxy) {
+        public Builder disableKubeProxy(@Nullable Boolean disableKubeProxy) {
             $.disableKubeProxy = disableKubeProxy;
             return this;
         }
 
         /**
-         * @param disableKubeProxy Run without kube-proxy. Default `true` for cilium, `false` otherwise.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder disableKubeProxy(Boolean disableKubeProxy) {
-            return disableKubeProxy(Output.of(disableKubeProxy));
-        }
-
-        /**
          * @param inlineManifests The CNI&#39;s manifests inline (cilium and custom), for example the output of `helm template cilium`.
          * 
          * @return builder
          * 
          */
-        public Builder inlineManifests(@Nullable Output<List<InlineManifestArgs>> inlineManifests) {
+        public Builder inlineManifests(@Nullable List<InlineManifestArgs> inlineManifests) {
             $.inlineManifests = inlineManifests;
             return this;
-        }
-
-        /**
-         * @param inlineManifests The CNI&#39;s manifests inline (cilium and custom), for example the output of `helm template cilium`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder inlineManifests(List<InlineManifestArgs> inlineManifests) {
-            return inlineManifests(Output.of(inlineManifests));
         }
 
         /**
@@ -164,19 +143,9 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder manifestUrls(@Nullable Output<List<String>> manifestUrls) {
+        public Builder manifestUrls(@Nullable List<String> manifestUrls) {
             $.manifestUrls = manifestUrls;
             return this;
-        }
-
-        /**
-         * @param manifestUrls URLs of the CNI&#39;s manifests (cilium and custom).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder manifestUrls(List<String> manifestUrls) {
-            return manifestUrls(Output.of(manifestUrls));
         }
 
         /**
@@ -195,19 +164,9 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder name(@Nullable Output<CniName> name) {
+        public Builder name(@Nullable CniName name) {
             $.name = name;
             return this;
-        }
-
-        /**
-         * @param name The CNI. Default `flannel`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder name(CniName name) {
-            return name(Output.of(name));
         }
 
         public CniArgs build() {

@@ -6,7 +6,6 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 import com.proxmoxtalos.proxmoxtalos.inputs.NodeSettingsArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.TaintArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.VmSizeArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Integer;
 import java.lang.String;
@@ -26,13 +25,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="count")
-    private @Nullable Output<Integer> count;
+    private @Nullable Integer count;
 
     /**
      * @return Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
      * 
      */
-    public Optional<Output<Integer>> count() {
+    public Optional<Integer> count() {
         return Optional.ofNullable(this.count);
     }
 
@@ -41,13 +40,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="labels")
-    private @Nullable Output<Map<String,String>> labels;
+    private @Nullable Map<String,String> labels;
 
     /**
      * @return Kubernetes labels of the control plane nodes.
      * 
      */
-    public Optional<Output<Map<String,String>>> labels() {
+    public Optional<Map<String,String>> labels() {
         return Optional.ofNullable(this.labels);
     }
 
@@ -56,13 +55,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="nodes")
-    private @Nullable Output<List<NodeSettingsArgs>> nodes;
+    private @Nullable List<NodeSettingsArgs> nodes;
 
     /**
      * @return Control planes listed one by one (name, host, address, ...) instead of `count`.
      * 
      */
-    public Optional<Output<List<NodeSettingsArgs>>> nodes() {
+    public Optional<List<NodeSettingsArgs>> nodes() {
         return Optional.ofNullable(this.nodes);
     }
 
@@ -71,13 +70,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable Output<List<String>> patches;
+    private @Nullable List<String> patches;
 
     /**
      * @return Machine configuration patches for the control planes.
      * 
      */
-    public Optional<Output<List<String>>> patches() {
+    public Optional<List<String>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -86,13 +85,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="size")
-    private @Nullable Output<VmSizeArgs> size;
+    private @Nullable VmSizeArgs size;
 
     /**
      * @return VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
      * 
      */
-    public Optional<Output<VmSizeArgs>> size() {
+    public Optional<VmSizeArgs> size() {
         return Optional.ofNullable(this.size);
     }
 
@@ -101,13 +100,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="taints")
-    private @Nullable Output<List<TaintArgs>> taints;
+    private @Nullable List<TaintArgs> taints;
 
     /**
      * @return Kubernetes taints of the control plane nodes.
      * 
      */
-    public Optional<Output<List<TaintArgs>>> taints() {
+    public Optional<List<TaintArgs>> taints() {
         return Optional.ofNullable(this.taints);
     }
 
@@ -146,61 +145,31 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder count(@Nullable Output<Integer> count) {
+        public Builder count(@Nullable Integer count) {
             $.count = count;
             return this;
         }
 
         /**
-         * @param count Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder count(Integer count) {
-            return count(Output.of(count));
-        }
-
-        /**
          * @param labels Kubernetes labels of the control plane nodes.
          * 
          * @return builder
          * 
          */
-        public Builder labels(@Nullable Output<Map<String,String>> labels) {
+        public Builder labels(@Nullable Map<String,String> labels) {
             $.labels = labels;
             return this;
         }
 
         /**
-         * @param labels Kubernetes labels of the control plane nodes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder labels(Map<String,String> labels) {
-            return labels(Output.of(labels));
-        }
-
-        /**
          * @param nodes Control planes listed one by one (name, host, address, ...) instead of `count`.
          * 
          * @return builder
          * 
          */
-        public Builder nodes(@Nullable Output<List<NodeSettingsArgs>> nodes) {
+        public Builder nodes(@Nullable List<NodeSettingsArgs> nodes) {
             $.nodes = nodes;
             return this;
-        }
-
-        /**
-         * @param nodes Control planes listed one by one (name, host, address, ...) instead of `count`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder nodes(List<NodeSettingsArgs> nodes) {
-            return nodes(Output.of(nodes));
         }
 
         /**
@@ -219,19 +188,9 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder patches(@Nullable Output<List<String>> patches) {
+        public Builder patches(@Nullable List<String> patches) {
             $.patches = patches;
             return this;
-        }
-
-        /**
-         * @param patches Machine configuration patches for the control planes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder patches(List<String> patches) {
-            return patches(Output.of(patches));
         }
 
         /**
@@ -250,40 +209,20 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder size(@Nullable Output<VmSizeArgs> size) {
+        public Builder size(@Nullable VmSizeArgs size) {
             $.size = size;
             return this;
         }
 
         /**
-         * @param size VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder size(VmSizeArgs size) {
-            return size(Output.of(size));
-        }
-
-        /**
          * @param taints Kubernetes taints of the control plane nodes.
          * 
          * @return builder
          * 
          */
-        public Builder taints(@Nullable Output<List<TaintArgs>> taints) {
+        public Builder taints(@Nullable List<TaintArgs> taints) {
             $.taints = taints;
             return this;
-        }
-
-        /**
-         * @param taints Kubernetes taints of the control plane nodes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder taints(List<TaintArgs> taints) {
-            return taints(Output.of(taints));
         }
 
         /**

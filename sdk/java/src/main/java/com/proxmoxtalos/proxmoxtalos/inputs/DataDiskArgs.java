@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -22,13 +21,13 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="sizeGiB", required=true)
-    private Output<Integer> sizeGiB;
+    private Integer sizeGiB;
 
     /**
      * @return Size in GiB.
      * 
      */
-    public Output<Integer> sizeGiB() {
+    public Integer sizeGiB() {
         return this.sizeGiB;
     }
 
@@ -37,13 +36,13 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="storage")
-    private @Nullable Output<String> storage;
+    private @Nullable String storage;
 
     /**
      * @return Storage of the disk. Default: the host&#39;s `diskStorage`.
      * 
      */
-    public Optional<Output<String>> storage() {
+    public Optional<String> storage() {
         return Optional.ofNullable(this.storage);
     }
 
@@ -52,13 +51,13 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="volume")
-    private @Nullable Output<String> volume;
+    private @Nullable String volume;
 
     /**
      * @return Name of a Talos user volume to create on the disk, mounted at `/var/mnt/&lt;volume&gt;` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
      * 
      */
-    public Optional<Output<String>> volume() {
+    public Optional<String> volume() {
         return Optional.ofNullable(this.volume);
     }
 
@@ -94,61 +93,31 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder sizeGiB(Output<Integer> sizeGiB) {
+        public Builder sizeGiB(Integer sizeGiB) {
             $.sizeGiB = sizeGiB;
             return this;
         }
 
         /**
-         * @param sizeGiB Size in GiB.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder sizeGiB(Integer sizeGiB) {
-            return sizeGiB(Output.of(sizeGiB));
-        }
-
-        /**
          * @param storage Storage of the disk. Default: the host&#39;s `diskStorage`.
          * 
          * @return builder
          * 
          */
-        public Builder storage(@Nullable Output<String> storage) {
+        public Builder storage(@Nullable String storage) {
             $.storage = storage;
             return this;
         }
 
         /**
-         * @param storage Storage of the disk. Default: the host&#39;s `diskStorage`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder storage(String storage) {
-            return storage(Output.of(storage));
-        }
-
-        /**
          * @param volume Name of a Talos user volume to create on the disk, mounted at `/var/mnt/&lt;volume&gt;` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
          * 
          * @return builder
          * 
          */
-        public Builder volume(@Nullable Output<String> volume) {
+        public Builder volume(@Nullable String volume) {
             $.volume = volume;
             return this;
-        }
-
-        /**
-         * @param volume Name of a Talos user volume to create on the disk, mounted at `/var/mnt/&lt;volume&gt;` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder volume(String volume) {
-            return volume(Output.of(volume));
         }
 
         public DataDiskArgs build() {

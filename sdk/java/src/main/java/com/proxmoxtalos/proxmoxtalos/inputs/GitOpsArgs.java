@@ -5,7 +5,6 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.enums.GitOpsTool;
 import com.proxmoxtalos.proxmoxtalos.inputs.GitRepositoryArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -22,13 +21,13 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="installManifests", required=true)
-    private Output<List<String>> installManifests;
+    private List<String> installManifests;
 
     /**
      * @return URLs of the tool&#39;s install manifests, pinned to a version. Argo CD&#39;s `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
      * 
      */
-    public Output<List<String>> installManifests() {
+    public List<String> installManifests() {
         return this.installManifests;
     }
 
@@ -37,13 +36,13 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="repository", required=true)
-    private Output<GitRepositoryArgs> repository;
+    private GitRepositoryArgs repository;
 
     /**
      * @return The repository the tool syncs the cluster from.
      * 
      */
-    public Output<GitRepositoryArgs> repository() {
+    public GitRepositoryArgs repository() {
         return this.repository;
     }
 
@@ -52,13 +51,13 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="tool", required=true)
-    private Output<GitOpsTool> tool;
+    private GitOpsTool tool;
 
     /**
      * @return The GitOps tool.
      * 
      */
-    public Output<GitOpsTool> tool() {
+    public GitOpsTool tool() {
         return this.tool;
     }
 
@@ -94,19 +93,9 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder installManifests(Output<List<String>> installManifests) {
+        public Builder installManifests(List<String> installManifests) {
             $.installManifests = installManifests;
             return this;
-        }
-
-        /**
-         * @param installManifests URLs of the tool&#39;s install manifests, pinned to a version. Argo CD&#39;s `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder installManifests(List<String> installManifests) {
-            return installManifests(Output.of(installManifests));
         }
 
         /**
@@ -125,29 +114,8 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder repository(Output<GitRepositoryArgs> repository) {
-            $.repository = repository;
-            return this;
-        }
-
-        /**
-         * @param repository The repository the tool syncs the cluster from.
-         * 
-         * @return builder
-         * 
-         */
         public Builder repository(GitRepositoryArgs repository) {
-            return repository(Output.of(repository));
-        }
-
-        /**
-         * @param tool The GitOps tool.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder tool(Output<GitOpsTool> tool) {
-            $.tool = tool;
+            $.repository = repository;
             return this;
         }
 
@@ -158,7 +126,8 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder tool(GitOpsTool tool) {
-            return tool(Output.of(tool));
+            $.tool = tool;
+            return this;
         }
 
         public GitOpsArgs build() {

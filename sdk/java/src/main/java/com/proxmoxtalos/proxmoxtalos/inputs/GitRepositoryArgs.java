@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -21,13 +20,13 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="branch")
-    private @Nullable Output<String> branch;
+    private @Nullable String branch;
 
     /**
      * @return Branch to follow. Default `main`.
      * 
      */
-    public Optional<Output<String>> branch() {
+    public Optional<String> branch() {
         return Optional.ofNullable(this.branch);
     }
 
@@ -36,13 +35,13 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="path")
-    private @Nullable Output<String> path;
+    private @Nullable String path;
 
     /**
      * @return Path inside the repository. Default `.`.
      * 
      */
-    public Optional<Output<String>> path() {
+    public Optional<String> path() {
         return Optional.ofNullable(this.path);
     }
 
@@ -51,13 +50,13 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="url", required=true)
-    private Output<String> url;
+    private String url;
 
     /**
      * @return Clone URL of the repository.
      * 
      */
-    public Output<String> url() {
+    public String url() {
         return this.url;
     }
 
@@ -93,50 +92,19 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder branch(@Nullable Output<String> branch) {
+        public Builder branch(@Nullable String branch) {
             $.branch = branch;
             return this;
         }
 
         /**
-         * @param branch Branch to follow. Default `main`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder branch(String branch) {
-            return branch(Output.of(branch));
-        }
-
-        /**
          * @param path Path inside the repository. Default `.`.
          * 
          * @return builder
          * 
          */
-        public Builder path(@Nullable Output<String> path) {
+        public Builder path(@Nullable String path) {
             $.path = path;
-            return this;
-        }
-
-        /**
-         * @param path Path inside the repository. Default `.`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder path(String path) {
-            return path(Output.of(path));
-        }
-
-        /**
-         * @param url Clone URL of the repository.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder url(Output<String> url) {
-            $.url = url;
             return this;
         }
 
@@ -147,7 +115,8 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder url(String url) {
-            return url(Output.of(url));
+            $.url = url;
+            return this;
         }
 
         public GitRepositoryArgs build() {

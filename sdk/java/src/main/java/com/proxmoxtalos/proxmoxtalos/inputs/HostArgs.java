@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -26,13 +25,13 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="diskStorage")
-    private @Nullable Output<String> diskStorage;
+    private @Nullable String diskStorage;
 
     /**
      * @return Storage for the VMs&#39; disks and cloud-init drives (content type `images`). Default `local-lvm`.
      * 
      */
-    public Optional<Output<String>> diskStorage() {
+    public Optional<String> diskStorage() {
         return Optional.ofNullable(this.diskStorage);
     }
 
@@ -41,13 +40,13 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="isoStorage")
-    private @Nullable Output<String> isoStorage;
+    private @Nullable String isoStorage;
 
     /**
      * @return Storage for the Talos ISO on this host. Default `image.isoStorage`.
      * 
      */
-    public Optional<Output<String>> isoStorage() {
+    public Optional<String> isoStorage() {
         return Optional.ofNullable(this.isoStorage);
     }
 
@@ -56,13 +55,13 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="node", required=true)
-    private Output<String> node;
+    private String node;
 
     /**
      * @return The Proxmox node name, like `pve1`.
      * 
      */
-    public Output<String> node() {
+    public String node() {
         return this.node;
     }
 
@@ -71,13 +70,13 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="templateVmId")
-    private @Nullable Output<Integer> templateVmId;
+    private @Nullable Integer templateVmId;
 
     /**
      * @return Template VMID on this host, overriding `image.template.vmId`.
      * 
      */
-    public Optional<Output<Integer>> templateVmId() {
+    public Optional<Integer> templateVmId() {
         return Optional.ofNullable(this.templateVmId);
     }
 
@@ -114,50 +113,19 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder diskStorage(@Nullable Output<String> diskStorage) {
+        public Builder diskStorage(@Nullable String diskStorage) {
             $.diskStorage = diskStorage;
             return this;
         }
 
         /**
-         * @param diskStorage Storage for the VMs&#39; disks and cloud-init drives (content type `images`). Default `local-lvm`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder diskStorage(String diskStorage) {
-            return diskStorage(Output.of(diskStorage));
-        }
-
-        /**
          * @param isoStorage Storage for the Talos ISO on this host. Default `image.isoStorage`.
          * 
          * @return builder
          * 
          */
-        public Builder isoStorage(@Nullable Output<String> isoStorage) {
+        public Builder isoStorage(@Nullable String isoStorage) {
             $.isoStorage = isoStorage;
-            return this;
-        }
-
-        /**
-         * @param isoStorage Storage for the Talos ISO on this host. Default `image.isoStorage`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder isoStorage(String isoStorage) {
-            return isoStorage(Output.of(isoStorage));
-        }
-
-        /**
-         * @param node The Proxmox node name, like `pve1`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder node(Output<String> node) {
-            $.node = node;
             return this;
         }
 
@@ -168,17 +136,7 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder node(String node) {
-            return node(Output.of(node));
-        }
-
-        /**
-         * @param templateVmId Template VMID on this host, overriding `image.template.vmId`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder templateVmId(@Nullable Output<Integer> templateVmId) {
-            $.templateVmId = templateVmId;
+            $.node = node;
             return this;
         }
 
@@ -188,8 +146,9 @@ public final class HostArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder templateVmId(Integer templateVmId) {
-            return templateVmId(Output.of(templateVmId));
+        public Builder templateVmId(@Nullable Integer templateVmId) {
+            $.templateVmId = templateVmId;
+            return this;
         }
 
         public HostArgs build() {

@@ -4,7 +4,6 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.TemplateArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
 import java.lang.String;
@@ -27,13 +26,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="extensions")
-    private @Nullable Output<List<String>> extensions;
+    private @Nullable List<String> extensions;
 
     /**
      * @return Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
      * 
      */
-    public Optional<Output<List<String>>> extensions() {
+    public Optional<List<String>> extensions() {
         return Optional.ofNullable(this.extensions);
     }
 
@@ -42,13 +41,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="factoryUrl")
-    private @Nullable Output<String> factoryUrl;
+    private @Nullable String factoryUrl;
 
     /**
      * @return Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
      * 
      */
-    public Optional<Output<String>> factoryUrl() {
+    public Optional<String> factoryUrl() {
         return Optional.ofNullable(this.factoryUrl);
     }
 
@@ -57,13 +56,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="installerRegistry")
-    private @Nullable Output<String> installerRegistry;
+    private @Nullable String installerRegistry;
 
     /**
      * @return Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory&#39;s own registry.
      * 
      */
-    public Optional<Output<String>> installerRegistry() {
+    public Optional<String> installerRegistry() {
         return Optional.ofNullable(this.installerRegistry);
     }
 
@@ -72,13 +71,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="isoStorage")
-    private @Nullable Output<String> isoStorage;
+    private @Nullable String isoStorage;
 
     /**
      * @return Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
      * 
      */
-    public Optional<Output<String>> isoStorage() {
+    public Optional<String> isoStorage() {
         return Optional.ofNullable(this.isoStorage);
     }
 
@@ -87,13 +86,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="kernelArgs")
-    private @Nullable Output<List<String>> kernelArgs;
+    private @Nullable List<String> kernelArgs;
 
     /**
      * @return Extra kernel arguments baked into the schematic, one argument per entry.
      * 
      */
-    public Optional<Output<List<String>>> kernelArgs() {
+    public Optional<List<String>> kernelArgs() {
         return Optional.ofNullable(this.kernelArgs);
     }
 
@@ -102,13 +101,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="platform")
-    private @Nullable Output<String> platform;
+    private @Nullable String platform;
 
     /**
      * @return Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
      * 
      */
-    public Optional<Output<String>> platform() {
+    public Optional<String> platform() {
         return Optional.ofNullable(this.platform);
     }
 
@@ -117,13 +116,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="skipSchematicRegistration")
-    private @Nullable Output<Boolean> skipSchematicRegistration;
+    private @Nullable Boolean skipSchematicRegistration;
 
     /**
      * @return Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
      * 
      */
-    public Optional<Output<Boolean>> skipSchematicRegistration() {
+    public Optional<Boolean> skipSchematicRegistration() {
         return Optional.ofNullable(this.skipSchematicRegistration);
     }
 
@@ -132,13 +131,13 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="template")
-    private @Nullable Output<TemplateArgs> template;
+    private @Nullable TemplateArgs template;
 
     /**
      * @return Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
      * 
      */
-    public Optional<Output<TemplateArgs>> template() {
+    public Optional<TemplateArgs> template() {
         return Optional.ofNullable(this.template);
     }
 
@@ -179,19 +178,9 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder extensions(@Nullable Output<List<String>> extensions) {
+        public Builder extensions(@Nullable List<String> extensions) {
             $.extensions = extensions;
             return this;
-        }
-
-        /**
-         * @param extensions Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder extensions(List<String> extensions) {
-            return extensions(Output.of(extensions));
         }
 
         /**
@@ -210,82 +199,42 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder factoryUrl(@Nullable Output<String> factoryUrl) {
+        public Builder factoryUrl(@Nullable String factoryUrl) {
             $.factoryUrl = factoryUrl;
             return this;
         }
 
         /**
-         * @param factoryUrl Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder factoryUrl(String factoryUrl) {
-            return factoryUrl(Output.of(factoryUrl));
-        }
-
-        /**
          * @param installerRegistry Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory&#39;s own registry.
          * 
          * @return builder
          * 
          */
-        public Builder installerRegistry(@Nullable Output<String> installerRegistry) {
+        public Builder installerRegistry(@Nullable String installerRegistry) {
             $.installerRegistry = installerRegistry;
             return this;
         }
 
         /**
-         * @param installerRegistry Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory&#39;s own registry.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder installerRegistry(String installerRegistry) {
-            return installerRegistry(Output.of(installerRegistry));
-        }
-
-        /**
          * @param isoStorage Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
          * 
          * @return builder
          * 
          */
-        public Builder isoStorage(@Nullable Output<String> isoStorage) {
+        public Builder isoStorage(@Nullable String isoStorage) {
             $.isoStorage = isoStorage;
             return this;
         }
 
         /**
-         * @param isoStorage Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder isoStorage(String isoStorage) {
-            return isoStorage(Output.of(isoStorage));
-        }
-
-        /**
          * @param kernelArgs Extra kernel arguments baked into the schematic, one argument per entry.
          * 
          * @return builder
          * 
          */
-        public Builder kernelArgs(@Nullable Output<List<String>> kernelArgs) {
+        public Builder kernelArgs(@Nullable List<String> kernelArgs) {
             $.kernelArgs = kernelArgs;
             return this;
-        }
-
-        /**
-         * @param kernelArgs Extra kernel arguments baked into the schematic, one argument per entry.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder kernelArgs(List<String> kernelArgs) {
-            return kernelArgs(Output.of(kernelArgs));
         }
 
         /**
@@ -304,61 +253,31 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder platform(@Nullable Output<String> platform) {
+        public Builder platform(@Nullable String platform) {
             $.platform = platform;
             return this;
         }
 
         /**
-         * @param platform Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder platform(String platform) {
-            return platform(Output.of(platform));
-        }
-
-        /**
          * @param skipSchematicRegistration Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
          * 
          * @return builder
          * 
          */
-        public Builder skipSchematicRegistration(@Nullable Output<Boolean> skipSchematicRegistration) {
+        public Builder skipSchematicRegistration(@Nullable Boolean skipSchematicRegistration) {
             $.skipSchematicRegistration = skipSchematicRegistration;
             return this;
         }
 
         /**
-         * @param skipSchematicRegistration Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder skipSchematicRegistration(Boolean skipSchematicRegistration) {
-            return skipSchematicRegistration(Output.of(skipSchematicRegistration));
-        }
-
-        /**
          * @param template Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
          * 
          * @return builder
          * 
          */
-        public Builder template(@Nullable Output<TemplateArgs> template) {
+        public Builder template(@Nullable TemplateArgs template) {
             $.template = template;
             return this;
-        }
-
-        /**
-         * @param template Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder template(TemplateArgs template) {
-            return template(Output.of(template));
         }
 
         public ImageArgs build() {

@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -19,13 +18,13 @@ public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="contents", required=true)
-    private Output<String> contents;
+    private String contents;
 
     /**
      * @return The manifest YAML (one or more documents).
      * 
      */
-    public Output<String> contents() {
+    public String contents() {
         return this.contents;
     }
 
@@ -34,13 +33,13 @@ public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="name", required=true)
-    private Output<String> name;
+    private String name;
 
     /**
      * @return Name of the manifest, unique in the cluster.
      * 
      */
-    public Output<String> name() {
+    public String name() {
         return this.name;
     }
 
@@ -75,29 +74,8 @@ public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder contents(Output<String> contents) {
-            $.contents = contents;
-            return this;
-        }
-
-        /**
-         * @param contents The manifest YAML (one or more documents).
-         * 
-         * @return builder
-         * 
-         */
         public Builder contents(String contents) {
-            return contents(Output.of(contents));
-        }
-
-        /**
-         * @param name Name of the manifest, unique in the cluster.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder name(Output<String> name) {
-            $.name = name;
+            $.contents = contents;
             return this;
         }
 
@@ -108,7 +86,8 @@ public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs 
          * 
          */
         public Builder name(String name) {
-            return name(Output.of(name));
+            $.name = name;
+            return this;
         }
 
         public InlineManifestArgs build() {

@@ -5,7 +5,6 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.AddressRangeArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.NicArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -25,13 +24,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="addressRange")
-    private @Nullable Output<AddressRangeArgs> addressRange;
+    private @Nullable AddressRangeArgs addressRange;
 
     /**
      * @return Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
      * 
      */
-    public Optional<Output<AddressRangeArgs>> addressRange() {
+    public Optional<AddressRangeArgs> addressRange() {
         return Optional.ofNullable(this.addressRange);
     }
 
@@ -40,13 +39,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="bridge")
-    private @Nullable Output<String> bridge;
+    private @Nullable String bridge;
 
     /**
      * @return Bridge on the hosts. Default `vmbr0`.
      * 
      */
-    public Optional<Output<String>> bridge() {
+    public Optional<String> bridge() {
         return Optional.ofNullable(this.bridge);
     }
 
@@ -55,13 +54,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="dnsServers")
-    private @Nullable Output<List<String>> dnsServers;
+    private @Nullable List<String> dnsServers;
 
     /**
      * @return DNS servers of the nodes. Default: the Proxmox host&#39;s.
      * 
      */
-    public Optional<Output<List<String>>> dnsServers() {
+    public Optional<List<String>> dnsServers() {
         return Optional.ofNullable(this.dnsServers);
     }
 
@@ -70,13 +69,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="gateway")
-    private @Nullable Output<String> gateway;
+    private @Nullable String gateway;
 
     /**
      * @return Default gateway of the nodes.
      * 
      */
-    public Optional<Output<String>> gateway() {
+    public Optional<String> gateway() {
         return Optional.ofNullable(this.gateway);
     }
 
@@ -85,13 +84,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="mtu")
-    private @Nullable Output<Integer> mtu;
+    private @Nullable Integer mtu;
 
     /**
      * @return MTU of the NIC. Default: the bridge&#39;s.
      * 
      */
-    public Optional<Output<Integer>> mtu() {
+    public Optional<Integer> mtu() {
         return Optional.ofNullable(this.mtu);
     }
 
@@ -100,13 +99,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="searchDomain")
-    private @Nullable Output<String> searchDomain;
+    private @Nullable String searchDomain;
 
     /**
      * @return DNS search domain. Default: the Proxmox host&#39;s.
      * 
      */
-    public Optional<Output<String>> searchDomain() {
+    public Optional<String> searchDomain() {
         return Optional.ofNullable(this.searchDomain);
     }
 
@@ -115,13 +114,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="secondary")
-    private @Nullable Output<NicArgs> secondary;
+    private @Nullable NicArgs secondary;
 
     /**
      * @return A second NIC on every node, for example a storage network.
      * 
      */
-    public Optional<Output<NicArgs>> secondary() {
+    public Optional<NicArgs> secondary() {
         return Optional.ofNullable(this.secondary);
     }
 
@@ -130,13 +129,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="subnet", required=true)
-    private Output<String> subnet;
+    private String subnet;
 
     /**
      * @return The node subnet in CIDR form, like `192.168.1.0/24`.
      * 
      */
-    public Output<String> subnet() {
+    public String subnet() {
         return this.subnet;
     }
 
@@ -145,13 +144,13 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="vlan")
-    private @Nullable Output<Integer> vlan;
+    private @Nullable Integer vlan;
 
     /**
      * @return VLAN tag, 1-4094. Default: untagged.
      * 
      */
-    public Optional<Output<Integer>> vlan() {
+    public Optional<Integer> vlan() {
         return Optional.ofNullable(this.vlan);
     }
 
@@ -193,61 +192,31 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder addressRange(@Nullable Output<AddressRangeArgs> addressRange) {
+        public Builder addressRange(@Nullable AddressRangeArgs addressRange) {
             $.addressRange = addressRange;
             return this;
         }
 
         /**
-         * @param addressRange Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder addressRange(AddressRangeArgs addressRange) {
-            return addressRange(Output.of(addressRange));
-        }
-
-        /**
          * @param bridge Bridge on the hosts. Default `vmbr0`.
          * 
          * @return builder
          * 
          */
-        public Builder bridge(@Nullable Output<String> bridge) {
+        public Builder bridge(@Nullable String bridge) {
             $.bridge = bridge;
             return this;
         }
 
         /**
-         * @param bridge Bridge on the hosts. Default `vmbr0`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder bridge(String bridge) {
-            return bridge(Output.of(bridge));
-        }
-
-        /**
          * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s.
          * 
          * @return builder
          * 
          */
-        public Builder dnsServers(@Nullable Output<List<String>> dnsServers) {
+        public Builder dnsServers(@Nullable List<String> dnsServers) {
             $.dnsServers = dnsServers;
             return this;
-        }
-
-        /**
-         * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder dnsServers(List<String> dnsServers) {
-            return dnsServers(Output.of(dnsServers));
         }
 
         /**
@@ -266,92 +235,41 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder gateway(@Nullable Output<String> gateway) {
+        public Builder gateway(@Nullable String gateway) {
             $.gateway = gateway;
             return this;
         }
 
         /**
-         * @param gateway Default gateway of the nodes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder gateway(String gateway) {
-            return gateway(Output.of(gateway));
-        }
-
-        /**
          * @param mtu MTU of the NIC. Default: the bridge&#39;s.
          * 
          * @return builder
          * 
          */
-        public Builder mtu(@Nullable Output<Integer> mtu) {
+        public Builder mtu(@Nullable Integer mtu) {
             $.mtu = mtu;
             return this;
         }
 
         /**
-         * @param mtu MTU of the NIC. Default: the bridge&#39;s.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder mtu(Integer mtu) {
-            return mtu(Output.of(mtu));
-        }
-
-        /**
          * @param searchDomain DNS search domain. Default: the Proxmox host&#39;s.
          * 
          * @return builder
          * 
          */
-        public Builder searchDomain(@Nullable Output<String> searchDomain) {
+        public Builder searchDomain(@Nullable String searchDomain) {
             $.searchDomain = searchDomain;
             return this;
         }
 
         /**
-         * @param searchDomain DNS search domain. Default: the Proxmox host&#39;s.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder searchDomain(String searchDomain) {
-            return searchDomain(Output.of(searchDomain));
-        }
-
-        /**
          * @param secondary A second NIC on every node, for example a storage network.
          * 
          * @return builder
          * 
          */
-        public Builder secondary(@Nullable Output<NicArgs> secondary) {
+        public Builder secondary(@Nullable NicArgs secondary) {
             $.secondary = secondary;
-            return this;
-        }
-
-        /**
-         * @param secondary A second NIC on every node, for example a storage network.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder secondary(NicArgs secondary) {
-            return secondary(Output.of(secondary));
-        }
-
-        /**
-         * @param subnet The node subnet in CIDR form, like `192.168.1.0/24`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder subnet(Output<String> subnet) {
-            $.subnet = subnet;
             return this;
         }
 
@@ -362,17 +280,7 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder subnet(String subnet) {
-            return subnet(Output.of(subnet));
-        }
-
-        /**
-         * @param vlan VLAN tag, 1-4094. Default: untagged.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder vlan(@Nullable Output<Integer> vlan) {
-            $.vlan = vlan;
+            $.subnet = subnet;
             return this;
         }
 
@@ -382,8 +290,9 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder vlan(Integer vlan) {
-            return vlan(Output.of(vlan));
+        public Builder vlan(@Nullable Integer vlan) {
+            $.vlan = vlan;
+            return this;
         }
 
         public NetworkArgs build() {

@@ -4,7 +4,6 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.AddressRangeArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -23,13 +22,13 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="addressRange")
-    private @Nullable Output<AddressRangeArgs> addressRange;
+    private @Nullable AddressRangeArgs addressRange;
 
     /**
      * @return Range that secondary addresses are allocated from.
      * 
      */
-    public Optional<Output<AddressRangeArgs>> addressRange() {
+    public Optional<AddressRangeArgs> addressRange() {
         return Optional.ofNullable(this.addressRange);
     }
 
@@ -38,13 +37,13 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="bridge", required=true)
-    private Output<String> bridge;
+    private String bridge;
 
     /**
      * @return Bridge on the hosts, like `vmbr1`.
      * 
      */
-    public Output<String> bridge() {
+    public String bridge() {
         return this.bridge;
     }
 
@@ -53,13 +52,13 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="gateway")
-    private @Nullable Output<String> gateway;
+    private @Nullable String gateway;
 
     /**
      * @return Gateway on this network, if any.
      * 
      */
-    public Optional<Output<String>> gateway() {
+    public Optional<String> gateway() {
         return Optional.ofNullable(this.gateway);
     }
 
@@ -68,13 +67,13 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="mtu")
-    private @Nullable Output<Integer> mtu;
+    private @Nullable Integer mtu;
 
     /**
      * @return MTU of the NIC. Default: the bridge&#39;s.
      * 
      */
-    public Optional<Output<Integer>> mtu() {
+    public Optional<Integer> mtu() {
         return Optional.ofNullable(this.mtu);
     }
 
@@ -83,13 +82,13 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="subnet")
-    private @Nullable Output<String> subnet;
+    private @Nullable String subnet;
 
     /**
      * @return Subnet in CIDR form. Default: none, the NIC uses DHCP.
      * 
      */
-    public Optional<Output<String>> subnet() {
+    public Optional<String> subnet() {
         return Optional.ofNullable(this.subnet);
     }
 
@@ -98,13 +97,13 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="vlan")
-    private @Nullable Output<Integer> vlan;
+    private @Nullable Integer vlan;
 
     /**
      * @return VLAN tag, 1-4094. Default: untagged.
      * 
      */
-    public Optional<Output<Integer>> vlan() {
+    public Optional<Integer> vlan() {
         return Optional.ofNullable(this.vlan);
     }
 
@@ -143,29 +142,8 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder addressRange(@Nullable Output<AddressRangeArgs> addressRange) {
+        public Builder addressRange(@Nullable AddressRangeArgs addressRange) {
             $.addressRange = addressRange;
-            return this;
-        }
-
-        /**
-         * @param addressRange Range that secondary addresses are allocated from.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder addressRange(AddressRangeArgs addressRange) {
-            return addressRange(Output.of(addressRange));
-        }
-
-        /**
-         * @param bridge Bridge on the hosts, like `vmbr1`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder bridge(Output<String> bridge) {
-            $.bridge = bridge;
             return this;
         }
 
@@ -176,7 +154,8 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder bridge(String bridge) {
-            return bridge(Output.of(bridge));
+            $.bridge = bridge;
+            return this;
         }
 
         /**
@@ -185,82 +164,42 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder gateway(@Nullable Output<String> gateway) {
+        public Builder gateway(@Nullable String gateway) {
             $.gateway = gateway;
             return this;
         }
 
         /**
-         * @param gateway Gateway on this network, if any.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder gateway(String gateway) {
-            return gateway(Output.of(gateway));
-        }
-
-        /**
          * @param mtu MTU of the NIC. Default: the bridge&#39;s.
          * 
          * @return builder
          * 
          */
-        public Builder mtu(@Nullable Output<Integer> mtu) {
+        public Builder mtu(@Nullable Integer mtu) {
             $.mtu = mtu;
             return this;
         }
 
         /**
-         * @param mtu MTU of the NIC. Default: the bridge&#39;s.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder mtu(Integer mtu) {
-            return mtu(Output.of(mtu));
-        }
-
-        /**
          * @param subnet Subnet in CIDR form. Default: none, the NIC uses DHCP.
          * 
          * @return builder
          * 
          */
-        public Builder subnet(@Nullable Output<String> subnet) {
+        public Builder subnet(@Nullable String subnet) {
             $.subnet = subnet;
             return this;
         }
 
         /**
-         * @param subnet Subnet in CIDR form. Default: none, the NIC uses DHCP.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder subnet(String subnet) {
-            return subnet(Output.of(subnet));
-        }
-
-        /**
          * @param vlan VLAN tag, 1-4094. Default: untagged.
          * 
          * @return builder
          * 
          */
-        public Builder vlan(@Nullable Output<Integer> vlan) {
+        public Builder vlan(@Nullable Integer vlan) {
             $.vlan = vlan;
             return this;
-        }
-
-        /**
-         * @param vlan VLAN tag, 1-4094. Default: untagged.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder vlan(Integer vlan) {
-            return vlan(Output.of(vlan));
         }
 
         public NicArgs build() {

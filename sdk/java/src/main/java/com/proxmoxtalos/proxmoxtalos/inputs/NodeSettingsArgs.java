@@ -4,7 +4,6 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.TaintArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Integer;
 import java.lang.String;
@@ -28,13 +27,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="address")
-    private @Nullable Output<String> address;
+    private @Nullable String address;
 
     /**
      * @return Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
      * 
      */
-    public Optional<Output<String>> address() {
+    public Optional<String> address() {
         return Optional.ofNullable(this.address);
     }
 
@@ -43,13 +42,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="host")
-    private @Nullable Output<String> host;
+    private @Nullable String host;
 
     /**
      * @return Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
      * 
      */
-    public Optional<Output<String>> host() {
+    public Optional<String> host() {
         return Optional.ofNullable(this.host);
     }
 
@@ -58,13 +57,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="labels")
-    private @Nullable Output<Map<String,String>> labels;
+    private @Nullable Map<String,String> labels;
 
     /**
      * @return Kubernetes labels of this node, added to the pool&#39;s.
      * 
      */
-    public Optional<Output<Map<String,String>>> labels() {
+    public Optional<Map<String,String>> labels() {
         return Optional.ofNullable(this.labels);
     }
 
@@ -73,13 +72,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="macAddress")
-    private @Nullable Output<String> macAddress;
+    private @Nullable String macAddress;
 
     /**
      * @return MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node&#39;s life.
      * 
      */
-    public Optional<Output<String>> macAddress() {
+    public Optional<String> macAddress() {
         return Optional.ofNullable(this.macAddress);
     }
 
@@ -88,13 +87,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="name")
-    private @Nullable Output<String> name;
+    private @Nullable String name;
 
     /**
      * @return Node name and hostname, a DNS label. Default `&lt;clusterName&gt;-&lt;pool&gt;-&lt;n&gt;` (`cp` for control planes).
      * 
      */
-    public Optional<Output<String>> name() {
+    public Optional<String> name() {
         return Optional.ofNullable(this.name);
     }
 
@@ -103,13 +102,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable Output<List<String>> patches;
+    private @Nullable List<String> patches;
 
     /**
      * @return Machine configuration patches for this node.
      * 
      */
-    public Optional<Output<List<String>>> patches() {
+    public Optional<List<String>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -118,13 +117,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="secondaryAddress")
-    private @Nullable Output<String> secondaryAddress;
+    private @Nullable String secondaryAddress;
 
     /**
      * @return Address on the secondary network.
      * 
      */
-    public Optional<Output<String>> secondaryAddress() {
+    public Optional<String> secondaryAddress() {
         return Optional.ofNullable(this.secondaryAddress);
     }
 
@@ -133,13 +132,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="taints")
-    private @Nullable Output<List<TaintArgs>> taints;
+    private @Nullable List<TaintArgs> taints;
 
     /**
      * @return Kubernetes taints of this node, added to the pool&#39;s.
      * 
      */
-    public Optional<Output<List<TaintArgs>>> taints() {
+    public Optional<List<TaintArgs>> taints() {
         return Optional.ofNullable(this.taints);
     }
 
@@ -148,13 +147,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="vmId")
-    private @Nullable Output<Integer> vmId;
+    private @Nullable Integer vmId;
 
     /**
      * @return VMID of the VM. Default: allocated safely by the provider.
      * 
      */
-    public Optional<Output<Integer>> vmId() {
+    public Optional<Integer> vmId() {
         return Optional.ofNullable(this.vmId);
     }
 
@@ -196,124 +195,64 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder address(@Nullable Output<String> address) {
+        public Builder address(@Nullable String address) {
             $.address = address;
             return this;
         }
 
         /**
-         * @param address Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder address(String address) {
-            return address(Output.of(address));
-        }
-
-        /**
          * @param host Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
          * 
          * @return builder
          * 
          */
-        public Builder host(@Nullable Output<String> host) {
+        public Builder host(@Nullable String host) {
             $.host = host;
             return this;
         }
 
         /**
-         * @param host Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder host(String host) {
-            return host(Output.of(host));
-        }
-
-        /**
          * @param labels Kubernetes labels of this node, added to the pool&#39;s.
          * 
          * @return builder
          * 
          */
-        public Builder labels(@Nullable Output<Map<String,String>> labels) {
+        public Builder labels(@Nullable Map<String,String> labels) {
             $.labels = labels;
             return this;
         }
 
         /**
-         * @param labels Kubernetes labels of this node, added to the pool&#39;s.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder labels(Map<String,String> labels) {
-            return labels(Output.of(labels));
-        }
-
-        /**
          * @param macAddress MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node&#39;s life.
          * 
          * @return builder
          * 
          */
-        public Builder macAddress(@Nullable Output<String> macAddress) {
+        public Builder macAddress(@Nullable String macAddress) {
             $.macAddress = macAddress;
             return this;
         }
 
         /**
-         * @param macAddress MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node&#39;s life.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder macAddress(String macAddress) {
-            return macAddress(Output.of(macAddress));
-        }
-
-        /**
          * @param name Node name and hostname, a DNS label. Default `&lt;clusterName&gt;-&lt;pool&gt;-&lt;n&gt;` (`cp` for control planes).
          * 
          * @return builder
          * 
          */
-        public Builder name(@Nullable Output<String> name) {
+        public Builder name(@Nullable String name) {
             $.name = name;
             return this;
         }
 
         /**
-         * @param name Node name and hostname, a DNS label. Default `&lt;clusterName&gt;-&lt;pool&gt;-&lt;n&gt;` (`cp` for control planes).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder name(String name) {
-            return name(Output.of(name));
-        }
-
-        /**
          * @param patches Machine configuration patches for this node.
          * 
          * @return builder
          * 
          */
-        public Builder patches(@Nullable Output<List<String>> patches) {
+        public Builder patches(@Nullable List<String> patches) {
             $.patches = patches;
             return this;
-        }
-
-        /**
-         * @param patches Machine configuration patches for this node.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder patches(List<String> patches) {
-            return patches(Output.of(patches));
         }
 
         /**
@@ -332,40 +271,20 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder secondaryAddress(@Nullable Output<String> secondaryAddress) {
+        public Builder secondaryAddress(@Nullable String secondaryAddress) {
             $.secondaryAddress = secondaryAddress;
             return this;
         }
 
         /**
-         * @param secondaryAddress Address on the secondary network.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder secondaryAddress(String secondaryAddress) {
-            return secondaryAddress(Output.of(secondaryAddress));
-        }
-
-        /**
          * @param taints Kubernetes taints of this node, added to the pool&#39;s.
          * 
          * @return builder
          * 
          */
-        public Builder taints(@Nullable Output<List<TaintArgs>> taints) {
+        public Builder taints(@Nullable List<TaintArgs> taints) {
             $.taints = taints;
             return this;
-        }
-
-        /**
-         * @param taints Kubernetes taints of this node, added to the pool&#39;s.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder taints(List<TaintArgs> taints) {
-            return taints(Output.of(taints));
         }
 
         /**
@@ -384,19 +303,9 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder vmId(@Nullable Output<Integer> vmId) {
+        public Builder vmId(@Nullable Integer vmId) {
             $.vmId = vmId;
             return this;
-        }
-
-        /**
-         * @param vmId VMID of the VM. Default: allocated safely by the provider.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder vmId(Integer vmId) {
-            return vmId(Output.of(vmId));
         }
 
         public NodeSettingsArgs build() {

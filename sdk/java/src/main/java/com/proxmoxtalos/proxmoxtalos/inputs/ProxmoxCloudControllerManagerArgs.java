@@ -22,13 +22,13 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
      * 
      */
     @Import(name="insecure")
-    private @Nullable Output<Boolean> insecure;
+    private @Nullable Boolean insecure;
 
     /**
      * @return Skip TLS verification of the Proxmox API. Default `false`.
      * 
      */
-    public Optional<Output<Boolean>> insecure() {
+    public Optional<Boolean> insecure() {
         return Optional.ofNullable(this.insecure);
     }
 
@@ -37,13 +37,13 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
      * 
      */
     @Import(name="manifest")
-    private @Nullable Output<String> manifest;
+    private @Nullable String manifest;
 
     /**
      * @return URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
      * 
      */
-    public Optional<Output<String>> manifest() {
+    public Optional<String> manifest() {
         return Optional.ofNullable(this.manifest);
     }
 
@@ -52,13 +52,13 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
      * 
      */
     @Import(name="region")
-    private @Nullable Output<String> region;
+    private @Nullable String region;
 
     /**
      * @return Region name the CCM gives this Proxmox cluster. Default: the cluster name.
      * 
      */
-    public Optional<Output<String>> region() {
+    public Optional<String> region() {
         return Optional.ofNullable(this.region);
     }
 
@@ -67,13 +67,13 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
      * 
      */
     @Import(name="tokenId", required=true)
-    private Output<String> tokenId;
+    private String tokenId;
 
     /**
      * @return API token ID for the CCM, like `kubernetes{@literal @}pve!ccm` (needs VM.Audit and Sys.Audit).
      * 
      */
-    public Output<String> tokenId() {
+    public String tokenId() {
         return this.tokenId;
     }
 
@@ -97,13 +97,13 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
      * 
      */
     @Import(name="url", required=true)
-    private Output<String> url;
+    private String url;
 
     /**
      * @return URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
      * 
      */
-    public Output<String> url() {
+    public String url() {
         return this.url;
     }
 
@@ -142,71 +142,30 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
          * @return builder
          * 
          */
-        public Builder insecure(@Nullable Output<Boolean> insecure) {
+        public Builder insecure(@Nullable Boolean insecure) {
             $.insecure = insecure;
             return this;
         }
 
         /**
-         * @param insecure Skip TLS verification of the Proxmox API. Default `false`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder insecure(Boolean insecure) {
-            return insecure(Output.of(insecure));
-        }
-
-        /**
          * @param manifest URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
          * 
          * @return builder
          * 
          */
-        public Builder manifest(@Nullable Output<String> manifest) {
+        public Builder manifest(@Nullable String manifest) {
             $.manifest = manifest;
             return this;
         }
 
         /**
-         * @param manifest URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder manifest(String manifest) {
-            return manifest(Output.of(manifest));
-        }
-
-        /**
          * @param region Region name the CCM gives this Proxmox cluster. Default: the cluster name.
          * 
          * @return builder
          * 
          */
-        public Builder region(@Nullable Output<String> region) {
+        public Builder region(@Nullable String region) {
             $.region = region;
-            return this;
-        }
-
-        /**
-         * @param region Region name the CCM gives this Proxmox cluster. Default: the cluster name.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder region(String region) {
-            return region(Output.of(region));
-        }
-
-        /**
-         * @param tokenId API token ID for the CCM, like `kubernetes{@literal @}pve!ccm` (needs VM.Audit and Sys.Audit).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder tokenId(Output<String> tokenId) {
-            $.tokenId = tokenId;
             return this;
         }
 
@@ -217,7 +176,8 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
          * 
          */
         public Builder tokenId(String tokenId) {
-            return tokenId(Output.of(tokenId));
+            $.tokenId = tokenId;
+            return this;
         }
 
         /**
@@ -247,19 +207,9 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
          * @return builder
          * 
          */
-        public Builder url(Output<String> url) {
+        public Builder url(String url) {
             $.url = url;
             return this;
-        }
-
-        /**
-         * @param url URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder url(String url) {
-            return url(Output.of(url));
         }
 
         public ProxmoxCloudControllerManagerArgs build() {

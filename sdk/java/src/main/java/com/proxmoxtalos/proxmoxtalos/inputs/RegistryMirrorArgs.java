@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Boolean;
@@ -23,13 +22,13 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="endpoints", required=true)
-    private Output<List<String>> endpoints;
+    private List<String> endpoints;
 
     /**
      * @return Mirror URLs, tried in order, like `https://mirror.example.com`.
      * 
      */
-    public Output<List<String>> endpoints() {
+    public List<String> endpoints() {
         return this.endpoints;
     }
 
@@ -38,13 +37,13 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="overridePath")
-    private @Nullable Output<Boolean> overridePath;
+    private @Nullable Boolean overridePath;
 
     /**
      * @return The endpoints include the full path (for example Harbor projects). Default `false`.
      * 
      */
-    public Optional<Output<Boolean>> overridePath() {
+    public Optional<Boolean> overridePath() {
         return Optional.ofNullable(this.overridePath);
     }
 
@@ -53,13 +52,13 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="skipFallback")
-    private @Nullable Output<Boolean> skipFallback;
+    private @Nullable Boolean skipFallback;
 
     /**
      * @return Do not fall back to the upstream registry. Default `false`.
      * 
      */
-    public Optional<Output<Boolean>> skipFallback() {
+    public Optional<Boolean> skipFallback() {
         return Optional.ofNullable(this.skipFallback);
     }
 
@@ -95,19 +94,9 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder endpoints(Output<List<String>> endpoints) {
+        public Builder endpoints(List<String> endpoints) {
             $.endpoints = endpoints;
             return this;
-        }
-
-        /**
-         * @param endpoints Mirror URLs, tried in order, like `https://mirror.example.com`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder endpoints(List<String> endpoints) {
-            return endpoints(Output.of(endpoints));
         }
 
         /**
@@ -126,40 +115,20 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder overridePath(@Nullable Output<Boolean> overridePath) {
+        public Builder overridePath(@Nullable Boolean overridePath) {
             $.overridePath = overridePath;
             return this;
         }
 
         /**
-         * @param overridePath The endpoints include the full path (for example Harbor projects). Default `false`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder overridePath(Boolean overridePath) {
-            return overridePath(Output.of(overridePath));
-        }
-
-        /**
          * @param skipFallback Do not fall back to the upstream registry. Default `false`.
          * 
          * @return builder
          * 
          */
-        public Builder skipFallback(@Nullable Output<Boolean> skipFallback) {
+        public Builder skipFallback(@Nullable Boolean skipFallback) {
             $.skipFallback = skipFallback;
             return this;
-        }
-
-        /**
-         * @param skipFallback Do not fall back to the upstream registry. Default `false`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder skipFallback(Boolean skipFallback) {
-            return skipFallback(Output.of(skipFallback));
         }
 
         public RegistryMirrorArgs build() {

@@ -4,7 +4,6 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.enums.TaintEffect;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -22,13 +21,13 @@ public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="effect", required=true)
-    private Output<TaintEffect> effect;
+    private TaintEffect effect;
 
     /**
      * @return What the taint does to pods that do not tolerate it.
      * 
      */
-    public Output<TaintEffect> effect() {
+    public TaintEffect effect() {
         return this.effect;
     }
 
@@ -37,13 +36,13 @@ public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="key", required=true)
-    private Output<String> key;
+    private String key;
 
     /**
      * @return Taint key, like `dedicated`.
      * 
      */
-    public Output<String> key() {
+    public String key() {
         return this.key;
     }
 
@@ -52,13 +51,13 @@ public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="value")
-    private @Nullable Output<String> value;
+    private @Nullable String value;
 
     /**
      * @return Taint value. Default: none.
      * 
      */
-    public Optional<Output<String>> value() {
+    public Optional<String> value() {
         return Optional.ofNullable(this.value);
     }
 
@@ -94,29 +93,8 @@ public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder effect(Output<TaintEffect> effect) {
-            $.effect = effect;
-            return this;
-        }
-
-        /**
-         * @param effect What the taint does to pods that do not tolerate it.
-         * 
-         * @return builder
-         * 
-         */
         public Builder effect(TaintEffect effect) {
-            return effect(Output.of(effect));
-        }
-
-        /**
-         * @param key Taint key, like `dedicated`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder key(Output<String> key) {
-            $.key = key;
+            $.effect = effect;
             return this;
         }
 
@@ -127,17 +105,7 @@ public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder key(String key) {
-            return key(Output.of(key));
-        }
-
-        /**
-         * @param value Taint value. Default: none.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder value(@Nullable Output<String> value) {
-            $.value = value;
+            $.key = key;
             return this;
         }
 
@@ -147,8 +115,9 @@ public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder value(String value) {
-            return value(Output.of(value));
+        public Builder value(@Nullable String value) {
+            $.value = value;
+            return this;
         }
 
         public TaintArgs build() {

@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Boolean;
@@ -23,13 +22,13 @@ public final class TemplateArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="fullClone")
-    private @Nullable Output<Boolean> fullClone;
+    private @Nullable Boolean fullClone;
 
     /**
      * @return Copy the disks. Default `true`; `false` makes linked clones.
      * 
      */
-    public Optional<Output<Boolean>> fullClone() {
+    public Optional<Boolean> fullClone() {
         return Optional.ofNullable(this.fullClone);
     }
 
@@ -38,13 +37,13 @@ public final class TemplateArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="node")
-    private @Nullable Output<String> node;
+    private @Nullable String node;
 
     /**
      * @return Proxmox node holding the template. Default: each VM&#39;s own host (one template per host, since Proxmox clones across nodes only from shared storage).
      * 
      */
-    public Optional<Output<String>> node() {
+    public Optional<String> node() {
         return Optional.ofNullable(this.node);
     }
 
@@ -53,13 +52,13 @@ public final class TemplateArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="vmId", required=true)
-    private Output<Integer> vmId;
+    private Integer vmId;
 
     /**
      * @return VMID of the template. `hosts[].templateVmId` overrides it per host.
      * 
      */
-    public Output<Integer> vmId() {
+    public Integer vmId() {
         return this.vmId;
     }
 
@@ -95,50 +94,19 @@ public final class TemplateArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder fullClone(@Nullable Output<Boolean> fullClone) {
+        public Builder fullClone(@Nullable Boolean fullClone) {
             $.fullClone = fullClone;
             return this;
         }
 
         /**
-         * @param fullClone Copy the disks. Default `true`; `false` makes linked clones.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder fullClone(Boolean fullClone) {
-            return fullClone(Output.of(fullClone));
-        }
-
-        /**
          * @param node Proxmox node holding the template. Default: each VM&#39;s own host (one template per host, since Proxmox clones across nodes only from shared storage).
          * 
          * @return builder
          * 
          */
-        public Builder node(@Nullable Output<String> node) {
+        public Builder node(@Nullable String node) {
             $.node = node;
-            return this;
-        }
-
-        /**
-         * @param node Proxmox node holding the template. Default: each VM&#39;s own host (one template per host, since Proxmox clones across nodes only from shared storage).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder node(String node) {
-            return node(Output.of(node));
-        }
-
-        /**
-         * @param vmId VMID of the template. `hosts[].templateVmId` overrides it per host.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder vmId(Output<Integer> vmId) {
-            $.vmId = vmId;
             return this;
         }
 
@@ -149,7 +117,8 @@ public final class TemplateArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder vmId(Integer vmId) {
-            return vmId(Output.of(vmId));
+            $.vmId = vmId;
+            return this;
         }
 
         public TemplateArgs build() {

@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
 import java.lang.String;
@@ -22,13 +21,13 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="cpuType")
-    private @Nullable Output<String> cpuType;
+    private @Nullable String cpuType;
 
     /**
      * @return Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
      * 
      */
-    public Optional<Output<String>> cpuType() {
+    public Optional<String> cpuType() {
         return Optional.ofNullable(this.cpuType);
     }
 
@@ -37,13 +36,13 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="onBoot")
-    private @Nullable Output<Boolean> onBoot;
+    private @Nullable Boolean onBoot;
 
     /**
      * @return Start the VMs when their host boots. Default `true`.
      * 
      */
-    public Optional<Output<Boolean>> onBoot() {
+    public Optional<Boolean> onBoot() {
         return Optional.ofNullable(this.onBoot);
     }
 
@@ -52,13 +51,13 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="tags")
-    private @Nullable Output<List<String>> tags;
+    private @Nullable List<String> tags;
 
     /**
      * @return Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, the pool and the versions).
      * 
      */
-    public Optional<Output<List<String>>> tags() {
+    public Optional<List<String>> tags() {
         return Optional.ofNullable(this.tags);
     }
 
@@ -94,61 +93,31 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder cpuType(@Nullable Output<String> cpuType) {
+        public Builder cpuType(@Nullable String cpuType) {
             $.cpuType = cpuType;
             return this;
         }
 
         /**
-         * @param cpuType Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder cpuType(String cpuType) {
-            return cpuType(Output.of(cpuType));
-        }
-
-        /**
          * @param onBoot Start the VMs when their host boots. Default `true`.
          * 
          * @return builder
          * 
          */
-        public Builder onBoot(@Nullable Output<Boolean> onBoot) {
+        public Builder onBoot(@Nullable Boolean onBoot) {
             $.onBoot = onBoot;
             return this;
         }
 
         /**
-         * @param onBoot Start the VMs when their host boots. Default `true`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder onBoot(Boolean onBoot) {
-            return onBoot(Output.of(onBoot));
-        }
-
-        /**
          * @param tags Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, the pool and the versions).
          * 
          * @return builder
          * 
          */
-        public Builder tags(@Nullable Output<List<String>> tags) {
+        public Builder tags(@Nullable List<String> tags) {
             $.tags = tags;
             return this;
-        }
-
-        /**
-         * @param tags Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, the pool and the versions).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder tags(List<String> tags) {
-            return tags(Output.of(tags));
         }
 
         /**

@@ -3,7 +3,6 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Integer;
 import java.util.Objects;
@@ -20,13 +19,13 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="cores")
-    private @Nullable Output<Integer> cores;
+    private @Nullable Integer cores;
 
     /**
      * @return CPU cores per socket. Default 2. A change restarts the VMs one at a time.
      * 
      */
-    public Optional<Output<Integer>> cores() {
+    public Optional<Integer> cores() {
         return Optional.ofNullable(this.cores);
     }
 
@@ -35,13 +34,13 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="diskGiB")
-    private @Nullable Output<Integer> diskGiB;
+    private @Nullable Integer diskGiB;
 
     /**
      * @return OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
      * 
      */
-    public Optional<Output<Integer>> diskGiB() {
+    public Optional<Integer> diskGiB() {
         return Optional.ofNullable(this.diskGiB);
     }
 
@@ -50,13 +49,13 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="memoryMiB")
-    private @Nullable Output<Integer> memoryMiB;
+    private @Nullable Integer memoryMiB;
 
     /**
      * @return Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      * 
      */
-    public Optional<Output<Integer>> memoryMiB() {
+    public Optional<Integer> memoryMiB() {
         return Optional.ofNullable(this.memoryMiB);
     }
 
@@ -65,13 +64,13 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="sockets")
-    private @Nullable Output<Integer> sockets;
+    private @Nullable Integer sockets;
 
     /**
      * @return CPU sockets. Default 1.
      * 
      */
-    public Optional<Output<Integer>> sockets() {
+    public Optional<Integer> sockets() {
         return Optional.ofNullable(this.sockets);
     }
 
@@ -108,82 +107,42 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder cores(@Nullable Output<Integer> cores) {
+        public Builder cores(@Nullable Integer cores) {
             $.cores = cores;
             return this;
         }
 
         /**
-         * @param cores CPU cores per socket. Default 2. A change restarts the VMs one at a time.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder cores(Integer cores) {
-            return cores(Output.of(cores));
-        }
-
-        /**
          * @param diskGiB OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
          * 
          * @return builder
          * 
          */
-        public Builder diskGiB(@Nullable Output<Integer> diskGiB) {
+        public Builder diskGiB(@Nullable Integer diskGiB) {
             $.diskGiB = diskGiB;
             return this;
         }
 
         /**
-         * @param diskGiB OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder diskGiB(Integer diskGiB) {
-            return diskGiB(Output.of(diskGiB));
-        }
-
-        /**
          * @param memoryMiB Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
          * 
          * @return builder
          * 
          */
-        public Builder memoryMiB(@Nullable Output<Integer> memoryMiB) {
+        public Builder memoryMiB(@Nullable Integer memoryMiB) {
             $.memoryMiB = memoryMiB;
             return this;
         }
 
         /**
-         * @param memoryMiB Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder memoryMiB(Integer memoryMiB) {
-            return memoryMiB(Output.of(memoryMiB));
-        }
-
-        /**
          * @param sockets CPU sockets. Default 1.
          * 
          * @return builder
          * 
          */
-        public Builder sockets(@Nullable Output<Integer> sockets) {
+        public Builder sockets(@Nullable Integer sockets) {
             $.sockets = sockets;
             return this;
-        }
-
-        /**
-         * @param sockets CPU sockets. Default 1.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder sockets(Integer sockets) {
-            return sockets(Output.of(sockets));
         }
 
         public VmSizeArgs build() {

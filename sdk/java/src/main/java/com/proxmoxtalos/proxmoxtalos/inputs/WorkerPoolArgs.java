@@ -7,7 +7,6 @@ import com.proxmoxtalos.proxmoxtalos.inputs.DataDiskArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.NodeSettingsArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.TaintArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.VmSizeArgs;
-import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -28,13 +27,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="count")
-    private @Nullable Output<Integer> count;
+    private @Nullable Integer count;
 
     /**
      * @return Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
      * 
      */
-    public Optional<Output<Integer>> count() {
+    public Optional<Integer> count() {
         return Optional.ofNullable(this.count);
     }
 
@@ -43,13 +42,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="dataDisks")
-    private @Nullable Output<List<DataDiskArgs>> dataDisks;
+    private @Nullable List<DataDiskArgs> dataDisks;
 
     /**
      * @return Extra disks on each worker.
      * 
      */
-    public Optional<Output<List<DataDiskArgs>>> dataDisks() {
+    public Optional<List<DataDiskArgs>> dataDisks() {
         return Optional.ofNullable(this.dataDisks);
     }
 
@@ -58,13 +57,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="labels")
-    private @Nullable Output<Map<String,String>> labels;
+    private @Nullable Map<String,String> labels;
 
     /**
      * @return Kubernetes labels of the pool&#39;s nodes.
      * 
      */
-    public Optional<Output<Map<String,String>>> labels() {
+    public Optional<Map<String,String>> labels() {
         return Optional.ofNullable(this.labels);
     }
 
@@ -73,13 +72,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="name", required=true)
-    private Output<String> name;
+    private String name;
 
     /**
      * @return Name of the pool, a DNS label; part of each worker&#39;s name (`&lt;clusterName&gt;-&lt;name&gt;-1`).
      * 
      */
-    public Output<String> name() {
+    public String name() {
         return this.name;
     }
 
@@ -88,13 +87,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="nodes")
-    private @Nullable Output<List<NodeSettingsArgs>> nodes;
+    private @Nullable List<NodeSettingsArgs> nodes;
 
     /**
      * @return Workers listed one by one instead of `count`.
      * 
      */
-    public Optional<Output<List<NodeSettingsArgs>>> nodes() {
+    public Optional<List<NodeSettingsArgs>> nodes() {
         return Optional.ofNullable(this.nodes);
     }
 
@@ -103,13 +102,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable Output<List<String>> patches;
+    private @Nullable List<String> patches;
 
     /**
      * @return Machine configuration patches for the pool&#39;s nodes.
      * 
      */
-    public Optional<Output<List<String>>> patches() {
+    public Optional<List<String>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -118,13 +117,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="size")
-    private @Nullable Output<VmSizeArgs> size;
+    private @Nullable VmSizeArgs size;
 
     /**
      * @return VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
      * 
      */
-    public Optional<Output<VmSizeArgs>> size() {
+    public Optional<VmSizeArgs> size() {
         return Optional.ofNullable(this.size);
     }
 
@@ -133,13 +132,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="taints")
-    private @Nullable Output<List<TaintArgs>> taints;
+    private @Nullable List<TaintArgs> taints;
 
     /**
      * @return Kubernetes taints of the pool&#39;s nodes.
      * 
      */
-    public Optional<Output<List<TaintArgs>>> taints() {
+    public Optional<List<TaintArgs>> taints() {
         return Optional.ofNullable(this.taints);
     }
 
@@ -180,40 +179,20 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder count(@Nullable Output<Integer> count) {
+        public Builder count(@Nullable Integer count) {
             $.count = count;
             return this;
         }
 
         /**
-         * @param count Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder count(Integer count) {
-            return count(Output.of(count));
-        }
-
-        /**
          * @param dataDisks Extra disks on each worker.
          * 
          * @return builder
          * 
          */
-        public Builder dataDisks(@Nullable Output<List<DataDiskArgs>> dataDisks) {
+        public Builder dataDisks(@Nullable List<DataDiskArgs> dataDisks) {
             $.dataDisks = dataDisks;
             return this;
-        }
-
-        /**
-         * @param dataDisks Extra disks on each worker.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder dataDisks(List<DataDiskArgs> dataDisks) {
-            return dataDisks(Output.of(dataDisks));
         }
 
         /**
@@ -232,29 +211,8 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder labels(@Nullable Output<Map<String,String>> labels) {
+        public Builder labels(@Nullable Map<String,String> labels) {
             $.labels = labels;
-            return this;
-        }
-
-        /**
-         * @param labels Kubernetes labels of the pool&#39;s nodes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder labels(Map<String,String> labels) {
-            return labels(Output.of(labels));
-        }
-
-        /**
-         * @param name Name of the pool, a DNS label; part of each worker&#39;s name (`&lt;clusterName&gt;-&lt;name&gt;-1`).
-         * 
-         * @return builder
-         * 
-         */
-        public Builder name(Output<String> name) {
-            $.name = name;
             return this;
         }
 
@@ -265,17 +223,7 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * 
          */
         public Builder name(String name) {
-            return name(Output.of(name));
-        }
-
-        /**
-         * @param nodes Workers listed one by one instead of `count`.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder nodes(@Nullable Output<List<NodeSettingsArgs>> nodes) {
-            $.nodes = nodes;
+            $.name = name;
             return this;
         }
 
@@ -285,8 +233,9 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder nodes(List<NodeSettingsArgs> nodes) {
-            return nodes(Output.of(nodes));
+        public Builder nodes(@Nullable List<NodeSettingsArgs> nodes) {
+            $.nodes = nodes;
+            return this;
         }
 
         /**
@@ -305,19 +254,9 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder patches(@Nullable Output<List<String>> patches) {
+        public Builder patches(@Nullable List<String> patches) {
             $.patches = patches;
             return this;
-        }
-
-        /**
-         * @param patches Machine configuration patches for the pool&#39;s nodes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder patches(List<String> patches) {
-            return patches(Output.of(patches));
         }
 
         /**
@@ -336,40 +275,20 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder size(@Nullable Output<VmSizeArgs> size) {
+        public Builder size(@Nullable VmSizeArgs size) {
             $.size = size;
             return this;
         }
 
         /**
-         * @param size VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder size(VmSizeArgs size) {
-            return size(Output.of(size));
-        }
-
-        /**
          * @param taints Kubernetes taints of the pool&#39;s nodes.
          * 
          * @return builder
          * 
          */
-        public Builder taints(@Nullable Output<List<TaintArgs>> taints) {
+        public Builder taints(@Nullable List<TaintArgs> taints) {
             $.taints = taints;
             return this;
-        }
-
-        /**
-         * @param taints Kubernetes taints of the pool&#39;s nodes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder taints(List<TaintArgs> taints) {
-            return taints(Output.of(taints));
         }
 
         /**

@@ -6,6 +6,8 @@ package com.proxmoxtalos.proxmoxtalos.talos.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
+import java.lang.String;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import javax.annotation.Nullable;
@@ -18,6 +20,21 @@ import javax.annotation.Nullable;
 public final class ResetOnDeleteArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final ResetOnDeleteArgs Empty = new ResetOnDeleteArgs();
+
+    /**
+     * Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+     * 
+     */
+    @Import(name="controlPlanes")
+    private @Nullable Output<List<String>> controlPlanes;
+
+    /**
+     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+     * 
+     */
+    public Optional<Output<List<String>>> controlPlanes() {
+        return Optional.ofNullable(this.controlPlanes);
+    }
 
     /**
      * Reset the node on destroy. Default `false`: the node keeps running its configuration.
@@ -67,6 +84,7 @@ public final class ResetOnDeleteArgs extends com.pulumi.resources.ResourceArgs {
     private ResetOnDeleteArgs() {}
 
     private ResetOnDeleteArgs(ResetOnDeleteArgs $) {
+        this.controlPlanes = $.controlPlanes;
         this.enabled = $.enabled;
         this.graceful = $.graceful;
         this.reboot = $.reboot;
@@ -88,6 +106,37 @@ public final class ResetOnDeleteArgs extends com.pulumi.resources.ResourceArgs {
 
         public Builder(ResetOnDeleteArgs defaults) {
             $ = new ResetOnDeleteArgs(Objects.requireNonNull(defaults));
+        }
+
+        /**
+         * @param controlPlanes Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder controlPlanes(@Nullable Output<List<String>> controlPlanes) {
+            $.controlPlanes = controlPlanes;
+            return this;
+        }
+
+        /**
+         * @param controlPlanes Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder controlPlanes(List<String> controlPlanes) {
+            return controlPlanes(Output.of(controlPlanes));
+        }
+
+        /**
+         * @param controlPlanes Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder controlPlanes(String... controlPlanes) {
+            return controlPlanes(List.of(controlPlanes));
         }
 
         /**

@@ -5,12 +5,19 @@ package com.proxmoxtalos.proxmoxtalos.talos.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import java.lang.Boolean;
+import java.lang.String;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import javax.annotation.Nullable;
 
 @CustomType
 public final class ResetOnDelete {
+    /**
+     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+     * 
+     */
+    private @Nullable List<String> controlPlanes;
     /**
      * @return Reset the node on destroy. Default `false`: the node keeps running its configuration.
      * 
@@ -28,6 +35,13 @@ public final class ResetOnDelete {
     private @Nullable Boolean reboot;
 
     private ResetOnDelete() {}
+    /**
+     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+     * 
+     */
+    public List<String> controlPlanes() {
+        return this.controlPlanes == null ? List.of() : this.controlPlanes;
+    }
     /**
      * @return Reset the node on destroy. Default `false`: the node keeps running its configuration.
      * 
@@ -59,17 +73,28 @@ public final class ResetOnDelete {
     }
     @CustomType.Builder
     public static final class Builder {
+        private @Nullable List<String> controlPlanes;
         private @Nullable Boolean enabled;
         private @Nullable Boolean graceful;
         private @Nullable Boolean reboot;
         public Builder() {}
         public Builder(ResetOnDelete defaults) {
     	      Objects.requireNonNull(defaults);
+    	      this.controlPlanes = defaults.controlPlanes;
     	      this.enabled = defaults.enabled;
     	      this.graceful = defaults.graceful;
     	      this.reboot = defaults.reboot;
         }
 
+        @CustomType.Setter
+        public Builder controlPlanes(@Nullable List<String> controlPlanes) {
+
+            this.controlPlanes = controlPlanes;
+            return this;
+        }
+        public Builder controlPlanes(String... controlPlanes) {
+            return controlPlanes(List.of(controlPlanes));
+        }
         @CustomType.Setter
         public Builder enabled(@Nullable Boolean enabled) {
 
@@ -90,6 +115,7 @@ public final class ResetOnDelete {
         }
         public ResetOnDelete build() {
             final var _resultValue = new ResetOnDelete();
+            _resultValue.controlPlanes = controlPlanes;
             _resultValue.enabled = enabled;
             _resultValue.graceful = graceful;
             _resultValue.reboot = reboot;
