@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -30,12 +31,28 @@ type tcLab struct {
 
 func startTCLab(t *testing.T) *tcLab {
 	t.Helper()
+	return startTCLabWith(t, lab.Options{})
+}
+
+// startTCLabWith starts the lab with opts (time scale 0, the log kept; with
+// TCLAB_DEBUG_LOG=<file> also appended to that file as it happens, to watch
+// a stuck step).
+func startTCLabWith(t *testing.T, opts lab.Options) *tcLab {
+	t.Helper()
 	cl := &tcLab{}
-	l, err := lab.Start(context.Background(), lab.Options{TimeScale: 0, Logf: func(format string, args ...any) {
+	opts.TimeScale = 0
+	opts.Logf = func(format string, args ...any) {
 		cl.mu.Lock()
 		defer cl.mu.Unlock()
 		cl.log = append(cl.log, fmt.Sprintf(format, args...))
-	}})
+		if f := os.Getenv("TCLAB_DEBUG_LOG"); f != "" {
+			if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				fmt.Fprintf(fh, format+"\n", args...)
+				fh.Close()
+			}
+		}
+	}
+	l, err := lab.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

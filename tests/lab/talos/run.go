@@ -207,11 +207,14 @@ func (n *Node) maintenance(ps *persistState) nextStep {
 	case applied = <-n.applyCh:
 	}
 
-	// The maintenance service stops once a config is accepted.
-	n.stopServers()
-
 	if ps != nil {
-		// Already installed (disk image): persist the config and go on booting.
+		// Already installed (disk image): persist the config and go on
+		// booting, without a reboot. Only the maintenance service stops;
+		// this boot's resources stay and apid starts as configured
+		// (machined's boot sequence goes on: install is skipped when
+		// Installed(), v1alpha1_sequencer.go Install).
+		n.stopMaintenance()
+
 		ps = ps.clone()
 		ps.config = applied.bytes
 
@@ -223,6 +226,10 @@ func (n *Node) maintenance(ps *persistState) nextStep {
 
 		return n.configured(ps, applied)
 	}
+
+	// The maintenance service stops once a config is accepted; the node
+	// installs and reboots.
+	n.stopServers()
 
 	return n.install(applied)
 }

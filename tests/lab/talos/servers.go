@@ -282,6 +282,40 @@ func (n *Node) stopServers() {
 	}
 }
 
+// stopMaintenance stops the maintenance service only, for a boot that
+// goes on configured.
+func (n *Node) stopMaintenance() {
+	s := n.sim
+
+	grace := serverGrace
+	if n.ctx.Err() != nil {
+		grace = 0
+	}
+
+	s.mu.Lock()
+	srvs := n.servers
+
+	var (
+		srv   *grpc.Server
+		conns *connSet
+		l     net.Listener
+	)
+
+	if srvs != nil {
+		srv, conns, l = srvs.maintenance, srvs.maintConns, srvs.listener
+		srvs.maintenance, srvs.maintConns, srvs.listener = nil, nil, nil
+	}
+	s.mu.Unlock()
+
+	if srv != nil {
+		stopGRPC(srv, conns, grace)
+	}
+
+	if l != nil {
+		l.Close() //nolint:errcheck
+	}
+}
+
 // publish writes the node's current state into its resources.
 func (n *Node) publish() {
 	s := n.sim
