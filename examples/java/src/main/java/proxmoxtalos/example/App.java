@@ -27,7 +27,7 @@ public class App {
     }
 
     /** Reads the stack configuration (see README.md), declares the cluster and exports its outputs. */
-    static void stack(Context ctx) {
+    public static void stack(Context ctx) {
         var config = ctx.config();
         var diskStorage = config.get("diskStorage").orElse("local-lvm");
         List<HostArgs> hosts = Arrays.stream(config.requireObject("hosts", String[].class))
