@@ -61,9 +61,7 @@ public final class Runner {
             .pulumiCommand(LocalPulumiCommand.create(LocalPulumiCommandOptions.builder().skipVersionCheck(true).build()))
             .environmentVariables(env)
             .secretsProvider("passphrase")
-            .projectSettings(ProjectSettings.builder()
-                .name(project)
-                .runtime(ProjectRuntimeName.JAVA)
+            .projectSettings(ProjectSettings.builder(project, ProjectRuntimeName.JAVA)
                 .plugins(ProjectPlugins.builder().providers(List.of(ProjectPluginOptions.builder()
                     .name("proxmoxtalos")
                     .path(spec.get("providerDir").getAsString())
@@ -71,7 +69,8 @@ public final class Runner {
                 .build())
             .build();
 
-        try (WorkspaceStack stack = LocalWorkspace.createOrSelectStack(project, spec.get("stackName").getAsString(), program, options)) {
+        WorkspaceStack stack = LocalWorkspace.createOrSelectStack(project, spec.get("stackName").getAsString(), program, options);
+        try {
             Map<String, ConfigValue> config = new HashMap<>();
             for (Map.Entry<String, JsonElement> e : spec.getAsJsonObject("config").entrySet()) {
                 JsonObject v = e.getValue().getAsJsonObject();
@@ -105,6 +104,8 @@ public final class Runner {
                     throw new IllegalArgumentException("unknown step " + step + ": use up, preview or destroy");
             }
             Files.writeString(Path.of(spec.get("resultFile").getAsString()), new Gson().toJson(result), StandardCharsets.UTF_8);
+        } finally {
+            stack.close();
         }
         System.exit(0); // the inline program's language server keeps non-daemon threads
     }
