@@ -44,6 +44,24 @@ func TestExampleGoResources(t *testing.T) {
 	cfg[project+":controlPlaneAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q,%q,%q]`, l.addr(11), l.addr(12), l.addr(13))}
 	cfg[project+":workerAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q]`, l.addr(21))}
 	ctx := context.Background()
+
+	// A configuration the program refuses fails the preview with what to fix, and nothing
+	// reaches the lab.
+	bad := auto.ConfigMap{}
+	for k, v := range cfg {
+		bad[k] = v
+	}
+	bad[project+":controlPlaneAddresses"] = auto.ConfigValue{Value: fmt.Sprintf(`[%q,%q]`, l.addr(11), l.addr(12))}
+	if err := stack.SetAllConfig(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stack.Preview(ctx); err == nil || !strings.Contains(err.Error(), "lists 2 control planes: use an odd number") {
+		t.Errorf("preview with 2 control planes: %v, want the program's error asking for an odd number", err)
+	}
+	if vms := l.VMs(); len(vms) != 0 {
+		t.Errorf("a refused preview left VMs in the lab: %v", vms)
+	}
+
 	if err := stack.SetAllConfig(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -129,12 +147,4 @@ func opCounts[K ~string](m map[K]int) map[string]int {
 		out[string(k)] = v
 	}
 	return out
-}
-
-// testWriter sends engine output to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

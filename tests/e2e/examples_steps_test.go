@@ -102,3 +102,11 @@ func checkComponentExample(t *testing.T, l *exampleLab, step stepFunc) {
 	step(t, "destroy")
 	l.requireEmpty(t)
 }
+
+// testWriter sends engine output to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
