@@ -43,6 +43,7 @@ help:
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
 	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
+	@echo "make lab-schema       tests/lab/pveapi/schema.json from ../shared/pve-api (PVE_APIDATA=...)"
 
 # ---------------------------------------------------------------------------------------------
 # Tools: built only when missing or when tools/go.mod changed.
@@ -111,7 +112,7 @@ check-generated: sdks
 # Tests.
 
 .PHONY: test
-test: tools provider check-generated go-test sdk-checks
+test: tools provider check-generated check-lab-schema go-test sdk-checks
 
 .PHONY: go-test
 go-test: tools provider
@@ -190,6 +191,34 @@ java-sdk-check:
 .PHONY: lab
 lab:
 	go run ./tests/lab/cmd/lab
+
+# The lab embeds the part of the Proxmox VE API schema it serves (tests/lab/pveapi/schema.json),
+# extracted from pve-docs' apidata, which lives outside the repository (../shared/pve-api).
+PVE_APIDATA ?= $(firstword $(wildcard $(ROOT)/../shared/pve-api/apidata-9.1.3.json /work/shared/pve-api/apidata-9.1.3.json))
+LAB_SCHEMA  := tests/lab/pveapi/schema.json
+
+.PHONY: lab-schema
+lab-schema:
+	@if [ -z "$(PVE_APIDATA)" ]; then \
+		echo "lab-schema: no ../shared/pve-api/apidata-9.1.3.json here: set PVE_APIDATA=<path to apidata JSON>"; exit 1; \
+	fi
+	go run ./tests/lab/pveapi/gen -in $(PVE_APIDATA) -out $(LAB_SCHEMA)
+
+# Fails when the embedded schema is not what the generator makes from the apidata; skipped
+# (and says so) on a machine without the apidata, where the committed file is all there is.
+.PHONY: check-lab-schema
+check-lab-schema:
+	@if [ -z "$(PVE_APIDATA)" ]; then \
+		echo "check-lab-schema: SKIPPED: no ../shared/pve-api/apidata-9.1.3.json on this machine (set PVE_APIDATA to check $(LAB_SCHEMA))"; \
+		exit 0; \
+	fi; \
+	tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	go run ./tests/lab/pveapi/gen -in "$(PVE_APIDATA)" -out "$$tmp"; \
+	if ! cmp -s "$$tmp" $(LAB_SCHEMA); then \
+		echo "check-lab-schema: $(LAB_SCHEMA) differs from what tests/lab/pveapi/gen makes from $(PVE_APIDATA):"; \
+		echo "run 'make lab-schema' and commit the result"; exit 1; \
+	fi; \
+	echo "check-lab-schema: $(LAB_SCHEMA) is current with $(PVE_APIDATA)"
 
 # The example the demo runs; the cluster work switches it to a whole TalosCluster.
 DEMO_EXAMPLE ?= examples/yaml-vms

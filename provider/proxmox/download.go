@@ -119,12 +119,20 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 		r.Compression = string(*a.Decompression)
 	}
 	pve.Logf(ctx, "node %s is downloading %s into %s", a.Node, a.URL, st.VolumeID)
+	id := a.Node + "/" + st.VolumeID
 	if err := c.DownloadURL(ctx, r); err != nil {
-		return infer.CreateResponse[DownloadFileState]{}, fmt.Errorf("downloading %s to %s on node %s: %w",
-			a.URL, st.VolumeID, a.Node, err)
+		err = fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err)
+		// the wait may have failed while the task went on: a file that
+		// exists now is kept in the state, or the next `up` would refuse
+		// to overwrite a file Pulumi does not know
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
+		defer fcancel()
+		if _, found, ferr := c.FindVolume(fctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
+			return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+		}
+		return infer.CreateResponse[DownloadFileState]{}, err
 	}
 	vol, found, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-	id := a.Node + "/" + st.VolumeID
 	if err != nil || !found {
 		if err == nil {
 			err = fmt.Errorf("the download task succeeded but %s is not in storage %s", st.VolumeID, a.Storage)

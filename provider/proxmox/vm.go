@@ -165,10 +165,16 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs) (pve.VMR
 				"to allocate one", id, err)
 		}
 		// a failed create task normally removes what it made; make sure
-		if _, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false); ferr == nil && found {
-			return ref, err
+		_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
+		switch {
+		case ferr == nil && !found:
+			return pve.VMRef{}, err
+		case ferr != nil:
+			// unknown: keep the VM in the state rather than risk one that
+			// Pulumi does not know; a read drops it if it does not exist
+			return ref, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, id, ferr)
 		}
-		return pve.VMRef{}, err
+		return ref, err
 	}
 }
 

@@ -239,7 +239,9 @@ func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout t
 				return addrs, nil
 			}
 			lastErr = nil
-		case pve.IsAgentNotRunning(err) || pve.Classify(err) == pve.KindTransient:
+		case pve.IsAgentNotRunning(err) || pve.Classify(err) == pve.KindTransient || pve.IsServerError(err):
+			// keep polling until the agent timeout: a server error on this
+			// read changes nothing and may pass
 			lastErr = err
 		default:
 			return nil, fmt.Errorf("asking the guest agent of %s for its addresses: %w", ref, err)

@@ -70,6 +70,10 @@ func Classify(err error) Kind {
 	if err == nil {
 		return KindOther
 	}
+	var se *StaleLockError
+	if errors.As(err, &se) {
+		return KindOther // waiting will not release it
+	}
 	var te *TaskError
 	if errors.As(err, &te) {
 		return classifyText(te.ExitStatus)
@@ -115,7 +119,14 @@ func classifyText(msg string) Kind {
 	case strings.Contains(m, "already exists") || strings.Contains(m, "file exists"):
 		return KindAlreadyExists
 	case strings.Contains(m, "vm is locked") || strings.Contains(m, "can't lock file") ||
-		strings.Contains(m, "got timeout"):
+		strings.Contains(m, "got lock request timeout"):
+		// "can't lock file '/var/lock/qemu-server/lock-<vmid>.conf' - got
+		// timeout" (pve-common PVE/Tools.pm lock_file_full) and "cfs-lock
+		// '<id>' error: got lock request timeout" (pve-cluster PVE/Cluster.pm
+		// cfs_lock) fail before the locked code runs. A bare "got timeout"
+		// is not a lock: "VM quit/powerdown failed - got timeout" is a guest
+		// that ignored a shutdown or reboot (qemu-server QemuServer.pm
+		// _do_vm_stop), and retrying waits the whole timeout again.
 		return KindLocked
 	}
 	return KindOther

@@ -3,6 +3,8 @@ package pve
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"testing"
 
 	proxmox "github.com/luthermonson/go-proxmox"
@@ -24,6 +26,10 @@ func TestClassify(t *testing.T) {
 		{api(400, `Parameter verification failed. - {"cores":"invalid format"}`), KindBadRequest},
 		{api(500, "VM is locked (clone)"), KindLocked},
 		{api(500, "can't lock file '/var/lock/qemu-server/lock-104.conf' - got timeout"), KindLocked},
+		{api(500, "unable to create VM 104 - cfs-lock 'storage-local-lvm' error: got lock request timeout"), KindLocked},
+		{&TaskError{ExitStatus: "VM quit/powerdown failed - got timeout"}, KindOther},
+		{&StaleLockError{Ref: VMRef{Node: "pve1", VMID: 104}, Lock: "create"}, KindOther},
+		{fmt.Errorf("x: %w", &StaleLockError{Lock: "clone"}), KindOther},
 		{api(596, "Connection timed out"), KindTransient},
 		{api(502, "Bad Gateway"), KindTransient},
 		{api(401, "authentication failure"), KindAuth},
@@ -62,5 +68,36 @@ func TestRetryable(t *testing.T) {
 	exists := &APIError{Status: 500, Message: "VM 104 already exists on node 'pve1'"}
 	if !Retryable(locked, false) || !Retryable(proxy, true) || Retryable(proxy, false) || Retryable(exists, true) {
 		t.Fatal("retry rules changed")
+	}
+	// 595: pveproxy could not connect to the node, the request never ran:
+	// safe to send again even when it creates something.
+	if !Retryable(&APIError{Status: 595, Message: "No route to host"}, false) {
+		t.Error("a 595 is not retried for a non-idempotent call")
+	}
+	refused := &url.Error{Op: "Post", URL: "https://pve:8006", Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}}
+	if !Retryable(refused, false) {
+		t.Error("a refused connection is not retried for a non-idempotent call")
+	}
+	reset := &url.Error{Op: "Post", URL: "https://pve:8006", Err: &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}}
+	if Retryable(reset, false) {
+		t.Error("a connection lost after sending is retried for a non-idempotent call")
+	}
+	if Retryable(&TaskError{ExitStatus: "VM quit/powerdown failed - got timeout"}, false) {
+		t.Error("a guest that ignored a shutdown is retried like a lock")
+	}
+}
+
+func TestLockOf(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"POST /x: 500 VM is locked (create)":                                   "create",
+		"Proxmox task qmdestroy 104 on node pve1 failed: VM is locked (clone)": "clone",
+		"VM is locked (snapshot-delete)":                                       "snapshot-delete",
+		"can't lock file '/var/lock/qemu-server/lock-104.conf' - got timeout":  "",
+	}
+	for msg, want := range cases {
+		if got := lockOf(errors.New(msg)); got != want {
+			t.Errorf("lockOf(%q) = %q, want %q", msg, got, want)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package pve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"time"
 )
 
@@ -28,9 +30,36 @@ func Retryable(err error, idempotent bool) bool {
 	case KindLocked:
 		return true
 	case KindTransient, KindUnreachable:
-		return idempotent
+		return idempotent || notSent(err)
 	}
 	return false
+}
+
+// maxServerErrorRetries bounds the retries of an idempotent call that
+// failed with a plain server error (see IsServerError).
+const maxServerErrorRetries = 2
+
+// IsServerError reports an HTTP 5xx answer that is nothing more specific
+// (not a lock, a missing object or a proxy failure): Proxmox says the call
+// failed without saying why it might pass later.
+func IsServerError(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status >= 500 && Classify(err) == KindOther
+}
+
+// notSent reports failures that prove the request never reached the node
+// that would run it, so that even a create can be sent again: a refused or
+// timed-out connection to the API, and pveproxy's 595, which it answers
+// when it cannot connect to the node that owns the resource (AnyEvent::HTTP
+// status 595: "errors during connection establishment, proxy handshake";
+// 596 and 597 come after the request was sent and stay ambiguous).
+func notSent(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status == 595
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // Retry runs op until it succeeds, fails with an error that is not
@@ -44,6 +73,7 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 	}
 	wait := p.Initial
 	var last error // the last answer worth reporting
+	serverErrors := 0
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil {
@@ -55,7 +85,13 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
 		}
 		if !Retryable(err, idempotent) {
-			return err
+			// a plain server error on a call that is safe to repeat may be
+			// a passing hiccup (pmxcfs, a restarting pvedaemon): a few
+			// more tries, not the whole budget a lock gets
+			if !idempotent || !IsServerError(err) || serverErrors >= maxServerErrorRetries {
+				return err
+			}
+			serverErrors++
 		}
 		last = err
 		if ctx.Err() != nil {

@@ -53,3 +53,37 @@ func TestRetryGivesUpAtTheDeadline(t *testing.T) {
 		t.Fatalf("err %v after %s", err, time.Since(start))
 	}
 }
+
+// A plain server error is retried a few times for a call that is safe to
+// repeat, and not at all for one that is not.
+func TestRetryServerErrorsBounded(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond, MaxElapsed: time.Minute}
+	serverErr := &APIError{Status: 500, Message: "unable to open file '/etc/pve/nodes/pve1/qemu-server/104.conf.tmp.123' - Permission denied"}
+	calls := 0
+	err := p.Retry(context.Background(), "reading", true, func(context.Context) error { calls++; return serverErr })
+	if err == nil || calls != 1+maxServerErrorRetries {
+		t.Fatalf("idempotent call with a server error: %d calls, err %v", calls, err)
+	}
+	calls = 0
+	err = p.Retry(context.Background(), "reading", true, func(context.Context) error {
+		if calls++; calls < 2 {
+			return serverErr
+		}
+		return nil
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("a passing server error: %d calls, err %v", calls, err)
+	}
+	calls = 0
+	_ = p.Retry(context.Background(), "creating", false, func(context.Context) error { calls++; return serverErr })
+	if calls != 1 {
+		t.Fatalf("a non-idempotent call was repeated after a server error: %d calls", calls)
+	}
+	notFound := &APIError{Status: 500, Message: "Configuration file 'nodes/pve1/qemu-server/104.conf' does not exist"}
+	calls = 0
+	_ = p.Retry(context.Background(), "reading", true, func(context.Context) error { calls++; return notFound })
+	if calls != 1 {
+		t.Fatalf("a missing VM was asked %d times", calls)
+	}
+}

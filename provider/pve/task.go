@@ -41,6 +41,9 @@ func (e *TaskError) Error() string {
 		what += " " + e.UPID.ID
 	}
 	msg := fmt.Sprintf("Proxmox task %s on node %s failed: %s", what, e.UPID.Node, e.ExitStatus)
+	if e.ExitStatus == unexpectedStatus {
+		msg += " (its worker process ended without a result: the node restarted or the process was killed)"
+	}
 	if len(e.LogTail) > 0 {
 		msg += "; task log ends with:\n  " + strings.Join(e.LogTail, "\n  ")
 	}
@@ -65,6 +68,10 @@ func TaskSucceeded(exitStatus string) (ok bool, warnings int) {
 	return false, 0
 }
 
+// unexpectedStatus is the exit status of a task whose worker died before
+// writing its final log line (pve-common src/PVE/UPID.pm read_status).
+const unexpectedStatus = "unexpected status"
+
 type taskStatus struct {
 	Status     string `json:"status"`
 	ExitStatus string `json:"exitstatus"`
@@ -74,6 +81,10 @@ type taskLogLine struct {
 	N int    `json:"n"`
 	T string `json:"t"`
 }
+
+// maxFailedPolls is how many task status reads in a row may fail with a
+// server error before WaitTask gives up.
+const maxFailedPolls = 5
 
 // WaitTask waits for the task to stop and checks its exit status. It polls
 // with a growing interval, logs progress through the context's logger every
@@ -88,12 +99,20 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	start := time.Now()
 	lastLog := start
 	interval := c.taskPoll
+	failedPolls := 0
 	for {
 		var st taskStatus
 		err := c.get(ctx, path, &st)
+		if err == nil {
+			failedPolls = 0
+		}
 		switch {
 		case err != nil && (Classify(err) == KindTransient || Classify(err) == KindUnreachable) && ctx.Err() == nil:
 			// keep polling: the task runs on regardless of our connection
+		case err != nil && Classify(err) == KindOther && ctx.Err() == nil && failedPolls < maxFailedPolls:
+			// a server error on a read: the task runs on, and giving up
+			// here would fail an operation that may well succeed
+			failedPolls++
 		case err != nil:
 			return fmt.Errorf("waiting for Proxmox task %s %s on node %s: %w", id.Type, id.ID, id.Node, err)
 		case st.Status != "running":

@@ -162,7 +162,7 @@ func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[strin
 	if len(p) == 0 {
 		return nil
 	}
-	return DefaultRetry.Retry(ctx, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
+	return c.retryVM(ctx, ref, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
 			return c.post(ctx, ref.path("/config"), p, upid)
 		})
@@ -172,7 +172,7 @@ func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[strin
 // ResizeDisk grows a disk to sizeGiB.
 func (c *Client) ResizeDisk(ctx context.Context, ref VMRef, disk string, sizeGiB int) error {
 	p := map[string]any{"disk": disk, "size": strconv.Itoa(sizeGiB) + "G"}
-	return DefaultRetry.Retry(ctx, fmt.Sprintf("resizing disk %s of %s", disk, ref), true, func(ctx context.Context) error {
+	return c.retryVM(ctx, ref, fmt.Sprintf("resizing disk %s of %s", disk, ref), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
 			return c.put(ctx, ref.path("/resize"), p, upid)
 		})
@@ -182,7 +182,7 @@ func (c *Client) ResizeDisk(ctx context.Context, ref VMRef, disk string, sizeGiB
 // MoveDisk moves a disk to another storage, deleting the source copy.
 func (c *Client) MoveDisk(ctx context.Context, ref VMRef, disk, storage string) error {
 	p := map[string]any{"disk": disk, "storage": storage, "delete": true}
-	return DefaultRetry.Retry(ctx, fmt.Sprintf("moving disk %s of %s to storage %s", disk, ref, storage), false,
+	return c.retryVM(ctx, ref, fmt.Sprintf("moving disk %s of %s to storage %s", disk, ref, storage), false,
 		func(ctx context.Context) error {
 			return c.startTask(ctx, func(upid *string) error {
 				return c.post(ctx, ref.path("/move_disk"), p, upid)
@@ -192,7 +192,7 @@ func (c *Client) MoveDisk(ctx context.Context, ref VMRef, disk, storage string) 
 
 // powerAction runs one status/<action> call and waits for its task.
 func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any) error {
-	return DefaultRetry.Retry(ctx, action+" "+ref.String(), false, func(ctx context.Context) error {
+	return c.retryVM(ctx, ref, action+" "+ref.String(), false, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
 			return c.post(ctx, ref.path("/status/"+action), params, upid)
 		})
@@ -227,7 +227,9 @@ func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration)
 // jobs, replication and HA (purge). A VM that is already gone is success.
 func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
 	p := map[string]any{"purge": true, "destroy-unreferenced-disks": true}
-	err := DefaultRetry.Retry(ctx, "destroying "+ref.String(), false, func(ctx context.Context) error {
+	// idempotent: destroying again a VM that the first call destroyed
+	// answers "does not exist", which is success here
+	err := c.retryVM(ctx, ref, "destroying "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
 			return c.delete(ctx, ref.path(""), p, upid)
 		})
@@ -272,7 +274,7 @@ func (c *Client) PendingChanges(ctx context.Context, ref VMRef) ([]PendingChange
 // RegenerateCloudInit rebuilds the cloud-init drive from the current
 // configuration (PVE 7.2+), so that the next boot of the guest sees it.
 func (c *Client) RegenerateCloudInit(ctx context.Context, ref VMRef) error {
-	return DefaultRetry.Retry(ctx, "regenerating the cloud-init drive of "+ref.String(), true, func(ctx context.Context) error {
+	return c.retryVM(ctx, ref, "regenerating the cloud-init drive of "+ref.String(), true, func(ctx context.Context) error {
 		return c.put(ctx, ref.path("/cloudinit"), nil, nil)
 	})
 }

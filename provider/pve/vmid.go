@@ -116,7 +116,10 @@ type clusterIDs struct{ c *Client }
 
 func (s clusterIDs) NextFree(ctx context.Context) (int, error) {
 	var raw json.RawMessage
-	if err := s.c.get(ctx, "/cluster/nextid", &raw); err != nil {
+	err := DefaultRetry.Retry(ctx, "asking for a free VMID", true, func(ctx context.Context) error {
+		return s.c.get(ctx, "/cluster/nextid", &raw)
+	})
+	if err != nil {
 		return 0, err
 	}
 	return parseIntish(raw)
@@ -124,7 +127,9 @@ func (s clusterIDs) NextFree(ctx context.Context) (int, error) {
 
 func (s clusterIDs) IsFree(ctx context.Context, id int) (bool, error) {
 	var raw json.RawMessage
-	err := s.c.get(ctx, fmt.Sprintf("/cluster/nextid?vmid=%d", id), &raw)
+	err := DefaultRetry.Retry(ctx, fmt.Sprintf("asking whether VMID %d is free", id), true, func(ctx context.Context) error {
+		return s.c.get(ctx, fmt.Sprintf("/cluster/nextid?vmid=%d", id), &raw)
+	})
 	if err == nil {
 		return true, nil
 	}

@@ -115,8 +115,9 @@ type ConfigurationApplyArgs struct {
 	Upgrade              *UpgradeOptions     `pulumi:"upgrade,optional"`
 	Reset                *ResetOnDelete      `pulumi:"reset,optional"`
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
-	// ConfigView is derived in Check; see Annotate.
-	ConfigView map[string]string `pulumi:"configView,optional"`
+	// ConfigView and ConfigChange are derived in Check; see Annotate.
+	ConfigView   map[string]string `pulumi:"configView,optional"`
+	ConfigChange *string           `pulumi:"configChange,optional"`
 }
 
 // Annotate documents the inputs.
@@ -141,6 +142,9 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
 		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
 		"change.")
+	an.Describe(&a.ConfigChange, "Computed by the provider; leave unset. How the latest configuration change takes "+
+		"effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that "+
+		"previews say it next to the changed paths.")
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.

@@ -11,6 +11,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
@@ -63,10 +64,54 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 			// Only for updates: the view lets the preview list changed
 			// paths; on create it would print the whole configuration.
 			args.ConfigView = configView(args.MachineConfiguration)
+			args.ConfigChange = deriveConfigChange(req.OldInputs, args)
 		}
 	}
 
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
+}
+
+// deriveConfigChange describes, for the preview's detailed diff, how the
+// configuration change from the old inputs takes effect ("... the node
+// reboots (because of machine.env) (config 1a2b3c4d)"). It is copied when the
+// configuration did not change, so that it never shows as a change by itself.
+func deriveConfigChange(oldInputs property.Map, args ConfigurationApplyArgs) *string {
+	oldCfg := oldInputs.Get("machineConfiguration")
+
+	prev := oldInputs.Get("configChange")
+
+	var keep *string
+	if prev.IsString() {
+		v := prev.AsString()
+		keep = &v
+	}
+
+	if !oldCfg.IsString() || oldCfg.AsString() == "" {
+		return keep
+	}
+
+	oldDigest, err1 := talosapi.ConfigDigest([]byte(oldCfg.AsString()))
+	newDigest, err2 := talosapi.ConfigDigest([]byte(args.MachineConfiguration))
+
+	if err1 != nil || err2 != nil || oldDigest == newDigest {
+		return keep
+	}
+
+	var oldArgs ConfigurationApplyArgs
+	oldArgs.MachineConfiguration = oldCfg.AsString()
+
+	if v := oldInputs.Get("talosVersion"); v.IsString() {
+		s := v.AsString()
+		oldArgs.TalosVersion = &s
+	}
+
+	from, _ := desiredVersion(oldArgs)
+	to, _ := desiredVersion(args)
+
+	text, _ := changeEffect(oldArgs.MachineConfiguration, args.MachineConfiguration, modeOf(args.ApplyMode), from, to)
+	text += " (config " + newDigest[:8] + ")"
+
+	return &text
 }
 
 // configView is the redacted view of a configuration, nil when it does not
@@ -181,9 +226,8 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	want, _ := desiredVersion(in)
 	upgrade := want != "" && old.RunningVersion != "" && !sameTalosVersion(want, old.RunningVersion)
 
-	if upgrade {
-		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: Talos upgrade %s → %s through the Upgrade API (the node reboots; the VM is kept)", in.Node, old.RunningVersion, want)})
-		if _, ok := dd["talosVersion"]; !ok && !configChanged {
+	if upgrade && !configChanged {
+		if _, ok := dd["talosVersion"]; !ok {
 			dd["talosVersion"] = upd
 		}
 	}
@@ -192,7 +236,14 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	case old.ConfigDigest == "" && in.MachineConfiguration != "":
 		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", in.Node)})
 	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
-		notes = append(notes, effectNote(old, in, upgrade)...)
+		text, warning := changeEffect(old.MachineConfiguration, in.MachineConfiguration, modeOf(in.ApplyMode), old.RunningVersion, want)
+		notes = append(notes, diffNote{text: "node " + in.Node + ": " + text, warning: warning})
+
+		if in.ConfigChange != nil {
+			dd["configChange"] = upd
+		}
+	case upgrade:
+		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: %s", in.Node, upgradeText(old.RunningVersion, want))})
 	}
 
 	if len(dd) == 0 {
@@ -202,33 +253,42 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	return p.DiffResponse{HasChanges: true, DetailedDiff: dd}, notes
 }
 
-// effectNote explains how a configuration change takes effect on the node.
-func effectNote(old ConfigurationApplyState, in ConfigurationApplyArgs, upgrade bool) []diffNote {
-	ch, err := talosconfig.ClassifyChange(old.MachineConfiguration, in.MachineConfiguration)
+func upgradeText(from, to string) string {
+	return fmt.Sprintf("Talos upgrade %s → %s through the Upgrade API (the node reboots; the VM is kept)", from, to)
+}
+
+// changeEffect says how going from one configuration to another takes
+// effect on a node running fromVersion that must run toVersion; warning
+// marks a change the apply mode will refuse.
+func changeEffect(oldCfg, newCfg string, mode talosapi.ApplyMode, fromVersion, toVersion string) (string, bool) {
+	ch, err := talosconfig.ClassifyChange(oldCfg, newCfg)
 	if err != nil {
-		return []diffNote{{text: fmt.Sprintf("node %s: the configuration changes (%s)", in.Node, err)}}
+		return fmt.Sprintf("the configuration changes (%s)", err), false
 	}
 
-	mode := modeOf(in.ApplyMode)
+	var prefix string
+
+	switch {
+	case toVersion != "" && fromVersion != "" && !sameTalosVersion(fromVersion, toVersion):
+		prefix = upgradeText(fromVersion, toVersion) + ", then "
+	case ch.Upgrade:
+		// Another installer image for the same version (another schematic).
+		prefix = fmt.Sprintf("installer image changes (%s → %s): Talos upgrade through the Upgrade API (the node reboots; the VM is kept), then ", ch.OldImage, ch.NewImage)
+	}
+
 	n := len(ch.Changed)
-
-	if ch.Upgrade && !upgrade {
-		// The installer image changed without a version change (another
-		// schematic): the node is upgraded to the new image.
-		return []diffNote{{text: fmt.Sprintf("node %s: installer image changes (%s → %s): Talos upgrade through the Upgrade API (the node reboots; the VM is kept), then %d configuration path(s) applied", in.Node, ch.OldImage, ch.NewImage, n)}}
-	}
 
 	switch {
 	case !ch.Reboot && (mode == talosapi.ApplyAuto || mode == talosapi.ApplyNoReboot || mode == talosapi.ApplyTry):
-		return []diffNote{{text: fmt.Sprintf("node %s: %d configuration path(s) change, applied without a reboot (mode %s)", in.Node, n, mode)}}
+		return fmt.Sprintf("%s%d configuration path(s) change, applied without a reboot (mode %s)", prefix, n, mode), false
 	case mode == talosapi.ApplyStaged:
-		return []diffNote{{text: fmt.Sprintf("node %s: %d configuration path(s) change, staged for the next reboot (mode staged)", in.Node, n)}}
+		return fmt.Sprintf("%s%d configuration path(s) change, staged for the next reboot (mode staged)", prefix, n), false
 	case ch.Reboot && mode == talosapi.ApplyNoReboot:
-		return []diffNote{{warning: true, text: fmt.Sprintf("node %s: the change needs a reboot (%s) but applyMode is no-reboot: the update will fail; use auto or reboot", in.Node, strings.Join(ch.RebootPaths, ", "))}}
+		return fmt.Sprintf("%sthe change needs a reboot (%s) but applyMode is no-reboot: the update will fail; use auto or reboot", prefix, strings.Join(ch.RebootPaths, ", ")), true
 	case ch.Reboot:
-		return []diffNote{{text: fmt.Sprintf("node %s: %d configuration path(s) change, the node reboots (because of %s)", in.Node, n, strings.Join(ch.RebootPaths, ", "))}}
+		return fmt.Sprintf("%s%d configuration path(s) change, the node reboots (because of %s)", prefix, n, strings.Join(ch.RebootPaths, ", ")), false
 	default:
-		return []diffNote{{text: fmt.Sprintf("node %s: %d configuration path(s) change, the node reboots (mode %s)", in.Node, n, mode)}}
+		return fmt.Sprintf("%s%d configuration path(s) change, the node reboots (mode %s)", prefix, n, mode), false
 	}
 }
 

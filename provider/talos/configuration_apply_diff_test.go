@@ -271,3 +271,30 @@ func TestCheckDerivesViewAndRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestDeriveConfigChange(t *testing.T) {
+	t.Parallel()
+
+	cfg := testConfig(t, "v1.12.4")
+	old := property.NewMap(map[string]property.Value{
+		"machineConfiguration": property.New(cfg),
+		"configChange":         property.New("earlier change (config 00000000)"),
+	})
+
+	// Same configuration: the old description stays, so it never shows as a change.
+	if got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: cfg}); got == nil || *got != "earlier change (config 00000000)" {
+		t.Fatalf("unchanged: %v", got)
+	}
+
+	next := testConfig(t, "v1.12.5")
+
+	got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: next})
+	if got == nil || !strings.HasPrefix(*got, "Talos upgrade v1.12.4 → v1.12.5 through the Upgrade API") {
+		t.Fatalf("upgrade: %v", got)
+	}
+
+	digest, _ := talosapi.ConfigDigest([]byte(next))
+	if !strings.HasSuffix(*got, "(config "+digest[:8]+")") {
+		t.Fatalf("no digest of the new configuration: %q", *got)
+	}
+}

@@ -78,8 +78,12 @@ func TestConfigurationApplyLifecycle(t *testing.T) {
 	live := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion, "machine:\n  kubelet:\n    extraArgs:\n      rotate-server-certificates: \"true\"\n")
 
 	checked, d := apply.diff(applyInputs(c, cp.String(), live, nil))
-	if _, ok := d.DetailedDiff[`configView["machine.kubelet.extraArgs.rotate-server-certificates"]`]; !ok || len(d.DetailedDiff) != 1 {
+	if _, ok := d.DetailedDiff[`configView["machine.kubelet.extraArgs.rotate-server-certificates"]`]; !ok || len(d.DetailedDiff) != 2 {
 		t.Fatalf("diff = %+v", d.DetailedDiff)
+	}
+
+	if change := checked.Get("configChange"); !change.IsString() || !strings.HasPrefix(change.AsString(), "1 configuration path(s) change, applied without a reboot (mode auto) (config ") {
+		t.Fatalf("configChange = %v", change)
 	}
 
 	if err := apply.update(checked); err != nil {

@@ -225,3 +225,77 @@ func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
 		t.Fatalf("unreachable node: %v", err)
 	}
 }
+
+func TestStagedTryAndNoRebootModes(t *testing.T) {
+	t.Parallel()
+
+	s := newSim(t)
+	ip := addressBlock()
+	cp := ip(2)
+	bootVM(s, "cp1", cp, "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+	base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion)
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: base}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	digestOf := func(b []byte) string {
+		d, err := talosapi.ConfigDigest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		return d
+	}
+
+	// no-reboot with a change that needs a reboot: refused by the node.
+	env := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: env, Mode: talosapi.ApplyNoReboot}, o); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("no-reboot of a rebooting change: %v", err)
+	}
+
+	// staged: saved for the next boot, the node keeps running the old one.
+	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: env, Mode: talosapi.ApplyStaged}, o)
+	if err != nil || res.Applied != talosapi.ApplyStaged {
+		t.Fatalf("staged: %+v %v", res, err)
+	}
+
+	nc, _, _, err := talosapi.ReadConfig(ctx, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if nc.ActiveDigest != digestOf(base) || nc.PersistentDigest != digestOf(env) {
+		t.Fatal("staged configuration is active, or not saved")
+	}
+
+	// try: live at once, rolled back by the node after the timeout.
+	label := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion, "machine:\n  nodeLabels:\n    try: \"yes\"\n")
+
+	res, err = talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: label, Mode: talosapi.ApplyTry, TryTimeout: 300 * time.Millisecond}, o)
+	if err != nil || res.Applied != talosapi.ApplyTry {
+		t.Fatalf("try: %+v %v", res, err)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+
+	for {
+		nc, _, _, err = talosapi.ReadConfig(ctx, target, o)
+		if err == nil && nc.ActiveDigest != digestOf(label) {
+			break
+		}
+
+		if time.Now().After(deadline) {
+			t.Fatalf("try-mode configuration was not rolled back: %v", err)
+		}
+
+		time.Sleep(50 * time.Millisecond)
+	}
+}

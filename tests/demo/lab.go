@@ -13,7 +13,8 @@ import (
 // labInfo is the part of the lab's -state file (tests/lab/cmd/lab) the demo needs: how to
 // reach its Proxmox VE API.
 type labInfo struct {
-	Endpoint string `json:"endpoint"` // https://127.0.0.1:<port>
+	Endpoint string `json:"endpoint"` // https://127.0.0.1:<port> (the provider's endpoint)
+	APIURL   string `json:"apiUrl"`   // the API's base URL, Endpoint + /api2/json (raw calls)
 	APIToken string `json:"apiToken"` // USER@REALM!TOKENID=SECRET
 	CACert   string `json:"caCert"`   // PEM of the CA that signed the lab's certificate
 	// AddressBlock is the 127.X.Y.0/24 the lab's simulated guests may use: a cloud-init
@@ -63,9 +64,9 @@ func startLab(root, work string) (*labProcess, error) {
 	deadline := time.After(time.Minute)
 	for {
 		if b, err := os.ReadFile(infoPath); err == nil && json.Unmarshal(b, &lab.info) == nil && lab.info.Endpoint != "" {
-			if lab.info.APIToken == "" || lab.info.CACert == "" || lab.info.AddressBlock == "" {
+			if lab.info.APIURL == "" || lab.info.APIToken == "" || lab.info.CACert == "" || lab.info.AddressBlock == "" {
 				lab.stop()
-				return nil, fmt.Errorf("the lab's state file %s lacks apiToken, caCert or addressBlock: "+
+				return nil, fmt.Errorf("the lab's state file %s lacks apiUrl, apiToken, caCert or addressBlock: "+
 					"tests/demo/lab.go must follow tests/lab/cmd/lab's State", infoPath)
 			}
 			return lab, nil

@@ -8,20 +8,9 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
-
-// apiBase turns an endpoint in either form users write (https://host:8006 or
-// https://host:8006/api2/json) into the API's base URL.
-func apiBase(endpoint string) string {
-	base := strings.TrimSuffix(endpoint, "/")
-	if !strings.HasSuffix(base, "/api2/json") {
-		base += "/api2/json"
-	}
-	return base
-}
 
 type vm struct {
 	VMID   int    `json:"vmid"`
@@ -44,7 +33,7 @@ func showVMs(lab labInfo, wantAny bool) error {
 		Timeout:   10 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
-	req, err := http.NewRequest(http.MethodGet, apiBase(lab.Endpoint)+"/cluster/resources?type=vm", nil)
+	req, err := http.NewRequest(http.MethodGet, lab.APIURL+"/cluster/resources?type=vm", nil)
 	if err != nil {
 		return err
 	}

@@ -193,12 +193,25 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 		"machine: {nodeLabels: {lab: e2e}, env: {https_proxy: 'http://admin:"+secret+"@proxy.lan:3128'}}",
 		"machine: {nodeLabels: {lab: e2e}, kubelet: {extraArgs: {rotate-server-certificates: 'true'}}}", "v1.12.5"))
 
-	preview := mustSucceed(t, "preview of the change", p.Preview(t, "--diff"))
+	previewRun := p.Preview(t, "--diff")
+	preview := mustSucceed(t, "preview of the change", previewRun)
 	all.WriteString(preview)
 
+	// In the diff itself (stdout, what a pull request comment shows): the
+	// changed paths and, per node, how the change takes effect.
 	for _, want := range []string{
 		"+ machine.kubelet.extraArgs.rotate-server-certificates: \"true\"",
 		"+ machine.env.https_proxy: \"(sensitive, hmac:",
+		"+ configChange: \"1 configuration path(s) change, applied without a reboot (mode auto) (config ",
+		"+ configChange: \"1 configuration path(s) change, the node reboots (because of machine.env) (config ",
+	} {
+		if !strings.Contains(squeeze(previewRun.Stdout), squeeze(want)) {
+			t.Errorf("preview diff lacks %q:\n%s", want, previewRun.Stdout)
+		}
+	}
+
+	// And as diagnostics naming the node.
+	for _, want := range []string{
 		"node " + worker.String() + ": 1 configuration path(s) change, applied without a reboot",
 		"node " + cp.String() + ": 1 configuration path(s) change, the node reboots (because of machine.env)",
 	} {
@@ -220,10 +233,13 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 		"machine: {nodeLabels: {lab: e2e}, env: {https_proxy: 'http://admin:"+secret+"@proxy.lan:3128'}}",
 		"machine: {nodeLabels: {lab: e2e}, kubelet: {extraArgs: {rotate-server-certificates: 'true'}}}", "v1.12.6"))
 
-	preview = mustSucceed(t, "preview of the upgrade", p.Preview(t, "--diff"))
+	previewRun = p.Preview(t, "--diff")
+	preview = mustSucceed(t, "preview of the upgrade", previewRun)
 	all.WriteString(preview)
 
-	if !strings.Contains(preview, "node "+worker.String()+": Talos upgrade v1.12.5 → v1.12.6 through the Upgrade API") {
+	if !strings.Contains(preview, "node "+worker.String()+": Talos upgrade v1.12.5 → v1.12.6 through the Upgrade API") ||
+		!strings.Contains(squeeze(previewRun.Stdout), squeeze(`~ configChange: "1 configuration path(s) change, applied without a reboot (mode auto) (config `)) ||
+		!strings.Contains(previewRun.Stdout, `=> "Talos upgrade v1.12.5 → v1.12.6 through the Upgrade API (the node reboots; the VM is kept), then 1 configuration path(s) change, applied without a reboot`) {
 		t.Errorf("preview does not announce the upgrade:\n%s", preview)
 	}
 

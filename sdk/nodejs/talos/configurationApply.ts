@@ -75,6 +75,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
     /**
+     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     */
+    declare public readonly configChange: pulumi.Output<string | undefined>;
+    /**
      * SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
      */
     declare public /*out*/ readonly configDigest: pulumi.Output<string>;
@@ -145,6 +149,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             }
             resourceInputs["applyMode"] = args?.applyMode;
             resourceInputs["clientConfiguration"] = args?.clientConfiguration ? pulumi.secret(args.clientConfiguration) : undefined;
+            resourceInputs["configChange"] = args?.configChange;
             resourceInputs["configView"] = args?.configView;
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["machineConfiguration"] = args?.machineConfiguration ? pulumi.secret(args.machineConfiguration) : undefined;
@@ -162,6 +167,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["appliedMode"] = undefined /*out*/;
             resourceInputs["applyMode"] = undefined /*out*/;
             resourceInputs["clientConfiguration"] = undefined /*out*/;
+            resourceInputs["configChange"] = undefined /*out*/;
             resourceInputs["configDigest"] = undefined /*out*/;
             resourceInputs["configView"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
@@ -194,6 +200,10 @@ export interface ConfigurationApplyArgs {
      * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
      */
     clientConfiguration: pulumi.Input<inputs.talos.ClientConfigurationArgs>;
+    /**
+     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     */
+    configChange?: pulumi.Input<string | undefined>;
     /**
      * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      */

@@ -199,7 +199,7 @@ func (s *Server) hTaskStop(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.cancel()
+	t.cancel(nil)
 	return nil, nil
 }
 

@@ -109,14 +109,21 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 	pool, start, defStorage := r.p["pool"], r.p["start"] == "1", r.p["storage"]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.startTask(nodeName, "qmcreate", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
+	// a failed worker removes the config file again; one that died with its
+	// node (power loss) leaves it, "lock: create" and all
+	removeConf := func() {
+		s.mu.Lock()
+		if s.vms[vmid] == v {
+			delete(s.vms, vmid)
+		}
+		s.mu.Unlock()
+	}
+	return s.startTaskUndo(nodeName, "qmcreate", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
 		err := s.createVM(ctx, l, v, params, pool, defStorage, emsg)
 		if err != nil {
-			s.mu.Lock()
-			if s.vms[vmid] == v {
-				delete(s.vms, vmid)
+			if !powerLost(ctx) {
+				removeConf()
 			}
-			s.mu.Unlock()
 			return err
 		}
 		if start {
@@ -126,7 +133,7 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 			}
 		}
 		return nil
-	}), nil
+	}, removeConf), nil
 }
 
 func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[string]string, pool, defStorage, emsg string) error {
@@ -318,7 +325,16 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 			wait += time.Duration(size/(200<<20)) * time.Second // ~200 MiB/s copy
 		}
 		if err := s.sleep(ctx, wait); err != nil {
-			return err
+			if powerLost(ctx) {
+				return err // the temporary "lock: clone" config stays
+			}
+			s.mu.Lock()
+			if s.vms[newid] == nv {
+				delete(s.vms, newid)
+			}
+			s.mu.Unlock()
+			// clone_vm's signal handler dies with this text
+			return fmt.Errorf("clone failed: interrupted by signal\n")
 		}
 
 		s.mu.Lock()

@@ -128,28 +128,55 @@ func (s *Server) Faults() Faults {
 	return s.faults
 }
 
-// RestartNode takes a node offline for down (real time): its running VMs
-// stop (as in a power loss), its API answers 595 until it is back. VMs are
-// not restarted automatically (onboot is not simulated).
+// RestartNode takes a node offline for down (real time), as a power loss
+// does: its running VMs stop, its running tasks die (see powerLossLocked),
+// and its API answers 595 until it is back. VMs are not restarted
+// automatically (onboot is not simulated).
 func (s *Server) RestartNode(name string, down time.Duration) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	n := s.node(name)
 	if n == nil {
-		s.mu.Unlock()
 		return fmt.Errorf("lab: no node %q", name)
 	}
+	s.powerLossLocked(n, down)
+	return nil
+}
+
+// rollNodeRestartLocked decides whether a task of type typ restarts its
+// node, and for how long. Called with s.mu held.
+func (s *Server) rollNodeRestartLocked(typ string) (bool, time.Duration) {
+	if s.faults.NodeRestartOnTask != "" && s.faults.NodeRestartOnTask == typ {
+		s.faults.NodeRestartOnTask = ""
+		return true, s.faults.nodeDowntime()
+	}
+	return s.rollLocked(s.faults.NodeRestartRate), s.faults.nodeDowntime()
+}
+
+// powerLossLocked takes node n down for down: running VMs stop, running
+// tasks die without a result and without their cleanup (their status reads
+// "unexpected status" once the node is back, as pve-common's
+// UPID.pm read_status answers for a log without a final TASK line). Called
+// with s.mu held.
+func (s *Server) powerLossLocked(n *node, down time.Duration) {
 	n.online = false
+	s.logf("node %s lost power; back in %s", n.spec.Name, down)
 	var off []Guest
 	for _, v := range s.vms {
-		if v.node == name && v.running {
+		if v.node == n.spec.Name && v.running {
 			off = append(off, s.powerOffLocked(v))
 		}
 	}
-	s.mu.Unlock()
-	powerOff(off...)
+	for _, t := range s.tasks {
+		if t.node == n.spec.Name && !t.done && !t.killed {
+			t.killed = true
+			t.cancel(errPowerLoss)
+		}
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		powerOff(off...)
 		select {
 		case <-time.After(down):
 		case <-s.ctx.Done():
@@ -157,8 +184,8 @@ func (s *Server) RestartNode(name string, down time.Duration) error {
 		s.mu.Lock()
 		n.online, n.bootTime = true, time.Now()
 		s.mu.Unlock()
+		s.logf("node %s is back", n.spec.Name)
 	}()
-	return nil
 }
 
 // VolumeInfo describes one volume of a storage.
@@ -274,3 +301,8 @@ func (s *Server) Pools() []string {
 	sort.Strings(ids)
 	return ids
 }
+
+// UnlockVM removes a VM's config lock, as `qm unlock <vmid>` does on the
+// node: the way out of a lock that an interrupted task left behind, which
+// the API offers only to root@pam (skiplock).
+func (s *Server) UnlockVM(vmid int) error { return s.SetVMConfig(vmid, "lock", "") }

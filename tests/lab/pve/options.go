@@ -72,6 +72,26 @@ type Faults struct {
 	AgentDelay time.Duration
 	// ServerErrorRate: any API call fails with HTTP 500 before doing anything.
 	ServerErrorRate float64
+	// NodeRestartRate: a task's node loses power as the task starts. The
+	// node answers 595 for NodeDowntime, its running VMs stop and its
+	// running tasks die where they are, leaving what a killed worker leaves
+	// (a create's "lock: create" config, a clone's "lock: clone" config).
+	NodeRestartRate float64
+	// NodeRestartOnTask: the node of the next task of this type ("qmcreate",
+	// "qmclone", "qmstart", ...) restarts in the middle of it, once; the
+	// field is cleared when it strikes. Tests use it to hit a task that is
+	// over in an instant at time scale 0.
+	NodeRestartOnTask string
+	// NodeDowntime is how long a restarting node stays unreachable (real
+	// time, not scaled). Default 2s.
+	NodeDowntime time.Duration
+}
+
+func (f Faults) nodeDowntime() time.Duration {
+	if f.NodeDowntime > 0 {
+		return f.NodeDowntime
+	}
+	return 2 * time.Second
 }
 
 // DefaultNode returns the spec the lab uses for a node with that name.

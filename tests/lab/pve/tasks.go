@@ -20,7 +20,13 @@ type task struct {
 	exit           string // "OK", "WARNINGS: N" or the error message
 	statusReadOnce bool
 	finished       chan struct{}
-	cancel         context.CancelFunc // DELETE /tasks/{upid}: the worker gets SIGTERM
+	// cancel interrupts the worker: with nil (DELETE /tasks/{upid}) it
+	// gets SIGTERM and cleans up; with errPowerLoss it dies where it is.
+	cancel context.CancelCauseFunc
+	killed bool // died with its node: no result, no cleanup
+	// restartDown > 0: the node loses power for that long at the worker's
+	// first wait (a node restart fault); guarded by Server.mu.
+	restartDown time.Duration
 
 	logMu    sync.Mutex // guards log and warnings; never held with s.mu taken after it
 	log      []string
@@ -68,10 +74,29 @@ func upid(node string, pid, pstart uint32, start time.Time, typ, id, user string
 	return fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", node, pid, pstart, uint32(start.Unix()), typ, id, user)
 }
 
+// errPowerLoss is the cause a worker's context is cancelled with when its
+// node loses power: the worker process dies at once, its error handling
+// (config removal, freeing volumes) never runs.
+var errPowerLoss = errors.New("node lost power")
+
+// powerLost reports whether the worker running with ctx died with its node.
+// Workers skip their cleanup then, as a killed process would.
+func powerLost(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errPowerLoss)
+}
+
 // startTask forks a worker: it returns the UPID at once and runs fn in the
 // background. fn's error becomes the exit status (and "TASK ERROR: ..." in
 // the log). Called with s.mu held.
 func (s *Server) startTask(node, typ, id, user string, fn func(ctx context.Context, l *taskLog) error) string {
+	return s.startTaskUndo(node, typ, id, user, fn, nil)
+}
+
+// startTaskUndo is startTask for workers whose API call changed state
+// before forking (create's "lock: create" config): when an injected failure
+// stops the worker before fn runs, undo is what the worker's own error
+// handling removes. Called with s.mu held.
+func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.Context, l *taskLog) error, undo func()) string {
 	s.pid++
 	now := time.Now()
 	t := &task{
@@ -83,45 +108,66 @@ func (s *Server) startTask(node, typ, id, user string, fn func(ctx context.Conte
 	s.tasks[t.upid] = t
 	s.taskOrder = append(s.taskOrder, t)
 	l := &taskLog{s: s, t: t}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancelCause(context.WithValue(s.ctx, taskKey{}, t))
 	t.cancel = cancel
 	inject := s.rollLocked(s.faults.TaskFailureRate)
+	if restart, down := s.rollNodeRestartLocked(typ); restart && !inject {
+		t.restartDown = down
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer cancel()
+		defer cancel(nil)
 		var err error
-		if inject {
+		switch {
+		case inject:
 			err = fmt.Errorf("lab fault injection: %s task failed (TaskFailureRate)\n", typ)
-		} else {
+			if undo != nil {
+				undo()
+			}
+		default:
 			err = fn(ctx, l)
+			// a worker that never waited: the node goes down as it ends
+			s.powerLossAt(ctx)
 		}
 		if errors.Is(err, context.Canceled) {
 			// What a worker killed by SIGTERM leaves (PVE's fork_worker).
 			err = fmt.Errorf("received interrupt\n")
 		}
-		t.logMu.Lock()
-		var exit string
-		switch {
-		case err != nil:
-			msg := strings.TrimRight(errorText(err), "\n")
-			t.log = append(t.log, "TASK ERROR: "+msg)
-			exit = strings.SplitN(msg, "\n", 2)[0]
-		case t.warnings > 0:
-			exit = fmt.Sprintf("WARNINGS: %d", t.warnings)
-			t.log = append(t.log, "TASK "+exit)
-		default:
-			exit = "OK"
-			t.log = append(t.log, "TASK OK")
-		}
-		t.logMu.Unlock()
-		s.mu.Lock()
-		t.done, t.end, t.exit = true, time.Now(), exit
-		close(t.finished)
-		s.mu.Unlock()
-		s.logf("task %s: %s", t.upid, exit)
+		s.finishTask(t, err)
 	}()
 	return t.upid
+}
+
+// finishTask records the worker's end. A worker that died with its node
+// wrote no final "TASK ..." line, so its status reads "unexpected status"
+// (pve-common src/PVE/UPID.pm read_status).
+func (s *Server) finishTask(t *task, err error) {
+	s.mu.Lock()
+	killed := t.killed
+	s.mu.Unlock()
+	t.logMu.Lock()
+	var exit string
+	switch {
+	case killed:
+		exit = "unexpected status"
+	case err != nil:
+		msg := strings.TrimRight(errorText(err), "\n")
+		t.log = append(t.log, "TASK ERROR: "+msg)
+		exit = strings.SplitN(msg, "\n", 2)[0]
+	case t.warnings > 0:
+		exit = fmt.Sprintf("WARNINGS: %d", t.warnings)
+		t.log = append(t.log, "TASK "+exit)
+	default:
+		exit = "OK"
+		t.log = append(t.log, "TASK OK")
+	}
+	t.logMu.Unlock()
+	s.mu.Lock()
+	t.done, t.end, t.exit = true, time.Now(), exit
+	close(t.finished)
+	s.mu.Unlock()
+	s.logf("task %s: %s", t.upid, exit)
 }
 
 func errorText(err error) string {
@@ -164,8 +210,33 @@ func (t *task) wait(ctx context.Context) error {
 	}
 }
 
-// sleep waits d scaled by the time scale, or until the lab stops.
+type taskKey struct{}
+
+// powerLossAt takes the node of the task running with ctx down if a node
+// restart fault is pending for it. It reports whether it did.
+func (s *Server) powerLossAt(ctx context.Context) bool {
+	t, _ := ctx.Value(taskKey{}).(*task)
+	if t == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.restartDown <= 0 || t.killed {
+		return false
+	}
+	down := t.restartDown
+	t.restartDown = 0
+	s.powerLossLocked(s.node(t.node), down)
+	return true
+}
+
+// sleep waits d scaled by the time scale, or until the lab stops. It is
+// where a worker waits, so a pending node restart fault strikes here: the
+// worker dies in the middle of its work.
 func (s *Server) sleep(ctx context.Context, d time.Duration) error {
+	if s.powerLossAt(ctx) {
+		return context.Cause(ctx)
+	}
 	d = time.Duration(float64(d) * s.opts.TimeScale)
 	if d <= 0 {
 		return ctx.Err()

@@ -47,6 +47,8 @@ type ConfigurationApply struct {
 	ApplyMode ApplyModePtrOutput `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
+	// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+	ConfigChange pulumi.StringPtrOutput `pulumi:"configChange"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
 	ConfigDigest pulumi.StringOutput `pulumi:"configDigest"`
 	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
@@ -137,6 +139,8 @@ type configurationApplyArgs struct {
 	ApplyMode *ApplyMode `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
+	// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+	ConfigChange *string `pulumi:"configChange"`
 	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView map[string]string `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
@@ -163,6 +167,8 @@ type ConfigurationApplyArgs struct {
 	ApplyMode ApplyModePtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
+	// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+	ConfigChange pulumi.StringPtrInput
 	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapInput
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
@@ -283,6 +289,11 @@ func (o ConfigurationApplyOutput) ApplyMode() ApplyModePtrOutput {
 // The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 func (o ConfigurationApplyOutput) ClientConfiguration() ClientConfigurationOutput {
 	return o.ApplyT(func(v *ConfigurationApply) ClientConfigurationOutput { return v.ClientConfiguration }).(ClientConfigurationOutput)
+}
+
+// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+func (o ConfigurationApplyOutput) ConfigChange() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.ConfigChange }).(pulumi.StringPtrOutput)
 }
 
 // SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.

@@ -26,6 +26,7 @@ class ConfigurationApplyArgs:
                  machine_configuration: pulumi.Input[_builtins.str],
                  node: pulumi.Input[_builtins.str],
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
+                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  reset: pulumi.Input[Optional['ResetOnDeleteArgs']] = None,
@@ -40,6 +41,7 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
+        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
@@ -53,6 +55,8 @@ class ConfigurationApplyArgs:
         pulumi.set(__self__, "node", node)
         if apply_mode is not None:
             pulumi.set(__self__, "apply_mode", apply_mode)
+        if config_change is not None:
+            pulumi.set(__self__, "config_change", config_change)
         if config_view is not None:
             pulumi.set(__self__, "config_view", config_view)
         if endpoints is not None:
@@ -115,6 +119,18 @@ class ConfigurationApplyArgs:
     @apply_mode.setter
     def apply_mode(self, value: pulumi.Input[Optional['ApplyMode']]):
         pulumi.set(self, "apply_mode", value)
+
+    @_builtins.property
+    @pulumi.getter(name="configChange")
+    def config_change(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        """
+        return pulumi.get(self, "config_change")
+
+    @config_change.setter
+    def config_change(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "config_change", value)
 
     @_builtins.property
     @pulumi.getter(name="configView")
@@ -209,6 +225,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
@@ -251,6 +268,7 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
+        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
@@ -312,6 +330,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
@@ -334,6 +353,7 @@ class ConfigurationApply(pulumi.CustomResource):
             if client_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'client_configuration'")
             __props__.__dict__["client_configuration"] = None if client_configuration is None else pulumi.Output.secret(client_configuration)
+            __props__.__dict__["config_change"] = config_change
             __props__.__dict__["config_view"] = config_view
             __props__.__dict__["endpoints"] = endpoints
             if machine_configuration is None and not opts.urn:
@@ -378,6 +398,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["applied_mode"] = None
         __props__.__dict__["apply_mode"] = None
         __props__.__dict__["client_configuration"] = None
+        __props__.__dict__["config_change"] = None
         __props__.__dict__["config_digest"] = None
         __props__.__dict__["config_view"] = None
         __props__.__dict__["endpoints"] = None
@@ -415,6 +436,14 @@ class ConfigurationApply(pulumi.CustomResource):
         The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
         """
         return pulumi.get(self, "client_configuration")
+
+    @_builtins.property
+    @pulumi.getter(name="configChange")
+    def config_change(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        """
+        return pulumi.get(self, "config_change")
 
     @_builtins.property
     @pulumi.getter(name="configDigest")

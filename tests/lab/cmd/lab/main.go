@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
@@ -63,6 +64,8 @@ func main() {
 	flag.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
 	flag.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
 	flag.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
+	flag.Float64Var(&c.faults.NodeRestartRate, "fault-node-restart", 0, "fraction of tasks whose node loses power mid-task (the worker dies, running VMs stop)")
+	flag.DurationVar(&c.faults.NodeDowntime, "fault-node-downtime", 2*time.Second, "how long a restarted node stays unreachable")
 	flag.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
 	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
 	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")

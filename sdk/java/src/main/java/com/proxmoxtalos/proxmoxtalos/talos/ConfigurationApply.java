@@ -94,6 +94,20 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.clientConfiguration;
     }
     /**
+     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * 
+     */
+    @Export(name="configChange", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> configChange;
+
+    /**
+     * @return Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * 
+     */
+    public Output<Optional<String>> configChange() {
+        return Codegen.optional(this.configChange);
+    }
+    /**
      * SHA-256 of the applied configuration&#39;s contents (comments and formatting ignored), as compared with what the node runs.
      * 
      */

@@ -54,6 +54,21 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
+     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * 
+     */
+    @Import(name="configChange")
+    private @Nullable Output<String> configChange;
+
+    /**
+     * @return Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * 
+     */
+    public Optional<Output<String>> configChange() {
+        return Optional.ofNullable(this.configChange);
+    }
+
+    /**
      * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
      * 
      */
@@ -193,6 +208,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     private ConfigurationApplyArgs(ConfigurationApplyArgs $) {
         this.applyMode = $.applyMode;
         this.clientConfiguration = $.clientConfiguration;
+        this.configChange = $.configChange;
         this.configView = $.configView;
         this.endpoints = $.endpoints;
         this.machineConfiguration = $.machineConfiguration;
@@ -262,6 +278,27 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder clientConfiguration(ClientConfigurationArgs clientConfiguration) {
             return clientConfiguration(Output.of(clientConfiguration));
+        }
+
+        /**
+         * @param configChange Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder configChange(@Nullable Output<String> configChange) {
+            $.configChange = configChange;
+            return this;
+        }
+
+        /**
+         * @param configChange Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder configChange(String configChange) {
+            return configChange(Output.of(configChange));
         }
 
         /**
