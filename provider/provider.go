@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
@@ -52,6 +53,8 @@ func New() (p.Provider, error) {
 			infer.Function(&talos.GetClientConfiguration{}),
 			infer.Function(&talos.GetImageFactory{}),
 		).
+		// index: the TalosCluster component (plan + fan-out)
+		WithComponents(cluster.New()).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
 			"cluster": "index",
 		}).

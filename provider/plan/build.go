@@ -99,6 +99,7 @@ func (b *builder) buildVM(s *slot, h Host) VM {
 	vm := VM{
 		Host:         s.host,
 		VMID:         s.explicit.VMID,
+		VMIDPinned:   s.explicit.VMID != 0,
 		Name:         s.name,
 		Cores:        s.size.Cores,
 		Sockets:      s.size.Sockets,
@@ -175,13 +176,15 @@ func (b *builder) isoStorage(h Host) string {
 	return orDefault(h.ISOStorage, orDefault(b.spec.Image.ISOStorage, DefaultISOStorage))
 }
 
-// tags are the identity tags the component finds its VMs by, then the
-// user's tags.
+// tags are the identity tags the component finds its VMs by (Rebuild reads
+// them back), the versions the node is planned for, then the user's tags.
 func (b *builder) tags(s *slot) []string {
-	t := []string{"proxmoxtalos", "cluster-" + b.spec.Name, string(s.role)}
+	t := []string{TagManaged, TagClusterPrefix + b.spec.Name, string(s.role)}
 	if s.role == RoleWorker {
-		t = append(t, "pool-"+s.pool)
+		t = append(t, TagPoolPrefix+s.pool)
 	}
+	c := &b.plan.Cluster
+	t = append(t, TagTalosPrefix+c.TalosVersion, TagKubernetesPrefix+c.KubernetesVersion, TagSchematicPrefix+shortID(c.Image.SchematicID))
 	for _, u := range b.spec.VM.Tags {
 		if !slices.Contains(t, u) {
 			t = append(t, u)

@@ -97,7 +97,9 @@ func Compare(old, next *State) Summary {
 	return s
 }
 
-// compareNode classifies one node present in both states.
+// compareNode classifies one node present in both states. A field the old
+// state does not know (empty: a state rebuilt from Proxmox cannot know the
+// clone source or the machine configuration inputs) is not a change.
 func compareNode(o, n *NodeState) NodeChange {
 	c := NodeChange{Name: n.Name, Role: n.Role}
 	raise := func(a Action, format string, args ...any) {
@@ -105,12 +107,12 @@ func compareNode(o, n *NodeState) NodeChange {
 		c.Reasons = append(c.Reasons, fmt.Sprintf(format, args...))
 	}
 	changedS := func(field, a, b string, act Action) {
-		if a != b {
-			raise(act, "%s %s -> %s", field, orDash(a), orDash(b))
+		if a != "" && a != b {
+			raise(act, "%s %s -> %s", field, a, orDash(b))
 		}
 	}
 	changedI := func(field string, a, b int, act Action) {
-		if a != b {
+		if a != 0 && a != b {
 			raise(act, "%s %d -> %d", field, a, b)
 		}
 	}
@@ -119,10 +121,10 @@ func compareNode(o, n *NodeState) NodeChange {
 	changedS("host", o.Host, n.Host, ActionReplace)
 	changedS("address", o.Address, n.Address, ActionReplace)
 	changedS("osDisk", o.DiskInterface, n.DiskInterface, ActionReplace)
-	if o.VMID != 0 && n.VMID != 0 {
+	if n.VMID != 0 {
 		changedI("vmId", o.VMID, n.VMID, ActionReplace)
 	}
-	if o.Boot != n.Boot {
+	if o.Boot != "" && o.Boot != n.Boot {
 		// A new clone source means a new VM; a different ISO storage only
 		// matters for the cdrom of an installed node.
 		act := ActionUpdate
@@ -134,8 +136,8 @@ func compareNode(o, n *NodeState) NodeChange {
 
 	// Talos and Kubernetes versions.
 	changedS("talosVersion", o.TalosVersion, n.TalosVersion, ActionUpgrade)
-	if o.Image != n.Image {
-		raise(ActionUpgrade, "image schematic (extensions or kernel args) changes")
+	if o.Image != "" && o.Image != n.Image {
+		raise(ActionUpgrade, "image schematic (extensions or kernel args) %s -> %s", o.Image, n.Image)
 	}
 	changedS("kubernetesVersion", o.KubernetesVersion, n.KubernetesVersion, ActionUpdate)
 
@@ -146,11 +148,13 @@ func compareNode(o, n *NodeState) NodeChange {
 	changedI("sockets", o.Sockets, n.Sockets, ActionReboot)
 	changedS("cpuType", o.CPUType, n.CPUType, ActionReboot)
 	changedI("memoryMiB", o.MemoryMiB, n.MemoryMiB, ActionReboot)
-	changedS("secondaryAddress", o.SecondaryAddress, n.SecondaryAddress, ActionReboot)
-	if o.CloudInit != n.CloudInit && o.Address == n.Address && o.SecondaryAddress == n.SecondaryAddress {
+	if o.SecondaryAddress != n.SecondaryAddress {
+		raise(ActionReboot, "secondaryAddress %s -> %s", orDash(o.SecondaryAddress), orDash(n.SecondaryAddress))
+	}
+	if o.CloudInit != "" && o.CloudInit != n.CloudInit && o.Address == n.Address && o.SecondaryAddress == n.SecondaryAddress {
 		raise(ActionReboot, "network settings (gateway, DNS) change")
 	}
-	if o.NICs != n.NICs {
+	if o.NICs != "" && o.NICs != n.NICs {
 		raise(ActionUpdate, "network devices change")
 	}
 	changedI("diskGiB", o.DiskGiB, n.DiskGiB, ActionUpdate)
@@ -158,9 +162,11 @@ func compareNode(o, n *NodeState) NodeChange {
 		raise(ActionUpdate, "data disks %s -> %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
 	}
 
-	for _, k := range sortedKeys(n.Config) {
-		if o.Config[k] != n.Config[k] {
-			c.ConfigChanged = append(c.ConfigChanged, k)
+	if o.Config != nil {
+		for _, k := range sortedKeys(n.Config) {
+			if o.Config[k] != n.Config[k] {
+				c.ConfigChanged = append(c.ConfigChanged, k)
+			}
 		}
 	}
 	if len(c.ConfigChanged) > 0 {

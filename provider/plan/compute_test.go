@@ -93,10 +93,11 @@ func TestComputeDefaultCluster(t *testing.T) {
 	if !vm.Agent || !vm.OnBoot || vm.Boot != (Boot{ISOStorage: "local"}) {
 		t.Errorf("vm agent=%v onBoot=%v boot=%+v", vm.Agent, vm.OnBoot, vm.Boot)
 	}
-	if !slices.Equal(vm.Tags, []string{"proxmoxtalos", "cluster-lab", "controlplane"}) {
+	versions := []string{"talos-" + DefaultTalosVersion, "k8s-" + p.Cluster.KubernetesVersion, "schematic-" + p.Cluster.Image.SchematicID[:12]}
+	if !slices.Equal(vm.Tags, append([]string{"proxmoxtalos", "cluster-lab", "controlplane"}, versions...)) {
 		t.Errorf("tags = %v", vm.Tags)
 	}
-	if w := node(t, p, "lab-workers-2").VM.Tags; !slices.Equal(w, []string{"proxmoxtalos", "cluster-lab", "worker", "pool-workers"}) {
+	if w := node(t, p, "lab-workers-2").VM.Tags; !slices.Equal(w, append([]string{"proxmoxtalos", "cluster-lab", "worker", "pool-workers"}, versions...)) {
 		t.Errorf("worker tags = %v", w)
 	}
 

@@ -49,9 +49,9 @@ type NodeState struct {
 	CloudInit         string `json:"cloudInit,omitempty"`
 	TalosVersion      string `json:"talosVersion,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
-	// Image is the Image Factory schematic ID (extensions and kernel args):
-	// a change means a Talos upgrade. Where images are downloaded from is
-	// not part of it.
+	// Image is the start of the Image Factory schematic ID (extensions and
+	// kernel args): a change means a Talos upgrade. Where images are
+	// downloaded from is not part of it.
 	Image string `json:"image,omitempty"`
 	// Config fingerprints each machine configuration input by name.
 	Config map[string]string `json:"config,omitempty"`
@@ -87,7 +87,7 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		CloudInit:         fingerprint([]any{nicAddresses(n.VM.NICs), n.VM.DNSServers, n.VM.SearchDomain}),
 		TalosVersion:      p.Cluster.TalosVersion,
 		KubernetesVersion: p.Cluster.KubernetesVersion,
-		Image:             p.Cluster.Image.SchematicID,
+		Image:             shortID(p.Cluster.Image.SchematicID),
 		Config:            p.configFingerprints(n),
 	}
 	if len(n.VM.NICs) > 1 {
@@ -138,6 +138,15 @@ func fingerprint(v any) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// shortID is the first 12 characters of a schematic ID: enough to tell
+// schematics apart, short enough for a Proxmox tag.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }
 
 func bootKey(b Boot) string {

@@ -155,16 +155,20 @@ type Node struct {
 // VM is the Proxmox side of a node.
 type VM struct {
 	Host string
-	// VMID is 0 when the provider allocates one.
-	VMID      int
-	Name      string
-	Cores     int
-	Sockets   int
-	CPUType   string
-	MemoryMiB int
-	OSDisk    Disk
-	DataDisks []Disk
-	NICs      []NICConfig
+	// VMID is the node's VM id: the one the user pinned, else the one the
+	// existing VM has; 0 when the provider allocates one.
+	VMID int
+	// VMIDPinned is true when the user gave the VM id (nodes[].vmId); an id
+	// taken over from the existing VM is not pinned.
+	VMIDPinned bool
+	Name       string
+	Cores      int
+	Sockets    int
+	CPUType    string
+	MemoryMiB  int
+	OSDisk     Disk
+	DataDisks  []Disk
+	NICs       []NICConfig
 	// DNSServers and SearchDomain go to the cloud-init drive.
 	DNSServers   []string
 	SearchDomain string

@@ -167,6 +167,17 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs) (pve.VMR
 		// a failed create task normally removes what it made; make sure
 		_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
 		switch {
+		case ferr == nil && !found && pve.IsServerError(err) && attempt < maxCreateAttempts && ctx.Err() == nil:
+			// Proxmox answered the create or clone call itself with a plain
+			// server error and nothing exists: the call did not happen, so
+			// sending it again cannot make a second VM
+			pve.Logf(ctx, "creating %s failed before anything was made (%v); trying again", ref, err)
+			select {
+			case <-ctx.Done():
+				return pve.VMRef{}, err
+			case <-time.After(time.Duration(attempt) * 250 * time.Millisecond):
+			}
+			continue
 		case ferr == nil && !found:
 			return pve.VMRef{}, err
 		case ferr != nil:

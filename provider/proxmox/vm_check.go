@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -58,7 +59,11 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		return nil, fmt.Errorf("listing the cluster's VMs: %w", err)
 	}
 	if a.Clone != nil && u.known("clone.vmId") {
-		checkCloneSource(v, a, vms)
+		if checkCloneSource(v, a, vms) && old == nil {
+			if err := checkCloneAcrossNodes(ctx, c, v, a); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
 		for _, vm := range vms {
@@ -103,7 +108,7 @@ func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMa
 	if a.CloudInit != nil {
 		uses = append(uses, use{"cloudInit.storage", a.CloudInit.Storage, "images"})
 	}
-	if a.ISO != nil {
+	if a.ISO != nil && *a.ISO != "" {
 		s, _, _ := strings.Cut(*a.ISO, ":")
 		uses = append(uses, use{"iso", s, "iso"})
 	}
@@ -141,7 +146,9 @@ func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMa
 	return nil
 }
 
-func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) {
+// checkCloneSource reports whether the source was found where the inputs
+// say it is.
+func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) bool {
 	c := a.Clone
 	srcNode := a.Node
 	if c.Node != nil {
@@ -159,7 +166,58 @@ func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) {
 			v.check("clone.full", true, "a linked clone needs a template, and VM %d is not one: convert it to a "+
 				"template or set clone.full: true", c.VMID)
 		}
-		return
+		return vm.Node == srcNode
 	}
 	v.check("clone.vmId", true, "the clone source VM %d does not exist in this cluster", c.VMID)
+	return false
 }
+
+// checkCloneAcrossNodes: Proxmox clones to another node only when every
+// volume of the source (CD-ROMs and the cloud-init drive included) is on
+// shared storage, and into shared storage only (qemu-server
+// src/PVE/API2/Qemu.pm clone_vm: "can't clone VM to node '<target>' (VM
+// uses local storage)", "can't clone to non-shared storage '<storage>'").
+func checkCloneAcrossNodes(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+	src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
+	if a.Clone.Node != nil {
+		src.Node = *a.Clone.Node
+	}
+	if src.Node == a.Node || !v.u.known("clone.node") {
+		return nil
+	}
+	cfg, err := c.VMConfig(ctx, src)
+	if err != nil {
+		return fmt.Errorf("reading the clone source %s: %w", src, err)
+	}
+	storages, err := c.Storages(ctx, src.Node)
+	if err != nil {
+		return fmt.Errorf("listing the storages of node %s: %w", src.Node, err)
+	}
+	shared := map[string]bool{}
+	for _, s := range storages {
+		shared[s.Name] = s.Shared
+	}
+	var local []string
+	for _, k := range sortedKeys(cfg) {
+		if !volumeKeyRE.MatchString(k) {
+			continue
+		}
+		d := parseDisk(cfg[k])
+		if d.Volume == "" || d.Volume == "none" || d.Volume == "cdrom" || shared[d.Storage] {
+			continue
+		}
+		local = append(local, fmt.Sprintf("%s on %s", k, d.Storage))
+	}
+	v.check("clone.node", len(local) > 0, "Proxmox clones VM %d from node %s to node %s only when all its volumes are "+
+		"on shared storage; these are not: %s. Keep a copy of the template on node %s, or move its volumes to "+
+		"shared storage", src.VMID, src.Node, a.Node, strings.Join(local, ", "), a.Node)
+	if st := a.Clone.Storage; st != nil && len(local) == 0 && !shared[*st] {
+		v.check("clone.storage", true, "a clone to another node (%s) must go to shared storage, and %q is not shared",
+			a.Node, *st)
+	}
+	return nil
+}
+
+// volumeKeyRE matches the config keys whose values are volumes
+// (PVE::QemuConfig foreach_volume: drives, EFI disk, TPM state).
+var volumeKeyRE = regexp.MustCompile(`^((scsi|virtio|sata|ide)[0-9]+|efidisk0|tpmstate0)$`)

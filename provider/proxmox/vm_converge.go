@@ -39,7 +39,7 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 	if err := applyPlan(ctx, c, ref, plan); err != nil {
 		return err
 	}
-	if err := convergePool(ctx, c, ref, old, a); err != nil {
+	if err := convergePool(ctx, c, ref, a); err != nil {
 		return err
 	}
 	st, err := c.VMStatus(ctx, ref)
@@ -169,28 +169,23 @@ func applyPending(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMa
 		return false, nil
 	}
 	pve.Logf(ctx, "restarting %s to apply changes Proxmox applies only at the next start: %s", ref, strings.Join(keys, ", "))
-	if err := c.RebootVM(ctx, ref, shutdownTimeout(a)); err != nil {
+	if err := c.RestartVM(ctx, ref, shutdownTimeout(a)); err != nil {
 		return false, fmt.Errorf("restarting %s to apply %s: %w", ref, strings.Join(keys, ", "), err)
 	}
 	return true, nil
 }
 
-func convergePool(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs) error {
-	var was string
-	if old != nil && old.Pool != nil {
-		was = *old.Pool
-	}
-	if a.Pool == nil && was == "" {
+// convergePool moves the VM into the pool the inputs name; pool: "" takes it
+// out of its pool, an unset pool is not managed.
+func convergePool(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs) error {
+	if a.Pool == nil {
 		return nil
 	}
 	o, found, err := observe(ctx, c, ref, true)
 	if err != nil || !found {
 		return err
 	}
-	want := ""
-	if a.Pool != nil {
-		want = *a.Pool
-	}
+	want := *a.Pool
 	if o.Pool == want {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -25,7 +26,9 @@ func forcesReplace(path string) bool {
 // mean the same (tags in another order, a MAC in another case, an unset
 // optional value Proxmox filled in) are not changes.
 func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
-	o, n := olds.VirtualMachineArgs, news
+	o, n := withDefaults(olds.VirtualMachineArgs), withDefaults(news)
+	// an input that is not given is not managed, so it is not a change
+	overlayUnset(reflect.ValueOf(&n).Elem(), reflect.ValueOf(o))
 	// computed-if-unset inputs: compared with the actual value only when set
 	o.VMID, o.SmbiosUUID = nil, nil
 	if n.VMID != nil {
@@ -102,6 +105,74 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 		resp.DeleteBeforeReplace = true
 	}
 	return resp
+}
+
+// withDefaults fills the inputs whose absence has a meaning of its own, so
+// that "unset" and the default compare equal: started (true), an agent
+// block's enabled (true), a clone's full (true).
+func withDefaults(a VirtualMachineArgs) VirtualMachineArgs {
+	if a.Started == nil {
+		a.Started = ptr(true)
+	}
+	if a.Agent != nil && a.Agent.Enabled == nil {
+		g := *a.Agent
+		g.Enabled = ptr(true)
+		a.Agent = &g
+	}
+	if a.Clone != nil && a.Clone.Full == nil {
+		c := *a.Clone
+		c.Full = ptr(true)
+		a.Clone = &c
+	}
+	return a
+}
+
+var ipAddressType = reflect.TypeFor[VirtualMachineIpAddress]()
+
+// overlayUnset copies into n (addressable) every optional value that n
+// leaves unset and o has, recursively, without changing o. List elements
+// are matched by position (disks only when on the same interface). An IP
+// address block is taken as a whole: its gateway is not optional on its own.
+func overlayUnset(n, o reflect.Value) {
+	switch n.Kind() {
+	case reflect.Struct:
+		if n.Type() == ipAddressType {
+			return
+		}
+		for i := 0; i < n.NumField(); i++ {
+			if n.Type().Field(i).IsExported() {
+				overlayUnset(n.Field(i), o.Field(i))
+			}
+		}
+	case reflect.Pointer:
+		switch {
+		case n.IsNil():
+			n.Set(o)
+		case !o.IsNil() && n.Elem().Kind() == reflect.Struct:
+			cp := reflect.New(n.Elem().Type())
+			cp.Elem().Set(n.Elem())
+			overlayUnset(cp.Elem(), o.Elem())
+			n.Set(cp)
+		}
+	case reflect.Slice:
+		if n.IsNil() {
+			n.Set(o)
+			return
+		}
+		if n.Type().Elem().Kind() != reflect.Struct {
+			return
+		}
+		cp := reflect.MakeSlice(n.Type(), n.Len(), n.Len())
+		reflect.Copy(cp, n)
+		for i := 0; i < min(n.Len(), o.Len()); i++ {
+			if f := cp.Index(i).FieldByName("Interface"); f.IsValid() && f.Kind() == reflect.String &&
+				f.String() != o.Index(i).FieldByName("Interface").String() {
+				continue
+			}
+			overlayUnset(cp.Index(i), o.Index(i))
+		}
+		n.Set(cp)
+	}
 }
 
 // collapse reports an element that exists only on one side at its top: a new

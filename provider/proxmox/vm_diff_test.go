@@ -46,8 +46,17 @@ func TestDiffVM(t *testing.T) {
 			map[string]p.DiffKind{"networkDevices[0].macAddress": p.Update}, false},
 		{"smbios uuid equal", func(a *VirtualMachineArgs) { a.SmbiosUUID = ptr("0E8A5A39-0A4F-4B8E-9B55-E4C0C8E0C0AA") }, map[string]p.DiffKind{}, false},
 		{"clone source", func(a *VirtualMachineArgs) { a.Clone = &VirtualMachineClone{VMID: 9001} }, map[string]p.DiffKind{"clone.vmId": p.UpdateReplace}, false},
-		{"iso removed", func(a *VirtualMachineArgs) { a.ISO = nil }, map[string]p.DiffKind{"iso": p.Delete}, false},
+		{"iso no longer given: not managed", func(a *VirtualMachineArgs) { a.ISO = nil }, map[string]p.DiffKind{}, false},
+		{"iso ejected", func(a *VirtualMachineArgs) { a.ISO = ptr("") }, map[string]p.DiffKind{"iso": p.Update}, false},
+		{"cpu and disks no longer given: not managed", func(a *VirtualMachineArgs) { a.CPU, a.Disks = nil, nil }, map[string]p.DiffKind{}, false},
+		{"cpu type no longer given", func(a *VirtualMachineArgs) { a.CPU = &VirtualMachineCpu{Cores: ptr(2)} }, map[string]p.DiffKind{}, false},
+		{"disk removed from a given list", func(a *VirtualMachineArgs) {
+			a.Disks = append(a.Disks, VirtualMachineDisk{Interface: "scsi1", Storage: "local-lvm", Size: 5})
+		}, map[string]p.DiffKind{"disks[1]": p.Add}, false},
+		{"started: false", func(a *VirtualMachineArgs) { a.Started = ptr(false) }, map[string]p.DiffKind{"started": p.Update}, false},
+		{"started: true is the default", func(a *VirtualMachineArgs) { a.Started = ptr(true) }, map[string]p.DiffKind{}, false},
 		{"provider-side setting", func(a *VirtualMachineArgs) { a.StopOnDestroy = ptr(true) }, map[string]p.DiffKind{"stopOnDestroy": p.Add}, false},
+		{"agent enabled is the default of an agent block", func(a *VirtualMachineArgs) { a.Agent = &VirtualMachineAgent{Enabled: ptr(true)} }, map[string]p.DiffKind{}, false},
 		{"tags emptied", func(a *VirtualMachineArgs) { a.Tags = []string{} }, map[string]p.DiffKind{"tags": p.Update}, false},
 	}
 	for _, c := range cases {

@@ -288,3 +288,35 @@ func TestVirtualMachineFailedStartStaysInState(t *testing.T) {
 		t.Fatalf("status %v", st.Get("status"))
 	}
 }
+
+// A running VM whose guest ignores ACPI (nothing booted) still gets its
+// pending changes: the restart stops it hard after the shutdown timeout.
+func TestVirtualMachinePendingChangesOnAGuestThatIgnoresACPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	m := plainVM("pve1", "deaf")
+	m["shutdownTimeout"] = num(1)
+	in := property.NewMap(m)
+	id, st := e.create(vmType, "deaf", in)
+	m["memory"] = obj(map[string]property.Value{"dedicated": num(768)})
+	in2 := property.NewMap(m)
+	st2 := e.update(vmType, "deaf", id, st, in, in2)
+	cur, pending, _ := e.lab.VMConfig(getNum(t, st2, "vmId"))
+	if cur["memory"] != "768" || len(pending) != 0 || st2.Get("status").AsString() != "running" {
+		t.Fatalf("memory %q pending %v status %v", cur["memory"], pending, st2.Get("status"))
+	}
+}
+
+// Shrinking a disk is a preview error, not a replacement that loses data.
+func TestVirtualMachineDiskShrinkFailsInCheck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	m := plainVM("pve1", "shrink")
+	in := property.NewMap(m)
+	e.create(vmType, "shrink", in)
+	m["disks"] = arr(obj(map[string]property.Value{"interface": str("scsi0"), "storage": str("local-lvm"), "size": num(2)}))
+	f := e.checkFailures(vmType, "shrink", in, property.NewMap(m))
+	if len(f) != 1 || f[0].Property != "disks[0].size" || !strings.Contains(f[0].Reason, "cannot shrink to 2 GiB") {
+		t.Fatalf("got %v", f)
+	}
+}

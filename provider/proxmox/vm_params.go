@@ -66,28 +66,30 @@ func createParams(a VirtualMachineArgs) (map[string]any, error) {
 }
 
 // planConfig compares the inputs with the live configuration and returns the
-// changes. It manages only the keys the inputs (new or old) mention: a
-// setting the user never gave is left as Proxmox or the template has it, and
-// a setting removed from the inputs is deleted, reverting to the default.
+// changes. An input that is not given is not managed: Proxmox (or the
+// template, or whoever set it) keeps its value, so that a partial program
+// never resets settings it does not mention. Settings are cleared by giving
+// an empty value (tags: [], description: "", iso: ""). Entries removed from
+// a list that is given (disks, network devices, IP configs) are deleted when
+// the previous inputs listed them.
 func planConfig(old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig) (configPlan, error) {
 	if old == nil {
 		old = &VirtualMachineArgs{}
 	}
 	p := configPlan{Set: map[string]any{}}
-	want, owned := scalarConfig(a), scalarConfig(*old)
+	want := scalarConfig(a, live)
 	for _, k := range sortedKeys(want) {
-		if !sameConfigValue(k, want[k], live[k]) {
-			p.Set[k] = want[k]
-		}
-	}
-	for _, k := range sortedKeys(owned) {
-		if _, still := want[k]; !still {
+		switch {
+		case want[k] == "":
 			if _, present := live[k]; present {
 				p.Delete = append(p.Delete, k)
 			}
+		case !sameConfigValue(k, want[k], live[k]):
+			p.Set[k] = want[k]
 		}
 	}
 	planNICs(&p, old, a, live)
+	planIPConfigs(&p, old, a, live)
 	if err := planDisks(&p, old, a, live); err != nil {
 		return configPlan{}, err
 	}
@@ -98,8 +100,9 @@ func planConfig(old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig
 	return p, nil
 }
 
-// scalarConfig renders the single-valued settings the inputs give.
-func scalarConfig(a VirtualMachineArgs) map[string]string {
+// scalarConfig renders the single-valued settings the inputs give; "" means
+// the key is to be removed.
+func scalarConfig(a VirtualMachineArgs, live pve.VMConfig) map[string]string {
 	c := map[string]string{}
 	set := func(k string, v *string) {
 		if v != nil {
@@ -110,6 +113,9 @@ func scalarConfig(a VirtualMachineArgs) map[string]string {
 	set("description", a.Description)
 	if a.Tags != nil {
 		c["tags"] = strings.Join(normalizeTags(a.Tags), ";")
+	}
+	if c["name"] == "" {
+		delete(c, "name") // an empty name is refused by Check; never a removal
 	}
 	if cpu := a.CPU; cpu != nil {
 		setInt(c, "cores", cpu.Cores)
@@ -148,7 +154,8 @@ func scalarConfig(a VirtualMachineArgs) map[string]string {
 			set("searchdomain", d.Domain)
 		}
 		for i, ip := range ci.IPConfigs {
-			c[fmt.Sprintf("ipconfig%d", i)] = ipConfigString(ip)
+			key := fmt.Sprintf("ipconfig%d", i)
+			c[key] = ipConfigString(ip, live[key])
 		}
 	}
 	if order := bootOrder(a); order != "" {
@@ -171,26 +178,29 @@ func bootOrder(a VirtualMachineArgs) string {
 	if len(a.Disks) > 0 && (a.Clone == nil || a.ISO != nil) {
 		order = append(order, a.Disks[0].Interface)
 	}
-	if a.ISO != nil {
+	if a.ISO != nil && *a.ISO != "" {
 		order = append(order, isoInterface)
 	}
 	return strings.Join(order, ";")
 }
 
-func ipConfigString(ip VirtualMachineIpConfig) string {
-	kv := map[string]string{}
-	if v4 := ip.IPv4; v4 != nil {
-		kv["ip"] = v4.Address
-		if v4.Gateway != nil {
-			kv["gw"] = *v4.Gateway
+// ipConfigString renders one ipconfigN. The IPv4 and IPv6 blocks are each
+// set as a whole (a block without gateway has none); a block not given keeps
+// what the live value has.
+func ipConfigString(ip VirtualMachineIpConfig, live string) string {
+	kv := parsePropString(live).KV
+	block := func(a *VirtualMachineIpAddress, ipKey, gwKey string) {
+		if a == nil {
+			return
+		}
+		kv[ipKey] = a.Address
+		delete(kv, gwKey)
+		if a.Gateway != nil {
+			kv[gwKey] = *a.Gateway
 		}
 	}
-	if v6 := ip.IPv6; v6 != nil {
-		kv["ip6"] = v6.Address
-		if v6.Gateway != nil {
-			kv["gw6"] = *v6.Gateway
-		}
-	}
+	block(ip.IPv4, "ip", "gw")
+	block(ip.IPv6, "ip6", "gw6")
 	return kvList(kv, "ip", "gw", "ip6", "gw6")
 }
 

@@ -35,18 +35,21 @@ func parseNIC(s string) liveNIC {
 	return n
 }
 
-// nicString renders a NIC, keeping settings of the live NIC that the inputs
-// do not manage (rate, queues, link_down) and its MAC unless one is given.
+// nicString renders a NIC. Settings the inputs do not give keep the live
+// NIC's values (its MAC, model, VLAN, MTU, firewall, rate, queues); a new NIC
+// gets Proxmox's defaults and a VirtIO model. vlanId 0 removes the tag.
 func nicString(d VirtualMachineNetworkDevice, live *liveNIC) string {
 	kv := map[string]string{}
-	mac := ""
+	mac, model := "", "virtio"
 	if live != nil {
 		for k, v := range live.KV {
 			kv[k] = v
 		}
 		mac = live.MAC
+		if live.Model != "" {
+			model = live.Model
+		}
 	}
-	model := "virtio"
 	if d.Model != nil {
 		model = string(*d.Model)
 	}
@@ -54,12 +57,18 @@ func nicString(d VirtualMachineNetworkDevice, live *liveNIC) string {
 		mac = strings.ToUpper(*d.MACAddress)
 	}
 	kv["bridge"] = d.Bridge
-	setOrDrop(kv, "tag", d.VLANID)
-	setOrDrop(kv, "mtu", d.MTU)
-	if d.Firewall != nil && *d.Firewall {
-		kv["firewall"] = "1"
-	} else {
-		delete(kv, "firewall")
+	if d.VLANID != nil {
+		setOrDrop(kv, "tag", d.VLANID)
+	}
+	if d.MTU != nil {
+		kv["mtu"] = strconv.Itoa(*d.MTU)
+	}
+	if d.Firewall != nil {
+		if *d.Firewall {
+			kv["firewall"] = "1"
+		} else {
+			delete(kv, "firewall")
+		}
 	}
 	head := model
 	if mac != "" {
@@ -68,8 +77,9 @@ func nicString(d VirtualMachineNetworkDevice, live *liveNIC) string {
 	return head + "," + kvList(kv, "bridge", "firewall", "mtu", "tag")
 }
 
+// setOrDrop sets k to a positive v and removes it for 0.
 func setOrDrop(kv map[string]string, k string, v *int) {
-	if v != nil {
+	if *v > 0 {
 		kv[k] = strconv.Itoa(*v)
 	} else {
 		delete(kv, k)
@@ -90,6 +100,9 @@ func sameNIC(want, live string) bool {
 }
 
 func planNICs(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig) {
+	if a.NetworkDevices == nil {
+		return // not managed
+	}
 	for i, d := range a.NetworkDevices {
 		key := fmt.Sprintf("net%d", i)
 		var ln *liveNIC
@@ -107,14 +120,13 @@ func planNICs(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, live
 			p.Delete = append(p.Delete, key)
 		}
 	}
-	var newIPs, oldIPs int
-	if a.CloudInit != nil {
-		newIPs = len(a.CloudInit.IPConfigs)
+}
+
+func planIPConfigs(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig) {
+	if a.CloudInit == nil || a.CloudInit.IPConfigs == nil || old.CloudInit == nil {
+		return
 	}
-	if old.CloudInit != nil {
-		oldIPs = len(old.CloudInit.IPConfigs)
-	}
-	for i := newIPs; i < oldIPs; i++ {
+	for i := len(a.CloudInit.IPConfigs); i < len(old.CloudInit.IPConfigs); i++ {
 		if key := fmt.Sprintf("ipconfig%d", i); live[key] != "" {
 			p.Delete = append(p.Delete, key)
 		}
@@ -207,6 +219,9 @@ func orNone(s string) string {
 }
 
 func planDisks(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig) error {
+	if a.Disks == nil {
+		return nil // not managed
+	}
 	wanted := map[string]bool{}
 	for _, d := range a.Disks {
 		wanted[d.Interface] = true
@@ -270,12 +285,11 @@ func planDrives(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, li
 					isoInterface, map[bool]string{true: "cloud-init drive", false: "disk"}[ld.CloudInit])
 			}
 		}
-		if !ok || parseDisk(cur).Volume != *a.ISO {
+		switch {
+		case *a.ISO == "" && ok:
+			p.Delete = append(p.Delete, isoInterface) // eject: remove the CD drive
+		case *a.ISO != "" && (!ok || parseDisk(cur).Volume != *a.ISO):
 			p.Set[isoInterface] = *a.ISO + ",media=cdrom"
-		}
-	} else if old.ISO != nil {
-		if cur, ok := live[isoInterface]; ok && parseDisk(cur).CDROM && !parseDisk(cur).CloudInit {
-			p.Delete = append(p.Delete, isoInterface)
 		}
 	}
 
@@ -294,10 +308,6 @@ func planDrives(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, li
 			p.Delete = append(p.Delete, iface)
 			p.Then = map[string]any{iface: ci.Storage + ":cloudinit"}
 		}
-	} else if old.CloudInit != nil {
-		if iface, ok := findCloudInitDrive(live); ok {
-			p.Delete = append(p.Delete, iface)
-		}
 	}
 
 	if e := a.EfiDisk; e != nil {
@@ -308,11 +318,6 @@ func planDrives(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, li
 				boolFlag(e.PreEnrolledKeys != nil && *e.PreEnrolledKeys))
 		case parseDisk(cur).Storage != e.Storage:
 			p.Move = append(p.Move, diskMove{Interface: efiDiskKey, Storage: e.Storage})
-		}
-	} else if old.EfiDisk != nil {
-		if cur, ok := live[efiDiskKey]; ok {
-			p.Delete = append(p.Delete, efiDiskKey)
-			p.RemovedVolumes = append(p.RemovedVolumes, parseDisk(cur).Volume)
 		}
 	}
 	return nil

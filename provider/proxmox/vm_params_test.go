@@ -89,9 +89,10 @@ func TestPlanConfigInPlaceChanges(t *testing.T) {
 	a.Disks[0].Size = 40
 	a.Disks[0].SSD = ptr(false)
 	a.Disks = append(a.Disks, VirtualMachineDisk{Interface: "scsi1", Storage: "local-lvm", Size: 100})
-	a.NetworkDevices[0].VLANID = nil
+	a.NetworkDevices[0].VLANID = ptr(0) // 0: untagged
 	a.NetworkDevices[0].Firewall = ptr(true)
-	a.Name = nil // removed from the inputs: reverts to Proxmox's default
+	a.Name = nil            // no longer given: not managed, the VM keeps its name
+	a.Description = ptr("") // cleared
 	p, err := planConfig(&old, a, liveFromCreate())
 	if err != nil {
 		t.Fatal(err)
@@ -106,8 +107,8 @@ func TestPlanConfigInPlaceChanges(t *testing.T) {
 	if !reflect.DeepEqual(p.Set, want) {
 		t.Errorf("Set:\n got %v\nwant %v", p.Set, want)
 	}
-	if !reflect.DeepEqual(p.Delete, []string{"name"}) {
-		t.Errorf("Delete = %v, want [name]", p.Delete)
+	if p.Delete != nil {
+		t.Errorf("Delete = %v, want nothing (description is not set on the VM)", p.Delete)
 	}
 	if !reflect.DeepEqual(p.Resize, []diskResize{{Interface: "scsi0", SizeGiB: 40}}) {
 		t.Errorf("Resize = %v", p.Resize)
@@ -135,19 +136,19 @@ func TestPlanConfigRemovesDevicesTheInputsDropped(t *testing.T) {
 	live["net1"] = "virtio=BC:24:11:AA:BB:02,bridge=vmbr1"
 	live["efidisk0"] = "local-lvm:vm-104-disk-2,efitype=4m,pre-enrolled-keys=0,size=4M"
 	a := talosArgs()
-	a.ISO = nil
-	a.Disks[0].Interface = "scsi0"
+	a.ISO = ptr("") // eject
+	a.EfiDisk = nil // no longer given: not managed, the EFI disk stays
 	p, err := planConfig(&old, a, live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"efidisk0", "ide2", "net1", "scsi1"}; !reflect.DeepEqual(p.Delete, want) {
+	if want := []string{"ide2", "net1", "scsi1"}; !reflect.DeepEqual(p.Delete, want) {
 		t.Errorf("Delete = %v, want %v", p.Delete, want)
 	}
 	if !reflect.DeepEqual(p.Set, map[string]any{"boot": "order=scsi0"}) {
 		t.Errorf("Set = %v, want the boot order without the ISO drive", p.Set)
 	}
-	if want := []string{"local-lvm:vm-104-disk-1", "local-lvm:vm-104-disk-2"}; !reflect.DeepEqual(p.RemovedVolumes, want) {
+	if want := []string{"local-lvm:vm-104-disk-1"}; !reflect.DeepEqual(p.RemovedVolumes, want) {
 		t.Errorf("RemovedVolumes = %v, want %v", p.RemovedVolumes, want)
 	}
 }
@@ -227,5 +228,21 @@ func TestSizeGiB(t *testing.T) {
 		if got := sizeGiB(in); got != want {
 			t.Errorf("sizeGiB(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// After an import every setting is in the old inputs; a program that gives
+// only a few of them changes nothing else on the VM.
+func TestPlanConfigPartialInputsAfterImportChangeNothingElse(t *testing.T) {
+	t.Parallel()
+	live := liveFromCreate()
+	imported := observeArgs(observation{Ref: pve.VMRef{Node: "pve1", VMID: 104}, Config: live, Status: running()})
+	partial := VirtualMachineArgs{Node: "pve1", Name: ptr("cp1"), CPU: &VirtualMachineCpu{Cores: ptr(2)}}
+	p, err := planConfig(&imported, partial, live)
+	if err != nil || !p.empty() {
+		t.Fatalf("a partial program after an import changes the VM: %+v %v", p, err)
+	}
+	if d := diffVM(stateOf(imported, 104), partial); d.HasChanges {
+		t.Fatalf("and its diff is not empty: %v", kinds(d))
 	}
 }

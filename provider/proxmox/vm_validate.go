@@ -62,7 +62,7 @@ func validateVM(a VirtualMachineArgs, old *VirtualMachineArgs, u unknowns) []p.C
 				"for linked clones; remove it or set clone.full: true")
 		}
 	}
-	if a.ISO != nil {
+	if a.ISO != nil && *a.ISO != "" {
 		v.check("iso", !isoVolumeRE.MatchString(*a.ISO), "iso %q is not an ISO volume: use <storage>:iso/<file>.iso "+
 			"(for example local:iso/talos-nocloud-amd64.iso, or the volumeId of a DownloadFile)", *a.ISO)
 	}
@@ -105,7 +105,7 @@ func validateVM(a VirtualMachineArgs, old *VirtualMachineArgs, u unknowns) []p.C
 
 func validateDisks(v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) {
 	reserved := map[string]string{}
-	if a.ISO != nil {
+	if a.ISO != nil && *a.ISO != "" {
 		reserved[isoInterface] = "the ISO's CD drive"
 	}
 	if ci := a.CloudInit; ci != nil {
@@ -154,7 +154,7 @@ func validateNICs(v *validator, a VirtualMachineArgs) {
 		v.check(at("bridge"), n.Bridge == "" || !bridgeRE.MatchString(n.Bridge), "bridge %q is not a bridge name "+
 			"(for example vmbr0)", n.Bridge)
 		if n.VLANID != nil {
-			v.check(at("vlanId"), *n.VLANID < 1 || *n.VLANID > 4094, "vlanId must be 1 to 4094, got %d", *n.VLANID)
+			v.check(at("vlanId"), *n.VLANID < 0 || *n.VLANID > 4094, "vlanId must be 1 to 4094 (or 0 for untagged), got %d", *n.VLANID)
 		}
 		if n.MTU != nil {
 			// qemu-server: 1 means the bridge's MTU; otherwise at least 576
@@ -177,7 +177,7 @@ func validateCloudInit(v *validator, a VirtualMachineArgs) {
 		"(for example local-lvm)", ci.Storage)
 	if ci.Interface != nil {
 		v.check("cloudInit.interface", !diskInterfaceRE.MatchString(*ci.Interface) ||
-			(a.ISO != nil && *ci.Interface == isoInterface), "cloudInit.interface %q must be a free drive slot such as "+
+			(a.ISO != nil && *a.ISO != "" && *ci.Interface == isoInterface), "cloudInit.interface %q must be a free drive slot such as "+
 			"ide0, ide1, ide3 or sata0 (ide2 holds the ISO)", *ci.Interface)
 	}
 	// a clone may take its network devices from the template

@@ -31,6 +31,7 @@ func TestClassify(t *testing.T) {
 		{&StaleLockError{Ref: VMRef{Node: "pve1", VMID: 104}, Lock: "create"}, KindOther},
 		{fmt.Errorf("x: %w", &StaleLockError{Lock: "clone"}), KindOther},
 		{api(596, "Connection timed out"), KindTransient},
+		{&TaskError{ExitStatus: "VM quit/powerdown failed - got timeout"}, KindOther},
 		{api(502, "Bad Gateway"), KindTransient},
 		{api(401, "authentication failure"), KindAuth},
 		{api(500, "storage 'nope' does not exist"), KindNotFound},

@@ -142,3 +142,26 @@ func TestIgnoredRebootIsNotRetried(t *testing.T) {
 		t.Errorf("the failed reboot took %s: it was retried", d)
 	}
 }
+
+// A clone whose node restarts while it copies leaves the new VM with
+// "lock: clone" and half its disks; the error on the next operation says to
+// destroy it on the node (its disks cannot be trusted), not to unlock it.
+func TestStaleCloneLockAfterNodeRestart(t *testing.T) {
+	t.Parallel()
+	s, c, ctx := startLab(t, labpve.Options{})
+	tmpl := pve.VMRef{Node: "pve1", VMID: 160}
+	if err := c.CreateVM(ctx, tmpl, map[string]any{"scsi0": "local-lvm:2", "template": 1}); err != nil {
+		t.Fatal(err)
+	}
+	s.SetFaults(labpve.Faults{NodeRestartOnTask: "qmclone", NodeDowntime: 300 * time.Millisecond})
+	clone := pve.VMRef{Node: "pve1", VMID: 161}
+	err := c.CloneVM(ctx, tmpl, clone, pve.CloneOptions{Full: true})
+	if err == nil || !strings.Contains(err.Error(), "unexpected status") {
+		t.Fatalf("clone across a node restart: %v", err)
+	}
+	err = c.StartVM(ctx, clone)
+	var se *pve.StaleLockError
+	if !errors.As(err, &se) || se.Lock != "clone" || !strings.Contains(err.Error(), "qm destroy 161 --skiplock") {
+		t.Fatalf("start of a VM with a stale clone lock: %v", err)
+	}
+}

@@ -14,6 +14,8 @@ type NodeInfo struct {
 	// MaxMem and Mem are the node's total and used memory in bytes.
 	MaxMem uint64
 	Mem    uint64
+	// MaxCPU is the node's logical CPU count (0 when not reported).
+	MaxCPU int
 }
 
 // Nodes lists the cluster's nodes.
@@ -23,6 +25,7 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
 		Status string      `json:"status"`
 		MaxMem json.Number `json:"maxmem"`
 		Mem    json.Number `json:"mem"`
+		MaxCPU json.Number `json:"maxcpu"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the nodes of the cluster", true, func(ctx context.Context) error {
 		return c.get(ctx, "/nodes", &items)
@@ -34,8 +37,9 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
 	for _, it := range items {
 		maxMem, _ := it.MaxMem.Int64()
 		mem, _ := it.Mem.Int64()
+		cpus, _ := it.MaxCPU.Int64()
 		out = append(out, NodeInfo{Name: it.Node, Online: it.Status == "online",
-			MaxMem: uint64(max(maxMem, 0)), Mem: uint64(max(mem, 0))})
+			MaxMem: uint64(max(maxMem, 0)), Mem: uint64(max(mem, 0)), MaxCPU: int(max(cpus, 0))})
 	}
 	return out, nil
 }

@@ -217,10 +217,21 @@ func (c *Client) ShutdownVM(ctx context.Context, ref VMRef, timeout time.Duratio
 	})
 }
 
-// RebootVM shuts the VM down and starts it again, which applies pending
-// configuration changes.
+// RebootVM is Proxmox's reboot: shut down, then start again (applying
+// pending changes). It fails when the guest ignores the ACPI request.
 func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
 	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())})
+}
+
+// RestartVM shuts the VM down (stopping it hard after timeout) and starts it
+// again, which applies pending configuration changes. Proxmox's own reboot
+// fails when the guest ignores the ACPI request ("VM quit/powerdown failed -
+// got timeout"), so shutdown with forceStop and start are used instead.
+func (c *Client) RestartVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
+	if err := c.ShutdownVM(ctx, ref, timeout); err != nil {
+		return err
+	}
+	return c.StartVM(ctx, ref)
 }
 
 // DeleteVM destroys a stopped VM with its disks, and removes it from backup
@@ -300,6 +311,8 @@ type ClusterVM struct {
 	Status   string
 	Template bool
 	Pool     string
+	// Tags as Proxmox lists them (";"-separated, lower-cased, sorted).
+	Tags []string
 }
 
 // ClusterVMs lists every VM of the cluster.
@@ -312,6 +325,7 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 		Status   string      `json:"status"`
 		Template json.Number `json:"template"`
 		Pool     string      `json:"pool"`
+		Tags     string      `json:"tags"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
 		return c.get(ctx, "/cluster/resources?type=vm", &items)
@@ -329,7 +343,8 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 			continue
 		}
 		out = append(out, ClusterVM{VMID: int(id), Node: it.Node, Name: it.Name, Status: it.Status,
-			Template: it.Template.String() == "1", Pool: it.Pool})
+			Template: it.Template.String() == "1", Pool: it.Pool,
+			Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
 	}
 	return out, nil
 }

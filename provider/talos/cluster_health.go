@@ -52,6 +52,7 @@ type ClusterHealthArgs struct {
 	Kubeconfig          *string             `pulumi:"kubeconfig,optional" provider:"secret"`
 	KubernetesEndpoint  *string             `pulumi:"kubernetesEndpoint,optional"`
 	Triggers            []string            `pulumi:"triggers,optional"`
+	OtherNodes          []string            `pulumi:"otherNodes,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
 }
 
@@ -65,6 +66,10 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to check instead of the kubeconfig's server, for "+
 		"example the first control plane's `https://192.168.1.21:6443` before the VIP answers.")
 	an.Describe(&a.Triggers, "Any values; when one changes, health is checked again on update.")
+	an.Describe(&a.OtherNodes, "Addresses of the cluster's nodes that this check does not require: nodes later in "+
+		"a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They "+
+		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
+		"of this list alone does not check again.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
 }
 
@@ -120,7 +125,7 @@ func (r *ClusterHealth) wait(ctx context.Context, in ClusterHealthArgs, op strin
 
 	req := talosapi.HealthRequest{
 		ControlPlanes: in.ControlPlanes, Workers: in.Workers, Endpoints: in.Endpoints, Creds: creds,
-		KubernetesServer: deref(in.KubernetesEndpoint),
+		KubernetesServer: deref(in.KubernetesEndpoint), Others: in.OtherNodes,
 	}
 	if in.Kubeconfig != nil {
 		req.Kubeconfig = []byte(*in.Kubeconfig)

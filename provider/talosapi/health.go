@@ -27,6 +27,11 @@ type HealthRequest struct {
 	// KubernetesServer overrides the kubeconfig's server, e.g. the first
 	// control plane's https://10.5.0.2:6443 before the VIP answers.
 	KubernetesServer string
+	// Others are the cluster's nodes this check does not require: nodes
+	// later in a rollout, or removed by the update after the check (Pulumi
+	// deletes removed resources last). They may or may not be etcd members
+	// or Kubernetes nodes; neither is reported.
+	Others []string
 }
 
 // Required services per role: the ones machined's MachineStatus readiness
@@ -141,6 +146,24 @@ func checkNodes(nodes []kubeNode, expected []string) string {
 	return strings.Join(problems, ", ")
 }
 
+// withoutMembers drops the members on the given nodes.
+func withoutMembers(members []*machineapi.EtcdMember, nodes []string) []*machineapi.EtcdMember {
+	drop := map[string]bool{}
+	for _, n := range nodes {
+		drop[hostOf(n)] = true
+	}
+
+	var out []*machineapi.EtcdMember
+
+	for _, m := range members {
+		if !slices.ContainsFunc(peerHosts(m.GetPeerUrls()), func(h string) bool { return drop[h] }) {
+			out = append(out, m)
+		}
+	}
+
+	return out
+}
+
 func hostOf(addr string) string {
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		return h
@@ -236,7 +259,7 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 
 				// Every control plane's view is checked; the same problem
 				// seen by several is reported once.
-				if p := checkEtcd(ms, req.ControlPlanes); p != "" && !etcdSeen[p] {
+				if p := checkEtcd(withoutMembers(ms, req.Others), req.ControlPlanes); p != "" && !etcdSeen[p] {
 					etcdSeen[p] = true
 					rep.Problems = append(rep.Problems, fmt.Sprintf("etcd as seen by %s: %s", n.addr, p))
 				}

@@ -66,6 +66,23 @@ func TestCheckEtcd(t *testing.T) {
 	}
 }
 
+// A node the check does not require (later in a rollout, or removed after
+// the check) may or may not be a member.
+func TestCheckEtcdWithOtherMembers(t *testing.T) {
+	t.Parallel()
+
+	cps := []string{"10.5.0.2"}
+	ms := []*machineapi.EtcdMember{member("cp1", false, "10.5.0.2"), member("cp2", false, "10.5.0.3"), member("cp3", false, "10.5.0.4")}
+
+	if p := checkEtcd(withoutMembers(ms, []string{"10.5.0.3", "10.5.0.4:50000"}), cps); p != "" {
+		t.Errorf("other members reported: %s", p)
+	}
+
+	if p := checkEtcd(withoutMembers(ms, []string{"10.5.0.3"}), cps); !strings.Contains(p, "member cp3") {
+		t.Errorf("a member that is not among the others is not reported: %q", p)
+	}
+}
+
 func TestParseAndCheckNodes(t *testing.T) {
 	t.Parallel()
 

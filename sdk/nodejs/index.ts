@@ -10,6 +10,14 @@ export type Provider = import("./provider").Provider;
 export const Provider: typeof import("./provider").Provider = null as any;
 utilities.lazyLoad(exports, ["Provider"], () => require("./provider"));
 
+export { TalosClusterArgs } from "./talosCluster";
+export type TalosCluster = import("./talosCluster").TalosCluster;
+export const TalosCluster: typeof import("./talosCluster").TalosCluster = null as any;
+utilities.lazyLoad(exports, ["TalosCluster"], () => require("./talosCluster"));
+
+
+// Export enums:
+export * from "./types/enums";
 
 // Export sub-modules:
 import * as config from "./config";
@@ -23,6 +31,19 @@ export {
     talos,
     types,
 };
+
+const _module = {
+    version: utilities.getVersion(),
+    construct: (name: string, type: string, urn: string): pulumi.Resource => {
+        switch (type) {
+            case "proxmoxtalos:index:TalosCluster":
+                return new TalosCluster(name, <any>undefined, { urn })
+            default:
+                throw new Error(`unknown resource type ${type}`);
+        }
+    },
+};
+pulumi.runtime.registerResourceModule("proxmoxtalos", "index", _module)
 pulumi.runtime.registerResourcePackage("proxmoxtalos", {
     version: utilities.getVersion(),
     constructProvider: (name: string, type: string, urn: string): pulumi.ProviderResource => {

@@ -11,6 +11,8 @@ import (
 )
 
 func main() {
+	// The Pulumi SDK logs secrets at -v=9 (see provider.MaxLogVerbosity).
+	os.Args = provider.CapLogVerbosity(os.Args)
 	if err := provider.Run(context.Background(), version.Version); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)

@@ -14,6 +14,11 @@ import * as utilities from "../utilities";
  * updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
  * Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
  *
+ * An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
+ * removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
+ * `description: ""`, `iso: ""`, `pool: ""`, `vlanId: 0`). Disks, network devices and IP configs removed
+ * from a list that is given are deleted (a removed disk with its data).
+ *
  * The resource ID is `<node>/<vmId>`; import an existing VM with
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
  *
@@ -71,7 +76,7 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly description: pulumi.Output<string | undefined>;
     /**
-     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template's disks: list a template disk's interface to grow it.
+     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
      */
     declare public readonly disks: pulumi.Output<outputs.proxmox.VirtualMachineDisk[] | undefined>;
     /**
@@ -87,7 +92,7 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly ipv6Addresses: pulumi.Output<string[]>;
     /**
-     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place.
+     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
      */
     declare public readonly iso: pulumi.Output<string | undefined>;
     /**
@@ -123,7 +128,7 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly osType: pulumi.Output<enums.proxmox.OsType | undefined>;
     /**
-     * The resource pool the VM belongs to. Changed in place.
+     * The resource pool the VM belongs to. Changed in place; `""` takes the VM out of its pool.
      */
     declare public readonly pool: pulumi.Output<string | undefined>;
     /**
@@ -155,7 +160,7 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly stopOnDestroy: pulumi.Output<boolean | undefined>;
     /**
-     * Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+     * Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      */
     declare public readonly tags: pulumi.Output<string[] | undefined>;
     /**
@@ -271,7 +276,7 @@ export interface VirtualMachineArgs {
      */
     description?: pulumi.Input<string | undefined>;
     /**
-     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template's disks: list a template disk's interface to grow it.
+     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
      */
     disks?: pulumi.Input<pulumi.Input<inputs.proxmox.VirtualMachineDiskArgs>[] | undefined>;
     /**
@@ -279,7 +284,7 @@ export interface VirtualMachineArgs {
      */
     efiDisk?: pulumi.Input<inputs.proxmox.VirtualMachineEfiDiskArgs | undefined>;
     /**
-     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place.
+     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
      */
     iso?: pulumi.Input<string | undefined>;
     /**
@@ -311,7 +316,7 @@ export interface VirtualMachineArgs {
      */
     osType?: pulumi.Input<enums.proxmox.OsType | undefined>;
     /**
-     * The resource pool the VM belongs to. Changed in place.
+     * The resource pool the VM belongs to. Changed in place; `""` takes the VM out of its pool.
      */
     pool?: pulumi.Input<string | undefined>;
     /**
@@ -339,7 +344,7 @@ export interface VirtualMachineArgs {
      */
     stopOnDestroy?: pulumi.Input<boolean | undefined>;
     /**
-     * Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+     * Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      */
     tags?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**

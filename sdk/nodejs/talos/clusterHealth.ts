@@ -71,6 +71,10 @@ export class ClusterHealth extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly nodes: pulumi.Output<{[key: string]: string}>;
     /**
+     * Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+     */
+    declare public readonly otherNodes: pulumi.Output<string[] | undefined>;
+    /**
      * How long to wait for health (create and update). Default `10m`.
      */
     declare public readonly timeouts: pulumi.Output<outputs.talos.Timeouts | undefined>;
@@ -105,6 +109,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["kubeconfig"] = args?.kubeconfig ? pulumi.secret(args.kubeconfig) : undefined;
             resourceInputs["kubernetesEndpoint"] = args?.kubernetesEndpoint;
+            resourceInputs["otherNodes"] = args?.otherNodes;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["triggers"] = args?.triggers;
             resourceInputs["workers"] = args?.workers;
@@ -116,6 +121,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["kubeconfig"] = undefined /*out*/;
             resourceInputs["kubernetesEndpoint"] = undefined /*out*/;
             resourceInputs["nodes"] = undefined /*out*/;
+            resourceInputs["otherNodes"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["triggers"] = undefined /*out*/;
             resourceInputs["workers"] = undefined /*out*/;
@@ -151,6 +157,10 @@ export interface ClusterHealthArgs {
      * The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
      */
     kubernetesEndpoint?: pulumi.Input<string | undefined>;
+    /**
+     * Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+     */
+    otherNodes?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * How long to wait for health (create and update). Default `10m`.
      */

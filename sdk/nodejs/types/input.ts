@@ -6,6 +6,446 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 import * as enums from "../types/enums";
 
+export interface AddressRangeArgs {
+    /**
+     * Last address of the range (inclusive).
+     */
+    end: pulumi.Input<string>;
+    /**
+     * First address of the range, inside the subnet.
+     */
+    start: pulumi.Input<string>;
+}
+
+export interface CloudControllerManagerArgs {
+    /**
+     * Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
+     */
+    enabled?: pulumi.Input<boolean | undefined>;
+    /**
+     * Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
+     */
+    proxmox?: pulumi.Input<inputs.ProxmoxCloudControllerManagerArgs | undefined>;
+    /**
+     * URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
+     */
+    servingCertApproverManifest?: pulumi.Input<string | undefined>;
+    /**
+     * URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
+     */
+    talosCcmManifest?: pulumi.Input<string | undefined>;
+}
+
+export interface CniArgs {
+    /**
+     * Run without kube-proxy. Default `true` for cilium, `false` otherwise.
+     */
+    disableKubeProxy?: pulumi.Input<boolean | undefined>;
+    /**
+     * The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
+     */
+    inlineManifests?: pulumi.Input<pulumi.Input<inputs.InlineManifestArgs>[] | undefined>;
+    /**
+     * URLs of the CNI's manifests (cilium and custom).
+     */
+    manifestUrls?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The CNI. Default `flannel`.
+     */
+    name?: pulumi.Input<enums.CniName | undefined>;
+}
+
+export interface ControlPlaneArgs {
+    /**
+     * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+     */
+    count?: pulumi.Input<number | undefined>;
+    /**
+     * Kubernetes labels of the control plane nodes.
+     */
+    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * Control planes listed one by one (name, host, address, ...) instead of `count`.
+     */
+    nodes?: pulumi.Input<pulumi.Input<inputs.NodeSettingsArgs>[] | undefined>;
+    /**
+     * Machine configuration patches for the control planes.
+     */
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
+     */
+    size?: pulumi.Input<inputs.VmSizeArgs | undefined>;
+    /**
+     * Kubernetes taints of the control plane nodes.
+     */
+    taints?: pulumi.Input<pulumi.Input<inputs.TaintArgs>[] | undefined>;
+}
+
+export interface DataDiskArgs {
+    /**
+     * Size in GiB.
+     */
+    sizeGiB: pulumi.Input<number>;
+    /**
+     * Storage of the disk. Default: the host's `diskStorage`.
+     */
+    storage?: pulumi.Input<string | undefined>;
+    /**
+     * Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
+     */
+    volume?: pulumi.Input<string | undefined>;
+}
+
+export interface GitOpsArgs {
+    /**
+     * URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
+     */
+    installManifests: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * The repository the tool syncs the cluster from.
+     */
+    repository: pulumi.Input<inputs.GitRepositoryArgs>;
+    /**
+     * The GitOps tool.
+     */
+    tool: pulumi.Input<enums.GitOpsTool>;
+}
+
+export interface GitRepositoryArgs {
+    /**
+     * Branch to follow. Default `main`.
+     */
+    branch?: pulumi.Input<string | undefined>;
+    /**
+     * Path inside the repository. Default `.`.
+     */
+    path?: pulumi.Input<string | undefined>;
+    /**
+     * Clone URL of the repository.
+     */
+    url: pulumi.Input<string>;
+}
+
+/**
+ * A Proxmox node the cluster may place VMs on.
+ */
+export interface HostArgs {
+    /**
+     * Storage for the VMs' disks and cloud-init drives (content type `images`). Default `local-lvm`.
+     */
+    diskStorage?: pulumi.Input<string | undefined>;
+    /**
+     * Storage for the Talos ISO on this host. Default `image.isoStorage`.
+     */
+    isoStorage?: pulumi.Input<string | undefined>;
+    /**
+     * The Proxmox node name, like `pve1`.
+     */
+    node: pulumi.Input<string>;
+    /**
+     * Template VMID on this host, overriding `image.template.vmId`.
+     */
+    templateVmId?: pulumi.Input<number | undefined>;
+}
+
+/**
+ * The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
+ */
+export interface ImageArgs {
+    /**
+     * Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+     */
+    extensions?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
+     */
+    factoryUrl?: pulumi.Input<string | undefined>;
+    /**
+     * Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
+     */
+    installerRegistry?: pulumi.Input<string | undefined>;
+    /**
+     * Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
+     */
+    isoStorage?: pulumi.Input<string | undefined>;
+    /**
+     * Extra kernel arguments baked into the schematic, one argument per entry.
+     */
+    kernelArgs?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Talos platform of the image. Only `nocloud` (the default) is supported: node addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.
+     */
+    platform?: pulumi.Input<string | undefined>;
+    /**
+     * Do not register the schematic with the Image Factory (an air-gapped mirror that serves a fixed set of schematics and has no API). Default `false`: the schematic is registered before the hosts download the ISO, since a factory builds images only for schematics it knows.
+     */
+    skipSchematicRegistration?: pulumi.Input<boolean | undefined>;
+    /**
+     * Clone this template VM (holding a Talos nocloud disk image) instead of booting the ISO.
+     */
+    template?: pulumi.Input<inputs.TemplateArgs | undefined>;
+}
+
+export interface InlineManifestArgs {
+    /**
+     * The manifest YAML (one or more documents).
+     */
+    contents: pulumi.Input<string>;
+    /**
+     * Name of the manifest, unique in the cluster.
+     */
+    name: pulumi.Input<string>;
+}
+
+export interface NetworkArgs {
+    /**
+     * Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
+     */
+    addressRange?: pulumi.Input<inputs.AddressRangeArgs | undefined>;
+    /**
+     * Bridge on the hosts. Default `vmbr0`.
+     */
+    bridge?: pulumi.Input<string | undefined>;
+    /**
+     * DNS servers of the nodes. Default: the Proxmox host's.
+     */
+    dnsServers?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Default gateway of the nodes.
+     */
+    gateway?: pulumi.Input<string | undefined>;
+    /**
+     * MTU of the NIC. Default: the bridge's.
+     */
+    mtu?: pulumi.Input<number | undefined>;
+    /**
+     * DNS search domain. Default: the Proxmox host's.
+     */
+    searchDomain?: pulumi.Input<string | undefined>;
+    /**
+     * A second NIC on every node, for example a storage network.
+     */
+    secondary?: pulumi.Input<inputs.NicArgs | undefined>;
+    /**
+     * The node subnet in CIDR form, like `192.168.1.0/24`.
+     */
+    subnet: pulumi.Input<string>;
+    /**
+     * VLAN tag, 1-4094. Default: untagged.
+     */
+    vlan?: pulumi.Input<number | undefined>;
+}
+
+export interface NicArgs {
+    /**
+     * Range that secondary addresses are allocated from.
+     */
+    addressRange?: pulumi.Input<inputs.AddressRangeArgs | undefined>;
+    /**
+     * Bridge on the hosts, like `vmbr1`.
+     */
+    bridge: pulumi.Input<string>;
+    /**
+     * Gateway on this network, if any.
+     */
+    gateway?: pulumi.Input<string | undefined>;
+    /**
+     * MTU of the NIC. Default: the bridge's.
+     */
+    mtu?: pulumi.Input<number | undefined>;
+    /**
+     * Subnet in CIDR form. Default: none, the NIC uses DHCP.
+     */
+    subnet?: pulumi.Input<string | undefined>;
+    /**
+     * VLAN tag, 1-4094. Default: untagged.
+     */
+    vlan?: pulumi.Input<number | undefined>;
+}
+
+/**
+ * One node of a list. Every field is optional.
+ */
+export interface NodeSettingsArgs {
+    /**
+     * Address on the primary network, without prefix length. Default: allocated from `network.addressRange`.
+     */
+    address?: pulumi.Input<string | undefined>;
+    /**
+     * Proxmox node of the host pool to place the VM on. Default: chosen by the placement.
+     */
+    host?: pulumi.Input<string | undefined>;
+    /**
+     * Kubernetes labels of this node, added to the pool's.
+     */
+    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
+     */
+    macAddress?: pulumi.Input<string | undefined>;
+    /**
+     * Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
+     */
+    name?: pulumi.Input<string | undefined>;
+    /**
+     * Machine configuration patches for this node.
+     */
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Address on the secondary network.
+     */
+    secondaryAddress?: pulumi.Input<string | undefined>;
+    /**
+     * Kubernetes taints of this node, added to the pool's.
+     */
+    taints?: pulumi.Input<pulumi.Input<inputs.TaintArgs>[] | undefined>;
+    /**
+     * VMID of the VM. Default: allocated safely by the provider.
+     */
+    vmId?: pulumi.Input<number | undefined>;
+}
+
+export interface ProxmoxCloudControllerManagerArgs {
+    /**
+     * Skip TLS verification of the Proxmox API. Default `false`.
+     */
+    insecure?: pulumi.Input<boolean | undefined>;
+    /**
+     * URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
+     */
+    manifest?: pulumi.Input<string | undefined>;
+    /**
+     * Region name the CCM gives this Proxmox cluster. Default: the cluster name.
+     */
+    region?: pulumi.Input<string | undefined>;
+    /**
+     * API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
+     */
+    tokenId: pulumi.Input<string>;
+    /**
+     * The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
+     */
+    tokenSecret: pulumi.Input<string>;
+    /**
+     * URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
+     */
+    url: pulumi.Input<string>;
+}
+
+export interface RegistryMirrorArgs {
+    /**
+     * Mirror URLs, tried in order, like `https://mirror.example.com`.
+     */
+    endpoints: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * The endpoints include the full path (for example Harbor projects). Default `false`.
+     */
+    overridePath?: pulumi.Input<boolean | undefined>;
+    /**
+     * Do not fall back to the upstream registry. Default `false`.
+     */
+    skipFallback?: pulumi.Input<boolean | undefined>;
+}
+
+export interface TaintArgs {
+    /**
+     * What the taint does to pods that do not tolerate it.
+     */
+    effect: pulumi.Input<enums.TaintEffect>;
+    /**
+     * Taint key, like `dedicated`.
+     */
+    key: pulumi.Input<string>;
+    /**
+     * Taint value. Default: none.
+     */
+    value?: pulumi.Input<string | undefined>;
+}
+
+export interface TemplateArgs {
+    /**
+     * Copy the disks. Default `true`; `false` makes linked clones.
+     */
+    fullClone?: pulumi.Input<boolean | undefined>;
+    /**
+     * Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
+     */
+    node?: pulumi.Input<string | undefined>;
+    /**
+     * VMID of the template. `hosts[].templateVmId` overrides it per host.
+     */
+    vmId: pulumi.Input<number>;
+}
+
+export interface VmOptionsArgs {
+    /**
+     * Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
+     */
+    cpuType?: pulumi.Input<string | undefined>;
+    /**
+     * Start the VMs when their host boots. Default `true`.
+     */
+    onBoot?: pulumi.Input<boolean | undefined>;
+    /**
+     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+     */
+    tags?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+}
+
+export interface VmSizeArgs {
+    /**
+     * CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+     */
+    cores?: pulumi.Input<number | undefined>;
+    /**
+     * OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+     */
+    diskGiB?: pulumi.Input<number | undefined>;
+    /**
+     * Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+     */
+    memoryMiB?: pulumi.Input<number | undefined>;
+    /**
+     * CPU sockets. Default 1.
+     */
+    sockets?: pulumi.Input<number | undefined>;
+}
+
+export interface WorkerPoolArgs {
+    /**
+     * Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+     */
+    count?: pulumi.Input<number | undefined>;
+    /**
+     * Extra disks on each worker.
+     */
+    dataDisks?: pulumi.Input<pulumi.Input<inputs.DataDiskArgs>[] | undefined>;
+    /**
+     * Kubernetes labels of the pool's nodes.
+     */
+    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
+    /**
+     * Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
+     */
+    name: pulumi.Input<string>;
+    /**
+     * Workers listed one by one instead of `count`.
+     */
+    nodes?: pulumi.Input<pulumi.Input<inputs.NodeSettingsArgs>[] | undefined>;
+    /**
+     * Machine configuration patches for the pool's nodes.
+     */
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
+     */
+    size?: pulumi.Input<inputs.VmSizeArgs | undefined>;
+    /**
+     * Kubernetes taints of the pool's nodes.
+     */
+    taints?: pulumi.Input<pulumi.Input<inputs.TaintArgs>[] | undefined>;
+}
 export namespace proxmox {
     export interface VirtualMachineAgentArgs {
         /**
@@ -186,7 +626,7 @@ export namespace proxmox {
          */
         mtu?: pulumi.Input<number | undefined>;
         /**
-         * The VLAN tag (1 to 4094). Default: untagged.
+         * The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
          */
         vlanId?: pulumi.Input<number | undefined>;
     }

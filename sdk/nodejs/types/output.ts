@@ -6,6 +6,37 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 import * as enums from "../types/enums";
 
+export interface ClusterNode {
+    /**
+     * Address of the node on the primary network.
+     */
+    address: string;
+    /**
+     * MAC address of the primary NIC.
+     */
+    macAddress: string;
+    /**
+     * Node name, also its hostname, VM name and Kubernetes node name.
+     */
+    name: string;
+    /**
+     * Worker pool name (`cp` for control planes).
+     */
+    pool: string;
+    /**
+     * Proxmox node the VM runs on.
+     */
+    proxmoxNode: string;
+    /**
+     * Talos machine type.
+     */
+    role: enums.NodeRole;
+    /**
+     * VMID of the VM.
+     */
+    vmId: number;
+}
+
 export namespace proxmox {
     export interface VirtualMachineAgent {
         /**
@@ -186,7 +217,7 @@ export namespace proxmox {
          */
         mtu?: number;
         /**
-         * The VLAN tag (1 to 4094). Default: untagged.
+         * The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
          */
         vlanId?: number;
     }

@@ -6,7 +6,11 @@ import builtins as _builtins
 from . import _utilities
 import typing
 # Export this package's modules as members:
+from ._enums import *
 from .provider import *
+from .talos_cluster import *
+from ._inputs import *
+from . import outputs
 
 # Make subpackages available:
 if typing.TYPE_CHECKING:
@@ -24,6 +28,14 @@ else:
 _utilities.register(
     resource_modules="""
 [
+ {
+  "pkg": "proxmoxtalos",
+  "mod": "index",
+  "fqn": "pulumi_proxmoxtalos",
+  "classes": {
+   "proxmoxtalos:index:TalosCluster": "TalosCluster"
+  }
+ },
  {
   "pkg": "proxmoxtalos",
   "mod": "proxmox",

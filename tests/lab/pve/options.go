@@ -72,6 +72,10 @@ type Faults struct {
 	AgentDelay time.Duration
 	// ServerErrorRate: any API call fails with HTTP 500 before doing anything.
 	ServerErrorRate float64
+	// ServerErrorOnCall: the next call of this method and schema path (for
+	// example "POST /nodes/{node}/qemu") fails with HTTP 500 before doing
+	// anything, once; the field is cleared when it strikes.
+	ServerErrorOnCall string
 	// NodeRestartRate: a task's node loses power as the task starts. The
 	// node answers 595 for NodeDowntime, its running VMs stop and its
 	// running tasks die where they are, leaving what a killed worker leaves

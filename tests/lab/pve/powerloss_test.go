@@ -196,3 +196,26 @@ func TestNodeRestartRate(t *testing.T) {
 		t.Fatalf("VM 100 survived the power loss: %s", running.Status)
 	}
 }
+
+// ServerErrorOnCall fails the next call of one method and path with a 500
+// before it does anything, once.
+func TestServerErrorOnCall(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	s.SetFaults(Faults{ServerErrorOnCall: "POST /nodes/{node}/qemu"})
+	if _, err := c.Nodes(ctx); err != nil {
+		t.Fatalf("another call was hit: %v", err)
+	}
+	_, err := node.NewVirtualMachine(ctx, 170)
+	mustContain(t, err, "500 lab fault injection: internal server error")
+	if len(s.VMs()) != 0 || s.Faults().ServerErrorOnCall != "" {
+		t.Fatalf("after the injected error: VMs %+v, faults %+v", s.VMs(), s.Faults())
+	}
+	task, err := node.NewVirtualMachine(ctx, 170)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOK(t, ctx, task)
+}

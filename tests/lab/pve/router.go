@@ -81,10 +81,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	inject := s.rollLocked(s.faults.ServerErrorRate)
+	inject := ""
+	if s.rollLocked(s.faults.ServerErrorRate) {
+		inject = "ServerErrorRate"
+	}
+	if call := s.faults.ServerErrorOnCall; call != "" && call == hr.Method+" "+m.Path {
+		s.faults.ServerErrorOnCall = ""
+		inject = "ServerErrorOnCall"
+	}
 	s.mu.Unlock()
-	if inject {
-		writeError(w, fail("lab fault injection: internal server error (ServerErrorRate)\n"))
+	if inject != "" {
+		writeError(w, fail("lab fault injection: internal server error (%s)\n", inject))
 		return
 	}
 	params, errs := m.Validate(raw)

@@ -1646,7 +1646,7 @@ type VirtualMachineNetworkDevice struct {
 	Model *NetworkModel `pulumi:"model"`
 	// The MTU (576 to 65520; `1` uses the bridge's MTU). VirtIO only. Default: the bridge's.
 	Mtu *int `pulumi:"mtu"`
-	// The VLAN tag (1 to 4094). Default: untagged.
+	// The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
 	VlanId *int `pulumi:"vlanId"`
 }
 
@@ -1672,7 +1672,7 @@ type VirtualMachineNetworkDeviceArgs struct {
 	Model NetworkModelPtrInput `pulumi:"model"`
 	// The MTU (576 to 65520; `1` uses the bridge's MTU). VirtIO only. Default: the bridge's.
 	Mtu pulumi.IntPtrInput `pulumi:"mtu"`
-	// The VLAN tag (1 to 4094). Default: untagged.
+	// The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
 	VlanId pulumi.IntPtrInput `pulumi:"vlanId"`
 }
 
@@ -1752,7 +1752,7 @@ func (o VirtualMachineNetworkDeviceOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VirtualMachineNetworkDevice) *int { return v.Mtu }).(pulumi.IntPtrOutput)
 }
 
-// The VLAN tag (1 to 4094). Default: untagged.
+// The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
 func (o VirtualMachineNetworkDeviceOutput) VlanId() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VirtualMachineNetworkDevice) *int { return v.VlanId }).(pulumi.IntPtrOutput)
 }

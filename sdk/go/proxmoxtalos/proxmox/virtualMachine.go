@@ -18,6 +18,11 @@ import (
 // updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
 // Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
 //
+// An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
+// removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
+// `description: ""`, `iso: ""`, `pool: ""`, `vlanId: 0`). Disks, network devices and IP configs removed
+// from a list that is given are deleted (a removed disk with its data).
+//
 // The resource ID is `<node>/<vmId>`; import an existing VM with
 // `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 //
@@ -37,7 +42,7 @@ type VirtualMachine struct {
 	Cpu VirtualMachineCpuPtrOutput `pulumi:"cpu"`
 	// Free-form notes shown in the Proxmox UI.
 	Description pulumi.StringPtrOutput `pulumi:"description"`
-	// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template's disks: list a template disk's interface to grow it.
+	// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
 	Disks VirtualMachineDiskArrayOutput `pulumi:"disks"`
 	// The EFI variables disk for `bios: ovmf`.
 	EfiDisk VirtualMachineEfiDiskPtrOutput `pulumi:"efiDisk"`
@@ -45,7 +50,7 @@ type VirtualMachine struct {
 	Ipv4Addresses pulumi.StringArrayOutput `pulumi:"ipv4Addresses"`
 	// IPv6 addresses the guest agent reports, the loopback interface and link-local addresses excluded.
 	Ipv6Addresses pulumi.StringArrayOutput `pulumi:"ipv6Addresses"`
-	// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place.
+	// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
 	Iso pulumi.StringPtrOutput `pulumi:"iso"`
 	// The MAC address of each network device, in order (`net0` first).
 	MacAddresses pulumi.StringArrayOutput `pulumi:"macAddresses"`
@@ -63,7 +68,7 @@ type VirtualMachine struct {
 	OnBoot pulumi.BoolPtrOutput `pulumi:"onBoot"`
 	// The guest OS type. Default: Proxmox's `other`; use `l26` for Linux and Talos.
 	OsType OsTypePtrOutput `pulumi:"osType"`
-	// The resource pool the VM belongs to. Changed in place.
+	// The resource pool the VM belongs to. Changed in place; `""` takes the VM out of its pool.
 	Pool pulumi.StringPtrOutput `pulumi:"pool"`
 	// Restart a running VM when an update leaves changes that Proxmox applies only at the next start (for example CPU cores or memory without hotplug). Default `true`; with `false` the changes stay pending until the VM restarts and the update warns about it.
 	RebootAfterUpdate pulumi.BoolPtrOutput `pulumi:"rebootAfterUpdate"`
@@ -79,7 +84,7 @@ type VirtualMachine struct {
 	Status pulumi.StringOutput `pulumi:"status"`
 	// On destroy, stop the VM at once instead of a graceful shutdown. Default `false`.
 	StopOnDestroy pulumi.BoolPtrOutput `pulumi:"stopOnDestroy"`
-	// Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+	// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 	Tags pulumi.StringArrayOutput `pulumi:"tags"`
 	// The VMID of the VM.
 	VmId pulumi.IntOutput `pulumi:"vmId"`
@@ -140,11 +145,11 @@ type virtualMachineArgs struct {
 	Cpu *VirtualMachineCpu `pulumi:"cpu"`
 	// Free-form notes shown in the Proxmox UI.
 	Description *string `pulumi:"description"`
-	// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template's disks: list a template disk's interface to grow it.
+	// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
 	Disks []VirtualMachineDisk `pulumi:"disks"`
 	// The EFI variables disk for `bios: ovmf`.
 	EfiDisk *VirtualMachineEfiDisk `pulumi:"efiDisk"`
-	// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place.
+	// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
 	Iso *string `pulumi:"iso"`
 	// The QEMU machine type, for example `q35` or `pc-q35-9.0`. Default: Proxmox's (`i440fx`).
 	Machine *string `pulumi:"machine"`
@@ -160,7 +165,7 @@ type virtualMachineArgs struct {
 	OnBoot *bool `pulumi:"onBoot"`
 	// The guest OS type. Default: Proxmox's `other`; use `l26` for Linux and Talos.
 	OsType *OsType `pulumi:"osType"`
-	// The resource pool the VM belongs to. Changed in place.
+	// The resource pool the VM belongs to. Changed in place; `""` takes the VM out of its pool.
 	Pool *string `pulumi:"pool"`
 	// Restart a running VM when an update leaves changes that Proxmox applies only at the next start (for example CPU cores or memory without hotplug). Default `true`; with `false` the changes stay pending until the VM restarts and the update warns about it.
 	RebootAfterUpdate *bool `pulumi:"rebootAfterUpdate"`
@@ -174,7 +179,7 @@ type virtualMachineArgs struct {
 	Started *bool `pulumi:"started"`
 	// On destroy, stop the VM at once instead of a graceful shutdown. Default `false`.
 	StopOnDestroy *bool `pulumi:"stopOnDestroy"`
-	// Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+	// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 	Tags []string `pulumi:"tags"`
 	// The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
 	VmId *int `pulumi:"vmId"`
@@ -194,11 +199,11 @@ type VirtualMachineArgs struct {
 	Cpu VirtualMachineCpuPtrInput
 	// Free-form notes shown in the Proxmox UI.
 	Description pulumi.StringPtrInput
-	// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template's disks: list a template disk's interface to grow it.
+	// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
 	Disks VirtualMachineDiskArrayInput
 	// The EFI variables disk for `bios: ovmf`.
 	EfiDisk VirtualMachineEfiDiskPtrInput
-	// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place.
+	// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
 	Iso pulumi.StringPtrInput
 	// The QEMU machine type, for example `q35` or `pc-q35-9.0`. Default: Proxmox's (`i440fx`).
 	Machine pulumi.StringPtrInput
@@ -214,7 +219,7 @@ type VirtualMachineArgs struct {
 	OnBoot pulumi.BoolPtrInput
 	// The guest OS type. Default: Proxmox's `other`; use `l26` for Linux and Talos.
 	OsType OsTypePtrInput
-	// The resource pool the VM belongs to. Changed in place.
+	// The resource pool the VM belongs to. Changed in place; `""` takes the VM out of its pool.
 	Pool pulumi.StringPtrInput
 	// Restart a running VM when an update leaves changes that Proxmox applies only at the next start (for example CPU cores or memory without hotplug). Default `true`; with `false` the changes stay pending until the VM restarts and the update warns about it.
 	RebootAfterUpdate pulumi.BoolPtrInput
@@ -228,7 +233,7 @@ type VirtualMachineArgs struct {
 	Started pulumi.BoolPtrInput
 	// On destroy, stop the VM at once instead of a graceful shutdown. Default `false`.
 	StopOnDestroy pulumi.BoolPtrInput
-	// Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+	// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 	Tags pulumi.StringArrayInput
 	// The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
 	VmId pulumi.IntPtrInput
@@ -351,7 +356,7 @@ func (o VirtualMachineOutput) Description() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringPtrOutput { return v.Description }).(pulumi.StringPtrOutput)
 }
 
-// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template's disks: list a template disk's interface to grow it.
+// Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
 func (o VirtualMachineOutput) Disks() VirtualMachineDiskArrayOutput {
 	return o.ApplyT(func(v *VirtualMachine) VirtualMachineDiskArrayOutput { return v.Disks }).(VirtualMachineDiskArrayOutput)
 }
@@ -371,7 +376,7 @@ func (o VirtualMachineOutput) Ipv6Addresses() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringArrayOutput { return v.Ipv6Addresses }).(pulumi.StringArrayOutput)
 }
 
-// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place.
+// An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
 func (o VirtualMachineOutput) Iso() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringPtrOutput { return v.Iso }).(pulumi.StringPtrOutput)
 }
@@ -416,7 +421,7 @@ func (o VirtualMachineOutput) OsType() OsTypePtrOutput {
 	return o.ApplyT(func(v *VirtualMachine) OsTypePtrOutput { return v.OsType }).(OsTypePtrOutput)
 }
 
-// The resource pool the VM belongs to. Changed in place.
+// The resource pool the VM belongs to. Changed in place; `""` takes the VM out of its pool.
 func (o VirtualMachineOutput) Pool() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringPtrOutput { return v.Pool }).(pulumi.StringPtrOutput)
 }
@@ -456,7 +461,7 @@ func (o VirtualMachineOutput) StopOnDestroy() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.BoolPtrOutput { return v.StopOnDestroy }).(pulumi.BoolPtrOutput)
 }
 
-// Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 func (o VirtualMachineOutput) Tags() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringArrayOutput { return v.Tags }).(pulumi.StringArrayOutput)
 }

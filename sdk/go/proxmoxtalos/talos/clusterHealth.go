@@ -37,6 +37,8 @@ type ClusterHealth struct {
 	KubernetesEndpoint pulumi.StringPtrOutput `pulumi:"kubernetesEndpoint"`
 	// Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.
 	Nodes pulumi.StringMapOutput `pulumi:"nodes"`
+	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+	OtherNodes pulumi.StringArrayOutput `pulumi:"otherNodes"`
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
@@ -112,6 +114,8 @@ type clusterHealthArgs struct {
 	Kubeconfig *string `pulumi:"kubeconfig"`
 	// The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
 	KubernetesEndpoint *string `pulumi:"kubernetesEndpoint"`
+	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+	OtherNodes []string `pulumi:"otherNodes"`
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts *Timeouts `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
@@ -132,6 +136,8 @@ type ClusterHealthArgs struct {
 	Kubeconfig pulumi.StringPtrInput
 	// The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
 	KubernetesEndpoint pulumi.StringPtrInput
+	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+	OtherNodes pulumi.StringArrayInput
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts TimeoutsPtrInput
 	// Any values; when one changes, health is checked again on update.
@@ -255,6 +261,11 @@ func (o ClusterHealthOutput) KubernetesEndpoint() pulumi.StringPtrOutput {
 // Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.
 func (o ClusterHealthOutput) Nodes() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringMapOutput { return v.Nodes }).(pulumi.StringMapOutput)
+}
+
+// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+func (o ClusterHealthOutput) OtherNodes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ClusterHealth) pulumi.StringArrayOutput { return v.OtherNodes }).(pulumi.StringArrayOutput)
 }
 
 // How long to wait for health (create and update). Default `10m`.

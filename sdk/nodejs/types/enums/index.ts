@@ -9,3 +9,84 @@ export {
     proxmox,
     talos,
 };
+
+export const CniName = {
+    /**
+     * Flannel, installed and managed by Talos (the default).
+     */
+    Flannel: "flannel",
+    /**
+     * Cilium from the given manifests, with kube-proxy disabled.
+     */
+    Cilium: "cilium",
+    /**
+     * Any CNI from the given manifests.
+     */
+    Custom: "custom",
+    /**
+     * No CNI: nodes stay NotReady until one is installed.
+     */
+    None: "none",
+} as const;
+
+export type CniName = (typeof CniName)[keyof typeof CniName];
+
+export const DiskBus = {
+    /**
+     * SCSI disks (`scsi0`, ...): Talos sees `/dev/sda`, `/dev/sdb`, ...
+     */
+    Scsi: "scsi",
+    /**
+     * VirtIO block disks (`virtio0`, ...): `/dev/vda`, `/dev/vdb`, ...
+     */
+    Virtio: "virtio",
+    /**
+     * SATA disks (`sata0`, ...): `/dev/sda`, ...
+     */
+    Sata: "sata",
+} as const;
+
+export type DiskBus = (typeof DiskBus)[keyof typeof DiskBus];
+
+export const GitOpsTool = {
+    /**
+     * Flux: a GitRepository and a Kustomization in flux-system.
+     */
+    Flux: "flux",
+    /**
+     * Argo CD: an Application in the argocd namespace.
+     */
+    ArgoCd: "argocd",
+} as const;
+
+export type GitOpsTool = (typeof GitOpsTool)[keyof typeof GitOpsTool];
+
+export const NodeRole = {
+    /**
+     * Runs etcd and the Kubernetes control plane.
+     */
+    ControlPlane: "controlplane",
+    /**
+     * Runs workloads.
+     */
+    Worker: "worker",
+} as const;
+
+export type NodeRole = (typeof NodeRole)[keyof typeof NodeRole];
+
+export const TaintEffect = {
+    /**
+     * New pods without a toleration are not scheduled.
+     */
+    NoSchedule: "NoSchedule",
+    /**
+     * The scheduler avoids the node.
+     */
+    PreferNoSchedule: "PreferNoSchedule",
+    /**
+     * Running pods without a toleration are evicted too.
+     */
+    NoExecute: "NoExecute",
+} as const;
+
+export type TaintEffect = (typeof TaintEffect)[keyof typeof TaintEffect];

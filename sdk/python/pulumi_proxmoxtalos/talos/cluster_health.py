@@ -26,6 +26,7 @@ class ClusterHealthArgs:
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
@@ -37,6 +38,7 @@ class ClusterHealthArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input['TimeoutsArgs'] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
@@ -49,6 +51,8 @@ class ClusterHealthArgs:
             pulumi.set(__self__, "kubeconfig", kubeconfig)
         if kubernetes_endpoint is not None:
             pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
+        if other_nodes is not None:
+            pulumi.set(__self__, "other_nodes", other_nodes)
         if timeouts is not None:
             pulumi.set(__self__, "timeouts", timeouts)
         if triggers is not None:
@@ -117,6 +121,18 @@ class ClusterHealthArgs:
         pulumi.set(self, "kubernetes_endpoint", value)
 
     @_builtins.property
+    @pulumi.getter(name="otherNodes")
+    def other_nodes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+        """
+        return pulumi.get(self, "other_nodes")
+
+    @other_nodes.setter
+    def other_nodes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "other_nodes", value)
+
+    @_builtins.property
     @pulumi.getter
     def timeouts(self) -> pulumi.Input[Optional['TimeoutsArgs']]:
         """
@@ -164,6 +180,7 @@ class ClusterHealth(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -187,6 +204,7 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
@@ -229,6 +247,7 @@ class ClusterHealth(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -250,6 +269,7 @@ class ClusterHealth(pulumi.CustomResource):
             __props__.__dict__["endpoints"] = endpoints
             __props__.__dict__["kubeconfig"] = None if kubeconfig is None else pulumi.Output.secret(kubeconfig)
             __props__.__dict__["kubernetes_endpoint"] = kubernetes_endpoint
+            __props__.__dict__["other_nodes"] = other_nodes
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["triggers"] = triggers
             __props__.__dict__["workers"] = workers
@@ -284,6 +304,7 @@ class ClusterHealth(pulumi.CustomResource):
         __props__.__dict__["kubeconfig"] = None
         __props__.__dict__["kubernetes_endpoint"] = None
         __props__.__dict__["nodes"] = None
+        __props__.__dict__["other_nodes"] = None
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["triggers"] = None
         __props__.__dict__["workers"] = None
@@ -336,6 +357,14 @@ class ClusterHealth(pulumi.CustomResource):
         Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.
         """
         return pulumi.get(self, "nodes")
+
+    @_builtins.property
+    @pulumi.getter(name="otherNodes")
+    def other_nodes(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+        """
+        return pulumi.get(self, "other_nodes")
 
     @_builtins.property
     @pulumi.getter

@@ -34,6 +34,11 @@ import javax.annotation.Nullable;
  * updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
  * Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
  * 
+ * An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
+ * removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
+ * `description: &#34;&#34;`, `iso: &#34;&#34;`, `pool: &#34;&#34;`, `vlanId: 0`). Disks, network devices and IP configs removed
+ * from a list that is given are deleted (a removed disk with its data).
+ * 
  * The resource ID is `&lt;node&gt;/&lt;vmId&gt;`; import an existing VM with
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine &lt;name&gt; pve1/104`.
  * 
@@ -127,14 +132,14 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.description);
     }
     /**
-     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
      * 
      */
     @Export(name="disks", refs={List.class,VirtualMachineDisk.class}, tree="[0,1]")
     private Output</* @Nullable */ List<VirtualMachineDisk>> disks;
 
     /**
-     * @return Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+     * @return Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
      * 
      */
     public Output<Optional<List<VirtualMachineDisk>>> disks() {
@@ -183,14 +188,14 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
         return this.ipv6Addresses;
     }
     /**
-     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place.
+     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place; `&#34;&#34;` ejects it and removes the CD drive.
      * 
      */
     @Export(name="iso", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> iso;
 
     /**
-     * @return An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place.
+     * @return An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place; `&#34;&#34;` ejects it and removes the CD drive.
      * 
      */
     public Output<Optional<String>> iso() {
@@ -309,14 +314,14 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.osType);
     }
     /**
-     * The resource pool the VM belongs to. Changed in place.
+     * The resource pool the VM belongs to. Changed in place; `&#34;&#34;` takes the VM out of its pool.
      * 
      */
     @Export(name="pool", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> pool;
 
     /**
-     * @return The resource pool the VM belongs to. Changed in place.
+     * @return The resource pool the VM belongs to. Changed in place; `&#34;&#34;` takes the VM out of its pool.
      * 
      */
     public Output<Optional<String>> pool() {
@@ -421,14 +426,14 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.stopOnDestroy);
     }
     /**
-     * Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+     * Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      * 
      */
     @Export(name="tags", refs={List.class,String.class}, tree="[0,1]")
     private Output</* @Nullable */ List<String>> tags;
 
     /**
-     * @return Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+     * @return Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      * 
      */
     public Output<Optional<List<String>>> tags() {

@@ -121,14 +121,14 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+     * Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
      * 
      */
     @Import(name="disks")
     private @Nullable Output<List<VirtualMachineDiskArgs>> disks;
 
     /**
-     * @return Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+     * @return Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
      * 
      */
     public Optional<Output<List<VirtualMachineDiskArgs>>> disks() {
@@ -151,14 +151,14 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place.
+     * An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place; `&#34;&#34;` ejects it and removes the CD drive.
      * 
      */
     @Import(name="iso")
     private @Nullable Output<String> iso;
 
     /**
-     * @return An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place.
+     * @return An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place; `&#34;&#34;` ejects it and removes the CD drive.
      * 
      */
     public Optional<Output<String>> iso() {
@@ -271,14 +271,14 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * The resource pool the VM belongs to. Changed in place.
+     * The resource pool the VM belongs to. Changed in place; `&#34;&#34;` takes the VM out of its pool.
      * 
      */
     @Import(name="pool")
     private @Nullable Output<String> pool;
 
     /**
-     * @return The resource pool the VM belongs to. Changed in place.
+     * @return The resource pool the VM belongs to. Changed in place; `&#34;&#34;` takes the VM out of its pool.
      * 
      */
     public Optional<Output<String>> pool() {
@@ -376,14 +376,14 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+     * Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      * 
      */
     @Import(name="tags")
     private @Nullable Output<List<String>> tags;
 
     /**
-     * @return Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+     * @return Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      * 
      */
     public Optional<Output<List<String>>> tags() {
@@ -580,7 +580,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param disks Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+         * @param disks Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
          * 
          * @return builder
          * 
@@ -591,7 +591,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param disks Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+         * @param disks Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
          * 
          * @return builder
          * 
@@ -601,7 +601,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param disks Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
+         * @param disks Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template&#39;s disks: list a template disk&#39;s interface to grow it.
          * 
          * @return builder
          * 
@@ -632,7 +632,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param iso An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place.
+         * @param iso An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place; `&#34;&#34;` ejects it and removes the CD drive.
          * 
          * @return builder
          * 
@@ -643,7 +643,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param iso An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place.
+         * @param iso An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `&lt;storage&gt;:iso/&lt;file&gt;` (for example the `volumeId` of a DownloadFile). Changed in place; `&#34;&#34;` ejects it and removes the CD drive.
          * 
          * @return builder
          * 
@@ -810,7 +810,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param pool The resource pool the VM belongs to. Changed in place.
+         * @param pool The resource pool the VM belongs to. Changed in place; `&#34;&#34;` takes the VM out of its pool.
          * 
          * @return builder
          * 
@@ -821,7 +821,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param pool The resource pool the VM belongs to. Changed in place.
+         * @param pool The resource pool the VM belongs to. Changed in place; `&#34;&#34;` takes the VM out of its pool.
          * 
          * @return builder
          * 
@@ -957,7 +957,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param tags Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+         * @param tags Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
          * 
          * @return builder
          * 
@@ -968,7 +968,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param tags Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+         * @param tags Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
          * 
          * @return builder
          * 
@@ -978,7 +978,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param tags Tags (letters, digits, `_ - + .`). Compared as a set: order does not matter.
+         * @param tags Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
          * 
          * @return builder
          * 

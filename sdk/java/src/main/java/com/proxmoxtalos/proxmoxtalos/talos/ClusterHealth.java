@@ -117,6 +117,20 @@ public class ClusterHealth extends com.pulumi.resources.CustomResource {
         return this.nodes;
     }
     /**
+     * Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+     * 
+     */
+    @Export(name="otherNodes", refs={List.class,String.class}, tree="[0,1]")
+    private Output</* @Nullable */ List<String>> otherNodes;
+
+    /**
+     * @return Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+     * 
+     */
+    public Output<Optional<List<String>>> otherNodes() {
+        return Codegen.optional(this.otherNodes);
+    }
+    /**
      * How long to wait for health (create and update). Default `10m`.
      * 
      */

@@ -95,6 +95,21 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+     * 
+     */
+    @Import(name="otherNodes")
+    private @Nullable Output<List<String>> otherNodes;
+
+    /**
+     * @return Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+     * 
+     */
+    public Optional<Output<List<String>>> otherNodes() {
+        return Optional.ofNullable(this.otherNodes);
+    }
+
+    /**
      * How long to wait for health (create and update). Default `10m`.
      * 
      */
@@ -147,6 +162,7 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
         this.endpoints = $.endpoints;
         this.kubeconfig = $.kubeconfig;
         this.kubernetesEndpoint = $.kubernetesEndpoint;
+        this.otherNodes = $.otherNodes;
         this.timeouts = $.timeouts;
         this.triggers = $.triggers;
         this.workers = $.workers;
@@ -293,6 +309,37 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder kubernetesEndpoint(String kubernetesEndpoint) {
             return kubernetesEndpoint(Output.of(kubernetesEndpoint));
+        }
+
+        /**
+         * @param otherNodes Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder otherNodes(@Nullable Output<List<String>> otherNodes) {
+            $.otherNodes = otherNodes;
+            return this;
+        }
+
+        /**
+         * @param otherNodes Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder otherNodes(List<String> otherNodes) {
+            return otherNodes(Output.of(otherNodes));
+        }
+
+        /**
+         * @param otherNodes Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder otherNodes(String... otherNodes) {
+            return otherNodes(List.of(otherNodes));
         }
 
         /**

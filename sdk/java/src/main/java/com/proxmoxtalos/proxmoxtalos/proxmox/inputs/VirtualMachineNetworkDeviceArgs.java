@@ -95,14 +95,14 @@ public final class VirtualMachineNetworkDeviceArgs extends com.pulumi.resources.
     }
 
     /**
-     * The VLAN tag (1 to 4094). Default: untagged.
+     * The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
      * 
      */
     @Import(name="vlanId")
     private @Nullable Output<Integer> vlanId;
 
     /**
-     * @return The VLAN tag (1 to 4094). Default: untagged.
+     * @return The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
      * 
      */
     public Optional<Output<Integer>> vlanId() {
@@ -244,7 +244,7 @@ public final class VirtualMachineNetworkDeviceArgs extends com.pulumi.resources.
         }
 
         /**
-         * @param vlanId The VLAN tag (1 to 4094). Default: untagged.
+         * @param vlanId The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
          * 
          * @return builder
          * 
@@ -255,7 +255,7 @@ public final class VirtualMachineNetworkDeviceArgs extends com.pulumi.resources.
         }
 
         /**
-         * @param vlanId The VLAN tag (1 to 4094). Default: untagged.
+         * @param vlanId The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
          * 
          * @return builder
          * 

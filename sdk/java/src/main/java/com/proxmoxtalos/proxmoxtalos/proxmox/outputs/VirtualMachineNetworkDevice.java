@@ -41,7 +41,7 @@ public final class VirtualMachineNetworkDevice {
      */
     private @Nullable Integer mtu;
     /**
-     * @return The VLAN tag (1 to 4094). Default: untagged.
+     * @return The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
      * 
      */
     private @Nullable Integer vlanId;
@@ -83,7 +83,7 @@ public final class VirtualMachineNetworkDevice {
         return Optional.ofNullable(this.mtu);
     }
     /**
-     * @return The VLAN tag (1 to 4094). Default: untagged.
+     * @return The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.
      * 
      */
     public Optional<Integer> vlanId() {

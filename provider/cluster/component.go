@@ -1,0 +1,157 @@
+// Package cluster is the Pulumi module `index`: the TalosCluster component.
+// It reads what it needs from Proxmox (host capacity, the cluster's existing
+// VMs), computes the plan (package plan) and fans it out into the Proxmox
+// and Talos resources of this provider. The planning is pure and lives in
+// package plan; this package only wires resources.
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+)
+
+// Component constructs TalosCluster resources.
+type Component struct {
+	// inventory reads host capacity and the cluster's VMs; nil means the
+	// provider's own Proxmox client. Tests set it.
+	inventory func(ctx context.Context) (Inventory, error)
+}
+
+// Inventory is what the component reads from Proxmox before planning. It
+// only reads, so previews may call it.
+type Inventory interface {
+	// Hosts returns every Proxmox node's capacity by name.
+	Hosts(ctx context.Context) (map[string]plan.HostFacts, error)
+	// VMs returns the VMs that carry the cluster's tag.
+	VMs(ctx context.Context, cluster string) ([]plan.ObservedVM, error)
+}
+
+// Annotate documents the component.
+func (c *Component) Annotate(a infer.Annotator) {
+	a.SetToken("index", "TalosCluster")
+	a.Describe(c, componentDescription)
+}
+
+const componentDescription = `A Talos Linux Kubernetes cluster on Proxmox VE: VMs, Talos installation, etcd bootstrap,
+kubeconfig and talosconfig, and every day-two change after.
+
+The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
+VMs, found by their tags), then creates one ISO download per host, one VM per node, the cluster's machine secrets,
+one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
+that points at the VIP once it answers.
+
+Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
+and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
+the range, duplicate addresses, hosts short of memory, a Kubernetes version the Talos version does not support)
+fails the preview before anything is created.
+
+Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (a control
+plane leaves etcd, a worker is drained) before its VM is destroyed, control planes one at a time. Talos upgrades
+(version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
+a time, control planes first, each followed by a cluster health check; the VMs stay. The ` + "`summary`" + ` output says
+in one line what an update does to the nodes.
+
+## Example
+
+` + "```yaml" + `
+resources:
+  cluster:
+    type: proxmoxtalos:TalosCluster
+    properties:
+      clusterName: homelab
+      hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
+      network:
+        subnet: 192.168.1.0/24
+        gateway: 192.168.1.1
+        addressRange: { start: 192.168.1.21, end: 192.168.1.60 }
+        dnsServers: [192.168.1.1]
+      vip: 192.168.1.20
+      controlPlane: { count: 3 }
+      workerPools:
+        - name: workers
+          count: 2
+          size: { cores: 4, memoryMiB: 8192 }
+outputs:
+  kubeconfig: ${cluster.kubeconfig}
+  nodes: ${cluster.nodes}
+` + "```"
+
+// Construct plans the cluster and registers its resources.
+func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
+	fail := func(err error) (*TalosCluster, error) { return nil, fmt.Errorf("TalosCluster %s: %w", name, err) }
+
+	newInventory := c.inventory
+	if newInventory == nil {
+		newInventory = proxmoxInventory
+	}
+	inv, err := newInventory(ctx.Context())
+	if err != nil {
+		return fail(err)
+	}
+	hosts, err := inv.Hosts(ctx.Context())
+	if err != nil {
+		return fail(err)
+	}
+	vms, err := inv.VMs(ctx.Context(), args.ClusterName)
+	if err != nil {
+		return fail(err)
+	}
+	prev, warnings := plan.Rebuild(args.ClusterName, vms)
+	if len(prev.Nodes) == 0 {
+		prev = nil
+	}
+
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts}, prev: prev}
+	var tokenSecret pulumi.StringInput
+	placeholder := ""
+	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
+		tokenSecret, placeholder = ccm.Proxmox.TokenSecret, tokenSecretPlaceholder
+	}
+	p, err := pl.compute(placeholder)
+	if err != nil {
+		return nil, err // *plan.Error names the component already
+	}
+	if err := checkConfigs(p); err != nil {
+		return fail(err)
+	}
+	warnings = append(warnings, p.Warnings...)
+
+	// Registered only now: bad input fails before anything, the component
+	// included, is registered.
+	comp := &TalosCluster{}
+	if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	}
+	next := p.State()
+	summary := plan.Compare(prev, next)
+	_ = ctx.Log.Info(fmt.Sprintf("cluster %s: %s", args.ClusterName, summary), &pulumi.LogArgs{Resource: comp})
+
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret}
+	if im := args.Image; im != nil {
+		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
+		f.skipRegistration = im.SkipSchematicRegistration
+	}
+	if err := f.register(); err != nil {
+		return fail(err)
+	}
+
+	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
+	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
+	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
+	comp.Summary = pulumi.String(summary.String()).ToStringOutput()
+	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
+	return comp, nil
+}
+
+// New is the component for the provider's registration.
+func New() infer.InferredComponent {
+	return infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{})
+}

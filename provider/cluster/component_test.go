@@ -1,0 +1,297 @@
+package cluster
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+)
+
+func TestNewClusterFanOut(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	rec, resp, err := construct(t, inv, baseInputs())
+	must(t, err)
+
+	count := map[string]int{}
+	for _, r := range rec.regs {
+		count[r.typ]++
+	}
+	want := map[string]int{"MachineSecrets": 1, "ImageFactorySchematic": 1, "DownloadFile": 3, "VirtualMachine": 5, "ConfigurationApply": 5,
+		"Bootstrap": 1, "Kubeconfig": 1, "ClusterHealth": 6}
+	if !maps.Equal(count, want) {
+		t.Errorf("registered %v, want %v", count, want)
+	}
+
+	// Control planes chain through their health gates; new workers wait
+	// for the last control plane's gate only, not for each other.
+	for _, c := range []struct {
+		res, dep string
+		want     bool
+	}{
+		{"lab-cp-2", "ClusterHealth::lab-cp-1", true},
+		{"lab-cp-3", "ClusterHealth::lab-cp-2", true},
+		{"lab-workers-1", "ClusterHealth::lab-cp-3", true},
+		{"lab-workers-2", "ClusterHealth::lab-cp-3", true},
+		{"lab-workers-2", "ClusterHealth::lab-workers-1", false},
+	} {
+		if got := depends(rec.get(t, "ConfigurationApply", c.res), c.dep); got != c.want {
+			t.Errorf("apply %s depends on %s = %v, want %v (deps %v)", c.res, c.dep, got, c.want, rec.get(t, "ConfigurationApply", c.res).deps)
+		}
+	}
+	for _, vm := range rec.byType("VirtualMachine") {
+		for _, d := range vm.deps {
+			if !strings.HasPrefix(d, "DownloadFile::") && !strings.HasPrefix(d, "ImageFactorySchematic::") {
+				t.Errorf("new VM %s waits for %s: new VMs are created in parallel", vm.name, d)
+			}
+		}
+	}
+	// Each gate requires the nodes up to it and tolerates the others.
+	gate := rec.get(t, "ClusterHealth", "lab-cp-2")
+	if !depends(gate, "ConfigurationApply::lab-cp-2") || !depends(gate, "Kubeconfig::lab") {
+		t.Errorf("gate lab-cp-2 waits for %v", gate.deps)
+	}
+	if cps, others := strs(gate.inputs.Get("controlPlanes")), strs(gate.inputs.Get("otherNodes")); !slices.Equal(cps, []string{"10.0.0.10", "10.0.0.11"}) ||
+		!slices.Equal(others, []string{"10.0.0.12", "10.0.0.13", "10.0.0.14"}) {
+		t.Errorf("gate lab-cp-2 requires %v, tolerates %v", cps, others)
+	}
+	if w := gate.inputs.Get("workers"); !w.IsNull() {
+		t.Errorf("gate lab-cp-2 requires workers %v", w)
+	}
+	if w := strs(rec.get(t, "ClusterHealth", "lab-workers-2").inputs.Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
+		t.Errorf("gate lab-workers-2 requires workers %v", w)
+	}
+	if b := rec.get(t, "Bootstrap", "lab"); !depends(b, "ConfigurationApply::lab-cp-1") || b.inputs.Get("node").AsString() != "10.0.0.10" {
+		t.Errorf("bootstrap %v on %v, want after lab-cp-1's apply on its own address", b.deps, b.inputs.Get("node"))
+	}
+	if k := rec.get(t, "Kubeconfig", "lab"); k.inputs.Get("kubernetesEndpoint").AsString() != "https://10.0.0.5:6443" {
+		t.Errorf("kubeconfig endpoint %v, want the VIP", k.inputs.Get("kubernetesEndpoint"))
+	}
+	final := rec.get(t, "ClusterHealth", "lab-healthy")
+	if got := final.inputs.Get("controlPlanes").AsArray().Len(); got != 3 || !final.inputs.Get("otherNodes").IsNull() {
+		t.Errorf("final health checks %d control planes, tolerates %v", got, final.inputs.Get("otherNodes"))
+	}
+	if !depends(final, "ClusterHealth::lab-workers-2") {
+		t.Errorf("final health %v", final.deps)
+	}
+
+	// Only the head of the control plane chain, removed last on destroy,
+	// is reset without leaving etcd.
+	for _, a := range rec.byType("ConfigurationApply") {
+		graceful := a.inputs.Get("reset").AsMap().Get("graceful").AsBool()
+		if graceful != (a.name != "lab-cp-1") {
+			t.Errorf("%s reset graceful = %v", a.name, graceful)
+		}
+		cfg := a.inputs.Get("machineConfiguration")
+		if !cfg.Secret() || !strings.Contains(cfg.AsString(), "hostname: "+a.name) {
+			t.Errorf("%s machine configuration secret=%v, hostname missing", a.name, cfg.Secret())
+		}
+	}
+
+	sch := rec.get(t, "ImageFactorySchematic", "lab-schematic")
+	if ext := strs(sch.inputs.Get("extensions")); !slices.Equal(ext, []string{"siderolabs/qemu-guest-agent"}) || sch.inputs.Get("talosVersion").AsString() != "v1.12.5" {
+		t.Errorf("schematic inputs %v", sch.inputs)
+	}
+	for _, d := range rec.byType("DownloadFile") {
+		if !depends(d, "ImageFactorySchematic::lab-schematic") {
+			t.Errorf("%s downloads before the schematic is registered: %v", d.name, d.deps)
+		}
+	}
+	vm := rec.get(t, "VirtualMachine", "lab-workers-1").inputs
+	if iso := vm.Get("iso").AsString(); !strings.HasPrefix(iso, "local:iso/talos-v") {
+		t.Errorf("iso = %q", iso)
+	}
+	if _, ok := vm.GetOk("vmId"); ok {
+		t.Errorf("vmId given for a VM the provider allocates")
+	}
+	ip := vm.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap()
+	if ip.Get("address").AsString() != "10.0.0.13/24" || ip.Get("gateway").AsString() != "10.0.0.1" {
+		t.Errorf("cloud-init %v", ip)
+	}
+
+	state := resp.State
+	if s := state.Get("summary").AsString(); !strings.HasPrefix(s, "5 added (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2)") {
+		t.Errorf("summary %q", s)
+	}
+	for _, k := range []string{"kubeconfig", "talosconfig", "machineSecrets"} {
+		if !state.Get(k).Secret() {
+			t.Errorf("output %s is not secret", k)
+		}
+	}
+	if tc := state.Get("talosconfig").AsString(); !strings.Contains(tc, "10.0.0.10") || strings.Contains(tc, "10.0.0.5") {
+		t.Errorf("talosconfig endpoints: want the control planes' own addresses, never the VIP:\n%s", tc)
+	}
+	nodes := state.Get("nodes").AsArray()
+	if nodes.Len() != 5 {
+		t.Fatalf("nodes output: %v", nodes)
+	}
+	n0 := nodes.Get(0).AsMap()
+	if n0.Get("name").AsString() != "lab-cp-1" || n0.Get("role").AsString() != "controlplane" || n0.Get("vmId").AsNumber() < 100 ||
+		n0.Get("address").AsString() != "10.0.0.10" || n0.Get("macAddress").AsString() == "" || n0.Get("proxmoxNode").AsString() == "" {
+		t.Errorf("nodes[0] = %v", n0)
+	}
+}
+
+// The second run finds the cluster in Proxmox: the same inputs give the
+// same resources, now gated one node at a time.
+func TestExistingClusterIsStableAndGated(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	second, resp, err := construct(t, inv, baseInputs())
+	must(t, err)
+
+	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
+		t.Errorf("summary %q", s)
+	}
+	if !slices.Equal(first.keys(), second.keys()) {
+		t.Errorf("resources differ:\n%v\n%v", first.keys(), second.keys())
+	}
+	for _, typ := range []string{"VirtualMachine", "ConfigurationApply", "DownloadFile", "Bootstrap", "Kubeconfig", "MachineSecrets", "ImageFactorySchematic"} {
+		for _, r1 := range first.byType(typ) {
+			r2 := second.get(t, typ, r1.name)
+			if !r1.inputs.Equals(r2.inputs) {
+				t.Errorf("%s %s inputs changed between runs:\n%v\n%v", typ, r1.name, r1.inputs, r2.inputs)
+			}
+		}
+	}
+
+	for _, c := range []struct{ kind, res, dep string }{
+		{"ClusterHealth", "lab-cp-1", "ConfigurationApply::lab-cp-1"},
+		{"VirtualMachine", "lab-cp-2", "ClusterHealth::lab-cp-1"},
+		{"ConfigurationApply", "lab-cp-2", "ClusterHealth::lab-cp-1"},
+		{"ConfigurationApply", "lab-workers-1", "ClusterHealth::lab-cp-3"},
+		{"VirtualMachine", "lab-workers-2", "ClusterHealth::lab-workers-1"},
+		{"ConfigurationApply", "lab-workers-2", "ClusterHealth::lab-workers-1"},
+	} {
+		if r := second.get(t, c.kind, c.res); !depends(r, c.dep) {
+			t.Errorf("%s %s does not wait for %s: %v", c.kind, c.res, c.dep, r.deps)
+		}
+	}
+	for _, r1 := range first.byType("ClusterHealth") {
+		if r2 := second.get(t, "ClusterHealth", r1.name); !r1.inputs.Equals(r2.inputs) {
+			t.Errorf("health check %s inputs changed between runs:\n%v\n%v", r1.name, r1.inputs, r2.inputs)
+		}
+	}
+	gate := second.get(t, "ClusterHealth", "lab-workers-1")
+	if tr := gate.inputs.Get("triggers").AsArray(); tr.Len() != 3 || tr.Get(0).AsString() != "digest-lab-workers-1" {
+		t.Errorf("gate triggers %v", tr)
+	}
+}
+
+func TestScaleOutAndIn(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+
+	in := baseInputs()
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
+	rec, resp, err := construct(t, inv, in)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "1 added (lab-workers-3)" {
+		t.Errorf("summary %q", s)
+	}
+	a := rec.get(t, "ConfigurationApply", "lab-workers-3")
+	if !depends(a, "ClusterHealth::lab-cp-3") || depends(a, "ClusterHealth::lab-workers-2") {
+		t.Errorf("new worker's apply waits for %v: want the last control plane only", a.deps)
+	}
+	if ip := rec.get(t, "VirtualMachine", "lab-workers-3").inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap().Get("address").AsString(); ip != "10.0.0.15/24" {
+		t.Errorf("new worker address %s", ip)
+	}
+
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1}}
+	rec, resp, err = construct(t, inv, in)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "1 removed (lab-workers-2)" {
+		t.Errorf("summary %q", s)
+	}
+	for _, k := range rec.keys() {
+		if strings.HasSuffix(k, "::lab-workers-2") {
+			t.Errorf("%s still registered", k)
+		}
+	}
+	// The health checks run before Pulumi deletes the removed node: they
+	// tolerate it.
+	for _, h := range rec.byType("ClusterHealth") {
+		if others := strs(h.inputs.Get("otherNodes")); !slices.Contains(others, "10.0.0.14") {
+			t.Errorf("health check %s tolerates %v, not the removed worker", h.name, others)
+		}
+	}
+}
+
+// Bad input fails before any resource is registered.
+func TestBadInputRegistersNothing(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		edit func(map[string]any)
+		want string
+	}{
+		"even control planes": {func(in map[string]any) { in["controlPlane"] = map[string]any{"count": 2} }, "controlPlane.count: 2 control planes"},
+		"vip outside subnet":  {func(in map[string]any) { in["vip"] = "10.9.0.5" }, "vip: 10.9.0.5 is outside the node subnet"},
+		"vip inside range":    {func(in map[string]any) { in["vip"] = "10.0.0.20" }, "inside the address range"},
+		"duplicate addresses": {func(in map[string]any) {
+			in["workerPools"] = []any{map[string]any{"name": "workers", "nodes": []any{
+				map[string]any{"address": "10.0.0.60"}, map[string]any{"address": "10.0.0.60"}}}}
+		}, "10.0.0.60 is already the address of node lab-workers-1"},
+		"pool too small": {func(in map[string]any) {
+			in["workerPools"] = []any{map[string]any{"name": "workers", "count": 30, "size": map[string]any{"memoryMiB": 8192}}}
+		}, "short by"},
+		"kubernetes unsupported": {func(in map[string]any) { in["kubernetesVersion"] = "v1.20.0" }, "kubernetesVersion"},
+		"bad patch":              {func(in map[string]any) { in["patches"] = []any{"machine:\n  kubelet:\n    extraArgs: [not, a, map]\n"} }, "machine configuration of node lab-cp-1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			in := baseInputs()
+			c.edit(in)
+			rec, _, err := construct(t, &fakeInventory{hosts: threeHosts()}, in)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if keys := rec.keys(); len(keys) > 0 {
+				t.Errorf("registered %v before failing", keys)
+			}
+		})
+	}
+}
+
+func TestProxmoxCCMSecretReachesOnlyTheConfigs(t *testing.T) {
+	t.Parallel()
+	in := baseInputs()
+	in["cloudControllerManager"] = map[string]any{"proxmox": map[string]any{
+		"url": "https://pve.example.com:8006/api2/json", "tokenId": "kubernetes@pve!ccm",
+		"tokenSecret": presource.MakeSecret(presource.NewProperty("s3cr3t-token-value")),
+	}}
+	rec, resp, err := construct(t, &fakeInventory{hosts: threeHosts()}, in)
+	must(t, err)
+	cfg := rec.get(t, "ConfigurationApply", "lab-cp-1").inputs.Get("machineConfiguration")
+	if !cfg.Secret() || !strings.Contains(cfg.AsString(), "s3cr3t-token-value") || strings.Contains(cfg.AsString(), tokenSecretPlaceholder) {
+		t.Errorf("control plane configuration (secret=%v) lacks the real token secret", cfg.Secret())
+	}
+	for _, r := range rec.regs {
+		if r.typ != "ConfigurationApply" && strings.Contains(fmt.Sprint(r.inputs), "s3cr3t") {
+			t.Errorf("%s carries the token secret", r.key())
+		}
+	}
+	if strings.Contains(resp.State.Get("summary").AsString(), "s3cr3t") {
+		t.Errorf("summary carries the secret")
+	}
+}
+
+func strs(v property.Value) []string {
+	if v.IsNull() {
+		return nil
+	}
+	var out []string
+	for _, e := range v.AsArray().AsSlice() {
+		out = append(out, e.AsString())
+	}
+	return out
+}

@@ -1,0 +1,345 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+)
+
+// fanout registers the plan's resources.
+//
+// Order and dependencies carry the rollout rules for creation, updates and
+// removals alike (Pulumi deletes a resource before what it depends on):
+//
+//   - Every node has a health gate, a ClusterHealth after its
+//     ConfigurationApply that requires the nodes up to it in rollout order
+//     (control planes first) and tolerates the others, which may not be
+//     configured yet. It checks again when the node's configuration,
+//     version or VM changes.
+//   - Control planes form one chain: each one's apply waits for the
+//     previous one's gate. So they are installed, joined to etcd, upgraded
+//     and rebooted one at a time, each followed by a health check, and
+//     removed in reverse order (the highest first, each leaving etcd before
+//     the next).
+//   - Workers whose VM exists chain the same way after the control planes.
+//     Workers whose VM is new are configured in parallel once the control
+//     planes are healthy: a pool of new workers need not wait for each
+//     other.
+//   - The VM of an existing node waits for the previous node's gate, so
+//     that changes restarting VMs roll one at a time too.
+//   - Workers depend on the control planes, so they leave first.
+type fanout struct {
+	ctx         *pulumi.Context
+	comp        *TalosCluster
+	name        string
+	plan        *plan.Plan
+	state       *plan.State
+	planner     *planner
+	tokenSecret pulumi.StringInput
+	// Image Factory settings of the inputs, for the schematic.
+	factoryURL, installerRegistry string
+	skipRegistration              bool
+
+	secrets   *machineSecrets
+	schematic *schematic
+	configs   pulumi.StringMapOutput
+	isos      map[string]*downloadFile
+	vms       map[string]*virtualMachine
+	applies   map[string]*configurationApply
+	kube      *kubeconfig
+	health    *clusterHealth
+}
+
+func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
+	opts := []pulumi.ResourceOption{pulumi.Parent(f.comp)}
+	var real []pulumi.Resource
+	for _, d := range deps {
+		if d != nil {
+			real = append(real, d)
+		}
+	}
+	if len(real) > 0 {
+		opts = append(opts, pulumi.DependsOn(real))
+	}
+	return opts
+}
+
+func (f *fanout) register() error {
+	p := f.plan
+	f.isos, f.vms, f.applies = map[string]*downloadFile{}, map[string]*virtualMachine{}, map[string]*configurationApply{}
+
+	f.secrets = &machineSecrets{}
+	if err := f.ctx.RegisterResource(tokenMachineSecrets, f.name+"-secrets", pulumi.Map{
+		"talosVersion": pulumi.String(p.Cluster.TalosVersion),
+	}, f.secrets, f.parent()...); err != nil {
+		return err
+	}
+	f.configs = f.machineConfigs()
+
+	// The factory builds the ISO and the installer image only for a
+	// schematic it knows: register it before anything downloads or
+	// installs from it.
+	f.schematic = &schematic{}
+	if err := f.ctx.RegisterResource(tokenSchematic, f.name+"-schematic", f.schematicProps(), f.schematic, f.parent()...); err != nil {
+		return err
+	}
+
+	for _, d := range p.ISOs {
+		iso := &downloadFile{}
+		if err := f.ctx.RegisterResource(tokenDownloadFile, f.name+"-iso-"+d.Host, downloadProps(&p.Cluster, d), iso, f.parent(f.schematic)...); err != nil {
+			return err
+		}
+		f.isos[d.Host] = iso
+	}
+
+	nodes := map[string]*plan.Node{}
+	for i := range p.Nodes {
+		nodes[p.Nodes[i].Name] = &p.Nodes[i]
+	}
+	states := map[string]*plan.NodeState{}
+	for i := range f.state.Nodes {
+		states[f.state.Nodes[i].Name] = &f.state.Nodes[i]
+	}
+
+	var (
+		prevGate pulumi.Resource // the previous node's gate in rollout order
+		lastCP   pulumi.Resource // the last control plane's gate
+		gates    []pulumi.Resource
+	)
+	for i, nodeName := range p.Rollout {
+		n := nodes[nodeName]
+		var vmDeps []pulumi.Resource
+		if n.Existing {
+			vmDeps = append(vmDeps, prevGate)
+		}
+		vm, err := f.vm(n, vmDeps)
+		if err != nil {
+			return err
+		}
+		after := prevGate
+		if n.Role == plan.RoleWorker && !n.Existing {
+			after = lastCP
+		}
+		apply, err := f.apply(n, i > 0, []pulumi.Resource{vm, after, f.schematic})
+		if err != nil {
+			return err
+		}
+		if n.Name == p.Bootstrap {
+			if err := f.bootstrap(apply); err != nil {
+				return err
+			}
+		}
+		if f.kube == nil {
+			return fmt.Errorf("plan bootstraps %q, which is not the first control plane of the rollout", p.Bootstrap)
+		}
+		triggers := pulumi.StringArray{apply.ConfigDigest, apply.RunningVersion, pulumi.String(vmTrigger(states[n.Name]))}
+		gate := &clusterHealth{}
+		if err := f.ctx.RegisterResource(tokenClusterHealth, n.Name, f.healthProps(p.Rollout[:i+1], triggers), gate, f.parent(apply, f.kube)...); err != nil {
+			return err
+		}
+		prevGate = gate
+		if n.Role == plan.RoleControlPlane {
+			lastCP = gate
+		}
+		gates = append(gates, gate)
+	}
+
+	// The final check: every node healthy, the API answering on the
+	// endpoint (the VIP, once elected). The kubeconfig output waits for it.
+	var triggers pulumi.StringArray
+	for _, nodeName := range p.Rollout {
+		a := f.applies[nodeName]
+		triggers = append(triggers, a.ConfigDigest, a.RunningVersion, pulumi.String(vmTrigger(states[nodeName])))
+	}
+	f.health = &clusterHealth{}
+	if err := f.ctx.RegisterResource(tokenClusterHealth, f.name+"-healthy", f.healthProps(p.Rollout, triggers), f.health, f.parent(append(gates, f.kube)...)...); err != nil {
+		return err
+	}
+	f.outputs()
+	return nil
+}
+
+// schematicProps register the plan's Image Factory schematic.
+func (f *fanout) schematicProps() pulumi.Map {
+	c := &f.plan.Cluster
+	m := pulumi.Map{
+		"extensions":   pulumi.ToStringArray(c.Image.Extensions),
+		"kernelArgs":   pulumi.ToStringArray(c.Image.KernelArgs),
+		"talosVersion": pulumi.String(c.TalosVersion),
+		"platform":     pulumi.String(c.Image.Platform),
+	}
+	if f.factoryURL != "" {
+		m["factoryUrl"] = pulumi.String(f.factoryURL)
+	}
+	if f.installerRegistry != "" {
+		m["installerRegistry"] = pulumi.String(f.installerRegistry)
+	}
+	if f.skipRegistration {
+		m["skipRegistration"] = pulumi.Bool(true)
+	}
+	return m
+}
+
+// machineConfigs generates every node's configuration from the secrets
+// bundle (and the Proxmox CCM token secret), as one secret map output.
+func (f *fanout) machineConfigs() pulumi.StringMapOutput {
+	gen := func(secretsYAML, token string) (map[string]string, error) {
+		p := f.plan
+		if token != "" {
+			var err error
+			if p, err = f.planner.compute(token); err != nil {
+				return nil, err
+			}
+		}
+		return machineConfigs(p, secretsYAML)
+	}
+	var out pulumi.StringMapOutput
+	if f.tokenSecret == nil {
+		out = f.secrets.MachineSecrets.ApplyT(func(s string) (map[string]string, error) { return gen(s, "") }).(pulumi.StringMapOutput)
+	} else {
+		out = pulumi.All(f.secrets.MachineSecrets, f.tokenSecret).ApplyT(func(v []any) (map[string]string, error) {
+			return gen(v[0].(string), v[1].(string))
+		}).(pulumi.StringMapOutput)
+	}
+	return pulumi.ToSecret(out).(pulumi.StringMapOutput)
+}
+
+func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, error) {
+	var iso pulumi.StringInput
+	if d := f.isos[n.VM.Host]; d != nil {
+		iso = d.VolumeID
+	}
+	vm := &virtualMachine{}
+	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, f.parent(deps...)...); err != nil {
+		return nil, err
+	}
+	f.vms[n.Name] = vm
+	return vm, nil
+}
+
+// apply registers a node's ConfigurationApply. Removing it resets the node:
+// gracefully (leave etcd, drain) except on the head of the control plane
+// chain, which is removed last, when the cluster is destroyed: etcd cannot
+// shrink below one member, so the last control plane is reset without
+// leaving (as `talosctl reset --graceful=false` on a single node).
+func (f *fanout) apply(n *plan.Node, graceful bool, deps []pulumi.Resource) (*configurationApply, error) {
+	a := &configurationApply{}
+	props := pulumi.Map{
+		"node":                 pulumi.String(addressOf(n)),
+		"clientConfiguration":  f.secrets.ClientConfiguration,
+		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
+		"reset": pulumi.Map{
+			"enabled":  pulumi.Bool(true),
+			"graceful": pulumi.Bool(graceful),
+		},
+	}
+	if err := f.ctx.RegisterResource(tokenConfigurationApply, n.Name, props, a, f.parent(deps...)...); err != nil {
+		return nil, err
+	}
+	f.applies[n.Name] = a
+	return a, nil
+}
+
+// bootstrap registers the etcd bootstrap on the first control plane's own
+// address and the kubeconfig, which points at the cluster endpoint.
+func (f *fanout) bootstrap(apply *configurationApply) error {
+	ep := f.plan.Endpoints
+	b := &bootstrap{}
+	if err := f.ctx.RegisterResource(tokenBootstrap, f.name, pulumi.Map{
+		"node":                pulumi.String(ep.Bootstrap),
+		"clientConfiguration": f.secrets.ClientConfiguration,
+	}, b, f.parent(apply)...); err != nil {
+		return err
+	}
+	f.kube = &kubeconfig{}
+	return f.ctx.RegisterResource(tokenKubeconfig, f.name, pulumi.Map{
+		"node":                pulumi.String(ep.Bootstrap),
+		"clientConfiguration": f.secrets.ClientConfiguration,
+		"kubernetesEndpoint":  pulumi.String(ep.Kubernetes),
+	}, f.kube, f.parent(b)...)
+}
+
+// healthProps are the inputs of a health check that requires the named
+// nodes and tolerates the cluster's other nodes, those removed by this
+// update included (Pulumi deletes them after the checks).
+func (f *fanout) healthProps(required []string, triggers pulumi.StringArray) pulumi.Map {
+	var cps, workers, others []string
+	for i := range f.plan.Nodes {
+		n := &f.plan.Nodes[i]
+		switch {
+		case !slices.Contains(required, n.Name):
+			others = append(others, addressOf(n))
+		case n.Role == plan.RoleControlPlane:
+			cps = append(cps, addressOf(n))
+		default:
+			workers = append(workers, addressOf(n))
+		}
+	}
+	for _, r := range f.plan.Removed {
+		others = append(others, r.Address)
+	}
+	m := pulumi.Map{
+		"controlPlanes":       pulumi.ToStringArray(cps),
+		"clientConfiguration": f.secrets.ClientConfiguration,
+		"kubeconfig":          f.kube.Kubeconfig,
+		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
+		"triggers":            triggers,
+	}
+	if len(workers) > 0 {
+		m["workers"] = pulumi.ToStringArray(workers)
+	}
+	if len(others) > 0 {
+		m["otherNodes"] = pulumi.ToStringArray(others)
+	}
+	return m
+}
+
+func (f *fanout) outputs() {
+	p := f.plan
+	c := f.comp
+	c.MachineSecrets = pulumi.ToSecret(f.secrets.MachineSecrets).(pulumi.StringOutput)
+	c.Kubeconfig = pulumi.ToSecret(pulumi.All(f.kube.Kubeconfig, f.health.ID()).ApplyT(func(v []any) string {
+		return v[0].(string)
+	})).(pulumi.StringOutput)
+
+	var nodeNames, addrs []string
+	for i := range p.Nodes {
+		nodeNames = append(nodeNames, p.Nodes[i].Name)
+		addrs = append(addrs, addressOf(&p.Nodes[i]))
+	}
+	c.Talosconfig = pulumi.ToSecret(f.secrets.ClientConfiguration.ApplyT(func(cc map[string]string) (string, error) {
+		return talosconfig.ClientConfiguration(p.Cluster.Name, p.Endpoints.Talos, addrs,
+			[]byte(cc["caCertificate"]), talosconfig.ClientCertificate{CertPEM: []byte(cc["clientCertificate"]), KeyPEM: []byte(cc["clientKey"])})
+	})).(pulumi.StringOutput)
+
+	var ids []any
+	for _, name := range nodeNames {
+		ids = append(ids, f.vms[name].VMID)
+	}
+	c.Nodes = pulumi.All(ids...).ApplyT(func(v []any) []ClusterNode {
+		out := make([]ClusterNode, 0, len(p.Nodes))
+		for i := range p.Nodes {
+			n := &p.Nodes[i]
+			out = append(out, ClusterNode{
+				Name: n.Name, Role: NodeRole(n.Role), Pool: n.Pool, ProxmoxNode: n.VM.Host,
+				VmId: v[i].(int), Address: addressOf(n), MacAddress: n.VM.NICs[0].MAC,
+			})
+		}
+		return out
+	}).(ClusterNodeArrayOutput)
+}
+
+// addressOf is a node's primary address without the prefix length.
+func addressOf(n *plan.Node) string {
+	a := n.VM.NICs[0].Address
+	for i := 0; i < len(a); i++ {
+		if a[i] == '/' {
+			return a[:i]
+		}
+	}
+	return a
+}

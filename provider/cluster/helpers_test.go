@@ -1,0 +1,262 @@
+package cluster
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blang/semver"
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi-go-provider/integration"
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+)
+
+// fakeInventory answers like Proxmox would, from fixed data.
+type fakeInventory struct {
+	hosts map[string]plan.HostFacts
+	vms   []plan.ObservedVM
+	err   error
+}
+
+func (f *fakeInventory) Hosts(context.Context) (map[string]plan.HostFacts, error) {
+	return f.hosts, f.err
+}
+
+func (f *fakeInventory) VMs(_ context.Context, cluster string) ([]plan.ObservedVM, error) {
+	return f.vms, f.err
+}
+
+func threeHosts() map[string]plan.HostFacts {
+	return map[string]plan.HostFacts{
+		"pve1": {Online: true, FreeMemoryMiB: 32768, CPUs: 8},
+		"pve2": {Online: true, FreeMemoryMiB: 32768, CPUs: 8},
+		"pve3": {Online: true, FreeMemoryMiB: 32768, CPUs: 8},
+	}
+}
+
+// registration is one child resource the component registered.
+type registration struct {
+	typ, name string
+	inputs    property.Map
+	deps      []string // "Type::name" of each dependency
+}
+
+func (r registration) key() string { return r.typ + "::" + r.name }
+
+// recorder collects registrations and answers with plausible outputs.
+type recorder struct {
+	mu   sync.Mutex
+	regs []registration
+	next int
+}
+
+// One real secrets bundle per test binary: generating one is slow.
+var bundleYAML = sync.OnceValue(func() string {
+	b, err := talosconfig.NewSecrets("v1.12.5", time.Now())
+	if err != nil {
+		panic(err)
+	}
+	y, err := talosconfig.MarshalSecrets(b)
+	if err != nil {
+		panic(err)
+	}
+	return y
+})
+
+func shortURN(urn string) string {
+	i := strings.LastIndex(urn, "::")
+	typ := urn[:i]
+	typ = typ[strings.LastIndex(typ, ":")+1:]
+	return typ + "::" + urn[i+2:]
+}
+
+func (r *recorder) newResource(args integration.MockResourceArgs) (string, property.Map, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !args.Custom {
+		return args.Name, args.Inputs, nil // the component itself
+	}
+	reg := registration{typ: string(args.TypeToken.Name()), name: args.Name, inputs: args.Inputs}
+	if rpc := args.RegisterRPC; rpc != nil {
+		for _, d := range rpc.GetDependencies() {
+			reg.deps = append(reg.deps, shortURN(d))
+		}
+		slices.Sort(reg.deps)
+	}
+	r.regs = append(r.regs, reg)
+	out := args.Inputs.AsMap()
+	switch args.TypeToken {
+	case tokenVirtualMachine:
+		r.next++
+		out["vmId"] = property.New(float64(100 + r.next))
+	case tokenDownloadFile:
+		out["volumeId"] = property.New(args.Inputs.Get("storage").AsString() + ":iso/" + args.Inputs.Get("fileName").AsString())
+	case tokenMachineSecrets:
+		out["machineSecrets"] = property.New(bundleYAML()).WithSecret(true)
+		out["clientConfiguration"] = property.New(property.NewMap(map[string]property.Value{
+			"caCertificate":     property.New("ca-pem"),
+			"clientCertificate": property.New("cert-pem"),
+			"clientKey":         property.New("key-pem"),
+		})).WithSecret(true)
+	case tokenConfigurationApply:
+		out["configDigest"] = property.New("digest-" + args.Name)
+		out["runningVersion"] = property.New("v1.12.5")
+	case tokenKubeconfig:
+		out["kubeconfig"] = property.New("apiVersion: v1\nkind: Config\n").WithSecret(true)
+	case tokenClusterHealth:
+		out["nodes"] = property.New(property.NewMap(nil))
+	}
+	return args.Name + "-id", property.NewMap(out), nil
+}
+
+func (r *recorder) byType(typ string) []registration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []registration
+	for _, reg := range r.regs {
+		if reg.typ == typ {
+			out = append(out, reg)
+		}
+	}
+	return out
+}
+
+func (r *recorder) get(t *testing.T, typ, name string) registration {
+	t.Helper()
+	for _, reg := range r.byType(typ) {
+		if reg.name == name {
+			return reg
+		}
+	}
+	t.Fatalf("no %s %q registered; registered: %v", typ, name, r.keys())
+	return registration{}
+}
+
+func (r *recorder) keys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, reg := range r.regs {
+		out = append(out, reg.key())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// construct runs the component's Construct against mocks.
+func construct(t *testing.T, inv Inventory, inputs map[string]any) (*recorder, p.ConstructResponse, error) {
+	t.Helper()
+	rec := &recorder{}
+	prov, err := infer.NewProviderBuilder().
+		WithComponents(infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{
+			inventory: func(context.Context) (Inventory, error) { return inv, nil },
+		})).
+		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}).
+		Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := integration.NewServer(t.Context(), "proxmoxtalos", semver.MustParse("0.1.0"),
+		integration.WithProvider(prov),
+		integration.WithMocks(&integration.MockResourceMonitor{NewResourceF: rec.newResource}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Construct(p.ConstructRequest{
+		Urn:    presource.URN("urn:pulumi:test::proj::" + tokenComponent + "::lab"),
+		Inputs: presource.FromResourcePropertyMap(presource.NewPropertyMapFromMap(inputs)),
+	})
+	return rec, resp, err
+}
+
+// baseInputs is a 3 control plane + 2 worker cluster with a VIP.
+func baseInputs() map[string]any {
+	return map[string]any{
+		"clusterName": "lab",
+		"hosts":       []any{map[string]any{"node": "pve1"}, map[string]any{"node": "pve2"}, map[string]any{"node": "pve3"}},
+		"network": map[string]any{
+			"subnet":       "10.0.0.0/24",
+			"gateway":      "10.0.0.1",
+			"addressRange": map[string]any{"start": "10.0.0.10", "end": "10.0.0.50"},
+			"dnsServers":   []any{"10.0.0.1"},
+		},
+		"vip":         "10.0.0.5",
+		"workerPools": []any{map[string]any{"name": "workers", "count": 2}},
+	}
+}
+
+// observedFrom renders the VMs a construct registered as Proxmox would
+// show them once created (what the VirtualMachine resource writes).
+func observedFrom(t *testing.T, rec *recorder) []plan.ObservedVM {
+	t.Helper()
+	var out []plan.ObservedVM
+	for i, reg := range rec.byType("VirtualMachine") {
+		in := reg.inputs
+		vm := plan.ObservedVM{
+			VMID: 101 + i, Host: in.Get("node").AsString(), Name: in.Get("name").AsString(),
+			Cores:     int(in.Get("cpu").AsMap().Get("cores").AsNumber()),
+			Sockets:   int(in.Get("cpu").AsMap().Get("sockets").AsNumber()),
+			CPUType:   in.Get("cpu").AsMap().Get("type").AsString(),
+			MemoryMiB: int(in.Get("memory").AsMap().Get("dedicated").AsNumber()),
+		}
+		for _, tag := range in.Get("tags").AsArray().AsSlice() {
+			vm.Tags = append(vm.Tags, tag.AsString())
+		}
+		slices.Sort(vm.Tags) // Proxmox sorts tags
+		for _, d := range in.Get("disks").AsArray().AsSlice() {
+			dm := d.AsMap()
+			vm.Disks = append(vm.Disks, plan.Disk{Interface: dm.Get("interface").AsString(), Storage: dm.Get("storage").AsString(), SizeGiB: int(dm.Get("size").AsNumber())})
+		}
+		if iso := in.Get("iso"); iso.IsString() {
+			vm.ISOStorage, _, _ = strings.Cut(iso.AsString(), ":")
+		}
+		ci := in.Get("cloudInit").AsMap()
+		ips := ci.Get("ipConfigs").AsArray().AsSlice()
+		for j, n := range in.Get("networkDevices").AsArray().AsSlice() {
+			nm := n.AsMap()
+			nic := plan.NICConfig{Bridge: nm.Get("bridge").AsString(), MAC: nm.Get("macAddress").AsString()}
+			if v := nm.Get("vlanId"); v.IsNumber() {
+				nic.VLAN = int(v.AsNumber())
+			}
+			if v := nm.Get("mtu"); v.IsNumber() {
+				nic.MTU = int(v.AsNumber())
+			}
+			ipv4 := ips[j].AsMap().Get("ipv4").AsMap()
+			if a := ipv4.Get("address").AsString(); a != "dhcp" {
+				nic.Address = a
+				if g := ipv4.Get("gateway"); g.IsString() {
+					nic.Gateway = g.AsString()
+				}
+			}
+			vm.NICs = append(vm.NICs, nic)
+		}
+		if dns := ci.Get("dns"); dns.IsMap() {
+			for _, s := range dns.AsMap().Get("servers").AsArray().AsSlice() {
+				vm.DNSServers = append(vm.DNSServers, s.AsString())
+			}
+			if d := dns.AsMap().Get("domain"); d.IsString() {
+				vm.SearchDomain = d.AsString()
+			}
+		}
+		out = append(out, vm)
+	}
+	return out
+}
+
+func depends(reg registration, key string) bool { return slices.Contains(reg.deps, key) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// proxmoxInventory reads through the provider's own Proxmox client (the one
+// every resource of this provider process uses).
+func proxmoxInventory(ctx context.Context) (Inventory, error) {
+	c, err := config.Client(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster is planned from what Proxmox reports (free memory per host, the "+
+			"cluster's VMs): %w", err)
+	}
+	return &pveInventory{c: c}, nil
+}
+
+type pveInventory struct{ c *pve.Client }
+
+// Hosts reports each node's free memory: total minus what the host and its
+// running guests use, which is what a new VM can still start with (the
+// lab and kvm refuse a VM that does not fit).
+func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, error) {
+	nodes, err := i.c.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Proxmox nodes' capacity: %w", err)
+	}
+	out := map[string]plan.HostFacts{}
+	for _, n := range nodes {
+		free := int64(0)
+		if n.MaxMem > n.Mem {
+			free = int64((n.MaxMem - n.Mem) >> 20)
+		}
+		out[n.Name] = plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
+	}
+	return out, nil
+}
+
+// VMs reads the configuration of every VM tagged for the cluster.
+func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.ObservedVM, error) {
+	vms, err := i.c.ClusterVMs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
+	}
+	var out []plan.ObservedVM
+	for _, vm := range vms {
+		if vm.Template || !slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) {
+			continue
+		}
+		ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
+		cfg, err := i.c.VMConfig(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("reading the configuration of %s, a VM of cluster %s: %w", ref, cluster, err)
+		}
+		out = append(out, observeVM(vm.VMID, vm.Node, cfg))
+	}
+	return out, nil
+}

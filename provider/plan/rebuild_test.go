@@ -1,0 +1,185 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// observe renders a plan's VMs the way Proxmox shows them once created:
+// the VM ids it allocated, tags sorted, MACs as written.
+func observe(p *Plan, firstID int) []ObservedVM {
+	var out []ObservedVM
+	for i, n := range p.Nodes {
+		vm := n.VM
+		id := vm.VMID
+		if id == 0 {
+			id = firstID + i
+		}
+		tags := slices.Clone(vm.Tags)
+		slices.Sort(tags)
+		disks := append([]Disk{vm.OSDisk}, vm.DataDisks...)
+		for i := range disks {
+			disks[i].Device, disks[i].Volume = "", ""
+		}
+		out = append(out, ObservedVM{
+			VMID: id, Host: vm.Host, Name: vm.Name, Tags: tags,
+			Cores: vm.Cores, Sockets: vm.Sockets, CPUType: vm.CPUType, MemoryMiB: vm.MemoryMiB,
+			Disks: disks, ISOStorage: vm.Boot.ISOStorage, NICs: slices.Clone(vm.NICs),
+			DNSServers: slices.Clone(vm.DNSServers), SearchDomain: vm.SearchDomain,
+		})
+	}
+	return out
+}
+
+func TestRebuildRoundTrip(t *testing.T) {
+	spec := baseSpec()
+	spec.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 50, Volume: "data"}, {SizeGiB: 10}}
+	p := mustCompute(t, spec, roomy(), nil)
+	st, warnings := Rebuild("lab", observe(p, 100))
+	if len(warnings) > 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	if len(st.Nodes) != 5 {
+		t.Fatalf("rebuilt %d nodes, want 5", len(st.Nodes))
+	}
+	want := p.State()
+	for i, got := range st.Nodes {
+		w := want.Nodes[i]
+		// What Proxmox cannot tell stays empty.
+		if got.Config != nil {
+			t.Errorf("%s: config fingerprints rebuilt from nothing: %v", got.Name, got.Config)
+		}
+		w.Config, w.VMID = nil, 100+i
+		if got.Name != w.Name || got.Role != w.Role || got.Pool != w.Pool || got.Ordinal != w.Ordinal ||
+			got.Host != w.Host || got.VMID != w.VMID || got.Address != w.Address || got.MAC != w.MAC ||
+			got.Cores != w.Cores || got.MemoryMiB != w.MemoryMiB || got.CPUType != w.CPUType ||
+			got.DiskInterface != w.DiskInterface || got.DiskGiB != w.DiskGiB || !slices.Equal(got.DataDisks, w.DataDisks) ||
+			got.Boot != w.Boot || got.NICs != w.NICs || got.CloudInit != w.CloudInit ||
+			got.TalosVersion != w.TalosVersion || got.KubernetesVersion != w.KubernetesVersion || got.Image != w.Image {
+			t.Errorf("node %d rebuilt as\n %+v\nwant\n %+v", i, got, w)
+		}
+	}
+
+	// Planning again from the rebuilt state changes nothing.
+	again := mustCompute(t, spec, roomy(), st)
+	if s := Compare(st, again.State()); len(s.Nodes) != 0 || s.String() != "no node changes" {
+		t.Errorf("second plan from the rebuilt state: %s %+v", s, s.Nodes)
+	}
+	for _, n := range again.Nodes {
+		if !n.Existing || n.VM.VMIDPinned || n.VM.VMID == 0 {
+			t.Errorf("%s: existing=%v vmId=%d pinned=%v; want existing with its VM id, not pinned", n.Name, n.Existing, n.VM.VMID, n.VM.VMIDPinned)
+		}
+	}
+}
+
+func TestRebuildThenScaleOutKeepsAddresses(t *testing.T) {
+	spec := baseSpec()
+	p := mustCompute(t, spec, roomy(), nil)
+	st, _ := Rebuild("lab", observe(p, 100))
+	spec.WorkerPools[0].Count = 3
+	spec.ControlPlane.Size.MemoryMiB = 8192
+	next := mustCompute(t, spec, roomy(), st)
+	for _, old := range p.Nodes {
+		if got := node(t, next, old.Name).VM.NICs[0].Address; got != old.VM.NICs[0].Address {
+			t.Errorf("%s renumbered %s -> %s", old.Name, old.VM.NICs[0].Address, got)
+		}
+	}
+	s := Compare(st, next.State())
+	if got := s.Names(ActionAdd); !slices.Equal(got, []string{"lab-workers-3"}) {
+		t.Errorf("added %v", got)
+	}
+	if got := s.Names(ActionReboot); !slices.Equal(got, []string{"lab-cp-1", "lab-cp-2", "lab-cp-3"}) {
+		t.Errorf("rebooted %v (%s)", got, s)
+	}
+}
+
+func TestRebuildSeesUpgradesThroughTags(t *testing.T) {
+	spec := baseSpec()
+	spec.TalosVersion = "v1.11.5"
+	p := mustCompute(t, spec, roomy(), nil)
+	st, _ := Rebuild("lab", observe(p, 100))
+	if st.Nodes[0].TalosVersion != "v1.11.5" {
+		t.Fatalf("talos version from tags = %q", st.Nodes[0].TalosVersion)
+	}
+	spec.TalosVersion = "v1.12.5"
+	spec.Image.Extensions = []string{"qemu-guest-agent", "iscsi-tools"}
+	next := mustCompute(t, spec, roomy(), st)
+	s := Compare(st, next.State())
+	if got := s.Names(ActionUpgrade); len(got) != 5 {
+		t.Errorf("upgraded %v, want all five (%s)", got, s)
+	}
+	if s.TalosUpgrade != "v1.11.5 -> v1.12.5" {
+		t.Errorf("TalosUpgrade = %q", s.TalosUpgrade)
+	}
+	if !strings.Contains(strings.Join(s.Nodes[0].Reasons, ";"), "image schematic") {
+		t.Errorf("reasons %v lack the schematic change", s.Nodes[0].Reasons)
+	}
+}
+
+func TestRebuildIgnoresAndWarns(t *testing.T) {
+	p := mustCompute(t, baseSpec(), roomy(), nil)
+	vms := observe(p, 100)
+	other := vms[0]
+	other.VMID, other.Tags = 300, []string{"cluster-other", "controlplane", "proxmoxtalos"}
+	template := vms[1]
+	template.VMID, template.Template = 301, true
+	noRole := vms[1]
+	noRole.VMID, noRole.Name, noRole.Tags = 302, "lab-x", []string{"cluster-lab", "proxmoxtalos"}
+	noAddress := vms[1]
+	noAddress.VMID, noAddress.Name = 303, "lab-y"
+	noAddress.NICs = []NICConfig{{Bridge: "vmbr0", MAC: "BC:24:11:00:00:01"}}
+	dup := vms[3]
+	dup.VMID = 304
+	unmanaged := vms[2]
+	unmanaged.VMID, unmanaged.Tags = 305, []string{"cluster-lab", "controlplane"}
+
+	st, warnings := Rebuild("lab", append(vms, other, template, noRole, noAddress, dup, unmanaged))
+	if len(st.Nodes) != 5 {
+		t.Errorf("rebuilt %d nodes, want the 5 of the cluster", len(st.Nodes))
+	}
+	joined := strings.Join(warnings, "\n")
+	for _, want := range []string{
+		`VM 302 (lab-x) on pve`, `neither the "controlplane" nor the "worker" tag`,
+		`VM 303 (lab-y)`, `no static cloud-init address on net0`,
+		`VMs 103 and 304 are both node lab-workers-1`,
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if len(warnings) != 3 {
+		t.Errorf("%d warnings, want 3:\n%s", len(warnings), joined)
+	}
+}
+
+func TestOrdinalOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"lab-workers-3", 3}, {"lab-workers-03", 0}, {"lab-workers-0", 0}, {"lab-workers-x", 0},
+		{"db1", 0}, {"lab-cp-1", 0},
+	} {
+		if got := ordinalOf("lab", "workers", tc.name); got != tc.want {
+			t.Errorf("ordinalOf(%q) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSplitDisks(t *testing.T) {
+	os, data := splitDisks([]Disk{{Interface: "scsi10"}, {Interface: "scsi2"}, {Interface: "scsi0"}, {Interface: "virtio1"}})
+	if os == nil || os.Interface != "scsi0" {
+		t.Fatalf("os disk %+v", os)
+	}
+	var got []string
+	for _, d := range data {
+		got = append(got, d.Interface)
+	}
+	if !slices.Equal(got, []string{"scsi2", "scsi10", "virtio1"}) {
+		t.Errorf("data disks %v", got)
+	}
+	if os, _ := splitDisks([]Disk{{Interface: "ide0"}}); os != nil {
+		t.Errorf("ide0 taken as the OS disk")
+	}
+}

@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+)
+
+// Bad TalosCluster input fails the preview with a message that says what is
+// wrong, and nothing is created, not even by `up`.
+func TestClusterBadInputsFailAtPreview(t *testing.T) {
+	t.Parallel()
+	l := startTCLab(t)
+	env := harness.NewEnv(t)
+	p := harness.NewYAMLProject(t, env, "badcluster", l.program(3, 2).render(t))
+	p.ConfigureLab(t, l.conn)
+
+	cases := []struct {
+		name string
+		edit func(string) string
+		want string
+	}{
+		{"even control plane count", func(s string) string {
+			return strings.Replace(s, "count: 3", "count: 2", 1)
+		}, "controlPlane.count: 2 control planes: etcd needs an odd number of members to keep quorum; use 1, 3 or 5"},
+		{"VIP outside the subnet", func(s string) string {
+			return strings.Replace(s, "vip: "+l.addr(5), "vip: 10.99.0.5", 1)
+		}, "vip: 10.99.0.5 is outside the node subnet " + l.AddressBlock().String()},
+		{"VIP inside the range", func(s string) string {
+			return strings.Replace(s, "vip: "+l.addr(5), "vip: "+l.addr(20), 1)
+		}, "vip: " + l.addr(20) + " is inside the address range " + l.addr(10) + "-" + l.addr(40)},
+		{"two nodes on one address", func(s string) string {
+			return strings.Replace(s, "          count: 2\n", "          nodes: [{ address: "+l.addr(50)+" }, { address: "+l.addr(50)+" }]\n", 1)
+		}, l.addr(50) + " is already the address of node e2e-workers-1"},
+		{"pool too small", func(s string) string {
+			return strings.Replace(s, "          count: 2\n", "          count: 20\n          size: { memoryMiB: 16384 }\n", 1)
+		}, "the hosts cannot fit the cluster"},
+		{"Kubernetes the Talos version does not support", func(s string) string {
+			return strings.Replace(s, "talosVersion: v1.12.5", "talosVersion: v1.12.5\n      kubernetesVersion: v1.29.0", 1)
+		}, "kubernetesVersion"},
+	}
+	for _, c := range cases {
+		p.WriteProgram(t, "badcluster", c.edit(l.program(3, 2).render(t)))
+		r := p.Preview(t)
+		if r.ExitCode == 0 || !strings.Contains(r.Output(), c.want) {
+			t.Errorf("%s: preview exit %d, want a failure saying %q:\n%s", c.name, r.ExitCode, c.want, r.Output())
+		}
+		if vms := l.VMs(); len(vms) > 0 {
+			t.Errorf("%s: the preview created VMs: %+v", c.name, vms)
+		}
+	}
+
+	// up refuses the same way, before creating anything.
+	p.WriteProgram(t, "badcluster", cases[0].edit(l.program(3, 2).render(t)))
+	if r := p.Up(t); r.ExitCode == 0 || !strings.Contains(r.Output(), "etcd needs an odd number") {
+		t.Errorf("up with an even control plane count: %s", r)
+	}
+	if vms := l.VMs(); len(vms) > 0 {
+		t.Errorf("up created VMs: %+v", vms)
+	}
+	if state := p.StackExport(t); strings.Contains(state, `"type": "proxmoxtalos:`) {
+		t.Errorf("the failed up left resources in the state:\n%s", state)
+	}
+}

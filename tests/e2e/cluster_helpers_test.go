@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+// tcLab is an in-process lab (time scale 0) booting simulated Talos
+// nodes, with its log kept for assertions on the order of events.
+type tcLab struct {
+	*lab.Lab
+	conn harness.Lab
+
+	mu  sync.Mutex
+	log []string
+}
+
+func startTCLab(t *testing.T) *tcLab {
+	t.Helper()
+	cl := &tcLab{}
+	l, err := lab.Start(context.Background(), lab.Options{TimeScale: 0, Logf: func(format string, args ...any) {
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		cl.log = append(cl.log, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	cl.Lab = l
+	cl.conn = harness.Lab{Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACert: string(l.CACertPEM())}
+	return cl
+}
+
+// addr is host n of the lab's 127.X.Y.0/24 block.
+func (l *tcLab) addr(n byte) string {
+	a := l.AddressBlock().Addr().As4()
+	a[3] = n
+	return netip.AddrFrom4(a).String()
+}
+
+// logLines returns the lab log lines matching re, in order.
+func (l *tcLab) logLines(re *regexp.Regexp) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.log {
+		if re.MatchString(line) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// vmsByName lists the lab's VMs by name.
+func (l *tcLab) vmsByName() map[string]pve.VMInfo {
+	out := map[string]pve.VMInfo{}
+	for _, vm := range l.VMs() {
+		out[vm.Name] = vm
+	}
+	return out
+}
+
+// tcProgram is the YAML program of the e2e cluster; each step of a
+// test changes a field and writes the program again.
+type tcProgram struct {
+	Subnet, Gateway, Start, End, VIP string
+	FactoryURL                       string
+	TalosVersion                     string
+	ControlPlanes, Workers           int
+	WorkerLabels                     string // YAML flow map
+	WorkerPatches                    string // YAML flow list
+}
+
+var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
+  cluster:
+    type: proxmoxtalos:TalosCluster
+    properties:
+      clusterName: e2e
+      talosVersion: {{.TalosVersion}}
+      image:
+        factoryUrl: {{.FactoryURL}}
+      hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
+      network:
+        subnet: {{.Subnet}}
+        gateway: {{.Gateway}}
+        addressRange: { start: {{.Start}}, end: {{.End}} }
+        dnsServers: [{{.Gateway}}]
+      vip: {{.VIP}}
+      controlPlane:
+        count: {{.ControlPlanes}}
+      workerPools:
+        - name: workers
+          count: {{.Workers}}
+          labels: {{.WorkerLabels}}
+      workerPatches: {{.WorkerPatches}}
+outputs:
+  nodes: ${cluster.nodes}
+  summary: ${cluster.summary}
+  endpoint: ${cluster.endpoint}
+  kubeconfig: ${cluster.kubeconfig}
+  talosconfig: ${cluster.talosconfig}
+`))
+
+func (l *tcLab) program(cps, workers int) tcProgram {
+	return tcProgram{
+		Subnet: l.AddressBlock().String(), Gateway: l.addr(1), Start: l.addr(10), End: l.addr(40), VIP: l.addr(5),
+		FactoryURL:   l.FactoryURL(),
+		TalosVersion: "v1.12.5", ControlPlanes: cps, Workers: workers,
+		WorkerLabels: "{}", WorkerPatches: "[]",
+	}
+}
+
+func (c tcProgram) render(t *testing.T) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tcTemplate.Execute(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// tcNode is one entry of the component's nodes output.
+type tcNode struct {
+	Name        string `json:"name"`
+	Role        string `json:"role"`
+	ProxmoxNode string `json:"proxmoxNode"`
+	VMID        int    `json:"vmId"`
+	Address     string `json:"address"`
+	MAC         string `json:"macAddress"`
+}
+
+type tcOutputs struct {
+	Nodes       []tcNode `json:"nodes"`
+	Summary     string   `json:"summary"`
+	Endpoint    string   `json:"endpoint"`
+	Kubeconfig  string   `json:"kubeconfig"`
+	Talosconfig string   `json:"talosconfig"`
+}
+
+func tcReadOutputs(t *testing.T, p *harness.Project) tcOutputs {
+	t.Helper()
+	r := p.MustRun(t, "stack", "output", "--json", "--show-secrets")
+	var out tcOutputs
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("stack outputs: %v\n%s", err, r.Stdout)
+	}
+	return out
+}
+
+func tcVMIDs(nodes []tcNode) map[string]int {
+	out := map[string]int{}
+	for _, n := range nodes {
+		out[n.Name] = n.VMID
+	}
+	return out
+}
+
+// tcTimed runs a CLI step, fails the test unless it succeeds, and logs how
+// long it took.
+func tcTimed(t *testing.T, what string, run func() harness.Result) harness.Result {
+	t.Helper()
+	start := time.Now()
+	r := run()
+	t.Logf("%s: %s", what, time.Since(start).Round(100*time.Millisecond))
+	if r.ExitCode != 0 {
+		t.Fatalf("%s failed: %s", what, r)
+	}
+	return r
+}
+
+// bootCounts are the configured boots of each node the simulator runs.
+func (l *tcLab) bootCounts(nodes []tcNode) map[string]int {
+	out := map[string]int{}
+	for _, n := range nodes {
+		if sn := l.Talos().Node(netip.MustParseAddr(n.Address)); sn != nil {
+			out[n.Name] = sn.Status().Boots
+		}
+	}
+	return out
+}
+
+func tcJoin(lines []string) string { return strings.Join(lines, "\n") }

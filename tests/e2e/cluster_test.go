@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"maps"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
+)
+
+// The TalosCluster component through its whole life, with the real CLI in a
+// Pulumi YAML project against the lab: create 3 control planes + 2 workers
+// with the CCM and a VIP, a second preview tcWithout changes, configuration
+// changes with and tcWithout reboots, a Talos upgrade node by node, scaling
+// workers 2->3->2 and control planes 3->1, and destroy.
+func TestClusterLifecycle(t *testing.T) {
+	t.Parallel()
+	l := startTCLab(t)
+	env := harness.NewEnv(t)
+	prog := l.program(3, 2)
+	p := harness.NewYAMLProject(t, env, "cluster", prog.render(t))
+	p.ConfigureLab(t, l.conn)
+
+	// Create.
+	up := tcTimed(t, "create 3+2", func() harness.Result { return p.Up(t) })
+	out := tcReadOutputs(t, p)
+	if !strings.HasPrefix(out.Summary, "5 added (e2e-cp-1, e2e-cp-2, e2e-cp-3, e2e-workers-1, e2e-workers-2)") {
+		t.Errorf("summary %q", out.Summary)
+	}
+	if out.Endpoint != "https://"+l.addr(5)+":6443" {
+		t.Errorf("endpoint %s, want the VIP", out.Endpoint)
+	}
+	vms := l.vmsByName()
+	for _, n := range out.Nodes {
+		vm, ok := vms[n.Name]
+		if !ok || vm.VMID != n.VMID || vm.Node != n.ProxmoxNode || vm.Status != "running" {
+			t.Errorf("node %+v: lab VM %+v", n, vm)
+		}
+	}
+	hosts := map[string]bool{}
+	for _, n := range out.Nodes[:3] {
+		hosts[n.ProxmoxNode] = true
+	}
+	if len(hosts) != 3 {
+		t.Errorf("control planes share hosts: %+v", out.Nodes[:3])
+	}
+	knodes, err := kube.Nodes([]byte(out.Kubeconfig), "")
+	if err != nil {
+		t.Fatalf("Kubernetes API on the VIP: %v", err)
+	}
+	if len(knodes) != 5 {
+		t.Errorf("Kubernetes nodes %+v", knodes)
+	}
+	for _, n := range knodes {
+		if !n.Ready || !strings.HasPrefix(n.ProviderID, "talos://") {
+			t.Errorf("Kubernetes node %s ready=%v providerID=%q: want Ready with a providerID from the CCM", n.Name, n.Ready, n.ProviderID)
+		}
+	}
+	for _, secret := range []string{out.Kubeconfig, out.Talosconfig} {
+		if key := tcKeyLine(secret); key != "" && strings.Contains(up.Output(), key) {
+			t.Errorf("a private key of the outputs appears in the up output")
+		}
+	}
+	ids := tcVMIDs(out.Nodes)
+
+	// A second preview shows nothing to do.
+	tcTimed(t, "second preview", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
+	// A label change applies tcWithout a reboot.
+	boots := l.bootCounts(out.Nodes)
+	prog.WorkerLabels = "{ tier: web }"
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "label change", func() harness.Result { return p.Up(t) })
+	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
+		t.Errorf("a label change rebooted nodes: boots %v -> %v", boots, got)
+	}
+	knodes, _ = kube.Nodes([]byte(out.Kubeconfig), "")
+	for _, n := range knodes {
+		if strings.Contains(n.Name, "workers") && n.Labels["tier"] != "web" {
+			t.Errorf("worker %s labels %v", n.Name, n.Labels)
+		}
+	}
+
+	// An environment change needs a reboot: only the workers reboot.
+	prog.WorkerPatches = `["machine:\n  env:\n    HTTP_PROXY: http://proxy.internal:3128\n"]`
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "reboot-needing change", func() harness.Result { return p.Up(t) })
+	got := l.bootCounts(out.Nodes)
+	for name, before := range boots {
+		want := before
+		if strings.Contains(name, "workers") {
+			want++
+		}
+		if got[name] != want {
+			t.Errorf("%s booted %d times, want %d (boots before %v, after %v)", name, got[name], want, boots, got)
+		}
+	}
+
+	// Talos upgrade: one node at a time, control planes first, same VMs.
+	prog.TalosVersion = "v1.12.6"
+	p.WriteProgram(t, "cluster", prog.render(t))
+	pre := tcTimed(t, "upgrade preview", func() harness.Result { return p.Preview(t) })
+	if !strings.Contains(pre.Output(), "5 upgraded, Talos v1.12.5 -> v1.12.6") {
+		t.Errorf("upgrade preview lacks the summary:\n%s", pre.Output())
+	}
+	tcTimed(t, "Talos upgrade", func() harness.Result { return p.Up(t) })
+	events := l.logLines(regexp.MustCompile(`upgrade (request received|successful)`))
+	var order []string
+	for _, e := range events {
+		vm := regexp.MustCompile(`vm=(\S+)`).FindStringSubmatch(e)
+		if vm == nil {
+			continue
+		}
+		kind := "start"
+		if strings.Contains(e, "successful") {
+			kind = "done"
+		}
+		order = append(order, kind+" "+vm[1])
+	}
+	var want []string
+	for _, n := range []string{"e2e-cp-1", "e2e-cp-2", "e2e-cp-3", "e2e-workers-1", "e2e-workers-2"} {
+		want = append(want, "start "+n, "done "+n)
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("upgrade order:\n%s\nwant one node at a time, control planes first:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
+	}
+	out = tcReadOutputs(t, p)
+	if !maps.Equal(tcVMIDs(out.Nodes), ids) {
+		t.Errorf("VMIDs changed in the upgrade: %v -> %v", ids, tcVMIDs(out.Nodes))
+	}
+	for _, n := range out.Nodes {
+		if v := l.Talos().Node(netip.MustParseAddr(n.Address)).Status().Image.Version; v != "v1.12.6" {
+			t.Errorf("%s runs %s after the upgrade", n.Name, v)
+		}
+	}
+	tcTimed(t, "preview after upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
+	// Scale workers 2 -> 3 -> 2.
+	prog.Workers = 3
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "scale workers to 3", func() harness.Result { return p.Up(t) })
+	out = tcReadOutputs(t, p)
+	if out.Summary != "1 added (e2e-workers-3)" || len(out.Nodes) != 6 || len(l.VMs()) != 6 {
+		t.Errorf("after scale-out: summary %q, %d nodes, %d VMs", out.Summary, len(out.Nodes), len(l.VMs()))
+	}
+	third := out.Nodes[5]
+	if third.Address != l.addr(15) {
+		t.Errorf("new worker got %s, want the next free address %s", third.Address, l.addr(15))
+	}
+	if !maps.Equal(tcWithout(tcVMIDs(out.Nodes), "e2e-workers-3"), ids) {
+		t.Errorf("scale-out touched existing VMs: %v", tcVMIDs(out.Nodes))
+	}
+	prog.Workers = 2
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "scale workers to 2", func() harness.Result { return p.Up(t) })
+	if _, left := l.vmsByName()["e2e-workers-3"]; left || len(l.VMs()) != 5 {
+		t.Errorf("after scale-in the lab holds %v", l.vmsByName())
+	}
+
+	// Control planes 3 -> 1: the others leave etcd, one at a time.
+	prog.ControlPlanes = 1
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "control planes 3 -> 1", func() harness.Result { return p.Up(t) })
+	out = tcReadOutputs(t, p)
+	if out.Summary != "2 removed (e2e-cp-2, e2e-cp-3)" {
+		t.Errorf("summary %q", out.Summary)
+	}
+	cp1 := l.Talos().Node(netip.MustParseAddr(l.addr(10)))
+	if st := cp1.Status(); !st.EtcdMember || st.Hostname != "e2e-cp-1" {
+		t.Errorf("e2e-cp-1 status %+v", st)
+	}
+	for _, a := range []string{l.addr(11), l.addr(12)} {
+		if n := l.Talos().Node(netip.MustParseAddr(a)); n != nil {
+			t.Errorf("removed control plane %s still runs: %+v", a, n.Status())
+		}
+	}
+	leaves := l.logLines(regexp.MustCompile(`left the etcd cluster`))
+	if len(leaves) != 2 || !strings.Contains(leaves[0], "e2e-cp-3") || !strings.Contains(leaves[1], "e2e-cp-2") {
+		t.Errorf("etcd leaves:\n%s\nwant e2e-cp-3, then e2e-cp-2", tcJoin(leaves))
+	}
+	creds := tcCredentials(t, out.Talosconfig)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep := talosapi.CheckHealth(ctx, talosapi.HealthRequest{
+		ControlPlanes: []string{l.addr(10)}, Workers: []string{l.addr(13), l.addr(14)}, Creds: creds,
+		Kubeconfig: []byte(out.Kubeconfig),
+	}, talosapi.Options{})
+	if len(rep.Problems) > 0 {
+		t.Errorf("cluster after 3 -> 1 is not healthy: %v", rep.Problems)
+	}
+	tcTimed(t, "preview after 3 -> 1", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
+	// Destroy leaves the lab empty.
+	tcTimed(t, "destroy", func() harness.Result { return p.Destroy(t) })
+	if vms := l.VMs(); len(vms) != 0 {
+		t.Errorf("destroy left VMs: %+v", vms)
+	}
+	for _, node := range l.Nodes() {
+		for _, st := range l.Storages(node) {
+			for _, v := range l.PVE.Volumes(node, st) {
+				t.Errorf("destroy left volume %s on %s", v.VolID, node)
+			}
+		}
+	}
+}
+
+func tcWithout(m map[string]int, key string) map[string]int {
+	out := maps.Clone(m)
+	delete(out, key)
+	return out
+}
+
+// tcKeyLine is a line from the middle of a base64 private key inside a
+// kubeconfig or talosconfig, to look for in logs.
+func tcKeyLine(config string) string {
+	for _, l := range strings.Split(config, "\n") {
+		if strings.Contains(l, "key") && len(l) > 80 {
+			return strings.TrimSpace(l)[len(strings.TrimSpace(l))-40:]
+		}
+	}
+	return ""
+}
+
+// tcCredentials reads the client credentials of a talosconfig.
+func tcCredentials(t *testing.T, talosconfig string) *talosapi.Credentials {
+	t.Helper()
+	var tc struct {
+		Context  string `yaml:"context"`
+		Contexts map[string]struct {
+			CA  string `yaml:"ca"`
+			Crt string `yaml:"crt"`
+			Key string `yaml:"key"`
+		} `yaml:"contexts"`
+	}
+	if err := yaml.Unmarshal([]byte(talosconfig), &tc); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := tc.Contexts[tc.Context]
+	if !ok {
+		t.Fatalf("talosconfig has no context %q", tc.Context)
+	}
+	dec := func(s string) []byte {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	return &talosapi.Credentials{CA: dec(c.CA), Cert: dec(c.Crt), Key: dec(c.Key)}
+}

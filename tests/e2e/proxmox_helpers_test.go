@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+// proxmoxLab is an in-process lab whose VMs run pve.BasicBooter guests (an ISO
+// downloaded from a URL with "agent" in it runs a QEMU guest agent).
+type proxmoxLab struct {
+	*lab.Lab
+	conn harness.Lab
+	api  *proxmox.Client
+}
+
+func startProxmoxLab(t *testing.T) *proxmoxLab {
+	t.Helper()
+	l, err := lab.Start(context.Background(), lab.Options{Booter: pve.BasicBooter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(l.CACertPEM())
+	id, secret, _ := strings.Cut(l.APIToken(), "=")
+	return &proxmoxLab{
+		Lab:  l,
+		conn: harness.Lab{Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACert: string(l.CACertPEM())},
+		api:  proxmox.NewClient(l.Endpoint()+"/api2/json", proxmox.WithAPIToken(id, secret), proxmox.WithRootCAs(pool)),
+	}
+}
+
+// address returns host's address in the lab's 127.X.Y.0/24 block.
+func (l *proxmoxLab) address(host byte) string {
+	a := l.AddressBlock().Addr().As4()
+	a[3] = host
+	return netip.AddrFrom4(a).String()
+}
+
+// makeVM creates a small stopped VM through the API, outside any Pulumi program.
+func (l *proxmoxLab) makeVM(t *testing.T, node string, vmid int, name string, template bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := l.api.Node(ctx, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := n.NewVirtualMachine(ctx, vmid,
+		proxmox.VirtualMachineOption{Name: "name", Value: name},
+		proxmox.VirtualMachineOption{Name: "memory", Value: "512"},
+		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:2"},
+		proxmox.VirtualMachineOption{Name: "net0", Value: "virtio,bridge=vmbr0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, ctx, task)
+	if !template {
+		return
+	}
+	vm, err := n.VirtualMachine(ctx, vmid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err = vm.ConvertToTemplate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, ctx, task)
+}
+
+func waitTask(t *testing.T, ctx context.Context, task *proxmox.Task) {
+	t.Helper()
+	if task == nil {
+		return
+	}
+	if err := task.Wait(ctx, 20*time.Millisecond, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if task.ExitStatus != "OK" {
+		t.Fatalf("task %s ended with %q", task.UPID, task.ExitStatus)
+	}
+}
+
+// vmIDs lists the lab's VMs that are not templates.
+func (l *proxmoxLab) vmIDs() map[int]pve.VMInfo {
+	out := map[int]pve.VMInfo{}
+	for _, v := range l.VMs() {
+		if !v.Template {
+			out[v.VMID] = v
+		}
+	}
+	return out
+}
+
+func mustOK(t *testing.T, what string, r harness.Result) harness.Result {
+	t.Helper()
+	if r.ExitCode != 0 {
+		t.Fatalf("%s: %s", what, r)
+	}
+	return r
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
+}
