@@ -22,7 +22,11 @@ def talos_cluster() -> None:
         talos_version=config.get("talosVersion"),
         kubernetes_version=config.get("kubernetesVersion"),
         hosts=[proxmoxtalos.HostArgs(node=node, disk_storage=disk_storage) for node in hosts],
-        image=proxmoxtalos.ImageArgs(iso_storage=config.get("isoStorage") or "local"),
+        image=proxmoxtalos.ImageArgs(
+            iso_storage=config.get("isoStorage") or "local",
+            # An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
+            factory_url=config.get("imageFactoryUrl"),
+        ),
         network=proxmoxtalos.NetworkArgs(
             bridge=config.get("bridge") or "vmbr0",
             subnet=config.require("subnet"),

@@ -14,7 +14,11 @@ export async function talosCluster(): Promise<Record<string, pulumi.Output<unkno
         talosVersion: config.get("talosVersion"),
         kubernetesVersion: config.get("kubernetesVersion"),
         hosts: config.requireObject<string[]>("hosts").map((node) => ({ node, diskStorage })),
-        image: { isoStorage: config.get("isoStorage") ?? "local" },
+        image: {
+            isoStorage: config.get("isoStorage") ?? "local",
+            // An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
+            factoryUrl: config.get("imageFactoryUrl"),
+        },
         network: {
             bridge: config.get("bridge") ?? "vmbr0",
             subnet: config.require("subnet"),

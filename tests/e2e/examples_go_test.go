@@ -21,6 +21,7 @@ func componentExampleConfig(l *exampleLab, project string) auto.ConfigMap {
 	cfg[project+":addressRangeStart"] = auto.ConfigValue{Value: l.addr(11)}
 	cfg[project+":addressRangeEnd"] = auto.ConfigValue{Value: l.addr(30)}
 	cfg[project+":workerCount"] = auto.ConfigValue{Value: "1"}
+	cfg[project+":imageFactoryUrl"] = auto.ConfigValue{Value: l.FactoryURL()}
 	return cfg
 }
 

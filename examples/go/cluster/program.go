@@ -39,6 +39,8 @@ func Program(ctx *pulumi.Context) error {
 		Hosts:             hosts,
 		Image: proxmoxtalos.ImageArgs{
 			IsoStorage: pulumi.String(orDefault(cfg.Get("isoStorage"), "local")),
+			// An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
+			FactoryUrl: pulumi.StringPtrFromPtr(optional(cfg.Get("imageFactoryUrl"))),
 		},
 		Network: proxmoxtalos.NetworkArgs{
 			Bridge:     pulumi.String(orDefault(cfg.Get("bridge"), "vmbr0")),

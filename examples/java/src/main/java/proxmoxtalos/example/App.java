@@ -50,7 +50,11 @@ public class App {
             .talosVersion(config.get("talosVersion").orElse(null))
             .kubernetesVersion(config.get("kubernetesVersion").orElse(null))
             .hosts(hosts)
-            .image(ImageArgs.builder().isoStorage(config.get("isoStorage").orElse("local")).build())
+            .image(ImageArgs.builder()
+                .isoStorage(config.get("isoStorage").orElse("local"))
+                // An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
+                .factoryUrl(config.get("imageFactoryUrl").orElse(null))
+                .build())
             .network(network.build())
             // The Kubernetes API answers on the VIP once etcd runs; the endpoint defaults to it.
             .vip(config.require("vip"))
