@@ -62,24 +62,19 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sim *talos.Sim
-	if opts.Booter == nil && !opts.NoTalos {
-		sim = newTalosSim(opts)
-		opts.Booter = TalosBooter(sim)
-	}
-	// The Image Factory registers schematics into the simulator's catalog and
-	// answers Proxmox's downloads of factory URLs.
-	fopts := factory.Options{Logf: opts.Logf}
-	if sim != nil {
-		fopts.Catalog = sim.Catalog()
-	}
-	fac, err := factory.Start(fopts)
+	// The Image Factory registers schematics into the simulator's catalog,
+	// answers Proxmox's downloads of factory URLs and the simulator's pulls
+	// of factory installer images.
+	catalog := talos.NewCatalog()
+	fac, err := factory.Start(factory.Options{Logf: opts.Logf, Catalog: catalog})
 	if err != nil {
 		lock.Close()
-		if sim != nil {
-			sim.Close()
-		}
 		return nil, err
+	}
+	var sim *talos.Sim
+	if opts.Booter == nil && !opts.NoTalos {
+		sim = newTalosSim(opts, catalog, fac.PullInstaller)
+		opts.Booter = TalosBooter(sim)
 	}
 	srv, err := pve.Start(pve.Options{
 		Listen: opts.Listen, Nodes: opts.Nodes, TimeScale: opts.TimeScale, Seed: opts.Seed,

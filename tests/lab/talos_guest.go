@@ -26,8 +26,8 @@ func TalosBooter(sim *talos.Sim) pve.GuestBooter {
 }
 
 // newTalosSim starts the simulator a lab uses by default.
-func newTalosSim(opts Options) *talos.Sim {
-	return talos.New(talos.Options{TimeScale: opts.TimeScale, Logger: logfLogger(opts.Logf)})
+func newTalosSim(opts Options, catalog *talos.Catalog, pull func(string) error) *talos.Sim {
+	return talos.New(talos.Options{TimeScale: opts.TimeScale, Logger: logfLogger(opts.Logf), Catalog: catalog, Pull: pull})
 }
 
 // talosMachine translates Proxmox's boot information.

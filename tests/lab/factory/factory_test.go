@@ -300,3 +300,47 @@ func TestHTTPRefusals(t *testing.T) {
 		t.Error("a factory listening beyond loopback started")
 	}
 }
+
+// The registry frontend: an installer of a schematic the factory lacks is
+// "not found"; registered, it pulls; other registries are not its business.
+func TestPullInstaller(t *testing.T) {
+	t.Parallel()
+
+	s := start(t)
+	sch, _ := ParseSchematic([]byte("customization:\n  extraKernelArgs: [console=ttyS0]\n")) //nolint:errcheck // literal
+	id, _ := sch.ID()                                                                        //nolint:errcheck // test
+	host := strings.TrimPrefix(s.URL(), "http://")
+
+	for _, ref := range []string{
+		"factory.talos.dev/nocloud-installer/" + id + ":v1.12.5",
+		host + "/installer/" + id + ":v1.12.5",
+	} {
+		if err := s.PullInstaller(ref); err == nil || !strings.HasSuffix(err.Error(), ": not found") {
+			t.Errorf("%s before registration: %v", ref, err)
+		}
+	}
+
+	if _, err := s.Register(sch); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, ref := range []string{
+		"factory.talos.dev/nocloud-installer/" + id + ":v1.12.5",
+		host + "/installer-secureboot/" + id + ":v1.12.5",
+		"ghcr.io/siderolabs/installer:v1.12.5",
+		"registry.example.com/nocloud-installer/" + strings.Repeat("c", 64) + ":v1.12.5",
+	} {
+		if err := s.PullInstaller(ref); err != nil {
+			t.Errorf("%s: %v", ref, err)
+		}
+	}
+
+	bad, err := s.Register(&Schematic{Customization: Customization{SystemExtensions: SystemExtensions{OfficialExtensions: []string{"siderolabs/nope"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := s.PullInstaller("factory.talos.dev/nocloud-installer/" + bad + ":v1.12.5"); err == nil || !strings.Contains(err.Error(), "400 Bad Request") {
+		t.Errorf("installer with an unknown extension: %v", err)
+	}
+}

@@ -226,3 +226,29 @@ var assetPath = regexp.MustCompile(`^(?:kernel-(?:amd64|arm64)` +
 func parseVersion(s string) (semver.Version, error) {
 	return semver.Parse(strings.TrimPrefix(s, "v"))
 }
+
+// installerRef is an installer image of the factory's registry frontend:
+// <host>/[<platform>-]installer[-secureboot]/<schematic>:<version>.
+var installerRef = regexp.MustCompile(`^([^/]+)/(?:[a-z0-9]+-)?installer(?:-secureboot)?/([0-9a-f]{64}):(v?[0-9][^/@]*)(?:@.*)?$`)
+
+// PullInstaller says what pulling an installer image from this factory's
+// registry (or the public one's) gets: nil, or containerd's error for a
+// schematic the factory does not have ("not found") or cannot build. Other
+// registries are not its business (nil). This is the simulator's pull hook.
+func (s *Server) PullInstaller(ref string) error {
+	m := installerRef.FindStringSubmatch(ref)
+	if m == nil || !s.Serves("https://"+m[1]+"/") {
+		return nil
+	}
+
+	if err := s.image(m[2], m[3], "installer-amd64.tar"); err != nil {
+		var he *HTTPError
+		if errors.As(err, &he) && he.Status == http.StatusNotFound {
+			return fmt.Errorf("failed to resolve reference %q: %s: not found", ref, ref)
+		}
+
+		return fmt.Errorf("failed to resolve reference %q: unexpected status from HEAD request: %w", ref, err)
+	}
+
+	return nil
+}

@@ -39,6 +39,7 @@ type clusterOpts struct {
 	cps, workers int
 	vip          bool // endpoint is a VIP held by the control planes
 	patch        func(string) string
+	pull         func(ref string) error // Options.Pull
 }
 
 // bootCluster boots VMs from the ISO, applies configs in maintenance mode,
@@ -46,7 +47,7 @@ type clusterOpts struct {
 func bootCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 
-	s, logs := newSim(t)
+	s, logs := newSimWith(t, Options{Pull: o.pull})
 	ip := addressBlock()
 
 	tc := &testCluster{sim: s, logs: logs, endpoint: ip(11)}

@@ -67,8 +67,17 @@ func (l *testLog) String() string {
 func newSim(t *testing.T) (*Sim, *testLog) {
 	t.Helper()
 
+	return newSimWith(t, Options{})
+}
+
+// newSimWith starts a simulator with opts at time scale 0, logging to the
+// returned log.
+func newSimWith(t *testing.T, opts Options) (*Sim, *testLog) {
+	t.Helper()
+
 	logs := &testLog{}
-	s := New(Options{TimeScale: 0, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	opts.TimeScale, opts.Logger = 0, slog.New(slog.NewTextHandler(logs, nil))
+	s := New(opts)
 	t.Cleanup(func() {
 		s.Close()
 

@@ -229,6 +229,15 @@ func (n *Node) upgrade(img Image) nextStep {
 		return stepStop
 	}
 
+	// The installer is pulled before anything is written: a failed pull
+	// leaves the installed version, and the failed sequence reboots into it
+	// (machined main.go handle).
+	if err := n.sim.pull(img.Source); err != nil {
+		n.logf("upgrade failed", "error", fmt.Sprintf("error pulling installer image %q: %v", img.Source, err))
+
+		return n.failBoot()
+	}
+
 	if err := n.updateState(func(ps *persistState) { ps.image = img }); err != nil {
 		n.logf("upgrade failed", "error", err)
 

@@ -313,6 +313,10 @@ func (n *Node) installTarget(cfg config.Provider) (*persistState, error) {
 	}
 
 	img, err := ParseInstallerRef(ref)
+	if err == nil {
+		err = s.pull(ref)
+	}
+
 	if err != nil {
 		return nil, fmt.Errorf("error pulling installer image %q: %w", ref, err)
 	}
@@ -359,6 +363,22 @@ func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
 	next := ps.clone()
 	next.image = *ps.stagedUpgrade
 	next.stagedUpgrade = nil
+
+	// A staged image that cannot be pulled: the upgrade is dropped and the
+	// node boots its installed version (the lab's assumption; it does not
+	// loop on the failure).
+	if err := n.sim.pull(next.image.Source); err != nil {
+		n.logf("staged upgrade failed", "error", fmt.Sprintf("error pulling installer image %q: %v", next.image.Source, err))
+
+		keep := ps.clone()
+		keep.stagedUpgrade = nil
+
+		if err := n.persist(keep); err != nil {
+			n.logf("staged upgrade failed", "error", err)
+		}
+
+		return n.failBoot()
+	}
 
 	if err := n.persist(next); err != nil {
 		n.logf("staged upgrade failed", "error", err)

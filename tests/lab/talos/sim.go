@@ -35,6 +35,10 @@ type Options struct {
 	Catalog *Catalog
 	// Faults injected from the start (see SetFaults).
 	Faults Faults
+	// Pull says whether an installer image can be pulled (the lab has no
+	// registry): nil or a nil error pulls, an error fails the install or
+	// upgrade as containerd's would. Nil: every parsable reference pulls.
+	Pull func(ref string) error
 }
 
 // Realistic durations, scaled by Options.TimeScale.
@@ -202,4 +206,13 @@ func (s *Sim) loadState(token string) *persistState {
 	defer s.mu.Unlock()
 
 	return s.states[token]
+}
+
+// pull asks Options.Pull about an installer image reference.
+func (s *Sim) pull(ref string) error {
+	if s.opts.Pull == nil || ref == "" {
+		return nil
+	}
+
+	return s.opts.Pull(ref)
 }
