@@ -72,7 +72,12 @@ public class App {
         ctx.export("kubeconfig", cluster.kubeconfig().asSecret());
         ctx.export("talosconfig", cluster.talosconfig().asSecret());
         ctx.export("endpoint", cluster.endpoint());
-        ctx.export("nodes", cluster.nodes());
+        // One line per node. Outputs are text because the Java SDK cannot export its output
+        // classes, and pulumi-java's Automation API (1.16) reads stack outputs as strings only.
+        ctx.export("nodes", cluster.nodes().applyValue(nodes -> nodes.stream()
+            .map(n -> String.join(" ", n.name(), n.role().getValue(), n.proxmoxNode(),
+                "vmid=" + n.vmId(), n.address(), n.macAddress()))
+            .collect(Collectors.joining("\n"))));
         ctx.export("summary", cluster.summary());
     }
 }
