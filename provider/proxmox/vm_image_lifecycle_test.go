@@ -203,6 +203,11 @@ func TestVirtualMachineFromDiskImageAndTemplate(t *testing.T) {
 		t.Errorf("template: false: %v", diffKinds(d))
 	}
 
+	// the template cannot go before its linked clone
+	err = e.s.Delete(p.DeleteRequest{Urn: urn(vmType, "golden"), ID: goldenID, Properties: rd.Properties})
+	if err == nil || !strings.Contains(err.Error(), "linked clones still use its disks: destroy those VMs first") {
+		t.Errorf("deleting a template with a linked clone: %v", err)
+	}
 	e.delete(vmType, "w1", fullID, full)
 	e.delete(vmType, "cp1", cpID, cp)
 	e.delete(vmType, "golden", goldenID, rd.Properties)
