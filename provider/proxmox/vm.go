@@ -69,7 +69,8 @@ func (*VirtualMachine) WireDependencies(f infer.FieldSelector, a *VirtualMachine
 	f.OutputField(&s.MACAddresses).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.Clone))
 	for _, out := range []any{&s.IPv4Addresses, &s.IPv6Addresses} {
 		f.OutputField(out).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.CloudInit),
-			f.InputField(&a.Started), f.InputField(&a.Agent), f.InputField(&a.Clone), f.InputField(&a.ISO))
+			f.InputField(&a.Started), f.InputField(&a.Agent), f.InputField(&a.Clone), f.InputField(&a.ISO),
+			f.InputField(&a.Template))
 	}
 }
 
