@@ -35,7 +35,7 @@ MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 
 .PHONY: help
 help:
-	@echo "make demo             build, start the lab, pulumi up a few VMs, show them, destroy, stop the lab"
+	@echo "make demo             build, start the lab, pulumi up a 3+2 TalosCluster, list its nodes, destroy, stop the lab"
 	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
 	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) into .tools/bin"
 	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
@@ -220,8 +220,8 @@ check-lab-schema:
 	fi; \
 	echo "check-lab-schema: $(LAB_SCHEMA) is current with $(PVE_APIDATA)"
 
-# The example the demo runs; the cluster work switches it to a whole TalosCluster.
-DEMO_EXAMPLE ?= examples/yaml-vms
+# The example the demo runs: a whole TalosCluster (examples/yaml-vms shows plain VMs).
+DEMO_EXAMPLE ?= examples/yaml-cluster
 
 .PHONY: demo
 demo: tools provider

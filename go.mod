@@ -125,6 +125,7 @@ require (
 	github.com/pkg/term v1.1.0 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20241121165744-79df5c4772f2 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	github.com/proxmoxtalos/proxmoxtalos/examples/go v0.0.0
 	github.com/proxmoxtalos/proxmoxtalos/examples/go-resources v0.0.0
 	github.com/proxmoxtalos/proxmoxtalos/sdk v0.0.0
 	github.com/pulumi/appdash v0.0.0-20231130102222-75f619a67231 // indirect
@@ -192,3 +193,5 @@ replace github.com/proxmoxtalos/proxmoxtalos/sdk => ./sdk
 
 // The examples' programs, run inline by tests/e2e.
 replace github.com/proxmoxtalos/proxmoxtalos/examples/go-resources => ./examples/go-resources
+
+replace github.com/proxmoxtalos/proxmoxtalos/examples/go => ./examples/go

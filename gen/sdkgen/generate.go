@@ -22,7 +22,7 @@ var languages = []string{"go", "nodejs", "python"}
 // generate returns the SDK files for one language, keyed by slash-separated paths relative
 // to the SDK root (sdk/): "<lang>/..." plus, for Go, the module file "go.mod". No I/O.
 func generate(schemaJSON []byte, lang string, pulumiGoSDK string) (map[string][]byte, error) {
-	pkg, err := bind(schemaJSON)
+	pkg, err := bind(schemaJSON, lang)
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +65,13 @@ func generate(schemaJSON []byte, lang string, pulumiGoSDK string) (map[string][]
 
 // bind parses and validates the schema against Pulumi's metaschema. Each language binds
 // afresh because the generators record their language options on the package.
-func bind(schemaJSON []byte) (*schema.Package, error) {
+func bind(schemaJSON []byte, lang string) (*schema.Package, error) {
 	var spec schema.PackageSpec
 	if err := json.Unmarshal(schemaJSON, &spec); err != nil {
 		return nil, fmt.Errorf("reading the schema: %w", err)
+	}
+	if lang == "go" {
+		dropFunctionInputDefaults(&spec)
 	}
 	pkg, diags, err := schema.BindSpec(spec, noLoader{}, schema.ValidationOptions{})
 	if err != nil {
@@ -78,6 +81,32 @@ func bind(schemaJSON []byte) (*schema.Package, error) {
 		return nil, fmt.Errorf("the schema is invalid: %s", diags.Error())
 	}
 	return pkg, nil
+}
+
+// dropFunctionInputDefaults removes the defaults of function inputs from the schema the Go
+// SDK is generated from, so that the Go output-form functions send their arguments.
+//
+// With a default among its inputs, the Go codegen (pkg/v3 codegen/go gen.go,
+// genFunctionOutputVersion) folds all arguments into one output to apply Defaults() and
+// hands that output to ctx.InvokeOutput. The Go SDK (sdk/v3 go/pulumi/context.go,
+// invokePackageRaw, unchanged up to v3.274.1) sends the arguments only when they marshal
+// to a plain object; an output that is secret or depends on a resource marshals to an
+// output value, so the provider receives no arguments at all ("Missing required field").
+// Without defaults the codegen passes the argument struct itself, whose fields marshal one
+// by one, and the result is still made secret when an argument is. The provider applies
+// the same defaults on Invoke (pulumi-go-provider infer/function.go), as it does for the
+// Node.js and Python SDKs, which never apply function defaults in the program; the
+// schema keeps the defaults for documentation.
+func dropFunctionInputDefaults(spec *schema.PackageSpec) {
+	for _, f := range spec.Functions {
+		if f.Inputs == nil {
+			continue
+		}
+		for name, p := range f.Inputs.Properties {
+			p.Default, p.DefaultInfo = nil, nil
+			f.Inputs.Properties[name] = p
+		}
+	}
 }
 
 // goModule writes sdk/go.mod: the module is the directory above the import base path

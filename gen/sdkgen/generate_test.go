@@ -99,6 +99,46 @@ func TestPythonPackageHasTypesAndReadme(t *testing.T) {
 	}
 }
 
+// A Go output-form function with a defaulted input must hand its argument struct to
+// InvokeOutput: folded into one output (to apply Defaults()), an argument that is secret
+// or comes from a resource makes the Go SDK send no arguments at all. See
+// dropFunctionInputDefaults. The other languages keep the default in their docs.
+func TestGoFunctionsSendArgumentsWithDefaults(t *testing.T) {
+	t.Parallel()
+	var spec map[string]any
+	if err := json.Unmarshal(fixture(t), &spec); err != nil {
+		t.Fatal(err)
+	}
+	lookup, ok := spec["functions"].(map[string]any)["proxmoxtalos:talos:getLookup"].(map[string]any)
+	if !ok {
+		t.Fatal("the fixture has no function getLookup; update this test")
+	}
+	lookup["inputs"].(map[string]any)["properties"].(map[string]any)["arch"] = map[string]any{"type": "string", "default": "amd64"}
+	withDefault, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := generate(withDefault, "go", "v3.259.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := string(files["go/proxmoxtalos/talos/getLookup.go"])
+	if !strings.Contains(strings.Join(strings.Fields(fn), " "), "Arch pulumi.StringPtrInput") {
+		t.Fatalf("getLookup.go lacks the arch input; files: %v\n%s", sortedKeys(files), fn)
+	}
+	if strings.Contains(fn, "ToOutputWithContext(ctx.Context(), args)") || strings.Contains(fn, "Defaults()") ||
+		!strings.Contains(fn, `ctx.InvokeOutput("proxmoxtalos:talos:getLookup", args,`) {
+		t.Errorf("GetLookupOutput does not pass its argument struct to InvokeOutput:\n%s", fn)
+	}
+	node, err := generate(withDefault, "nodejs", "v3.259.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts := string(node["nodejs/talos/getLookup.ts"]); !strings.Contains(ts, "arch") {
+		t.Errorf("the Node.js SDK lost the defaulted input:\n%s", ts)
+	}
+}
+
 func TestGenerateRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	if _, err := generate(fixture(t), "cobol", "v3.259.0"); err == nil || !strings.Contains(err.Error(), "unknown language") {

@@ -20,6 +20,8 @@ type Component struct {
 	// inventory reads host capacity and the cluster's VMs; nil means the
 	// provider's own Proxmox client. Tests set it.
 	inventory func(ctx context.Context) (Inventory, error)
+	// readConfig reads a node's running configuration; nil asks the node.
+	readConfig configReader
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -131,10 +133,9 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
-	summary := plan.Compare(prev, next)
-	_ = ctx.Log.Info(fmt.Sprintf("cluster %s: %s", args.ClusterName, summary), &pulumi.LogArgs{Resource: comp})
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret}
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, readConfig: c.readConfig,
+		base: plan.Compare(prev, next), clusterName: args.ClusterName}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
 		f.skipRegistration = im.SkipSchematicRegistration
@@ -146,7 +147,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
 	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
 	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
-	comp.Summary = pulumi.String(summary.String()).ToStringOutput()
+	comp.Summary = f.summaryOut
 	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
 	return comp, nil
 }

@@ -144,7 +144,7 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	first, _, err := construct(t, inv, baseInputs())
 	must(t, err)
 	inv.vms = observedFrom(t, first)
-	second, resp, err := construct(t, inv, baseInputs())
+	second, resp, err := construct(t, inv, baseInputs(), appliedConfigs(first))
 	must(t, err)
 
 	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
@@ -191,10 +191,11 @@ func TestScaleOutAndIn(t *testing.T) {
 	first, _, err := construct(t, inv, baseInputs())
 	must(t, err)
 	inv.vms = observedFrom(t, first)
+	running := appliedConfigs(first)
 
 	in := baseInputs()
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
-	rec, resp, err := construct(t, inv, in)
+	rec, resp, err := construct(t, inv, in, running)
 	must(t, err)
 	if s := resp.State.Get("summary").AsString(); s != "1 added (lab-workers-3)" {
 		t.Errorf("summary %q", s)
@@ -208,7 +209,7 @@ func TestScaleOutAndIn(t *testing.T) {
 	}
 
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1}}
-	rec, resp, err = construct(t, inv, in)
+	rec, resp, err = construct(t, inv, in, running)
 	must(t, err)
 	if s := resp.State.Get("summary").AsString(); s != "1 removed (lab-workers-2)" {
 		t.Errorf("summary %q", s)
@@ -294,4 +295,89 @@ func strs(v property.Value) []string {
 		out = append(out, e.AsString())
 	}
 	return out
+}
+
+// The summary says what machine configuration changes do to each node,
+// from the configuration the node runs: live, or a reboot (Talos' rule);
+// a node that does not answer is a warning.
+func TestSummaryClassifiesConfigChanges(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	running := appliedConfigs(first)
+
+	in := baseInputs()
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 2, "labels": map[string]any{"tier": "web"}}}
+	_, resp, err := construct(t, inv, in, running)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "2 updated in place (lab-workers-1, lab-workers-2)" {
+		t.Errorf("label change: summary %q", s)
+	}
+	if resp.State.Get("summary").Secret() {
+		t.Errorf("the summary is secret (it holds no secret)")
+	}
+
+	in["workerPatches"] = []any{"machine:\n  env:\n    HTTP_PROXY: http://proxy:3128\n"}
+	_, resp, err = construct(t, inv, in, running)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "2 rebooted (lab-workers-1, lab-workers-2), one at a time" {
+		t.Errorf("env change: summary %q", s)
+	}
+
+	delete(running, "10.0.0.14")
+	_, resp, err = construct(t, inv, in, running)
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "1 rebooted (lab-workers-1)" {
+		t.Errorf("with lab-workers-2 unreachable: summary %q", s)
+	}
+}
+
+// A template clone instead of the ISO: no download, each VM cloned from
+// the template on its own host; data disks, a second NIC and VLANs reach
+// the VM inputs.
+func TestCloneDataDisksAndSecondNIC(t *testing.T) {
+	t.Parallel()
+	in := baseInputs()
+	in["image"] = map[string]any{"template": map[string]any{"vmId": 9000}}
+	in["diskInterface"] = "virtio"
+	net := in["network"].(map[string]any)
+	net["vlan"] = 20
+	net["secondary"] = map[string]any{"bridge": "vmbr1", "subnet": "10.9.0.0/24", "addressRange": map[string]any{"start": "10.9.0.10", "end": "10.9.0.50"}}
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1, "dataDisks": []any{map[string]any{"sizeGiB": 100, "volume": "data"}}}}
+	rec, _, err := construct(t, &fakeInventory{hosts: threeHosts()}, in)
+	must(t, err)
+	if d := rec.byType("DownloadFile"); len(d) != 0 {
+		t.Errorf("downloads for a template clone: %v", d)
+	}
+	vm := rec.get(t, "VirtualMachine", "lab-workers-1")
+	clone := vm.inputs.Get("clone").AsMap()
+	if clone.Get("vmId").AsNumber() != 9000 || clone.Get("node").AsString() != vm.inputs.Get("node").AsString() || !clone.Get("full").AsBool() {
+		t.Errorf("clone %v on %v", clone, vm.inputs.Get("node"))
+	}
+	if _, ok := vm.inputs.GetOk("iso"); ok {
+		t.Errorf("a clone also gets an ISO")
+	}
+	var disks []string
+	for _, d := range vm.inputs.Get("disks").AsArray().AsSlice() {
+		disks = append(disks, fmt.Sprintf("%s:%v", d.AsMap().Get("interface").AsString(), d.AsMap().Get("size").AsNumber()))
+	}
+	if !slices.Equal(disks, []string{"virtio0:20", "virtio1:100"}) {
+		t.Errorf("disks %v", disks)
+	}
+	nics := vm.inputs.Get("networkDevices").AsArray()
+	if nics.Len() != 2 || nics.Get(0).AsMap().Get("vlanId").AsNumber() != 20 || nics.Get(1).AsMap().Get("bridge").AsString() != "vmbr1" {
+		t.Errorf("network devices %v", nics)
+	}
+	ips := vm.inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray()
+	if ips.Get(1).AsMap().Get("ipv4").AsMap().Get("address").AsString() != "10.9.0.13/24" {
+		t.Errorf("second NIC address %v", ips.Get(1))
+	}
+	cfg := rec.get(t, "ConfigurationApply", "lab-workers-1").inputs.Get("machineConfiguration").AsString()
+	for _, want := range []string{"disk: /dev/vda", "kind: UserVolumeConfig", "name: data", `disk.dev_path == "/dev/vdb"`} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("worker configuration lacks %q", want)
+		}
+	}
 }

@@ -40,6 +40,9 @@ type fanout struct {
 	state       *plan.State
 	planner     *planner
 	tokenSecret pulumi.StringInput
+	// readConfig reads a node's running configuration for the summary;
+	// nil reads it from the node.
+	readConfig configReader
 	// Image Factory settings of the inputs, for the schematic.
 	factoryURL, installerRegistry string
 	skipRegistration              bool
@@ -47,11 +50,17 @@ type fanout struct {
 	secrets   *machineSecrets
 	schematic *schematic
 	configs   pulumi.StringMapOutput
-	isos      map[string]*downloadFile
-	vms       map[string]*virtualMachine
-	applies   map[string]*configurationApply
-	kube      *kubeconfig
-	health    *clusterHealth
+	// base is the plan's own summary; summaryOut adds what the machine
+	// configuration changes do, learned from the nodes before any of them
+	// is touched (the applies' configurations wait for it).
+	base        plan.Summary
+	clusterName string
+	summaryOut  pulumi.StringOutput
+	isos        map[string]*downloadFile
+	vms         map[string]*virtualMachine
+	applies     map[string]*configurationApply
+	kube        *kubeconfig
+	health      *clusterHealth
 }
 
 func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
@@ -79,6 +88,10 @@ func (f *fanout) register() error {
 		return err
 	}
 	f.configs = f.machineConfigs()
+	f.summaryOut = f.summary(f.base, f.clusterName)
+	f.configs = pulumi.ToSecret(pulumi.All(f.configs, f.summaryOut).ApplyT(func(v []any) map[string]string {
+		return v[0].(map[string]string)
+	})).(pulumi.StringMapOutput)
 
 	// The factory builds the ISO and the installer image only for a
 	// schematic it knows: register it before anything downloads or

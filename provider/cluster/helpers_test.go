@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
@@ -152,13 +155,41 @@ func (r *recorder) keys() []string {
 	return out
 }
 
-// construct runs the component's Construct against mocks.
-func construct(t *testing.T, inv Inventory, inputs map[string]any) (*recorder, p.ConstructResponse, error) {
+// runningConfigs answers for the nodes' running configurations by address
+// (a missing address does not answer).
+type runningConfigs map[string]string
+
+func (r runningConfigs) read(_ context.Context, node string, _ *talosapi.Credentials) (string, error) {
+	c, ok := r[node]
+	if !ok {
+		return "", fmt.Errorf("dial tcp %s:50000: i/o timeout", node)
+	}
+	return c, nil
+}
+
+// appliedConfigs are the configurations a construct gave the nodes, by
+// address: what they run after an up.
+func appliedConfigs(rec *recorder) runningConfigs {
+	out := runningConfigs{}
+	for _, a := range rec.byType("ConfigurationApply") {
+		out[a.inputs.Get("node").AsString()] = a.inputs.Get("machineConfiguration").AsString()
+	}
+	return out
+}
+
+// construct runs the component's Construct against mocks; the nodes run
+// the configurations in running.
+func construct(t *testing.T, inv Inventory, inputs map[string]any, running ...runningConfigs) (*recorder, p.ConstructResponse, error) {
 	t.Helper()
 	rec := &recorder{}
+	nodes := runningConfigs{}
+	for _, r := range running {
+		maps.Copy(nodes, r)
+	}
 	prov, err := infer.NewProviderBuilder().
 		WithComponents(infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{
-			inventory: func(context.Context) (Inventory, error) { return inv, nil },
+			inventory:  func(context.Context) (Inventory, error) { return inv, nil },
+			readConfig: nodes.read,
 		})).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}).
 		Build()

@@ -211,6 +211,10 @@ func (b *builder) assign(sp *addrSpace, explicit, previous func(*slot) string, s
 			b.probs.add(f, "%s is already %s: choose another address", a, owner)
 			continue
 		}
+		if was, err := netip.ParseAddr(previous(s)); err == nil && was != a {
+			b.probs.add(f, "node %s has address %s: %s", s.name, was, noMove)
+			continue
+		}
 		sp.used[a] = "the address of node " + s.name
 		set(s, a.String())
 	}
@@ -225,7 +229,7 @@ func (b *builder) assign(sp *addrSpace, explicit, previous func(*slot) string, s
 		}
 		a, err := netip.ParseAddr(raw)
 		if err != nil || !sp.usable(a) {
-			b.warn("node %s had address %s, which is outside %s now: it gets a new address, which replaces the node", s.name, raw, sp.subnet)
+			b.probs.add(s.field, "node %s has address %s, outside the subnet %s: %s", s.name, raw, sp.subnet, noMove)
 			continue
 		}
 		if owner, taken := sp.used[a]; taken {

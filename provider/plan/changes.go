@@ -203,6 +203,32 @@ func (s *Summary) MarkReboot(node, reason string) {
 	}
 }
 
+// Mark records what a machine configuration change does to a node that
+// Compare could not see change (a state rebuilt from Proxmox holds no
+// configuration inputs): a, for reason. A node already listed keeps the
+// more disruptive action; one not listed is added in rollout position
+// (control planes first, existing order kept).
+func (s *Summary) Mark(node string, role Role, a Action, reason string) {
+	for i := range s.Nodes {
+		c := &s.Nodes[i]
+		if c.Name == node {
+			c.Action = max(c.Action, a)
+			c.Reasons = append(c.Reasons, reason)
+			return
+		}
+	}
+	s.Nodes = append(s.Nodes, NodeChange{Name: node, Role: role, Action: a, Reasons: []string{reason}})
+	slices.SortStableFunc(s.Nodes, func(a, b NodeChange) int {
+		switch {
+		case a.Role == b.Role:
+			return 0
+		case a.Role == RoleControlPlane:
+			return -1
+		}
+		return 1
+	})
+}
+
 // Names lists the nodes with an action, in summary order.
 func (s Summary) Names(a Action) []string {
 	var out []string

@@ -237,3 +237,18 @@ func mutate(v reflect.Value) {
 		panic("mutate: unhandled kind " + v.Kind().String())
 	}
 }
+
+// What the component learns from the nodes themselves refines the summary.
+func TestSummaryMark(t *testing.T) {
+	var s Summary
+	s.Nodes = []NodeChange{{Name: "a", Role: RoleControlPlane, Action: ActionUpgrade, Reasons: []string{"talosVersion"}}}
+	s.Mark("a", RoleControlPlane, ActionReboot, "machine config: machine.env")
+	s.Mark("w1", RoleWorker, ActionReboot, "machine config: machine.env")
+	s.Mark("w2", RoleWorker, ActionUpdate, "machine config: 1 path")
+	if got := s.String(); got != "1 upgraded (a); 1 rebooted (w1); 1 updated in place (w2)" {
+		t.Errorf("summary %q", got)
+	}
+	if r := s.Nodes[0].Reasons; len(r) != 2 {
+		t.Errorf("reasons of a: %v", r)
+	}
+}

@@ -124,8 +124,13 @@ func (b *builder) checkDayTwo() {
 			kept = true
 		}
 	}
-	if len(prevCPs) > 0 && !kept {
+	switch {
+	case len(prevCPs) > 0 && !kept:
 		b.probs.add("controlPlane", "every existing control plane (%s) would be removed, and etcd with them: keep at least one of them while adding new ones, then remove the rest in a later update", strings.Join(prevCPs, ", "))
+	case len(prevCPs) > 0 && !slices.ContainsFunc(b.slots, func(s *slot) bool { return s.name == prevCPs[0] }):
+		// The component resets the first control plane without leaving
+		// etcd (the last member of a destroyed cluster cannot leave).
+		b.probs.add("controlPlane", "%s is the cluster's first control plane: it is the one removed last, when the cluster is destroyed, without leaving etcd, so it cannot be removed while other control planes stay; keep it and remove another one", prevCPs[0])
 	}
 	b.checkUpgrades()
 }

@@ -54,23 +54,39 @@ func TestExistingNodesKeepIdentity(t *testing.T) {
 	}
 }
 
-func TestHostLeavingThePoolReplacesItsNodes(t *testing.T) {
+// A running node never moves: its host leaving the pool, an explicit new
+// host or a new address would boot a second VM with its name and address
+// while the old one runs.
+func TestRunningNodesDoNotMove(t *testing.T) {
 	t.Parallel()
-	spec := baseSpec()
-	prev := mustCompute(t, spec, roomy(), nil).State()
-	spec.Hosts = spec.Hosts[:2] // pve3 is drained
-	p := mustCompute(t, spec, roomy(), prev)
-	if h := node(t, p, "lab-cp-3").VM.Host; h == "pve3" {
-		t.Fatalf("cp-3 stayed on the removed host")
-	}
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
-		return w == "node lab-cp-3 ran on pve3, which is no longer in hosts: it is re-created on another host (a replacement)"
-	}) {
-		t.Errorf("warnings = %v", p.Warnings)
-	}
-	s := Compare(prev, p.State())
-	if got := s.Names(ActionReplace); !slices.Equal(got, []string{"lab-cp-3"}) {
-		t.Errorf("replaced = %v (%s)", got, s)
+	prev := mustCompute(t, baseSpec(), roomy(), nil).State()
+	for _, c := range []struct {
+		name string
+		edit func(*Spec)
+		want string
+	}{
+		{"host leaves the pool", func(s *Spec) { s.Hosts = s.Hosts[:2] }, "node lab-cp-3 runs on host pve3, which is no longer in hosts"},
+		{"explicit new host", func(s *Spec) {
+			s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Name: "lab-workers-1", Host: "pve3"}, {Name: "lab-workers-2"}}}
+		}, "workerPools[0].nodes[0].host: node lab-workers-1 runs on host pve1 and would move to pve3"},
+		{"explicit new address", func(s *Spec) {
+			s.WorkerPools[0] = WorkerPool{Name: "workers", Nodes: []NodeSpec{{Name: "lab-workers-1", Address: "10.0.0.44"}, {Name: "lab-workers-2"}}}
+		}, "workerPools[0].nodes[0].address: node lab-workers-1 has address 10.0.0.13"},
+		{"subnet moves away", func(s *Spec) {
+			s.Network.Subnet, s.Network.Gateway = "10.1.0.0/24", "10.1.0.1"
+			s.Network.AddressRange = &AddressRange{Start: "10.1.0.10", End: "10.1.0.50"}
+			s.VIP = "10.1.0.5"
+			s.Network.DNSServers = nil
+		}, "node lab-cp-1 has address 10.0.0.10, outside the subnet 10.1.0.0/24"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := baseSpec()
+			c.edit(&spec)
+			msg := computeErr(t, spec, roomy(), prev)
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, "remove the node") {
+				t.Errorf("error %q, want %q and what to do", msg, c.want)
+			}
+		})
 	}
 }
 
@@ -94,6 +110,13 @@ func TestDayTwoErrors(t *testing.T) {
 				s.ControlPlane.Nodes = []NodeSpec{{Name: "new-1"}, {Name: "new-2"}, {Name: "new-3"}}
 			},
 			want: []string{"controlPlane:", "every existing control plane (lab-cp-1, lab-cp-2, lab-cp-3) would be removed"},
+		},
+		{
+			name: "remove the first control plane while others stay",
+			edit: func(s *Spec) {
+				s.ControlPlane.Nodes = []NodeSpec{{Name: "lab-cp-2"}, {Name: "lab-cp-3"}, {Name: "lab-cp-4"}}
+			},
+			want: []string{"controlPlane:", "lab-cp-1 is the cluster's first control plane", "keep it and remove another one"},
 		},
 		{
 			name: "turn a worker into a control plane",

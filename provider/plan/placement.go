@@ -5,6 +5,12 @@ import (
 	"strings"
 )
 
+// noMove explains why an existing node keeps its host and address: a new
+// VM would boot with the same name and address while the old one still
+// runs (Pulumi creates replacements before it deletes), and etcd and the
+// certificates know the node by its address.
+const noMove = "moving a running node (a new VM elsewhere, or a new address) is not supported; remove the node (scale its pool down, or drop it from the list) and add a new one in a later update"
+
 // hostLoad tracks one host while nodes are placed.
 type hostLoad struct {
 	Host
@@ -43,6 +49,9 @@ func (b *builder) place() {
 	for _, s := range b.slots {
 		host := s.explicit.Host
 		switch {
+		case host != "" && s.prev != nil && s.prev.Host != host:
+			b.probs.add(s.field+".host", "node %s runs on host %s and would move to %s: %s", s.name, s.prev.Host, host, noMove)
+			continue
 		case host != "":
 			if loads[host] == nil {
 				b.probs.add(s.field+".host", "%q is not in the host pool (%s): add it to hosts or pin the node to one of them", host, strings.Join(hostNames(order), ", "))
@@ -55,8 +64,7 @@ func (b *builder) place() {
 		case s.prev != nil && loads[s.prev.Host] != nil:
 			host = s.prev.Host
 		case s.prev != nil:
-			b.warn("node %s ran on %s, which is no longer in hosts: it is re-created on another host (a replacement)", s.name, s.prev.Host)
-			floating = append(floating, s)
+			b.probs.add(s.field, "node %s runs on host %s, which is no longer in hosts: %s; keep %s in hosts until the node is removed", s.name, s.prev.Host, noMove, s.prev.Host)
 			continue
 		default:
 			floating = append(floating, s)

@@ -73,6 +73,21 @@ func Rebuild(cluster string, vms []ObservedVM) (*State, []string) {
 		byName[ns.Name] = len(st.Nodes)
 		st.Nodes = append(st.Nodes, ns)
 	}
+	// Canonical order, as a plan lists its nodes: control planes, then
+	// workers by pool, each by ordinal (then name).
+	slices.SortStableFunc(st.Nodes, func(a, b NodeState) int {
+		switch {
+		case a.Role != b.Role && a.Role == RoleControlPlane:
+			return -1
+		case a.Role != b.Role:
+			return 1
+		case a.Pool != b.Pool:
+			return cmpString(a.Pool, b.Pool)
+		case a.Ordinal != b.Ordinal:
+			return a.Ordinal - b.Ordinal
+		}
+		return cmpString(a.Name, b.Name)
+	})
 	return st, warnings
 }
 

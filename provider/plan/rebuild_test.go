@@ -153,6 +153,24 @@ func TestRebuildIgnoresAndWarns(t *testing.T) {
 	}
 }
 
+// Proxmox lists VMs by VMID, which says nothing about the nodes: the
+// rebuilt state is in canonical order whatever the VMIDs.
+func TestRebuildOrdersNodesCanonically(t *testing.T) {
+	p := mustCompute(t, baseSpec(), roomy(), nil)
+	vms := observe(p, 100)
+	for i := range vms {
+		vms[i].VMID = 200 - i // reversed
+	}
+	st, _ := Rebuild("lab", vms)
+	var got []string
+	for _, n := range st.Nodes {
+		got = append(got, n.Name)
+	}
+	if want := nodeNames(p); !slices.Equal(got, want) {
+		t.Errorf("rebuilt order %v, want %v", got, want)
+	}
+}
+
 func TestOrdinalOf(t *testing.T) {
 	for _, tc := range []struct {
 		name string

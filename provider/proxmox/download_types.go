@@ -73,6 +73,6 @@ type DownloadFileState struct {
 func (s *DownloadFileState) Annotate(a infer.Annotator) {
 	a.Describe(&s.FileName, "The name of the file in the storage.")
 	a.Describe(&s.VolumeID, "The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: "+
-		"give it to a VirtualMachine's `iso`.")
+		"give it to a VirtualMachine's `iso`, or (content `import`) to a disk's `importFrom`.")
 	a.Describe(&s.Size, "The size of the file in bytes.")
 }

@@ -88,7 +88,7 @@ type DownloadContent string
 func (DownloadContent) Values() []infer.EnumValue[DownloadContent] {
 	return []infer.EnumValue[DownloadContent]{
 		{Name: "Iso", Value: "iso", Description: "A CD/DVD image (`.iso`, `.img`) to boot a VM from."},
-		{Name: "Import", Value: "import", Description: "A disk image (`.raw`, `.qcow2`, `.vmdk`, `.img`, `.ova`) to import as a VM disk (Proxmox VE 8.4+)."},
+		{Name: "Import", Value: "import", Description: "A disk image (`.raw`, `.qcow2`, `.vmdk`, or an `.ova` archive) for a VirtualMachine disk's `importFrom` (Proxmox VE 8.4+; the storage needs content type `import`)."},
 	}
 }
 

@@ -34,11 +34,22 @@ type env struct {
 
 func newEnv(t *testing.T, opts lab.Options) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
 	if opts.Booter == nil {
 		opts.Booter = pve.BasicBooter
 	}
+	return startEnv(t, opts)
+}
+
+// newTalosEnv is a lab whose VMs boot simulated Talos nodes.
+func newTalosEnv(t *testing.T) *env {
+	t.Helper()
+	return startEnv(t, lab.Options{})
+}
+
+func startEnv(t *testing.T, opts lab.Options) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
 	l, err := lab.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)

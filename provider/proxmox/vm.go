@@ -44,8 +44,14 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 	}
-	failures, err = checkAgainstCluster(ctx, c, req.Name, a, old, u)
-	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, err
+	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u)
+	if err != nil {
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
+	}
+	for _, w := range v.warnings {
+		p.GetLogger(ctx).Warning(w)
+	}
+	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
 }
 
 // Diff classifies each change as in place or replacing (see diffVM).
@@ -58,7 +64,7 @@ func (*VirtualMachine) Diff(_ context.Context, req infer.DiffRequest[VirtualMach
 func (*VirtualMachine) WireDependencies(f infer.FieldSelector, a *VirtualMachineArgs, s *VirtualMachineState) {
 	f.OutputField(&s.VMID).DependsOn(f.InputField(&a.VMID), f.InputField(&a.Node), f.InputField(&a.Clone))
 	f.OutputField(&s.SmbiosUUID).DependsOn(f.InputField(&a.SmbiosUUID), f.InputField(&a.Node), f.InputField(&a.Clone))
-	f.OutputField(&s.Status).DependsOn(f.InputField(&a.Started))
+	f.OutputField(&s.Status).DependsOn(f.InputField(&a.Started), f.InputField(&a.Template))
 	f.OutputField(&s.MACAddresses).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.Clone))
 	for _, out := range []any{&s.IPv4Addresses, &s.IPv6Addresses} {
 		f.OutputField(out).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.CloudInit),
@@ -100,6 +106,8 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	if err != nil {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
+	// once created (and started), Proxmox counts the VM's memory itself
+	defer c.MemoryClaims().Release(req.Name)
 	ref, err := createVM(ctx, c, a)
 	if ref.VMID == 0 {
 		return infer.CreateResponse[VirtualMachineState]{}, err

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	p "github.com/pulumi/pulumi-go-provider"
-
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -17,10 +15,10 @@ import (
 // bridges and storages, the clone source, and whether an explicit VMID is
 // free. It runs at preview, so that nothing is created for a bad input.
 func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a VirtualMachineArgs,
-	old *VirtualMachineArgs, u unknowns) ([]p.CheckFailure, error) {
+	old *VirtualMachineArgs, u unknowns) (*validator, error) {
 	v := &validator{u: u}
 	if !u.known("node") {
-		return nil, nil
+		return v, nil
 	}
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
@@ -36,11 +34,21 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 	up, exists := online[a.Node]
 	if !exists {
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
-		return v.failures, nil
+		return v, nil
 	}
 	if !up {
 		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
-		return v.failures, nil
+		return v, nil
+	}
+	if u.known("memory") && u.known("started") && u.known("template") {
+		for _, n := range nodes {
+			if n.Name != a.Node {
+				continue
+			}
+			if w := checkMemory(c, name, a, old, n); w != "" {
+				v.warnings = append(v.warnings, w)
+			}
+		}
 	}
 
 	if err := checkBridges(ctx, c, v, a); err != nil {
@@ -49,10 +57,13 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 	if err := checkStorages(ctx, c, v, a); err != nil {
 		return nil, err
 	}
+	if err := checkImports(ctx, c, v, a, old); err != nil {
+		return nil, err
+	}
 	needVMs := (a.Clone != nil && u.known("clone.vmId")) ||
 		(a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID))
 	if !needVMs {
-		return v.failures, nil
+		return v, nil
 	}
 	vms, err := c.ClusterVMs(ctx)
 	if err != nil {
@@ -76,7 +87,7 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 			v.fail("vmId", "vmId %d is also given to resource %q of this program: each VM needs its own vmId", *a.VMID, other)
 		}
 	}
-	return v.failures, nil
+	return v, nil
 }
 
 func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {

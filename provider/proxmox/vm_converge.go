@@ -39,6 +39,20 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 	if err := applyPlan(ctx, c, ref, plan); err != nil {
 		return err
 	}
+	if len(plan.Imports) > 0 {
+		// the imported disks exist now, as large as their images: grow them
+		if live, err = c.VMConfig(ctx, ref); err != nil {
+			return err
+		}
+		grow, err := planConfig(old, a, live)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		if err := applyPlan(ctx, c, ref, grow); err != nil {
+			return err
+		}
+	}
+	logImportSourceChanges(ctx, ref, old, a, live)
 	if err := convergePool(ctx, c, ref, a); err != nil {
 		return err
 	}
@@ -46,7 +60,8 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 	if err != nil {
 		return err
 	}
-	wantRunning := a.Started == nil || *a.Started
+	template := isTemplate(a)
+	wantRunning := wantsRunning(a)
 	rebooted := false
 	if st.Running() && wantRunning {
 		if rebooted, err = applyPending(ctx, c, ref, a); err != nil {
@@ -60,7 +75,11 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 			return err
 		}
 	case !wantRunning && st.Running():
-		pve.Logf(ctx, "shutting down %s (started: false)", ref)
+		why := "started: false"
+		if template {
+			why = "a template does not run"
+		}
+		pve.Logf(ctx, "shutting down %s (%s)", ref, why)
 		if err := c.ShutdownVM(ctx, ref, shutdownTimeout(a)); err != nil {
 			return err
 		}
@@ -72,12 +91,49 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 		}
 		pve.Logf(ctx, "%s: cloud-init settings changed; the guest applies them at its next boot", ref)
 	}
+	if template && !truthy(live["template"]) {
+		pve.Logf(ctx, "converting %s into a template", ref)
+		if err := c.ConvertToTemplate(ctx, ref); err != nil {
+			return err
+		}
+	}
 	if wantRunning && waitsForAddress(a) {
 		if _, err := waitForAddress(ctx, c, ref, agentTimeout(a)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func isTemplate(a VirtualMachineArgs) bool { return a.Template != nil && *a.Template }
+
+// wantsRunning: started defaults to true, and a template never runs.
+func wantsRunning(a VirtualMachineArgs) bool {
+	return !isTemplate(a) && (a.Started == nil || *a.Started)
+}
+
+// logImportSourceChanges says that a new importFrom on an existing disk
+// changes nothing on it: the source is used only when a disk is created.
+func logImportSourceChanges(ctx context.Context, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig) {
+	if old == nil {
+		return
+	}
+	was := map[string]string{}
+	for _, d := range old.Disks {
+		if d.ImportFrom != nil {
+			was[d.Interface] = *d.ImportFrom
+		}
+	}
+	for _, d := range a.Disks {
+		prev, had := was[d.Interface]
+		if d.ImportFrom == nil || !had || prev == *d.ImportFrom {
+			continue
+		}
+		if _, exists := live[d.Interface]; exists {
+			pve.Logf(ctx, "%s: disk %s keeps its content: importFrom (now %s) is used only when a disk is created; "+
+				"replace the VM to start again from the new image", ref, d.Interface, *d.ImportFrom)
+		}
+	}
 }
 
 func applyPlan(ctx context.Context, c *pve.Client, ref pve.VMRef, plan configPlan) error {

@@ -26,6 +26,10 @@ func forcesReplace(path string) bool {
 // mean the same (tags in another order, a MAC in another case, an unset
 // optional value Proxmox filled in) are not changes.
 func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
+	if news.Template == nil {
+		// not managed: still what it was, which decides started's default
+		news.Template = olds.Template
+	}
 	o, n := withDefaults(olds.VirtualMachineArgs), withDefaults(news)
 	// an input that is not given is not managed, so it is not a change
 	overlayUnset(reflect.ValueOf(&n).Elem(), reflect.ValueOf(o))
@@ -60,6 +64,8 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 		// an imported VM: where it was cloned from cannot be known
 		o.Clone = n.Clone
 	}
+	o.Disks = slices.Clone(o.Disks)
+	adoptImportSources(o.Disks, n.Disks)
 
 	before, after := flatten(o), flatten(n)
 	detailed := map[string]p.PropertyDiff{}
@@ -68,7 +74,8 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 		if strings.HasPrefix(path, "tags") {
 			path, kind = "tags", p.Update // a set: one entry for the whole list
 		}
-		if forcesReplace(path) {
+		// a template cannot turn back into a VM
+		if forcesReplace(path) || (path == "template" && before[path] == "true") {
 			replace = true
 			switch kind {
 			case p.Add:
@@ -108,11 +115,11 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 }
 
 // withDefaults fills the inputs whose absence has a meaning of its own, so
-// that "unset" and the default compare equal: started (true), an agent
-// block's enabled (true), a clone's full (true).
+// that "unset" and the default compare equal: started (true, false for a
+// template), an agent block's enabled (true), a clone's full (true).
 func withDefaults(a VirtualMachineArgs) VirtualMachineArgs {
 	if a.Started == nil {
-		a.Started = ptr(true)
+		a.Started = ptr(!isTemplate(a)) // a template never runs
 	}
 	if a.Agent != nil && a.Agent.Enabled == nil {
 		g := *a.Agent
@@ -199,4 +206,21 @@ func unionKeys(a, b map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// adoptImportSources: where a disk that exists in the state came from is
+// unknown when the state does not say (an imported VM, or a disk that had no
+// importFrom): a source given now is not a change, since it would only be
+// used to create the disk. old is a copy the caller owns.
+func adoptImportSources(old, news []VirtualMachineDisk) {
+	for i := range old {
+		if old[i].ImportFrom != nil {
+			continue
+		}
+		for _, n := range news {
+			if n.Interface == old[i].Interface {
+				old[i].ImportFrom = n.ImportFrom
+			}
+		}
+	}
 }

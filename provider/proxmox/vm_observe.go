@@ -78,6 +78,9 @@ func observeArgs(o observation) VirtualMachineArgs {
 	if !o.Status.Running() {
 		a.Started = ptr(false)
 	}
+	if truthy(c["template"]) {
+		a.Template = ptr(true)
+	}
 	return a
 }
 

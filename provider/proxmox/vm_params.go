@@ -38,6 +38,9 @@ type configPlan struct {
 	// RemovedVolumes are volumes of deleted disks; Proxmox keeps them as
 	// unusedN entries, which are deleted too so that no volume leaks.
 	RemovedVolumes []string
+	// Imports are the new disks in Set that are copied from a volume: they
+	// reach their size by a resize once they exist.
+	Imports []string
 }
 
 type diskResize struct {

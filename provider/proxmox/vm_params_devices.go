@@ -229,6 +229,15 @@ func planDisks(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, liv
 		if !exists {
 			kv := map[string]string{}
 			diskOptions(d, kv)
+			if d.ImportFrom != nil && *d.ImportFrom != "" {
+				// "<storage>:0,import-from=<volume>" is the only form Proxmox
+				// accepts (qemu-server API2/Qemu.pm check_drive_param); the
+				// copy has the image's size and grows to d.Size afterwards
+				kv["import-from"] = *d.ImportFrom
+				p.Set[d.Interface] = d.Storage + ":0" + optSuffix(kv)
+				p.Imports = append(p.Imports, d.Interface)
+				continue
+			}
 			p.Set[d.Interface] = fmt.Sprintf("%s:%d", d.Storage, d.Size) + optSuffix(kv)
 			continue
 		}
@@ -269,7 +278,7 @@ func planDisks(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, liv
 }
 
 func optSuffix(kv map[string]string) string {
-	if s := kvList(kv, "cache", "discard", "iothread", "ssd", "size"); s != "" {
+	if s := kvList(kv, "cache", "discard", "import-from", "iothread", "ssd", "size"); s != "" {
 		return "," + s
 	}
 	return ""

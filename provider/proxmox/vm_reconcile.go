@@ -68,6 +68,7 @@ func reconcile(in, obs VirtualMachineArgs) VirtualMachineArgs {
 		}
 	}
 	r.SmbiosUUID = keepBy(in.SmbiosUUID, obs.SmbiosUUID, strings.EqualFold)
+	r.Template = keepDefault(in.Template, obs.Template, false)
 	// started defaults to true: a VM stopped outside Pulumi is drift even
 	// when the user never wrote `started`
 	running := obs.Started == nil || *obs.Started
@@ -95,6 +96,8 @@ func reconcileDisks(in, obs []VirtualMachineDisk) []VirtualMachineDisk {
 				Discard:  keepDefault(d.Discard, o.Discard, false),
 				IOThread: keepDefault(d.IOThread, o.IOThread, false),
 				Cache:    keepDefault(d.Cache, o.Cache, "none"),
+				// Proxmox does not keep where a disk came from
+				ImportFrom: d.ImportFrom,
 			})
 		}
 	}

@@ -7,11 +7,14 @@ type VirtualMachine struct{}
 
 // Annotate documents the resource.
 func (vm *VirtualMachine) Annotate(a infer.Annotator) {
-	a.Describe(vm, `A QEMU virtual machine on a Proxmox VE node, created empty (to boot an ISO) or cloned from a template.
+	a.Describe(vm, `A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
+disk image (`+"`disks[].importFrom`"+`), or cloned from a template. With `+"`template: true`"+` it becomes a template
+for other VMs to clone.
 
 Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
 updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
-Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
+Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
+Shrinking a disk is refused at preview.
 
 An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
 removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`+"`tags: []`"+`,
@@ -53,6 +56,43 @@ resources:
           - ipv4: { address: 192.168.1.21/24, gateway: 192.168.1.1 }
         dns: { servers: [1.1.1.1] }
       agent: { enabled: true }
+`+"```"+`
+
+## From a disk image, through a template
+
+`+"```yaml"+`
+resources:
+  talos-disk:
+    type: proxmoxtalos:proxmox:DownloadFile
+    properties:
+      node: pve1
+      storage: local
+      content: import
+      url: https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.12.5/nocloud-amd64.qcow2
+      fileName: talos-v1.12.5-nocloud-amd64.qcow2
+  talos-template:
+    type: proxmoxtalos:proxmox:VirtualMachine
+    properties:
+      node: pve1
+      name: talos-template
+      template: true
+      osType: l26
+      scsiHardware: virtio-scsi-single
+      disks:
+        - { interface: scsi0, storage: local-lvm, size: 20, importFrom: "${talos-disk.volumeId}" }
+      networkDevices:
+        - { bridge: vmbr0 }
+      agent: { enabled: true }
+  cp1:
+    type: proxmoxtalos:proxmox:VirtualMachine
+    properties:
+      node: pve1
+      name: cp1
+      clone: { vmId: "${talos-template.vmId}", full: false }
+      cloudInit:
+        storage: local-lvm
+        ipConfigs:
+          - ipv4: { address: 192.168.1.21/24, gateway: 192.168.1.1 }
 `+"```")
 }
 
@@ -83,6 +123,7 @@ type VirtualMachineArgs struct {
 	StopOnDestroy     *bool                         `pulumi:"stopOnDestroy,optional"`
 	ShutdownTimeout   *int                          `pulumi:"shutdownTimeout,optional"`
 	RebootAfterUpdate *bool                         `pulumi:"rebootAfterUpdate,optional"`
+	Template          *bool                         `pulumi:"template,optional"`
 }
 
 // Annotate documents the inputs.
@@ -122,6 +163,11 @@ func (a *VirtualMachineArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.RebootAfterUpdate, "Restart a running VM when an update leaves changes that Proxmox applies only "+
 		"at the next start (for example CPU cores or memory without hotplug). Default `true`; with `false` the "+
 		"changes stay pending until the VM restarts and the update warns about it.")
+	an.Describe(&a.Template, "Make the VM a template once it is created and configured (Proxmox's \"Convert to "+
+		"template\"): it is never started, its disks become read-only base volumes, and other VMs clone it "+
+		"(`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut "+
+		"down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks "+
+		"cannot move to another storage.")
 }
 
 // VirtualMachineState is the state of a VirtualMachine: its inputs as
@@ -209,13 +255,14 @@ func (e *VirtualMachineEfiDisk) Annotate(a infer.Annotator) {
 
 // VirtualMachineDisk is one disk.
 type VirtualMachineDisk struct {
-	Interface string     `pulumi:"interface"`
-	Storage   string     `pulumi:"storage"`
-	Size      int        `pulumi:"size"`
-	SSD       *bool      `pulumi:"ssd,optional"`
-	Discard   *bool      `pulumi:"discard,optional"`
-	IOThread  *bool      `pulumi:"iothread,optional"`
-	Cache     *DiskCache `pulumi:"cache,optional"`
+	Interface  string     `pulumi:"interface"`
+	Storage    string     `pulumi:"storage"`
+	Size       int        `pulumi:"size"`
+	SSD        *bool      `pulumi:"ssd,optional"`
+	Discard    *bool      `pulumi:"discard,optional"`
+	IOThread   *bool      `pulumi:"iothread,optional"`
+	Cache      *DiskCache `pulumi:"cache,optional"`
+	ImportFrom *string    `pulumi:"importFrom,optional"`
 }
 
 // Annotate documents a disk.
@@ -229,6 +276,13 @@ func (d *VirtualMachineDisk) Annotate(a infer.Annotator) {
 	a.Describe(&d.Discard, "Pass TRIM/discard requests to the storage. Default `false`.")
 	a.Describe(&d.IOThread, "Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.")
 	a.Describe(&d.Cache, "The host cache mode. Default `none`.")
+	a.Describe(&d.ImportFrom, "Fill the new disk with a copy of this volume instead of leaving it blank: a disk "+
+		"image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with "+
+		"content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk "+
+		"(`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies "+
+		"it when the disk is created, then the disk grows to `size`, which must be at least the image's size. "+
+		"Used only when the disk is created: changing it later records the new source but leaves the disk as it "+
+		"is (replace the VM to start again from an image; upgrade Talos through its API).")
 }
 
 // VirtualMachineNetworkDevice is one NIC.

@@ -20,12 +20,20 @@ var (
 	// an ISO volume: <storage>:iso/<file>.iso|.img (pve-storage ISO_EXT_RE_0)
 	isoVolumeRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+:iso/[^/]+\.(iso|img)$`)
 	uuidRE      = regexp.MustCompile(`(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	// a volume to import a disk from (qemu-server API2/Qemu.pm
+	// check_storage_access: content 'images' or 'import'): a disk image in
+	// the import directory (pve-storage IMPORT_EXT_RE_1, a disk inside an
+	// OVA included), or a VM disk
+	importVolumeRE = regexp.MustCompile(`(?i)^[a-z][a-z0-9_-]+:(import/[^/]+\.(raw|qcow2|vmdk)|import/[^/]+\.ova/[^/]+|` +
+		`([0-9]+/)?(vm|base)-[0-9]+-[^/]+)$`)
 )
 
 // validator collects check failures for known inputs.
 type validator struct {
 	u        unknowns
 	failures []p.CheckFailure
+	// warnings are shown at preview without failing it
+	warnings []string
 }
 
 func (v *validator) fail(path, format string, args ...any) {
@@ -97,6 +105,9 @@ func validateVM(a VirtualMachineArgs, old *VirtualMachineArgs, u unknowns) []p.C
 		v.check("smbiosUuid", !uuidRE.MatchString(*a.SmbiosUUID), "smbiosUuid %q is not a UUID "+
 			"(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", *a.SmbiosUUID)
 	}
+	if a.Template != nil && *a.Template && a.Started != nil && *a.Started {
+		v.check("started", true, "a template never runs: remove started or set it to false (template is true)")
+	}
 	if a.ShutdownTimeout != nil {
 		v.check("shutdownTimeout", *a.ShutdownTimeout < 0, "shutdownTimeout must not be negative, got %d", *a.ShutdownTimeout)
 	}
@@ -115,12 +126,15 @@ func validateDisks(v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) 
 		}
 		reserved[slot] = "the cloud-init drive"
 	}
-	oldSize := map[string]int{}
+	oldSize, oldStorage := map[string]int{}, map[string]string{}
 	if old != nil {
 		for _, d := range old.Disks {
-			oldSize[d.Interface] = d.Size
+			oldSize[d.Interface], oldStorage[d.Interface] = d.Size, d.Storage
 		}
 	}
+	// qemu-server API2/Qemu.pm move_vm_disk: "Can't move disks from or to
+	// template VMs" (unless the template is replaced by a VM)
+	wasTemplate := old != nil && isTemplate(*old) && (a.Template == nil || *a.Template)
 	seen := map[string]bool{}
 	for i, d := range a.Disks {
 		at := func(f string) string { return fmt.Sprintf("disks[%d].%s", i, f) }
@@ -139,11 +153,18 @@ func validateDisks(v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) 
 			v.check(at("size"), true, "disk %s is %d GiB and cannot shrink to %d GiB: Proxmox cannot shrink disks "+
 				"and a replacement would lose the data. Keep %d GiB or more", d.Interface, was, d.Size, was)
 		}
+		if was, ok := oldStorage[d.Interface]; ok && wasTemplate && was != d.Storage {
+			v.check(at("storage"), true, "disk %s of a template cannot move from %s to %s (Proxmox cannot move a "+
+				"template's disks): keep storage %s, or replace the template", d.Interface, was, d.Storage, was)
+		}
 		if d.SSD != nil && *d.SSD && strings.HasPrefix(d.Interface, "virtio") {
 			v.check(at("ssd"), true, "ssd is not available on virtio disks (Proxmox refuses it); use a scsi disk")
 		}
 		if d.IOThread != nil && *d.IOThread && (strings.HasPrefix(d.Interface, "ide") || strings.HasPrefix(d.Interface, "sata")) {
 			v.check(at("iothread"), true, "iothread is only available on virtio and scsi disks")
+		}
+		if d.ImportFrom != nil {
+			validateImportFrom(v, at("importFrom"), *d.ImportFrom)
 		}
 	}
 }
@@ -222,5 +243,28 @@ func validateAddress(v *validator, at string, ip *VirtualMachineIpAddress, six b
 		gw, err := netip.ParseAddr(*ip.Gateway)
 		v.check(at+".gateway", err != nil || gw.Is6() != six, "gateway %q is not an %s address", *ip.Gateway, family)
 		v.check(at+".gateway", dynamic, "a gateway needs a static address; with %s the gateway comes from the network", ip.Address)
+	}
+}
+
+// validateImportFrom refuses what Proxmox refuses for import-from: paths
+// (only root@pam may name one, never an API token), and volumes that are
+// not disk images ("... has wrong type 'iso' - needs to be 'images' or
+// 'import'", qemu-server API2/Qemu.pm check_storage_access).
+func validateImportFrom(v *validator, path, vol string) {
+	switch {
+	case strings.HasPrefix(vol, "/"):
+		v.check(path, true, "importFrom %q is a path: Proxmox lets only root@pam import from a path, never an API "+
+			"token. Give a volume ID such as local:import/talos-nocloud-amd64.qcow2 (a DownloadFile with content import)", vol)
+	case strings.Contains(vol, ":iso/"), strings.Contains(vol, ":vztmpl/"), strings.Contains(vol, ":snippets/"),
+		strings.Contains(vol, ":backup/"):
+		v.check(path, true, "importFrom %q is not a disk image (Proxmox imports volumes of content import or images "+
+			"only): download the .raw or .qcow2 disk image with content import instead of an ISO", vol)
+	case strings.HasSuffix(strings.ToLower(vol), ".ova"):
+		v.check(path, true, "importFrom %q is a whole OVA archive: import one disk inside it, "+
+			"<storage>:import/<file>.ova/<disk>.vmdk", vol)
+	default:
+		v.check(path, !importVolumeRE.MatchString(vol), "importFrom %q is not a volume to import: use "+
+			"<storage>:import/<file>.raw|.qcow2|.vmdk (the volumeId of a DownloadFile with content import) or a VM "+
+			"disk such as local-lvm:vm-100-disk-0", vol)
 	}
 }

@@ -39,6 +39,7 @@ type Client struct {
 	tokenID  string
 	version  string
 	ids      *IDAllocator
+	memory   *MemoryClaims
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 }
@@ -77,6 +78,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		taskPoll: 100 * time.Millisecond,
 	}
 	c.ids = NewIDAllocator(clusterIDs{c})
+	c.memory = NewMemoryClaims()
 
 	var v struct {
 		Version string `json:"version"`

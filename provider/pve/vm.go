@@ -190,6 +190,24 @@ func (c *Client) MoveDisk(ctx context.Context, ref VMRef, disk, storage string) 
 		})
 }
 
+// ConvertToTemplate turns a stopped VM into a template (POST .../template):
+// its disks become read-only base volumes that clones share. A VM that is a
+// template already is success, so that a retry after a lost answer (the
+// second call fails "you can't convert a template to a template",
+// qemu-server API2/Qemu.pm template) does not fail the operation.
+func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
+	err := c.retryVM(ctx, ref, "converting "+ref.String()+" into a template", false, func(ctx context.Context) error {
+		return c.startTask(ctx, func(upid *string) error { return c.post(ctx, ref.path("/template"), nil, upid) })
+	})
+	if err == nil {
+		return nil
+	}
+	if cfg, cerr := c.VMConfig(ctx, ref); cerr == nil && cfg["template"] == "1" {
+		return nil
+	}
+	return err
+}
+
 // powerAction runs one status/<action> call and waits for its task.
 func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any) error {
 	return c.retryVM(ctx, ref, action+" "+ref.String(), false, func(ctx context.Context) error {

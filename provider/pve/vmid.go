@@ -111,6 +111,10 @@ func (a *IDAllocator) releaser(id int) func() {
 // IDs is the client's VMID allocator (one per provider process).
 func (c *Client) IDs() *IDAllocator { return c.ids }
 
+// MemoryClaims is the memory the VMs being created by this provider process
+// will take, per node.
+func (c *Client) MemoryClaims() *MemoryClaims { return c.memory }
+
 // clusterIDs asks the cluster API.
 type clusterIDs struct{ c *Client }
 

@@ -200,6 +200,11 @@ func waitLeftMaintenance(ctx context.Context, t Target, o Options) error {
 	})
 }
 
+// installingState is what a node in maintenance mode after an apply may be
+// doing.
+const installingState = "in maintenance mode: still installing, or its install failed and it booted the ISO again " +
+	"(an install disk that does not exist fails it, and the console shows \"no system disk found\")"
+
 // WaitConfig waits until a configured node runs the configuration with the
 // given digest (or, with staged, has saved it for the next boot), reachable
 // over mTLS and, when the node reports its stage, running. It returns the
@@ -221,7 +226,9 @@ func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Opt
 		defer conn.Close() //nolint:errcheck
 
 		if conn.Mode == ModeMaintenance {
-			return false, "still in maintenance mode (installing)", nil
+			// A failed install (Talos's sequencer reboots 10 s after an
+			// error) brings a node booted from the ISO back here.
+			return false, installingState, nil
 		}
 
 		actx, cancel := o.attemptContext(ctx)

@@ -20,6 +20,9 @@ type labInfo struct {
 	// AddressBlock is the 127.X.Y.0/24 the lab's simulated guests may use: a cloud-init
 	// address inside it is where the Talos node simulator answers.
 	AddressBlock string `json:"addressBlock"`
+	// FactoryURL is the lab's Image Factory, where the cluster example registers its
+	// schematic (this machine cannot reach the public one).
+	FactoryURL string `json:"factoryUrl"`
 }
 
 // demoTimeScale makes the lab's tasks take a tenth of their real duration: realistic

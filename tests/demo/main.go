@@ -65,6 +65,9 @@ func run(example string) error {
 	if err := showVMs(lab.info, true); err != nil {
 		return err
 	}
+	if err := showKubernetesNodes(cli); err != nil {
+		return err
+	}
 
 	step("pulumi destroy")
 	if err := cli.run("destroy", "--yes", "--skip-preview"); err != nil {

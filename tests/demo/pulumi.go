@@ -69,6 +69,7 @@ func (c *pulumiCLI) setup(lab labInfo) error {
 		{"proxmoxtalos:apiToken", lab.APIToken, true},
 		{"proxmoxtalos:caCert", lab.CACert, false},
 		{"addressPrefix", prefix, false}, // the example's own key: where its VMs get addresses
+		{"factoryUrl", lab.FactoryURL, false},
 	} {
 		args := []string{"config", "set", kv.key}
 		if kv.secret {
@@ -92,6 +93,19 @@ func addressPrefix(block string) (string, error) {
 }
 
 func (c *pulumiCLI) run(args ...string) error { return c.runInput(nil, args...) }
+
+// output returns one stack output ("" when the stack has none of that name), secrets
+// included, without printing it.
+func (c *pulumiCLI) output(name string) (string, error) {
+	cmd := exec.Command(c.bin, "--non-interactive", "stack", "output", name, "--show-secrets", "--stack", stack)
+	cmd.Dir, cmd.Env = c.dir, c.env
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return "", nil // no such output
+	}
+	return out.String(), nil
+}
 
 func (c *pulumiCLI) runInput(stdin *strings.Reader, args ...string) error {
 	full := append([]string{"--non-interactive"}, args...)

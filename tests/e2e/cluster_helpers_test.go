@@ -79,7 +79,7 @@ func (l *tcLab) vmsByName() map[string]pve.VMInfo {
 type tcProgram struct {
 	Subnet, Gateway, Start, End, VIP string
 	FactoryURL                       string
-	TalosVersion                     string
+	TalosVersion, KubernetesVersion  string
 	ControlPlanes, Workers           int
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
@@ -91,6 +91,7 @@ var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
     properties:
       clusterName: e2e
       talosVersion: {{.TalosVersion}}
+      kubernetesVersion: {{.KubernetesVersion}}
       image:
         factoryUrl: {{.FactoryURL}}
       hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
@@ -119,7 +120,7 @@ func (l *tcLab) program(cps, workers int) tcProgram {
 	return tcProgram{
 		Subnet: l.AddressBlock().String(), Gateway: l.addr(1), Start: l.addr(10), End: l.addr(40), VIP: l.addr(5),
 		FactoryURL:   l.FactoryURL(),
-		TalosVersion: "v1.12.5", ControlPlanes: cps, Workers: workers,
+		TalosVersion: "v1.12.5", KubernetesVersion: "v1.34.1", ControlPlanes: cps, Workers: workers,
 		WorkerLabels: "{}", WorkerPatches: "[]",
 	}
 }

@@ -73,14 +73,23 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	ids := tcVMIDs(out.Nodes)
 
-	// A second preview shows nothing to do.
+	// A second preview shows nothing to do, also after a refresh.
 	tcTimed(t, "second preview", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+	tcTimed(t, "refresh", func() harness.Result { return p.Refresh(t) })
+	tcTimed(t, "preview after refresh", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
 	// A label change applies tcWithout a reboot.
 	boots := l.bootCounts(out.Nodes)
 	prog.WorkerLabels = "{ tier: web }"
 	p.WriteProgram(t, "cluster", prog.render(t))
+	pre := tcTimed(t, "label change preview", func() harness.Result { return p.Preview(t) })
+	if !strings.Contains(pre.Output(), "cluster e2e: 2 updated in place (e2e-workers-1, e2e-workers-2)") {
+		t.Errorf("label change preview lacks the summary:\n%s", pre.Output())
+	}
 	tcTimed(t, "label change", func() harness.Result { return p.Up(t) })
+	if s := tcReadOutputs(t, p).Summary; s != "2 updated in place (e2e-workers-1, e2e-workers-2)" {
+		t.Errorf("label change summary %q", s)
+	}
 	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
 		t.Errorf("a label change rebooted nodes: boots %v -> %v", boots, got)
 	}
@@ -95,6 +104,9 @@ func TestClusterLifecycle(t *testing.T) {
 	prog.WorkerPatches = `["machine:\n  env:\n    HTTP_PROXY: http://proxy.internal:3128\n"]`
 	p.WriteProgram(t, "cluster", prog.render(t))
 	tcTimed(t, "reboot-needing change", func() harness.Result { return p.Up(t) })
+	if s := tcReadOutputs(t, p).Summary; s != "2 rebooted (e2e-workers-1, e2e-workers-2), one at a time" {
+		t.Errorf("reboot-needing change summary %q", s)
+	}
 	got := l.bootCounts(out.Nodes)
 	for name, before := range boots {
 		want := before
@@ -109,7 +121,7 @@ func TestClusterLifecycle(t *testing.T) {
 	// Talos upgrade: one node at a time, control planes first, same VMs.
 	prog.TalosVersion = "v1.12.6"
 	p.WriteProgram(t, "cluster", prog.render(t))
-	pre := tcTimed(t, "upgrade preview", func() harness.Result { return p.Preview(t) })
+	pre = tcTimed(t, "upgrade preview", func() harness.Result { return p.Preview(t) })
 	if !strings.Contains(pre.Output(), "5 upgraded, Talos v1.12.5 -> v1.12.6") {
 		t.Errorf("upgrade preview lacks the summary:\n%s", pre.Output())
 	}
@@ -144,6 +156,29 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	}
 	tcTimed(t, "preview after upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
+	// Kubernetes upgrade, one minor version: new component and kubelet
+	// images, node by node in the same order, without reboots or new VMs.
+	boots = l.bootCounts(out.Nodes)
+	prog.KubernetesVersion = "v1.35.2"
+	p.WriteProgram(t, "cluster", prog.render(t))
+	k8s := tcTimed(t, "Kubernetes upgrade", func() harness.Result { return p.Up(t) })
+	if !strings.Contains(k8s.Output(), "Kubernetes v1.34.1 -> v1.35.2") {
+		t.Errorf("the update does not announce the Kubernetes upgrade:\n%s", k8s.Output())
+	}
+	knodes, err = kube.Nodes([]byte(out.Kubeconfig), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range knodes {
+		if n.Version != "v1.35.2" {
+			t.Errorf("node %s runs kubelet %s after the Kubernetes upgrade", n.Name, n.Version)
+		}
+	}
+	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
+		t.Errorf("the Kubernetes upgrade rebooted nodes: %v -> %v", boots, got)
+	}
+	tcTimed(t, "preview after the Kubernetes upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
 	// Scale workers 2 -> 3 -> 2.
 	prog.Workers = 3
@@ -199,6 +234,27 @@ func TestClusterLifecycle(t *testing.T) {
 		t.Errorf("cluster after 3 -> 1 is not healthy: %v", rep.Problems)
 	}
 	tcTimed(t, "preview after 3 -> 1", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
+	// And back to 3: the new control planes join etcd one at a time.
+	prog.ControlPlanes = 3
+	p.WriteProgram(t, "cluster", prog.render(t))
+	tcTimed(t, "control planes 1 -> 3", func() harness.Result { return p.Up(t) })
+	out = tcReadOutputs(t, p)
+	if out.Summary != "2 added (e2e-cp-2, e2e-cp-3)" {
+		t.Errorf("summary %q", out.Summary)
+	}
+	for _, a := range []string{l.addr(10), l.addr(11), l.addr(12)} {
+		if n := l.Talos().Node(netip.MustParseAddr(a)); n == nil || !n.Status().EtcdMember {
+			t.Errorf("control plane %s is not an etcd member after 1 -> 3", a)
+		}
+	}
+	rep = talosapi.CheckHealth(ctx, talosapi.HealthRequest{
+		ControlPlanes: []string{l.addr(10), l.addr(11), l.addr(12)}, Workers: []string{l.addr(13), l.addr(14)}, Creds: creds,
+		Kubeconfig: []byte(out.Kubeconfig),
+	}, talosapi.Options{})
+	if len(rep.Problems) > 0 {
+		t.Errorf("cluster after 1 -> 3 is not healthy: %v", rep.Problems)
+	}
 
 	// Destroy leaves the lab empty.
 	tcTimed(t, "destroy", func() harness.Result { return p.Destroy(t) })

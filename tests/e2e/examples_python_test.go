@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 
@@ -173,4 +174,24 @@ func TestPythonSDKOnLab(t *testing.T) {
 	stack := newPythonStack(t, py, env, "proxmoxtalos-py-smoke",
 		pythonProgram{Dir: py.runner, Module: "smoke", Export: "smoke"}, cfg)
 	checkSmoke(t, l, "pve3", stack.step)
+}
+
+// The Python TalosCluster example (examples/python), checked with mypy --strict, then run
+// as Pulumi runs the project (its __main__.py, which calls cluster.talos_cluster) inline through the
+// Python Automation API against the lab: up, a second preview without changes, destroy
+// leaving the lab empty.
+func TestExamplePython(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	py := pythonTools(t)
+	dir := filepath.Join(harness.RepoRoot(t), "examples", "python")
+	py.typeCheck(t, filepath.Join(dir, "__main__.py"), filepath.Join(dir, "cluster.py"))
+	l := startExampleLab(t)
+	env := harness.NewEnv(t)
+
+	const project = "proxmoxtalos-python"
+	stack := newPythonStack(t, py, env, project, pythonProgram{Dir: dir, Module: "__main__.py"},
+		componentExampleConfig(l, project))
+	checkComponentExample(t, l, stack.step)
+	t.Logf("TestExamplePython took %s", time.Since(start).Round(time.Millisecond))
 }

@@ -28,3 +28,21 @@ func TestTypeScriptSDKOnLab(t *testing.T) {
 		nodeProgram{Module: filepath.Join(root, "runner", "bin", "smoke.js"), Export: "smoke"}, cfg)
 	checkSmoke(t, l, "pve2", stack.step)
 }
+
+// The TypeScript TalosCluster example (examples/typescript), type-checked with its own
+// tsconfig.json and --strict, then run as Pulumi runs the project: the function index.ts
+// exports, inline through the Node.js Automation API against the lab. up, a second preview
+// without changes, destroy leaving the lab empty.
+func TestExampleTypeScript(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	root := nodeRoot(t)
+	out := compileTypeScript(t, root, filepath.Join(harness.RepoRoot(t), "examples", "typescript"), "example-typescript")
+	l := startExampleLab(t)
+	env := harness.NewEnv(t)
+
+	const project = "proxmoxtalos-typescript"
+	stack := newNodeStack(t, root, env, project, nodeProgram{Module: filepath.Join(out, "index.js")}, componentExampleConfig(l, project))
+	checkComponentExample(t, l, stack.step)
+	t.Logf("TestExampleTypeScript took %s", time.Since(start).Round(time.Millisecond))
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/sdk/go/proxmoxtalos/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/sdk/go/proxmoxtalos/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
@@ -130,24 +129,12 @@ func clusterProgram(block netip.Prefix, step *clusterStep) pulumi.RunFunc {
 				image = upgraded.InstallerImage
 			}
 
-			// Generated in the program with the project's generator (the same
-			// code getMachineConfiguration runs): the output form of that
-			// invoke currently reaches the provider without its arguments
-			// when one of them is a resource output.
-			role, disk := n.role, n.disk
-			cfg := pulumi.ToSecret(secrets.MachineSecrets.ApplyT(func(ms string) (string, error) {
-				bundle, err := talosconfig.UnmarshalSecrets(ms)
-				if err != nil {
-					return "", err
-				}
-
-				res, err := talosconfig.Generate(talosconfig.Input{
-					ClusterName: "e2e", Endpoint: endpoint, Role: talosconfig.Role(role), Secrets: bundle,
-					TalosVersion: clusterVersion, InstallDisk: disk, InstallImage: image, Patches: nonEmpty(patches),
-				})
-
-				return res.Config, err
-			})).(pulumi.StringOutput)
+			cfg := talos.GetMachineConfigurationOutput(ctx, talos.GetMachineConfigurationOutputArgs{
+				ClusterName: pulumi.String("e2e"), ClusterEndpoint: pulumi.String(endpoint), MachineType: n.role,
+				MachineSecrets: secrets.MachineSecrets, TalosVersion: pulumi.String(clusterVersion),
+				InstallDisk: pulumi.String(n.disk), InstallImage: pulumi.String(image),
+				ConfigPatches: pulumi.ToStringArray(nonEmpty(patches)),
+			}).MachineConfiguration()
 
 			// Control planes one after the other (destroy resets them in
 			// reverse, each leaving etcd before the next); the worker after

@@ -100,7 +100,7 @@ func Program(ctx *pulumi.Context) error {
 			}).(pulumi.StringOutput)
 			patches = append(patches, pulumi.String(controlPlanePatch()), vip)
 		}
-		config := machineConfiguration(ctx, talos.GetMachineConfigurationOutputArgs{
+		config := talos.GetMachineConfigurationOutput(ctx, talos.GetMachineConfigurationOutputArgs{
 			ClusterName:       pulumi.String(s.ClusterName),
 			ClusterEndpoint:   pulumi.String(s.ClusterEndpoint()),
 			MachineType:       machineType,
@@ -111,7 +111,7 @@ func Program(ctx *pulumi.Context) error {
 			InstallImage:      pulumi.String(image.InstallerImage),
 			AdditionalSans:    pulumi.StringArray{pulumi.String(s.VIP.String())},
 			ConfigPatches:     patches,
-		})
+		}).MachineConfiguration()
 
 		// A fresh VM boots the ISO into maintenance mode; the apply installs Talos to
 		// /dev/sda, reboots it and waits until the node runs the configuration.
@@ -227,18 +227,4 @@ func newVM(ctx *pulumi.Context, s *Settings, n Node, iso *proxmox.DownloadFile) 
 		// known from cloud-init, so the VM does not wait for the agent to report them.
 		Agent: &proxmox.VirtualMachineAgentArgs{Enabled: pulumi.Bool(true), WaitForAddress: pulumi.Bool(false)},
 	})
-}
-
-// machineConfiguration is talos.GetMachineConfigurationOutput(...).MachineConfiguration(),
-// with the arguments handed to the engine as they are.
-//
-// The generated GetMachineConfigurationOutput first folds its arguments into one output to
-// apply their defaults; with the Go SDK v3.259 such an invoke sends no arguments at all
-// once one of them is secret (machineSecrets) or comes from a resource (the MAC), because
-// Context.InvokeOutput passes on only plain objects, and the provider answers "Missing
-// required field". The provider applies the same defaults itself.
-func machineConfiguration(ctx *pulumi.Context, args talos.GetMachineConfigurationOutputArgs) pulumi.StringOutput {
-	res := ctx.InvokeOutput("proxmoxtalos:talos:getMachineConfiguration", args,
-		talos.GetMachineConfigurationResultOutput{}, pulumi.InvokeOutputOptions{})
-	return res.(talos.GetMachineConfigurationResultOutput).MachineConfiguration()
 }

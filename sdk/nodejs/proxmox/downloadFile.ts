@@ -90,7 +90,7 @@ export class DownloadFile extends pulumi.CustomResource {
      */
     declare public readonly verifyCertificates: pulumi.Output<boolean | undefined>;
     /**
-     * The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`.
+     * The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`, or (content `import`) to a disk's `importFrom`.
      */
     declare public /*out*/ readonly volumeId: pulumi.Output<string>;
 

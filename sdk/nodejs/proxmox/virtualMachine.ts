@@ -8,11 +8,14 @@ import * as enums from "../types/enums";
 import * as utilities from "../utilities";
 
 /**
- * A QEMU virtual machine on a Proxmox VE node, created empty (to boot an ISO) or cloned from a template.
+ * A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
+ * disk image (`disks[].importFrom`), or cloned from a template. With `template: true` it becomes a template
+ * for other VMs to clone.
  *
  * Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
  * updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
- * Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
+ * Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
+ * Shrinking a disk is refused at preview.
  *
  * An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
  * removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
@@ -23,6 +26,8 @@ import * as utilities from "../utilities";
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
  *
  * ## Example
+ *
+ * ## From a disk image, through a template
  */
 export class VirtualMachine extends pulumi.CustomResource {
     /**
@@ -164,6 +169,10 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly tags: pulumi.Output<string[] | undefined>;
     /**
+     * Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+     */
+    declare public readonly template: pulumi.Output<boolean | undefined>;
+    /**
      * The VMID of the VM.
      */
     declare public readonly vmId: pulumi.Output<number>;
@@ -206,6 +215,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["started"] = args?.started;
             resourceInputs["stopOnDestroy"] = args?.stopOnDestroy;
             resourceInputs["tags"] = args?.tags;
+            resourceInputs["template"] = args?.template;
             resourceInputs["vmId"] = args?.vmId;
             resourceInputs["ipv4Addresses"] = undefined /*out*/;
             resourceInputs["ipv6Addresses"] = undefined /*out*/;
@@ -240,6 +250,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["stopOnDestroy"] = undefined /*out*/;
             resourceInputs["tags"] = undefined /*out*/;
+            resourceInputs["template"] = undefined /*out*/;
             resourceInputs["vmId"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -347,6 +358,10 @@ export interface VirtualMachineArgs {
      * Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
      */
     tags?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+     */
+    template?: pulumi.Input<boolean | undefined>;
     /**
      * The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
      */

@@ -119,6 +119,10 @@ export namespace proxmox {
          */
         discard?: boolean;
         /**
+         * Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+         */
+        importFrom?: string;
+        /**
          * The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
          */
         interface: string;

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/siderolabs/grpc-proxy/proxy"
 	sidnet "github.com/siderolabs/net"
@@ -35,6 +36,7 @@ import (
 type apid struct {
 	node      *Node
 	server    *grpc.Server
+	conns     *connSet // connections to server, on every address it serves
 	machined  *grpc.Server
 	localLis  *bufconn.Listener
 	localConn *grpc.ClientConn
@@ -63,6 +65,7 @@ func newAPID(n *Node, certs apidCerts) (*apid, error) {
 
 	a := &apid{
 		node:    n,
+		conns:   newConnSet(),
 		port:    n.sim.opts.APIPort,
 		remotes: map[string]*grpc.ClientConn{},
 		clientTLS: &tls.Config{
@@ -116,11 +119,12 @@ func newAPID(n *Node, certs apidCerts) (*apid, error) {
 }
 
 func (a *apid) serve(l net.Listener) {
-	go a.server.Serve(l) //nolint:errcheck
+	go a.server.Serve(a.conns.listen(l)) //nolint:errcheck
 }
 
-func (a *apid) stop() {
-	gracefulStop(a.server)
+// stop stops apid, letting in-flight calls finish for at most grace.
+func (a *apid) stop(grace time.Duration) {
+	stopGRPC(a.server, a.conns, grace)
 	a.localConn.Close() //nolint:errcheck
 	a.machined.Stop()
 

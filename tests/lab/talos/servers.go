@@ -24,6 +24,7 @@ import (
 type nodeServers struct {
 	state       state.State // the node's resources
 	maintenance *grpc.Server
+	maintConns  *connSet // connections to the maintenance server
 	apid        *apid
 	listener    net.Listener
 	vips        map[netip.Addr]net.Listener
@@ -87,8 +88,11 @@ func (n *Node) startMaintenance() error {
 		return fmt.Errorf("listen on %s: %w", s.apiEndpoint(addr), err)
 	}
 
+	conns := newConnSet()
+	l = conns.listen(l)
+
 	s.mu.Lock()
-	srvs.maintenance, srvs.listener = srv, l
+	srvs.maintenance, srvs.maintConns, srvs.listener = srv, conns, l
 	s.mu.Unlock()
 
 	go srv.Serve(l) //nolint:errcheck
@@ -164,7 +168,7 @@ func (n *Node) startAPIWithIssuer(issuerCfg config.Provider) error {
 
 	l, err := net.Listen("tcp", s.apiEndpoint(addr))
 	if err != nil {
-		a.stop()
+		a.stop(0)
 
 		return fmt.Errorf("listen on %s: %w", s.apiEndpoint(addr), err)
 	}
@@ -173,7 +177,7 @@ func (n *Node) startAPIWithIssuer(issuerCfg config.Provider) error {
 	if n.servers != srvs || srvs.apid != nil {
 		s.mu.Unlock()
 		l.Close() //nolint:errcheck
-		a.stop()
+		a.stop(0)
 
 		return nil
 	}
@@ -241,9 +245,16 @@ func (n *Node) dropVIP(vip netip.Addr) {
 	}
 }
 
-// stopServers stops whatever listens for the node (maintenance API, apid).
+// stopServers stops whatever listens for the node (maintenance API, apid):
+// gracefully when the OS stops them (reboot, shutdown), at once when the VM
+// lost power.
 func (n *Node) stopServers() {
 	s := n.sim
+
+	grace := serverGrace
+	if n.ctx.Err() != nil {
+		grace = 0
+	}
 
 	s.mu.Lock()
 	srvs := n.servers
@@ -259,11 +270,11 @@ func (n *Node) stopServers() {
 	}
 
 	if srvs.maintenance != nil {
-		gracefulStop(srvs.maintenance)
+		stopGRPC(srvs.maintenance, srvs.maintConns, grace)
 	}
 
 	if srvs.apid != nil {
-		srvs.apid.stop()
+		srvs.apid.stop(grace)
 	}
 
 	if srvs.listener != nil {
@@ -357,20 +368,6 @@ func machineStage(p Phase) runtime.MachineStage {
 	}
 }
 
-// gracefulStop lets in-flight calls (such as the ApplyConfiguration that
-// triggered the stop) finish, for at most five seconds, like Talos's
-// factory.ServerGracefulStop.
-func gracefulStop(srv *grpc.Server) {
-	done := make(chan struct{})
-
-	go func() {
-		srv.GracefulStop()
-		close(done)
-	}()
-
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		srv.Stop()
-	}
-}
+// serverGrace is how long in-flight calls may finish when Talos stops its API
+// servers (factory.ServerGracefulStop).
+const serverGrace = 5 * time.Second

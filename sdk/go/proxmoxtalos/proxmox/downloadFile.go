@@ -46,7 +46,7 @@ type DownloadFile struct {
 	Url pulumi.StringOutput `pulumi:"url"`
 	// Verify the download server's TLS certificate. Default `true`.
 	VerifyCertificates pulumi.BoolPtrOutput `pulumi:"verifyCertificates"`
-	// The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`.
+	// The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`, or (content `import`) to a disk's `importFrom`.
 	VolumeId pulumi.StringOutput `pulumi:"volumeId"`
 }
 
@@ -287,7 +287,7 @@ func (o DownloadFileOutput) VerifyCertificates() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *DownloadFile) pulumi.BoolPtrOutput { return v.VerifyCertificates }).(pulumi.BoolPtrOutput)
 }
 
-// The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`.
+// The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`, or (content `import`) to a disk's `importFrom`.
 func (o DownloadFileOutput) VolumeId() pulumi.StringOutput {
 	return o.ApplyT(func(v *DownloadFile) pulumi.StringOutput { return v.VolumeId }).(pulumi.StringOutput)
 }

@@ -700,7 +700,7 @@ type DownloadContent string
 const (
 	// A CD/DVD image (`.iso`, `.img`) to boot a VM from.
 	DownloadContentIso = DownloadContent("iso")
-	// A disk image (`.raw`, `.qcow2`, `.vmdk`, `.img`, `.ova`) to import as a VM disk (Proxmox VE 8.4+).
+	// A disk image (`.raw`, `.qcow2`, `.vmdk`, or an `.ova` archive) for a VirtualMachine disk's `importFrom` (Proxmox VE 8.4+; the storage needs content type `import`).
 	DownloadContentImport = DownloadContent("import")
 )
 

@@ -759,6 +759,8 @@ type VirtualMachineDisk struct {
 	Cache *DiskCache `pulumi:"cache"`
 	// Pass TRIM/discard requests to the storage. Default `false`.
 	Discard *bool `pulumi:"discard"`
+	// Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+	ImportFrom *string `pulumi:"importFrom"`
 	// The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
 	Interface string `pulumi:"interface"`
 	// Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.
@@ -787,6 +789,8 @@ type VirtualMachineDiskArgs struct {
 	Cache DiskCachePtrInput `pulumi:"cache"`
 	// Pass TRIM/discard requests to the storage. Default `false`.
 	Discard pulumi.BoolPtrInput `pulumi:"discard"`
+	// Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+	ImportFrom pulumi.StringPtrInput `pulumi:"importFrom"`
 	// The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
 	Interface pulumi.StringInput `pulumi:"interface"`
 	// Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.
@@ -858,6 +862,11 @@ func (o VirtualMachineDiskOutput) Cache() DiskCachePtrOutput {
 // Pass TRIM/discard requests to the storage. Default `false`.
 func (o VirtualMachineDiskOutput) Discard() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v VirtualMachineDisk) *bool { return v.Discard }).(pulumi.BoolPtrOutput)
+}
+
+// Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+func (o VirtualMachineDiskOutput) ImportFrom() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v VirtualMachineDisk) *string { return v.ImportFrom }).(pulumi.StringPtrOutput)
 }
 
 // The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....

@@ -12,11 +12,14 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// A QEMU virtual machine on a Proxmox VE node, created empty (to boot an ISO) or cloned from a template.
+// A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
+// disk image (`disks[].importFrom`), or cloned from a template. With `template: true` it becomes a template
+// for other VMs to clone.
 //
 // Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
 // updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
-// Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
+// Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
+// Shrinking a disk is refused at preview.
 //
 // An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
 // removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
@@ -27,6 +30,8 @@ import (
 // `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 //
 // ## Example
+//
+// ## From a disk image, through a template
 type VirtualMachine struct {
 	pulumi.CustomResourceState
 
@@ -86,6 +91,8 @@ type VirtualMachine struct {
 	StopOnDestroy pulumi.BoolPtrOutput `pulumi:"stopOnDestroy"`
 	// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 	Tags pulumi.StringArrayOutput `pulumi:"tags"`
+	// Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+	Template pulumi.BoolPtrOutput `pulumi:"template"`
 	// The VMID of the VM.
 	VmId pulumi.IntOutput `pulumi:"vmId"`
 }
@@ -181,6 +188,8 @@ type virtualMachineArgs struct {
 	StopOnDestroy *bool `pulumi:"stopOnDestroy"`
 	// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 	Tags []string `pulumi:"tags"`
+	// Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+	Template *bool `pulumi:"template"`
 	// The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
 	VmId *int `pulumi:"vmId"`
 }
@@ -235,6 +244,8 @@ type VirtualMachineArgs struct {
 	StopOnDestroy pulumi.BoolPtrInput
 	// Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 	Tags pulumi.StringArrayInput
+	// Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+	Template pulumi.BoolPtrInput
 	// The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
 	VmId pulumi.IntPtrInput
 }
@@ -464,6 +475,11 @@ func (o VirtualMachineOutput) StopOnDestroy() pulumi.BoolPtrOutput {
 // Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
 func (o VirtualMachineOutput) Tags() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringArrayOutput { return v.Tags }).(pulumi.StringArrayOutput)
+}
+
+// Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+func (o VirtualMachineOutput) Template() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *VirtualMachine) pulumi.BoolPtrOutput { return v.Template }).(pulumi.BoolPtrOutput)
 }
 
 // The VMID of the VM.

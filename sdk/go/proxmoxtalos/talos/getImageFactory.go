@@ -15,7 +15,7 @@ import (
 func GetImageFactory(ctx *pulumi.Context, args *GetImageFactoryArgs, opts ...pulumi.InvokeOption) (*GetImageFactoryResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
 	var rv GetImageFactoryResult
-	err := ctx.Invoke("proxmoxtalos:talos:getImageFactory", args.Defaults(), &rv, opts...)
+	err := ctx.Invoke("proxmoxtalos:talos:getImageFactory", args, &rv, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,27 +39,6 @@ type GetImageFactoryArgs struct {
 	TalosVersion string `pulumi:"talosVersion"`
 }
 
-// Defaults sets the appropriate defaults for GetImageFactoryArgs
-func (val *GetImageFactoryArgs) Defaults() *GetImageFactoryArgs {
-	if val == nil {
-		return nil
-	}
-	tmp := *val
-	if tmp.Architecture == nil {
-		architecture_ := "amd64"
-		tmp.Architecture = &architecture_
-	}
-	if tmp.FactoryUrl == nil {
-		factoryUrl_ := "https://factory.talos.dev"
-		tmp.FactoryUrl = &factoryUrl_
-	}
-	if tmp.Platform == nil {
-		platform_ := "nocloud"
-		tmp.Platform = &platform_
-	}
-	return &tmp
-}
-
 type GetImageFactoryResult struct {
 	// URL of the disk image in qcow2 format (`.../<platform>-<arch>.qcow2`).
 	DiskImageQcow2Url string `pulumi:"diskImageQcow2Url"`
@@ -78,13 +57,8 @@ type GetImageFactoryResult struct {
 }
 
 func GetImageFactoryOutput(ctx *pulumi.Context, args GetImageFactoryOutputArgs, opts ...pulumi.InvokeOption) GetImageFactoryResultOutput {
-	outputArgs := pulumi.ToOutputWithContext(ctx.Context(), args).
-		ApplyT(func(v interface{}) *GetImageFactoryArgs {
-			args := v.(GetImageFactoryArgs)
-			return args.Defaults()
-		})
 	options := pulumi.InvokeOutputOptions{InvokeOptions: internal.PkgInvokeDefaultOpts(opts)}
-	return ctx.InvokeOutput("proxmoxtalos:talos:getImageFactory", outputArgs, GetImageFactoryResultOutput{}, options).(GetImageFactoryResultOutput)
+	return ctx.InvokeOutput("proxmoxtalos:talos:getImageFactory", args, GetImageFactoryResultOutput{}, options).(GetImageFactoryResultOutput)
 }
 
 type GetImageFactoryOutputArgs struct {

@@ -15,7 +15,7 @@ import (
 func GetMachineConfiguration(ctx *pulumi.Context, args *GetMachineConfigurationArgs, opts ...pulumi.InvokeOption) (*GetMachineConfigurationResult, error) {
 	opts = internal.PkgInvokeDefaultOpts(opts)
 	var rv GetMachineConfigurationResult
-	err := ctx.Invoke("proxmoxtalos:talos:getMachineConfiguration", args.Defaults(), &rv, opts...)
+	err := ctx.Invoke("proxmoxtalos:talos:getMachineConfiguration", args, &rv, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -49,23 +49,6 @@ type GetMachineConfigurationArgs struct {
 	VersionContract *string `pulumi:"versionContract"`
 }
 
-// Defaults sets the appropriate defaults for GetMachineConfigurationArgs
-func (val *GetMachineConfigurationArgs) Defaults() *GetMachineConfigurationArgs {
-	if val == nil {
-		return nil
-	}
-	tmp := *val
-	if tmp.InstallDisk == nil {
-		installDisk_ := "/dev/sda"
-		tmp.InstallDisk = &installDisk_
-	}
-	if tmp.ValidationMode == nil {
-		validationMode_ := ValidationMode("metal")
-		tmp.ValidationMode = &validationMode_
-	}
-	return &tmp
-}
-
 type GetMachineConfigurationResult struct {
 	// The Kubernetes version used (default resolved), without a leading v.
 	KubernetesVersion string `pulumi:"kubernetesVersion"`
@@ -78,13 +61,8 @@ type GetMachineConfigurationResult struct {
 }
 
 func GetMachineConfigurationOutput(ctx *pulumi.Context, args GetMachineConfigurationOutputArgs, opts ...pulumi.InvokeOption) GetMachineConfigurationResultOutput {
-	outputArgs := pulumi.ToOutputWithContext(ctx.Context(), args).
-		ApplyT(func(v interface{}) *GetMachineConfigurationArgs {
-			args := v.(GetMachineConfigurationArgs)
-			return args.Defaults()
-		})
 	options := pulumi.InvokeOutputOptions{InvokeOptions: internal.PkgInvokeDefaultOpts(opts)}
-	return ctx.InvokeOutput("proxmoxtalos:talos:getMachineConfiguration", outputArgs, GetMachineConfigurationResultOutput{}, options).(GetMachineConfigurationResultOutput)
+	return ctx.InvokeOutput("proxmoxtalos:talos:getMachineConfiguration", args, GetMachineConfigurationResultOutput{}, options).(GetMachineConfigurationResultOutput)
 }
 
 type GetMachineConfigurationOutputArgs struct {

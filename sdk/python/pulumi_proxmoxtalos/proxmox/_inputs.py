@@ -380,6 +380,10 @@ class VirtualMachineDiskArgsDict(TypedDict):
     """
     Pass TRIM/discard requests to the storage. Default `false`.
     """
+    import_from: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+    """
     iothread: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.
@@ -397,6 +401,7 @@ class VirtualMachineDiskArgs:
                  storage: pulumi.Input[_builtins.str],
                  cache: pulumi.Input[Optional['DiskCache']] = None,
                  discard: pulumi.Input[Optional[_builtins.bool]] = None,
+                 import_from: pulumi.Input[Optional[_builtins.str]] = None,
                  iothread: pulumi.Input[Optional[_builtins.bool]] = None,
                  ssd: pulumi.Input[Optional[_builtins.bool]] = None):
         """
@@ -405,6 +410,7 @@ class VirtualMachineDiskArgs:
         :param pulumi.Input[_builtins.str] storage: The storage that holds the disk (content type `images`), for example `local-lvm`. Changing it moves the disk.
         :param pulumi.Input['DiskCache'] cache: The host cache mode. Default `none`.
         :param pulumi.Input[_builtins.bool] discard: Pass TRIM/discard requests to the storage. Default `false`.
+        :param pulumi.Input[_builtins.str] import_from: Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
         :param pulumi.Input[_builtins.bool] iothread: Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.
         :param pulumi.Input[_builtins.bool] ssd: Present the disk to the guest as an SSD. Default `false`. Not for virtio disks.
         """
@@ -415,6 +421,8 @@ class VirtualMachineDiskArgs:
             pulumi.set(__self__, "cache", cache)
         if discard is not None:
             pulumi.set(__self__, "discard", discard)
+        if import_from is not None:
+            pulumi.set(__self__, "import_from", import_from)
         if iothread is not None:
             pulumi.set(__self__, "iothread", iothread)
         if ssd is not None:
@@ -479,6 +487,18 @@ class VirtualMachineDiskArgs:
     @discard.setter
     def discard(self, value: pulumi.Input[Optional[_builtins.bool]]):
         pulumi.set(self, "discard", value)
+
+    @_builtins.property
+    @pulumi.getter(name="importFrom")
+    def import_from(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+        """
+        return pulumi.get(self, "import_from")
+
+    @import_from.setter
+    def import_from(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "import_from", value)
 
     @_builtins.property
     @pulumi.getter

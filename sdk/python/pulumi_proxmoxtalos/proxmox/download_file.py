@@ -421,7 +421,7 @@ class DownloadFile(pulumi.CustomResource):
     @pulumi.getter(name="volumeId")
     def volume_id(self) -> pulumi.Output[_builtins.str]:
         """
-        The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`.
+        The volume ID, `<storage>:<content>/<fileName>`, for example `local:iso/talos.iso`: give it to a VirtualMachine's `iso`, or (content `import`) to a disk's `importFrom`.
         """
         return pulumi.get(self, "volume_id")
 

@@ -282,12 +282,30 @@ class VirtualMachineCpu(dict):
 
 @pulumi.output_type
 class VirtualMachineDisk(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "importFrom":
+            suggest = "import_from"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in VirtualMachineDisk. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        VirtualMachineDisk.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        VirtualMachineDisk.__key_warning(key)
+        return super().get(key, default)
+
     def __init__(__self__, *,
                  interface: _builtins.str,
                  size: _builtins.int,
                  storage: _builtins.str,
                  cache: Optional['DiskCache'] = None,
                  discard: Optional[_builtins.bool] = None,
+                 import_from: Optional[_builtins.str] = None,
                  iothread: Optional[_builtins.bool] = None,
                  ssd: Optional[_builtins.bool] = None):
         """
@@ -296,6 +314,7 @@ class VirtualMachineDisk(dict):
         :param _builtins.str storage: The storage that holds the disk (content type `images`), for example `local-lvm`. Changing it moves the disk.
         :param 'DiskCache' cache: The host cache mode. Default `none`.
         :param _builtins.bool discard: Pass TRIM/discard requests to the storage. Default `false`.
+        :param _builtins.str import_from: Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
         :param _builtins.bool iothread: Give the disk its own I/O thread (virtio, or scsi with `virtio-scsi-single`). Default `false`.
         :param _builtins.bool ssd: Present the disk to the guest as an SSD. Default `false`. Not for virtio disks.
         """
@@ -306,6 +325,8 @@ class VirtualMachineDisk(dict):
             pulumi.set(__self__, "cache", cache)
         if discard is not None:
             pulumi.set(__self__, "discard", discard)
+        if import_from is not None:
+            pulumi.set(__self__, "import_from", import_from)
         if iothread is not None:
             pulumi.set(__self__, "iothread", iothread)
         if ssd is not None:
@@ -350,6 +371,14 @@ class VirtualMachineDisk(dict):
         Pass TRIM/discard requests to the storage. Default `false`.
         """
         return pulumi.get(self, "discard")
+
+    @_builtins.property
+    @pulumi.getter(name="importFrom")
+    def import_from(self) -> Optional[_builtins.str]:
+        """
+        Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `<storage>:import/<file>` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM's disk (`<storage>:vm-<vmid>-disk-<n>`). The volume must be on a storage the VM's node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image's size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+        """
+        return pulumi.get(self, "import_from")
 
     @_builtins.property
     @pulumi.getter

@@ -46,6 +46,7 @@ class VirtualMachineArgs:
                  started: pulumi.Input[Optional[_builtins.bool]] = None,
                  stop_on_destroy: pulumi.Input[Optional[_builtins.bool]] = None,
                  tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 template: pulumi.Input[Optional[_builtins.bool]] = None,
                  vm_id: pulumi.Input[Optional[_builtins.int]] = None):
         """
         The set of arguments for constructing a VirtualMachine resource.
@@ -74,6 +75,7 @@ class VirtualMachineArgs:
         :param pulumi.Input[_builtins.bool] started: Keep the VM running. Default `true`: the VM is started after create and after it was stopped outside Pulumi; `false` shuts it down.
         :param pulumi.Input[_builtins.bool] stop_on_destroy: On destroy, stop the VM at once instead of a graceful shutdown. Default `false`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] tags: Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
+        :param pulumi.Input[_builtins.bool] template: Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
         :param pulumi.Input[_builtins.int] vm_id: The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
         """
         pulumi.set(__self__, "node", node)
@@ -123,6 +125,8 @@ class VirtualMachineArgs:
             pulumi.set(__self__, "stop_on_destroy", stop_on_destroy)
         if tags is not None:
             pulumi.set(__self__, "tags", tags)
+        if template is not None:
+            pulumi.set(__self__, "template", template)
         if vm_id is not None:
             pulumi.set(__self__, "vm_id", vm_id)
 
@@ -415,6 +419,18 @@ class VirtualMachineArgs:
         pulumi.set(self, "tags", value)
 
     @_builtins.property
+    @pulumi.getter
+    def template(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+        """
+        return pulumi.get(self, "template")
+
+    @template.setter
+    def template(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "template", value)
+
+    @_builtins.property
     @pulumi.getter(name="vmId")
     def vm_id(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
@@ -457,14 +473,18 @@ class VirtualMachine(pulumi.CustomResource):
                  started: pulumi.Input[Optional[_builtins.bool]] = None,
                  stop_on_destroy: pulumi.Input[Optional[_builtins.bool]] = None,
                  tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 template: pulumi.Input[Optional[_builtins.bool]] = None,
                  vm_id: pulumi.Input[Optional[_builtins.int]] = None,
                  __props__=None):
         """
-        A QEMU virtual machine on a Proxmox VE node, created empty (to boot an ISO) or cloned from a template.
+        A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
+        disk image (`disks[].importFrom`), or cloned from a template. With `template: true` it becomes a template
+        for other VMs to clone.
 
         Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
         updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
-        Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
+        Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
+        Shrinking a disk is refused at preview.
 
         An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
         removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
@@ -475,6 +495,8 @@ class VirtualMachine(pulumi.CustomResource):
         `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 
         ## Example
+
+        ## From a disk image, through a template
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
@@ -502,6 +524,7 @@ class VirtualMachine(pulumi.CustomResource):
         :param pulumi.Input[_builtins.bool] started: Keep the VM running. Default `true`: the VM is started after create and after it was stopped outside Pulumi; `false` shuts it down.
         :param pulumi.Input[_builtins.bool] stop_on_destroy: On destroy, stop the VM at once instead of a graceful shutdown. Default `false`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] tags: Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
+        :param pulumi.Input[_builtins.bool] template: Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
         :param pulumi.Input[_builtins.int] vm_id: The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
         """
         ...
@@ -511,11 +534,14 @@ class VirtualMachine(pulumi.CustomResource):
                  args: VirtualMachineArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        A QEMU virtual machine on a Proxmox VE node, created empty (to boot an ISO) or cloned from a template.
+        A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
+        disk image (`disks[].importFrom`), or cloned from a template. With `template: true` it becomes a template
+        for other VMs to clone.
 
         Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
         updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
-        Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
+        Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
+        Shrinking a disk is refused at preview.
 
         An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
         removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
@@ -526,6 +552,8 @@ class VirtualMachine(pulumi.CustomResource):
         `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 
         ## Example
+
+        ## From a disk image, through a template
 
         :param str resource_name: The name of the resource.
         :param VirtualMachineArgs args: The arguments to use to populate this resource's properties.
@@ -566,6 +594,7 @@ class VirtualMachine(pulumi.CustomResource):
                  started: pulumi.Input[Optional[_builtins.bool]] = None,
                  stop_on_destroy: pulumi.Input[Optional[_builtins.bool]] = None,
                  tags: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 template: pulumi.Input[Optional[_builtins.bool]] = None,
                  vm_id: pulumi.Input[Optional[_builtins.int]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -602,6 +631,7 @@ class VirtualMachine(pulumi.CustomResource):
             __props__.__dict__["started"] = started
             __props__.__dict__["stop_on_destroy"] = stop_on_destroy
             __props__.__dict__["tags"] = tags
+            __props__.__dict__["template"] = template
             __props__.__dict__["vm_id"] = vm_id
             __props__.__dict__["ipv4_addresses"] = None
             __props__.__dict__["ipv6_addresses"] = None
@@ -657,6 +687,7 @@ class VirtualMachine(pulumi.CustomResource):
         __props__.__dict__["status"] = None
         __props__.__dict__["stop_on_destroy"] = None
         __props__.__dict__["tags"] = None
+        __props__.__dict__["template"] = None
         __props__.__dict__["vm_id"] = None
         return VirtualMachine(resource_name, opts=opts, __props__=__props__)
 
@@ -883,6 +914,14 @@ class VirtualMachine(pulumi.CustomResource):
         Tags (letters, digits, `_ - + .`), stored lower-case. Compared as a set: order does not matter. `[]` removes all tags.
         """
         return pulumi.get(self, "tags")
+
+    @_builtins.property
+    @pulumi.getter
+    def template(self) -> pulumi.Output[Optional[_builtins.bool]]:
+        """
+        Make the VM a template once it is created and configured (Proxmox's "Convert to template"): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template's disks cannot move to another storage.
+        """
+        return pulumi.get(self, "template")
 
     @_builtins.property
     @pulumi.getter(name="vmId")

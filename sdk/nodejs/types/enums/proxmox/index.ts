@@ -66,7 +66,7 @@ export const DownloadContent = {
      */
     Iso: "iso",
     /**
-     * A disk image (`.raw`, `.qcow2`, `.vmdk`, `.img`, `.ova`) to import as a VM disk (Proxmox VE 8.4+).
+     * A disk image (`.raw`, `.qcow2`, `.vmdk`, or an `.ova` archive) for a VirtualMachine disk's `importFrom` (Proxmox VE 8.4+; the storage needs content type `import`).
      */
     Import: "import",
 } as const;

@@ -187,14 +187,14 @@ public class DownloadFile extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.verifyCertificates);
     }
     /**
-     * The volume ID, `&lt;storage&gt;:&lt;content&gt;/&lt;fileName&gt;`, for example `local:iso/talos.iso`: give it to a VirtualMachine&#39;s `iso`.
+     * The volume ID, `&lt;storage&gt;:&lt;content&gt;/&lt;fileName&gt;`, for example `local:iso/talos.iso`: give it to a VirtualMachine&#39;s `iso`, or (content `import`) to a disk&#39;s `importFrom`.
      * 
      */
     @Export(name="volumeId", refs={String.class}, tree="[0]")
     private Output<String> volumeId;
 
     /**
-     * @return The volume ID, `&lt;storage&gt;:&lt;content&gt;/&lt;fileName&gt;`, for example `local:iso/talos.iso`: give it to a VirtualMachine&#39;s `iso`.
+     * @return The volume ID, `&lt;storage&gt;:&lt;content&gt;/&lt;fileName&gt;`, for example `local:iso/talos.iso`: give it to a VirtualMachine&#39;s `iso`, or (content `import`) to a disk&#39;s `importFrom`.
      * 
      */
     public Output<String> volumeId() {

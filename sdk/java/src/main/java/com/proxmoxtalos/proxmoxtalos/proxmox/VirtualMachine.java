@@ -28,11 +28,14 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 /**
- * A QEMU virtual machine on a Proxmox VE node, created empty (to boot an ISO) or cloned from a template.
+ * A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
+ * disk image (`disks[].importFrom`), or cloned from a template. With `template: true` it becomes a template
+ * for other VMs to clone.
  * 
  * Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
  * updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
- * Changing the node, the VMID or the clone source replaces the VM. Shrinking a disk is refused at preview.
+ * Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
+ * Shrinking a disk is refused at preview.
  * 
  * An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
  * removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`tags: []`,
@@ -43,6 +46,8 @@ import javax.annotation.Nullable;
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine &lt;name&gt; pve1/104`.
  * 
  * ## Example
+ * 
+ * ## From a disk image, through a template
  * 
  */
 @ResourceType(type="proxmoxtalos:proxmox:VirtualMachine")
@@ -438,6 +443,20 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
      */
     public Output<Optional<List<String>>> tags() {
         return Codegen.optional(this.tags);
+    }
+    /**
+     * Make the VM a template once it is created and configured (Proxmox&#39;s &#34;Convert to template&#34;): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template&#39;s disks cannot move to another storage.
+     * 
+     */
+    @Export(name="template", refs={Boolean.class}, tree="[0]")
+    private Output</* @Nullable */ Boolean> template;
+
+    /**
+     * @return Make the VM a template once it is created and configured (Proxmox&#39;s &#34;Convert to template&#34;): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template&#39;s disks cannot move to another storage.
+     * 
+     */
+    public Output<Optional<Boolean>> template() {
+        return Codegen.optional(this.template);
     }
     /**
      * The VMID of the VM.

@@ -391,6 +391,21 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
+     * Make the VM a template once it is created and configured (Proxmox&#39;s &#34;Convert to template&#34;): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template&#39;s disks cannot move to another storage.
+     * 
+     */
+    @Import(name="template")
+    private @Nullable Output<Boolean> template;
+
+    /**
+     * @return Make the VM a template once it is created and configured (Proxmox&#39;s &#34;Convert to template&#34;): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template&#39;s disks cannot move to another storage.
+     * 
+     */
+    public Optional<Output<Boolean>> template() {
+        return Optional.ofNullable(this.template);
+    }
+
+    /**
      * The VMID (100 to 999999999). Default: allocated safely when the VM is created, also when many VMs are created at once. Changing it replaces the VM.
      * 
      */
@@ -432,6 +447,7 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
         this.started = $.started;
         this.stopOnDestroy = $.stopOnDestroy;
         this.tags = $.tags;
+        this.template = $.template;
         this.vmId = $.vmId;
     }
 
@@ -985,6 +1001,27 @@ public final class VirtualMachineArgs extends com.pulumi.resources.ResourceArgs 
          */
         public Builder tags(String... tags) {
             return tags(List.of(tags));
+        }
+
+        /**
+         * @param template Make the VM a template once it is created and configured (Proxmox&#39;s &#34;Convert to template&#34;): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template&#39;s disks cannot move to another storage.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder template(@Nullable Output<Boolean> template) {
+            $.template = template;
+            return this;
+        }
+
+        /**
+         * @param template Make the VM a template once it is created and configured (Proxmox&#39;s &#34;Convert to template&#34;): it is never started, its disks become read-only base volumes, and other VMs clone it (`clone.vmId`), linked clones included. Default `false`. A VM turns into a template in place (it is shut down first); a template cannot turn back into a VM, so setting `false` replaces it. A template&#39;s disks cannot move to another storage.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder template(Boolean template) {
+            return template(Output.of(template));
         }
 
         /**

@@ -16,7 +16,7 @@ import java.util.StringJoiner;
          */
         Iso("iso"),
         /**
-         * A disk image (`.raw`, `.qcow2`, `.vmdk`, `.img`, `.ova`) to import as a VM disk (Proxmox VE 8.4+).
+         * A disk image (`.raw`, `.qcow2`, `.vmdk`, or an `.ova` archive) for a VirtualMachine disk&#39;s `importFrom` (Proxmox VE 8.4+; the storage needs content type `import`).
          * 
          */
         Import("import");

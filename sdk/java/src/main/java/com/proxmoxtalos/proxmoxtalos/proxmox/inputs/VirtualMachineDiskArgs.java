@@ -50,6 +50,21 @@ public final class VirtualMachineDiskArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
+     * Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `&lt;storage&gt;:import/&lt;file&gt;` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM&#39;s disk (`&lt;storage&gt;:vm-&lt;vmid&gt;-disk-&lt;n&gt;`). The volume must be on a storage the VM&#39;s node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image&#39;s size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+     * 
+     */
+    @Import(name="importFrom")
+    private @Nullable Output<String> importFrom;
+
+    /**
+     * @return Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `&lt;storage&gt;:import/&lt;file&gt;` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM&#39;s disk (`&lt;storage&gt;:vm-&lt;vmid&gt;-disk-&lt;n&gt;`). The volume must be on a storage the VM&#39;s node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image&#39;s size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+     * 
+     */
+    public Optional<Output<String>> importFrom() {
+        return Optional.ofNullable(this.importFrom);
+    }
+
+    /**
      * The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
      * 
      */
@@ -129,6 +144,7 @@ public final class VirtualMachineDiskArgs extends com.pulumi.resources.ResourceA
     private VirtualMachineDiskArgs(VirtualMachineDiskArgs $) {
         this.cache = $.cache;
         this.discard = $.discard;
+        this.importFrom = $.importFrom;
         this.interface_ = $.interface_;
         this.iothread = $.iothread;
         this.size = $.size;
@@ -194,6 +210,27 @@ public final class VirtualMachineDiskArgs extends com.pulumi.resources.ResourceA
          */
         public Builder discard(Boolean discard) {
             return discard(Output.of(discard));
+        }
+
+        /**
+         * @param importFrom Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `&lt;storage&gt;:import/&lt;file&gt;` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM&#39;s disk (`&lt;storage&gt;:vm-&lt;vmid&gt;-disk-&lt;n&gt;`). The volume must be on a storage the VM&#39;s node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image&#39;s size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder importFrom(@Nullable Output<String> importFrom) {
+            $.importFrom = importFrom;
+            return this;
+        }
+
+        /**
+         * @param importFrom Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `&lt;storage&gt;:import/&lt;file&gt;` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM&#39;s disk (`&lt;storage&gt;:vm-&lt;vmid&gt;-disk-&lt;n&gt;`). The volume must be on a storage the VM&#39;s node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image&#39;s size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder importFrom(String importFrom) {
+            return importFrom(Output.of(importFrom));
         }
 
         /**

@@ -26,6 +26,11 @@ public final class VirtualMachineDisk {
      */
     private @Nullable Boolean discard;
     /**
+     * @return Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `&lt;storage&gt;:import/&lt;file&gt;` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM&#39;s disk (`&lt;storage&gt;:vm-&lt;vmid&gt;-disk-&lt;n&gt;`). The volume must be on a storage the VM&#39;s node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image&#39;s size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+     * 
+     */
+    private @Nullable String importFrom;
+    /**
      * @return The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
      * 
      */
@@ -65,6 +70,13 @@ public final class VirtualMachineDisk {
      */
     public Optional<Boolean> discard() {
         return Optional.ofNullable(this.discard);
+    }
+    /**
+     * @return Fill the new disk with a copy of this volume instead of leaving it blank: a disk image `&lt;storage&gt;:import/&lt;file&gt;` (`.raw`, `.qcow2` or `.vmdk`; the `volumeId` of a DownloadFile with content `import`, such as a Talos `nocloud-amd64.qcow2` from the Image Factory) or another VM&#39;s disk (`&lt;storage&gt;:vm-&lt;vmid&gt;-disk-&lt;n&gt;`). The volume must be on a storage the VM&#39;s node can read. Proxmox copies it when the disk is created, then the disk grows to `size`, which must be at least the image&#39;s size. Used only when the disk is created: changing it later records the new source but leaves the disk as it is (replace the VM to start again from an image; upgrade Talos through its API).
+     * 
+     */
+    public Optional<String> importFrom() {
+        return Optional.ofNullable(this.importFrom);
     }
     /**
      * @return The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
@@ -113,6 +125,7 @@ public final class VirtualMachineDisk {
     public static final class Builder {
         private @Nullable DiskCache cache;
         private @Nullable Boolean discard;
+        private @Nullable String importFrom;
         private String interface_;
         private @Nullable Boolean iothread;
         private Integer size;
@@ -123,6 +136,7 @@ public final class VirtualMachineDisk {
     	      Objects.requireNonNull(defaults);
     	      this.cache = defaults.cache;
     	      this.discard = defaults.discard;
+    	      this.importFrom = defaults.importFrom;
     	      this.interface_ = defaults.interface_;
     	      this.iothread = defaults.iothread;
     	      this.size = defaults.size;
@@ -140,6 +154,12 @@ public final class VirtualMachineDisk {
         public Builder discard(@Nullable Boolean discard) {
 
             this.discard = discard;
+            return this;
+        }
+        @CustomType.Setter
+        public Builder importFrom(@Nullable String importFrom) {
+
+            this.importFrom = importFrom;
             return this;
         }
         @CustomType.Setter("interface")
@@ -182,6 +202,7 @@ public final class VirtualMachineDisk {
             final var _resultValue = new VirtualMachineDisk();
             _resultValue.cache = cache;
             _resultValue.discard = discard;
+            _resultValue.importFrom = importFrom;
             _resultValue.interface_ = interface_;
             _resultValue.iothread = iothread;
             _resultValue.size = size;

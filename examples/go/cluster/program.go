@@ -1,0 +1,95 @@
+// Package cluster declares a Talos Kubernetes cluster on Proxmox VE with the TalosCluster
+// component: three control planes behind a VIP, a worker pool and the Talos cloud
+// controller manager. The project's main.go runs Program; tests run it inline.
+package cluster
+
+import (
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+
+	"github.com/proxmoxtalos/proxmoxtalos/sdk/go/proxmoxtalos"
+)
+
+// Program reads the stack configuration (see README.md) and declares the cluster. It
+// exports kubeconfig and talosconfig as secrets, the API endpoint and the nodes.
+func Program(ctx *pulumi.Context) error {
+	cfg := config.New(ctx, "")
+
+	var hostNames, dnsServers []string
+	cfg.RequireObject("hosts", &hostNames)
+	if err := cfg.GetObject("dnsServers", &dnsServers); err != nil {
+		return err
+	}
+	hosts := proxmoxtalos.HostArray{}
+	for _, h := range hostNames {
+		hosts = append(hosts, proxmoxtalos.HostArgs{
+			Node:        pulumi.String(h),
+			DiskStorage: pulumi.String(orDefault(cfg.Get("diskStorage"), "local-lvm")),
+		})
+	}
+	workers := 1
+	if n, err := cfg.TryInt("workerCount"); err == nil {
+		workers = n
+	}
+
+	cluster, err := proxmoxtalos.NewTalosCluster(ctx, "cluster", &proxmoxtalos.TalosClusterArgs{
+		ClusterName:       orDefault(cfg.Get("clusterName"), "talos"),
+		TalosVersion:      optional(cfg.Get("talosVersion")),
+		KubernetesVersion: optional(cfg.Get("kubernetesVersion")),
+		Hosts:             hosts,
+		Image: proxmoxtalos.ImageArgs{
+			IsoStorage: pulumi.String(orDefault(cfg.Get("isoStorage"), "local")),
+			// An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
+			FactoryUrl: pulumi.StringPtrFromPtr(optional(cfg.Get("imageFactoryUrl"))),
+		},
+		Network: proxmoxtalos.NetworkArgs{
+			Bridge:     pulumi.String(orDefault(cfg.Get("bridge"), "vmbr0")),
+			Subnet:     pulumi.String(cfg.Require("subnet")),
+			Gateway:    pulumi.String(cfg.Require("gateway")),
+			DnsServers: pulumi.ToStringArray(dnsServers),
+			AddressRange: proxmoxtalos.AddressRangeArgs{
+				Start: pulumi.String(cfg.Require("addressRangeStart")),
+				End:   pulumi.String(cfg.Require("addressRangeEnd")),
+			},
+		},
+		// The Kubernetes API answers on the VIP once etcd runs; the endpoint defaults to it.
+		Vip: pulumi.StringRef(cfg.Require("vip")),
+		ControlPlane: proxmoxtalos.ControlPlaneArgs{
+			Count: pulumi.Int(3),
+			Size:  proxmoxtalos.VmSizeArgs{Cores: pulumi.Int(2), MemoryMiB: pulumi.Int(4096), DiskGiB: pulumi.Int(20)},
+		},
+		WorkerPools: proxmoxtalos.WorkerPoolArray{proxmoxtalos.WorkerPoolArgs{
+			Name:  pulumi.String("workers"),
+			Count: pulumi.Int(workers),
+			Size:  proxmoxtalos.VmSizeArgs{Cores: pulumi.Int(2), MemoryMiB: pulumi.Int(4096), DiskGiB: pulumi.Int(20)},
+		}},
+		// The Talos CCM (nodes get spec.providerID) and the kubelet serving certificate
+		// approver; on by default, spelled out here.
+		CloudControllerManager: proxmoxtalos.CloudControllerManagerArgs{Enabled: pulumi.Bool(true)},
+	})
+	if err != nil {
+		return err
+	}
+
+	ctx.Export("kubeconfig", pulumi.ToSecret(cluster.Kubeconfig))
+	ctx.Export("talosconfig", pulumi.ToSecret(cluster.Talosconfig))
+	ctx.Export("endpoint", cluster.Endpoint)
+	ctx.Export("nodes", cluster.Nodes)
+	ctx.Export("summary", cluster.Summary)
+	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// optional is nil for an unset config value, so the component applies its default.
+func optional(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,55 @@
+"""A Talos Kubernetes cluster on Proxmox VE with the TalosCluster component: three control
+planes behind a VIP, a worker pool and the Talos cloud controller manager."""
+
+from typing import List, Optional
+
+import pulumi
+import pulumi_proxmoxtalos as proxmoxtalos
+
+
+def talos_cluster() -> None:
+    """Reads the stack configuration (see README.md), declares the cluster and exports
+    kubeconfig and talosconfig (secrets), the API endpoint and the nodes."""
+    config = pulumi.Config()
+    disk_storage = config.get("diskStorage") or "local-lvm"
+    hosts: List[str] = config.require_object("hosts")
+    dns_servers: Optional[List[str]] = config.get_object("dnsServers")
+    size = proxmoxtalos.VmSizeArgs(cores=2, memory_mi_b=4096, disk_gi_b=20)
+
+    cluster = proxmoxtalos.TalosCluster(
+        "cluster",
+        cluster_name=config.get("clusterName") or "talos",
+        talos_version=config.get("talosVersion"),
+        kubernetes_version=config.get("kubernetesVersion"),
+        hosts=[proxmoxtalos.HostArgs(node=node, disk_storage=disk_storage) for node in hosts],
+        image=proxmoxtalos.ImageArgs(
+            iso_storage=config.get("isoStorage") or "local",
+            # An Image Factory mirror (air-gapped sites, the lab); default factory.talos.dev.
+            factory_url=config.get("imageFactoryUrl"),
+        ),
+        network=proxmoxtalos.NetworkArgs(
+            bridge=config.get("bridge") or "vmbr0",
+            subnet=config.require("subnet"),
+            gateway=config.require("gateway"),
+            dns_servers=dns_servers,
+            address_range=proxmoxtalos.AddressRangeArgs(
+                start=config.require("addressRangeStart"),
+                end=config.require("addressRangeEnd"),
+            ),
+        ),
+        # The Kubernetes API answers on the VIP once etcd runs; the endpoint defaults to it.
+        vip=config.require("vip"),
+        control_plane=proxmoxtalos.ControlPlaneArgs(count=3, size=size),
+        worker_pools=[
+            proxmoxtalos.WorkerPoolArgs(name="workers", count=config.get_int("workerCount") or 1, size=size),
+        ],
+        # The Talos CCM (nodes get spec.providerID) and the kubelet serving certificate
+        # approver; on by default, spelled out here.
+        cloud_controller_manager=proxmoxtalos.CloudControllerManagerArgs(enabled=True),
+    )
+
+    pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
+    pulumi.export("talosconfig", pulumi.Output.secret(cluster.talosconfig))
+    pulumi.export("endpoint", cluster.endpoint)
+    pulumi.export("nodes", cluster.nodes)
+    pulumi.export("summary", cluster.summary)

@@ -1,0 +1,69 @@
+package proxmox
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// memoryNeed is the memory in MiB a change asks of its node at the next
+// start: all of it for a new VM, the growth for an existing one. 0 means
+// nothing to check: the memory is not given or does not grow, or the VM
+// will not run (started: false, a template).
+func memoryNeed(a VirtualMachineArgs, old *VirtualMachineArgs) int {
+	if a.Memory == nil || !wantsRunning(a) {
+		return 0
+	}
+	if old == nil {
+		return a.Memory.Dedicated
+	}
+	if old.Memory == nil || !wantsRunning(*old) {
+		return 0 // what the VM has now is not known from the inputs
+	}
+	return max(a.Memory.Dedicated-old.Memory.Dedicated, 0)
+}
+
+// memoryWarning says, with the numbers, when needMiB does not fit the free
+// memory of the node; "" when it fits or the node's memory is unknown. It is
+// a warning, not an error: other VMs may stop before this one starts.
+// othersMiB is what other VMs this program creates on the node will take.
+func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n pve.NodeInfo, othersMiB, others int) string {
+	if needMiB <= 0 || n.MaxMem == 0 {
+		return ""
+	}
+	const mib = 1 << 20
+	total, used := int(n.MaxMem/mib), int(min(n.Mem, n.MaxMem)/mib)
+	free := total - used
+	if needMiB+othersMiB <= free {
+		return ""
+	}
+	var b strings.Builder
+	if old == nil {
+		fmt.Fprintf(&b, "memory.dedicated: the VM needs %d MiB ", needMiB)
+	} else {
+		fmt.Fprintf(&b, "memory.dedicated: growing the VM from %d to %d MiB needs %d MiB more ",
+			old.Memory.Dedicated, a.Memory.Dedicated, needMiB)
+	}
+	fmt.Fprintf(&b, "but node %s has %d MiB free (%d MiB total, %d MiB in use)", n.Name, free, total, used)
+	if others > 0 {
+		fmt.Fprintf(&b, ", and %d other new VM(s) of this program will take %d MiB of it", others, othersMiB)
+	}
+	b.WriteString(". Proxmox will refuse to start it (kvm: cannot set up guest memory: Cannot allocate memory) " +
+		"unless other VMs on the node stop first. Give it less memory, or place it on another node.")
+	return b.String()
+}
+
+// checkMemory records what a new VM will take on its node and returns the
+// warning for it, if any.
+func checkMemory(c *pve.Client, name string, a VirtualMachineArgs, old *VirtualMachineArgs, n pve.NodeInfo) string {
+	need := memoryNeed(a, old)
+	claims := c.MemoryClaims()
+	if old != nil || need == 0 {
+		claims.Release(name)
+		othersMiB, others := claims.Claimed(n.Name, name)
+		return memoryWarning(a, old, need, n, othersMiB, others)
+	}
+	othersMiB, others := claims.Claim(n.Name, name, need)
+	return memoryWarning(a, old, need, n, othersMiB, others)
+}

@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+
+	"github.com/proxmoxtalos/proxmoxtalos/examples/go/cluster"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+)
+
+// componentExampleConfig is the stack configuration of the TalosCluster examples for a
+// lab: nodes allocated from .11-.30 of the lab's block, the VIP at .10, one worker.
+func componentExampleConfig(l *exampleLab, project string) auto.ConfigMap {
+	cfg := exampleClusterConfig(l, project)
+	cfg[project+":addressRangeStart"] = auto.ConfigValue{Value: l.addr(11)}
+	cfg[project+":addressRangeEnd"] = auto.ConfigValue{Value: l.addr(30)}
+	cfg[project+":workerCount"] = auto.ConfigValue{Value: "1"}
+	cfg[project+":imageFactoryUrl"] = auto.ConfigValue{Value: l.FactoryURL()}
+	return cfg
+}
+
+// The Go TalosCluster example (examples/go), its Program run inline through the Go
+// Automation API against the lab: up, a second preview without changes, destroy.
+func TestExampleGo(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	l := startExampleLab(t)
+	env := harness.NewEnv(t)
+	const project = "proxmoxtalos-go"
+	stack := harness.InlineStack(t, env, project, cluster.Program, nil)
+	ctx := context.Background()
+	if err := stack.SetAllConfig(ctx, componentExampleConfig(l, project)); err != nil {
+		t.Fatal(err)
+	}
+
+	up, err := stack.Up(ctx, optup.ProgressStreams(testWriter{t}))
+	if err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	t.Logf("up took %s", time.Since(start).Round(time.Millisecond))
+	checkClusterOutputs(t, l, up.Outputs, 4)
+
+	preview, err := stack.Preview(ctx, optpreview.ExpectNoChanges())
+	if err != nil {
+		t.Fatalf("second preview: %v", err)
+	}
+	if changed := changes(opCounts(preview.ChangeSummary)); changed != "" {
+		t.Errorf("second preview reports changes: %s", changed)
+	}
+
+	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(testWriter{t})); err != nil {
+		t.Fatalf("destroy: %v", err)
+	}
+	l.requireEmpty(t)
+	t.Logf("TestExampleGo took %s", time.Since(start).Round(time.Millisecond))
+}
