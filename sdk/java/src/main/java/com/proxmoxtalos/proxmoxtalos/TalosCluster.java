@@ -65,7 +65,7 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
      * 
      */
     public Output<String> kubeconfig() {
-        return this.kubeconfig;
+        return this.kubeconfig.asSecret();
     }
     /**
      * The Kubernetes version the nodes are planned to run.
@@ -93,7 +93,7 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
      * 
      */
     public Output<String> machineSecrets() {
-        return this.machineSecrets;
+        return this.machineSecrets.asSecret();
     }
     /**
      * Every node: name, role, Proxmox node, VMID, address and MAC, control planes first.
@@ -149,7 +149,7 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
      * 
      */
     public Output<String> talosconfig() {
-        return this.talosconfig;
+        return this.talosconfig.asSecret();
     }
     /**
      * Things worth knowing that did not stop the update (for example control planes that share a host).
@@ -201,11 +201,6 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
     private static com.pulumi.resources.ComponentResourceOptions makeResourceOptions(@Nullable com.pulumi.resources.ComponentResourceOptions options, @Nullable Output<java.lang.String> id) {
         var defaultOptions = com.pulumi.resources.ComponentResourceOptions.builder()
             .version(Utilities.getVersion())
-            .additionalSecretOutputs(List.of(
-                "kubeconfig",
-                "machineSecrets",
-                "talosconfig"
-            ))
             .build();
         return com.pulumi.resources.ComponentResourceOptions.merge(defaultOptions, options, id);
     }
