@@ -183,13 +183,18 @@ python-sdk-check:
 	done
 	@echo "python SDK: type hints checked with mypy"
 
-# Maven compile against com.pulumi:pulumi from Maven Central; offline once dependencies
-# for this pom.xml have been fetched into .cache/m2.
+# The jar a user would get (sdk/java built with Maven against com.pulumi:pulumi from Maven
+# Central, installed into .cache/m2), then tests/sdks/java against that jar under the Java SDK's
+# mocks: the component's secret outputs are secret in Java too. Offline once the dependencies
+# of both pom.xml files have been fetched into .cache/m2.
 .PHONY: java-sdk-check
 java-sdk-check:
-	@stamp=$(CACHE)/m2/.resolved-$$(sha256sum sdk/java/pom.xml | cut -c1-16); \
+	@stamp=$(CACHE)/m2/.resolved-$$(cat sdk/java/pom.xml tests/sdks/java/pom.xml | sha256sum | cut -c1-16); \
 	if [ -f $$stamp ]; then offline=-o; else offline=; fi; \
-	cd sdk/java && $(MVN) $$offline compile 2>&1 | sed 's/\x1b\[0m//g' && touch $$stamp && echo "java SDK: compiles with Maven"
+	(cd sdk/java && $(MVN) $$offline install) 2>&1 | sed 's/\x1b\[0m//g'; \
+	echo "java SDK: compiles with Maven, jar installed into .cache/m2"; \
+	(cd tests/sdks/java && $(MVN) $$offline -Dsdk.version=$(VERSION) test) 2>&1 | sed 's/\x1b\[0m//g'; \
+	touch $$stamp; echo "java SDK: tests/sdks/java passes against the jar (secret outputs are secret)"
 
 # ---------------------------------------------------------------------------------------------
 # The lab and the demo.

@@ -37,6 +37,10 @@ func generate(schemaJSON []byte) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the Java SDK: %w", err)
 	}
+	// pulumi-java's output for components with secret outputs does not compile (components.go).
+	if err := fixComponentSecrets(pkg, files); err != nil {
+		return nil, err
+	}
 	info, ok := pkg.Language["java"].(*java.PackageInfo)
 	if !ok {
 		return nil, fmt.Errorf("the Java generator recorded no package info (got %T)", pkg.Language["java"])

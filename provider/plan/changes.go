@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,13 +77,21 @@ func Compare(old, next *State) Summary {
 		}
 	}
 	if old != nil {
-		var removed []NodeChange
+		// In plan order (pool, then ordinal), not in the order of the old
+		// state, which a rebuilt state sorts by VMID: VMIDs follow the
+		// order parallel creates reached Proxmox.
+		var gone []NodeState
 		for _, o := range old.Nodes {
 			if next.node(o.Name) == nil {
-				removed = append(removed, NodeChange{Name: o.Name, Role: o.Role, Action: ActionRemove})
+				gone = append(gone, o)
 			}
 		}
-		s.Nodes = append(s.Nodes, removed...)
+		slices.SortStableFunc(gone, func(a, b NodeState) int {
+			return cmp.Or(strings.Compare(a.Pool, b.Pool), a.Ordinal-b.Ordinal)
+		})
+		for _, o := range gone {
+			s.Nodes = append(s.Nodes, NodeChange{Name: o.Name, Role: o.Role, Action: ActionRemove})
+		}
 	}
 	// Control planes first, keeping each role's order.
 	slices.SortStableFunc(s.Nodes, func(a, b NodeChange) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -68,7 +69,8 @@ func (*VirtualMachine) WireDependencies(f infer.FieldSelector, a *VirtualMachine
 	f.OutputField(&s.MACAddresses).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.Clone))
 	for _, out := range []any{&s.IPv4Addresses, &s.IPv6Addresses} {
 		f.OutputField(out).DependsOn(f.InputField(&a.NetworkDevices), f.InputField(&a.CloudInit),
-			f.InputField(&a.Started), f.InputField(&a.Agent), f.InputField(&a.Clone), f.InputField(&a.ISO))
+			f.InputField(&a.Started), f.InputField(&a.Agent), f.InputField(&a.Clone), f.InputField(&a.ISO),
+			f.InputField(&a.Template))
 	}
 }
 
@@ -344,5 +346,13 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 		}
 	}
 	pve.Logf(ctx, "destroying %s and its disks", ref)
-	return infer.DeleteResponse{}, c.DeleteVM(ctx, ref)
+	err = c.DeleteVM(ctx, ref)
+	// qemu-server QemuServer.pm destroy_vm: "base volume '...' is still in
+	// use by linked cloned"
+	if err != nil && strings.Contains(err.Error(), "still in use by linked clone") {
+		return infer.DeleteResponse{}, fmt.Errorf("%s is a template and linked clones still use its disks: destroy "+
+			"those VMs first (a program does so by itself when the clones take clone.vmId from this template's "+
+			"vmId output), or replace them with full clones: %w", ref, err)
+	}
+	return infer.DeleteResponse{}, err
 }

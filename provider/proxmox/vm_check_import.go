@@ -63,7 +63,7 @@ func checkImports(ctx context.Context, c *pve.Client, v *validator, a VirtualMac
 				"(download it there with a DownloadFile on that node)", vol, storage, a.Node, a.Node)
 			continue
 		}
-		found, ok, err := c.FindVolume(ctx, a.Node, storage, vol)
+		_, ok, err := c.FindVolume(ctx, a.Node, storage, vol)
 		if err != nil {
 			return fmt.Errorf("looking for %s on node %s: %w", vol, a.Node, err)
 		}
@@ -72,10 +72,15 @@ func checkImports(ctx context.Context, c *pve.Client, v *validator, a VirtualMac
 				"node %s; local storage is per node)", vol, a.Node, a.Node)
 			continue
 		}
-		if need := ceilGiB(found.Size); need > d.Size {
-			v.fail(fmt.Sprintf("disks[%d].size", i), "%s is %s, larger than the %d GiB disk %s: Proxmox copies "+
-				"the whole image and cannot shrink it. Set size to %d or more", vol, humanBytes(found.Size), d.Size,
-				d.Interface, need)
+		// the disk the image holds, not the file: a qcow2 is smaller
+		size, err := c.VolumeSize(ctx, a.Node, storage, vol)
+		if err != nil {
+			return fmt.Errorf("reading the size of %s on node %s: %w", vol, a.Node, err)
+		}
+		if need := ceilGiB(size); need > d.Size {
+			v.fail(fmt.Sprintf("disks[%d].size", i), "%s holds a disk of %s, more than the %d GiB of disk %s: "+
+				"Proxmox copies the whole image and cannot shrink it. Set size to %d or more", vol, humanBytes(size),
+				d.Size, d.Interface, need)
 		}
 	}
 	return nil

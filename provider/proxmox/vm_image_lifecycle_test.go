@@ -76,6 +76,14 @@ func TestVirtualMachineFromDiskImageAndTemplate(t *testing.T) {
 		t.Errorf("an image on another node's local storage: %v", f)
 	}
 
+	// the qcow2 file is smaller than the 1246 MiB disk it holds, which does
+	// not fit 1 GiB
+	tooSmall := imageVM("pve1", "x", volume, 1)
+	if f := e.checkFailures(vmType, "x", property.Map{}, property.NewMap(tooSmall)); !failureAt(f, "disks[0].size", "holds a disk of 1.22 GiB") ||
+		!failureAt(f, "disks[0].size", "Set size to 2 or more") {
+		t.Errorf("a 1246 MiB image into a 1 GiB disk: %v", f)
+	}
+
 	// a VM booting the imported image; the disk grows to 8 GiB
 	goldenIn := property.NewMap(imageVM("pve1", "talos-golden", volume, 8))
 	goldenID, golden := e.create(vmType, "golden", goldenIn)
@@ -185,7 +193,7 @@ func TestVirtualMachineFromDiskImageAndTemplate(t *testing.T) {
 	// importing another VM's disk into a smaller disk cannot work
 	baseDisk := "local-lvm:base-" + strconv.Itoa(gid) + "-disk-0"
 	small := imageVM("pve1", "small", baseDisk, 4)
-	if f := e.checkFailures(vmType, "small", property.Map{}, property.NewMap(small)); !failureAt(f, "disks[0].size", "Set size to 8 or more") {
+	if f := e.checkFailures(vmType, "small", property.Map{}, property.NewMap(small)); !failureAt(f, "disks[0].size", "holds a disk of 8 GiB") {
 		t.Errorf("an 8 GiB source into a 4 GiB disk: %v", f)
 	}
 
@@ -195,6 +203,11 @@ func TestVirtualMachineFromDiskImageAndTemplate(t *testing.T) {
 		t.Errorf("template: false: %v", diffKinds(d))
 	}
 
+	// the template cannot go before its linked clone
+	err = e.s.Delete(p.DeleteRequest{Urn: urn(vmType, "golden"), ID: goldenID, Properties: rd.Properties})
+	if err == nil || !strings.Contains(err.Error(), "linked clones still use its disks: destroy those VMs first") {
+		t.Errorf("deleting a template with a linked clone: %v", err)
+	}
 	e.delete(vmType, "w1", fullID, full)
 	e.delete(vmType, "cp1", cpID, cp)
 	e.delete(vmType, "golden", goldenID, rd.Properties)

@@ -231,8 +231,11 @@ func planDisks(p *configPlan, old *VirtualMachineArgs, a VirtualMachineArgs, liv
 			diskOptions(d, kv)
 			if d.ImportFrom != nil && *d.ImportFrom != "" {
 				// "<storage>:0,import-from=<volume>" is the only form Proxmox
-				// accepts (qemu-server API2/Qemu.pm check_drive_param); the
-				// copy has the image's size and grows to d.Size afterwards
+				// accepts (qemu-server API2/Qemu.pm check_drive_param; the
+				// scsiN/virtioN/... description in apidata 8.4.0 and 9.1.3:
+				// "Use STORAGE_ID:0 and the 'import-from' parameter"); the
+				// copy has the image's (virtual) size and grows to d.Size
+				// afterwards (create_disks, import_from_volid)
 				kv["import-from"] = *d.ImportFrom
 				p.Set[d.Interface] = d.Storage + ":0" + optSuffix(kv)
 				p.Imports = append(p.Imports, d.Interface)

@@ -100,6 +100,27 @@ func (c *Client) FindVolume(ctx context.Context, node, storage, volid string) (V
 	return Volume{}, false, nil
 }
 
+// VolumeSize is the size of the disk a volume holds, in bytes (GET
+// .../content/{volume}: pve-storage volume_size_info, which asks qemu-img
+// for an image's virtual size). A content list shows the size of the file
+// instead, which for a qcow2 or vmdk image is less.
+func (c *Client) VolumeSize(ctx context.Context, node, storage, volid string) (uint64, error) {
+	var info struct {
+		Size json.Number `json:"size"`
+	}
+	path := fmt.Sprintf("/nodes/%s/storage/%s/content/%s", node, storage, url.PathEscape(volid))
+	err := DefaultRetry.Retry(ctx, fmt.Sprintf("reading the size of %s on node %s", volid, node), true,
+		func(ctx context.Context) error { return c.get(ctx, path, &info) })
+	if err != nil {
+		return 0, err
+	}
+	size, err := info.Size.Int64()
+	if err != nil || size < 0 {
+		return 0, fmt.Errorf("Proxmox answered size %q for %s on node %s", info.Size, volid, node)
+	}
+	return uint64(size), nil
+}
+
 // DeleteVolume removes a volume; a volume that is already gone is success.
 // Proxmox fails the delete task of a missing file ("unlink ... No such file
 // or directory"), so the content list is asked first and after a failure.

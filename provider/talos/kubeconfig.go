@@ -81,6 +81,16 @@ type KubeconfigState struct {
 	ExpiresAt     string `pulumi:"expiresAt"`
 }
 
+// WireDependencies marks the kubeconfig secret: infer v1.5.0 marks an output
+// secret only when it echoes a secret input or is wired AlwaysSecret, not for
+// its provider:"secret" tag (that tag only reaches the schema), so without
+// this the kubeconfig is stored in plain text in the state of programs whose
+// SDK does not add the schema's secret outputs itself (the Go SDK, and so the
+// TalosCluster component).
+func (*Kubeconfig) WireDependencies(f infer.FieldSelector, _ *KubeconfigArgs, state *KubeconfigState) {
+	f.OutputField(&state.KubeconfigRaw).AlwaysSecret()
+}
+
 // Annotate documents the outputs.
 func (s *KubeconfigState) Annotate(a infer.Annotator) {
 	a.Describe(&s.KubeconfigRaw, "The admin kubeconfig (YAML).")

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -59,4 +61,20 @@ func TestExampleGo(t *testing.T) {
 	}
 	l.requireEmpty(t)
 	t.Logf("TestExampleGo took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// The Go examples are modules of their own, as a user builds them (pulumi up runs go build
+// in the folder): their main packages and go.mod/go.sum must build and vet there. The tests
+// above import only their cluster packages, through the root module.
+func TestGoExamplesBuildAsModules(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"go", "go-resources"} {
+		dir := filepath.Join(harness.RepoRoot(t), "examples", name)
+		env := append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+		for _, args := range [][]string{{"build", "-o", os.DevNull, "."}, {"vet", "./..."}} {
+			if _, err := run(dir, env, "go", args...); err != nil {
+				t.Errorf("examples/%s: %v", name, err)
+			}
+		}
+	}
 }

@@ -49,7 +49,7 @@ func prepareNode(repo string) (string, error) {
 		return "", err
 	}
 
-	root, err := os.MkdirTemp("", "proxmoxtalos-e2e-node-")
+	root, err := processTempDir("proxmoxtalos-e2e-node-")
 	if err != nil {
 		return "", err
 	}

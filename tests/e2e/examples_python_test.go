@@ -64,7 +64,7 @@ func preparePython(repo string) (*pythonEnv, error) {
 	}
 
 	// The wheel a user installs, built without network (setuptools is pinned in the venv).
-	tmp, err := os.MkdirTemp("", "proxmoxtalos-e2e-python-")
+	tmp, err := processTempDir("proxmoxtalos-e2e-python-")
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -53,6 +54,23 @@ func installOnce(stampFile string, pinFiles []string, install func() error) erro
 		return err
 	}
 	return os.WriteFile(stampFile, []byte(want+"\n"), 0o644)
+}
+
+// processTempDir makes a temp folder for this test process's prepared toolchains, which
+// outlive single tests and so cannot live in t.TempDir. Folders that earlier processes left
+// behind (their PID is gone) are removed first.
+func processTempDir(prefix string) (string, error) {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
+	for _, dir := range old {
+		var pid int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(filepath.Base(dir), prefix), "%d-", &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	return os.MkdirTemp("", fmt.Sprintf("%s%d-", prefix, os.Getpid()))
 }
 
 // cmdTimeout bounds one tool run (npm, tsc, pip, mypy, mvn, a runner step).

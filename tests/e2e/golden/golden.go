@@ -37,10 +37,17 @@ var patterns = []struct {
 	// Random MACs (BC:24:11 is the lab's prefix) and UUIDs.
 	{regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}:){5}[0-9a-f]{2}\b`), "<mac>"},
 	{regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), "<uuid>"},
+	// Digests of configurations and VM settings: they fingerprint values
+	// that hold random secrets or MACs. (Stable IDs such as a schematic ID
+	// are protected by a Literal replacement.)
+	{regexp.MustCompile(`\b[0-9a-f]{16,64}\b`), "<digest>"},
+	{regexp.MustCompile(`\(config [0-9a-f]{8}\)`), "(config <digest>)"},
 	// Loopback ports of lab servers not given as literals.
 	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<port>"},
-	// Trailing spaces the CLI pads lines with.
+	// Trailing spaces, and the padding that aligns map keys (its width
+	// depends on the longest key, which may hold a normalised value).
 	{regexp.MustCompile(`(?m)[ \t]+$`), ""},
+	{regexp.MustCompile(`(\S) +:(\s)`), "$1:$2"},
 }
 
 // Normalize returns text with run-specific values replaced.
@@ -105,4 +112,64 @@ func Check(t testing.TB, path, got string) {
 
 	t.Errorf("output differs from %s at line %d (run with -update to accept it, then review the diff):\n--- want\n%s\n--- got\n%s",
 		path, line+1, want, got)
+}
+
+// stepHeader starts a resource's block in `pulumi preview` output: four
+// spaces, the operation and type, the operation in parentheses.
+var stepHeader = regexp.MustCompile(`^ {4}[^ \[].*: \([a-z-]+\)$`)
+
+var urnLine = regexp.MustCompile(`^ +\[urn=(.*)\]$`)
+
+// SortSteps orders the resource blocks of a preview by resource name and
+// type (each node's resources together): the engine
+// reports steps of independent resources in the order it reaches them,
+// which varies between runs. Lines outside the blocks keep their place.
+func SortSteps(text string) string {
+	lines := strings.Split(text, "\n")
+
+	type block struct {
+		urn   string
+		lines []string
+	}
+
+	var out []string
+
+	for i := 0; i < len(lines); {
+		if !stepHeader.MatchString(lines[i]) {
+			out = append(out, lines[i])
+			i++
+
+			continue
+		}
+
+		// A run of consecutive blocks.
+		var blocks []block
+
+		for i < len(lines) && stepHeader.MatchString(lines[i]) {
+			b := block{lines: []string{lines[i]}}
+			i++
+
+			for i < len(lines) && strings.HasPrefix(lines[i], "     ") && !stepHeader.MatchString(lines[i]) {
+				if m := urnLine.FindStringSubmatch(lines[i]); m != nil && b.urn == "" {
+					// By resource name, then type: each node's
+					// resources together.
+					j := max(strings.LastIndex(m[1], "::"), 0)
+					b.urn = strings.TrimPrefix(m[1][j:], "::") + " " + m[1][:j]
+				}
+
+				b.lines = append(b.lines, lines[i])
+				i++
+			}
+
+			blocks = append(blocks, b)
+		}
+
+		sort.SliceStable(blocks, func(a, b int) bool { return blocks[a].urn < blocks[b].urn })
+
+		for _, b := range blocks {
+			out = append(out, b.lines...)
+		}
+	}
+
+	return strings.Join(out, "\n")
 }

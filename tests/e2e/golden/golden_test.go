@@ -25,6 +25,8 @@ func TestNormalize(t *testing.T) {
 		"  ~ machine.env.https_proxy: \"(sensitive, hmac:bb0666ef5d0a)\" => \"(sensitive, hmac:a5ce32d3b002)\"\n" +
 		"  mac BC:24:11:0A:1b:2C uuid 0b8e1c1e-4a43-4c1e-9d2f-0a1b2c3d4e5f at 01:07:33\n" +
 		"waiting (12s so far) [250ms]\n" +
+		"  [0]: \"867c914a3bbb88137bd915a09fa16511d752ead9509758cf30c756dc965715e2\" vm 2/1 017f96cad6077f02 (config 6c3f270b)\n" +
+		"  cores   : 2\n  sockets: 1\n" +
 		"Duration: 3m2s\n"
 
 	want := "~ vm: [id=pve1/101]\n" +
@@ -34,6 +36,8 @@ func TestNormalize(t *testing.T) {
 		"  ~ machine.env.https_proxy: \"(sensitive, hmac:<fingerprint>)\" => \"(sensitive, hmac:<fingerprint>)\"\n" +
 		"  mac <mac> uuid <uuid> at 01:07:33\n" +
 		"waiting (<duration>) [<duration>]\n" +
+		"  [0]: \"<digest>\" vm 2/1 <digest> (config <digest>)\n" +
+		"  cores: 2\n  sockets: 1\n" +
 		"Duration: <duration>\n"
 
 	if got := n.Normalize(in); got != want {
@@ -67,3 +71,47 @@ type fakeT struct {
 func (f *fakeT) Helper()                        {}
 func (f *fakeT) Errorf(format string, a ...any) { f.msg = fmt.Sprintf(format, a...) }
 func (f *fakeT) Fatalf(format string, a ...any) { f.msg = fmt.Sprintf(format, a...) }
+
+func TestSortSteps(t *testing.T) {
+	t.Parallel()
+
+	in := `Previewing update (test):
+  pulumi:pulumi:Stack: (same)
+    [urn=urn:pulumi:test::demo::pulumi:pulumi:Stack::demo-test]
+    ~ proxmoxtalos:proxmox:VirtualMachine: (update)
+        [id=pve2/<vmid>]
+        [urn=urn:b]
+      ~ cpu: {
+          ~ cores: 2 => 4
+        }
+    +-proxmoxtalos:proxmox:DownloadFile: (replace)
+        [id=pve1/x]
+        [urn=urn:a]
+      ~ url: "x" => "y"
+    --outputs:--
+  ~ summary: "a" => "b"
+Resources:
+    ~ 2 to update
+`
+	want := `Previewing update (test):
+  pulumi:pulumi:Stack: (same)
+    [urn=urn:pulumi:test::demo::pulumi:pulumi:Stack::demo-test]
+    +-proxmoxtalos:proxmox:DownloadFile: (replace)
+        [id=pve1/x]
+        [urn=urn:a]
+      ~ url: "x" => "y"
+    ~ proxmoxtalos:proxmox:VirtualMachine: (update)
+        [id=pve2/<vmid>]
+        [urn=urn:b]
+      ~ cpu: {
+          ~ cores: 2 => 4
+        }
+    --outputs:--
+  ~ summary: "a" => "b"
+Resources:
+    ~ 2 to update
+`
+	if got := SortSteps(in); got != want {
+		t.Errorf("SortSteps:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -91,8 +91,17 @@ func (s *Server) hContentList(r *request) (any, error) {
 	return out, nil
 }
 
+// volumeEntry is one item of a content list. Files in a directory storage
+// (ISOs, import images) are listed with the size of the file
+// (pve-storage Plugin.pm get_subdir_files: $st->size), which for a qcow2
+// image is less than its virtual size; GET .../content/{volume} reports the
+// virtual size (volume_size_info).
 func volumeEntry(v *volume) map[string]any {
-	e := map[string]any{"volid": v.volid(), "content": v.content, "format": v.format, "size": v.size, "ctime": v.ctime}
+	size := v.size
+	if v.content != "images" && v.content != "rootdir" {
+		size = v.fileBytes()
+	}
+	e := map[string]any{"volid": v.volid(), "content": v.content, "format": v.format, "size": size, "ctime": v.ctime}
 	if v.owner != 0 {
 		e["vmid"] = v.owner
 	}
@@ -305,8 +314,8 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 				return fmt.Errorf("download failed: command '/usr/bin/wget --progress=dot:giga -O %s.tmp_dwnl.%d %s' failed: exit code 8\n", dest, 1234, rawURL)
 			}
 		}
-		size := remoteFileSize(content, format)
-		if err := s.sleep(ctx, time.Duration(size/(100<<20))*time.Second+time.Second); err != nil {
+		size, fileSize := remoteFileSize(content, format)
+		if err := s.sleep(ctx, time.Duration(fileSize/(100<<20))*time.Second+time.Second); err != nil {
 			return err
 		}
 		if algo != "" {
@@ -318,11 +327,11 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if st.used()+size > st.total() {
+		if st.used()+fileSize > st.total() {
 			return fmt.Errorf("download failed: command '/usr/bin/wget --progress=dot:giga -O %s.tmp_dwnl.%d %s' failed: exit code 3\n", dest, 1234, rawURL)
 		}
 		st.volumes[name] = &volume{
-			storage: st.spec.ID, name: name, content: content, format: format, size: size,
+			storage: st.spec.ID, name: name, content: content, format: format, size: size, fileSize: fileSize,
 			ctime: time.Now().Unix(), image: Image{Volume: st.spec.ID + ":" + name, SourceURL: rawURL},
 		}
 		l.Logf("download of '%s' to '%s' finished", rawURL, dest)
@@ -336,14 +345,21 @@ func RemoteFileContent(rawURL string) []byte {
 	return []byte("proxmoxtalos lab download of " + rawURL + "\n")
 }
 
-func remoteFileSize(content, format string) int64 {
+// remoteFileSize is the (virtual) size of a downloaded file and the size of
+// the file itself. Disk images are as large as Talos's (imager
+// pkg/imager/profile/default.go MinRAWDiskSize, 1246 MiB, the disk size of
+// the Image Factory's nocloud and metal images); a qcow2 or vmdk holds that
+// disk in a smaller file.
+func remoteFileSize(content, format string) (size, fileSize int64) {
 	switch {
 	case content == "import" && format == "raw":
-		return 1 << 30
+		return 1246 << 20, 1246 << 20
+	case content == "import" && (format == "qcow2" || format == "vmdk"):
+		return 1246 << 20, 300 << 20
 	case content == "import":
-		return 256 << 20
+		return 300 << 20, 300 << 20 // an OVA archive
 	}
-	return 128 << 20
+	return 128 << 20, 128 << 20
 }
 
 func checksum(algo string, data []byte) string {

@@ -64,7 +64,7 @@ func (s *storage) used() int64 {
 		if s.spec.Type == "lvmthin" {
 			u += v.written
 		} else {
-			u += v.size
+			u += v.fileBytes()
 		}
 	}
 	return u
@@ -75,15 +75,26 @@ type volume struct {
 	name    string // volname: vm-100-disk-0, 100/vm-100-disk-0.qcow2, iso/talos.iso
 	content string // images, rootdir, iso, import, vztmpl, snippets
 	format  string // raw, qcow2, iso
-	size    int64
-	written int64 // bytes a guest or an import wrote (thin usage)
-	owner   int   // vmid owning the volume, 0 for none
-	image   Image
-	ctime   int64
-	parent  string // linked clone: the base volume's volname
+	size    int64  // the volume's (virtual) size, what volume_size_info reports
+	// fileSize is what the file itself takes when that differs from size: a
+	// qcow2 or vmdk image is smaller than the disk it holds. 0: size.
+	fileSize int64
+	written  int64 // bytes a guest or an import wrote (thin usage)
+	owner    int   // vmid owning the volume, 0 for none
+	image    Image
+	ctime    int64
+	parent   string // linked clone: the base volume's volname
 }
 
 func (v *volume) volid() string { return v.storage + ":" + v.name }
+
+// fileBytes is the size of the volume's file.
+func (v *volume) fileBytes() int64 {
+	if v.fileSize > 0 {
+		return v.fileSize
+	}
+	return v.size
+}
 
 type vm struct {
 	vmid    int

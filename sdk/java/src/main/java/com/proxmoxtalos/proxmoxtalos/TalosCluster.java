@@ -65,7 +65,7 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
      * 
      */
     public Output<String> kubeconfig() {
-        return this.kubeconfig;
+        return this.kubeconfig.asSecret();
     }
     /**
      * The Kubernetes version the nodes are planned to run.
@@ -93,7 +93,7 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
      * 
      */
     public Output<String> machineSecrets() {
-        return this.machineSecrets;
+        return this.machineSecrets.asSecret();
     }
     /**
      * Every node: name, role, Proxmox node, VMID, address and MAC, control planes first.
@@ -149,7 +149,7 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
      * 
      */
     public Output<String> talosconfig() {
-        return this.talosconfig;
+        return this.talosconfig.asSecret();
     }
     /**
      * Things worth knowing that did not stop the update (for example control planes that share a host).
