@@ -23,7 +23,6 @@ func generate(schemaJSON []byte) (map[string][]byte, error) {
 	if err := json.Unmarshal(schemaJSON, &spec); err != nil {
 		return nil, fmt.Errorf("reading the schema: %w", err)
 	}
-	componentOutputsNotSecret(&spec)
 	pkg, diags, err := schema.BindSpec(spec, noLoader{}, schema.ValidationOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("binding the schema: %w", err)
@@ -156,21 +155,3 @@ var pomTemplate = template.Must(template.New("pom.xml").Funcs(template.FuncMap{"
   </build>
 </project>
 `))
-
-// componentOutputsNotSecret drops the secret flag from components' outputs for the Java
-// generator only: pulumi-java v1.16.0 turns it into ComponentResourceOptions
-// .additionalSecretOutputs, which the com.pulumi:pulumi 1.16.0 runtime does not have (the
-// SDK would not compile). Nothing is lost: a component's provider returns its secret
-// outputs as secrets already (provider/cluster wraps them in pulumi.ToSecret).
-func componentOutputsNotSecret(spec *schema.PackageSpec) {
-	for token, r := range spec.Resources {
-		if !r.IsComponent {
-			continue
-		}
-		for name, p := range r.Properties {
-			p.Secret = false
-			r.Properties[name] = p
-		}
-		spec.Resources[token] = r
-	}
-}

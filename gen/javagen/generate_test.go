@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"os"
 	"strings"
@@ -84,36 +83,5 @@ func TestPomEscapesMetadata(t *testing.T) {
 	}
 	if !strings.HasPrefix(got.Description, "<b>&</b> Talos") {
 		t.Errorf("description = %q", got.Description)
-	}
-}
-
-// A component with a secret output generates Java that the pinned runtime compiles: no
-// ComponentResourceOptions.additionalSecretOutputs (com.pulumi:pulumi 1.16.0 lacks it).
-func TestComponentSecretOutputsCompile(t *testing.T) {
-	t.Parallel()
-	var spec map[string]any
-	if err := json.Unmarshal(fixture(t), &spec); err != nil {
-		t.Fatal(err)
-	}
-	spec["resources"].(map[string]any)["proxmoxtalos:index:Comp"] = map[string]any{
-		"isComponent":     true,
-		"properties":      map[string]any{"token": map[string]any{"type": "string", "secret": true}},
-		"required":        []any{"token"},
-		"inputProperties": map[string]any{"name": map[string]any{"type": "string", "plain": true}},
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := generate(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, ok := files["src/main/java/com/proxmoxtalos/proxmoxtalos/Comp.java"]
-	if !ok {
-		t.Fatal("no Comp.java generated")
-	}
-	if strings.Contains(string(src), "additionalSecretOutputs") {
-		t.Errorf("Comp.java uses ComponentResourceOptions.additionalSecretOutputs, which com.pulumi:pulumi 1.16.0 lacks")
 	}
 }
