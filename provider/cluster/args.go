@@ -8,9 +8,11 @@ import (
 // TalosClusterArgs are the component's inputs. They are plain values (not
 // outputs) because the plan is computed from them when the component is
 // constructed, also in preview, so that the preview lists every VM and
-// every node change. The one exception is the Proxmox CCM token secret,
-// which is an input so it can be a Pulumi secret; it only reaches the
-// machine configurations, never the plan. Zero values mean the default.
+// every node change; the schema marks them plain, nested ones included
+// (WithPlainInputs), and Construct refuses unknown ones. The one exception
+// is the Proxmox CCM token secret, which is an input so it can be a Pulumi
+// secret; it only reaches the machine configurations, never the plan. Zero
+// values mean the default.
 type TalosClusterArgs struct {
 	ClusterName       string   `pulumi:"clusterName"`
 	TalosVersion      string   `pulumi:"talosVersion,optional"`

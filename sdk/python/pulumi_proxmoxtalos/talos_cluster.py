@@ -449,13 +449,17 @@ class TalosCluster(pulumi.ComponentResource):
         one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
         that points at the VIP once it answers.
 
+        Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
+        the cluster is planned from them, also in preview.
+
         Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
         and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
         the range, duplicate addresses, hosts short of memory, a Kubernetes version the Talos version does not support)
         fails the preview before anything is created.
 
-        Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (a control
-        plane leaves etcd, a worker is drained) before its VM is destroyed, control planes one at a time. Talos upgrades
+        Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (cordoned and
+        drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
+        Node object is deleted. Talos upgrades
         (version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
         a time, control planes first, each followed by a cluster health check; the VMs stay. The `summary` output says
         in one line what an update does to the nodes.
@@ -504,13 +508,17 @@ class TalosCluster(pulumi.ComponentResource):
         one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
         that points at the VIP once it answers.
 
+        Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
+        the cluster is planned from them, also in preview.
+
         Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
         and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
         the range, duplicate addresses, hosts short of memory, a Kubernetes version the Talos version does not support)
         fails the preview before anything is created.
 
-        Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (a control
-        plane leaves etcd, a worker is drained) before its VM is destroyed, control planes one at a time. Talos upgrades
+        Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (cordoned and
+        drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
+        Node object is deleted. Talos upgrades
         (version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
         a time, control planes first, each followed by a cluster health check; the VMs stay. The `summary` output says
         in one line what an update does to the nodes.
