@@ -24,9 +24,11 @@ running and healthy (apid and kubelet; etcd and trustd on control planes), etcd'
 control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
 Kubernetes API answers /readyz and every node is registered and Ready.
 
-It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
-change when the cluster changes (for example the nodes' configDigest and runningVersion) to check health
-again after each step of a rollout. Progress shows what is still missing.
+It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
+nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
+the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
+kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
+node by node, ConfigurationApply's healthGate waits before and after each node instead.
 
 ## Example
 
@@ -54,6 +56,8 @@ type ClusterHealthArgs struct {
 	Triggers            []string            `pulumi:"triggers,optional"`
 	OtherNodes          []string            `pulumi:"otherNodes,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+	// Requires is derived in Check; see Annotate.
+	Requires *string `pulumi:"requires,optional"`
 }
 
 // Annotate documents the inputs.
@@ -71,6 +75,9 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
 		"of this list alone does not check again.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
+	an.Describe(&a.Requires, "Computed by the provider; leave unset. What the check requires, in one line (`3 "+
+		"control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the "+
+		"check changes.")
 }
 
 // ClusterHealthState is the state.
@@ -106,7 +113,36 @@ func (*ClusterHealth) Check(ctx context.Context, req infer.CheckRequest) (infer.
 
 	fails = append(fails, checkTimeouts(args.Timeouts)...)
 
+	r := requiresLine(args)
+	args.Requires = &r
+
 	return infer.CheckResponse[ClusterHealthArgs]{Inputs: args, Failures: fails}, nil
+}
+
+// requiresLine says what a check requires: "3 control planes, 2 workers;
+// API https://10.5.0.10:6443".
+func requiresLine(a ClusterHealthArgs) string {
+	line := plural(len(a.ControlPlanes), "control plane")
+	if len(a.Workers) > 0 {
+		line += ", " + plural(len(a.Workers), "worker")
+	}
+
+	switch {
+	case a.KubernetesEndpoint != nil && *a.KubernetesEndpoint != "":
+		line += "; API " + *a.KubernetesEndpoint
+	case a.Kubeconfig == nil:
+		line += "; no Kubernetes checks"
+	}
+
+	return line
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 func (r *ClusterHealth) wait(ctx context.Context, in ClusterHealthArgs, op string) (ClusterHealthState, error) {
@@ -167,15 +203,32 @@ func diffClusterHealth(old, in ClusterHealthArgs) infer.DiffResponse {
 	dd := map[string]p.PropertyDiff{}
 	upd := p.PropertyDiff{Kind: p.Update, InputDiff: true}
 
+	// The nodes and the endpoint show as one line, requires, when it says
+	// what changed; otherwise (the same counts, other addresses) as the
+	// lists themselves.
+	nodes := map[string]bool{
+		"controlPlanes":      !equalStrings(old.ControlPlanes, in.ControlPlanes),
+		"workers":            !equalStrings(old.Workers, in.Workers),
+		"kubernetesEndpoint": deref(old.KubernetesEndpoint) != deref(in.KubernetesEndpoint),
+	}
+
+	changed := nodes["controlPlanes"] || nodes["workers"] || nodes["kubernetesEndpoint"]
+	if changed && old.Requires != nil && in.Requires != nil && *old.Requires != *in.Requires {
+		dd["requires"] = upd
+	} else {
+		for name, c := range nodes {
+			if c {
+				dd[name] = upd
+			}
+		}
+	}
+
+	// Credentials (a renewed certificate or kubeconfig) and otherNodes are
+	// not a reason to check again: the next check uses them.
 	for name, changed := range map[string]bool{
-		"controlPlanes":       !equalStrings(old.ControlPlanes, in.ControlPlanes),
-		"workers":             !equalStrings(old.Workers, in.Workers),
-		"endpoints":           !equalStrings(old.Endpoints, in.Endpoints),
-		"clientConfiguration": old.ClientConfiguration != in.ClientConfiguration,
-		"kubeconfig":          deref(old.Kubeconfig) != deref(in.Kubeconfig),
-		"kubernetesEndpoint":  deref(old.KubernetesEndpoint) != deref(in.KubernetesEndpoint),
-		"triggers":            !reflect.DeepEqual(sorted(old.Triggers), sorted(in.Triggers)),
-		"timeouts":            !reflect.DeepEqual(old.Timeouts, in.Timeouts),
+		"endpoints": !equalStrings(old.Endpoints, in.Endpoints),
+		"triggers":  !reflect.DeepEqual(sorted(old.Triggers), sorted(in.Triggers)),
+		"timeouts":  !reflect.DeepEqual(old.Timeouts, in.Timeouts),
 	} {
 		if changed {
 			dd[name] = upd

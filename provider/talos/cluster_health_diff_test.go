@@ -1,6 +1,10 @@
 package talos
 
-import "testing"
+import (
+	"testing"
+
+	p "github.com/pulumi/pulumi-go-provider"
+)
 
 // The other nodes are a hint for the update at hand: a change of the list
 // alone (removed nodes gone on the next run, nodes added later in a
@@ -15,5 +19,41 @@ func TestClusterHealthDiffIgnoresOtherNodes(t *testing.T) {
 	in.ControlPlanes = []string{"10.0.0.10", "10.0.0.12"}
 	if d := diffClusterHealth(old, in); !d.HasChanges || len(d.DetailedDiff) != 1 {
 		t.Errorf("controlPlanes change: %+v", d.DetailedDiff)
+	}
+}
+
+// The nodes and the endpoint show as one line; credentials alone are no
+// change.
+func TestClusterHealthDiffIsOneLine(t *testing.T) {
+	t.Parallel()
+	ep := "https://10.0.0.5:6443"
+	kc1, kc2 := "kubeconfig-1", "kubeconfig-2"
+	old := ClusterHealthArgs{ControlPlanes: []string{"10.0.0.10"}, Workers: []string{"10.0.0.20"}, KubernetesEndpoint: &ep, Kubeconfig: &kc1}
+	r := requiresLine(old)
+	old.Requires = &r
+	if r != "1 control plane, 1 worker; API https://10.0.0.5:6443" {
+		t.Errorf("requires %q", r)
+	}
+
+	in := old
+	in.Kubeconfig = &kc2
+	in.ClientConfiguration = ClientConfiguration{ClientCertificate: "renewed"}
+	if d := diffClusterHealth(old, in); d.HasChanges {
+		t.Errorf("renewed credentials reported: %+v", d.DetailedDiff)
+	}
+
+	in.Workers = []string{"10.0.0.20", "10.0.0.21"}
+	r2 := requiresLine(in)
+	in.Requires = &r2
+	if d := diffClusterHealth(old, in); len(d.DetailedDiff) != 1 || d.DetailedDiff["requires"].Kind != p.Update {
+		t.Errorf("a new worker: %+v", d.DetailedDiff)
+	}
+
+	// Same counts, another address: the list itself.
+	in.Workers = []string{"10.0.0.22"}
+	r3 := requiresLine(in)
+	in.Requires = &r3
+	if d := diffClusterHealth(old, in); len(d.DetailedDiff) != 1 || d.DetailedDiff["workers"].Kind != p.Update {
+		t.Errorf("another worker address: %+v", d.DetailedDiff)
 	}
 }

@@ -36,6 +36,11 @@ machine.install.image) differs from what the node runs, or the installer image c
 Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
 configuration is applied. The VM is never touched.
 
+Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
+healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes'
+resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
+update resumes with the same checks.
+
 Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
 Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
@@ -96,6 +101,40 @@ func (r *ResetOnDelete) Annotate(a infer.Annotator) {
 		"Default: none, the Node object stays.")
 }
 
+// HealthGate is the cluster health a node's changes wait for.
+type HealthGate struct {
+	ControlPlanes      []string `pulumi:"controlPlanes"`
+	Workers            []string `pulumi:"workers,optional"`
+	OtherNodes         []string `pulumi:"otherNodes,optional"`
+	KubernetesEndpoint *string  `pulumi:"kubernetesEndpoint,optional"`
+	Vm                 *string  `pulumi:"vm,optional"` //nolint:revive // Pulumi name
+	Timeout            *string  `pulumi:"timeout,optional"`
+}
+
+// Annotate documents the type.
+func (g *HealthGate) Annotate(a infer.Annotator) {
+	a.Describe(g, "Cluster health that changes to the node wait for, so that a rollout over many nodes goes one "+
+		"healthy node at a time. An update that changes the node waits, before touching it, until the required nodes "+
+		"other than this one are healthy, and afterwards until all of them, this one included, are. A create waits "+
+		"only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth "+
+		"checks: the Talos services up, etcd's members exactly the required control planes (voting), and every "+
+		"required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A "+
+		"change of the gate alone does not update the resource (it is read by the next update that touches the "+
+		"node), except `vm`.")
+	a.Describe(&g.ControlPlanes, "Addresses (Talos API) of the control planes that must be healthy, this node "+
+		"included when it is one. At least one.")
+	a.Describe(&g.Workers, "Addresses of the workers that must be healthy, this node included when it is one.")
+	a.Describe(&g.OtherNodes, "Addresses of the cluster's other nodes, not required: nodes later in a rollout or "+
+		"removed by the same update. They may or may not be etcd members or Kubernetes nodes.")
+	a.Describe(&g.KubernetesEndpoint, "The Kubernetes API URL to check the nodes through, for example the VIP's "+
+		"`https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.")
+	a.Describe(&g.Vm, "The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 "+
+		"memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new "+
+		"settings: the update waits until the cluster, this node included, is healthy again, without touching "+
+		"the node, so that the next node's VM restarts only then.")
+	a.Describe(&g.Timeout, "How long each wait for health may take, as a Go duration. Default `10m`.")
+}
+
 // UpgradeOptions tune Talos upgrades.
 type UpgradeOptions struct {
 	Stage    *bool `pulumi:"stage,optional"`
@@ -122,6 +161,7 @@ type ConfigurationApplyArgs struct {
 	TalosVersion         *string             `pulumi:"talosVersion,optional"`
 	Upgrade              *UpgradeOptions     `pulumi:"upgrade,optional"`
 	Reset                *ResetOnDelete      `pulumi:"reset,optional"`
+	HealthGate           *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
 	// ConfigView and ConfigChange are derived in Check; see Annotate.
 	ConfigView   map[string]string `pulumi:"configView,optional"`
@@ -146,13 +186,15 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 		"tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.")
 	an.Describe(&a.Upgrade, "How Talos upgrades are run.")
 	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
+	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
 		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
 		"change.")
-	an.Describe(&a.ConfigChange, "Computed by the provider; leave unset. How the latest configuration change takes "+
-		"effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that "+
-		"previews say it next to the changed paths.")
+	an.Describe(&a.ConfigChange, "Computed by the provider; leave unset. What the update does to the node, in one "+
+		"line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, "+
+		"`reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when "+
+		"the configuration or the VM changes.")
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.

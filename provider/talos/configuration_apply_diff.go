@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -60,7 +59,9 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		}
 	}
 
-	args.ConfigView = nil
+	args.ConfigView, args.ConfigChange = nil, nil
+
+	fails = append(fails, checkHealthGate(args.HealthGate)...)
 
 	if args.MachineConfiguration != "" {
 		// Validated the way a nocloud node validates it on apply (cloud mode:
@@ -78,45 +79,45 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
 }
 
-// deriveConfigChange describes, for the preview's detailed diff, how the
-// configuration change from the old inputs takes effect ("... the node
-// reboots (because of machine.env) (config 1a2b3c4d)"). It is copied when the
-// configuration did not change, so that it never shows as a change by itself.
+// deriveConfigChange says in one line, for the preview's detailed diff,
+// what the update from the old inputs does to the node: nil when neither
+// the configuration nor the VM (healthGate.vm) changes. Diff shows it as
+// added on every update that has one, never as a change from the previous
+// update's line.
 func deriveConfigChange(oldInputs property.Map, args ConfigurationApplyArgs) *string {
-	oldCfg := oldInputs.Get("machineConfiguration")
+	var c nodeChange
 
-	prev := oldInputs.Get("configChange")
+	c.mode = modeOf(args.ApplyMode)
 
-	var keep *string
-	if prev.IsString() {
-		v := prev.AsString()
-		keep = &v
+	if old := oldInputs.Get("healthGate"); old.IsMap() && args.HealthGate != nil && args.HealthGate.Vm != nil {
+		if v := old.AsMap().Get("vm"); v.IsString() && v.AsString() != *args.HealthGate.Vm {
+			c.vmFrom, c.vmTo = v.AsString(), *args.HealthGate.Vm
+		}
 	}
 
-	if !oldCfg.IsString() || oldCfg.AsString() == "" {
-		return keep
+	if oldCfg := oldInputs.Get("machineConfiguration"); oldCfg.IsString() && oldCfg.AsString() != "" {
+		oldDigest, err1 := talosapi.ConfigDigest([]byte(oldCfg.AsString()))
+		newDigest, err2 := talosapi.ConfigDigest([]byte(args.MachineConfiguration))
+
+		if err1 == nil && err2 == nil && oldDigest != newDigest {
+			oldArgs := ConfigurationApplyArgs{MachineConfiguration: oldCfg.AsString()}
+
+			if v := oldInputs.Get("talosVersion"); v.IsString() {
+				s := v.AsString()
+				oldArgs.TalosVersion = &s
+			}
+
+			c.oldCfg, c.newCfg = oldArgs.MachineConfiguration, args.MachineConfiguration
+			c.fromVersion, _ = desiredVersion(oldArgs)
+			c.toVersion, _ = desiredVersion(args)
+		}
 	}
 
-	oldDigest, err1 := talosapi.ConfigDigest([]byte(oldCfg.AsString()))
-	newDigest, err2 := talosapi.ConfigDigest([]byte(args.MachineConfiguration))
-
-	if err1 != nil || err2 != nil || oldDigest == newDigest {
-		return keep
+	if c.oldCfg == "" && c.vmFrom == c.vmTo {
+		return nil
 	}
 
-	var oldArgs ConfigurationApplyArgs
-	oldArgs.MachineConfiguration = oldCfg.AsString()
-
-	if v := oldInputs.Get("talosVersion"); v.IsString() {
-		s := v.AsString()
-		oldArgs.TalosVersion = &s
-	}
-
-	from, _ := desiredVersion(oldArgs)
-	to, _ := desiredVersion(args)
-
-	text, _ := changeEffect(oldArgs.MachineConfiguration, args.MachineConfiguration, modeOf(args.ApplyMode), from, to)
-	text += " (config " + newDigest[:8] + ")"
+	text, _ := changeLine(c)
 
 	return &text
 }
@@ -152,7 +153,10 @@ func desiredVersion(args ConfigurationApplyArgs) (version, image string) {
 // Diff says what an update does, property by property. Configuration
 // changes are listed by path inside configView (secret values as
 // fingerprints), and the effect on the node (live, reboot, upgrade) is
-// reported as an info line of the preview.
+// configChange's one line, also logged as an info line. A change of
+// healthGate alone is no change (the gate is read by the next update that
+// touches the node), except healthGate.vm: the VM restarted, and the
+// update checks health again.
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
 	d, notes := diffConfigurationApply(req.State, req.Inputs)
 
@@ -239,18 +243,28 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		}
 	}
 
+	// The VM restarted with new settings: the update checks health again.
+	vm := vmRestart(old.HealthGate, in.HealthGate)
+
+	change := nodeChange{mode: modeOf(in.ApplyMode), vmFrom: vm[0], vmTo: vm[1], fromVersion: old.RunningVersion, toVersion: want}
+
 	switch {
 	case old.ConfigDigest == "" && in.MachineConfiguration != "":
 		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", in.Node)})
 	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
-		text, warning := changeEffect(old.MachineConfiguration, in.MachineConfiguration, modeOf(in.ApplyMode), old.RunningVersion, want)
+		change.oldCfg, change.newCfg = old.MachineConfiguration, in.MachineConfiguration
+		fallthrough
+	case upgrade || vm[0] != vm[1]:
+		text, warning := changeLine(change)
 		notes = append(notes, diffNote{text: "node " + in.Node + ": " + text, warning: warning})
+	}
 
-		if in.ConfigChange != nil {
-			dd["configChange"] = upd
-		}
-	case upgrade:
-		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: %s", in.Node, upgradeText(old.RunningVersion, want))})
+	// What happens to the node, as one added line (never "previous line =>
+	// this one": the previous update's line says nothing about this one).
+	if in.ConfigChange != nil && (configChanged || vm[0] != vm[1]) {
+		dd["configChange"] = p.PropertyDiff{Kind: p.Add, InputDiff: true}
+	} else if vm[0] != vm[1] {
+		dd["healthGate.vm"] = upd
 	}
 
 	if len(dd) == 0 {
@@ -260,43 +274,14 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	return p.DiffResponse{HasChanges: true, DetailedDiff: dd}, notes
 }
 
-func upgradeText(from, to string) string {
-	return fmt.Sprintf("Talos upgrade %s → %s through the Upgrade API (the node reboots; the VM is kept)", from, to)
-}
-
-// changeEffect says how going from one configuration to another takes
-// effect on a node running fromVersion that must run toVersion; warning
-// marks a change the apply mode will refuse.
-func changeEffect(oldCfg, newCfg string, mode talosapi.ApplyMode, fromVersion, toVersion string) (string, bool) {
-	ch, err := talosconfig.ClassifyChange(oldCfg, newCfg)
-	if err != nil {
-		return fmt.Sprintf("the configuration changes (%s)", err), false
+// vmRestart is healthGate.vm before and after, both "" unless it
+// changed (a gate without one, from an older state, is no restart).
+func vmRestart(old, in *HealthGate) [2]string {
+	if old == nil || in == nil || old.Vm == nil || in.Vm == nil || *old.Vm == *in.Vm {
+		return [2]string{}
 	}
 
-	var prefix string
-
-	switch {
-	case toVersion != "" && fromVersion != "" && !sameTalosVersion(fromVersion, toVersion):
-		prefix = upgradeText(fromVersion, toVersion) + ", then "
-	case ch.Upgrade:
-		// Another installer image for the same version (another schematic).
-		prefix = fmt.Sprintf("installer image changes (%s → %s): Talos upgrade through the Upgrade API (the node reboots; the VM is kept), then ", ch.OldImage, ch.NewImage)
-	}
-
-	n := len(ch.Changed)
-
-	switch {
-	case !ch.Reboot && (mode == talosapi.ApplyAuto || mode == talosapi.ApplyNoReboot || mode == talosapi.ApplyTry):
-		return fmt.Sprintf("%s%d configuration path(s) change, applied without a reboot (mode %s)", prefix, n, mode), false
-	case mode == talosapi.ApplyStaged:
-		return fmt.Sprintf("%s%d configuration path(s) change, staged for the next reboot (mode staged)", prefix, n), false
-	case ch.Reboot && mode == talosapi.ApplyNoReboot:
-		return fmt.Sprintf("%sthe change needs a reboot (%s) but applyMode is no-reboot: the update will fail; use auto or reboot", prefix, strings.Join(ch.RebootPaths, ", ")), true
-	case ch.Reboot:
-		return fmt.Sprintf("%s%d configuration path(s) change, the node reboots (because of %s)", prefix, n, strings.Join(ch.RebootPaths, ", ")), false
-	default:
-		return fmt.Sprintf("%s%d configuration path(s) change, the node reboots (mode %s)", prefix, n, mode), false
-	}
+	return [2]string{*old.Vm, *in.Vm}
 }
 
 // viewChanges compares two redacted views key by key.

@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,7 +91,7 @@ func TestDiffKubeletArgIsLiveAndNamedByPath(t *testing.T) {
 		t.Fatalf("detailed diff names more than the changed path: %v", d.DetailedDiff)
 	}
 
-	if txt := noteText(notes); !strings.Contains(txt, "applied without a reboot") {
+	if txt := noteText(notes); txt != "node 10.5.0.2: live: 1 path, no reboot\n" {
 		t.Fatalf("notes = %q", txt)
 	}
 }
@@ -111,7 +112,7 @@ func TestDiffEnvNeedsRebootAndNoRebootModeWarns(t *testing.T) {
 		t.Fatal("no change reported")
 	}
 
-	if txt := noteText(notes); !strings.Contains(txt, "the node reboots (because of machine.env") {
+	if txt := noteText(notes); txt != "node 10.5.0.2: reboot: machine.env\n" {
 		t.Fatalf("notes = %q", txt)
 	}
 
@@ -119,7 +120,7 @@ func TestDiffEnvNeedsRebootAndNoRebootModeWarns(t *testing.T) {
 	next.ApplyMode = &noReboot
 
 	_, notes = diffConfigurationApply(old, withView(t, next))
-	if len(notes) != 1 || !notes[0].warning || !strings.Contains(notes[0].text, "applyMode is no-reboot: the update will fail") {
+	if len(notes) != 1 || !notes[0].warning || notes[0].text != "node 10.5.0.2: fails: machine.env needs a reboot, applyMode is no-reboot (use auto or reboot)" {
 		t.Fatalf("notes = %+v", notes)
 	}
 }
@@ -160,7 +161,8 @@ func TestDiffVersionBumpIsAnUpgrade(t *testing.T) {
 		t.Fatalf("detailed diff %v lacks the install image path", d.DetailedDiff)
 	}
 
-	if txt := noteText(notes); !strings.Contains(txt, "Talos upgrade v1.12.4 → v1.12.5") {
+	// The installer image path is the upgrade itself, not a change of its own.
+	if txt := noteText(notes); txt != "node 10.5.0.2: upgrade v1.12.4 → v1.12.5 (reboot, VM kept)\n" {
 		t.Fatalf("notes = %q", txt)
 	}
 }
@@ -278,23 +280,124 @@ func TestDeriveConfigChange(t *testing.T) {
 	cfg := testConfig(t, "v1.12.4")
 	old := property.NewMap(map[string]property.Value{
 		"machineConfiguration": property.New(cfg),
-		"configChange":         property.New("earlier change (config 00000000)"),
+		"configChange":         property.New("live: 1 path, no reboot"),
+		"healthGate":           property.New(map[string]property.Value{"vm": property.New("cores=2 memory=4096MiB")}),
 	})
+	vm := func(s string) *HealthGate { return &HealthGate{ControlPlanes: []string{"10.5.0.2"}, Vm: &s} }
 
-	// Same configuration: the old description stays, so it never shows as a change.
-	if got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: cfg}); got == nil || *got != "earlier change (config 00000000)" {
-		t.Fatalf("unchanged: %v", got)
+	// Nothing changes on the node: no line (the previous one is not kept).
+	if got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: cfg, HealthGate: vm("cores=2 memory=4096MiB")}); got != nil {
+		t.Fatalf("unchanged: %q", *got)
 	}
 
-	next := testConfig(t, "v1.12.5")
+	next := testConfig(t, "v1.12.5", "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
 
-	got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: next})
-	if got == nil || !strings.HasPrefix(*got, "Talos upgrade v1.12.4 → v1.12.5 through the Upgrade API") {
-		t.Fatalf("upgrade: %v", got)
+	got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: next, HealthGate: vm("cores=2 memory=4096MiB")})
+	if want := "upgrade v1.12.4 → v1.12.5 (reboot, VM kept); then reboot: machine.env"; got == nil || *got != want {
+		t.Fatalf("upgrade and env: %v, want %q", got, want)
 	}
 
-	digest, _ := talosapi.ConfigDigest([]byte(next))
-	if !strings.HasSuffix(*got, "(config "+digest[:8]+")") {
-		t.Fatalf("no digest of the new configuration: %q", *got)
+	got = deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: cfg, HealthGate: vm("cores=4 memory=4096MiB")})
+	if want := "reboot: VM restart (cores 2 → 4)"; got == nil || *got != want {
+		t.Fatalf("VM restart: %v, want %q", got, want)
+	}
+}
+
+// Each line is short enough for the CLI (it cuts values at about 150
+// characters) and says what happens to the node.
+func TestChangeLine(t *testing.T) {
+	t.Parallel()
+
+	base := testConfig(t, "v1.12.5")
+	many := testConfig(t, "v1.12.5", "machine:\n  env:\n    a: b\n  udev:\n    rules: [\"SUBSYSTEM==\\\"drm\\\", GROUP=\\\"44\\\"\"]\n  features:\n    rbac: false\n  sysctls:\n    vm.swappiness: \"10\"\n")
+	mirror := testConfig(t, "v1.12.5", "machine:\n  registries:\n    mirrors:\n      docker.io:\n        endpoints: [https://m.example.com]\n")
+
+	for _, c := range []struct {
+		name    string
+		change  nodeChange
+		want    string
+		warning bool
+	}{
+		{"live", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyAuto}, "live: 1 path, no reboot", false},
+		{"staged", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyStaged}, "staged: 1 path, applied at the next reboot", false},
+		{"forced reboot", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot}, "reboot (applyMode reboot): 1 path", false},
+		{"reboot paths cut", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto}, "reboot: machine.env, machine.features.rbac +1 more (4 paths in all)", false},
+		{"vm and upgrade", nodeChange{vmFrom: "cores=2 memory=4096MiB cloudInit=0123456789abcdef", vmTo: "cores=2 memory=8192MiB cloudInit=fedcba9876543210",
+			fromVersion: "v1.12.4", toVersion: "v1.12.5"}, "reboot: VM restart (memory 4096MiB → 8192MiB, cloudInit changes); then upgrade v1.12.4 → v1.12.5 (reboot, VM kept)", false},
+	} {
+		got, warning := changeLine(c.change)
+		if got != c.want || warning != c.warning {
+			t.Errorf("%s: %q (warning %v), want %q", c.name, got, warning, c.want)
+		}
+
+		if len(got) > 140 {
+			t.Errorf("%s: %d characters, the CLI cuts it", c.name, len(got))
+		}
+	}
+}
+
+// A change of the health gate alone is no update (the gate is read by the
+// next update that touches the node); a change of its VM settings is: the
+// VM restarted, and the cluster is checked again.
+func TestDiffHealthGate(t *testing.T) {
+	t.Parallel()
+
+	gate := func(vm string, others ...string) *HealthGate {
+		return &HealthGate{ControlPlanes: []string{"10.5.0.2"}, OtherNodes: others, Vm: &vm}
+	}
+
+	args := ConfigurationApplyArgs{Node: "10.5.0.2", MachineConfiguration: testConfig(t, "v1.12.5"), HealthGate: gate("cores=2")}
+	old := appliedState(t, args, "v1.12.5")
+
+	next := withView(t, args)
+	next.HealthGate = gate("cores=2", "10.5.0.9")
+
+	if d, notes := diffConfigurationApply(old, next); d.HasChanges || len(notes) > 0 {
+		t.Fatalf("another tolerated node reported: %v %v", d.DetailedDiff, notes)
+	}
+
+	next.HealthGate = gate("cores=4")
+	line := "reboot: VM restart (cores 2 → 4)"
+	next.ConfigChange = &line
+
+	d, notes := diffConfigurationApply(old, next)
+	if pd, ok := d.DetailedDiff["configChange"]; !d.HasChanges || !ok || pd.Kind != p.Add || len(d.DetailedDiff) != 1 {
+		t.Fatalf("VM restart: %v", d.DetailedDiff)
+	}
+
+	if txt := noteText(notes); txt != "node 10.5.0.2: "+line+"\n" {
+		t.Fatalf("notes = %q", txt)
+	}
+}
+
+func TestGateRequest(t *testing.T) {
+	t.Parallel()
+
+	ep := "https://10.5.0.5:6443"
+	g := &HealthGate{ControlPlanes: []string{"10.5.0.2", "10.5.0.3"}, Workers: []string{"10.5.0.7"}, OtherNodes: []string{"10.5.0.8"}, KubernetesEndpoint: &ep}
+
+	before := gateRequest(g, "10.5.0.3:50000", gateBefore)
+	if before == nil || !slices.Equal(before.ControlPlanes, []string{"10.5.0.2"}) || !slices.Equal(before.Others, []string{"10.5.0.8", "10.5.0.3:50000"}) ||
+		!slices.Equal(before.KubeconfigFrom, []string{"10.5.0.2"}) || before.KubernetesServer != ep {
+		t.Errorf("before: %+v", before)
+	}
+
+	after := gateRequest(g, "10.5.0.3", gateAfter)
+	if after == nil || len(after.ControlPlanes) != 2 || len(after.Workers) != 1 || !slices.Equal(after.Others, []string{"10.5.0.8"}) {
+		t.Errorf("after: %+v", after)
+	}
+
+	// Before the first control plane nothing is required.
+	if r := gateRequest(&HealthGate{ControlPlanes: []string{"10.5.0.2"}}, "10.5.0.2", gateBefore); r != nil {
+		t.Errorf("before the first control plane: %+v", r)
+	}
+
+	if gateRequest(nil, "10.5.0.2", gateAfter) != nil {
+		t.Error("no gate, yet a check")
+	}
+
+	bad := "soon"
+	if f := checkHealthGate(&HealthGate{Workers: []string{"10.5.0.0/24"}, Timeout: &bad}); len(f) != 3 {
+		t.Errorf("failures %+v, want controlPlanes, workers[0] and timeout", f)
 	}
 }

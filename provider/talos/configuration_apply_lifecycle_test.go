@@ -82,7 +82,7 @@ func TestConfigurationApplyLifecycle(t *testing.T) {
 		t.Fatalf("diff = %+v", d.DetailedDiff)
 	}
 
-	if change := checked.Get("configChange"); !change.IsString() || !strings.HasPrefix(change.AsString(), "1 configuration path(s) change, applied without a reboot (mode auto) (config ") {
+	if change := checked.Get("configChange"); !change.IsString() || change.AsString() != "live: 1 path, no reboot" {
 		t.Fatalf("configChange = %v", change)
 	}
 

@@ -22,6 +22,13 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, err
 	}
 
+	// The nodes before this one in a rollout must be healthy before it
+	// joins (there is no "after" on create: the first control plane is
+	// bootstrapped after its create).
+	if err := r.waitGate(ctx, req.Inputs, gateBefore); err != nil {
+		return infer.CreateResponse[ConfigurationApplyState]{}, err
+	}
+
 	state, changed, err := r.reconcile(ctx, req.Inputs, nil, "create")
 	if err != nil && changed {
 		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: unverified(state)}, initFailed(err)
@@ -48,8 +55,21 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		st := prev
 		st.ConfigurationApplyArgs = req.Inputs
 		st.ConfigView = configView(req.Inputs.MachineConfiguration)
+		st.ConfigChange = nil
+
+		// The VM restarted with new settings: the rollout goes on only
+		// once the cluster is healthy with the node again.
+		if vm := vmRestart(prev.HealthGate, req.Inputs.HealthGate); vm[0] != vm[1] {
+			if err := r.waitGate(ctx, req.Inputs, gateAfter); err != nil {
+				return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(st)}, initFailed(err)
+			}
+		}
 
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: st}, nil
+	}
+
+	if err := r.waitGate(ctx, req.Inputs, gateBefore); err != nil {
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: prev}, err
 	}
 
 	state, changed, err := r.reconcile(ctx, req.Inputs, &prev, "update")
@@ -59,6 +79,14 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 
 	if err != nil {
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: prev}, err
+	}
+
+	state.ConfigChange = nil
+
+	// A failed wait leaves the state unverified: the next update checks the
+	// node and waits again before the rollout goes on.
+	if err := r.waitGate(ctx, req.Inputs, gateAfter); err != nil {
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(state)}, initFailed(err)
 	}
 
 	return infer.UpdateResponse[ConfigurationApplyState]{Output: state}, nil

@@ -21,9 +21,13 @@ type HealthRequest struct {
 	Endpoints []string
 	// Creds are the cluster's Talos client credentials.
 	Creds *Credentials
-	// Kubeconfig is an admin kubeconfig; without it the Kubernetes checks
-	// are skipped.
+	// Kubeconfig is an admin kubeconfig; without it (and without
+	// KubeconfigFrom) the Kubernetes checks are skipped.
 	Kubeconfig []byte
+	// KubeconfigFrom are control planes to ask for an admin kubeconfig
+	// (the Kubeconfig API, as talosctl kubeconfig) when Kubeconfig is
+	// empty: WaitHealthy takes it from the first that hands one out.
+	KubeconfigFrom []string
 	// KubernetesServer overrides the kubeconfig's server, e.g. the first
 	// control plane's https://10.5.0.2:6443 before the VIP answers.
 	KubernetesServer string
@@ -346,6 +350,15 @@ func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthRepo
 	var last *HealthReport
 
 	err := o.poll(ctx, fmt.Sprintf("cluster health (%d control planes, %d workers)", len(req.ControlPlanes), len(req.Workers)), func(ctx context.Context) (bool, string, error) {
+		if len(req.Kubeconfig) == 0 && len(req.KubeconfigFrom) > 0 {
+			kc, problem := kubeconfigFromAny(ctx, o, req)
+			if kc == nil {
+				return false, problem, nil
+			}
+
+			req.Kubeconfig = kc.Raw
+		}
+
 		last = CheckHealth(ctx, req, o)
 		if len(last.Problems) == 0 {
 			return true, "healthy", nil
@@ -355,4 +368,26 @@ func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthRepo
 	})
 
 	return last, err
+}
+
+// kubeconfigFromAny asks req.KubeconfigFrom in order for an admin
+// kubeconfig; without one it says what each control plane answered.
+func kubeconfigFromAny(ctx context.Context, o Options, req HealthRequest) (*Kubeconfig, string) {
+	var answers []string
+
+	for _, cp := range req.KubeconfigFrom {
+		kc, state, err := fetchKubeconfigOnce(ctx, o, Target{Node: cp, Endpoints: req.Endpoints, Creds: req.Creds}, "")
+		if kc != nil {
+			return kc, ""
+		}
+
+		switch {
+		case err != nil:
+			answers = append(answers, fmt.Sprintf("%s: %s", cp, shortErr(err)))
+		case state != "":
+			answers = append(answers, fmt.Sprintf("%s: %s", cp, state))
+		}
+	}
+
+	return nil, "no admin kubeconfig from the control planes yet (" + strings.Join(answers, "; ") + ")"
 }

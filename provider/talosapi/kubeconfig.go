@@ -34,50 +34,62 @@ func FetchKubeconfig(ctx context.Context, t Target, server string, o Options) (*
 	var out *Kubeconfig
 
 	err := o.poll(ctx, fmt.Sprintf("node %s to hand out an admin kubeconfig", t.Node), func(ctx context.Context) (bool, string, error) {
-		conn, state, err := dialOnce(ctx, o, t)
-		if err != nil {
+		kc, state, err := fetchKubeconfigOnce(ctx, o, t, server)
+		if err != nil || kc == nil {
 			return false, state, err
 		}
-		defer conn.Close() //nolint:errcheck
 
-		if conn.Mode == ModeMaintenance {
-			return false, "in maintenance mode (no configuration applied yet)", nil
-		}
-
-		actx, cancel := o.attemptContext(ctx)
-		defer cancel()
-
-		r, err := conn.client.KubeconfigRaw(conn.nodeContext(actx))
-		if err != nil {
-			return false, state, kubeconfigCallErr(t, err)
-		}
-
-		raw, err := extractKubeconfig(r)
-		r.Close() //nolint:errcheck
-
-		if err != nil {
-			// A stream cut by a reboot surfaces here too: retry, unless the
-			// node answered with a status it means.
-			return false, state, kubeconfigCallErr(t, err)
-		}
-
-		if server != "" {
-			if raw, err = RewriteServer(raw, server); err != nil {
-				return false, "", stop(fmt.Errorf("node %s sent a kubeconfig that cannot be rewritten: %w", t.Node, err))
-			}
-		}
-
-		info, err := ParseKubeconfig(raw)
-		if err != nil {
-			return false, "", stop(fmt.Errorf("node %s sent a kubeconfig that does not parse: %w", t.Node, err))
-		}
-
-		out = &Kubeconfig{Raw: raw, Info: info}
+		out = kc
 
 		return true, state, nil
 	})
 
 	return out, err
+}
+
+// fetchKubeconfigOnce makes one attempt; a nil kubeconfig without an error
+// means not yet (the node is still in maintenance mode). server is already
+// a normalised URL or "".
+func fetchKubeconfigOnce(ctx context.Context, o Options, t Target, server string) (*Kubeconfig, string, error) {
+	conn, state, err := dialOnce(ctx, o, t)
+	if err != nil {
+		return nil, state, err
+	}
+	defer conn.Close() //nolint:errcheck
+
+	if conn.Mode == ModeMaintenance {
+		return nil, "in maintenance mode (no configuration applied yet)", nil
+	}
+
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	r, err := conn.client.KubeconfigRaw(conn.nodeContext(actx))
+	if err != nil {
+		return nil, state, kubeconfigCallErr(t, err)
+	}
+
+	raw, err := extractKubeconfig(r)
+	r.Close() //nolint:errcheck
+
+	if err != nil {
+		// A stream cut by a reboot surfaces here too: retry, unless the
+		// node answered with a status it means.
+		return nil, state, kubeconfigCallErr(t, err)
+	}
+
+	if server != "" {
+		if raw, err = RewriteServer(raw, server); err != nil {
+			return nil, "", stop(fmt.Errorf("node %s sent a kubeconfig that cannot be rewritten: %w", t.Node, err))
+		}
+	}
+
+	info, err := ParseKubeconfig(raw)
+	if err != nil {
+		return nil, "", stop(fmt.Errorf("node %s sent a kubeconfig that does not parse: %w", t.Node, err))
+	}
+
+	return &Kubeconfig{Raw: raw, Info: info}, state, nil
 }
 
 func kubeconfigCallErr(t Target, err error) error {

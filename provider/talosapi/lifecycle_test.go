@@ -129,8 +129,19 @@ func TestClusterDayTwo(t *testing.T) {
 		t.Fatalf("upgrade: %+v %v", up, err)
 	}
 
-	if _, err := talosapi.WaitHealthy(ctx, health, o); err != nil {
+	// Without a kubeconfig of its own, the wait takes one from the first
+	// control plane that hands one out (a worker refuses) and checks the
+	// Kubernetes nodes with it.
+	fetched := health
+	fetched.Kubeconfig, fetched.KubeconfigFrom = nil, []string{worker, cps[0]}
+
+	rep, err := talosapi.WaitHealthy(ctx, fetched, o)
+	if err != nil {
 		t.Fatal(err)
+	}
+
+	if len(rep.Nodes) != 4 {
+		t.Errorf("Kubernetes nodes seen through a fetched kubeconfig: %v", rep.Nodes)
 	}
 
 	// Graceful reset of a control plane: etcd keeps two members.
@@ -143,7 +154,7 @@ func TestClusterDayTwo(t *testing.T) {
 	hctx, hcancel := context.WithTimeout(ctx, 20*time.Second)
 	defer hcancel()
 
-	rep, err := talosapi.WaitHealthy(hctx, talosapi.HealthRequest{ControlPlanes: cps[:2], Creds: creds}, o)
+	rep, err = talosapi.WaitHealthy(hctx, talosapi.HealthRequest{ControlPlanes: cps[:2], Creds: creds}, o)
 	if err != nil {
 		t.Fatalf("after reset: %v (%+v)", err, rep)
 	}

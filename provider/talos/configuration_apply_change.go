@@ -1,0 +1,220 @@
+package talos
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+)
+
+// nodeChange is what an update changes on one node.
+type nodeChange struct {
+	// oldCfg and newCfg are the configurations; both empty when the
+	// configuration does not change.
+	oldCfg, newCfg string
+	mode           talosapi.ApplyMode
+	// fromVersion and toVersion are the Talos versions the node runs and
+	// must run ("" when unknown or not managed).
+	fromVersion, toVersion string
+	// vmFrom and vmTo are healthGate.vm before and after; equal when the VM
+	// did not restart.
+	vmFrom, vmTo string
+}
+
+// maxPaths is how many paths a change line names before "+N more": the
+// CLI cuts a value at about 150 characters.
+const maxPaths = 2
+
+// installImagePath is the configuration path an upgrade changes; it is
+// part of the upgrade, not a change of its own.
+const installImagePath = "machine.install.image"
+
+// changeLine says in one short line what the update does to the node, for
+// the preview ("live: 1 path, no reboot", "reboot: machine.env",
+// "upgrade v1.12.5 → v1.12.6 (reboot, VM kept); then live: 1 path, no
+// reboot"); warning marks a change the apply mode will refuse.
+func changeLine(c nodeChange) (string, bool) {
+	var parts []string
+
+	if c.vmFrom != c.vmTo {
+		parts = append(parts, "reboot: VM restart ("+vmChanges(c.vmFrom, c.vmTo)+")")
+	}
+
+	upgrading := c.toVersion != "" && c.fromVersion != "" && !sameTalosVersion(c.fromVersion, c.toVersion)
+	if upgrading {
+		parts = append(parts, fmt.Sprintf("upgrade %s → %s (reboot, VM kept)", c.fromVersion, c.toVersion))
+	}
+
+	warning := false
+
+	if c.oldCfg != "" && c.newCfg != "" {
+		ch, err := talosconfig.ClassifyChange(c.oldCfg, c.newCfg)
+		if err != nil {
+			parts = append(parts, "configuration changes ("+firstLineOf(err.Error())+")")
+		} else {
+			if ch.Upgrade && !upgrading {
+				// Another installer image for the same version: another
+				// Image Factory schematic (extensions, kernel arguments).
+				parts = append(parts, "upgrade: new installer image "+imageName(ch.NewImage)+" (reboot, VM kept)")
+			}
+
+			var line string
+
+			line, warning = configLine(ch, c.mode)
+			if line != "" {
+				parts = append(parts, line)
+			}
+		}
+	}
+
+	if len(parts) == 0 {
+		return "no change on the node", false
+	}
+
+	return strings.Join(parts, "; then "), warning
+}
+
+// configLine describes the configuration paths that change, apart from the
+// installer image of an upgrade.
+func configLine(ch talosconfig.Change, mode talosapi.ApplyMode) (string, bool) {
+	changed := slices.DeleteFunc(slices.Clone(ch.Changed), func(p string) bool { return p == installImagePath })
+	n := len(changed)
+
+	if n == 0 {
+		return "", false
+	}
+
+	switch {
+	case mode == talosapi.ApplyStaged:
+		return fmt.Sprintf("staged: %s, applied at the next reboot", pathCount(n)), false
+	case !ch.Reboot && mode == talosapi.ApplyTry:
+		return fmt.Sprintf("try: %s live, rolled back after tryTimeout unless applied again", pathCount(n)), false
+	case !ch.Reboot && mode != talosapi.ApplyReboot:
+		return fmt.Sprintf("live: %s, no reboot", pathCount(n)), false
+	case ch.Reboot && mode == talosapi.ApplyNoReboot:
+		return fmt.Sprintf("fails: %s needs a reboot, applyMode is no-reboot (use auto or reboot)", pathList(ch.RebootPaths)), true
+	case ch.Reboot:
+		line := "reboot: " + pathList(ch.RebootPaths)
+		if n > len(ch.RebootPaths) {
+			line += fmt.Sprintf(" (%s in all)", pathCount(n))
+		}
+
+		return line, false
+	default:
+		return fmt.Sprintf("reboot (applyMode reboot): %s", pathCount(n)), false
+	}
+}
+
+func pathCount(n int) string {
+	if n == 1 {
+		return "1 path"
+	}
+
+	return fmt.Sprintf("%d paths", n)
+}
+
+// pathList names up to maxPaths paths.
+func pathList(paths []string) string {
+	if len(paths) <= maxPaths {
+		return strings.Join(paths, ", ")
+	}
+
+	return fmt.Sprintf("%s +%d more", strings.Join(paths[:maxPaths], ", "), len(paths)-maxPaths)
+}
+
+// imageName shortens an installer image reference to its last path
+// element, with a schematic ID cut to 12 characters
+// ("nocloud-installer/ce4c980550dd…:v1.12.5").
+func imageName(ref string) string {
+	if i := strings.LastIndex(ref, "/"); i >= 0 {
+		if j := strings.LastIndex(ref[:i], "/"); j >= 0 {
+			ref = ref[j+1:]
+		}
+	}
+
+	return longHex.ReplaceAllStringFunc(ref, func(h string) string { return h[:12] + "…" })
+}
+
+var longHex = regexp.MustCompile(`[0-9a-f]{32,}`)
+
+// vmChanges lists what differs between two healthGate.vm values
+// ("cores 2 → 4, memory 4096MiB → 8192MiB"). A value that is a digest
+// says only that its key changed.
+func vmChanges(from, to string) string {
+	a, b := vmFields(from), vmFields(to)
+
+	var keys []string
+
+	for _, kv := range [][]string{a.keys, b.keys} {
+		for _, k := range kv {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+
+	var out []string
+
+	for _, k := range keys {
+		x, y := a.values[k], b.values[k]
+
+		switch {
+		case x == y:
+		case isDigest(x) || isDigest(y):
+			out = append(out, k+" changes")
+		default:
+			out = append(out, fmt.Sprintf("%s %s → %s", k, orDash(x), orDash(y)))
+		}
+	}
+
+	if len(out) == 0 {
+		return "settings change"
+	}
+
+	return pathList(out)
+}
+
+type fields struct {
+	keys   []string
+	values map[string]string
+}
+
+func vmFields(s string) fields {
+	f := fields{values: map[string]string{}}
+
+	for _, kv := range strings.Fields(s) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			k, v = kv, "set"
+		}
+
+		f.keys = append(f.keys, k)
+		f.values[k] = v
+	}
+
+	return f
+}
+
+var digest = regexp.MustCompile(`^[0-9a-f]{8,}$`)
+
+func isDigest(s string) bool { return digest.MatchString(s) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+
+	return s
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+
+	return s
+}
