@@ -167,7 +167,7 @@ func (b *builder) buildVM(s *slot, h Host) VM {
 			vm.Boot.CloneVMID = h.TemplateVMID
 		}
 	} else {
-		vm.Boot = Boot{ISOStorage: b.isoStorage(h)}
+		vm.Boot.ISOStorage, vm.Boot.ISOFile = b.bootISO(s, h)
 	}
 	return vm
 }
@@ -177,14 +177,15 @@ func (b *builder) isoStorage(h Host) string {
 }
 
 // tags are the identity tags the component finds its VMs by (Rebuild reads
-// them back), the versions the node is planned for, then the user's tags.
+// them back), then the user's tags. No versions: a VM's tags would change
+// before its node is upgraded, so they would say what the node is planned
+// to run, not what it runs (the component asks the nodes), and every
+// upgrade would show each VM changing.
 func (b *builder) tags(s *slot) []string {
 	t := []string{TagManaged, TagClusterPrefix + b.spec.Name, string(s.role)}
 	if s.role == RoleWorker {
 		t = append(t, TagPoolPrefix+s.pool)
 	}
-	c := &b.plan.Cluster
-	t = append(t, TagTalosPrefix+c.TalosVersion, TagKubernetesPrefix+c.KubernetesVersion, TagSchematicPrefix+shortID(c.Image.SchematicID))
 	for _, u := range b.spec.VM.Tags {
 		if !slices.Contains(t, u) {
 			t = append(t, u)
@@ -336,14 +337,7 @@ func (b *builder) buildOrders() {
 		})
 	}
 
-	p.ISOs = []ISODownload{}
-	if b.spec.Image.Template == nil {
-		for _, h := range b.spec.Hosts {
-			if slices.ContainsFunc(b.slots, func(s *slot) bool { return s.host == h.Node }) {
-				p.ISOs = append(p.ISOs, ISODownload{Host: h.Node, Storage: b.isoStorage(h)})
-			}
-		}
-	}
+	b.buildISOs()
 }
 
 func cmpString(a, c string) int {

@@ -34,8 +34,10 @@ type NodeChange struct {
 	Name   string
 	Role   Role
 	Action Action
-	// Reasons say why, one short phrase each ("memoryMiB 4096 -> 8192").
+	// Reasons say why, one short phrase each ("memory 4096 → 8192 MiB").
 	Reasons []string
+	// Why are the reasons for Action itself (the most disruptive).
+	Why []string
 	// ConfigChanged names the machine configuration inputs that change.
 	ConfigChanged []string
 }
@@ -45,10 +47,12 @@ type Summary struct {
 	// Nodes that change: control planes, then workers; within a role,
 	// changed and added nodes in rollout order, then removed ones.
 	Nodes []NodeChange
-	// KubernetesUpgrade is "v1.33.1 -> v1.34.1" when Kubernetes is upgraded.
+	// KubernetesUpgrade is "v1.33.1 → v1.34.1" when Kubernetes is upgraded.
 	KubernetesUpgrade string
-	// TalosUpgrade is "v1.12.4 -> v1.12.5" when the Talos version changes.
+	// TalosUpgrade is "v1.12.4 → v1.12.5" when the Talos version changes.
 	TalosUpgrade string
+	// Total is the number of nodes after the update.
+	Total int
 }
 
 // Compare says what changes from the old state to the new one. old may be
@@ -60,6 +64,7 @@ func Compare(old, next *State) Summary {
 	if next == nil {
 		next = &State{}
 	}
+	s.Total = len(next.Nodes)
 	for _, n := range next.Nodes {
 		o := old.node(n.Name)
 		if o == nil {
@@ -70,10 +75,10 @@ func Compare(old, next *State) Summary {
 			s.Nodes = append(s.Nodes, c)
 		}
 		if o.TalosVersion != n.TalosVersion && o.TalosVersion != "" && s.TalosUpgrade == "" {
-			s.TalosUpgrade = o.TalosVersion + " -> " + n.TalosVersion
+			s.TalosUpgrade = o.TalosVersion + " → " + n.TalosVersion
 		}
 		if o.KubernetesVersion != n.KubernetesVersion && o.KubernetesVersion != "" && s.KubernetesUpgrade == "" {
-			s.KubernetesUpgrade = o.KubernetesVersion + " -> " + n.KubernetesVersion
+			s.KubernetesUpgrade = o.KubernetesVersion + " → " + n.KubernetesVersion
 		}
 	}
 	if old != nil {
@@ -112,17 +117,16 @@ func Compare(old, next *State) Summary {
 func compareNode(o, n *NodeState) NodeChange {
 	c := NodeChange{Name: n.Name, Role: n.Role}
 	raise := func(a Action, format string, args ...any) {
-		c.Action = max(c.Action, a)
-		c.Reasons = append(c.Reasons, fmt.Sprintf(format, args...))
+		c.raise(a, fmt.Sprintf(format, args...))
 	}
 	changedS := func(field, a, b string, act Action) {
 		if a != "" && a != b {
-			raise(act, "%s %s -> %s", field, a, orDash(b))
+			raise(act, "%s %s → %s", field, a, orDash(b))
 		}
 	}
 	changedI := func(field string, a, b int, act Action) {
 		if a != 0 && a != b {
-			raise(act, "%s %d -> %d", field, a, b)
+			raise(act, "%s %d → %d", field, a, b)
 		}
 	}
 
@@ -140,7 +144,8 @@ func compareNode(o, n *NodeState) NodeChange {
 		if strings.HasPrefix(o.Boot, "clone:") || strings.HasPrefix(n.Boot, "clone:") {
 			act = ActionReplace
 		}
-		changedS("boot", o.Boot, n.Boot, act)
+		// The clone source's host is each VM's own: not worth a reason per host.
+		changedS("boot", strings.Split(o.Boot, "@")[0], strings.Split(n.Boot, "@")[0], act)
 	}
 
 	// Talos and Kubernetes versions.
@@ -156,9 +161,11 @@ func compareNode(o, n *NodeState) NodeChange {
 	changedI("cores", o.Cores, n.Cores, ActionReboot)
 	changedI("sockets", o.Sockets, n.Sockets, ActionReboot)
 	changedS("cpuType", o.CPUType, n.CPUType, ActionReboot)
-	changedI("memoryMiB", o.MemoryMiB, n.MemoryMiB, ActionReboot)
+	if o.MemoryMiB != 0 && o.MemoryMiB != n.MemoryMiB {
+		raise(ActionReboot, "memory %d → %d MiB", o.MemoryMiB, n.MemoryMiB)
+	}
 	if o.SecondaryAddress != n.SecondaryAddress {
-		raise(ActionReboot, "secondaryAddress %s -> %s", orDash(o.SecondaryAddress), orDash(n.SecondaryAddress))
+		raise(ActionReboot, "secondaryAddress %s → %s", orDash(o.SecondaryAddress), orDash(n.SecondaryAddress))
 	}
 	if o.CloudInit != "" && o.CloudInit != n.CloudInit && o.Address == n.Address && o.SecondaryAddress == n.SecondaryAddress {
 		raise(ActionReboot, "network settings (gateway, DNS) change")
@@ -166,9 +173,11 @@ func compareNode(o, n *NodeState) NodeChange {
 	if o.NICs != "" && o.NICs != n.NICs {
 		raise(ActionUpdate, "network devices change")
 	}
-	changedI("diskGiB", o.DiskGiB, n.DiskGiB, ActionUpdate)
+	if o.DiskGiB != 0 && o.DiskGiB != n.DiskGiB {
+		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
+	}
 	if !slices.Equal(o.DataDisks, n.DataDisks) {
-		raise(ActionUpdate, "data disks %s -> %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
+		raise(ActionUpdate, "data disks %s → %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
 	}
 
 	if o.Config != nil {
@@ -191,14 +200,25 @@ func orDash(s string) string {
 	return s
 }
 
+// raise records a reason for action a: the node's action becomes the more
+// disruptive of the two, and Why keeps the reasons of that action.
+func (c *NodeChange) raise(a Action, reason string) {
+	c.Reasons = append(c.Reasons, reason)
+	switch {
+	case a > c.Action:
+		c.Action, c.Why = a, []string{reason}
+	case a == c.Action:
+		c.Why = append(c.Why, reason)
+	}
+}
+
 // MarkReboot records that a node's configuration change needs a reboot
 // (Talos' own verdict on the real configurations).
 func (s *Summary) MarkReboot(node, reason string) {
 	for i := range s.Nodes {
 		c := &s.Nodes[i]
 		if c.Name == node && c.Action < ActionReboot {
-			c.Action = ActionReboot
-			c.Reasons = append(c.Reasons, reason)
+			c.raise(ActionReboot, reason)
 		}
 	}
 }
@@ -212,12 +232,11 @@ func (s *Summary) Mark(node string, role Role, a Action, reason string) {
 	for i := range s.Nodes {
 		c := &s.Nodes[i]
 		if c.Name == node {
-			c.Action = max(c.Action, a)
-			c.Reasons = append(c.Reasons, reason)
+			c.raise(a, reason)
 			return
 		}
 	}
-	s.Nodes = append(s.Nodes, NodeChange{Name: node, Role: role, Action: a, Reasons: []string{reason}})
+	s.Nodes = append(s.Nodes, NodeChange{Name: node, Role: role, Action: a, Reasons: []string{reason}, Why: []string{reason}})
 	slices.SortStableFunc(s.Nodes, func(a, b NodeChange) int {
 		switch {
 		case a.Role == b.Role:
@@ -238,35 +257,4 @@ func (s Summary) Names(a Action) []string {
 		}
 	}
 	return out
-}
-
-// String is the ten-second summary, e.g. "1 added (c-workers-3); 3
-// upgraded, Talos v1.12.4 -> v1.12.5 (c-cp-1, c-cp-2, c-cp-3), one at a
-// time; 2 rebooted (...)".
-func (s Summary) String() string {
-	var parts []string
-	for _, a := range []Action{ActionAdd, ActionRemove, ActionReplace, ActionUpgrade, ActionReboot, ActionUpdate} {
-		names := s.Names(a)
-		if len(names) == 0 {
-			continue
-		}
-		p := fmt.Sprintf("%d %s", len(names), a)
-		if a == ActionUpgrade && s.TalosUpgrade != "" {
-			p += ", Talos " + s.TalosUpgrade
-		}
-		p += " (" + strings.Join(names, ", ") + ")"
-		if a == ActionUpgrade || a == ActionReboot || a == ActionReplace {
-			if len(names) > 1 {
-				p += ", one at a time"
-			}
-		}
-		parts = append(parts, p)
-	}
-	if s.KubernetesUpgrade != "" {
-		parts = append(parts, "Kubernetes "+s.KubernetesUpgrade)
-	}
-	if len(parts) == 0 {
-		return "no node changes"
-	}
-	return strings.Join(parts, "; ")
 }

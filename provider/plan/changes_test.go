@@ -22,21 +22,21 @@ func TestCompare(t *testing.T) {
 			name:    "add a worker",
 			edit:    func(s *Spec) { s.WorkerPools[0].Count = 3 },
 			want:    map[string]Action{"lab-workers-3": ActionAdd},
-			summary: "1 added (lab-workers-3)",
+			summary: "1 added: lab-workers-3",
 		},
 		{
 			name:    "raise a pool's cores",
 			edit:    func(s *Spec) { s.WorkerPools[0].Size.Cores = 4 },
 			want:    map[string]Action{"lab-workers-1": ActionReboot, "lab-workers-2": ActionReboot},
-			reason:  "cores 2 -> 4",
-			summary: "2 rebooted (lab-workers-1, lab-workers-2), one at a time",
+			reason:  "cores 2 → 4",
+			summary: "2 rebooted one at a time (cores 2 → 4): lab-workers-1, lab-workers-2",
 		},
 		{
 			name:    "bump Talos",
 			edit:    func(s *Spec) { s.TalosVersion = "v1.12.6" },
 			want:    map[string]Action{"lab-cp-1": ActionUpgrade, "lab-cp-2": ActionUpgrade, "lab-cp-3": ActionUpgrade, "lab-workers-1": ActionUpgrade, "lab-workers-2": ActionUpgrade},
-			reason:  "talosVersion v1.12.5 -> v1.12.6",
-			summary: "5 upgraded, Talos v1.12.5 -> v1.12.6 (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2), one at a time",
+			reason:  "talosVersion v1.12.5 → v1.12.6",
+			summary: "all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)",
 		},
 		{
 			name:   "add an extension",
@@ -48,7 +48,7 @@ func TestCompare(t *testing.T) {
 			name:    "bump Kubernetes",
 			edit:    func(s *Spec) { s.KubernetesVersion = "v1.35.3" },
 			want:    map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
-			summary: "5 updated in place (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2); Kubernetes v1.35.2 -> v1.35.3",
+			summary: "all 5 nodes updated live, no reboot; Kubernetes v1.35.2 → v1.35.3, node by node, control planes first",
 		},
 		{
 			name:   "change a kubelet-relevant label on one pool",
@@ -74,7 +74,19 @@ func TestCompare(t *testing.T) {
 			name:    "remove a control plane and a worker",
 			edit:    func(s *Spec) { s.ControlPlane.Count = 1; s.WorkerPools[0].Count = 1 },
 			want:    map[string]Action{"lab-cp-2": ActionRemove, "lab-cp-3": ActionRemove, "lab-workers-2": ActionRemove},
-			summary: "3 removed (lab-cp-2, lab-cp-3, lab-workers-2)",
+			summary: "3 removed one at a time (drained, control planes leave etcd first): lab-cp-2, lab-cp-3, lab-workers-2",
+		},
+		{
+			name:    "remove control planes",
+			edit:    func(s *Spec) { s.ControlPlane.Count = 1 },
+			want:    map[string]Action{"lab-cp-2": ActionRemove, "lab-cp-3": ActionRemove},
+			summary: "2 removed one at a time (etcd leave first): lab-cp-2, lab-cp-3",
+		},
+		{
+			name:    "remove a worker",
+			edit:    func(s *Spec) { s.WorkerPools[0].Count = 1 },
+			want:    map[string]Action{"lab-workers-2": ActionRemove},
+			summary: "1 removed (drained first): lab-workers-2",
 		},
 		{
 			name:   "change the gateway",
@@ -86,20 +98,20 @@ func TestCompare(t *testing.T) {
 			name:   "move to virtio disks",
 			edit:   func(s *Spec) { s.DiskInterface = "virtio" },
 			want:   map[string]Action{"lab-cp-1": ActionReplace, "lab-cp-2": ActionReplace, "lab-cp-3": ActionReplace, "lab-workers-1": ActionReplace, "lab-workers-2": ActionReplace},
-			reason: "osDisk scsi0 -> virtio0",
+			reason: "osDisk scsi0 → virtio0",
 		},
 		{
 			name:   "grow a disk",
 			edit:   func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 40 },
 			want:   map[string]Action{"lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
-			reason: "diskGiB 20 -> 40",
+			reason: "diskSize 20 → 40 GiB",
 		},
 		{
 			name:    "switch from ISO to a template",
 			edit:    func(s *Spec) { s.Image.Template = &Template{VMID: 9000} },
 			want:    map[string]Action{"lab-cp-1": ActionReplace, "lab-cp-2": ActionReplace, "lab-cp-3": ActionReplace, "lab-workers-1": ActionReplace, "lab-workers-2": ActionReplace},
-			reason:  "boot iso:local -> clone:9000@",
-			summary: "5 replaced (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2), one at a time",
+			reason:  "boot iso:local → clone:9000",
+			summary: "all 5 nodes replaced by new VMs one at a time (boot iso:local → clone:9000)",
 		},
 	}
 	old := mustComputeState(baseSpec())
@@ -162,7 +174,7 @@ func TestCompareOrderAndRefinement(t *testing.T) {
 	if got := s.Names(ActionAdd); !slices.Equal(got, []string{"lab-workers-3"}) {
 		t.Errorf("added = %v", got)
 	}
-	wantS := "1 added (lab-workers-3); 1 rebooted (lab-workers-1); 4 updated in place (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-2)"
+	wantS := "1 added: lab-workers-3; 1 rebooted (machine config: sysctls need a reboot): lab-workers-1; 4 updated live, no reboot: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-2"
 	if s.String() != wantS {
 		t.Errorf("summary = %q", s.String())
 	}
@@ -245,7 +257,7 @@ func TestSummaryMark(t *testing.T) {
 	s.Mark("a", RoleControlPlane, ActionReboot, "machine config: machine.env")
 	s.Mark("w1", RoleWorker, ActionReboot, "machine config: machine.env")
 	s.Mark("w2", RoleWorker, ActionUpdate, "machine config: 1 path")
-	if got := s.String(); got != "1 upgraded (a); 1 rebooted (w1); 1 updated in place (w2)" {
+	if got := s.String(); got != "1 upgraded (new installer image; VMs kept): a; 1 rebooted (machine config: machine.env): w1; 1 updated live, no reboot: w2" {
 		t.Errorf("summary %q", got)
 	}
 	if r := s.Nodes[0].Reasons; len(r) != 2 {

@@ -293,11 +293,18 @@ func TestImage(t *testing.T) {
 		if want := "registry.internal:5000/talos/nocloud-installer/" + id + ":v1.12.5"; im.Installer != want {
 			t.Errorf("installer = %s, want %s", im.Installer, want)
 		}
-		wantISOs := []ISODownload{{"pve1", "isos"}, {"pve2", "isos"}, {"pve3", "nfs"}}
-		if !slices.Equal(p.ISOs, wantISOs) {
-			t.Errorf("isos = %v", p.ISOs)
+		file := "talos-v1.12.5-" + id[:12] + "-nocloud-amd64.iso"
+		var got []string
+		for _, d := range p.ISOs {
+			if d.FileName != file || d.URL != im.ISO || !d.URLKnown || !d.Current {
+				t.Errorf("iso %+v", d)
+			}
+			got = append(got, d.Host+"/"+d.Storage)
 		}
-		if b := node(t, p, "lab-cp-3").VM.Boot; b != (Boot{ISOStorage: "nfs"}) {
+		if want := []string{"pve1/isos", "pve2/isos", "pve3/nfs"}; !slices.Equal(got, want) {
+			t.Errorf("isos on %v, want %v", got, want)
+		}
+		if b := node(t, p, "lab-cp-3").VM.Boot; b != (Boot{ISOStorage: "nfs", ISOFile: file}) {
 			t.Errorf("boot = %+v", b)
 		}
 	})
@@ -319,7 +326,7 @@ func TestImage(t *testing.T) {
 		spec.ControlPlane.Count = 1
 		spec.WorkerPools = nil
 		p := mustCompute(t, spec, roomy(), nil)
-		if !slices.Equal(p.ISOs, []ISODownload{{"pve1", "local"}}) {
+		if len(p.ISOs) != 1 || p.ISOs[0].Host != "pve1" || p.ISOs[0].Storage != "local" {
 			t.Errorf("isos = %v", p.ISOs)
 		}
 	})

@@ -10,12 +10,9 @@ import (
 // Tags the plan puts on every VM. Rebuild reads them back: they are how the
 // component finds its VMs and their identity in Proxmox.
 const (
-	TagManaged          = "proxmoxtalos"
-	TagClusterPrefix    = "cluster-"
-	TagPoolPrefix       = "pool-"
-	TagTalosPrefix      = "talos-"
-	TagKubernetesPrefix = "k8s-"
-	TagSchematicPrefix  = "schematic-"
+	TagManaged       = "proxmoxtalos"
+	TagClusterPrefix = "cluster-"
+	TagPoolPrefix    = "pool-"
 )
 
 // ObservedVM is what Proxmox says about one VM, already parsed from its
@@ -34,8 +31,10 @@ type ObservedVM struct {
 	MemoryMiB int
 	// Disks are the VM's hard disks (no CD-ROM, no cloud-init drive).
 	Disks []Disk
-	// ISOStorage is the storage of the ISO in the CD drive, "" when none.
+	// ISOStorage is the storage of the ISO in the CD drive, "" when none;
+	// ISOVolume the whole volume ID ("local:iso/talos-....iso").
 	ISOStorage string
+	ISOVolume  string
 	// NICs in order (net0 first), with the cloud-init address of each
 	// ("" for DHCP) and gateway.
 	NICs         []NICConfig
@@ -48,8 +47,9 @@ type ObservedVM struct {
 // cluster's when they carry the managed and cluster tags. What Proxmox
 // cannot tell is left empty, and Compare does not count it as a change: the
 // clone source of a cloned VM, the machine configuration inputs (they live
-// in the nodes' secret configurations), and the bootstrap node. Versions
-// and the schematic come from the version tags. Warnings explain VMs that
+// in the nodes' secret configurations), the bootstrap node, and the Talos
+// and Kubernetes versions and schematic (the nodes know what they run; the
+// component asks them). Warnings explain VMs that
 // carry the cluster's tags but cannot be one of its nodes.
 func Rebuild(cluster string, vms []ObservedVM) (*State, []string) {
 	st := &State{Version: StateVersion, Cluster: cluster, Nodes: []NodeState{}}
@@ -108,15 +108,8 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 		return ns, fmt.Errorf("has neither the %q nor the %q tag", RoleControlPlane, RoleWorker)
 	}
 	for _, t := range vm.Tags {
-		switch {
-		case ns.Role == RoleWorker && strings.HasPrefix(t, TagPoolPrefix):
+		if ns.Role == RoleWorker && strings.HasPrefix(t, TagPoolPrefix) {
 			ns.Pool = strings.TrimPrefix(t, TagPoolPrefix)
-		case strings.HasPrefix(t, TagTalosPrefix):
-			ns.TalosVersion = strings.TrimPrefix(t, TagTalosPrefix)
-		case strings.HasPrefix(t, TagKubernetesPrefix):
-			ns.KubernetesVersion = strings.TrimPrefix(t, TagKubernetesPrefix)
-		case strings.HasPrefix(t, TagSchematicPrefix):
-			ns.Image = strings.TrimPrefix(t, TagSchematicPrefix)
 		}
 	}
 	if ns.Pool == "" {
@@ -153,6 +146,7 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 	}
 	if vm.ISOStorage != "" {
 		ns.Boot = "iso:" + vm.ISOStorage
+		ns.ISO = vm.ISOVolume
 	}
 	return ns, nil
 }

@@ -25,7 +25,7 @@ func observe(p *Plan, firstID int) []ObservedVM {
 		out = append(out, ObservedVM{
 			VMID: id, Host: vm.Host, Name: vm.Name, Tags: tags,
 			Cores: vm.Cores, Sockets: vm.Sockets, CPUType: vm.CPUType, MemoryMiB: vm.MemoryMiB,
-			Disks: disks, ISOStorage: vm.Boot.ISOStorage, NICs: slices.Clone(vm.NICs),
+			Disks: disks, ISOStorage: vm.Boot.ISOStorage, ISOVolume: ISOVolumeID(vm.Boot.ISOStorage, vm.Boot.ISOFile), NICs: slices.Clone(vm.NICs),
 			DNSServers: slices.Clone(vm.DNSServers), SearchDomain: vm.SearchDomain,
 		})
 	}
@@ -50,12 +50,17 @@ func TestRebuildRoundTrip(t *testing.T) {
 		if got.Config != nil {
 			t.Errorf("%s: config fingerprints rebuilt from nothing: %v", got.Name, got.Config)
 		}
+		// Nor are the versions: the component asks the nodes.
+		if got.TalosVersion != "" || got.KubernetesVersion != "" || got.Image != "" {
+			t.Errorf("%s: versions rebuilt from nothing: %q %q %q", got.Name, got.TalosVersion, got.KubernetesVersion, got.Image)
+		}
 		w.Config, w.VMID = nil, 100+i
+		w.TalosVersion, w.KubernetesVersion, w.Image = "", "", ""
 		if got.Name != w.Name || got.Role != w.Role || got.Pool != w.Pool || got.Ordinal != w.Ordinal ||
 			got.Host != w.Host || got.VMID != w.VMID || got.Address != w.Address || got.MAC != w.MAC ||
 			got.Cores != w.Cores || got.MemoryMiB != w.MemoryMiB || got.CPUType != w.CPUType ||
 			got.DiskInterface != w.DiskInterface || got.DiskGiB != w.DiskGiB || !slices.Equal(got.DataDisks, w.DataDisks) ||
-			got.Boot != w.Boot || got.NICs != w.NICs || got.CloudInit != w.CloudInit ||
+			got.Boot != w.Boot || got.ISO != w.ISO || got.NICs != w.NICs || got.CloudInit != w.CloudInit ||
 			got.TalosVersion != w.TalosVersion || got.KubernetesVersion != w.KubernetesVersion || got.Image != w.Image {
 			t.Errorf("node %d rebuilt as\n %+v\nwant\n %+v", i, got, w)
 		}
@@ -94,26 +99,64 @@ func TestRebuildThenScaleOutKeepsAddresses(t *testing.T) {
 	}
 }
 
-func TestRebuildSeesUpgradesThroughTags(t *testing.T) {
+// A Talos upgrade keeps the ISO each existing node booted from (its
+// installed system needs no other, and Proxmox refuses to start a VM whose
+// ISO is gone); new nodes boot the new version's ISO, downloaded next to it.
+func TestUpgradeKeepsTheNodesISOs(t *testing.T) {
 	spec := baseSpec()
-	spec.TalosVersion = "v1.11.5"
+	spec.TalosVersion = "v1.12.5"
 	p := mustCompute(t, spec, roomy(), nil)
 	st, _ := Rebuild("lab", observe(p, 100))
-	if st.Nodes[0].TalosVersion != "v1.11.5" {
-		t.Fatalf("talos version from tags = %q", st.Nodes[0].TalosVersion)
-	}
-	spec.TalosVersion = "v1.12.5"
-	spec.Image.Extensions = []string{"qemu-guest-agent", "iscsi-tools"}
+	oldFile := p.Nodes[0].VM.Boot.ISOFile
+	oldURL := p.Cluster.Image.ISO
+
+	spec.TalosVersion = "v1.12.6"
+	spec.WorkerPools[0].Count = 3
 	next := mustCompute(t, spec, roomy(), st)
-	s := Compare(st, next.State())
-	if got := s.Names(ActionUpgrade); len(got) != 5 {
-		t.Errorf("upgraded %v, want all five (%s)", got, s)
+	newFile := ISOFileName("v1.12.6", next.Cluster.Image.SchematicID, "nocloud")
+	for _, n := range next.Nodes {
+		want := oldFile
+		if n.Name == "lab-workers-3" {
+			want = newFile
+		}
+		if n.VM.Boot.ISOFile != want || n.VM.Boot.ISOStorage != "local" {
+			t.Errorf("%s boots %s, want %s", n.Name, n.VM.Boot.ISOFile, want)
+		}
 	}
-	if s.TalosUpgrade != "v1.11.5 -> v1.12.5" {
-		t.Errorf("TalosUpgrade = %q", s.TalosUpgrade)
+	host := node(t, next, "lab-workers-3").VM.Host
+	var got []string
+	for _, d := range next.ISOs {
+		got = append(got, d.Host+" "+d.FileName)
+		if d.FileName == oldFile && (d.URL != oldURL || !d.URLKnown || d.Current) {
+			t.Errorf("kept ISO %+v, want the URL it was downloaded from (%s)", d, oldURL)
+		}
+		if d.FileName == newFile && (d.URL != next.Cluster.Image.ISO || !d.Current) {
+			t.Errorf("new ISO %+v", d)
+		}
 	}
-	if !strings.Contains(strings.Join(s.Nodes[0].Reasons, ";"), "image schematic") {
-		t.Errorf("reasons %v lack the schematic change", s.Nodes[0].Reasons)
+	want := []string{"pve1 " + oldFile, "pve2 " + oldFile, "pve3 " + oldFile}
+	for i, w := range want {
+		if strings.HasPrefix(w, host+" ") {
+			want = slices.Insert(want, i, host+" "+newFile)
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("isos\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Another schematic: the kept ISO's full schematic ID is not in its
+	// name, so its URL is not known (the download keeps its own).
+	spec.WorkerPools[0].Count = 2
+	spec.Image.Extensions = []string{"qemu-guest-agent", "iscsi-tools"}
+	next = mustCompute(t, spec, roomy(), st)
+	for _, d := range next.ISOs {
+		if d.FileName == oldFile && (d.URLKnown || !strings.Contains(d.URL, "/"+oldFile[len("talos-v1.12.5-"):len("talos-v1.12.5-")+12]+"/")) {
+			t.Errorf("kept ISO of another schematic: %+v", d)
+		}
+	}
+	if len(next.ISOs) != 3 {
+		t.Errorf("isos %v: want only the kept ones (no new node)", next.ISOs)
 	}
 }
 

@@ -42,6 +42,9 @@ type NodeState struct {
 	DataDisks []string `json:"dataDisks,omitempty"`
 	// Boot is "iso:<storage>" or "clone:<vmid>@<node>[:linked]".
 	Boot string `json:"boot,omitempty"`
+	// ISO is the volume in the VM's CD drive ("local:iso/talos-....iso"),
+	// kept for the node: its installed system needs no other.
+	ISO string `json:"iso,omitempty"`
 	// NICs fingerprints the network devices (bridge, VLAN, MTU, MAC).
 	NICs string `json:"nics,omitempty"`
 	// CloudInit fingerprints what the cloud-init drive carries: addresses,
@@ -83,6 +86,7 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		DiskInterface:     n.VM.OSDisk.Interface,
 		DiskGiB:           n.VM.OSDisk.SizeGiB,
 		Boot:              bootKey(n.VM.Boot),
+		ISO:               isoVolume(n.VM.Boot),
 		NICs:              fingerprint(nicHardware(n.VM.NICs)),
 		CloudInit:         fingerprint([]any{nicAddresses(n.VM.NICs), n.VM.DNSServers, n.VM.SearchDomain}),
 		TalosVersion:      p.Cluster.TalosVersion,
@@ -158,6 +162,13 @@ func bootKey(b Boot) string {
 		k += ":linked"
 	}
 	return k
+}
+
+func isoVolume(b Boot) string {
+	if b.CloneVMID != 0 || b.ISOFile == "" {
+		return ""
+	}
+	return ISOVolumeID(b.ISOStorage, b.ISOFile)
 }
 
 func nicHardware(nics []NICConfig) []string {

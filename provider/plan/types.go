@@ -44,8 +44,9 @@ type Plan struct {
 	// Rollout is the order for upgrades: control planes first, one at a
 	// time, then workers.
 	Rollout []string
-	// ISOs lists the image downloads, one per host that boots a node from
-	// the ISO (empty when cloning a template).
+	// ISOs lists the image downloads: on each host, the ISO of the plan's
+	// version and schematic when a new node boots it, and every ISO an
+	// existing node booted from (empty when cloning a template).
 	ISOs []ISODownload
 	// Warnings are worth showing but do not stop the plan.
 	Warnings []string
@@ -134,12 +135,6 @@ type Endpoints struct {
 	Talos []string
 }
 
-// ISODownload is one Image Factory ISO download onto a host's storage.
-type ISODownload struct {
-	Host    string
-	Storage string
-}
-
 // Node is everything the component needs for one node.
 type Node struct {
 	Name    string
@@ -202,9 +197,11 @@ type NICConfig struct {
 	Gateway string
 }
 
-// Boot says how the VM gets Talos: the ISO from ISOStorage, or a clone.
+// Boot says how the VM gets Talos: an ISO (ISOFile in ISOStorage), or a
+// clone.
 type Boot struct {
 	ISOStorage string
+	ISOFile    string
 	CloneVMID  int
 	CloneNode  string
 	FullClone  bool

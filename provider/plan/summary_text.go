@@ -1,0 +1,100 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// String is the ten-second summary: what happens to which nodes, most
+// disruptive last, e.g. "1 added: c-workers-3; all 5 nodes upgraded one at
+// a time, control planes first (Talos v1.12.4 → v1.12.5)".
+func (s Summary) String() string {
+	var parts []string
+	for _, a := range []Action{ActionAdd, ActionRemove, ActionReplace, ActionUpgrade, ActionReboot, ActionUpdate} {
+		if p := s.part(a); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if s.KubernetesUpgrade != "" {
+		parts = append(parts, "Kubernetes "+s.KubernetesUpgrade+", node by node, control planes first")
+	}
+	if len(parts) == 0 {
+		return "no node changes"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// part says what happens to the nodes with action a, "" for none.
+func (s Summary) part(a Action) string {
+	var nodes []NodeChange
+	for _, c := range s.Nodes {
+		if c.Action == a {
+			nodes = append(nodes, c)
+		}
+	}
+	if len(nodes) == 0 {
+		return ""
+	}
+	names := make([]string, len(nodes))
+	roles := map[Role]bool{}
+	var why []string
+	for i, c := range nodes {
+		names[i] = c.Name
+		roles[c.Role] = true
+		for _, w := range c.Why {
+			if !slices.Contains(why, w) {
+				why = append(why, w)
+			}
+		}
+	}
+	n := len(nodes)
+	// Which nodes: all of them, or by name (added and removed nodes always
+	// by name: that is what the update is about).
+	who, list := fmt.Sprintf("%d", n), ": "+strings.Join(names, ", ")
+	if n == s.Total && n > 1 && a != ActionAdd && a != ActionRemove {
+		who, list = fmt.Sprintf("all %d nodes", n), ""
+	}
+	oneAtATime := ""
+	if n > 1 {
+		oneAtATime = " one at a time"
+	}
+	switch a {
+	case ActionAdd:
+		return fmt.Sprintf("%s added%s", who, list)
+	case ActionRemove:
+		// What the graceful reset does before a VM is deleted.
+		how := "drained first"
+		switch {
+		case roles[RoleControlPlane] && roles[RoleWorker]:
+			how = "drained, control planes leave etcd first"
+		case roles[RoleControlPlane]:
+			how = "etcd leave first"
+		}
+		return fmt.Sprintf("%s removed%s (%s)%s", who, oneAtATime, how, list)
+	case ActionReplace:
+		return fmt.Sprintf("%s replaced by new VMs%s (%s)%s", who, oneAtATime, causes(why), list)
+	case ActionUpgrade:
+		what := "new installer image"
+		if s.TalosUpgrade != "" {
+			what = "Talos " + s.TalosUpgrade
+		}
+		order := ""
+		if roles[RoleControlPlane] && roles[RoleWorker] {
+			order = ", control planes first"
+		}
+		return fmt.Sprintf("%s upgraded%s%s (%s; VMs kept)%s", who, oneAtATime, order, what, list)
+	case ActionReboot:
+		return fmt.Sprintf("%s rebooted%s (%s)%s", who, oneAtATime, causes(why), list)
+	default:
+		return fmt.Sprintf("%s updated live, no reboot%s", who, list)
+	}
+}
+
+// causes lists up to two distinct reasons.
+func causes(why []string) string {
+	if len(why) <= 2 {
+		return strings.Join(why, "; ")
+	}
+	return fmt.Sprintf("%s; +%d more", strings.Join(why[:2], "; "), len(why)-2)
+}
