@@ -43,9 +43,10 @@ const componentDescription = `A Talos Linux Kubernetes cluster on Proxmox VE: VM
 kubeconfig and talosconfig, and every day-two change after.
 
 The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-VMs, found by their tags), then creates one ISO download per host, one VM per node, the cluster's machine secrets,
+VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
 one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
-that points at the VIP once it answers.
+that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
+version's ISO only for nodes added with it.
 
 Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
 the cluster is planned from them, also in preview.
@@ -59,8 +60,9 @@ Day two: scaling a pool adds or removes its highest-numbered nodes; a removed no
 drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
 Node object is deleted. Talos upgrades
 (version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
-a time, control planes first, each followed by a cluster health check; the VMs stay. The ` + "`summary`" + ` output says
-in one line what an update does to the nodes.
+a time, control planes first, each node's change waiting for the cluster to be healthy before and after it
+(ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
+line what happens to it (` + "`configChange`" + `), and the ` + "`summary`" + ` output says it for the whole cluster.
 
 ## Example
 
@@ -86,6 +88,9 @@ outputs:
   kubeconfig: ${cluster.kubeconfig}
   nodes: ${cluster.nodes}
 ` + "```"
+
+// lastUpdatePrefix starts the summary output after an update.
+const lastUpdatePrefix = "last update: "
 
 // Construct plans the cluster and registers its resources.
 func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
@@ -151,7 +156,13 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
 	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
 	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
+	// A preview says what the update will do; once applied, the summary is
+	// kept as what the last update did, so that the next preview's diff of
+	// the output reads "last update: X" => "Y", not as if X were pending.
 	comp.Summary = f.summaryOut
+	if !ctx.DryRun() {
+		comp.Summary = f.summaryOut.ApplyT(func(s string) string { return lastUpdatePrefix + s }).(pulumi.StringOutput)
+	}
 	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
 	return comp, nil
 }

@@ -22,22 +22,24 @@ func TestNewClusterFanOut(t *testing.T) {
 		count[r.typ]++
 	}
 	want := map[string]int{"MachineSecrets": 1, "ImageFactorySchematic": 1, "DownloadFile": 3, "VirtualMachine": 5, "ConfigurationApply": 5,
-		"Bootstrap": 1, "Kubeconfig": 1, "ClusterHealth": 6}
+		"Bootstrap": 1, "Kubeconfig": 1, "ClusterHealth": 1}
 	if !maps.Equal(count, want) {
 		t.Errorf("registered %v, want %v", count, want)
 	}
 
-	// Control planes chain through their health gates; new workers wait
-	// for the last control plane's gate only, not for each other.
+	// Control planes chain, each after the bootstrap; new workers wait for
+	// the last control plane only, not for each other.
 	for _, c := range []struct {
 		res, dep string
 		want     bool
 	}{
-		{"lab-cp-2", "ClusterHealth::lab-cp-1", true},
-		{"lab-cp-3", "ClusterHealth::lab-cp-2", true},
-		{"lab-workers-1", "ClusterHealth::lab-cp-3", true},
-		{"lab-workers-2", "ClusterHealth::lab-cp-3", true},
-		{"lab-workers-2", "ClusterHealth::lab-workers-1", false},
+		{"lab-cp-1", "Bootstrap::lab", false},
+		{"lab-cp-2", "ConfigurationApply::lab-cp-1", true},
+		{"lab-cp-2", "Bootstrap::lab", true},
+		{"lab-cp-3", "ConfigurationApply::lab-cp-2", true},
+		{"lab-workers-1", "ConfigurationApply::lab-cp-3", true},
+		{"lab-workers-2", "ConfigurationApply::lab-cp-3", true},
+		{"lab-workers-2", "ConfigurationApply::lab-workers-1", false},
 	} {
 		if got := depends(rec.get(t, "ConfigurationApply", c.res), c.dep); got != c.want {
 			t.Errorf("apply %s depends on %s = %v, want %v (deps %v)", c.res, c.dep, got, c.want, rec.get(t, "ConfigurationApply", c.res).deps)
@@ -50,20 +52,21 @@ func TestNewClusterFanOut(t *testing.T) {
 			}
 		}
 	}
-	// Each gate requires the nodes up to it and tolerates the others.
-	gate := rec.get(t, "ClusterHealth", "lab-cp-2")
-	if !depends(gate, "ConfigurationApply::lab-cp-2") || !depends(gate, "Kubeconfig::lab") {
-		t.Errorf("gate lab-cp-2 waits for %v", gate.deps)
-	}
-	if cps, others := strs(gate.inputs.Get("controlPlanes")), strs(gate.inputs.Get("otherNodes")); !slices.Equal(cps, []string{"10.0.0.10", "10.0.0.11"}) ||
+	// Each node's gate requires the nodes up to it and tolerates the
+	// others; a new worker does not require the other new workers.
+	gate := healthGate(t, rec, "lab-cp-2")
+	if cps, others := strs(gate.Get("controlPlanes")), strs(gate.Get("otherNodes")); !slices.Equal(cps, []string{"10.0.0.10", "10.0.0.11"}) ||
 		!slices.Equal(others, []string{"10.0.0.12", "10.0.0.13", "10.0.0.14"}) {
 		t.Errorf("gate lab-cp-2 requires %v, tolerates %v", cps, others)
 	}
-	if w := gate.inputs.Get("workers"); !w.IsNull() {
-		t.Errorf("gate lab-cp-2 requires workers %v", w)
+	if w := gate.Get("workers"); !w.IsNull() || gate.Get("kubernetesEndpoint").AsString() != "https://10.0.0.5:6443" {
+		t.Errorf("gate lab-cp-2 requires workers %v, checks through %v", w, gate.Get("kubernetesEndpoint"))
 	}
-	if w := strs(rec.get(t, "ClusterHealth", "lab-workers-2").inputs.Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
-		t.Errorf("gate lab-workers-2 requires workers %v", w)
+	if vm := gate.Get("vm").AsString(); !strings.HasPrefix(vm, "cores=2 sockets=1 cpu=x86-64-v2-AES memory=4096MiB cloudInit=") {
+		t.Errorf("gate lab-cp-2 vm %q", vm)
+	}
+	if g := healthGate(t, rec, "lab-workers-2"); !slices.Equal(strs(g.Get("workers")), []string{"10.0.0.14"}) || !slices.Contains(strs(g.Get("otherNodes")), "10.0.0.13") {
+		t.Errorf("new worker lab-workers-2's gate requires workers %v, tolerates %v", g.Get("workers"), g.Get("otherNodes"))
 	}
 	if b := rec.get(t, "Bootstrap", "lab"); !depends(b, "ConfigurationApply::lab-cp-1") || b.inputs.Get("node").AsString() != "10.0.0.10" {
 		t.Errorf("bootstrap %v on %v, want after lab-cp-1's apply on its own address", b.deps, b.inputs.Get("node"))
@@ -72,11 +75,14 @@ func TestNewClusterFanOut(t *testing.T) {
 		t.Errorf("kubeconfig endpoint %v, want the VIP", k.inputs.Get("kubernetesEndpoint"))
 	}
 	final := rec.get(t, "ClusterHealth", "lab-healthy")
-	if got := final.inputs.Get("controlPlanes").AsArray().Len(); got != 3 || !final.inputs.Get("otherNodes").IsNull() {
-		t.Errorf("final health checks %d control planes, tolerates %v", got, final.inputs.Get("otherNodes"))
+	if got := final.inputs.Get("controlPlanes").AsArray().Len(); got != 3 || !final.inputs.Get("otherNodes").IsNull() || final.inputs.Get("workers").AsArray().Len() != 2 {
+		t.Errorf("final health checks %v and %v, tolerates %v", final.inputs.Get("controlPlanes"), final.inputs.Get("workers"), final.inputs.Get("otherNodes"))
 	}
-	if !depends(final, "ClusterHealth::lab-workers-2") {
+	if !depends(final, "ConfigurationApply::lab-workers-2") || !depends(final, "Kubeconfig::lab") {
 		t.Errorf("final health %v", final.deps)
+	}
+	if _, ok := final.inputs.GetOk("triggers"); ok {
+		t.Errorf("final health has triggers: %v", final.inputs.Get("triggers"))
 	}
 
 	// Only the head of the control plane chain, removed last on destroy,
@@ -114,8 +120,14 @@ func TestNewClusterFanOut(t *testing.T) {
 	}
 
 	state := resp.State
-	if s := state.Get("summary").AsString(); !strings.HasPrefix(s, "5 added (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2)") {
+	if s := state.Get("summary").AsString(); s != "last update: 5 added: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2" {
 		t.Errorf("summary %q", s)
+	}
+	// A preview says what the update will do.
+	_, pre, err := constructDry(t, true, inv, baseInputs())
+	must(t, err)
+	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2" {
+		t.Errorf("preview summary %q", s)
 	}
 	for _, k := range []string{"kubeconfig", "talosconfig", "machineSecrets"} {
 		if !state.Get(k).Secret() {
@@ -147,42 +159,45 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	second, resp, err := construct(t, inv, baseInputs(), appliedConfigs(first))
 	must(t, err)
 
-	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
+	if s := resp.State.Get("summary").AsString(); s != "last update: no node changes" {
 		t.Errorf("summary %q", s)
 	}
 	if !slices.Equal(first.keys(), second.keys()) {
 		t.Errorf("resources differ:\n%v\n%v", first.keys(), second.keys())
 	}
-	for _, typ := range []string{"VirtualMachine", "ConfigurationApply", "DownloadFile", "Bootstrap", "Kubeconfig", "MachineSecrets", "ImageFactorySchematic"} {
+	for _, typ := range []string{"VirtualMachine", "ConfigurationApply", "DownloadFile", "Bootstrap", "Kubeconfig", "MachineSecrets", "ImageFactorySchematic", "ClusterHealth"} {
 		for _, r1 := range first.byType(typ) {
 			r2 := second.get(t, typ, r1.name)
-			if !r1.inputs.Equals(r2.inputs) {
+			// A gate is no change by itself (ConfigurationApply's Diff): a
+			// worker created in parallel with the others requires them
+			// once they exist.
+			in1, in2 := r1.inputs.Delete("healthGate"), r2.inputs.Delete("healthGate")
+			if !in1.Equals(in2) {
 				t.Errorf("%s %s inputs changed between runs:\n%v\n%v", typ, r1.name, r1.inputs, r2.inputs)
 			}
 		}
 	}
+	if w := strs(healthGate(t, second, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
+		t.Errorf("existing lab-workers-2's gate requires workers %v", w)
+	}
 
 	for _, c := range []struct{ kind, res, dep string }{
-		{"ClusterHealth", "lab-cp-1", "ConfigurationApply::lab-cp-1"},
-		{"VirtualMachine", "lab-cp-2", "ClusterHealth::lab-cp-1"},
-		{"ConfigurationApply", "lab-cp-2", "ClusterHealth::lab-cp-1"},
-		{"ConfigurationApply", "lab-workers-1", "ClusterHealth::lab-cp-3"},
-		{"VirtualMachine", "lab-workers-2", "ClusterHealth::lab-workers-1"},
-		{"ConfigurationApply", "lab-workers-2", "ClusterHealth::lab-workers-1"},
+		{"VirtualMachine", "lab-cp-2", "ConfigurationApply::lab-cp-1"},
+		{"ConfigurationApply", "lab-cp-2", "ConfigurationApply::lab-cp-1"},
+		{"ConfigurationApply", "lab-workers-1", "ConfigurationApply::lab-cp-3"},
+		{"VirtualMachine", "lab-workers-2", "ConfigurationApply::lab-workers-1"},
+		{"ConfigurationApply", "lab-workers-2", "ConfigurationApply::lab-workers-1"},
 	} {
 		if r := second.get(t, c.kind, c.res); !depends(r, c.dep) {
 			t.Errorf("%s %s does not wait for %s: %v", c.kind, c.res, c.dep, r.deps)
 		}
 	}
-	for _, r1 := range first.byType("ClusterHealth") {
-		if r2 := second.get(t, "ClusterHealth", r1.name); !r1.inputs.Equals(r2.inputs) {
-			t.Errorf("health check %s inputs changed between runs:\n%v\n%v", r1.name, r1.inputs, r2.inputs)
-		}
-	}
-	gate := second.get(t, "ClusterHealth", "lab-workers-1")
-	if tr := gate.inputs.Get("triggers").AsArray(); tr.Len() != 3 || tr.Get(0).AsString() != "digest-lab-workers-1" {
-		t.Errorf("gate triggers %v", tr)
-	}
+}
+
+// healthGate is the health gate of a node's ConfigurationApply.
+func healthGate(t *testing.T, rec *recorder, node string) property.Map {
+	t.Helper()
+	return rec.get(t, "ConfigurationApply", node).inputs.Get("healthGate").AsMap()
 }
 
 func TestScaleOutAndIn(t *testing.T) {
@@ -197,11 +212,11 @@ func TestScaleOutAndIn(t *testing.T) {
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
 	rec, resp, err := construct(t, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "1 added (lab-workers-3)" {
+	if s := resp.State.Get("summary").AsString(); s != "last update: 1 added: lab-workers-3" {
 		t.Errorf("summary %q", s)
 	}
 	a := rec.get(t, "ConfigurationApply", "lab-workers-3")
-	if !depends(a, "ClusterHealth::lab-cp-3") || depends(a, "ClusterHealth::lab-workers-2") {
+	if !depends(a, "ConfigurationApply::lab-cp-3") || depends(a, "ConfigurationApply::lab-workers-2") {
 		t.Errorf("new worker's apply waits for %v: want the last control plane only", a.deps)
 	}
 	if ip := rec.get(t, "VirtualMachine", "lab-workers-3").inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap().Get("address").AsString(); ip != "10.0.0.15/24" {
@@ -211,7 +226,7 @@ func TestScaleOutAndIn(t *testing.T) {
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1}}
 	rec, resp, err = construct(t, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "1 removed (lab-workers-2)" {
+	if s := resp.State.Get("summary").AsString(); s != "last update: 1 removed (drained first): lab-workers-2" {
 		t.Errorf("summary %q", s)
 	}
 	for _, k := range rec.keys() {
@@ -224,6 +239,11 @@ func TestScaleOutAndIn(t *testing.T) {
 	for _, h := range rec.byType("ClusterHealth") {
 		if others := strs(h.inputs.Get("otherNodes")); !slices.Contains(others, "10.0.0.14") {
 			t.Errorf("health check %s tolerates %v, not the removed worker", h.name, others)
+		}
+	}
+	for _, a := range rec.byType("ConfigurationApply") {
+		if others := strs(a.inputs.Get("healthGate").AsMap().Get("otherNodes")); !slices.Contains(others, "10.0.0.14") {
+			t.Errorf("%s's gate tolerates %v, not the removed worker", a.name, others)
 		}
 	}
 }
@@ -310,9 +330,9 @@ func TestSummaryClassifiesConfigChanges(t *testing.T) {
 
 	in := baseInputs()
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 2, "labels": map[string]any{"tier": "web"}}}
-	_, resp, err := construct(t, inv, in, running)
+	_, resp, err := constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "2 updated in place (lab-workers-1, lab-workers-2)" {
+	if s := resp.State.Get("summary").AsString(); s != "2 updated live, no reboot: lab-workers-1, lab-workers-2" {
 		t.Errorf("label change: summary %q", s)
 	}
 	if resp.State.Get("summary").Secret() {
@@ -320,16 +340,16 @@ func TestSummaryClassifiesConfigChanges(t *testing.T) {
 	}
 
 	in["workerPatches"] = []any{"machine:\n  env:\n    HTTP_PROXY: http://proxy:3128\n"}
-	_, resp, err = construct(t, inv, in, running)
+	_, resp, err = constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "2 rebooted (lab-workers-1, lab-workers-2), one at a time" {
+	if s := resp.State.Get("summary").AsString(); s != "2 rebooted one at a time (machine.env): lab-workers-1, lab-workers-2" {
 		t.Errorf("env change: summary %q", s)
 	}
 
 	delete(running, "10.0.0.14")
-	_, resp, err = construct(t, inv, in, running)
+	_, resp, err = constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "1 rebooted (lab-workers-1)" {
+	if s := resp.State.Get("summary").AsString(); s != "1 rebooted (machine.env): lab-workers-1" {
 		t.Errorf("with lab-workers-2 unreachable: summary %q", s)
 	}
 }
@@ -397,29 +417,80 @@ func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 
 	next := baseInputs()
 	next["talosVersion"], next["kubernetesVersion"] = "v1.12.6", "v1.35.2"
-	second, resp, err := construct(t, inv, next, before)
+	second, resp, err := constructDry(t, true, inv, next, before)
 	must(t, err)
-	want := "5 upgraded, Talos v1.12.5 -> v1.12.6 (lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2), one at a time; Kubernetes v1.34.1 -> v1.35.2"
+	want := "all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept); Kubernetes v1.34.1 → v1.35.2, node by node, control planes first"
 	if s := resp.State.Get("summary").AsString(); s != want {
 		t.Errorf("upgrade preview: summary %q, want %q", s, want)
 	}
 
-	// The rollout stopped after lab-cp-1: every VM carries the new tags,
-	// only lab-cp-1 runs the new version.
+	// The rollout stopped after lab-cp-1: only lab-cp-1 runs the new
+	// version.
 	inv.vms = observedFrom(t, second)
 	running := appliedConfigs(first)
 	running["10.0.0.10"] = appliedConfigs(second)["10.0.0.10"]
-	_, resp, err = construct(t, inv, next, running)
+	_, resp, err = constructDry(t, true, inv, next, running)
 	must(t, err)
-	want = "4 upgraded, Talos v1.12.5 -> v1.12.6 (lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2), one at a time; Kubernetes v1.34.1 -> v1.35.2"
+	want = "4 upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept): lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2; Kubernetes v1.34.1 → v1.35.2, node by node, control planes first"
 	if s := resp.State.Get("summary").AsString(); s != want {
 		t.Errorf("after the failed rollout: summary %q, want %q", s, want)
 	}
 
 	// Once every node runs it, nothing is left.
-	_, resp, err = construct(t, inv, next, appliedConfigs(second))
+	_, resp, err = constructDry(t, true, inv, next, appliedConfigs(second))
 	must(t, err)
 	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
 		t.Errorf("after the rollout: summary %q", s)
+	}
+}
+
+// A Talos upgrade keeps every VM's ISO and its download (Proxmox refuses to
+// start a VM whose ISO is gone; an installed node needs no new one); a node
+// added with it boots the new version's ISO, downloaded next to the old.
+func TestUpgradeKeepsISOs(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+
+	next := baseInputs()
+	next["talosVersion"] = "v1.12.6"
+	next["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
+	rec, _, err := constructDry(t, true, inv, next, appliedConfigs(first))
+	must(t, err)
+
+	for _, vm := range first.byType("VirtualMachine") {
+		if got := rec.get(t, "VirtualMachine", vm.name).inputs; !got.Get("iso").Equals(vm.inputs.Get("iso")) || !got.Get("tags").Equals(vm.inputs.Get("tags")) {
+			t.Errorf("%s: iso %v -> %v, tags %v -> %v", vm.name, vm.inputs.Get("iso"), got.Get("iso"), vm.inputs.Get("tags"), got.Get("tags"))
+		}
+	}
+	for _, d := range first.byType("DownloadFile") {
+		if got := rec.get(t, "DownloadFile", d.name); !got.inputs.Equals(d.inputs) {
+			t.Errorf("%s changed: %v -> %v", d.name, d.inputs, got.inputs)
+		}
+	}
+	w3 := rec.get(t, "VirtualMachine", "lab-workers-3").inputs
+	host := w3.Get("node").AsString()
+	if iso := w3.Get("iso").AsString(); !strings.HasPrefix(iso, "local:iso/talos-v1.12.6-ce4c980550dd-") {
+		t.Errorf("new worker boots %s", iso)
+	}
+	d := rec.get(t, "DownloadFile", "lab-iso-"+host+"-v1.12.6-ce4c980550dd")
+	if url := d.inputs.Get("url").AsString(); !strings.HasSuffix(url, "/v1.12.6/nocloud-amd64.iso") {
+		t.Errorf("new ISO from %s", url)
+	}
+	// Where a file came from does not change it: a kept ISO keeps its URL.
+	if !slices.Equal(d.ignore, []string{"url"}) {
+		t.Errorf("ISO download ignores changes of %v, want url", d.ignore)
+	}
+	if n := len(rec.byType("DownloadFile")); n != 4 {
+		t.Errorf("%d downloads, want the 3 kept and 1 new: %v", n, rec.keys())
+	}
+	for _, vm := range first.byType("VirtualMachine") {
+		for _, tag := range strs(vm.inputs.Get("tags")) {
+			if strings.HasPrefix(tag, "talos-") || strings.HasPrefix(tag, "k8s-") {
+				t.Errorf("%s has a version tag %s", vm.name, tag)
+			}
+		}
 	}
 }

@@ -15,23 +15,25 @@ import (
 // Order and dependencies carry the rollout rules for creation, updates and
 // removals alike (Pulumi deletes a resource before what it depends on):
 //
-//   - Every node has a health gate, a ClusterHealth after its
-//     ConfigurationApply that requires the nodes up to it in rollout order
-//     (control planes first) and tolerates the others, which may not be
-//     configured yet. It checks again when the node's configuration,
-//     version or VM changes.
+//   - Every node's ConfigurationApply has a health gate: an update that
+//     changes the node waits until the nodes before it in rollout order
+//     (control planes first) are healthy, changes it, and waits until they
+//     are healthy with it; the others, which may not be configured yet, are
+//     tolerated. A create waits only before. A VM restart (new hardware)
+//     re-checks through the gate's vm settings.
 //   - Control planes form one chain: each one's apply waits for the
-//     previous one's gate. So they are installed, joined to etcd, upgraded
-//     and rebooted one at a time, each followed by a health check, and
-//     removed in reverse order (the highest first, each leaving etcd before
-//     the next).
+//     previous one's. So they are installed, joined to etcd, upgraded and
+//     rebooted one at a time, each gated on health, and removed in reverse
+//     order (the highest first, each leaving etcd before the next).
 //   - Workers whose VM exists chain the same way after the control planes.
 //     Workers whose VM is new are configured in parallel once the control
-//     planes are healthy: a pool of new workers need not wait for each
-//     other.
-//   - The VM of an existing node waits for the previous node's gate, so
+//     planes are: a pool of new workers need not wait for each other.
+//   - The VM of an existing node waits for the previous node's apply, so
 //     that changes restarting VMs roll one at a time too.
 //   - Workers depend on the control planes, so they leave first.
+//   - One cluster-level ClusterHealth, after every node, gates the
+//     kubeconfig output: the API answers on the endpoint (the VIP, once
+//     elected).
 type fanout struct {
 	ctx         *pulumi.Context
 	comp        *TalosCluster
@@ -56,11 +58,13 @@ type fanout struct {
 	base        plan.Summary
 	clusterName string
 	summaryOut  pulumi.StringOutput
-	isos        map[string]*downloadFile
-	vms         map[string]*virtualMachine
-	applies     map[string]*configurationApply
-	kube        *kubeconfig
-	health      *clusterHealth
+	// isos by host and volume ID.
+	isos    map[string]*downloadFile
+	vms     map[string]*virtualMachine
+	applies map[string]*configurationApply
+	boot    *bootstrap
+	kube    *kubeconfig
+	health  *clusterHealth
 }
 
 func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
@@ -103,10 +107,15 @@ func (f *fanout) register() error {
 
 	for _, d := range p.ISOs {
 		iso := &downloadFile{}
-		if err := f.ctx.RegisterResource(tokenDownloadFile, f.name+"-iso-"+d.Host, downloadProps(&p.Cluster, d), iso, f.parent(f.schematic)...); err != nil {
+		// A file is what its name says (version, schematic): where it
+		// came from does not change it, so a new factory URL or mirror
+		// applies to new downloads only, and an ISO kept for its nodes
+		// keeps the URL it was downloaded from (plan.ISODownload.URLKnown).
+		opts := append(f.parent(f.schematic), pulumi.IgnoreChanges([]string{"url"}))
+		if err := f.ctx.RegisterResource(tokenDownloadFile, isoResourceName(f.name, d), downloadProps(d), iso, opts...); err != nil {
 			return err
 		}
-		f.isos[d.Host] = iso
+		f.isos[d.Host+"|"+d.VolumeID()] = iso
 	}
 
 	nodes := map[string]*plan.Node{}
@@ -119,25 +128,31 @@ func (f *fanout) register() error {
 	}
 
 	var (
-		prevGate pulumi.Resource // the previous node's gate in rollout order
-		lastCP   pulumi.Resource // the last control plane's gate
-		gates    []pulumi.Resource
+		prev    pulumi.Resource // the previous node's apply in rollout order
+		lastCP  pulumi.Resource // the last control plane's apply
+		applies []pulumi.Resource
 	)
 	for i, nodeName := range p.Rollout {
 		n := nodes[nodeName]
 		var vmDeps []pulumi.Resource
 		if n.Existing {
-			vmDeps = append(vmDeps, prevGate)
+			vmDeps = append(vmDeps, prev)
 		}
 		vm, err := f.vm(n, vmDeps)
 		if err != nil {
 			return err
 		}
-		after := prevGate
-		if n.Role == plan.RoleWorker && !n.Existing {
+		after := prev
+		if newWorker(n) {
 			after = lastCP
 		}
-		apply, err := f.apply(n, i > 0, []pulumi.Resource{vm, after, f.schematic})
+		// Every node but the first joins a bootstrapped cluster: its gate
+		// checks the nodes before it through etcd and Kubernetes.
+		deps := []pulumi.Resource{vm, after, f.schematic}
+		if f.boot != nil {
+			deps = append(deps, f.boot)
+		}
+		apply, err := f.apply(n, i > 0, f.gateProps(i, nodes, states[n.Name]), deps)
 		if err != nil {
 			return err
 		}
@@ -149,32 +164,26 @@ func (f *fanout) register() error {
 		if f.kube == nil {
 			return fmt.Errorf("plan bootstraps %q, which is not the first control plane of the rollout", p.Bootstrap)
 		}
-		triggers := pulumi.StringArray{apply.ConfigDigest, apply.RunningVersion, pulumi.String(vmTrigger(states[n.Name]))}
-		gate := &clusterHealth{}
-		if err := f.ctx.RegisterResource(tokenClusterHealth, n.Name, f.healthProps(p.Rollout[:i+1], triggers), gate, f.parent(apply, f.kube)...); err != nil {
-			return err
-		}
-		prevGate = gate
+		prev = apply
 		if n.Role == plan.RoleControlPlane {
-			lastCP = gate
+			lastCP = apply
 		}
-		gates = append(gates, gate)
+		applies = append(applies, apply)
 	}
 
 	// The final check: every node healthy, the API answering on the
 	// endpoint (the VIP, once elected). The kubeconfig output waits for it.
-	var triggers pulumi.StringArray
-	for _, nodeName := range p.Rollout {
-		a := f.applies[nodeName]
-		triggers = append(triggers, a.ConfigDigest, a.RunningVersion, pulumi.String(vmTrigger(states[nodeName])))
-	}
 	f.health = &clusterHealth{}
-	if err := f.ctx.RegisterResource(tokenClusterHealth, f.name+"-healthy", f.healthProps(p.Rollout, triggers), f.health, f.parent(append(gates, f.kube)...)...); err != nil {
+	if err := f.ctx.RegisterResource(tokenClusterHealth, f.name+"-healthy", f.healthProps(), f.health, f.parent(append(applies, f.kube)...)...); err != nil {
 		return err
 	}
 	f.outputs()
 	return nil
 }
+
+// newWorker is a worker whose VM does not exist yet: new workers are
+// configured in parallel.
+func newWorker(n *plan.Node) bool { return n.Role == plan.RoleWorker && !n.Existing }
 
 // schematicProps register the plan's Image Factory schematic.
 func (f *fanout) schematicProps() pulumi.Map {
@@ -223,8 +232,10 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 
 func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, error) {
 	var iso pulumi.StringInput
-	if d := f.isos[n.VM.Host]; d != nil {
-		iso = d.VolumeID
+	if b := n.VM.Boot; b.ISOFile != "" {
+		if d := f.isos[n.VM.Host+"|"+plan.ISOVolumeID(b.ISOStorage, b.ISOFile)]; d != nil {
+			iso = d.VolumeID
+		}
 	}
 	vm := &virtualMachine{}
 	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, f.parent(deps...)...); err != nil {
@@ -244,7 +255,7 @@ func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, erro
 // head itself has no one left to ask. Only the head is named (not every
 // control plane) so that scaling the control planes does not touch every
 // node's inputs; it is the last node to go.
-func (f *fanout) apply(n *plan.Node, graceful bool, deps []pulumi.Resource) (*configurationApply, error) {
+func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulumi.Resource) (*configurationApply, error) {
 	a := &configurationApply{}
 	reset := pulumi.Map{
 		"enabled":  pulumi.Bool(true),
@@ -258,6 +269,7 @@ func (f *fanout) apply(n *plan.Node, graceful bool, deps []pulumi.Resource) (*co
 		"clientConfiguration":  f.secrets.ClientConfiguration,
 		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
 		"reset":                reset,
+		"healthGate":           gate,
 	}
 	if err := f.ctx.RegisterResource(tokenConfigurationApply, n.Name, props, a, f.parent(deps...)...); err != nil {
 		return nil, err
@@ -270,11 +282,11 @@ func (f *fanout) apply(n *plan.Node, graceful bool, deps []pulumi.Resource) (*co
 // address and the kubeconfig, which points at the cluster endpoint.
 func (f *fanout) bootstrap(apply *configurationApply) error {
 	ep := f.plan.Endpoints
-	b := &bootstrap{}
+	f.boot = &bootstrap{}
 	if err := f.ctx.RegisterResource(tokenBootstrap, f.name, pulumi.Map{
 		"node":                pulumi.String(ep.Bootstrap),
 		"clientConfiguration": f.secrets.ClientConfiguration,
-	}, b, f.parent(apply)...); err != nil {
+	}, f.boot, f.parent(apply)...); err != nil {
 		return err
 	}
 	f.kube = &kubeconfig{}
@@ -282,14 +294,42 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 		"node":                pulumi.String(ep.Bootstrap),
 		"clientConfiguration": f.secrets.ClientConfiguration,
 		"kubernetesEndpoint":  pulumi.String(ep.Kubernetes),
-	}, f.kube, f.parent(b)...)
+	}, f.kube, f.parent(f.boot)...)
 }
 
-// healthProps are the inputs of a health check that requires the named
-// nodes and tolerates the cluster's other nodes, those removed by this
-// update included (Pulumi deletes them after the checks).
-func (f *fanout) healthProps(required []string, triggers pulumi.StringArray) pulumi.Map {
-	var cps, workers, others []string
+// gateProps are the health gate of the node at position i of the
+// rollout: it requires the nodes up to it, except other new workers (they
+// are configured in parallel), and tolerates the cluster's other nodes,
+// those removed by this update included (Pulumi deletes them last).
+func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeState) pulumi.Map {
+	rollout := f.plan.Rollout
+	self := nodes[rollout[i]]
+	var required []string
+	for j := 0; j <= i; j++ {
+		n := nodes[rollout[j]]
+		if j != i && newWorker(self) && newWorker(n) {
+			continue
+		}
+		required = append(required, n.Name)
+	}
+	cps, workers, others := f.split(required)
+	m := pulumi.Map{
+		"controlPlanes":      pulumi.ToStringArray(cps),
+		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
+		"vm":                 pulumi.String(vmSettings(st)),
+	}
+	if len(workers) > 0 {
+		m["workers"] = pulumi.ToStringArray(workers)
+	}
+	if len(others) > 0 {
+		m["otherNodes"] = pulumi.ToStringArray(others)
+	}
+	return m
+}
+
+// split sorts the nodes' addresses into required control planes and
+// workers, and the others (nodes not required, removed nodes).
+func (f *fanout) split(required []string) (cps, workers, others []string) {
 	for i := range f.plan.Nodes {
 		n := &f.plan.Nodes[i]
 		switch {
@@ -304,12 +344,18 @@ func (f *fanout) healthProps(required []string, triggers pulumi.StringArray) pul
 	for _, r := range f.plan.Removed {
 		others = append(others, r.Address)
 	}
+	return cps, workers, others
+}
+
+// healthProps are the inputs of the final health check: every node, the
+// endpoint; the removed nodes are tolerated (Pulumi deletes them after).
+func (f *fanout) healthProps() pulumi.Map {
+	cps, workers, others := f.split(f.plan.Rollout)
 	m := pulumi.Map{
 		"controlPlanes":       pulumi.ToStringArray(cps),
 		"clientConfiguration": f.secrets.ClientConfiguration,
 		"kubeconfig":          f.kube.Kubeconfig,
 		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
-		"triggers":            triggers,
 	}
 	if len(workers) > 0 {
 		m["workers"] = pulumi.ToStringArray(workers)

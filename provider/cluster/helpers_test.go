@@ -51,6 +51,7 @@ type registration struct {
 	typ, name string
 	inputs    property.Map
 	deps      []string // "Type::name" of each dependency
+	ignore    []string // ignoreChanges
 }
 
 func (r registration) key() string { return r.typ + "::" + r.name }
@@ -93,6 +94,7 @@ func (r *recorder) newResource(args integration.MockResourceArgs) (string, prope
 		for _, d := range rpc.GetDependencies() {
 			reg.deps = append(reg.deps, shortURN(d))
 		}
+		reg.ignore = rpc.GetIgnoreChanges()
 		slices.Sort(reg.deps)
 	}
 	r.regs = append(r.regs, reg)
@@ -264,6 +266,7 @@ func observedFrom(t *testing.T, rec *recorder) []plan.ObservedVM {
 		}
 		if iso := in.Get("iso"); iso.IsString() {
 			vm.ISOStorage, _, _ = strings.Cut(iso.AsString(), ":")
+			vm.ISOVolume = iso.AsString()
 		}
 		ci := in.Get("cloudInit").AsMap()
 		ips := ci.Get("ipConfigs").AsArray().AsSlice()

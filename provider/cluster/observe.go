@@ -48,6 +48,7 @@ func observeVM(vmid int, host string, cfg map[string]string) plan.ObservedVM {
 			case media == "cdrom":
 				if vol := props[""]; vol != "" && vol != "none" && vm.ISOStorage == "" {
 					vm.ISOStorage, _, _ = strings.Cut(vol, ":")
+					vm.ISOVolume = vol
 				}
 			default:
 				storage, _, _ := strings.Cut(props[""], ":")

@@ -35,9 +35,13 @@ func (c *TalosCluster) Annotate(a infer.Annotator) {
 	a.Describe(&c.TalosVersion, "The Talos version the nodes are planned to run.")
 	a.Describe(&c.KubernetesVersion, "The Kubernetes version the nodes are planned to run.")
 	a.Describe(&c.Nodes, "Every node: name, role, Proxmox node, VMID, address and MAC, control planes first.")
-	a.Describe(&c.Summary, "What this update does to the nodes, in one line: nodes added, removed, replaced, "+
-		"upgraded (one at a time, control planes first), rebooted and updated in place, and version changes. "+
-		"Machine configuration changes are listed per node by the ConfigurationApply resources' previews.")
+	a.Describe(&c.Summary, "What the update does to the nodes, in one line a reviewer reads in ten seconds: "+
+		"nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes "+
+		"first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one "+
+		"at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending "+
+		"update; after an update it starts with `last update: `, so the next preview's diff shows the last "+
+		"update on the left and the pending one on the right. Each node's ConfigurationApply says what happens "+
+		"to it (`configChange`), and lists the configuration paths that change.")
 	a.Describe(&c.Warnings, "Things worth knowing that did not stop the update (for example control planes that "+
 		"share a host).")
 }

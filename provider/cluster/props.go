@@ -9,25 +9,31 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 )
 
-// isoFileName names the ISO in the hosts' storage after what it holds, so a
-// new version or schematic is a new file next to the old one while the
-// nodes move over.
-func isoFileName(c *plan.ClusterConfig) string {
-	id := c.Image.SchematicID
-	if len(id) > 12 {
-		id = id[:12]
+// isoResourceName names an ISO download after its host and what it holds
+// ("demo-iso-pve1-v1.12.5-ce4c980550dd"), so that each version or schematic
+// is a resource of its own that stays while a node boots from it; the
+// storage is added when it is not the default.
+func isoResourceName(cluster string, d plan.ISODownload) string {
+	name := cluster + "-iso-" + d.Host
+	if version, schematic, _, ok := plan.ParseISOFileName(d.FileName); ok {
+		name += "-" + version + "-" + schematic
+	} else {
+		name += "-" + strings.TrimSuffix(d.FileName, ".iso")
 	}
-	return fmt.Sprintf("talos-%s-%s-%s-amd64.iso", c.TalosVersion, id, c.Image.Platform)
+	if d.Storage != plan.DefaultISOStorage {
+		name += "-" + d.Storage
+	}
+	return name
 }
 
-// downloadProps are the inputs of a host's ISO download.
-func downloadProps(c *plan.ClusterConfig, d plan.ISODownload) pulumi.Map {
+// downloadProps are the inputs of an ISO download.
+func downloadProps(d plan.ISODownload) pulumi.Map {
 	return pulumi.Map{
 		"node":     pulumi.String(d.Host),
 		"storage":  pulumi.String(d.Storage),
-		"url":      pulumi.String(c.Image.ISO),
+		"url":      pulumi.String(d.URL),
 		"content":  pulumi.String("iso"),
-		"fileName": pulumi.String(isoFileName(c)),
+		"fileName": pulumi.String(d.FileName),
 	}
 }
 
@@ -150,8 +156,9 @@ func cloudInitProps(vm *plan.VM) pulumi.Map {
 	return ci
 }
 
-// vmTrigger fingerprints what restarts a VM when it changes, so the health
-// gate after the node checks the cluster again.
-func vmTrigger(ns *plan.NodeState) string {
-	return fmt.Sprintf("vm %d/%d/%s/%dMiB %s", ns.Cores, ns.Sockets, ns.CPUType, ns.MemoryMiB, ns.CloudInit)
+// vmSettings are the VM settings that restart it when they change, for
+// the node's health gate: a change re-checks the cluster after the VM
+// restarted, before the next node's VM restarts.
+func vmSettings(ns *plan.NodeState) string {
+	return fmt.Sprintf("cores=%d sockets=%d cpu=%s memory=%dMiB cloudInit=%s", ns.Cores, ns.Sockets, ns.CPUType, ns.MemoryMiB, ns.CloudInit)
 }

@@ -59,12 +59,12 @@ func configEffect(current, next string) (plan.Action, string, error) {
 		return plan.ActionNone, "", nil
 	}
 	if ch.Upgrade {
-		return plan.ActionUpgrade, "installer image " + ch.OldImage + " -> " + ch.NewImage, nil
+		return plan.ActionUpgrade, "new installer image", nil
 	}
 	if ch.Reboot {
-		return plan.ActionReboot, "machine config: " + strings.Join(ch.RebootPaths, ", ") + " (reboot)", nil
+		return plan.ActionReboot, strings.Join(ch.RebootPaths, ", "), nil
 	}
-	return plan.ActionUpdate, fmt.Sprintf("machine config: %d path(s), applied live", len(ch.Changed)), nil
+	return plan.ActionUpdate, fmt.Sprintf("%d configuration paths", len(ch.Changed)), nil
 }
 
 // summary is the component's summary output. For an existing cluster it
@@ -109,9 +109,8 @@ type versions struct{ talos, kubernetes string }
 // refine reads what the nodes run, in parallel, and marks in the summary
 // what the update does to each: its configuration change, and an upgrade
 // when it runs another Talos version than planned. The versions come from
-// the nodes, not from the VMs' tags: a VM's tags change just before its
-// node's upgrade, so after a failed rollout the tags say the new version
-// while the node still runs the old one.
+// the nodes (the VMs carry none), so after a failed rollout the summary
+// still lists the nodes left to upgrade.
 func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map[string]string, want versions,
 	creds *talosapi.Credentials, read configReader, warn func(string)) plan.Summary {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
@@ -146,13 +145,13 @@ func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map
 			s.Mark(n.Name, n.Role, r.action, r.reason)
 		}
 		if v := r.running.TalosVersion; v != "" && !sameVersion(v, want.talos) {
-			s.Mark(n.Name, n.Role, plan.ActionUpgrade, "talosVersion "+v+" -> "+want.talos+" (running)")
+			s.Mark(n.Name, n.Role, plan.ActionUpgrade, "Talos "+v+" → "+want.talos)
 			if s.TalosUpgrade == "" {
-				s.TalosUpgrade = v + " -> " + want.talos
+				s.TalosUpgrade = v + " → " + want.talos
 			}
 		}
 		if k := kubeletVersion(r.running.Config); k != "" && !sameVersion(k, want.kubernetes) && s.KubernetesUpgrade == "" {
-			s.KubernetesUpgrade = k + " -> " + want.kubernetes
+			s.KubernetesUpgrade = k + " → " + want.kubernetes
 		}
 	}
 	return s

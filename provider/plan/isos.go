@@ -42,10 +42,10 @@ func ISOFileName(version, schematicID, platform string) string {
 	return fmt.Sprintf("talos-%s-%s-%s-amd64.iso", version, shortID(schematicID), platform)
 }
 
-var isoFile = regexp.MustCompile(`^talos-(v[0-9]+\.[0-9]+\.[0-9]+[^-]*)-([0-9a-f]{12})-([a-z0-9]+)-amd64\.iso$`)
+var isoFile = regexp.MustCompile(`^talos-(v[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.]+)?)-([0-9a-f]{12})-([a-z0-9]+)-amd64\.iso$`)
 
-// parseISOFileName reads ISOFileName back; ok is false for any other file.
-func parseISOFileName(file string) (version, shortSchematic, platform string, ok bool) {
+// ParseISOFileName reads ISOFileName back; ok is false for any other file.
+func ParseISOFileName(file string) (version, shortSchematic, platform string, ok bool) {
 	m := isoFile.FindStringSubmatch(file)
 	if m == nil {
 		return "", "", "", false
@@ -71,7 +71,7 @@ func splitISOVolume(vol string) (storage, file string, ok bool) {
 func (b *builder) bootISO(s *slot, h Host) (storage, file string) {
 	if s.prev != nil {
 		if st, f, ok := splitISOVolume(s.prev.ISO); ok {
-			if _, _, _, ours := parseISOFileName(f); ours {
+			if _, _, _, ours := ParseISOFileName(f); ours {
 				return st, f
 			}
 		}
@@ -126,7 +126,7 @@ func (b *builder) buildISOs() {
 // settings of the spec.
 func (b *builder) isoURL(file string) (string, bool) {
 	c := &b.plan.Cluster
-	version, short, platform, _ := parseISOFileName(file)
+	version, short, platform, _ := ParseISOFileName(file)
 
 	urls, err := talosconfig.FactoryURLs(c.Image.SchematicID, version, talosconfig.FactoryOptions{
 		BaseURL: b.spec.Image.FactoryURL, InstallerRegistry: b.spec.Image.InstallerRegistry, Platform: platform,

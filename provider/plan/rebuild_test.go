@@ -244,3 +244,19 @@ func TestSplitDisks(t *testing.T) {
 		t.Errorf("ide0 taken as the OS disk")
 	}
 }
+
+func TestISOFileNames(t *testing.T) {
+	const id = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+	for _, v := range []string{"v1.12.5", "v1.13.0-alpha.1"} {
+		name := ISOFileName(v, id, "nocloud")
+		gotV, short, platform, ok := ParseISOFileName(name)
+		if !ok || gotV != v || short != id[:12] || platform != "nocloud" {
+			t.Errorf("%s read back as %q %q %q %v", name, gotV, short, platform, ok)
+		}
+	}
+	for _, other := range []string{"talos.iso", "talos-v1.12.5-nocloud-amd64.iso", "talos-v1.12.5-CE4C980550DD-nocloud-amd64.iso"} {
+		if _, _, _, ok := ParseISOFileName(other); ok {
+			t.Errorf("%s read as one of ours", other)
+		}
+	}
+}
