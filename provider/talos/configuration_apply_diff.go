@@ -250,13 +250,13 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 
 	switch {
 	case old.ConfigDigest == "" && in.MachineConfiguration != "":
-		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", in.Node)})
+		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", nodeLabel(in))})
 	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
 		change.oldCfg, change.newCfg = old.MachineConfiguration, in.MachineConfiguration
 		fallthrough
 	case upgrade || vm[0] != vm[1]:
 		text, warning := changeLine(change)
-		notes = append(notes, diffNote{text: "node " + in.Node + ": " + text, warning: warning})
+		notes = append(notes, diffNote{text: "node " + nodeLabel(in) + ": " + text, warning: warning})
 	}
 
 	// What happens to the node, as one added line (never "previous line =>
@@ -272,6 +272,16 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	}
 
 	return p.DiffResponse{HasChanges: true, DetailedDiff: dd}, notes
+}
+
+// nodeLabel names a node for a reader: its hostname when the configuration
+// sets one, with its address.
+func nodeLabel(in ConfigurationApplyArgs) string {
+	if name := talosapi.ConfigNodename([]byte(in.MachineConfiguration)); name != "" {
+		return name + " (" + in.Node + ")"
+	}
+
+	return in.Node
 }
 
 // vmRestart is healthGate.vm before and after, both "" unless it

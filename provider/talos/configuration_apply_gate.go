@@ -125,16 +125,19 @@ func (r *ConfigurationApply) waitGate(ctx context.Context, in ConfigurationApply
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 
-	p.GetLogger(ctx).Infof("node %s: waiting for the cluster to be healthy %s the node changes (%d control planes, %d workers)",
-		in.Node, phase, len(req.ControlPlanes), len(req.Workers))
+	label := nodeLabel(in)
+	start := time.Now()
 
 	if _, err := talosapi.WaitHealthy(ctx, *req, apiOptions(ctx, r.opts)); err != nil {
 		if phase == gateBefore {
-			return fmt.Errorf("node %s was not changed: the cluster is not healthy (%w); fix it, or wait, and run pulumi up again", in.Node, err)
+			return fmt.Errorf("node %s was not changed: the cluster is not healthy (%w); fix it, or wait, and run pulumi up again", label, err)
 		}
 
-		return fmt.Errorf("node %s was changed, but the cluster did not become healthy with it (%w); the next pulumi up checks again before it goes on", in.Node, err)
+		return fmt.Errorf("node %s was changed, but the cluster did not become healthy with it (%w); the next pulumi up checks again before it goes on", label, err)
 	}
+
+	p.GetLogger(ctx).Infof("node %s: cluster healthy %s the change (%d control planes, %d workers, in %s)",
+		label, phase, len(req.ControlPlanes), len(req.Workers), time.Since(start).Round(time.Millisecond))
 
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +84,58 @@ func (l *tcLab) logLines(re *regexp.Regexp) []string {
 	return out
 }
 
+// cdroms are the ISO volumes in the nodes' VM CD drives, by node name.
+func (l *tcLab) cdroms(nodes []tcNode) map[string]string {
+	out := map[string]string{}
+	for _, n := range nodes {
+		cfg, _, _ := l.VMConfig(n.VMID)
+		for _, v := range cfg {
+			if strings.Contains(v, "media=cdrom") && strings.Contains(v, ":iso/") {
+				out[n.Name], _, _ = strings.Cut(v, ",")
+			}
+		}
+	}
+	return out
+}
+
+// restarts lists the stops, starts and Talos boots of the nodes' VMs in
+// the lab log, in order ("stop e2e-workers-1", "booted e2e-workers-1"),
+// from the since'th on.
+func (l *tcLab) restarts(since int, nodes []tcNode) []string {
+	byID := map[string]string{}
+	for _, n := range nodes {
+		byID[strconv.Itoa(n.VMID)] = n.Name
+	}
+	task := regexp.MustCompile(`:qm(stop|shutdown|start):([0-9]+):`)
+	boot := regexp.MustCompile(`msg=booted vm=(\S+)`)
+	var out []string
+	for _, line := range l.logLines(regexp.MustCompile(`:qm(stop|shutdown|start):|msg=booted `)) {
+		if m := task.FindStringSubmatch(line); m != nil && byID[m[2]] != "" {
+			kind := "stop"
+			if m[1] == "start" {
+				kind = "start"
+			}
+			out = append(out, kind+" "+byID[m[2]])
+		} else if m := boot.FindStringSubmatch(line); m != nil && slices.ContainsFunc(nodes, func(n tcNode) bool { return n.Name == m[1] }) {
+			out = append(out, "booted "+m[1])
+		}
+	}
+	return out[min(since, len(out)):]
+}
+
+// isoVolumes lists the ISO volumes on a host's storages.
+func (l *tcLab) isoVolumes(host string) []string {
+	var out []string
+	for _, st := range l.Storages(host) {
+		for _, v := range l.PVE.Volumes(host, st) {
+			if strings.Contains(v.VolID, ":iso/") {
+				out = append(out, v.VolID)
+			}
+		}
+	}
+	return out
+}
+
 // vmsByName lists the lab's VMs by name.
 func (l *tcLab) vmsByName() map[string]pve.VMInfo {
 	out := map[string]pve.VMInfo{}
@@ -98,6 +152,7 @@ type tcProgram struct {
 	FactoryURL                       string
 	TalosVersion, KubernetesVersion  string
 	ControlPlanes, Workers           int
+	WorkerCores                      int
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
 }
@@ -123,6 +178,7 @@ var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
       workerPools:
         - name: workers
           count: {{.Workers}}
+          size: { cores: {{.WorkerCores}} }
           labels: {{.WorkerLabels}}
       workerPatches: {{.WorkerPatches}}
 outputs:
@@ -138,7 +194,7 @@ func (l *tcLab) program(cps, workers int) tcProgram {
 		Subnet: l.AddressBlock().String(), Gateway: l.addr(1), Start: l.addr(10), End: l.addr(40), VIP: l.addr(5),
 		FactoryURL:   l.FactoryURL(),
 		TalosVersion: "v1.12.5", KubernetesVersion: "v1.34.1", ControlPlanes: cps, Workers: workers,
-		WorkerLabels: "{}", WorkerPatches: "[]",
+		WorkerCores: 2, WorkerLabels: "{}", WorkerPatches: "[]",
 	}
 }
 

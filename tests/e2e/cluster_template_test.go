@@ -90,7 +90,7 @@ func TestClusterFromTemplateWithDataDiskAndSecondNIC(t *testing.T) {
 
 	tcTimed(t, "create from the template", func() harness.Result { return p.Up(t) })
 	out := tcReadOutputs(t, p)
-	if !strings.HasPrefix(out.Summary, "2 added (tmpl-cp-1, tmpl-db-1)") || len(out.Nodes) != 2 {
+	if out.Summary != "last update: 2 added: tmpl-cp-1, tmpl-db-1" || len(out.Nodes) != 2 {
 		t.Fatalf("summary %q, nodes %+v", out.Summary, out.Nodes)
 	}
 	cp, worker := out.Nodes[0], out.Nodes[1]

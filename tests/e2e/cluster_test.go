@@ -34,7 +34,7 @@ func TestClusterLifecycle(t *testing.T) {
 	// Create.
 	up := tcTimed(t, "create 3+2", func() harness.Result { return p.Up(t) })
 	out := tcReadOutputs(t, p)
-	if !strings.HasPrefix(out.Summary, "5 added (e2e-cp-1, e2e-cp-2, e2e-cp-3, e2e-workers-1, e2e-workers-2)") {
+	if out.Summary != "last update: 5 added: e2e-cp-1, e2e-cp-2, e2e-cp-3, e2e-workers-1, e2e-workers-2" {
 		t.Errorf("summary %q", out.Summary)
 	}
 	if out.Endpoint != "https://"+l.addr(5)+":6443" {
@@ -83,11 +83,11 @@ func TestClusterLifecycle(t *testing.T) {
 	prog.WorkerLabels = "{ tier: web }"
 	p.WriteProgram(t, "cluster", prog.render(t))
 	pre := tcTimed(t, "label change preview", func() harness.Result { return p.Preview(t) })
-	if !strings.Contains(pre.Output(), "cluster e2e: 2 updated in place (e2e-workers-1, e2e-workers-2)") {
+	if !strings.Contains(pre.Output(), "cluster e2e: 2 updated live, no reboot: e2e-workers-1, e2e-workers-2") {
 		t.Errorf("label change preview lacks the summary:\n%s", pre.Output())
 	}
 	tcTimed(t, "label change", func() harness.Result { return p.Up(t) })
-	if s := tcReadOutputs(t, p).Summary; s != "2 updated in place (e2e-workers-1, e2e-workers-2)" {
+	if s := tcReadOutputs(t, p).Summary; s != "last update: 2 updated live, no reboot: e2e-workers-1, e2e-workers-2" {
 		t.Errorf("label change summary %q", s)
 	}
 	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
@@ -104,7 +104,7 @@ func TestClusterLifecycle(t *testing.T) {
 	prog.WorkerPatches = `["machine:\n  env:\n    HTTP_PROXY: http://proxy.internal:3128\n"]`
 	p.WriteProgram(t, "cluster", prog.render(t))
 	tcTimed(t, "reboot-needing change", func() harness.Result { return p.Up(t) })
-	if s := tcReadOutputs(t, p).Summary; s != "2 rebooted (e2e-workers-1, e2e-workers-2), one at a time" {
+	if s := tcReadOutputs(t, p).Summary; s != "last update: 2 rebooted one at a time (machine.env): e2e-workers-1, e2e-workers-2" {
 		t.Errorf("reboot-needing change summary %q", s)
 	}
 	got := l.bootCounts(out.Nodes)
@@ -118,14 +118,47 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	}
 
+	// More cores: each worker's VM restarts, the next one only once the
+	// cluster is healthy with the first again.
+	prog.WorkerCores = 3
+	p.WriteProgram(t, "cluster", prog.render(t))
+	seen := len(l.restarts(0, out.Nodes[3:]))
+	cores := tcTimed(t, "more cores", func() harness.Result { return p.Up(t) })
+	if s := tcReadOutputs(t, p).Summary; s != "last update: 2 rebooted one at a time (cores 2 → 3): e2e-workers-1, e2e-workers-2" {
+		t.Errorf("cores change summary %q", s)
+	}
+	for _, n := range out.Nodes[3:] {
+		if !strings.Contains(cores.Output(), "node "+n.Name+" ("+n.Address+"): cluster healthy after the change") {
+			t.Errorf("%s's VM restart was not followed by a health check:\n%s", n.Name, cores.Output())
+		}
+	}
+	if order := l.restarts(seen, out.Nodes[3:]); !slices.Equal(order, []string{"stop " + out.Nodes[3].Name, "start " + out.Nodes[3].Name, "booted " + out.Nodes[3].Name,
+		"stop " + out.Nodes[4].Name, "start " + out.Nodes[4].Name, "booted " + out.Nodes[4].Name}) {
+		t.Errorf("VM restarts:\n%s\nwant one worker at a time, the second after the first booted", tcJoin(order))
+	}
+
 	// Talos upgrade: one node at a time, control planes first, same VMs.
 	prog.TalosVersion = "v1.12.6"
 	p.WriteProgram(t, "cluster", prog.render(t))
 	pre = tcTimed(t, "upgrade preview", func() harness.Result { return p.Preview(t) })
-	if !strings.Contains(pre.Output(), "5 upgraded, Talos v1.12.5 -> v1.12.6") {
+	if !strings.Contains(pre.Output(), "all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)") {
 		t.Errorf("upgrade preview lacks the summary:\n%s", pre.Output())
 	}
-	tcTimed(t, "Talos upgrade", func() harness.Result { return p.Up(t) })
+	isos := l.cdroms(out.Nodes)
+	upgrade := tcTimed(t, "Talos upgrade", func() harness.Result { return p.Up(t) })
+	// Each node's change waited for the nodes before it, and for itself
+	// after (control planes first: the first one has none before it).
+	for i, n := range out.Nodes {
+		label := n.Name + " (" + n.Address + ")"
+		if !strings.Contains(upgrade.Output(), "node "+label+": cluster healthy after the change") ||
+			(i > 0) != strings.Contains(upgrade.Output(), "node "+label+": cluster healthy before the change") {
+			t.Errorf("the upgrade of %s was not gated on cluster health before and after:\n%s", n.Name, upgrade.Output())
+		}
+	}
+	// The VMs keep the ISO they booted from: no new download replaced it.
+	if got := l.cdroms(out.Nodes); !maps.Equal(got, isos) {
+		t.Errorf("the upgrade changed the VMs' ISOs: %v -> %v", isos, got)
+	}
 	events := l.logLines(regexp.MustCompile(`upgrade (request received|successful)`))
 	var order []string
 	for _, e := range events {
@@ -163,7 +196,7 @@ func TestClusterLifecycle(t *testing.T) {
 	prog.KubernetesVersion = "v1.35.2"
 	p.WriteProgram(t, "cluster", prog.render(t))
 	k8s := tcTimed(t, "Kubernetes upgrade", func() harness.Result { return p.Up(t) })
-	if !strings.Contains(k8s.Output(), "Kubernetes v1.34.1 -> v1.35.2") {
+	if !strings.Contains(k8s.Output(), "Kubernetes v1.34.1 → v1.35.2, node by node") {
 		t.Errorf("the update does not announce the Kubernetes upgrade:\n%s", k8s.Output())
 	}
 	knodes, err = kube.Nodes([]byte(out.Kubeconfig), "")
@@ -185,12 +218,22 @@ func TestClusterLifecycle(t *testing.T) {
 	p.WriteProgram(t, "cluster", prog.render(t))
 	tcTimed(t, "scale workers to 3", func() harness.Result { return p.Up(t) })
 	out = tcReadOutputs(t, p)
-	if out.Summary != "1 added (e2e-workers-3)" || len(out.Nodes) != 6 || len(l.VMs()) != 6 {
+	if out.Summary != "last update: 1 added: e2e-workers-3" || len(out.Nodes) != 6 || len(l.VMs()) != 6 {
 		t.Errorf("after scale-out: summary %q, %d nodes, %d VMs", out.Summary, len(out.Nodes), len(l.VMs()))
 	}
 	third := out.Nodes[5]
 	if third.Address != l.addr(15) {
 		t.Errorf("new worker got %s, want the next free address %s", third.Address, l.addr(15))
+	}
+	// The new worker boots the new version's ISO, downloaded next to the
+	// one the other nodes still boot from.
+	newISO := "local:iso/talos-v1.12.6-ce4c980550dd-nocloud-amd64.iso"
+	if got := l.cdroms(out.Nodes)[third.Name]; got != newISO {
+		t.Errorf("new worker boots %q, want %q", got, newISO)
+	}
+	oldISO := "local:iso/talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso"
+	if vols := l.isoVolumes(third.ProxmoxNode); !slices.Contains(vols, newISO) || !slices.Contains(vols, oldISO) {
+		t.Errorf("ISOs on %s: %v", third.ProxmoxNode, vols)
 	}
 	if !maps.Equal(tcWithout(tcVMIDs(out.Nodes), "e2e-workers-3"), ids) {
 		t.Errorf("scale-out touched existing VMs: %v", tcVMIDs(out.Nodes))
@@ -200,6 +243,15 @@ func TestClusterLifecycle(t *testing.T) {
 	in := tcTimed(t, "scale workers to 2", func() harness.Result { return p.Up(t) })
 	if _, left := l.vmsByName()["e2e-workers-3"]; left || len(l.VMs()) != 5 {
 		t.Errorf("after scale-in the lab holds %v", l.vmsByName())
+	}
+	// Its ISO went with it; the one the other nodes boot from stays.
+	for _, host := range l.Nodes() {
+		if vols := l.isoVolumes(host); slices.Contains(vols, newISO) {
+			t.Errorf("the new version's ISO stays on %s with no VM booting from it: %v", host, vols)
+		}
+	}
+	if got := l.cdroms(out.Nodes[:5]); !maps.Equal(got, isos) {
+		t.Errorf("ISOs after scale-in: %v, want %v", got, isos)
 	}
 	// The graceful reset cordoned the worker (seen in the Node object just
 	// before it was deleted), and the object is gone.
@@ -219,7 +271,7 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	}
 	tcAssertKubeNodes(t, out.Kubeconfig, "e2e-cp-1", "e2e-workers-1", "e2e-workers-2")
-	if out.Summary != "2 removed (e2e-cp-2, e2e-cp-3)" {
+	if out.Summary != "last update: 2 removed one at a time (etcd leave first): e2e-cp-2, e2e-cp-3" {
 		t.Errorf("summary %q", out.Summary)
 	}
 	cp1 := l.Talos().Node(netip.MustParseAddr(l.addr(10)))
@@ -252,7 +304,7 @@ func TestClusterLifecycle(t *testing.T) {
 	p.WriteProgram(t, "cluster", prog.render(t))
 	tcTimed(t, "control planes 1 -> 3", func() harness.Result { return p.Up(t) })
 	out = tcReadOutputs(t, p)
-	if out.Summary != "2 added (e2e-cp-2, e2e-cp-3)" {
+	if out.Summary != "last update: 2 added: e2e-cp-2, e2e-cp-3" {
 		t.Errorf("summary %q", out.Summary)
 	}
 	for _, a := range []string{l.addr(10), l.addr(11), l.addr(12)} {
