@@ -14,7 +14,7 @@ def talos_cluster() -> None:
     disk_storage = config.get("diskStorage") or "local-lvm"
     hosts: List[str] = config.require_object("hosts")
     dns_servers: Optional[List[str]] = config.get_object("dnsServers")
-    size = proxmoxtalos.VmSizeArgs(cores=2, memory_mi_b=4096, disk_gi_b=20)
+    size = proxmoxtalos.VmSizeArgs(cores=2, memory=4096, disk_size=20)
 
     cluster = proxmoxtalos.TalosCluster(
         "cluster",

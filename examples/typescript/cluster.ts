@@ -7,7 +7,7 @@ import * as proxmoxtalos from "@proxmoxtalos/proxmoxtalos";
 export async function talosCluster(): Promise<Record<string, pulumi.Output<unknown>>> {
     const config = new pulumi.Config();
     const diskStorage = config.get("diskStorage") ?? "local-lvm";
-    const size = { cores: 2, memoryMiB: 4096, diskGiB: 20 };
+    const size = { cores: 2, memory: 4096, diskSize: 20 };
 
     const cluster = new proxmoxtalos.TalosCluster("cluster", {
         clusterName: config.get("clusterName") ?? "talos",

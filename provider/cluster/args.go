@@ -305,31 +305,31 @@ func (n *NodeSettings) Annotate(a infer.Annotator) {
 
 // VmSize is the hardware of a VM.
 type VmSize struct {
-	Cores     int `pulumi:"cores,optional"`
-	Sockets   int `pulumi:"sockets,optional"`
-	MemoryMiB int `pulumi:"memoryMiB,optional"`
-	DiskGiB   int `pulumi:"diskGiB,optional"`
+	Cores    int `pulumi:"cores,optional"`
+	Sockets  int `pulumi:"sockets,optional"`
+	Memory   int `pulumi:"memory,optional"`
+	DiskSize int `pulumi:"diskSize,optional"`
 }
 
 // Annotate documents the size.
 func (s *VmSize) Annotate(a infer.Annotator) {
 	a.Describe(&s.Cores, "CPU cores per socket. Default 2. A change restarts the VMs one at a time.")
 	a.Describe(&s.Sockets, "CPU sockets. Default 1.")
-	a.Describe(&s.MemoryMiB, "Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control "+
+	a.Describe(&s.Memory, "Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control "+
 		"planes and 1024 on workers. A change restarts the VMs one at a time.")
-	a.Describe(&s.DiskGiB, "OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.")
+	a.Describe(&s.DiskSize, "OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.")
 }
 
 // DataDisk is an extra disk on each worker of a pool.
 type DataDisk struct {
-	SizeGiB int    `pulumi:"sizeGiB"`
+	Size    int    `pulumi:"size"`
 	Storage string `pulumi:"storage,optional"`
 	Volume  string `pulumi:"volume,optional"`
 }
 
 // Annotate documents a data disk.
 func (d *DataDisk) Annotate(a infer.Annotator) {
-	a.Describe(&d.SizeGiB, "Size in GiB.")
+	a.Describe(&d.Size, "Size in GiB, at least 1. Disks grow in place and never shrink.")
 	a.Describe(&d.Storage, "Storage of the disk. Default: the host's `diskStorage`.")
 	a.Describe(&d.Volume, "Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` "+
 		"(Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).")

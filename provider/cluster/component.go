@@ -83,7 +83,7 @@ resources:
       workerPools:
         - name: workers
           count: 2
-          size: { cores: 4, memoryMiB: 8192 }
+          size: { cores: 4, memory: 8192 }
 outputs:
   kubeconfig: ${cluster.kubeconfig}
   nodes: ${cluster.nodes}

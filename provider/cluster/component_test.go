@@ -263,7 +263,7 @@ func TestBadInputRegistersNothing(t *testing.T) {
 				map[string]any{"address": "10.0.0.60"}, map[string]any{"address": "10.0.0.60"}}}}
 		}, "10.0.0.60 is already the address of node lab-workers-1"},
 		"pool too small": {func(in map[string]any) {
-			in["workerPools"] = []any{map[string]any{"name": "workers", "count": 30, "size": map[string]any{"memoryMiB": 8192}}}
+			in["workerPools"] = []any{map[string]any{"name": "workers", "count": 30, "size": map[string]any{"memory": 8192}}}
 		}, "short by"},
 		"kubernetes unsupported": {func(in map[string]any) { in["kubernetesVersion"] = "v1.20.0" }, "kubernetesVersion"},
 		"bad patch":              {func(in map[string]any) { in["patches"] = []any{"machine:\n  kubelet:\n    extraArgs: [not, a, map]\n"} }, "machine configuration of node lab-cp-1"},
@@ -365,7 +365,7 @@ func TestCloneDataDisksAndSecondNIC(t *testing.T) {
 	net := in["network"].(map[string]any)
 	net["vlan"] = 20
 	net["secondary"] = map[string]any{"bridge": "vmbr1", "subnet": "10.9.0.0/24", "addressRange": map[string]any{"start": "10.9.0.10", "end": "10.9.0.50"}}
-	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1, "dataDisks": []any{map[string]any{"sizeGiB": 100, "volume": "data"}}}}
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1, "dataDisks": []any{map[string]any{"size": 100, "volume": "data"}}}}
 	rec, _, err := construct(t, &fakeInventory{hosts: threeHosts()}, in)
 	must(t, err)
 	if d := rec.byType("DownloadFile"); len(d) != 0 {

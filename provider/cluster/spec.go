@@ -67,7 +67,7 @@ func toSpec(a *TalosClusterArgs, tokenSecret string) plan.Spec {
 			Labels: w.Labels, Taints: taints(w.Taints), Patches: w.Patches,
 		}
 		for _, d := range w.DataDisks {
-			wp.DataDisks = append(wp.DataDisks, plan.DataDisk{SizeGiB: d.SizeGiB, Storage: d.Storage, Volume: d.Volume})
+			wp.DataDisks = append(wp.DataDisks, plan.DataDisk{SizeGiB: d.Size, Storage: d.Storage, Volume: d.Volume})
 		}
 		s.WorkerPools = append(s.WorkerPools, wp)
 	}
@@ -116,7 +116,7 @@ func size(s *VmSize) plan.Size {
 	if s == nil {
 		return plan.Size{}
 	}
-	return plan.Size{Cores: s.Cores, Sockets: s.Sockets, MemoryMiB: s.MemoryMiB, DiskGiB: s.DiskGiB}
+	return plan.Size{Cores: s.Cores, Sockets: s.Sockets, MemoryMiB: s.Memory, DiskGiB: s.DiskSize}
 }
 
 func nodeSpecs(nodes []NodeSettings) []plan.NodeSpec {

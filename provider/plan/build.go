@@ -357,7 +357,7 @@ func (b *builder) checkShrink(s *slot, vm *VM) {
 		return
 	}
 	if s.prev.DiskGiB > vm.OSDisk.SizeGiB {
-		b.probs.add(s.field, "node %s has a %d GiB OS disk: disks cannot shrink (to %d GiB); keep diskGiB at %d or more", s.name, s.prev.DiskGiB, vm.OSDisk.SizeGiB, s.prev.DiskGiB)
+		b.probs.add(s.field, "node %s has a %d GiB OS disk: disks cannot shrink (to %d GiB); keep diskSize at %d or more", s.name, s.prev.DiskGiB, vm.OSDisk.SizeGiB, s.prev.DiskGiB)
 	}
 	for _, key := range s.prev.DataDisks {
 		iface, size, ok := parseDataDiskKey(key)

@@ -263,7 +263,7 @@ func (b *builder) checkSizes() {
 		for j, d := range wp.DataDisks {
 			df := idx(f+".dataDisks", j)
 			if d.SizeGiB < 1 {
-				b.probs.add(df+".sizeGiB", "a data disk needs a size of at least 1 GiB")
+				b.probs.add(df+".size", "a data disk needs a size of at least 1 GiB")
 			}
 			if d.Volume != "" && (!checkDNSLabel(d.Volume) || len(d.Volume) > maxVolumeName) {
 				b.probs.add(df+".volume", "%q is not a valid volume name (a DNS label of at most %d characters); Talos mounts it at /var/mnt/<volume>", d.Volume, maxVolumeName)
@@ -293,10 +293,10 @@ func (b *builder) checkSize(field string, sz *Size, minCores, minMemMiB int) {
 		if sz.MemoryMiB <= 64 {
 			hint = " (the unit is MiB: 4 GiB is 4096)"
 		}
-		b.probs.add(field+".memoryMiB", "%d MiB is below Talos' minimum of %d MiB for this role%s", sz.MemoryMiB, minMemMiB, hint)
+		b.probs.add(field+".memory", "%d MiB is below Talos' minimum of %d MiB for this role%s", sz.MemoryMiB, minMemMiB, hint)
 	}
 	if sz.DiskGiB < 10 {
-		b.probs.add(field+".diskGiB", "%d GiB is below Talos' minimum system disk of 10 GiB", sz.DiskGiB)
+		b.probs.add(field+".diskSize", "%d GiB is below Talos' minimum system disk of 10 GiB", sz.DiskGiB)
 	}
 }
 

@@ -75,9 +75,9 @@ func TestSpecValidation(t *testing.T) {
 		{"duplicate node name", func(s *Spec) {
 			s.WorkerPools = append(s.WorkerPools, WorkerPool{Name: "db", Nodes: []NodeSpec{{Name: "lab-workers-1"}}})
 		}, []string{"workerPools[1].nodes[0]:", `"lab-workers-1" is used twice`}},
-		{"memory in GiB by mistake", func(s *Spec) { s.ControlPlane.Size.MemoryMiB = 8 }, []string{"controlPlane.size.memoryMiB:", "8 MiB is below Talos' minimum of 2048 MiB", "the unit is MiB"}},
+		{"memory in GiB by mistake", func(s *Spec) { s.ControlPlane.Size.MemoryMiB = 8 }, []string{"controlPlane.size.memory:", "8 MiB is below Talos' minimum of 2048 MiB", "the unit is MiB"}},
 		{"one core control plane", func(s *Spec) { s.ControlPlane.Size.Cores = 1 }, []string{"controlPlane.size.cores:", "1 vCPUs is below Talos' minimum of 2"}},
-		{"tiny disk", func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 5 }, []string{"workerPools[0].size.diskGiB:", "minimum system disk of 10 GiB"}},
+		{"tiny disk", func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 5 }, []string{"workerPools[0].size.diskSize:", "minimum system disk of 10 GiB"}},
 		{"kvm64", func(s *Spec) { s.VM.CPUType = "kvm64" }, []string{"vm.cpuType:", "lacks x86-64-v2"}},
 		{"bad tag", func(s *Spec) { s.VM.Tags = []string{"-x"} }, []string{"vm.tags[0]:", "not a Proxmox tag"}},
 		{"ide disks", func(s *Spec) { s.DiskInterface = "ide" }, []string{"diskInterface:", `use "scsi", "virtio" or "sata"`}},
@@ -129,7 +129,7 @@ func TestSpecValidation(t *testing.T) {
 		}, []string{"inlineManifests[0].name:", `"cilium" is used twice`}},
 		{"gitops tool", func(s *Spec) { s.GitOps = &GitOps{Tool: "jenkins"} }, []string{"gitops.tool:"}},
 		{"gitops without install", func(s *Spec) { s.GitOps = &GitOps{Tool: "flux", Repository: GitRepository{URL: "https://g/r"}} }, []string{"gitops.installManifests:"}},
-		{"data disk size", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{}} }, []string{"workerPools[0].dataDisks[0].sizeGiB:"}},
+		{"data disk size", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{}} }, []string{"workerPools[0].dataDisks[0].size:"}},
 		{"data disk volume name", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: "My Vol"}} }, []string{"workerPools[0].dataDisks[0].volume:"}},
 		{"data disk volume name too long", func(s *Spec) {
 			s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: strings.Repeat("v", 35)}}

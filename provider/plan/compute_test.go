@@ -156,7 +156,7 @@ func TestComputeReportsAllProblemsAtOnce(t *testing.T) {
 	spec.ControlPlane.Count = 2
 	spec.WorkerPools[0].Size.MemoryMiB = 512
 	msg := computeErr(t, spec, roomy(), nil)
-	wantContains(t, msg, "3 problems", "clusterName:", "controlPlane.count:", "workerPools[0].size.memoryMiB:")
+	wantContains(t, msg, "3 problems", "clusterName:", "controlPlane.count:", "workerPools[0].size.memory:")
 }
 
 func TestComputeWithoutFactsWarns(t *testing.T) {

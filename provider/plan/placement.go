@@ -171,7 +171,7 @@ func (b *builder) pickHost(s *slot, order []*hostLoad) *hostLoad {
 func (b *builder) reportFixedShortages(order []*hostLoad) {
 	for _, l := range order {
 		if l.known && l.free < 0 {
-			b.probs.add(idx("hosts", l.index), "host %s has %d MiB of memory free but its nodes (%s) need %d MiB more: short by %d MiB; free memory on it, move pinned nodes to another host or lower memoryMiB",
+			b.probs.add(idx("hosts", l.index), "host %s has %d MiB of memory free but its nodes (%s) need %d MiB more: short by %d MiB; free memory on it, move pinned nodes to another host or lower memory",
 				l.Node, l.facts.FreeMemoryMiB, strings.Join(l.names, ", "), l.facts.FreeMemoryMiB-l.free, -l.free)
 		}
 	}
@@ -198,11 +198,11 @@ func (b *builder) reportShortage(order []*hostLoad, floating, unplaced []*slot) 
 	case online == 0:
 		b.probs.add("hosts", "every host is offline: bring one back before adding nodes")
 	case need > free:
-		b.probs.add("hosts", "the hosts cannot fit the cluster: %d new VM(s) need %d MiB of memory and the hosts have %d MiB free: short by %d MiB; add a host, free memory, or lower counts or memoryMiB",
+		b.probs.add("hosts", "the hosts cannot fit the cluster: %d new VM(s) need %d MiB of memory and the hosts have %d MiB free: short by %d MiB; add a host, free memory, or lower counts or memory",
 			len(floating), need, free, need-free)
 	default:
 		s := unplaced[0]
-		b.probs.add("hosts", "no host has room for node %s (%d MiB, %d vCPUs) once the others are placed; memory left per host: %s; lower its memoryMiB or add a host",
+		b.probs.add("hosts", "no host has room for node %s (%d MiB, %d vCPUs) once the others are placed; memory left per host: %s; lower its memory or add a host",
 			s.name, s.size.MemoryMiB, s.size.Cores*s.size.Sockets, strings.Join(left, ", "))
 	}
 }

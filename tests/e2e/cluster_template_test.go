@@ -71,7 +71,7 @@ var tcTemplateProgram = template.Must(template.New("template").Parse(`resources:
       workerPools:
         - name: db
           count: 1
-          dataDisks: [{ sizeGiB: 30, volume: data }]
+          dataDisks: [{ size: 30, volume: data }]
 outputs:
   nodes: ${cluster.nodes}
   summary: ${cluster.summary}

@@ -20,7 +20,7 @@ def cluster(token_secret: pulumi.Output[str]) -> proxmoxtalos.TalosCluster:
         vip="192.168.1.20",
         worker_pools=[
             proxmoxtalos.WorkerPoolArgs(
-                name="workers", count=2, data_disks=[proxmoxtalos.DataDiskArgs(size_gi_b=50, volume="data")]
+                name="workers", count=2, data_disks=[proxmoxtalos.DataDiskArgs(size=50, volume="data")]
             )
         ],
         cloud_controller_manager=proxmoxtalos.CloudControllerManagerArgs(

@@ -15,10 +15,10 @@ export function cluster(tokenSecret: pulumi.Output<string>): proxmoxtalos.TalosC
             secondary: { bridge: "vmbr1", subnet: "10.10.0.0/24", addressRange: { start: "10.10.0.21", end: "10.10.0.60" } },
         },
         vip: "192.168.1.20",
-        controlPlane: { count: 3, size: { cores: 2, memoryMiB: 4096 } },
+        controlPlane: { count: 3, size: { cores: 2, memory: 4096 } },
         workerPools: [{
             name: "workers", count: 2,
-            dataDisks: [{ sizeGiB: 50, volume: "data" }],
+            dataDisks: [{ size: 50, volume: "data" }],
             taints: [{ key: "dedicated", value: "db", effect: proxmoxtalos.TaintEffect.NoSchedule }],
         }],
         cloudControllerManager: {

@@ -33,7 +33,7 @@ func Program(ctx *pulumi.Context) error {
 	if n, err := cfg.TryInt("workerCount"); err == nil {
 		workers = n
 	}
-	size := &proxmoxtalos.VmSizeArgs{Cores: pulumi.IntRef(2), MemoryMiB: pulumi.IntRef(4096), DiskGiB: pulumi.IntRef(20)}
+	size := &proxmoxtalos.VmSizeArgs{Cores: pulumi.IntRef(2), Memory: pulumi.IntRef(4096), DiskSize: pulumi.IntRef(20)}
 
 	cluster, err := proxmoxtalos.NewTalosCluster(ctx, "cluster", &proxmoxtalos.TalosClusterArgs{
 		ClusterName:       orDefault(cfg.Get("clusterName"), "talos"),

@@ -876,8 +876,8 @@ func (o ControlPlanePtrOutput) Taints() TaintArrayOutput {
 }
 
 type DataDisk struct {
-	// Size in GiB.
-	SizeGiB int `pulumi:"sizeGiB"`
+	// Size in GiB, at least 1. Disks grow in place and never shrink.
+	Size int `pulumi:"size"`
 	// Storage of the disk. Default: the host's `diskStorage`.
 	Storage *string `pulumi:"storage"`
 	// Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
@@ -896,8 +896,8 @@ type DataDiskInput interface {
 }
 
 type DataDiskArgs struct {
-	// Size in GiB.
-	SizeGiB int `pulumi:"sizeGiB"`
+	// Size in GiB, at least 1. Disks grow in place and never shrink.
+	Size int `pulumi:"size"`
 	// Storage of the disk. Default: the host's `diskStorage`.
 	Storage *string `pulumi:"storage"`
 	// Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
@@ -955,9 +955,9 @@ func (o DataDiskOutput) ToDataDiskOutputWithContext(ctx context.Context) DataDis
 	return o
 }
 
-// Size in GiB.
-func (o DataDiskOutput) SizeGiB() pulumi.IntOutput {
-	return o.ApplyT(func(v DataDisk) int { return v.SizeGiB }).(pulumi.IntOutput)
+// Size in GiB, at least 1. Disks grow in place and never shrink.
+func (o DataDiskOutput) Size() pulumi.IntOutput {
+	return o.ApplyT(func(v DataDisk) int { return v.Size }).(pulumi.IntOutput)
 }
 
 // Storage of the disk. Default: the host's `diskStorage`.
@@ -3190,9 +3190,9 @@ type VmSize struct {
 	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
 	// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-	DiskGiB *int `pulumi:"diskGiB"`
+	DiskSize *int `pulumi:"diskSize"`
 	// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-	MemoryMiB *int `pulumi:"memoryMiB"`
+	Memory *int `pulumi:"memory"`
 	// CPU sockets. Default 1.
 	Sockets *int `pulumi:"sockets"`
 }
@@ -3212,9 +3212,9 @@ type VmSizeArgs struct {
 	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
 	// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-	DiskGiB *int `pulumi:"diskGiB"`
+	DiskSize *int `pulumi:"diskSize"`
 	// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-	MemoryMiB *int `pulumi:"memoryMiB"`
+	Memory *int `pulumi:"memory"`
 	// CPU sockets. Default 1.
 	Sockets *int `pulumi:"sockets"`
 }
@@ -3302,13 +3302,13 @@ func (o VmSizeOutput) Cores() pulumi.IntPtrOutput {
 }
 
 // OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-func (o VmSizeOutput) DiskGiB() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v VmSize) *int { return v.DiskGiB }).(pulumi.IntPtrOutput)
+func (o VmSizeOutput) DiskSize() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v VmSize) *int { return v.DiskSize }).(pulumi.IntPtrOutput)
 }
 
 // Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-func (o VmSizeOutput) MemoryMiB() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v VmSize) *int { return v.MemoryMiB }).(pulumi.IntPtrOutput)
+func (o VmSizeOutput) Memory() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v VmSize) *int { return v.Memory }).(pulumi.IntPtrOutput)
 }
 
 // CPU sockets. Default 1.
@@ -3351,22 +3351,22 @@ func (o VmSizePtrOutput) Cores() pulumi.IntPtrOutput {
 }
 
 // OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-func (o VmSizePtrOutput) DiskGiB() pulumi.IntPtrOutput {
+func (o VmSizePtrOutput) DiskSize() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {
 			return nil
 		}
-		return v.DiskGiB
+		return v.DiskSize
 	}).(pulumi.IntPtrOutput)
 }
 
 // Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-func (o VmSizePtrOutput) MemoryMiB() pulumi.IntPtrOutput {
+func (o VmSizePtrOutput) Memory() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {
 			return nil
 		}
-		return v.MemoryMiB
+		return v.Memory
 	}).(pulumi.IntPtrOutput)
 }
 

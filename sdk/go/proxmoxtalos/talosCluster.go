@@ -16,9 +16,10 @@ import (
 // kubeconfig and talosconfig, and every day-two change after.
 //
 // The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-// VMs, found by their tags), then creates one ISO download per host, one VM per node, the cluster's machine secrets,
+// VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
 // one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
-// that points at the VIP once it answers.
+// that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
+// version's ISO only for nodes added with it.
 //
 // Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
 // the cluster is planned from them, also in preview.
@@ -32,8 +33,9 @@ import (
 // drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
 // Node object is deleted. Talos upgrades
 // (version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
-// a time, control planes first, each followed by a cluster health check; the VMs stay. The `summary` output says
-// in one line what an update does to the nodes.
+// a time, control planes first, each node's change waiting for the cluster to be healthy before and after it
+// (ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
+// line what happens to it (`configChange`), and the `summary` output says it for the whole cluster.
 //
 // ## Example
 type TalosCluster struct {
@@ -49,7 +51,7 @@ type TalosCluster struct {
 	MachineSecrets pulumi.StringOutput `pulumi:"machineSecrets"`
 	// Every node: name, role, Proxmox node, VMID, address and MAC, control planes first.
 	Nodes ClusterNodeArrayOutput `pulumi:"nodes"`
-	// What this update does to the nodes, in one line: nodes added, removed, replaced, upgraded (one at a time, control planes first), rebooted and updated in place, and version changes. Machine configuration changes are listed per node by the ConfigurationApply resources' previews.
+	// What the update does to the nodes, in one line a reviewer reads in ten seconds: nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending update; after an update it starts with ` last update:  `, so the next preview's diff shows the last update on the left and the pending one on the right. Each node's ConfigurationApply says what happens to it (`configChange`), and lists the configuration paths that change.
 	Summary pulumi.StringOutput `pulumi:"summary"`
 	// The Talos version the nodes are planned to run.
 	TalosVersion pulumi.StringOutput `pulumi:"talosVersion"`
@@ -299,7 +301,7 @@ func (o TalosClusterOutput) Nodes() ClusterNodeArrayOutput {
 	return o.ApplyT(func(v *TalosCluster) ClusterNodeArrayOutput { return v.Nodes }).(ClusterNodeArrayOutput)
 }
 
-// What this update does to the nodes, in one line: nodes added, removed, replaced, upgraded (one at a time, control planes first), rebooted and updated in place, and version changes. Machine configuration changes are listed per node by the ConfigurationApply resources' previews.
+// What the update does to the nodes, in one line a reviewer reads in ten seconds: nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending update; after an update it starts with ` last update:  `, so the next preview's diff shows the last update on the left and the pending one on the right. Each node's ConfigurationApply says what happens to it (`configChange`), and lists the configuration paths that change.
 func (o TalosClusterOutput) Summary() pulumi.StringOutput {
 	return o.ApplyT(func(v *TalosCluster) pulumi.StringOutput { return v.Summary }).(pulumi.StringOutput)
 }

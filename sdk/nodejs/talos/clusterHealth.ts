@@ -13,9 +13,11 @@ import * as utilities from "../utilities";
  * control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
  * Kubernetes API answers /readyz and every node is registered and Ready.
  *
- * It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
- * change when the cluster changes (for example the nodes' configDigest and runningVersion) to check health
- * again after each step of a rollout. Progress shows what is still missing.
+ * It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
+ * nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
+ * the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
+ * kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
+ * node by node, ConfigurationApply's healthGate waits before and after each node instead.
  *
  * ## Example
  */
@@ -75,6 +77,10 @@ export class ClusterHealth extends pulumi.CustomResource {
      */
     declare public readonly otherNodes: pulumi.Output<string[] | undefined>;
     /**
+     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     */
+    declare public readonly requires: pulumi.Output<string | undefined>;
+    /**
      * How long to wait for health (create and update). Default `10m`.
      */
     declare public readonly timeouts: pulumi.Output<outputs.talos.Timeouts | undefined>;
@@ -110,6 +116,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["kubeconfig"] = args?.kubeconfig ? pulumi.secret(args.kubeconfig) : undefined;
             resourceInputs["kubernetesEndpoint"] = args?.kubernetesEndpoint;
             resourceInputs["otherNodes"] = args?.otherNodes;
+            resourceInputs["requires"] = args?.requires;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["triggers"] = args?.triggers;
             resourceInputs["workers"] = args?.workers;
@@ -122,6 +129,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["kubernetesEndpoint"] = undefined /*out*/;
             resourceInputs["nodes"] = undefined /*out*/;
             resourceInputs["otherNodes"] = undefined /*out*/;
+            resourceInputs["requires"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["triggers"] = undefined /*out*/;
             resourceInputs["workers"] = undefined /*out*/;
@@ -161,6 +169,10 @@ export interface ClusterHealthArgs {
      * Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
      */
     otherNodes?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     */
+    requires?: pulumi.Input<string | undefined>;
     /**
      * How long to wait for health (create and update). Default `10m`.
      */

@@ -28,6 +28,11 @@ import * as utilities from "../utilities";
  * Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
  * configuration is applied. The VM is never touched.
  *
+ * Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
+ * healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes'
+ * resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
+ * update resumes with the same checks.
+ *
  * Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
  * (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
  * Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
@@ -75,7 +80,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
     /**
-     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      */
     declare public readonly configChange: pulumi.Output<string | undefined>;
     /**
@@ -90,6 +95,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      * Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
      */
     declare public readonly endpoints: pulumi.Output<string[] | undefined>;
+    /**
+     * Cluster health to wait for before and after changing the node. Default: none.
+     */
+    declare public readonly healthGate: pulumi.Output<outputs.talos.HealthGate | undefined>;
     /**
      * The installer image the node was installed or last upgraded with.
      */
@@ -152,6 +161,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["configChange"] = args?.configChange;
             resourceInputs["configView"] = args?.configView;
             resourceInputs["endpoints"] = args?.endpoints;
+            resourceInputs["healthGate"] = args?.healthGate;
             resourceInputs["machineConfiguration"] = args?.machineConfiguration ? pulumi.secret(args.machineConfiguration) : undefined;
             resourceInputs["node"] = args?.node;
             resourceInputs["reset"] = args?.reset;
@@ -171,6 +181,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["configDigest"] = undefined /*out*/;
             resourceInputs["configView"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
+            resourceInputs["healthGate"] = undefined /*out*/;
             resourceInputs["installedImage"] = undefined /*out*/;
             resourceInputs["machineConfiguration"] = undefined /*out*/;
             resourceInputs["node"] = undefined /*out*/;
@@ -201,7 +212,7 @@ export interface ConfigurationApplyArgs {
      */
     clientConfiguration: pulumi.Input<inputs.talos.ClientConfigurationArgs>;
     /**
-     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      */
     configChange?: pulumi.Input<string | undefined>;
     /**
@@ -212,6 +223,10 @@ export interface ConfigurationApplyArgs {
      * Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
      */
     endpoints?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * Cluster health to wait for before and after changing the node. Default: none.
+     */
+    healthGate?: pulumi.Input<inputs.talos.HealthGateArgs | undefined>;
     /**
      * The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
      */

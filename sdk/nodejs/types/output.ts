@@ -248,6 +248,36 @@ export namespace talos {
     }
 
     /**
+     * Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+     */
+    export interface HealthGate {
+        /**
+         * Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+         */
+        controlPlanes: string[];
+        /**
+         * The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+         */
+        kubernetesEndpoint?: string;
+        /**
+         * Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+         */
+        otherNodes?: string[];
+        /**
+         * How long each wait for health may take, as a Go duration. Default `10m`.
+         */
+        timeout?: string;
+        /**
+         * The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+         */
+        vm?: string;
+        /**
+         * Addresses of the workers that must be healthy, this node included when it is one.
+         */
+        workers?: string[];
+    }
+
+    /**
      * Reset the node when the resource is destroyed: its system disk is wiped.
      */
     export interface ResetOnDelete {

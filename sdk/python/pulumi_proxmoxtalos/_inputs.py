@@ -413,9 +413,9 @@ class ControlPlaneArgs:
 
 
 class DataDiskArgsDict(TypedDict):
-    size_gi_b: _builtins.int
+    size: _builtins.int
     """
-    Size in GiB.
+    Size in GiB, at least 1. Disks grow in place and never shrink.
     """
     storage: NotRequired[_builtins.str]
     """
@@ -429,31 +429,31 @@ class DataDiskArgsDict(TypedDict):
 @pulumi.input_type
 class DataDiskArgs:
     def __init__(__self__, *,
-                 size_gi_b: _builtins.int,
+                 size: _builtins.int,
                  storage: Optional[_builtins.str] = None,
                  volume: Optional[_builtins.str] = None):
         """
-        :param _builtins.int size_gi_b: Size in GiB.
+        :param _builtins.int size: Size in GiB, at least 1. Disks grow in place and never shrink.
         :param _builtins.str storage: Storage of the disk. Default: the host's `diskStorage`.
         :param _builtins.str volume: Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
         """
-        pulumi.set(__self__, "size_gi_b", size_gi_b)
+        pulumi.set(__self__, "size", size)
         if storage is not None:
             pulumi.set(__self__, "storage", storage)
         if volume is not None:
             pulumi.set(__self__, "volume", volume)
 
     @_builtins.property
-    @pulumi.getter(name="sizeGiB")
-    def size_gi_b(self) -> _builtins.int:
+    @pulumi.getter
+    def size(self) -> _builtins.int:
         """
-        Size in GiB.
+        Size in GiB, at least 1. Disks grow in place and never shrink.
         """
-        return pulumi.get(self, "size_gi_b")
+        return pulumi.get(self, "size")
 
-    @size_gi_b.setter
-    def size_gi_b(self, value: _builtins.int):
-        pulumi.set(self, "size_gi_b", value)
+    @size.setter
+    def size(self, value: _builtins.int):
+        pulumi.set(self, "size", value)
 
     @_builtins.property
     @pulumi.getter
@@ -1841,11 +1841,11 @@ class VmSizeArgsDict(TypedDict):
     """
     CPU cores per socket. Default 2. A change restarts the VMs one at a time.
     """
-    disk_gi_b: NotRequired[_builtins.int]
+    disk_size: NotRequired[_builtins.int]
     """
     OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
     """
-    memory_mi_b: NotRequired[_builtins.int]
+    memory: NotRequired[_builtins.int]
     """
     Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
     """
@@ -1858,21 +1858,21 @@ class VmSizeArgsDict(TypedDict):
 class VmSizeArgs:
     def __init__(__self__, *,
                  cores: Optional[_builtins.int] = None,
-                 disk_gi_b: Optional[_builtins.int] = None,
-                 memory_mi_b: Optional[_builtins.int] = None,
+                 disk_size: Optional[_builtins.int] = None,
+                 memory: Optional[_builtins.int] = None,
                  sockets: Optional[_builtins.int] = None):
         """
         :param _builtins.int cores: CPU cores per socket. Default 2. A change restarts the VMs one at a time.
-        :param _builtins.int disk_gi_b: OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-        :param _builtins.int memory_mi_b: Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+        :param _builtins.int disk_size: OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+        :param _builtins.int memory: Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
         :param _builtins.int sockets: CPU sockets. Default 1.
         """
         if cores is not None:
             pulumi.set(__self__, "cores", cores)
-        if disk_gi_b is not None:
-            pulumi.set(__self__, "disk_gi_b", disk_gi_b)
-        if memory_mi_b is not None:
-            pulumi.set(__self__, "memory_mi_b", memory_mi_b)
+        if disk_size is not None:
+            pulumi.set(__self__, "disk_size", disk_size)
+        if memory is not None:
+            pulumi.set(__self__, "memory", memory)
         if sockets is not None:
             pulumi.set(__self__, "sockets", sockets)
 
@@ -1889,28 +1889,28 @@ class VmSizeArgs:
         pulumi.set(self, "cores", value)
 
     @_builtins.property
-    @pulumi.getter(name="diskGiB")
-    def disk_gi_b(self) -> Optional[_builtins.int]:
+    @pulumi.getter(name="diskSize")
+    def disk_size(self) -> Optional[_builtins.int]:
         """
         OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
         """
-        return pulumi.get(self, "disk_gi_b")
+        return pulumi.get(self, "disk_size")
 
-    @disk_gi_b.setter
-    def disk_gi_b(self, value: Optional[_builtins.int]):
-        pulumi.set(self, "disk_gi_b", value)
+    @disk_size.setter
+    def disk_size(self, value: Optional[_builtins.int]):
+        pulumi.set(self, "disk_size", value)
 
     @_builtins.property
-    @pulumi.getter(name="memoryMiB")
-    def memory_mi_b(self) -> Optional[_builtins.int]:
+    @pulumi.getter
+    def memory(self) -> Optional[_builtins.int]:
         """
         Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
         """
-        return pulumi.get(self, "memory_mi_b")
+        return pulumi.get(self, "memory")
 
-    @memory_mi_b.setter
-    def memory_mi_b(self, value: Optional[_builtins.int]):
-        pulumi.set(self, "memory_mi_b", value)
+    @memory.setter
+    def memory(self, value: Optional[_builtins.int]):
+        pulumi.set(self, "memory", value)
 
     @_builtins.property
     @pulumi.getter

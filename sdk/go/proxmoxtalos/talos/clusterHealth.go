@@ -17,9 +17,11 @@ import (
 // control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
 // Kubernetes API answers /readyz and every node is registered and Ready.
 //
-// It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
-// change when the cluster changes (for example the nodes' configDigest and runningVersion) to check health
-// again after each step of a rollout. Progress shows what is still missing.
+// It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
+// nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
+// the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
+// kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
+// node by node, ConfigurationApply's healthGate waits before and after each node instead.
 //
 // ## Example
 type ClusterHealth struct {
@@ -39,6 +41,8 @@ type ClusterHealth struct {
 	Nodes pulumi.StringMapOutput `pulumi:"nodes"`
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes pulumi.StringArrayOutput `pulumi:"otherNodes"`
+	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+	Requires pulumi.StringPtrOutput `pulumi:"requires"`
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
@@ -116,6 +120,8 @@ type clusterHealthArgs struct {
 	KubernetesEndpoint *string `pulumi:"kubernetesEndpoint"`
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes []string `pulumi:"otherNodes"`
+	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+	Requires *string `pulumi:"requires"`
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts *Timeouts `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
@@ -138,6 +144,8 @@ type ClusterHealthArgs struct {
 	KubernetesEndpoint pulumi.StringPtrInput
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes pulumi.StringArrayInput
+	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+	Requires pulumi.StringPtrInput
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts TimeoutsPtrInput
 	// Any values; when one changes, health is checked again on update.
@@ -266,6 +274,11 @@ func (o ClusterHealthOutput) Nodes() pulumi.StringMapOutput {
 // Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 func (o ClusterHealthOutput) OtherNodes() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringArrayOutput { return v.OtherNodes }).(pulumi.StringArrayOutput)
+}
+
+// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+func (o ClusterHealthOutput) Requires() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ClusterHealth) pulumi.StringPtrOutput { return v.Requires }).(pulumi.StringPtrOutput)
 }
 
 // How long to wait for health (create and update). Default `10m`.

@@ -32,6 +32,11 @@ import (
 // Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
 // configuration is applied. The VM is never touched.
 //
+// Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
+// healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes'
+// resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
+// update resumes with the same checks.
+//
 // Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 // (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
 // Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
@@ -47,7 +52,7 @@ type ConfigurationApply struct {
 	ApplyMode ApplyModePtrOutput `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
-	// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 	ConfigChange pulumi.StringPtrOutput `pulumi:"configChange"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
 	ConfigDigest pulumi.StringOutput `pulumi:"configDigest"`
@@ -55,6 +60,8 @@ type ConfigurationApply struct {
 	ConfigView pulumi.StringMapOutput `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
+	// Cluster health to wait for before and after changing the node. Default: none.
+	HealthGate HealthGatePtrOutput `pulumi:"healthGate"`
 	// The installer image the node was installed or last upgraded with.
 	InstalledImage pulumi.StringOutput `pulumi:"installedImage"`
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
@@ -139,12 +146,14 @@ type configurationApplyArgs struct {
 	ApplyMode *ApplyMode `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
-	// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 	ConfigChange *string `pulumi:"configChange"`
 	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView map[string]string `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints []string `pulumi:"endpoints"`
+	// Cluster health to wait for before and after changing the node. Default: none.
+	HealthGate *HealthGate `pulumi:"healthGate"`
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration string `pulumi:"machineConfiguration"`
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
@@ -167,12 +176,14 @@ type ConfigurationApplyArgs struct {
 	ApplyMode ApplyModePtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
-	// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 	ConfigChange pulumi.StringPtrInput
 	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapInput
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayInput
+	// Cluster health to wait for before and after changing the node. Default: none.
+	HealthGate HealthGatePtrInput
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration pulumi.StringInput
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
@@ -291,7 +302,7 @@ func (o ConfigurationApplyOutput) ClientConfiguration() ClientConfigurationOutpu
 	return o.ApplyT(func(v *ConfigurationApply) ClientConfigurationOutput { return v.ClientConfiguration }).(ClientConfigurationOutput)
 }
 
-// Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 func (o ConfigurationApplyOutput) ConfigChange() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.ConfigChange }).(pulumi.StringPtrOutput)
 }
@@ -309,6 +320,11 @@ func (o ConfigurationApplyOutput) ConfigView() pulumi.StringMapOutput {
 // Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 func (o ConfigurationApplyOutput) Endpoints() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringArrayOutput { return v.Endpoints }).(pulumi.StringArrayOutput)
+}
+
+// Cluster health to wait for before and after changing the node. Default: none.
+func (o ConfigurationApplyOutput) HealthGate() HealthGatePtrOutput {
+	return o.ApplyT(func(v *ConfigurationApply) HealthGatePtrOutput { return v.HealthGate }).(HealthGatePtrOutput)
 }
 
 // The installer image the node was installed or last upgraded with.

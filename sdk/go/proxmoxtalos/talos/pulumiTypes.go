@@ -86,6 +86,241 @@ func (o ClientConfigurationOutput) ClientKey() pulumi.StringOutput {
 	return o.ApplyT(func(v ClientConfiguration) string { return v.ClientKey }).(pulumi.StringOutput)
 }
 
+// Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+type HealthGate struct {
+	// Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+	ControlPlanes []string `pulumi:"controlPlanes"`
+	// The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+	KubernetesEndpoint *string `pulumi:"kubernetesEndpoint"`
+	// Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+	OtherNodes []string `pulumi:"otherNodes"`
+	// How long each wait for health may take, as a Go duration. Default `10m`.
+	Timeout *string `pulumi:"timeout"`
+	// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+	Vm *string `pulumi:"vm"`
+	// Addresses of the workers that must be healthy, this node included when it is one.
+	Workers []string `pulumi:"workers"`
+}
+
+// HealthGateInput is an input type that accepts HealthGateArgs and HealthGateOutput values.
+// You can construct a concrete instance of `HealthGateInput` via:
+//
+//	HealthGateArgs{...}
+type HealthGateInput interface {
+	pulumi.Input
+
+	ToHealthGateOutput() HealthGateOutput
+	ToHealthGateOutputWithContext(context.Context) HealthGateOutput
+}
+
+// Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+type HealthGateArgs struct {
+	// Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+	ControlPlanes pulumi.StringArrayInput `pulumi:"controlPlanes"`
+	// The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+	KubernetesEndpoint pulumi.StringPtrInput `pulumi:"kubernetesEndpoint"`
+	// Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+	OtherNodes pulumi.StringArrayInput `pulumi:"otherNodes"`
+	// How long each wait for health may take, as a Go duration. Default `10m`.
+	Timeout pulumi.StringPtrInput `pulumi:"timeout"`
+	// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+	Vm pulumi.StringPtrInput `pulumi:"vm"`
+	// Addresses of the workers that must be healthy, this node included when it is one.
+	Workers pulumi.StringArrayInput `pulumi:"workers"`
+}
+
+func (HealthGateArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*HealthGate)(nil)).Elem()
+}
+
+func (i HealthGateArgs) ToHealthGateOutput() HealthGateOutput {
+	return i.ToHealthGateOutputWithContext(context.Background())
+}
+
+func (i HealthGateArgs) ToHealthGateOutputWithContext(ctx context.Context) HealthGateOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HealthGateOutput)
+}
+
+func (i HealthGateArgs) ToHealthGatePtrOutput() HealthGatePtrOutput {
+	return i.ToHealthGatePtrOutputWithContext(context.Background())
+}
+
+func (i HealthGateArgs) ToHealthGatePtrOutputWithContext(ctx context.Context) HealthGatePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HealthGateOutput).ToHealthGatePtrOutputWithContext(ctx)
+}
+
+// HealthGatePtrInput is an input type that accepts HealthGateArgs, HealthGatePtr and HealthGatePtrOutput values.
+// You can construct a concrete instance of `HealthGatePtrInput` via:
+//
+//	        HealthGateArgs{...}
+//
+//	or:
+//
+//	        nil
+type HealthGatePtrInput interface {
+	pulumi.Input
+
+	ToHealthGatePtrOutput() HealthGatePtrOutput
+	ToHealthGatePtrOutputWithContext(context.Context) HealthGatePtrOutput
+}
+
+type healthGatePtrType HealthGateArgs
+
+func HealthGatePtr(v *HealthGateArgs) HealthGatePtrInput {
+	return (*healthGatePtrType)(v)
+}
+
+func (*healthGatePtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**HealthGate)(nil)).Elem()
+}
+
+func (i *healthGatePtrType) ToHealthGatePtrOutput() HealthGatePtrOutput {
+	return i.ToHealthGatePtrOutputWithContext(context.Background())
+}
+
+func (i *healthGatePtrType) ToHealthGatePtrOutputWithContext(ctx context.Context) HealthGatePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(HealthGatePtrOutput)
+}
+
+// Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+type HealthGateOutput struct{ *pulumi.OutputState }
+
+func (HealthGateOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*HealthGate)(nil)).Elem()
+}
+
+func (o HealthGateOutput) ToHealthGateOutput() HealthGateOutput {
+	return o
+}
+
+func (o HealthGateOutput) ToHealthGateOutputWithContext(ctx context.Context) HealthGateOutput {
+	return o
+}
+
+func (o HealthGateOutput) ToHealthGatePtrOutput() HealthGatePtrOutput {
+	return o.ToHealthGatePtrOutputWithContext(context.Background())
+}
+
+func (o HealthGateOutput) ToHealthGatePtrOutputWithContext(ctx context.Context) HealthGatePtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v HealthGate) *HealthGate {
+		return &v
+	}).(HealthGatePtrOutput)
+}
+
+// Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+func (o HealthGateOutput) ControlPlanes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v HealthGate) []string { return v.ControlPlanes }).(pulumi.StringArrayOutput)
+}
+
+// The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+func (o HealthGateOutput) KubernetesEndpoint() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v HealthGate) *string { return v.KubernetesEndpoint }).(pulumi.StringPtrOutput)
+}
+
+// Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+func (o HealthGateOutput) OtherNodes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v HealthGate) []string { return v.OtherNodes }).(pulumi.StringArrayOutput)
+}
+
+// How long each wait for health may take, as a Go duration. Default `10m`.
+func (o HealthGateOutput) Timeout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v HealthGate) *string { return v.Timeout }).(pulumi.StringPtrOutput)
+}
+
+// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+func (o HealthGateOutput) Vm() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v HealthGate) *string { return v.Vm }).(pulumi.StringPtrOutput)
+}
+
+// Addresses of the workers that must be healthy, this node included when it is one.
+func (o HealthGateOutput) Workers() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v HealthGate) []string { return v.Workers }).(pulumi.StringArrayOutput)
+}
+
+type HealthGatePtrOutput struct{ *pulumi.OutputState }
+
+func (HealthGatePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**HealthGate)(nil)).Elem()
+}
+
+func (o HealthGatePtrOutput) ToHealthGatePtrOutput() HealthGatePtrOutput {
+	return o
+}
+
+func (o HealthGatePtrOutput) ToHealthGatePtrOutputWithContext(ctx context.Context) HealthGatePtrOutput {
+	return o
+}
+
+func (o HealthGatePtrOutput) Elem() HealthGateOutput {
+	return o.ApplyT(func(v *HealthGate) HealthGate {
+		if v != nil {
+			return *v
+		}
+		var ret HealthGate
+		return ret
+	}).(HealthGateOutput)
+}
+
+// Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+func (o HealthGatePtrOutput) ControlPlanes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *HealthGate) []string {
+		if v == nil {
+			return nil
+		}
+		return v.ControlPlanes
+	}).(pulumi.StringArrayOutput)
+}
+
+// The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+func (o HealthGatePtrOutput) KubernetesEndpoint() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *HealthGate) *string {
+		if v == nil {
+			return nil
+		}
+		return v.KubernetesEndpoint
+	}).(pulumi.StringPtrOutput)
+}
+
+// Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+func (o HealthGatePtrOutput) OtherNodes() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *HealthGate) []string {
+		if v == nil {
+			return nil
+		}
+		return v.OtherNodes
+	}).(pulumi.StringArrayOutput)
+}
+
+// How long each wait for health may take, as a Go duration. Default `10m`.
+func (o HealthGatePtrOutput) Timeout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *HealthGate) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Timeout
+	}).(pulumi.StringPtrOutput)
+}
+
+// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+func (o HealthGatePtrOutput) Vm() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *HealthGate) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Vm
+	}).(pulumi.StringPtrOutput)
+}
+
+// Addresses of the workers that must be healthy, this node included when it is one.
+func (o HealthGatePtrOutput) Workers() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *HealthGate) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Workers
+	}).(pulumi.StringArrayOutput)
+}
+
 // Reset the node when the resource is destroyed: its system disk is wiped.
 type ResetOnDelete struct {
 	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
@@ -731,6 +966,8 @@ func (o UpgradeOptionsPtrOutput) Stage() pulumi.BoolPtrOutput {
 
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ClientConfigurationInput)(nil)).Elem(), ClientConfigurationArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*HealthGateInput)(nil)).Elem(), HealthGateArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*HealthGatePtrInput)(nil)).Elem(), HealthGateArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResetOnDeleteInput)(nil)).Elem(), ResetOnDeleteArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResetOnDeletePtrInput)(nil)).Elem(), ResetOnDeleteArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SchematicMetaInput)(nil)).Elem(), SchematicMetaArgs{})
@@ -740,6 +977,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*UpgradeOptionsInput)(nil)).Elem(), UpgradeOptionsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*UpgradeOptionsPtrInput)(nil)).Elem(), UpgradeOptionsArgs{})
 	pulumi.RegisterOutputType(ClientConfigurationOutput{})
+	pulumi.RegisterOutputType(HealthGateOutput{})
+	pulumi.RegisterOutputType(HealthGatePtrOutput{})
 	pulumi.RegisterOutputType(ResetOnDeleteOutput{})
 	pulumi.RegisterOutputType(ResetOnDeletePtrOutput{})
 	pulumi.RegisterOutputType(SchematicMetaOutput{})

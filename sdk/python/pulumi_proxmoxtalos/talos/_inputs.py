@@ -20,6 +20,8 @@ __all__ = [
     'ClientConfigurationDict',
     'ClientConfigurationArgs',
     'ClientConfigurationArgsDict',
+    'HealthGateArgs',
+    'HealthGateArgsDict',
     'ResetOnDeleteArgs',
     'ResetOnDeleteArgsDict',
     'SchematicMetaArgs',
@@ -170,6 +172,139 @@ class ClientConfigurationArgs:
     @client_key.setter
     def client_key(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "client_key", value)
+
+
+class HealthGateArgsDict(TypedDict):
+    """
+    Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+    """
+    control_planes: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+    """
+    Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+    """
+    kubernetes_endpoint: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+    """
+    other_nodes: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+    """
+    timeout: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    How long each wait for health may take, as a Go duration. Default `10m`.
+    """
+    vm: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+    """
+    workers: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Addresses of the workers that must be healthy, this node included when it is one.
+    """
+
+@pulumi.input_type
+class HealthGateArgs:
+    def __init__(__self__, *,
+                 control_planes: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 timeout: pulumi.Input[Optional[_builtins.str]] = None,
+                 vm: pulumi.Input[Optional[_builtins.str]] = None,
+                 workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+        """
+        Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+        :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+        :param pulumi.Input[_builtins.str] timeout: How long each wait for health may take, as a Go duration. Default `10m`.
+        :param pulumi.Input[_builtins.str] vm: The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of the workers that must be healthy, this node included when it is one.
+        """
+        pulumi.set(__self__, "control_planes", control_planes)
+        if kubernetes_endpoint is not None:
+            pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
+        if other_nodes is not None:
+            pulumi.set(__self__, "other_nodes", other_nodes)
+        if timeout is not None:
+            pulumi.set(__self__, "timeout", timeout)
+        if vm is not None:
+            pulumi.set(__self__, "vm", vm)
+        if workers is not None:
+            pulumi.set(__self__, "workers", workers)
+
+    @_builtins.property
+    @pulumi.getter(name="controlPlanes")
+    def control_planes(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+        """
+        Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+        """
+        return pulumi.get(self, "control_planes")
+
+    @control_planes.setter
+    def control_planes(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+        pulumi.set(self, "control_planes", value)
+
+    @_builtins.property
+    @pulumi.getter(name="kubernetesEndpoint")
+    def kubernetes_endpoint(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+        """
+        return pulumi.get(self, "kubernetes_endpoint")
+
+    @kubernetes_endpoint.setter
+    def kubernetes_endpoint(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "kubernetes_endpoint", value)
+
+    @_builtins.property
+    @pulumi.getter(name="otherNodes")
+    def other_nodes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+        """
+        return pulumi.get(self, "other_nodes")
+
+    @other_nodes.setter
+    def other_nodes(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "other_nodes", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        How long each wait for health may take, as a Go duration. Default `10m`.
+        """
+        return pulumi.get(self, "timeout")
+
+    @timeout.setter
+    def timeout(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "timeout", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def vm(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+        """
+        return pulumi.get(self, "vm")
+
+    @vm.setter
+    def vm(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "vm", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def workers(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Addresses of the workers that must be healthy, this node included when it is one.
+        """
+        return pulumi.get(self, "workers")
+
+    @workers.setter
+    def workers(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "workers", value)
 
 
 class ResetOnDeleteArgsDict(TypedDict):

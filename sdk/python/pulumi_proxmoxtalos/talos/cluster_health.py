@@ -27,6 +27,7 @@ class ClusterHealthArgs:
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
@@ -39,6 +40,7 @@ class ClusterHealthArgs:
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+        :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         :param pulumi.Input['TimeoutsArgs'] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
@@ -53,6 +55,8 @@ class ClusterHealthArgs:
             pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
         if other_nodes is not None:
             pulumi.set(__self__, "other_nodes", other_nodes)
+        if requires is not None:
+            pulumi.set(__self__, "requires", requires)
         if timeouts is not None:
             pulumi.set(__self__, "timeouts", timeouts)
         if triggers is not None:
@@ -134,6 +138,18 @@ class ClusterHealthArgs:
 
     @_builtins.property
     @pulumi.getter
+    def requires(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+        """
+        return pulumi.get(self, "requires")
+
+    @requires.setter
+    def requires(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "requires", value)
+
+    @_builtins.property
+    @pulumi.getter
     def timeouts(self) -> pulumi.Input[Optional['TimeoutsArgs']]:
         """
         How long to wait for health (create and update). Default `10m`.
@@ -181,6 +197,7 @@ class ClusterHealth(pulumi.CustomResource):
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -191,9 +208,11 @@ class ClusterHealth(pulumi.CustomResource):
         control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
         Kubernetes API answers /readyz and every node is registered and Ready.
 
-        It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
-        change when the cluster changes (for example the nodes' configDigest and runningVersion) to check health
-        again after each step of a rollout. Progress shows what is still missing.
+        It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
+        nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
+        the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
+        kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
+        node by node, ConfigurationApply's healthGate waits before and after each node instead.
 
         ## Example
 
@@ -205,6 +224,7 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+        :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
@@ -221,9 +241,11 @@ class ClusterHealth(pulumi.CustomResource):
         control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
         Kubernetes API answers /readyz and every node is registered and Ready.
 
-        It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
-        change when the cluster changes (for example the nodes' configDigest and runningVersion) to check health
-        again after each step of a rollout. Progress shows what is still missing.
+        It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
+        nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
+        the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
+        kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
+        node by node, ConfigurationApply's healthGate waits before and after each node instead.
 
         ## Example
 
@@ -248,6 +270,7 @@ class ClusterHealth(pulumi.CustomResource):
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -270,6 +293,7 @@ class ClusterHealth(pulumi.CustomResource):
             __props__.__dict__["kubeconfig"] = None if kubeconfig is None else pulumi.Output.secret(kubeconfig)
             __props__.__dict__["kubernetes_endpoint"] = kubernetes_endpoint
             __props__.__dict__["other_nodes"] = other_nodes
+            __props__.__dict__["requires"] = requires
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["triggers"] = triggers
             __props__.__dict__["workers"] = workers
@@ -305,6 +329,7 @@ class ClusterHealth(pulumi.CustomResource):
         __props__.__dict__["kubernetes_endpoint"] = None
         __props__.__dict__["nodes"] = None
         __props__.__dict__["other_nodes"] = None
+        __props__.__dict__["requires"] = None
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["triggers"] = None
         __props__.__dict__["workers"] = None
@@ -365,6 +390,14 @@ class ClusterHealth(pulumi.CustomResource):
         Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         """
         return pulumi.get(self, "other_nodes")
+
+    @_builtins.property
+    @pulumi.getter
+    def requires(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+        """
+        return pulumi.get(self, "requires")
 
     @_builtins.property
     @pulumi.getter

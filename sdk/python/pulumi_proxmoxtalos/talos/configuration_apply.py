@@ -29,6 +29,7 @@ class ConfigurationApplyArgs:
                  config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
                  reset: pulumi.Input[Optional['ResetOnDeleteArgs']] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
@@ -41,9 +42,10 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
-        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
+        :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
@@ -61,6 +63,8 @@ class ConfigurationApplyArgs:
             pulumi.set(__self__, "config_view", config_view)
         if endpoints is not None:
             pulumi.set(__self__, "endpoints", endpoints)
+        if health_gate is not None:
+            pulumi.set(__self__, "health_gate", health_gate)
         if reset is not None:
             pulumi.set(__self__, "reset", reset)
         if talos_version is not None:
@@ -124,7 +128,7 @@ class ConfigurationApplyArgs:
     @pulumi.getter(name="configChange")
     def config_change(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         """
         return pulumi.get(self, "config_change")
 
@@ -155,6 +159,18 @@ class ConfigurationApplyArgs:
     @endpoints.setter
     def endpoints(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "endpoints", value)
+
+    @_builtins.property
+    @pulumi.getter(name="healthGate")
+    def health_gate(self) -> pulumi.Input[Optional['HealthGateArgs']]:
+        """
+        Cluster health to wait for before and after changing the node. Default: none.
+        """
+        return pulumi.get(self, "health_gate")
+
+    @health_gate.setter
+    def health_gate(self, value: pulumi.Input[Optional['HealthGateArgs']]):
+        pulumi.set(self, "health_gate", value)
 
     @_builtins.property
     @pulumi.getter
@@ -228,6 +244,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']]] = None,
@@ -257,6 +274,11 @@ class ConfigurationApply(pulumi.CustomResource):
         Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
         configuration is applied. The VM is never touched.
 
+        Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
+        healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes'
+        resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
+        update resumes with the same checks.
+
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
         Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
@@ -268,9 +290,10 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
+        :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']] reset: What destroy does to the node. Default: nothing (the node keeps running).
@@ -306,6 +329,11 @@ class ConfigurationApply(pulumi.CustomResource):
         Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
         configuration is applied. The VM is never touched.
 
+        Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
+        healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes'
+        resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
+        update resumes with the same checks.
+
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
         Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
@@ -333,6 +361,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']]] = None,
@@ -356,6 +385,7 @@ class ConfigurationApply(pulumi.CustomResource):
             __props__.__dict__["config_change"] = config_change
             __props__.__dict__["config_view"] = config_view
             __props__.__dict__["endpoints"] = endpoints
+            __props__.__dict__["health_gate"] = health_gate
             if machine_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'machine_configuration'")
             __props__.__dict__["machine_configuration"] = None if machine_configuration is None else pulumi.Output.secret(machine_configuration)
@@ -402,6 +432,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["config_digest"] = None
         __props__.__dict__["config_view"] = None
         __props__.__dict__["endpoints"] = None
+        __props__.__dict__["health_gate"] = None
         __props__.__dict__["installed_image"] = None
         __props__.__dict__["machine_configuration"] = None
         __props__.__dict__["node"] = None
@@ -441,7 +472,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configChange")
     def config_change(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+        Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         """
         return pulumi.get(self, "config_change")
 
@@ -468,6 +499,14 @@ class ConfigurationApply(pulumi.CustomResource):
         Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         """
         return pulumi.get(self, "endpoints")
+
+    @_builtins.property
+    @pulumi.getter(name="healthGate")
+    def health_gate(self) -> pulumi.Output[Optional['outputs.HealthGate']]:
+        """
+        Cluster health to wait for before and after changing the node. Default: none.
+        """
+        return pulumi.get(self, "health_gate")
 
     @_builtins.property
     @pulumi.getter(name="installedImage")

@@ -17,6 +17,7 @@ from ._enums import *
 
 __all__ = [
     'ClientConfiguration',
+    'HealthGate',
     'ResetOnDelete',
     'SchematicMeta',
     'Timeouts',
@@ -87,6 +88,110 @@ class ClientConfiguration(dict):
         Private key of the admin client certificate (PEM). Secret.
         """
         return pulumi.get(self, "client_key")
+
+
+@pulumi.output_type
+class HealthGate(dict):
+    """
+    Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "controlPlanes":
+            suggest = "control_planes"
+        elif key == "kubernetesEndpoint":
+            suggest = "kubernetes_endpoint"
+        elif key == "otherNodes":
+            suggest = "other_nodes"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in HealthGate. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        HealthGate.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        HealthGate.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 control_planes: Sequence[_builtins.str],
+                 kubernetes_endpoint: Optional[_builtins.str] = None,
+                 other_nodes: Optional[Sequence[_builtins.str]] = None,
+                 timeout: Optional[_builtins.str] = None,
+                 vm: Optional[_builtins.str] = None,
+                 workers: Optional[Sequence[_builtins.str]] = None):
+        """
+        Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
+
+        :param Sequence[_builtins.str] control_planes: Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+        :param _builtins.str kubernetes_endpoint: The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+        :param Sequence[_builtins.str] other_nodes: Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+        :param _builtins.str timeout: How long each wait for health may take, as a Go duration. Default `10m`.
+        :param _builtins.str vm: The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+        :param Sequence[_builtins.str] workers: Addresses of the workers that must be healthy, this node included when it is one.
+        """
+        pulumi.set(__self__, "control_planes", control_planes)
+        if kubernetes_endpoint is not None:
+            pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
+        if other_nodes is not None:
+            pulumi.set(__self__, "other_nodes", other_nodes)
+        if timeout is not None:
+            pulumi.set(__self__, "timeout", timeout)
+        if vm is not None:
+            pulumi.set(__self__, "vm", vm)
+        if workers is not None:
+            pulumi.set(__self__, "workers", workers)
+
+    @_builtins.property
+    @pulumi.getter(name="controlPlanes")
+    def control_planes(self) -> Sequence[_builtins.str]:
+        """
+        Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+        """
+        return pulumi.get(self, "control_planes")
+
+    @_builtins.property
+    @pulumi.getter(name="kubernetesEndpoint")
+    def kubernetes_endpoint(self) -> Optional[_builtins.str]:
+        """
+        The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
+        """
+        return pulumi.get(self, "kubernetes_endpoint")
+
+    @_builtins.property
+    @pulumi.getter(name="otherNodes")
+    def other_nodes(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
+        """
+        return pulumi.get(self, "other_nodes")
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> Optional[_builtins.str]:
+        """
+        How long each wait for health may take, as a Go duration. Default `10m`.
+        """
+        return pulumi.get(self, "timeout")
+
+    @_builtins.property
+    @pulumi.getter
+    def vm(self) -> Optional[_builtins.str]:
+        """
+        The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new settings: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM restarts only then.
+        """
+        return pulumi.get(self, "vm")
+
+    @_builtins.property
+    @pulumi.getter
+    def workers(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Addresses of the workers that must be healthy, this node included when it is one.
+        """
+        return pulumi.get(self, "workers")
 
 
 @pulumi.output_type

@@ -33,7 +33,7 @@ public class App {
         List<HostArgs> hosts = Arrays.stream(config.requireObject("hosts", String[].class))
             .map(node -> HostArgs.builder().node(node).diskStorage(diskStorage).build())
             .collect(Collectors.toList());
-        var size = VmSizeArgs.builder().cores(2).memoryMiB(4096).diskGiB(20).build();
+        var size = VmSizeArgs.builder().cores(2).memory(4096).diskSize(20).build();
 
         var network = NetworkArgs.builder()
             .bridge(config.get("bridge").orElse("vmbr0"))

@@ -19,9 +19,10 @@ import javax.annotation.Nullable;
  * kubeconfig and talosconfig, and every day-two change after.
  * 
  * The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster&#39;s
- * VMs, found by their tags), then creates one ISO download per host, one VM per node, the cluster&#39;s machine secrets,
+ * VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster&#39;s machine secrets,
  * one machine configuration per node, the etcd bootstrap on the first control plane&#39;s own address, and a kubeconfig
- * that points at the VIP once it answers.
+ * that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
+ * version&#39;s ISO only for nodes added with it.
  * 
  * Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
  * the cluster is planned from them, also in preview.
@@ -35,8 +36,9 @@ import javax.annotation.Nullable;
  * drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
  * Node object is deleted. Talos upgrades
  * (version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
- * a time, control planes first, each followed by a cluster health check; the VMs stay. The `summary` output says
- * in one line what an update does to the nodes.
+ * a time, control planes first, each node&#39;s change waiting for the cluster to be healthy before and after it
+ * (ConfigurationApply&#39;s healthGate); the VMs stay. In a preview, each changed node&#39;s ConfigurationApply says in one
+ * line what happens to it (`configChange`), and the `summary` output says it for the whole cluster.
  * 
  * ## Example
  * 
@@ -114,14 +116,14 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
         return this.nodes;
     }
     /**
-     * What this update does to the nodes, in one line: nodes added, removed, replaced, upgraded (one at a time, control planes first), rebooted and updated in place, and version changes. Machine configuration changes are listed per node by the ConfigurationApply resources&#39; previews.
+     * What the update does to the nodes, in one line a reviewer reads in ten seconds: nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending update; after an update it starts with ` last update:  `, so the next preview&#39;s diff shows the last update on the left and the pending one on the right. Each node&#39;s ConfigurationApply says what happens to it (`configChange`), and lists the configuration paths that change.
      * 
      */
     @Export(name="summary", refs={String.class}, tree="[0]")
     private Output<String> summary;
 
     /**
-     * @return What this update does to the nodes, in one line: nodes added, removed, replaced, upgraded (one at a time, control planes first), rebooted and updated in place, and version changes. Machine configuration changes are listed per node by the ConfigurationApply resources&#39; previews.
+     * @return What the update does to the nodes, in one line a reviewer reads in ten seconds: nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending update; after an update it starts with ` last update:  `, so the next preview&#39;s diff shows the last update on the left and the pending one on the right. Each node&#39;s ConfigurationApply says what happens to it (`configChange`), and lists the configuration paths that change.
      * 
      */
     public Output<String> summary() {

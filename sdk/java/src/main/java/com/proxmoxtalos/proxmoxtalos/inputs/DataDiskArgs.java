@@ -17,18 +17,18 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
     public static final DataDiskArgs Empty = new DataDiskArgs();
 
     /**
-     * Size in GiB.
+     * Size in GiB, at least 1. Disks grow in place and never shrink.
      * 
      */
-    @Import(name="sizeGiB", required=true)
-    private Integer sizeGiB;
+    @Import(name="size", required=true)
+    private Integer size;
 
     /**
-     * @return Size in GiB.
+     * @return Size in GiB, at least 1. Disks grow in place and never shrink.
      * 
      */
-    public Integer sizeGiB() {
-        return this.sizeGiB;
+    public Integer size() {
+        return this.size;
     }
 
     /**
@@ -64,7 +64,7 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
     private DataDiskArgs() {}
 
     private DataDiskArgs(DataDiskArgs $) {
-        this.sizeGiB = $.sizeGiB;
+        this.size = $.size;
         this.storage = $.storage;
         this.volume = $.volume;
     }
@@ -88,13 +88,13 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param sizeGiB Size in GiB.
+         * @param size Size in GiB, at least 1. Disks grow in place and never shrink.
          * 
          * @return builder
          * 
          */
-        public Builder sizeGiB(Integer sizeGiB) {
-            $.sizeGiB = sizeGiB;
+        public Builder size(Integer size) {
+            $.size = size;
             return this;
         }
 
@@ -121,8 +121,8 @@ public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         public DataDiskArgs build() {
-            if ($.sizeGiB == null) {
-                throw new MissingRequiredPropertyException("DataDiskArgs", "sizeGiB");
+            if ($.size == null) {
+                throw new MissingRequiredPropertyException("DataDiskArgs", "size");
             }
             return $;
         }

@@ -33,30 +33,30 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
      * OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
      * 
      */
-    @Import(name="diskGiB")
-    private @Nullable Integer diskGiB;
+    @Import(name="diskSize")
+    private @Nullable Integer diskSize;
 
     /**
      * @return OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
      * 
      */
-    public Optional<Integer> diskGiB() {
-        return Optional.ofNullable(this.diskGiB);
+    public Optional<Integer> diskSize() {
+        return Optional.ofNullable(this.diskSize);
     }
 
     /**
      * Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      * 
      */
-    @Import(name="memoryMiB")
-    private @Nullable Integer memoryMiB;
+    @Import(name="memory")
+    private @Nullable Integer memory;
 
     /**
      * @return Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      * 
      */
-    public Optional<Integer> memoryMiB() {
-        return Optional.ofNullable(this.memoryMiB);
+    public Optional<Integer> memory() {
+        return Optional.ofNullable(this.memory);
     }
 
     /**
@@ -78,8 +78,8 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
 
     private VmSizeArgs(VmSizeArgs $) {
         this.cores = $.cores;
-        this.diskGiB = $.diskGiB;
-        this.memoryMiB = $.memoryMiB;
+        this.diskSize = $.diskSize;
+        this.memory = $.memory;
         this.sockets = $.sockets;
     }
 
@@ -113,24 +113,24 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param diskGiB OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+         * @param diskSize OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
          * 
          * @return builder
          * 
          */
-        public Builder diskGiB(@Nullable Integer diskGiB) {
-            $.diskGiB = diskGiB;
+        public Builder diskSize(@Nullable Integer diskSize) {
+            $.diskSize = diskSize;
             return this;
         }
 
         /**
-         * @param memoryMiB Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+         * @param memory Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
          * 
          * @return builder
          * 
          */
-        public Builder memoryMiB(@Nullable Integer memoryMiB) {
-            $.memoryMiB = memoryMiB;
+        public Builder memory(@Nullable Integer memory) {
+            $.memory = memory;
             return this;
         }
 

@@ -23,9 +23,11 @@ import javax.annotation.Nullable;
  * control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
  * Kubernetes API answers /readyz and every node is registered and Ready.
  * 
- * It runs on create and on every update, so it gates the resources that depend on it: give it triggers that
- * change when the cluster changes (for example the nodes&#39; configDigest and runningVersion) to check health
- * again after each step of a rollout. Progress shows what is still missing.
+ * It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
+ * nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
+ * the nodes&#39; configDigest and runningVersion, to check health after each step of a rollout); a renewed
+ * kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
+ * node by node, ConfigurationApply&#39;s healthGate waits before and after each node instead.
  * 
  * ## Example
  * 
@@ -129,6 +131,20 @@ public class ClusterHealth extends com.pulumi.resources.CustomResource {
      */
     public Output<Optional<List<String>>> otherNodes() {
         return Codegen.optional(this.otherNodes);
+    }
+    /**
+     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     * 
+     */
+    @Export(name="requires", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> requires;
+
+    /**
+     * @return Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     * 
+     */
+    public Output<Optional<String>> requires() {
+        return Codegen.optional(this.requires);
     }
     /**
      * How long to wait for health (create and update). Default `10m`.

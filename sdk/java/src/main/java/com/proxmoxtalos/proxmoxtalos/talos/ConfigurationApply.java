@@ -7,6 +7,7 @@ import com.proxmoxtalos.proxmoxtalos.Utilities;
 import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
 import com.proxmoxtalos.proxmoxtalos.talos.enums.ApplyMode;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.ClientConfiguration;
+import com.proxmoxtalos.proxmoxtalos.talos.outputs.HealthGate;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.ResetOnDelete;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.Timeouts;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.UpgradeOptions;
@@ -40,6 +41,11 @@ import javax.annotation.Nullable;
  * machine.install.image) differs from what the node runs, or the installer image changes (for example a new
  * Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
  * configuration is applied. The VM is never touched.
+ * 
+ * Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
+ * healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes&#39;
+ * resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
+ * update resumes with the same checks.
  * 
  * Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
  * (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
@@ -94,14 +100,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.clientConfiguration;
     }
     /**
-     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     @Export(name="configChange", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> configChange;
 
     /**
-     * @return Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * @return Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     public Output<Optional<String>> configChange() {
@@ -148,6 +154,20 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
      */
     public Output<Optional<List<String>>> endpoints() {
         return Codegen.optional(this.endpoints);
+    }
+    /**
+     * Cluster health to wait for before and after changing the node. Default: none.
+     * 
+     */
+    @Export(name="healthGate", refs={HealthGate.class}, tree="[0]")
+    private Output</* @Nullable */ HealthGate> healthGate;
+
+    /**
+     * @return Cluster health to wait for before and after changing the node. Default: none.
+     * 
+     */
+    public Output<Optional<HealthGate>> healthGate() {
+        return Codegen.optional(this.healthGate);
     }
     /**
      * The installer image the node was installed or last upgraded with.

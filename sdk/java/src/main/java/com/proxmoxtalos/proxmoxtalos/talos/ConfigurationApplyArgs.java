@@ -5,6 +5,7 @@ package com.proxmoxtalos.proxmoxtalos.talos;
 
 import com.proxmoxtalos.proxmoxtalos.talos.enums.ApplyMode;
 import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+import com.proxmoxtalos.proxmoxtalos.talos.inputs.HealthGateArgs;
 import com.proxmoxtalos.proxmoxtalos.talos.inputs.ResetOnDeleteArgs;
 import com.proxmoxtalos.proxmoxtalos.talos.inputs.TimeoutsArgs;
 import com.proxmoxtalos.proxmoxtalos.talos.inputs.UpgradeOptionsArgs;
@@ -54,14 +55,14 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
-     * Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     @Import(name="configChange")
     private @Nullable Output<String> configChange;
 
     /**
-     * @return Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+     * @return Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     public Optional<Output<String>> configChange() {
@@ -96,6 +97,21 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
      */
     public Optional<Output<List<String>>> endpoints() {
         return Optional.ofNullable(this.endpoints);
+    }
+
+    /**
+     * Cluster health to wait for before and after changing the node. Default: none.
+     * 
+     */
+    @Import(name="healthGate")
+    private @Nullable Output<HealthGateArgs> healthGate;
+
+    /**
+     * @return Cluster health to wait for before and after changing the node. Default: none.
+     * 
+     */
+    public Optional<Output<HealthGateArgs>> healthGate() {
+        return Optional.ofNullable(this.healthGate);
     }
 
     /**
@@ -211,6 +227,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         this.configChange = $.configChange;
         this.configView = $.configView;
         this.endpoints = $.endpoints;
+        this.healthGate = $.healthGate;
         this.machineConfiguration = $.machineConfiguration;
         this.node = $.node;
         this.reset = $.reset;
@@ -281,7 +298,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         }
 
         /**
-         * @param configChange Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+         * @param configChange Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
          * 
          * @return builder
          * 
@@ -292,7 +309,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         }
 
         /**
-         * @param configChange Computed by the provider; leave unset. How the latest configuration change takes effect on the node (applied live, a reboot and the paths that force it, staged, a Talos upgrade), so that previews say it next to the changed paths.
+         * @param configChange Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
          * 
          * @return builder
          * 
@@ -351,6 +368,27 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder endpoints(String... endpoints) {
             return endpoints(List.of(endpoints));
+        }
+
+        /**
+         * @param healthGate Cluster health to wait for before and after changing the node. Default: none.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder healthGate(@Nullable Output<HealthGateArgs> healthGate) {
+            $.healthGate = healthGate;
+            return this;
+        }
+
+        /**
+         * @param healthGate Cluster health to wait for before and after changing the node. Default: none.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder healthGate(HealthGateArgs healthGate) {
+            return healthGate(Output.of(healthGate));
         }
 
         /**
