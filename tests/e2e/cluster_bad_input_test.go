@@ -34,7 +34,8 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 			return strings.Replace(s, "          count: 2\n", "          nodes: [{ address: "+l.addr(50)+" }, { address: "+l.addr(50)+" }]\n", 1)
 		}, l.addr(50) + " is already the address of node e2e-workers-1"},
 		{"pool too small", func(s string) string {
-			return strings.Replace(s, "          count: 2\n", "          count: 20\n          size: { memory: 16384 }\n", 1)
+			s = strings.Replace(s, "          count: 2\n", "          count: 20\n", 1)
+			return strings.Replace(s, "size: { cores: 2 }", "size: { cores: 2, memory: 16384 }", 1)
 		}, "the hosts cannot fit the cluster"},
 		{"an input that is another resource's output", func(s string) string {
 			return withOtherResource(strings.Replace(s, "vip: "+l.addr(5), "vip: ${other.id}", 1))

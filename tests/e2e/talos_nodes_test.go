@@ -202,8 +202,8 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 	for _, want := range []string{
 		"+ machine.kubelet.extraArgs.rotate-server-certificates: \"true\"",
 		"+ machine.env.https_proxy: \"(sensitive, hmac:",
-		"+ configChange: \"1 configuration path(s) change, applied without a reboot (mode auto) (config ",
-		"+ configChange: \"1 configuration path(s) change, the node reboots (because of machine.env) (config ",
+		"+ configChange: \"live: 1 path, no reboot\"",
+		"+ configChange: \"reboot: machine.env\"",
 	} {
 		if !strings.Contains(squeeze(previewRun.Stdout), squeeze(want)) {
 			t.Errorf("preview diff lacks %q:\n%s", want, previewRun.Stdout)
@@ -212,8 +212,8 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 
 	// And as diagnostics naming the node.
 	for _, want := range []string{
-		"node " + worker.String() + ": 1 configuration path(s) change, applied without a reboot",
-		"node " + cp.String() + ": 1 configuration path(s) change, the node reboots (because of machine.env)",
+		"node " + worker.String() + ": live: 1 path, no reboot",
+		"node " + cp.String() + ": reboot: machine.env",
 	} {
 		if !strings.Contains(squeeze(preview), squeeze(want)) {
 			t.Errorf("preview lacks %q:\n%s", want, preview)
@@ -237,9 +237,9 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 	preview = mustSucceed(t, "preview of the upgrade", previewRun)
 	all.WriteString(preview)
 
-	if !strings.Contains(preview, "node "+worker.String()+": Talos upgrade v1.12.5 → v1.12.6 through the Upgrade API") ||
-		!strings.Contains(squeeze(previewRun.Stdout), squeeze(`~ configChange: "1 configuration path(s) change, applied without a reboot (mode auto) (config `)) ||
-		!strings.Contains(previewRun.Stdout, `=> "Talos upgrade v1.12.5 → v1.12.6 through the Upgrade API (the node reboots; the VM is kept), then 1 configuration path(s) change, applied without a reboot`) {
+	// One line, this update's (not the previous one's on the left).
+	if !strings.Contains(preview, "node "+worker.String()+": upgrade v1.12.5 → v1.12.6 (reboot, VM kept)") ||
+		!strings.Contains(squeeze(previewRun.Stdout), squeeze(`+ configChange: "upgrade v1.12.5 → v1.12.6 (reboot, VM kept)"`)) {
 		t.Errorf("preview does not announce the upgrade:\n%s", preview)
 	}
 
