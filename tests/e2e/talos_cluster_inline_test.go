@@ -255,9 +255,9 @@ func TestTalosClusterOnProxmoxInline(t *testing.T) {
 	node := func(host byte) string { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], host}).String() }
 
 	for _, want := range []string{
-		"node " + node(21) + ": 1 configuration path(s) change, applied without a reboot",
-		"node " + node(12) + ": 1 configuration path(s) change, the node reboots (because of machine.env)",
-		"node " + node(13) + ": Talos upgrade v1.12.5 → v1.12.6 through the Upgrade API",
+		"node " + node(21) + ": live: 1 path, no reboot",
+		"node " + node(12) + ": reboot: machine.env",
+		"node " + node(13) + ": upgrade v1.12.5 → v1.12.6 (reboot, VM kept)",
 		"+ machine.kubelet.extraArgs.rotate-server-certificates",
 	} {
 		if !strings.Contains(squeeze(preview.String()), squeeze(want)) {
