@@ -33,6 +33,10 @@ func (m *maintenanceServer) ApplyConfiguration(ctx context.Context, in *machine.
 			strings.ReplaceAll(strings.ToLower(in.Mode.String()), "_", "-"))
 	}
 
+	if err := checkConfigKnown(in.GetData(), m.node.runningVersion()); err != nil {
+		return nil, fmt.Errorf("failed to parse config: %w", err)
+	}
+
 	cfg, err := configloader.NewFromBytes(in.GetData())
 	if err != nil {
 		return nil, fmt.Errorf("failed to parse config: %w", err)

@@ -179,7 +179,15 @@ func (n *Node) boot() nextStep {
 		return n.maintenance(ps)
 	}
 
-	cfg, err := configloader.NewFromBytes(ps.config)
+	// The stored config may come from a newer Talos (after a downgrade):
+	// this release's decoder must know every document and field in it.
+	err := checkConfigKnown(ps.config, img.Version)
+
+	var cfg config.Provider
+	if err == nil {
+		cfg, err = configloader.NewFromBytes(ps.config)
+	}
+
 	if err != nil {
 		n.logf("stored machine config does not load; the node cannot come up", "error", err)
 		<-n.ctx.Done()
