@@ -37,7 +37,7 @@ func languageMap() map[string]any {
 		"python": map[string]any{
 			"packageName":          PythonPackage,
 			"respectSchemaVersion": true,
-			"pythonRequires":       ">=3.9",
+			"pythonRequires":       ">=3.10", // pulumi 3.259.0 on PyPI: Requires-Python >=3.10
 			"requires":             map[string]string{"pulumi": pulumiPythonSDK},
 			"pyproject":            map[string]any{"enabled": true},
 		},

@@ -51,7 +51,7 @@ resources:
     properties:
       node: pve1
       storage: local
-      contentType: iso
+      content: iso
       url: ${schematic.isoUrl}
 `+"```")
 }
