@@ -317,3 +317,33 @@ func (s packageSchema) checkValue(where string, v any, prop schemaProp) []string
 	}
 	return nil
 }
+
+// The npm and Python packages carry a description and a README with install and usage text
+// (otherwise the codegen falls back to the one-line package description).
+func TestSchemaGivesPackageReadmes(t *testing.T) {
+	t.Parallel()
+	resp, err := server(t).GetSchema(p.GetSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Language map[string]map[string]any `json:"language"`
+	}
+	if err := json.Unmarshal([]byte(resp.Schema), &s); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := s.Language["nodejs"]["packageDescription"].(string); d == "" {
+		t.Error("language.nodejs.packageDescription is empty: package.json would have no description")
+	}
+	for lang, wants := range map[string][]string{
+		"nodejs": {"npm install", "pulumi plugin install", "```typescript", `from "@proxmoxtalos/proxmoxtalos"`},
+		"python": {"pip install", "pulumi plugin install", "```python", "import pulumi_proxmoxtalos"},
+	} {
+		readme, _ := s.Language[lang]["readme"].(string)
+		for _, want := range wants {
+			if !strings.Contains(readme, want) {
+				t.Errorf("language.%s.readme lacks %q", lang, want)
+			}
+		}
+	}
+}
