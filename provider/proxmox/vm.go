@@ -56,8 +56,35 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 }
 
 // Diff classifies each change as in place or replacing (see diffVM).
-func (*VirtualMachine) Diff(_ context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
+func (*VirtualMachine) Diff(ctx context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
+	if err := checkNewVMIDFree(ctx, req.State, req.Inputs); err != nil {
+		return infer.DiffResponse{}, err
+	}
 	return diffVM(req.State, req.Inputs), nil
+}
+
+// checkNewVMIDFree refuses a vmId change to an id another guest holds. Check
+// lets a pinned id pass when it looks like the resource's own VM (isOwnVM);
+// only the state tells for sure.
+func checkNewVMIDFree(ctx context.Context, old VirtualMachineState, news VirtualMachineArgs) error {
+	if news.VMID == nil || *news.VMID == old.VMID || old.VMID == 0 {
+		return nil
+	}
+	c, err := config.Client(ctx)
+	if err != nil {
+		return err
+	}
+	vms, err := c.ClusterGuests(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the cluster's VMs to check vmId %d: %w", *news.VMID, err)
+	}
+	for _, vm := range vms {
+		if vm.VMID == *news.VMID {
+			return fmt.Errorf("vmId %d is already used by %s %q on node %s, and this resource's VM is %d on node %s: "+
+				"set vmId: %d, or choose a free vmId", vm.VMID, vm.Kind(), vm.Name, vm.Node, old.VMID, old.Node, old.VMID)
+		}
+	}
+	return nil
 }
 
 // WireDependencies says which outputs an input change can affect, so that a

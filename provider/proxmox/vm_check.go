@@ -65,9 +65,10 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 	if !needVMs {
 		return v, nil
 	}
-	vms, err := c.ClusterVMs(ctx)
+	// containers too: VMIDs are unique across VMs and containers
+	vms, err := c.ClusterGuests(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing the cluster's VMs: %w", err)
+		return nil, fmt.Errorf("listing the cluster's VMs and containers: %w", err)
 	}
 	if a.Clone != nil && u.known("clone.vmId") {
 		if checkCloneSource(v, a, vms) && old == nil {
@@ -78,9 +79,9 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 	}
 	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
 		for _, vm := range vms {
-			if vm.VMID == *a.VMID {
-				v.fail("vmId", "vmId %d is already used by VM %q on node %s: choose another vmId, leave it unset to "+
-					"allocate one, or import the existing VM", vm.VMID, vm.Name, vm.Node)
+			if vm.VMID == *a.VMID && !isOwnVM(vm, old) {
+				v.fail("vmId", "vmId %d is already used by %s %q on node %s: choose another vmId, leave it unset to "+
+					"allocate one, or import the existing VM", vm.VMID, vm.Kind(), vm.Name, vm.Node)
 			}
 		}
 		if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
@@ -88,6 +89,18 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		}
 	}
 	return v, nil
+}
+
+// isOwnVM reports whether vm is the one this resource already manages: a
+// resource created without vmId whose user now pins the id it was given.
+// Check only sees the old inputs, not the state, so the VM is recognised by
+// the node and name those inputs gave it; Diff compares the id with the state
+// and refuses an id that belongs to another VM (checkNewVMIDFree).
+func isOwnVM(vm pve.ClusterVM, old *VirtualMachineArgs) bool {
+	if old == nil || old.VMID != nil || vm.Node != old.Node {
+		return false
+	}
+	return old.Name == nil || vm.Name == *old.Name
 }
 
 func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
@@ -168,6 +181,11 @@ func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) b
 	for _, vm := range vms {
 		if vm.VMID != c.VMID {
 			continue
+		}
+		if vm.Type == "lxc" {
+			v.check("clone.vmId", true, "%d is a container (CT %q on node %s), and a VM can only be cloned from a VM "+
+				"or VM template", c.VMID, vm.Name, vm.Node)
+			return false
 		}
 		if vm.Node != srcNode {
 			v.check("clone.node", true, "the clone source VM %d is on node %s, not %s: set clone.node: %s",
