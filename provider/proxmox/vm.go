@@ -41,6 +41,11 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if failures = validateVM(a, old, u); len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
 	}
+	if u.known("disks") {
+		for _, w := range removedDiskWarnings(old, a) {
+			p.GetLogger(ctx).Warning(w)
+		}
+	}
 	c, err := config.Client(ctx)
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
