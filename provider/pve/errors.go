@@ -27,7 +27,18 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
+	msg := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
+	switch e.Status {
+	case 401:
+		msg += " (the API token was refused: check `apiToken`, PROXMOX_VE_API_TOKEN, as USER@REALM!TOKENID=SECRET)"
+	case 403:
+		// pve-access-control: a privilege-separated token (privsep=1) has
+		// only the ACLs given to the token itself, never more than its user
+		msg += " (the API token lacks a privilege on that path: grant it with `pveum acl modify <path> " +
+			"--tokens USER@REALM!TOKENID --roles <role>`; a privilege-separated token needs its own ACLs, " +
+			"the user's are not enough)"
+	}
+	return msg
 }
 
 // Kind classifies an error by what the caller should do about it.
