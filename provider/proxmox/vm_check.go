@@ -60,6 +60,9 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 	if err := checkImports(ctx, c, v, a, old); err != nil {
 		return nil, err
 	}
+	if err := checkPool(ctx, c, v, a); err != nil {
+		return nil, err
+	}
 	needVMs := (a.Clone != nil && u.known("clone.vmId")) ||
 		(a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID))
 	if !needVMs {
@@ -101,6 +104,31 @@ func isOwnVM(vm pve.ClusterVM, old *VirtualMachineArgs) bool {
 		return false
 	}
 	return old.Name == nil || vm.Name == *old.Name
+}
+
+// checkPool: Proxmox refuses a VM in a pool that does not exist ("Permission
+// check failed (pool '<id>' does not exist)", PVE RPCEnvironment
+// check_pool_exist), after nothing else is wrong, so say it at preview.
+func checkPool(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+	if a.Pool == nil || *a.Pool == "" || !v.u.known("pool") {
+		return nil
+	}
+	pools, err := c.Pools(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the resource pools to check pool %q: %w", *a.Pool, err)
+	}
+	if slices.Contains(pools, *a.Pool) {
+		return nil
+	}
+	sort.Strings(pools)
+	list := strings.Join(pools, ", ")
+	if list == "" {
+		list = "none"
+	}
+	v.fail("pool", "pool %q does not exist (or the API token has neither Pool.Audit nor Pool.Allocate on "+
+		"/pool/%s); the pools it can use are: %s. Create the pool (pveum pool add %s) or choose one of those",
+		*a.Pool, *a.Pool, list, *a.Pool)
+	return nil
 }
 
 func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {

@@ -308,6 +308,27 @@ func (c *Client) RegenerateCloudInit(ctx context.Context, ref VMRef) error {
 	})
 }
 
+// Pools lists the resource pools the token can see. PVE lists only pools
+// the user holds Pool.Audit or Pool.Allocate on (pve-manager
+// PVE/API2/Pool.pm index), and adding a VM to a pool needs Pool.Allocate, so
+// a pool missing here cannot take the VM either.
+func (c *Client) Pools(ctx context.Context) ([]string, error) {
+	var items []struct {
+		PoolID string `json:"poolid"`
+	}
+	err := DefaultRetry.Retry(ctx, "listing the resource pools", true, func(ctx context.Context) error {
+		return c.get(ctx, "/pools", &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.PoolID)
+	}
+	return out, nil
+}
+
 // SetPool moves the VM into pool, or out of from when pool is "".
 func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error {
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("changing the pool of VM %d", vmid), true, func(ctx context.Context) error {
