@@ -78,6 +78,9 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 			if err := checkCloneAcrossNodes(ctx, c, v, a); err != nil {
 				return nil, err
 			}
+			if err := checkCloneDiskSizes(ctx, c, v, a); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
