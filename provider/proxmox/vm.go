@@ -120,6 +120,7 @@ func operation(ctx context.Context, def time.Duration) (context.Context, context
 	}
 	log := p.GetLogger(ctx)
 	ctx = pve.WithLogger(ctx, func(msg string) { log.Info(msg) })
+	ctx = pve.WithWarner(ctx, func(msg string) { log.Warning(msg) })
 	return ctx, cancel, c, nil
 }
 
@@ -310,6 +311,9 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	old := req.State
 	a := req.Inputs
 	if req.DryRun {
+		if w := restartWarning(old, a, memoryHotplug(ctx, old)); w != "" {
+			p.GetLogger(ctx).Warning(w)
+		}
 		st := old
 		st.VirtualMachineArgs = a
 		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil
