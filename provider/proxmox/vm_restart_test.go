@@ -21,7 +21,10 @@ func TestRestartWarning(t *testing.T) {
 			[]string{"cpu.cores", "will NOT restart the VM (rebootAfterUpdate: false)"}},
 		{"memory without hotplug", func(a *VirtualMachineArgs) { a.Memory.Dedicated *= 2 }, false, []string{"memory.dedicated"}},
 		{"memory with hotplug", func(a *VirtualMachineArgs) { a.Memory.Dedicated *= 2 }, true, nil},
-		{"bios", func(a *VirtualMachineArgs) { a.Bios = ptr(Bios("ovmf")); a.EfiDisk = &VirtualMachineEfiDisk{Storage: "local-lvm"} }, false, []string{"bios"}},
+		{"bios", func(a *VirtualMachineArgs) {
+			a.Bios = ptr(Bios("ovmf"))
+			a.EfiDisk = &VirtualMachineEfiDisk{Storage: "local-lvm"}
+		}, false, []string{"bios"}},
 		{"tags only", func(a *VirtualMachineArgs) { a.Tags = []string{"x"} }, false, nil},
 		{"a replacement restarts nothing in place", func(a *VirtualMachineArgs) { a.CPU.Cores = ptr(8); a.Node = "pve2" }, false, nil},
 	}
