@@ -36,6 +36,13 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return v, nil
 	}
+	if !up && old != nil && old.Node == a.Node {
+		// an existing VM: a node down must not block every `up` of the
+		// program; what needs the node fails when it is used
+		v.warnings = append(v.warnings, fmt.Sprintf("node %s is offline: this VM's bridges, storages and vmId "+
+			"cannot be checked now, and any change to it will fail until the node is back", a.Node))
+		return v, nil
+	}
 	if !up {
 		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
 		return v, nil

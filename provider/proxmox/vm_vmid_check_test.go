@@ -3,6 +3,7 @@ package proxmox_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
@@ -53,5 +54,29 @@ func TestVirtualMachineVMIDOfContainer(t *testing.T) {
 	f := e.checkFailures(vmType, "vm", property.Map{}, property.NewMap(in))
 	if len(f) != 1 || f[0].Property != "vmId" || !strings.Contains(f[0].Reason, `CT "dns" on node pve2`) {
 		t.Fatalf("vmId of a container: %+v", f)
+	}
+}
+
+// A node that is down fails Check for a new VM on it, but only warns for a
+// VM that already exists there, so the rest of the program can still be
+// updated.
+func TestVirtualMachineCheckWithNodeDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := property.NewMap(plainVM("pve2", "existing"))
+	e.create(vmType, "existing", in)
+	if err := e.lab.PVE.RestartNode("pve2", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.checkFailures(vmType, "existing", in, in); len(f) != 0 {
+		t.Fatalf("existing VM on a node that is down: %+v", f)
+	}
+	f := e.checkFailures(vmType, "new", property.Map{}, property.NewMap(plainVM("pve2", "new")))
+	if len(f) != 1 || f[0].Property != "node" || !strings.Contains(f[0].Reason, "offline") {
+		t.Fatalf("new VM on a node that is down: %+v", f)
+	}
+	moved := property.NewMap(plainVM("pve1", "existing"))
+	if f := e.checkFailures(vmType, "existing", moved, property.NewMap(plainVM("pve2", "existing"))); len(f) != 1 {
+		t.Fatalf("VM moving onto a node that is down: %+v", f)
 	}
 }
