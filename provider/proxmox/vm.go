@@ -361,9 +361,18 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 		ref.Node = req.State.Node
 	}
 	st, err := c.VMStatus(ctx, ref)
-	if pve.IsNotFound(err) {
-		pve.Logf(ctx, "%s is already gone", ref)
-		return infer.DeleteResponse{}, nil
+	if pve.IsConfigMissing(err) {
+		moved, found, ferr := locateMovedVM(ctx, c, ref, req.State)
+		if ferr != nil {
+			return infer.DeleteResponse{}, ferr
+		}
+		if !found {
+			pve.Logf(ctx, "%s is already gone", ref)
+			return infer.DeleteResponse{}, nil
+		}
+		pve.Logf(ctx, "%s was moved to node %s outside Pulumi (migration or HA); destroying it there", ref, moved.Node)
+		ref = moved
+		st, err = c.VMStatus(ctx, ref)
 	}
 	if err != nil {
 		return infer.DeleteResponse{}, err
@@ -377,7 +386,7 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 			pve.Logf(ctx, "shutting down %s (up to %s, then stopping it)", ref, shutdownTimeout(a))
 			err = c.ShutdownVM(ctx, ref, shutdownTimeout(a))
 		}
-		if err != nil && !pve.IsNotFound(err) {
+		if err != nil && !pve.IsConfigMissing(err) {
 			return infer.DeleteResponse{}, err
 		}
 	}

@@ -80,3 +80,34 @@ func TestVirtualMachineCheckWithNodeDown(t *testing.T) {
 		t.Fatalf("VM moving onto a node that is down: %+v", f)
 	}
 }
+
+// A VM migrated to another node outside Pulumi is destroyed where it is
+// now; a VM that merely reuses the VMID elsewhere is left alone.
+func TestVirtualMachineDeleteAfterMigration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := plainVM("pve1", "moved")
+	in["started"] = boolean(false)
+	id, st := e.create(vmType, "moved", property.NewMap(in))
+	vmid := getNum(t, st, "vmId")
+	if err := e.lab.PVE.MigrateVM(vmid, "pve2"); err != nil {
+		t.Fatal(err)
+	}
+	e.delete(vmType, "moved", id, st)
+	e.requireNoVMs()
+
+	// the VMID reused by another VM on another node: not this resource's
+	id, st = e.create(vmType, "gone", property.NewMap(in))
+	vmid = getNum(t, st, "vmId")
+	if err := e.lab.PVE.DeleteVM(vmid); err != nil {
+		t.Fatal(err)
+	}
+	other := plainVM("pve3", "someone-else")
+	other["vmId"] = num(vmid)
+	other["started"] = boolean(false)
+	e.create(vmType, "other", property.NewMap(other))
+	e.delete(vmType, "gone", id, st)
+	if vms := e.lab.VMs(); len(vms) != 1 || vms[0].Name != "someone-else" {
+		t.Fatalf("lab VMs after deleting a VM whose VMID another VM took: %+v", vms)
+	}
+}

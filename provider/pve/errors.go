@@ -156,6 +156,19 @@ func isTLSError(err error) bool {
 // IsNotFound reports whether err says the object does not exist.
 func IsNotFound(err error) bool { return Classify(err) == KindNotFound }
 
+// IsConfigMissing reports whether err says the VM's configuration file is
+// not on that node: "Configuration file 'nodes/<node>/qemu-server/<vmid>.conf'
+// does not exist" (pve-guest-common PVE/AbstractConfig.pm load_config). The
+// VM is gone from that node, though it may be on another (migrated). Other
+// "does not exist" answers (a storage, a volume) do not mean the VM is gone.
+func IsConfigMissing(err error) bool {
+	if !IsNotFound(err) {
+		return false
+	}
+	m := err.Error()
+	return strings.Contains(m, "Configuration file") && strings.Contains(m, "does not exist")
+}
+
 // IsAlreadyExists reports whether err says the VMID or file is taken.
 func IsAlreadyExists(err error) bool { return Classify(err) == KindAlreadyExists }
 

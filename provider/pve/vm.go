@@ -263,7 +263,7 @@ func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
 			return c.delete(ctx, ref.path(""), p, upid)
 		})
 	})
-	if IsNotFound(err) {
+	if IsConfigMissing(err) {
 		return nil
 	}
 	return err

@@ -39,3 +39,4 @@ func TestContainersHoldVMIDs(t *testing.T) {
 		t.Fatalf("cluster resources: %v", res)
 	}
 }
+
