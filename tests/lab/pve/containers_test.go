@@ -39,4 +39,3 @@ func TestContainersHoldVMIDs(t *testing.T) {
 		t.Fatalf("cluster resources: %v", res)
 	}
 }
-
