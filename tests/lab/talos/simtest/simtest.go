@@ -7,13 +7,13 @@ package simtest
 import (
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/addrblock"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 )
 
@@ -31,19 +31,30 @@ func Installer(version string) string {
 	return "factory.talos.dev/nocloud-installer/" + Schematic + ":" + version
 }
 
-// blocks numbers address blocks. The Talos API port is fixed, so tests in
-// parallel need distinct addresses: a counter serves the tests of one process,
-// a random start keeps test binaries running at the same time apart.
-var blocks atomic.Uint32
-
-func init() { blocks.Store(rand.Uint32N(200)*250 + 7) }
-
 // AddressBlock returns a fresh 127.X.Y.0/24 block as host -> 127.X.Y.host.
+// The Talos API port is fixed, so tests running at the same time, in this
+// process or another (labs included), need distinct addresses: the block is
+// claimed through package addrblock and held until the process exits.
 func AddressBlock() func(host int) netip.Addr {
-	n := blocks.Add(1)
-	x, y := byte(10+n/250%240), byte(n%250+1)
+	block, lock, err := addrblock.Claim(0)
+	if err != nil {
+		panic(err)
+	}
 
-	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{127, x, y, byte(host)}) }
+	held.Lock()
+	held.files = append(held.files, lock)
+	held.Unlock()
+
+	a := block.Addr().As4()
+
+	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], byte(host)}) }
+}
+
+// held keeps the claimed blocks' lock files referenced: an unreferenced
+// *os.File is closed by its finalizer, which would release the block.
+var held struct {
+	sync.Mutex
+	files []*os.File
 }
 
 // Start runs a simulator at time scale 0, closed when the test ends; its log
