@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,44 +127,12 @@ func newPythonStack(t *testing.T, py *pythonEnv, env *harness.Env, project strin
 // step runs up, preview or destroy; a failed step fails the test.
 func (s *pythonStack) step(t *testing.T, step string) stepResult {
 	t.Helper()
-	dir := t.TempDir()
-	resultFile := filepath.Join(dir, "result.json")
-	spec := map[string]any{
-		"step":          step,
-		"projectName":   s.project,
-		"stackName":     "test",
-		"workDir":       s.workDir,
-		"pulumiHome":    s.env.Home,
-		"cliRoot":       filepath.Dir(s.env.ToolsBin),
-		"providerDir":   s.env.ProviderDir,
-		"envVars":       s.env.Vars(),
-		"config":        configJSON(s.config),
-		"programDir":    s.program.Dir,
-		"programModule": s.program.Module,
-		"programExport": s.program.Export,
-		"resultFile":    resultFile,
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	specFile := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(specFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := run(s.workDir, s.py.environ(s.env), s.py.python, filepath.Join(s.py.runner, "runner.py"), specFile)
-	if err != nil {
-		t.Fatalf("python runner %s of %s: %v", step, s.project, err)
-	}
-	t.Logf("python runner %s:\n%s", step, out)
-	var res stepResult
-	if b, err = os.ReadFile(resultFile); err != nil {
-		t.Fatalf("python runner %s wrote no result: %v", step, err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("python runner %s result: %v", step, err)
-	}
-	return res
+	spec := stackSpec(s.env, s.project, s.workDir, s.config)
+	spec["cliRoot"] = filepath.Dir(s.env.ToolsBin)
+	spec["programDir"], spec["programModule"], spec["programExport"] = s.program.Dir, s.program.Module, s.program.Export
+	return runnerStep(t, "python", s.project, step, spec, func(specFile string) (string, error) {
+		return run(s.workDir, s.py.environ(s.env), s.py.python, filepath.Join(s.py.runner, "runner.py"), specFile)
+	})
 }
 
 // The Python SDK through the Python Automation API against the lab (the counterpart of
