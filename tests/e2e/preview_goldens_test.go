@@ -178,7 +178,9 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 		r := step(pr.name, func() harness.Result { return p.Preview(t, "--diff") })
 		step(pr.name+" --json", func() harness.Result { return p.Preview(t, "--json") })
 
-		text := norm.Normalize(vmIDs.ReplaceAllString(golden.SortSteps(r.Stdout)+"\n--- stderr ---\n"+r.Stderr, "${1}/<vmid>"))
+		// VMIDs normalised before stderr is sorted: they vary between runs.
+		stderr := sortedLines(vmWarnings.ReplaceAllString(r.Stderr, "VM <vmid> on node ${1}"))
+		text := norm.Normalize(vmIDs.ReplaceAllString(golden.SortSteps(r.Stdout), "${1}/<vmid>") + "\n--- stderr ---\n" + stderr)
 
 		golden.Check(t, filepath.Join("testdata", "preview-goldens", pr.name+".txt"), text)
 	}
@@ -261,3 +263,17 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 // vmIDs are "pve2/104" in resource IDs: VMIDs are allocated in the order
 // parallel creates reach Proxmox, which varies between runs.
 var vmIDs = regexp.MustCompile(`\b(pve[0-9]+)/[0-9]{3,}\b`)
+
+// vmWarnings are "VM 104 on node pve1" in the VM resources' preview
+// warnings: the VMID varies like in vmIDs.
+var vmWarnings = regexp.MustCompile(`\bVM [0-9]{3,} on node (pve[0-9]+)\b`)
+
+// sortedLines sorts stderr's lines: the component's notes and the VM
+// resources' warnings arrive in the order parallel steps reach them, which
+// varies between runs; sorted, the cluster line comes first, then the
+// nodes', then the warnings.
+func sortedLines(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
