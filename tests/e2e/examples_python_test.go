@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +36,7 @@ type pythonEnv struct {
 
 func pythonTools(t *testing.T) *pythonEnv {
 	t.Helper()
-	lookTool(t, "python3", "Python 3.9 or newer with venv")
+	lookTool(t, "python3", "Python 3.10 or newer with venv")
 	repo := harness.RepoRoot(t)
 	pyOnce.Do(func() { pyEnv, pyErr = preparePython(repo) })
 	if pyErr != nil {
@@ -74,6 +77,11 @@ func preparePython(repo string) (*pythonEnv, error) {
 	site := filepath.Join(tmp, "site")
 	if _, err := run(tmp, env, python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "--target", site, src); err != nil {
 		return nil, err
+	}
+	// --no-deps skipped the SDK's requirements: pip check (which sees the SDK through
+	// PYTHONPATH) fails when the pinned venv does not satisfy them, or its own pins clash.
+	if _, err := run(tmp, append(env, "PYTHONPATH="+site), python, "-m", "pip", "check"); err != nil {
+		return nil, fmt.Errorf("the Python SDK's requirements are not met by tests/e2e/python/requirements.txt: %w", err)
 	}
 	return &pythonEnv{python: python, site: site, runner: runner}, nil
 }
@@ -161,4 +169,41 @@ func TestExamplePython(t *testing.T) {
 		componentExampleConfig(l, project))
 	checkComponentExample(t, l, stack.step)
 	t.Logf("TestExamplePython took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// The SDK's Python floor (requires-python in sdk/python/pyproject.toml, from pythonRequires in
+// provider/languages.go) is not below the floor of the pulumi package it depends on: a lower
+// one would let pip pick an interpreter that cannot install pulumi.
+func TestPythonSDKFloorCoversPulumi(t *testing.T) {
+	t.Parallel()
+	py := pythonTools(t)
+	pyproject, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "sdk", "python", "pyproject.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`requires-python = "(.*)"`).FindSubmatch(pyproject)
+	if m == nil {
+		t.Fatal("sdk/python/pyproject.toml has no requires-python")
+	}
+	ours := string(m[1])
+	theirs, err := run(py.runner, nil, py.python, "-c",
+		`import importlib.metadata as m; print(m.metadata("pulumi")["Requires-Python"])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs = strings.TrimSpace(theirs)
+	if pythonFloor(t, ours) < pythonFloor(t, theirs) {
+		t.Errorf("the Python SDK requires Python %s but pulumi needs %s: raise pythonRequires in provider/languages.go", ours, theirs)
+	}
+}
+
+// pythonFloor reads ">=3.N" (optionally followed by other clauses) as N.
+func pythonFloor(t *testing.T, spec string) int {
+	t.Helper()
+	m := regexp.MustCompile(`>=\s*3\.(\d+)`).FindStringSubmatch(spec)
+	if m == nil {
+		t.Fatalf("no >=3.N floor in %q", spec)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
