@@ -32,6 +32,13 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
 	}
 
+	// v1.12.5 pulls the installer within the call (install.
+	// PullAndValidateInstallerImage): an image that cannot be pulled is the
+	// call's error, and nothing happens to the node.
+	if err := s.pull(in.GetImage()); err != nil {
+		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
+	}
+
 	s.mu.Lock()
 
 	if isControlPlane(cfg) && !in.GetForce() {
@@ -233,15 +240,11 @@ func (n *Node) upgrade(img Image) nextStep {
 		return stepStop
 	}
 
-	// The installer is pulled before anything is written: a failed pull
+	// The installer was pulled by the Upgrade call ("We pull the installer
+	// image when we receive an upgrade request", v1alpha1_sequencer_tasks.go
+	// Upgrade). Its pre-flight runs before anything is written: a refusal
 	// leaves the installed version, and the failed sequence reboots into it
 	// (machined main.go handle).
-	if err := n.sim.pull(img.Source); err != nil {
-		n.logf("upgrade failed", "error", fmt.Sprintf("error pulling installer image %q: %v", img.Source, err))
-
-		return n.failBoot()
-	}
-
 	n.sim.mu.Lock()
 	host, cfg := n.image.Version, n.active
 	n.sim.mu.Unlock()
