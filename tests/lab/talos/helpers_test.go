@@ -6,12 +6,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/netip"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +20,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/addrblock"
 )
 
 const (
@@ -31,17 +31,30 @@ const (
 	installer   = "factory.talos.dev/nocloud-installer/" + qgaID + ":" + testVersion
 )
 
-// Each test gets its own 127.X.Y.0/24 block so parallel tests never share
-// an address (the Talos API port is fixed at 50000 like apid).
-var blockSeq atomic.Uint32
-
-func init() { blockSeq.Store(rand.Uint32N(200) * 250) }
-
+// Each test gets its own 127.X.Y.0/24 block (the Talos API port is fixed
+// at 50000 like apid): claimed through package addrblock, like the labs and
+// simtest, so that tests in other processes running at the same time (other
+// packages, other worktrees) never share an address with these.
 func addressBlock() func(host int) netip.Addr {
-	n := blockSeq.Add(1)
-	x, y := byte(10+n/250%240), byte(n%250+1)
+	block, lock, err := addrblock.Claim(0)
+	if err != nil {
+		panic(err)
+	}
 
-	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{127, x, y, byte(host)}) }
+	heldBlocks.Lock()
+	heldBlocks.files = append(heldBlocks.files, lock)
+	heldBlocks.Unlock()
+
+	a := block.Addr().As4()
+
+	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], byte(host)}) }
+}
+
+// heldBlocks keeps the lock files referenced until the process exits (a
+// finalizer would close an unreferenced one and release its block).
+var heldBlocks struct {
+	sync.Mutex
+	files []*os.File
 }
 
 // testLog collects the simulator's log for assertions.
