@@ -18,6 +18,7 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
@@ -115,6 +116,7 @@ type simCluster struct {
 	t        *testing.T
 	endpoint netip.Addr
 	client   ClientConfiguration
+	bundle   *secrets.Bundle
 }
 
 func newSimCluster(t *testing.T, endpoint netip.Addr) *simCluster {
@@ -126,13 +128,20 @@ func newSimCluster(t *testing.T, endpoint netip.Addr) *simCluster {
 		t.Fatal(applyBundleErr)
 	}
 
-	cert, err := talosconfig.NewAdminCertificate(applyBundle, time.Now(), time.Hour)
+	return newSimClusterWith(t, endpoint, applyBundle)
+}
+
+// newSimClusterWith is a cluster with its own secrets (its own CAs).
+func newSimClusterWith(t *testing.T, endpoint netip.Addr, bundle *secrets.Bundle) *simCluster {
+	t.Helper()
+
+	cert, err := talosconfig.NewAdminCertificate(bundle, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	return &simCluster{t: t, endpoint: endpoint, client: ClientConfiguration{
-		CACertificate: string(applyBundle.Certs.OS.Crt), ClientCertificate: string(cert.CertPEM), ClientKey: string(cert.KeyPEM),
+	return &simCluster{t: t, endpoint: endpoint, bundle: bundle, client: ClientConfiguration{
+		CACertificate: string(bundle.Certs.OS.Crt), ClientCertificate: string(cert.CertPEM), ClientKey: string(cert.KeyPEM),
 	}}
 }
 
@@ -141,7 +150,7 @@ func (c *simCluster) config(role talosconfig.Role, disk, version string, patches
 
 	res, err := talosconfig.Generate(talosconfig.Input{
 		ClusterName: "lab", Endpoint: "https://" + c.endpoint.String() + ":6443", Role: role,
-		Secrets: applyBundle, TalosVersion: simVersion, InstallDisk: disk, InstallImage: simInstaller(version),
+		Secrets: c.bundle, TalosVersion: simVersion, InstallDisk: disk, InstallImage: simInstaller(version),
 		Patches: patches,
 	})
 	if err != nil {
