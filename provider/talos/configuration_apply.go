@@ -163,6 +163,7 @@ type ConfigurationApplyArgs struct {
 	Reset                *ResetOnDelete      `pulumi:"reset,optional"`
 	HealthGate           *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
+	MachineId            *string             `pulumi:"machineId,optional"` //nolint:revive // Pulumi name
 	// ConfigView and ConfigChange are derived in Check; see Annotate.
 	ConfigView   map[string]string `pulumi:"configView,optional"`
 	ConfigChange *string           `pulumi:"configChange,optional"`
@@ -188,6 +189,11 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
 	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+	an.Describe(&a.MachineId, "The identity of the machine behind `node`, for example the VM's SMBIOS UUID "+
+		"(VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, "+
+		"fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds "+
+		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
+		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.")
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
 		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
 		"change.")

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -78,7 +79,32 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		}
 	}
 
+	// A new machine at the address: said here because Diff cannot tell an
+	// unknown machineId (a VM being replaced, in preview) from an absent one.
+	if newMachine(req.OldInputs, req.NewInputs) {
+		line := newMachineChange
+		args.ConfigChange = &line
+	}
+
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
+}
+
+// newMachineChange is configChange when machineId changes: the resource is
+// replaced and the new machine installed from maintenance mode.
+const newMachineChange = "install: another machine at this address (machineId changes); configured from maintenance mode"
+
+// newMachine reports a machineId that was set and changes to another value
+// or to one not known yet. A machineId set for the first time or removed
+// is no new machine.
+func newMachine(oldInputs, newInputs property.Map) bool {
+	old := oldInputs.Get("machineId")
+	if !old.IsString() || old.AsString() == "" {
+		return false
+	}
+
+	in := newInputs.Get("machineId")
+
+	return in.IsComputed() || (in.IsString() && in.AsString() != "" && !strings.EqualFold(in.AsString(), old.AsString()))
 }
 
 // checkVersionMatchesImage refuses a talosVersion other than the version in
@@ -244,6 +270,19 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 
 	if in.Node != old.Node {
 		dd["node"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+	}
+
+	// Another machine at the address: replaced, the old resource deleted
+	// first so that its reset cannot reach the new machine once configured.
+	if deref(in.ConfigChange) == newMachineChange ||
+		(deref(old.MachineId) != "" && deref(in.MachineId) != "" && !strings.EqualFold(*old.MachineId, *in.MachineId)) {
+		dd["machineId"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+		dd["configChange"] = p.PropertyDiff{Kind: p.Add, InputDiff: true}
+
+		return p.DiffResponse{HasChanges: true, DeleteBeforeReplace: true, DetailedDiff: dd},
+			[]diffNote{{text: "node " + nodeLabel(in) + ": " + newMachineChange}}
+	} else if deref(old.MachineId) == "" && deref(in.MachineId) != "" {
+		dd["machineId"] = upd // recorded without contacting the node
 	}
 
 	for name, changed := range map[string]bool{
