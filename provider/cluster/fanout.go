@@ -271,6 +271,11 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 		"reset":                reset,
 		"healthGate":           gate,
 	}
+	// A replaced VM at the same address is another machine: the apply is
+	// replaced and installs it from maintenance mode.
+	if vm := f.vms[n.Name]; vm != nil {
+		props["machineId"] = vm.SmbiosUUID
+	}
 	if err := f.ctx.RegisterResource(tokenConfigurationApply, n.Name, props, a, f.parent(deps...)...); err != nil {
 		return nil, err
 	}
