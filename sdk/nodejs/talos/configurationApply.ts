@@ -108,6 +108,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly machineConfiguration: pulumi.Output<string>;
     /**
+     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+     */
+    declare public readonly machineId: pulumi.Output<string | undefined>;
+    /**
      * The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
      */
     declare public readonly node: pulumi.Output<string>;
@@ -163,6 +167,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["healthGate"] = args?.healthGate;
             resourceInputs["machineConfiguration"] = args?.machineConfiguration ? pulumi.secret(args.machineConfiguration) : undefined;
+            resourceInputs["machineId"] = args?.machineId;
             resourceInputs["node"] = args?.node;
             resourceInputs["reset"] = args?.reset;
             resourceInputs["talosVersion"] = args?.talosVersion;
@@ -184,6 +189,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["healthGate"] = undefined /*out*/;
             resourceInputs["installedImage"] = undefined /*out*/;
             resourceInputs["machineConfiguration"] = undefined /*out*/;
+            resourceInputs["machineId"] = undefined /*out*/;
             resourceInputs["node"] = undefined /*out*/;
             resourceInputs["reset"] = undefined /*out*/;
             resourceInputs["runningVersion"] = undefined /*out*/;
@@ -231,6 +237,10 @@ export interface ConfigurationApplyArgs {
      * The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
      */
     machineConfiguration: pulumi.Input<string>;
+    /**
+     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+     */
+    machineId?: pulumi.Input<string | undefined>;
     /**
      * The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
      */

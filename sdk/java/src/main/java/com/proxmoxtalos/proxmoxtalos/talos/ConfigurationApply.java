@@ -198,6 +198,20 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.machineConfiguration;
     }
     /**
+     * The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+     * 
+     */
+    @Export(name="machineId", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> machineId;
+
+    /**
+     * @return The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+     * 
+     */
+    public Output<Optional<String>> machineId() {
+        return Codegen.optional(this.machineId);
+    }
+    /**
      * The node&#39;s address (IP or DNS name, optional `:port`, default port 50000). Use the node&#39;s own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
      * 
      */
