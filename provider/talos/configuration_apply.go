@@ -44,7 +44,9 @@ update resumes with the same checks.
 Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
 Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
-Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
+end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+reset without leaving, and the destroy logs so.
 
 ## Example
 
@@ -89,8 +91,9 @@ func (r *ResetOnDelete) Annotate(a infer.Annotator) {
 	a.Describe(r, "Reset the node when the resource is destroyed: its system disk is wiped.")
 	a.Describe(&r.Enabled, "Reset the node on destroy. Default `false`: the node keeps running its configuration.")
 	a.Describe(&r.Graceful, "Cordon and drain the node and, on a control plane, leave etcd first, so the cluster "+
-		"keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose "+
-		"cluster is gone.")
+		"keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot "+
+		"leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. "+
+		"Set `false` only for a node whose cluster is gone.")
 	a.Describe(&r.Reboot, "Reboot after the reset (a node booted from the ISO comes back in maintenance mode). "+
 		"Default `false`: the node powers off.")
 	a.Describe(&r.ControlPlanes, "Control plane addresses (Talos API) to delete the node's Kubernetes Node object "+

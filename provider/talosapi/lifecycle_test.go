@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 )
 
 func TestSingleNodeLifecycle(t *testing.T) {
@@ -52,6 +53,31 @@ func TestSingleNodeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("health: %+v", rep)
+
+	// Destroying the cluster ends with its last etcd member: a graceful
+	// reset falls back to a non-graceful one (etcd cannot remove its last
+	// member) and says so.
+	var progress []string
+	ro := o
+	ro.Progress = func(msg string) { progress = append(progress, msg) }
+
+	if err := talosapi.Reset(ctx, target, talosapi.ResetRequest{Graceful: true}, ro); err != nil {
+		t.Fatalf("graceful reset of the last etcd member: %v", err)
+	}
+
+	said := strings.Join(progress, "\n")
+	if !strings.Contains(said, "last etcd member") || !strings.Contains(said, "accepted the reset (graceful=false") {
+		t.Fatalf("reset progress does not say it fell back to a non-graceful reset:\n%s", said)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	for n := s.Node(cp); n != nil && n.Status().Phase != simtalos.PhaseOff; n = s.Node(cp) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node not off after the reset: %+v", n.Status())
+		}
+
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestClusterDayTwo(t *testing.T) {

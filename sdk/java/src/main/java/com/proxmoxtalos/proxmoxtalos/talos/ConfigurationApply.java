@@ -50,7 +50,9 @@ import javax.annotation.Nullable;
  * Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
  * (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
  * Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
- * Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+ * Destroy leaves the node alone unless reset is set. A graceful reset of the cluster&#39;s last etcd member (the
+ * end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+ * reset without leaving, and the destroy logs so.
  * 
  * ## Example
  * 
