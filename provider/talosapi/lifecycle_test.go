@@ -2,6 +2,7 @@ package talosapi_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +335,65 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 		}
 
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Upgrade's two other paths: a staged upgrade (Talos saves it and runs it on
+// the reboot that follows), and an upgrade to another installer image of the
+// same version (another Image Factory schematic), which only runs with
+// EvenIfSameVersion.
+func TestStagedAndSchematicOnlyUpgrades(t *testing.T) {
+	t.Parallel()
+
+	s := newSim(t)
+	ip := addressBlock()
+	cp := ip(2)
+	node := bootVM(s, "cp1", cp, "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+
+	boots := node.Status().Boots
+
+	staged, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: installerFor("v1.12.6"), Stage: true}, o)
+	if err != nil || staged.Skipped || !staged.Accepted || staged.From != simVersion || staged.To != "v1.12.6" {
+		t.Fatalf("staged upgrade: %+v %v", staged, err)
+	}
+
+	if st := node.Status(); st.Image.Version != "v1.12.6" || st.Image.Schematic != qgaID || st.Boots <= boots {
+		t.Fatalf("after the staged upgrade: image %q, boots %d (before %d)", st.Image, st.Boots, boots)
+	}
+
+	// Same version, another schematic: without EvenIfSameVersion nothing is
+	// sent; with it the node installs the new image and comes back.
+	otherID := s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools")
+	other := "factory.talos.dev/nocloud-installer/" + otherID + ":v1.12.6"
+
+	skipped, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: other}, o)
+	if err != nil || !skipped.Skipped || node.Status().Image.Schematic != qgaID {
+		t.Fatalf("same version without EvenIfSameVersion: %+v %v, image %q", skipped, err, node.Status().Image)
+	}
+
+	boots = node.Status().Boots
+
+	schematic, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: other, EvenIfSameVersion: true}, o)
+	if err != nil || schematic.Skipped || !schematic.Accepted || schematic.From != "v1.12.6" || schematic.To != "v1.12.6" {
+		t.Fatalf("schematic-only upgrade: %+v %v", schematic, err)
+	}
+
+	st := node.Status()
+	if st.Image.Schematic != otherID || st.Image.Version != "v1.12.6" || st.Boots <= boots || !slices.Contains(st.Extensions, "siderolabs/iscsi-tools") {
+		t.Fatalf("after the schematic-only upgrade: image %q, boots %d (before %d), extensions %v", st.Image, st.Boots, boots, st.Extensions)
 	}
 }
