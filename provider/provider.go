@@ -20,6 +20,9 @@ import (
 // Name is the Pulumi package name.
 const Name = "proxmoxtalos"
 
+// moduleMap names the Pulumi module of each Go package whose name is not the module's.
+var moduleMap = map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}
+
 // New builds the provider.
 func New() (p.Provider, error) {
 	prov, err := infer.NewProviderBuilder().
@@ -56,9 +59,7 @@ func New() (p.Provider, error) {
 		).
 		// index: the TalosCluster component (plan + fan-out)
 		WithComponents(cluster.New()).
-		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
-			"cluster": "index",
-		}).
+		WithModuleMap(moduleMap).
 		Build()
 	if err != nil {
 		return p.Provider{}, err
@@ -71,6 +72,7 @@ func New() (p.Provider, error) {
 	prov = cluster.WithPlainInputs(prov)
 	// A due admin-certificate renewal shows as unknown in previews.
 	prov = talos.WithRenewalPreview(prov, time.Now)
+	prov = withEnumDescriptions(prov, moduleMap)
 	return proxmox.WithTimeouts(prov), nil
 }
 

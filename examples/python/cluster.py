@@ -15,6 +15,8 @@ def talos_cluster() -> None:
     hosts: List[str] = config.require_object("hosts")
     dns_servers: Optional[List[str]] = config.get_object("dnsServers")
     size = proxmoxtalos.VmSizeArgs(cores=2, memory=4096, disk_size=20)
+    # `or 1` would turn an explicit 0 (no workers) into 1.
+    worker_count = config.get_int("workerCount")
 
     cluster = proxmoxtalos.TalosCluster(
         "cluster",
@@ -41,7 +43,7 @@ def talos_cluster() -> None:
         vip=config.require("vip"),
         control_plane=proxmoxtalos.ControlPlaneArgs(count=3, size=size),
         worker_pools=[
-            proxmoxtalos.WorkerPoolArgs(name="workers", count=config.get_int("workerCount") or 1, size=size),
+            proxmoxtalos.WorkerPoolArgs(name="workers", count=1 if worker_count is None else worker_count, size=size),
         ],
         # The Talos CCM (nodes get spec.providerID) and the kubelet serving certificate
         # approver; on by default, spelled out here.

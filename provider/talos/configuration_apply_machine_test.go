@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // A VM replaced at the same address comes up fresh from the ISO: the apply
@@ -18,13 +19,13 @@ import (
 func TestNewMachineAtTheAddressIsConfiguredAgain(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	cp := simAddresses()(2)
-	oldVM := simBoot(sim, "cp1", cp, "scsi0")
+	sim := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	oldVM := simtest.Boot(sim, "cp1", cp, "scsi0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, nil)
-	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion)
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version)
 	reset := property.New(map[string]property.Value{"enabled": property.New(true)})
 
 	apply := newRes(t, s, "ConfigurationApply", "cp1")
@@ -45,7 +46,7 @@ func TestNewMachineAtTheAddressIsConfiguredAgain(t *testing.T) {
 
 	oldVM.PowerOff()
 
-	newVM := simBoot(sim, "cp1", cp, "scsi0") // a new disk: boots the ISO into maintenance mode
+	newVM := simtest.Boot(sim, "cp1", cp, "scsi0") // a new disk: boots the ISO into maintenance mode
 
 	checked, d := apply.diff(applyInputs(c, cp.String(), cfg, map[string]property.Value{"machineId": property.New("uuid-2"), "reset": reset}))
 	if d.DetailedDiff["machineId"].Kind != p.UpdateReplace || !d.DeleteBeforeReplace {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // A new cluster CA (the cluster was rebuilt with new machine secrets) makes
@@ -17,12 +18,12 @@ import (
 func TestKubeconfigRefetchedWhenTheClusterCAChanges(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	s := nodeServer(t, time.Now)
 
 	// Two clusters of one control plane each, with different CAs.
-	otherSecrets, err := talosconfig.NewSecrets(simVersion, applyTestNow)
+	otherSecrets, err := talosconfig.NewSecrets(simtest.Version, applyTestNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestKubeconfigRefetchedWhenTheClusterCAChanges(t *testing.T) {
 	boot := func(name string, c *simCluster) {
 		addr := c.endpoint.String()
 		apply := newRes(t, s, "ConfigurationApply", name)
-		if err := apply.create(applyInputs(c, addr, c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion), nil)); err != nil {
+		if err := apply.create(applyInputs(c, addr, c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version), nil)); err != nil {
 			t.Fatal(err)
 		}
 
@@ -40,8 +41,8 @@ func TestKubeconfigRefetchedWhenTheClusterCAChanges(t *testing.T) {
 		}
 	}
 
-	simBoot(sim, "cp1", ip(2), "scsi0")
-	simBoot(sim, "cp2", ip(3), "scsi0")
+	simtest.Boot(sim, "cp1", ip(2), "scsi0")
+	simtest.Boot(sim, "cp2", ip(3), "scsi0")
 
 	first, second := newSimCluster(t, ip(2)), newSimClusterWith(t, ip(3), otherSecrets)
 	boot("cp1", first)

@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
 	"github.com/proxmoxtalos/proxmoxtalos/examples/go-resources/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
 )
 
 // exampleClusterConfig is the stack configuration the examples read, for a lab: three
@@ -77,18 +76,7 @@ func TestExampleGoResources(t *testing.T) {
 		t.Errorf("kubernetesNodes output = %v, want the 4 nodes", k8s)
 	}
 
-	preview, err := stack.Preview(ctx, optpreview.ExpectNoChanges())
-	if err != nil {
-		t.Fatalf("second preview: %v", err)
-	}
-	if changed := changes(opCounts(preview.ChangeSummary)); changed != "" {
-		t.Errorf("second preview reports changes: %s", changed)
-	}
-
-	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(testWriter{t})); err != nil {
-		t.Fatalf("destroy: %v", err)
-	}
-	l.requireEmpty(t)
+	checkUnchangedThenDestroy(t, l, stack)
 	t.Logf("TestExampleGoResources took %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -122,7 +110,7 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 	}
 
 	kubeconfigText, _ := kubeconfig.Value.(string)
-	nodes, err := kubeNodes(kubeconfigText)
+	nodes, err := kube.Nodes([]byte(kubeconfigText), "")
 	if err != nil {
 		t.Errorf("listing Kubernetes nodes with the kubeconfig output: %v", err)
 		return
@@ -130,12 +118,12 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 	if len(nodes) != wantNodes {
 		t.Errorf("the Kubernetes API lists %d nodes (%v), want %d", len(nodes), nodes, wantNodes)
 	}
-	for name, n := range nodes {
+	for _, n := range nodes {
 		if !n.Ready {
-			t.Errorf("Kubernetes node %s is not Ready", name)
+			t.Errorf("Kubernetes node %s is not Ready", n.Name)
 		}
 		if n.ProviderID == "" {
-			t.Errorf("Kubernetes node %s has no providerID: the cloud controller manager did not initialise it", name)
+			t.Errorf("Kubernetes node %s has no providerID: the cloud controller manager did not initialise it", n.Name)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/golden"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/leakscan"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // Issue 6 for the TalosCluster component, on one cluster (creating it is
@@ -121,7 +122,7 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 		l.FactoryURL():                                         "http://factory.lab",
 		strings.TrimPrefix(l.FactoryURL(), "http://"):          "factory.lab",
 		// The schematic with the guest agent: stable, kept readable.
-		nodesQGA: "<schematic:qemu-guest-agent>",
+		simtest.Schematic: "<schematic:qemu-guest-agent>",
 	}}
 
 	for _, pr := range []struct {
