@@ -201,7 +201,8 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 		"(VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, "+
 		"fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds "+
 		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
-		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.")
+		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
+		"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
 		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
 		"change.")

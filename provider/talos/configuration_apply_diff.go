@@ -79,8 +79,8 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		}
 	}
 
-	// A new machine at the address: said here because Diff cannot tell an
-	// unknown machineId (a VM being replaced, in preview) from an absent one.
+	// A new machine at the address: marked here, where the old inputs are at
+	// hand, for Diff and the preview's configChange line.
 	if newMachine(req.OldInputs, req.NewInputs) {
 		line := newMachineChange
 		args.ConfigChange = &line
@@ -93,9 +93,13 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 // replaced and the new machine installed from maintenance mode.
 const newMachineChange = "install: another machine at this address (machineId changes); configured from maintenance mode"
 
-// newMachine reports a machineId that was set and changes to another value
-// or to one not known yet. A machineId set for the first time or removed
-// is no new machine.
+// newMachine reports a machineId that was set and changes to another known
+// value. A machineId set for the first time or removed is no new machine, and
+// neither is one not known yet: a VM updated in place may show its UUID as
+// unknown in previews, and replacing every node whose VM restarts would be
+// far worse than a preview that shows a replaced VM's apply as an update (the
+// VM's own replacement is in the preview; the update sees the new UUID and
+// replaces the apply then).
 func newMachine(oldInputs, newInputs property.Map) bool {
 	old := oldInputs.Get("machineId")
 	if !old.IsString() || old.AsString() == "" {
@@ -104,7 +108,7 @@ func newMachine(oldInputs, newInputs property.Map) bool {
 
 	in := newInputs.Get("machineId")
 
-	return in.IsComputed() || (in.IsString() && in.AsString() != "" && !strings.EqualFold(in.AsString(), old.AsString()))
+	return in.IsString() && in.AsString() != "" && !strings.EqualFold(in.AsString(), old.AsString())
 }
 
 // checkVersionMatchesImage refuses a talosVersion other than the version in

@@ -38,10 +38,9 @@ func TestNewMachineAtTheAddressIsConfiguredAgain(t *testing.T) {
 		t.Fatalf("same machine: %+v", d.DetailedDiff)
 	}
 
-	// In preview the replaced VM's UUID is not known yet: already a replace.
-	_, d := apply.diff(applyInputs(c, cp.String(), cfg, map[string]property.Value{"machineId": property.New(property.Computed), "reset": reset}))
-	if d.DetailedDiff["machineId"].Kind != p.UpdateReplace || !d.DeleteBeforeReplace {
-		t.Fatalf("unknown machineId: %+v (deleteBeforeReplace %v)", d.DetailedDiff, d.DeleteBeforeReplace)
+	// An unknown UUID (a VM updated in place, in preview) is no new machine.
+	if _, d := apply.diff(applyInputs(c, cp.String(), cfg, map[string]property.Value{"machineId": property.New(property.Computed), "reset": reset})); d.HasChanges {
+		t.Fatalf("unknown machineId: %+v", d.DetailedDiff)
 	}
 
 	oldVM.PowerOff()
@@ -49,6 +48,7 @@ func TestNewMachineAtTheAddressIsConfiguredAgain(t *testing.T) {
 	newVM := simtest.Boot(sim, "cp1", cp, "scsi0") // a new disk: boots the ISO into maintenance mode
 
 	checked, d := apply.diff(applyInputs(c, cp.String(), cfg, map[string]property.Value{"machineId": property.New("uuid-2"), "reset": reset}))
+
 	if d.DetailedDiff["machineId"].Kind != p.UpdateReplace || !d.DeleteBeforeReplace {
 		t.Fatalf("new machineId: %+v (deleteBeforeReplace %v)", d.DetailedDiff, d.DeleteBeforeReplace)
 	}
@@ -124,7 +124,7 @@ func TestMachineIdFirstSetIsRecordedOnly(t *testing.T) {
 		{"removed", property.New("uuid-1"), property.Value{}, false},
 		{"same", property.New("uuid-1"), property.New("uuid-1"), false},
 		{"changed", property.New("uuid-1"), property.New("uuid-2"), true},
-		{"unknown", property.New("uuid-1"), property.New(property.Computed), true},
+		{"unknown", property.New("uuid-1"), property.New(property.Computed), false},
 	} {
 		resp, err := ca.Check(context.Background(), infer.CheckRequest{OldInputs: inputs(tc.old), NewInputs: inputs(tc.new)})
 		if err != nil || len(resp.Failures) > 0 {

@@ -110,7 +110,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly machineConfiguration: pulumi.Output<string>;
     /**
-     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
      */
     declare public readonly machineId: pulumi.Output<string | undefined>;
     /**
@@ -240,7 +240,7 @@ export interface ConfigurationApplyArgs {
      */
     machineConfiguration: pulumi.Input<string>;
     /**
-     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
      */
     machineId?: pulumi.Input<string | undefined>;
     /**

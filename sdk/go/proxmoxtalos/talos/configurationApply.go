@@ -68,7 +68,7 @@ type ConfigurationApply struct {
 	InstalledImage pulumi.StringOutput `pulumi:"installedImage"`
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration pulumi.StringOutput `pulumi:"machineConfiguration"`
-	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
 	MachineId pulumi.StringPtrOutput `pulumi:"machineId"`
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
 	Node pulumi.StringOutput `pulumi:"node"`
@@ -160,7 +160,7 @@ type configurationApplyArgs struct {
 	HealthGate *HealthGate `pulumi:"healthGate"`
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration string `pulumi:"machineConfiguration"`
-	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
 	MachineId *string `pulumi:"machineId"`
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
 	Node string `pulumi:"node"`
@@ -192,7 +192,7 @@ type ConfigurationApplyArgs struct {
 	HealthGate HealthGatePtrInput
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration pulumi.StringInput
-	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
 	MachineId pulumi.StringPtrInput
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
 	Node pulumi.StringInput
@@ -345,7 +345,7 @@ func (o ConfigurationApplyOutput) MachineConfiguration() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.MachineConfiguration }).(pulumi.StringOutput)
 }
 
-// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node.
+// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
 func (o ConfigurationApplyOutput) MachineId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.MachineId }).(pulumi.StringPtrOutput)
 }
