@@ -42,7 +42,7 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 		}, "vip is not known yet"},
 		{"Kubernetes the Talos version does not support", func(s string) string {
 			return strings.Replace(s, "talosVersion: v1.12.5", "talosVersion: v1.12.5\n      kubernetesVersion: v1.29.0", 1)
-		}, "kubernetesVersion"},
+		}, "kubernetesVersion: version of Kubernetes 1.29.0 is too old to be used with Talos 1.12.5; Talos 1.12 defaults to Kubernetes 1.35.2"},
 	}
 	for _, c := range cases {
 		p.WriteProgram(t, "badcluster", c.edit(l.program(3, 2).render(t)))
