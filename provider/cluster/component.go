@@ -117,6 +117,39 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		prev = nil
 	}
 
+	// An existing cluster: ask its nodes what they run before planning,
+	// with the credentials of its secrets (registered first for that).
+	var (
+		comp     *TalosCluster
+		secrets  *machineSecrets
+		readings map[string]nodeReading
+	)
+	if prev != nil {
+		comp = &TalosCluster{}
+		if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
+			return nil, err
+		}
+		// The version only matters if the secrets are created now (it is
+		// ignored for existing ones): the planned version is not known yet.
+		contract := args.TalosVersion
+		if contract == "" {
+			contract = plan.DefaultTalosVersion
+		}
+		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
+			return fail(err)
+		}
+		read := c.readConfig
+		if read == nil {
+			read = readRunningConfig
+		}
+		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
+			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
+		} else {
+			readings = readNodes(ctx.Context(), prev, creds, read)
+			warnings = append(warnings, withRunningVersions(prev, readings)...)
+		}
+	}
+
 	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts}, prev: prev}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
@@ -132,18 +165,20 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 	warnings = append(warnings, p.Warnings...)
 
-	// Registered only now: bad input fails before anything, the component
-	// included, is registered.
-	comp := &TalosCluster{}
-	if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
-		return nil, err
+	// For a new cluster, registered only now: bad input fails before
+	// anything, the component included, is registered.
+	if comp == nil {
+		comp = &TalosCluster{}
+		if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
+			return nil, err
+		}
 	}
 	for _, w := range warnings {
 		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, readConfig: c.readConfig,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
 		base: plan.Compare(prev, next), clusterName: args.ClusterName}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry

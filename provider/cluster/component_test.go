@@ -494,3 +494,62 @@ func TestUpgradeKeepsISOs(t *testing.T) {
 		}
 	}
 }
+
+// The versions a cluster runs come from its nodes (Proxmox does not know
+// them): a program without versions keeps them, whatever the provider's
+// defaults, and a version step the nodes cannot take fails the preview.
+func TestVersionsComeFromTheNodes(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	old := baseInputs()
+	old["talosVersion"], old["kubernetesVersion"] = "v1.11.3", "v1.33.4"
+	first, _, err := construct(t, inv, old)
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	running := appliedConfigs(first)
+
+	rec, resp, err := constructDry(t, true, inv, baseInputs(), running)
+	must(t, err)
+	if tv, kv := resp.State.Get("talosVersion").AsString(), resp.State.Get("kubernetesVersion").AsString(); tv != "v1.11.3" || kv != "v1.33.4" {
+		t.Errorf("a program without versions plans Talos %s, Kubernetes %s; the cluster runs v1.11.3, v1.33.4", tv, kv)
+	}
+	if s := resp.State.Get("summary").AsString(); strings.Contains(s, "upgrade") || strings.Contains(s, "→") {
+		t.Errorf("summary %q, want no upgrade", s)
+	}
+	for _, a := range rec.byType("ConfigurationApply") {
+		want := appliedConfigs(first)[a.inputs.Get("node").AsString()]
+		if got := a.inputs.Get("machineConfiguration").AsString(); got != want {
+			t.Errorf("%s: configuration changes although nothing in the program does", a.name)
+		}
+	}
+
+	// Kubernetes alone, two minors ahead: the skew policy refuses it.
+	next := baseInputs()
+	next["talosVersion"], next["kubernetesVersion"] = "v1.12.5", "v1.35.2"
+	_, _, err = constructDry(t, true, inv, next, running)
+	if err == nil || !strings.Contains(err.Error(), "runs Kubernetes v1.33.4: Kubernetes upgrades go one minor version at a time (v1.33.4 to v1.35.2): upgrade to v1.34 first") {
+		t.Errorf("two Kubernetes minors at once: %v", err)
+	}
+	// Talos only: Kubernetes stays what runs.
+	next = baseInputs()
+	next["talosVersion"] = "v1.12.5"
+	_, resp, err = constructDry(t, true, inv, next, running)
+	must(t, err)
+	if kv := resp.State.Get("kubernetesVersion").AsString(); kv != "v1.33.4" {
+		t.Errorf("a Talos upgrade plans Kubernetes %s, want v1.33.4 (what runs)", kv)
+	}
+
+	// A node that does not answer is a warning; the others say what runs.
+	partial := appliedConfigs(first)
+	delete(partial, "10.0.0.10")
+	_, resp, err = constructDry(t, true, inv, baseInputs(), partial)
+	must(t, err)
+	if tv := resp.State.Get("talosVersion").AsString(); tv != "v1.11.3" {
+		t.Errorf("with lab-cp-1 down: Talos %s, want v1.11.3 from the other nodes", tv)
+	}
+	if w := strs(resp.State.Get("warnings")); !slices.ContainsFunc(w, func(s string) bool {
+		return strings.HasPrefix(s, "node lab-cp-1 did not say what it runs (dial tcp 10.0.0.10:50000: i/o timeout)")
+	}) {
+		t.Errorf("no warning about lab-cp-1: %q", w)
+	}
+}

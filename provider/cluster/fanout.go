@@ -42,9 +42,8 @@ type fanout struct {
 	state       *plan.State
 	planner     *planner
 	tokenSecret pulumi.StringInput
-	// readConfig reads a node's running configuration for the summary;
-	// nil reads it from the node.
-	readConfig configReader
+	// readings are what the existing nodes run, read before planning.
+	readings map[string]nodeReading
 	// Image Factory settings of the inputs, for the schematic.
 	factoryURL, installerRegistry string
 	skipRegistration              bool
@@ -85,11 +84,11 @@ func (f *fanout) register() error {
 	p := f.plan
 	f.isos, f.vms, f.applies = map[string]*downloadFile{}, map[string]*virtualMachine{}, map[string]*configurationApply{}
 
-	f.secrets = &machineSecrets{}
-	if err := f.ctx.RegisterResource(tokenMachineSecrets, f.name+"-secrets", pulumi.Map{
-		"talosVersion": pulumi.String(p.Cluster.TalosVersion),
-	}, f.secrets, f.parent()...); err != nil {
-		return err
+	if f.secrets == nil {
+		var err error
+		if f.secrets, err = registerSecrets(f.ctx, f.name, f.comp, p.Cluster.TalosVersion); err != nil {
+			return err
+		}
 	}
 	f.configs = f.machineConfigs()
 	f.summaryOut = f.summary(f.base, f.clusterName)
