@@ -89,9 +89,6 @@ outputs:
   nodes: ${cluster.nodes}
 ` + "```"
 
-// lastUpdatePrefix starts the summary output after an update.
-const lastUpdatePrefix = "last update: "
-
 // Construct plans the cluster and registers its resources.
 func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
 	fail := func(err error) (*TalosCluster, error) { return nil, fmt.Errorf("TalosCluster %s: %w", name, err) }
@@ -191,13 +188,18 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
 	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
 	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
-	// A preview says what the update will do; once applied, the summary is
-	// kept as what the last update did, so that the next preview's diff of
-	// the output reads "last update: X" => "Y", not as if X were pending.
-	comp.Summary = f.summaryOut
-	if !ctx.DryRun() {
-		comp.Summary = f.summaryOut.ApplyT(func(s string) string { return lastUpdatePrefix + s }).(pulumi.StringOutput)
-	}
+	// A preview with changes says what the update will do. An update
+	// stores what the cluster is then, which a preview without changes
+	// computes identically: a no-op preview shows no output change. The
+	// pending change is logged either way (summary).
+	description := p.Description()
+	dryRun := ctx.DryRun()
+	comp.Summary = f.summaryOut.ApplyT(func(s string) string {
+		if !dryRun || s == plan.NoNodeChanges {
+			return description
+		}
+		return s
+	}).(pulumi.StringOutput)
 	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
 	return comp, nil
 }

@@ -120,13 +120,14 @@ func TestNewClusterFanOut(t *testing.T) {
 	}
 
 	state := resp.State
-	if s := state.Get("summary").AsString(); s != "last update: 5 added: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2" {
+	// An update stores what the cluster is (the pending change is logged).
+	if s := state.Get("summary").AsString(); s != "5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.2" {
 		t.Errorf("summary %q", s)
 	}
 	// A preview says what the update will do.
 	_, pre, err := constructDry(t, true, inv, baseInputs())
 	must(t, err)
-	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2" {
+	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, +2 more" {
 		t.Errorf("preview summary %q", s)
 	}
 	for _, k := range []string{"kubeconfig", "talosconfig", "machineSecrets"} {
@@ -159,8 +160,16 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	second, resp, err := construct(t, inv, baseInputs(), appliedConfigs(first))
 	must(t, err)
 
-	if s := resp.State.Get("summary").AsString(); s != "last update: no node changes" {
-		t.Errorf("summary %q", s)
+	// A no-op preview computes the summary the update stored: no output
+	// diff.
+	stored := resp.State.Get("summary").AsString()
+	if stored != "5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.2" {
+		t.Errorf("summary %q", stored)
+	}
+	_, preview, err := constructDry(t, true, inv, baseInputs(), appliedConfigs(first))
+	must(t, err)
+	if s := preview.State.Get("summary").AsString(); s != stored {
+		t.Errorf("no-op preview: summary %q, the update stored %q", s, stored)
 	}
 	if !slices.Equal(first.keys(), second.keys()) {
 		t.Errorf("resources differ:\n%v\n%v", first.keys(), second.keys())
@@ -210,9 +219,9 @@ func TestScaleOutAndIn(t *testing.T) {
 
 	in := baseInputs()
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
-	rec, resp, err := construct(t, inv, in, running)
+	rec, resp, err := constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "last update: 1 added: lab-workers-3" {
+	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-3" {
 		t.Errorf("summary %q", s)
 	}
 	a := rec.get(t, "ConfigurationApply", "lab-workers-3")
@@ -224,9 +233,9 @@ func TestScaleOutAndIn(t *testing.T) {
 	}
 
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1}}
-	rec, resp, err = construct(t, inv, in, running)
+	rec, resp, err = constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "last update: 1 removed (drained first): lab-workers-2" {
+	if s := resp.State.Get("summary").AsString(); s != "1 removed (drained first): lab-workers-2" {
 		t.Errorf("summary %q", s)
 	}
 	for _, k := range rec.keys() {
@@ -439,7 +448,7 @@ func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 	// Once every node runs it, nothing is left.
 	_, resp, err = constructDry(t, true, inv, next, appliedConfigs(second))
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
+	if s := resp.State.Get("summary").AsString(); s != "5 nodes (3 control planes, 2 workers), Talos v1.12.6, Kubernetes v1.35.2" {
 		t.Errorf("after the rollout: summary %q", s)
 	}
 }
