@@ -532,6 +532,14 @@ func TestVersionsComeFromTheNodes(t *testing.T) {
 		}
 	}
 
+	// A secrets bundle keeps the contract it was created with: a version
+	// change is not a change of the secrets.
+	for _, r := range []*recorder{first, rec} {
+		if sec := r.get(t, "MachineSecrets", "lab-secrets"); !slices.Equal(sec.ignore, []string{"talosVersion"}) {
+			t.Errorf("MachineSecrets ignores changes of %v, want talosVersion", sec.ignore)
+		}
+	}
+
 	// Kubernetes alone, two minors ahead: the skew policy refuses it.
 	next := baseInputs()
 	next["talosVersion"], next["kubernetesVersion"] = "v1.12.5", "v1.35.2"
