@@ -570,3 +570,51 @@ func TestVersionsComeFromTheNodes(t *testing.T) {
 		t.Errorf("no warning about lab-cp-1: %q", w)
 	}
 }
+
+// Only a new VM could apply some changes to an existing node: they fail the
+// preview and register nothing but what reading the nodes needs; a new
+// template is for new nodes, and existing VMs keep their clone source.
+func TestNoReplacementOfExistingNodes(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+
+	virtio := baseInputs()
+	virtio["diskInterface"] = "virtio"
+	rec, _, err := constructDry(t, true, inv, virtio, appliedConfigs(first))
+	if err == nil || !strings.Contains(err.Error(), "diskInterface: the OS disk of nodes lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2 is on the scsi bus and would move to virtio") {
+		t.Errorf("scsi to virtio: %v", err)
+	}
+	if n := len(rec.byType("VirtualMachine")); n != 0 {
+		t.Errorf("a refused change registered %d VMs", n)
+	}
+
+	tmpl := baseInputs()
+	tmpl["image"] = map[string]any{"template": map[string]any{"vmId": 9000}}
+	if _, _, err = constructDry(t, true, inv, tmpl, appliedConfigs(first)); err == nil || !strings.Contains(err.Error(), "booted the Talos ISO and would be cloned from a template instead") {
+		t.Errorf("ISO to template: %v", err)
+	}
+
+	cloned, _, err := construct(t, &fakeInventory{hosts: threeHosts()}, tmpl)
+	must(t, err)
+	inv = &fakeInventory{hosts: threeHosts(), vms: observedFrom(t, cloned)}
+	newer := baseInputs()
+	newer["image"] = map[string]any{"template": map[string]any{"vmId": 9001}}
+	newer["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
+	rec, resp, err := constructDry(t, true, inv, newer, appliedConfigs(cloned))
+	must(t, err)
+	for _, vm := range rec.byType("VirtualMachine") {
+		existing := vm.name != "lab-workers-3"
+		if got := slices.Equal(vm.ignore, []string{"clone"}); got != existing {
+			t.Errorf("%s ignores changes of %v (existing: %v)", vm.name, vm.ignore, existing)
+		}
+	}
+	if id := rec.get(t, "VirtualMachine", "lab-workers-3").inputs.Get("clone").AsMap().Get("vmId").AsNumber(); id != 9001 {
+		t.Errorf("new worker cloned from %v, want 9001", id)
+	}
+	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-3" {
+		t.Errorf("new template: summary %q", s)
+	}
+}

@@ -237,7 +237,15 @@ func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, erro
 		}
 	}
 	vm := &virtualMachine{}
-	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, f.parent(deps...)...); err != nil {
+	opts := f.parent(deps...)
+	if n.Existing {
+		// A template is what new nodes are cloned from: an existing VM is
+		// installed and stays (plan.checkReplacements). Proxmox does not
+		// say what a VM was cloned from, so the plan cannot tell a new
+		// template from the old one: the VM keeps its recorded source.
+		opts = append(opts, pulumi.IgnoreChanges([]string{"clone"}))
+	}
+	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, opts...); err != nil {
 		return nil, err
 	}
 	f.vms[n.Name] = vm
