@@ -153,6 +153,10 @@ nodejs-sdk-check:
 	@# (ts_*_misuse.ts, one mistake per file) must fail it.
 	cp tests/sdks/ts_*.ts $(CACHE)/npm-consumer/
 	cd $(CACHE)/npm-consumer && $(TSC) $$(cd $(ROOT)/tests/sdks && ls ts_*_usage.ts)
+	@# The package README's example (provider/sdk_readmes.go) compiles too.
+	sed -n '/^```typescript$$/,/^```$$/{/^```/d;p}' sdk/nodejs/README.md > $(CACHE)/npm-consumer/readme_example.ts
+	@test -s $(CACHE)/npm-consumer/readme_example.ts || { echo "nodejs SDK: no typescript example in sdk/nodejs/README.md"; exit 1; }
+	cd $(CACHE)/npm-consumer && $(TSC) readme_example.ts
 	@for f in $$(cd tests/sdks && ls ts_*_misuse.ts); do \
 		if (cd $(CACHE)/npm-consumer && $(TSC) $$f >/dev/null); then \
 			echo "nodejs SDK: tsc accepted tests/sdks/$$f: the SDK's types are not checked"; exit 1; \
@@ -176,6 +180,10 @@ python-sdk-check:
 	@# (python_*_misuse.py, one mistake per file) must fail it.
 	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check mypy
 	cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy python_*_usage.py
+	@# The package README's example (provider/sdk_readmes.go) passes mypy --strict too.
+	sed -n '/^```python$$/,/^```$$/{/^```/d;p}' sdk/python/README.md > $(CACHE)/readme_example.py
+	@test -s $(CACHE)/readme_example.py || { echo "python SDK: no python example in sdk/python/README.md"; exit 1; }
+	cd $(CACHE) && py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy readme_example.py
 	@for f in $$(cd tests/sdks && ls python_*_misuse.py); do \
 		if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy $$f >/dev/null); then \
 			echo "python SDK: mypy accepted tests/sdks/$$f: the SDK's type hints are not checked"; exit 1; \

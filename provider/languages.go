@@ -30,14 +30,17 @@ func languageMap() map[string]any {
 		},
 		"nodejs": map[string]any{
 			"packageName":          NodePackage,
+			"packageDescription":   nodeDescription,
+			"readme":               nodeReadme,
 			"respectSchemaVersion": true,
 			"typescriptVersion":    typescript,
 			"dependencies":         map[string]string{"@pulumi/pulumi": pulumiNodeSDK},
 		},
 		"python": map[string]any{
 			"packageName":          PythonPackage,
+			"readme":               pythonReadme,
 			"respectSchemaVersion": true,
-			"pythonRequires":       ">=3.9",
+			"pythonRequires":       ">=3.10", // pulumi 3.259.0 on PyPI: Requires-Python >=3.10
 			"requires":             map[string]string{"pulumi": pulumiPythonSDK},
 			"pyproject":            map[string]any{"enabled": true},
 		},

@@ -19,6 +19,9 @@ import (
 // Name is the Pulumi package name.
 const Name = "proxmoxtalos"
 
+// moduleMap names the Pulumi module of each Go package whose name is not the module's.
+var moduleMap = map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}
+
 // New builds the provider.
 func New() (p.Provider, error) {
 	prov, err := infer.NewProviderBuilder().
@@ -55,9 +58,7 @@ func New() (p.Provider, error) {
 		).
 		// index: the TalosCluster component (plan + fan-out)
 		WithComponents(cluster.New()).
-		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{
-			"cluster": "index",
-		}).
+		WithModuleMap(moduleMap).
 		Build()
 	if err != nil {
 		return p.Provider{}, err
@@ -68,6 +69,7 @@ func New() (p.Provider, error) {
 	// The component's nested inputs are plain values (infer marks only
 	// top-level scalars plain).
 	prov = cluster.WithPlainInputs(prov)
+	prov = withEnumDescriptions(prov, moduleMap)
 	return proxmox.WithTimeouts(prov), nil
 }
 

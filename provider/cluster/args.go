@@ -142,6 +142,7 @@ type Template struct {
 
 // Annotate documents the template.
 func (t *Template) Annotate(a infer.Annotator) {
+	a.Describe(t, "A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.")
 	a.Describe(&t.VmId, "VMID of the template. `hosts[].templateVmId` overrides it per host.")
 	a.Describe(&t.Node, "Proxmox node holding the template. Default: each VM's own host (one template per host, "+
 		"since Proxmox clones across nodes only from shared storage).")
@@ -181,6 +182,7 @@ type Network struct {
 
 // Annotate documents the network.
 func (n *Network) Annotate(a infer.Annotator) {
+	a.Describe(n, "The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).")
 	a.Describe(&n.Bridge, "Bridge on the hosts. Default `vmbr0`.")
 	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default: untagged.")
 	a.Describe(&n.Mtu, "MTU of the NIC. Default: the bridge's.")
@@ -206,6 +208,7 @@ type Nic struct {
 
 // Annotate documents the secondary NIC.
 func (n *Nic) Annotate(a infer.Annotator) {
+	a.Describe(n, "A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).")
 	a.Describe(&n.Bridge, "Bridge on the hosts, like `vmbr1`.")
 	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default: untagged.")
 	a.Describe(&n.Mtu, "MTU of the NIC. Default: the bridge's.")
@@ -222,6 +225,7 @@ type AddressRange struct {
 
 // Annotate documents the range.
 func (r *AddressRange) Annotate(a infer.Annotator) {
+	a.Describe(r, "An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.")
 	a.Describe(&r.Start, "First address of the range, inside the subnet.")
 	a.Describe(&r.End, "Last address of the range (inclusive).")
 }
@@ -238,6 +242,7 @@ type ControlPlane struct {
 
 // Annotate documents the control plane settings.
 func (c *ControlPlane) Annotate(a infer.Annotator) {
+	a.Describe(c, "The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.")
 	a.Describe(&c.Count, "Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). "+
 		"Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one "+
 		"at a time, each leaving etcd before its VM is destroyed.")
@@ -262,6 +267,7 @@ type WorkerPool struct {
 
 // Annotate documents a worker pool.
 func (w *WorkerPool) Annotate(a infer.Annotator) {
+	a.Describe(w, "A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.")
 	a.Describe(&w.Name, "Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).")
 	a.Describe(&w.Count, "Number of workers. Default 0. Scaling down removes the highest-numbered workers, "+
 		"each drained before its VM is destroyed.")
@@ -313,6 +319,7 @@ type VmSize struct {
 
 // Annotate documents the size.
 func (s *VmSize) Annotate(a infer.Annotator) {
+	a.Describe(s, "The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.")
 	a.Describe(&s.Cores, "CPU cores per socket. Default 2. A change restarts the VMs one at a time.")
 	a.Describe(&s.Sockets, "CPU sockets. Default 1.")
 	a.Describe(&s.Memory, "Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control "+
@@ -329,6 +336,7 @@ type DataDisk struct {
 
 // Annotate documents a data disk.
 func (d *DataDisk) Annotate(a infer.Annotator) {
+	a.Describe(d, "An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.")
 	a.Describe(&d.Size, "Size in GiB, at least 1. Disks grow in place and never shrink.")
 	a.Describe(&d.Storage, "Storage of the disk. Default: the host's `diskStorage`.")
 	a.Describe(&d.Volume, "Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` "+
@@ -344,6 +352,7 @@ type Taint struct {
 
 // Annotate documents a taint.
 func (t *Taint) Annotate(a infer.Annotator) {
+	a.Describe(t, "A Kubernetes taint (`key=value:effect`) on nodes.")
 	a.Describe(&t.Key, "Taint key, like `dedicated`.")
 	a.Describe(&t.Value, "Taint value. Default: none.")
 	a.Describe(&t.Effect, "What the taint does to pods that do not tolerate it.")
@@ -359,6 +368,7 @@ type CloudControllerManager struct {
 
 // Annotate documents the CCM settings.
 func (c *CloudControllerManager) Annotate(a infer.Annotator) {
+	a.Describe(c, "The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.")
 	a.Describe(&c.Enabled, "Install the Talos CCM and the kubelet serving certificate approver, and run kubelets "+
 		"with an external cloud provider. Default `true`.")
 	a.Describe(&c.TalosCcmManifest, "URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream "+
@@ -381,6 +391,7 @@ type ProxmoxCloudControllerManager struct {
 
 // Annotate documents the Proxmox CCM settings.
 func (p *ProxmoxCloudControllerManager) Annotate(a infer.Annotator) {
+	a.Describe(p, "The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.")
 	a.Describe(&p.Url, "URL of the Proxmox API as the cluster reaches it, like "+
 		"`https://pve.example.com:8006/api2/json`.")
 	a.Describe(&p.TokenId, "API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).")
@@ -401,6 +412,7 @@ type Cni struct {
 
 // Annotate documents the CNI settings.
 func (c *Cni) Annotate(a infer.Annotator) {
+	a.Describe(c, "The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.")
 	a.Describe(&c.Name, "The CNI. Default `flannel`.")
 	a.Describe(&c.ManifestUrls, "URLs of the CNI's manifests (cilium and custom).")
 	a.Describe(&c.InlineManifests, "The CNI's manifests inline (cilium and custom), for example the output of "+
@@ -417,6 +429,7 @@ type RegistryMirror struct {
 
 // Annotate documents a mirror.
 func (r *RegistryMirror) Annotate(a infer.Annotator) {
+	a.Describe(r, "Mirrors of one container registry, tried in order before the registry itself.")
 	a.Describe(&r.Endpoints, "Mirror URLs, tried in order, like `https://mirror.example.com`.")
 	a.Describe(&r.OverridePath, "The endpoints include the full path (for example Harbor projects). Default `false`.")
 	a.Describe(&r.SkipFallback, "Do not fall back to the upstream registry. Default `false`.")
@@ -430,6 +443,7 @@ type InlineManifest struct {
 
 // Annotate documents an inline manifest.
 func (m *InlineManifest) Annotate(a infer.Annotator) {
+	a.Describe(m, "A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).")
 	a.Describe(&m.Name, "Name of the manifest, unique in the cluster.")
 	a.Describe(&m.Contents, "The manifest YAML (one or more documents).")
 }
@@ -443,6 +457,7 @@ type GitOps struct {
 
 // Annotate documents the GitOps settings.
 func (g *GitOps) Annotate(a infer.Annotator) {
+	a.Describe(g, "A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.")
 	a.Describe(&g.Tool, "The GitOps tool.")
 	a.Describe(&g.InstallManifests, "URLs of the tool's install manifests, pinned to a version. Argo CD's "+
 		"`install.yaml` has no namespace: give one rendered for the `argocd` namespace.")
@@ -458,6 +473,7 @@ type GitRepository struct {
 
 // Annotate documents the repository.
 func (g *GitRepository) Annotate(a infer.Annotator) {
+	a.Describe(g, "A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).")
 	a.Describe(&g.Url, "Clone URL of the repository.")
 	a.Describe(&g.Branch, "Branch to follow. Default `main`.")
 	a.Describe(&g.Path, "Path inside the repository. Default `.`.")
@@ -472,6 +488,7 @@ type VmOptions struct {
 
 // Annotate documents the VM options.
 func (v *VmOptions) Annotate(a infer.Annotator) {
+	a.Describe(v, "Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.")
 	a.Describe(&v.CpuType, "Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer "+
 		"(`kvm64` does not boot). `host` passes the host CPU through.")
 	a.Describe(&v.OnBoot, "Start the VMs when their host boots. Default `true`.")

@@ -14,6 +14,11 @@ func (DiskBus) Values() []infer.EnumValue[DiskBus] {
 	}
 }
 
+// Annotate documents the type.
+func (e *DiskBus) Annotate(a infer.Annotator) {
+	a.Describe(e, "Bus of the VMs' disks in Proxmox. It decides the device names Talos sees: the install disk is `/dev/sda` on scsi and sata, `/dev/vda` on virtio.")
+}
+
 // TaintEffect is a Kubernetes taint effect.
 type TaintEffect string
 
@@ -24,6 +29,11 @@ func (TaintEffect) Values() []infer.EnumValue[TaintEffect] {
 		{Name: "PreferNoSchedule", Value: "PreferNoSchedule", Description: "The scheduler avoids the node."},
 		{Name: "NoExecute", Value: "NoExecute", Description: "Running pods without a toleration are evicted too."},
 	}
+}
+
+// Annotate documents the type.
+func (e *TaintEffect) Annotate(a infer.Annotator) {
+	a.Describe(e, "What a Kubernetes taint does to pods that do not tolerate it.")
 }
 
 // CniName is the choice of pod network.
@@ -39,6 +49,11 @@ func (CniName) Values() []infer.EnumValue[CniName] {
 	}
 }
 
+// Annotate documents the type.
+func (e *CniName) Annotate(a infer.Annotator) {
+	a.Describe(e, "The pod network (CNI) the cluster runs.")
+}
+
 // GitOpsTool is the GitOps tool to bootstrap.
 type GitOpsTool string
 
@@ -50,6 +65,11 @@ func (GitOpsTool) Values() []infer.EnumValue[GitOpsTool] {
 	}
 }
 
+// Annotate documents the type.
+func (e *GitOpsTool) Annotate(a infer.Annotator) {
+	a.Describe(e, "The GitOps tool installed at bootstrap to sync the cluster from a Git repository.")
+}
+
 // NodeRole is a node's Talos machine type.
 type NodeRole string
 
@@ -59,4 +79,9 @@ func (NodeRole) Values() []infer.EnumValue[NodeRole] {
 		{Name: "ControlPlane", Value: "controlplane", Description: "Runs etcd and the Kubernetes control plane."},
 		{Name: "Worker", Value: "worker", Description: "Runs workloads."},
 	}
+}
+
+// Annotate documents the type.
+func (e *NodeRole) Annotate(a infer.Annotator) {
+	a.Describe(e, "A node's role in the cluster: its Talos machine type.")
 }

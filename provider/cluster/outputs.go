@@ -60,6 +60,7 @@ type ClusterNode struct {
 
 // Annotate documents a node.
 func (n *ClusterNode) Annotate(a infer.Annotator) {
+	a.Describe(n, "One node of the cluster as built: its name, role, pool, Proxmox node, VMID, address and MAC address.")
 	a.Describe(&n.Name, "Node name, also its hostname, VM name and Kubernetes node name.")
 	a.Describe(&n.Role, "Talos machine type.")
 	a.Describe(&n.Pool, "Worker pool name (`cp` for control planes).")

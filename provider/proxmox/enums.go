@@ -13,6 +13,11 @@ func (Bios) Values() []infer.EnumValue[Bios] {
 	}
 }
 
+// Annotate documents the type.
+func (e *Bios) Annotate(a infer.Annotator) {
+	a.Describe(e, "VM firmware (Proxmox `bios`).")
+}
+
 // ScsiHardware is the SCSI controller model.
 type ScsiHardware string
 
@@ -26,6 +31,11 @@ func (ScsiHardware) Values() []infer.EnumValue[ScsiHardware] {
 		{Name: "Megasas", Value: "megasas", Description: "LSI MegaRAID SAS."},
 		{Name: "Pvscsi", Value: "pvscsi", Description: "VMware paravirtual SCSI."},
 	}
+}
+
+// Annotate documents the type.
+func (e *ScsiHardware) Annotate(a infer.Annotator) {
+	a.Describe(e, "SCSI controller model of the VM (Proxmox `scsihw`).")
 }
 
 // OsType tells Proxmox which guest OS to optimize for.
@@ -53,6 +63,11 @@ func (OsType) Values() []infer.EnumValue[OsType] {
 	}
 }
 
+// Annotate documents the type.
+func (e *OsType) Annotate(a infer.Annotator) {
+	a.Describe(e, "Guest operating system Proxmox tunes the VM for (Proxmox `ostype`).")
+}
+
 // DiskCache is a disk's host cache mode.
 type DiskCache string
 
@@ -65,6 +80,11 @@ func (DiskCache) Values() []infer.EnumValue[DiskCache] {
 		{Name: "Unsafe", Value: "unsafe", Description: "Like writeback, ignoring flushes (data loss on host crash)."},
 		{Name: "Directsync", Value: "directsync", Description: "No host cache, writes synced."},
 	}
+}
+
+// Annotate documents the type.
+func (e *DiskCache) Annotate(a infer.Annotator) {
+	a.Describe(e, "Host cache mode of a disk (Proxmox drive option `cache`).")
 }
 
 // NetworkModel is the emulated network card.
@@ -81,6 +101,11 @@ func (NetworkModel) Values() []infer.EnumValue[NetworkModel] {
 	}
 }
 
+// Annotate documents the type.
+func (e *NetworkModel) Annotate(a infer.Annotator) {
+	a.Describe(e, "Emulated network card model (the model of Proxmox `netN`).")
+}
+
 // DownloadContent is the storage content type a download becomes.
 type DownloadContent string
 
@@ -92,15 +117,29 @@ func (DownloadContent) Values() []infer.EnumValue[DownloadContent] {
 	}
 }
 
+// Annotate documents the type.
+func (e *DownloadContent) Annotate(a infer.Annotator) {
+	a.Describe(e, "Storage content type a downloaded file becomes (Proxmox `download-url` `content`).")
+}
+
 // ChecksumAlgorithm verifies a download.
 type ChecksumAlgorithm string
 
 // Values lists the algorithms of download-url.
 func (ChecksumAlgorithm) Values() []infer.EnumValue[ChecksumAlgorithm] {
 	return []infer.EnumValue[ChecksumAlgorithm]{
-		{Name: "Md5", Value: "md5"}, {Name: "Sha1", Value: "sha1"}, {Name: "Sha224", Value: "sha224"},
-		{Name: "Sha256", Value: "sha256"}, {Name: "Sha384", Value: "sha384"}, {Name: "Sha512", Value: "sha512"},
+		{Name: "Md5", Value: "md5", Description: "MD5 (weak: only for mirrors that publish nothing else)."},
+		{Name: "Sha1", Value: "sha1", Description: "SHA-1 (weak: only for mirrors that publish nothing else)."},
+		{Name: "Sha224", Value: "sha224", Description: "SHA-224."},
+		{Name: "Sha256", Value: "sha256", Description: "SHA-256 (what the Talos releases publish)."},
+		{Name: "Sha384", Value: "sha384", Description: "SHA-384."},
+		{Name: "Sha512", Value: "sha512", Description: "SHA-512 (what the Talos releases publish)."},
 	}
+}
+
+// Annotate documents the type.
+func (e *ChecksumAlgorithm) Annotate(a infer.Annotator) {
+	a.Describe(e, "Hash algorithm of a download's expected checksum (Proxmox `download-url` `checksum-algorithm`).")
 }
 
 // Decompression is how Proxmox unpacks a downloaded file.
@@ -109,6 +148,14 @@ type Decompression string
 // Values lists the decompression algorithms of download-url.
 func (Decompression) Values() []infer.EnumValue[Decompression] {
 	return []infer.EnumValue[Decompression]{
-		{Name: "Gz", Value: "gz"}, {Name: "Lzo", Value: "lzo"}, {Name: "Zst", Value: "zst"}, {Name: "Bz2", Value: "bz2"},
+		{Name: "Gz", Value: "gz", Description: "gzip (`.gz`)."},
+		{Name: "Lzo", Value: "lzo", Description: "LZO (`.lzo`)."},
+		{Name: "Zst", Value: "zst", Description: "Zstandard (`.zst`)."},
+		{Name: "Bz2", Value: "bz2", Description: "bzip2 (`.bz2`)."},
 	}
+}
+
+// Annotate documents the type.
+func (e *Decompression) Annotate(a infer.Annotator) {
+	a.Describe(e, "Compression of the downloaded file, which Proxmox decompresses before storing it (Proxmox `download-url` `compression`).")
 }

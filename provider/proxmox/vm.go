@@ -41,6 +41,11 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if failures = validateVM(a, old, u); len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
 	}
+	if u.known("disks") {
+		for _, w := range removedDiskWarnings(old, a) {
+			p.GetLogger(ctx).Warning(w)
+		}
+	}
 	c, err := config.Client(ctx)
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
@@ -56,8 +61,35 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 }
 
 // Diff classifies each change as in place or replacing (see diffVM).
-func (*VirtualMachine) Diff(_ context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
+func (*VirtualMachine) Diff(ctx context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
+	if err := checkNewVMIDFree(ctx, req.State, req.Inputs); err != nil {
+		return infer.DiffResponse{}, err
+	}
 	return diffVM(req.State, req.Inputs), nil
+}
+
+// checkNewVMIDFree refuses a vmId change to an id another guest holds. Check
+// lets a pinned id pass when it looks like the resource's own VM (isOwnVM);
+// only the state tells for sure.
+func checkNewVMIDFree(ctx context.Context, old VirtualMachineState, news VirtualMachineArgs) error {
+	if news.VMID == nil || *news.VMID == old.VMID || old.VMID == 0 {
+		return nil
+	}
+	c, err := config.Client(ctx)
+	if err != nil {
+		return err
+	}
+	vms, err := c.ClusterGuests(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the cluster's VMs to check vmId %d: %w", *news.VMID, err)
+	}
+	for _, vm := range vms {
+		if vm.VMID == *news.VMID {
+			return fmt.Errorf("vmId %d is already used by %s %q on node %s, and this resource's VM is %d on node %s: "+
+				"set vmId: %d, or choose a free vmId", vm.VMID, vm.Kind(), vm.Name, vm.Node, old.VMID, old.Node, old.VMID)
+		}
+	}
+	return nil
 }
 
 // WireDependencies says which outputs an input change can affect, so that a
@@ -88,6 +120,7 @@ func operation(ctx context.Context, def time.Duration) (context.Context, context
 	}
 	log := p.GetLogger(ctx)
 	ctx = pve.WithLogger(ctx, func(msg string) { log.Info(msg) })
+	ctx = pve.WithWarner(ctx, func(msg string) { log.Warning(msg) })
 	return ctx, cancel, c, nil
 }
 
@@ -278,6 +311,9 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	old := req.State
 	a := req.Inputs
 	if req.DryRun {
+		if w := restartWarning(old, a, memoryHotplug(ctx, old)); w != "" {
+			p.GetLogger(ctx).Warning(w)
+		}
 		st := old
 		st.VirtualMachineArgs = a
 		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil
@@ -325,9 +361,18 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 		ref.Node = req.State.Node
 	}
 	st, err := c.VMStatus(ctx, ref)
-	if pve.IsNotFound(err) {
-		pve.Logf(ctx, "%s is already gone", ref)
-		return infer.DeleteResponse{}, nil
+	if pve.IsConfigMissing(err) {
+		moved, found, ferr := locateMovedVM(ctx, c, ref, req.State)
+		if ferr != nil {
+			return infer.DeleteResponse{}, ferr
+		}
+		if !found {
+			pve.Logf(ctx, "%s is already gone", ref)
+			return infer.DeleteResponse{}, nil
+		}
+		pve.Logf(ctx, "%s was moved to node %s outside Pulumi (migration or HA); destroying it there", ref, moved.Node)
+		ref = moved
+		st, err = c.VMStatus(ctx, ref)
 	}
 	if err != nil {
 		return infer.DeleteResponse{}, err
@@ -341,7 +386,7 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 			pve.Logf(ctx, "shutting down %s (up to %s, then stopping it)", ref, shutdownTimeout(a))
 			err = c.ShutdownVM(ctx, ref, shutdownTimeout(a))
 		}
-		if err != nil && !pve.IsNotFound(err) {
+		if err != nil && !pve.IsConfigMissing(err) {
 			return infer.DeleteResponse{}, err
 		}
 	}

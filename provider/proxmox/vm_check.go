@@ -36,6 +36,13 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return v, nil
 	}
+	if !up && old != nil && old.Node == a.Node {
+		// an existing VM: a node down must not block every `up` of the
+		// program; what needs the node fails when it is used
+		v.warnings = append(v.warnings, fmt.Sprintf("node %s is offline: this VM's bridges, storages and vmId "+
+			"cannot be checked now, and any change to it will fail until the node is back", a.Node))
+		return v, nil
+	}
 	if !up {
 		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
 		return v, nil
@@ -60,27 +67,34 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 	if err := checkImports(ctx, c, v, a, old); err != nil {
 		return nil, err
 	}
+	if err := checkPool(ctx, c, v, a); err != nil {
+		return nil, err
+	}
 	needVMs := (a.Clone != nil && u.known("clone.vmId")) ||
 		(a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID))
 	if !needVMs {
 		return v, nil
 	}
-	vms, err := c.ClusterVMs(ctx)
+	// containers too: VMIDs are unique across VMs and containers
+	vms, err := c.ClusterGuests(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing the cluster's VMs: %w", err)
+		return nil, fmt.Errorf("listing the cluster's VMs and containers: %w", err)
 	}
 	if a.Clone != nil && u.known("clone.vmId") {
 		if checkCloneSource(v, a, vms) && old == nil {
 			if err := checkCloneAcrossNodes(ctx, c, v, a); err != nil {
 				return nil, err
 			}
+			if err := checkCloneDiskSizes(ctx, c, v, a); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
 		for _, vm := range vms {
-			if vm.VMID == *a.VMID {
-				v.fail("vmId", "vmId %d is already used by VM %q on node %s: choose another vmId, leave it unset to "+
-					"allocate one, or import the existing VM", vm.VMID, vm.Name, vm.Node)
+			if vm.VMID == *a.VMID && !isOwnVM(vm, old) {
+				v.fail("vmId", "vmId %d is already used by %s %q on node %s: choose another vmId, leave it unset to "+
+					"allocate one, or import the existing VM", vm.VMID, vm.Kind(), vm.Name, vm.Node)
 			}
 		}
 		if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
@@ -88,6 +102,43 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		}
 	}
 	return v, nil
+}
+
+// isOwnVM reports whether vm is the one this resource already manages: a
+// resource created without vmId whose user now pins the id it was given.
+// Check only sees the old inputs, not the state, so the VM is recognised by
+// the node and name those inputs gave it; Diff compares the id with the state
+// and refuses an id that belongs to another VM (checkNewVMIDFree).
+func isOwnVM(vm pve.ClusterVM, old *VirtualMachineArgs) bool {
+	if old == nil || old.VMID != nil || vm.Node != old.Node {
+		return false
+	}
+	return old.Name == nil || vm.Name == *old.Name
+}
+
+// checkPool: Proxmox refuses a VM in a pool that does not exist ("Permission
+// check failed (pool '<id>' does not exist)", PVE RPCEnvironment
+// check_pool_exist), after nothing else is wrong, so say it at preview.
+func checkPool(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+	if a.Pool == nil || *a.Pool == "" || !v.u.known("pool") {
+		return nil
+	}
+	pools, err := c.Pools(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the resource pools to check pool %q: %w", *a.Pool, err)
+	}
+	if slices.Contains(pools, *a.Pool) {
+		return nil
+	}
+	sort.Strings(pools)
+	list := strings.Join(pools, ", ")
+	if list == "" {
+		list = "none"
+	}
+	v.fail("pool", "pool %q does not exist (or the API token has neither Pool.Audit nor Pool.Allocate on "+
+		"/pool/%s); the pools it can use are: %s. Create the pool (pveum pool add %s) or choose one of those",
+		*a.Pool, *a.Pool, list, *a.Pool)
+	return nil
 }
 
 func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
@@ -168,6 +219,11 @@ func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) b
 	for _, vm := range vms {
 		if vm.VMID != c.VMID {
 			continue
+		}
+		if vm.Type == "lxc" {
+			v.check("clone.vmId", true, "%d is a container (CT %q on node %s), and a VM can only be cloned from a VM "+
+				"or VM template", c.VMID, vm.Name, vm.Node)
+			return false
 		}
 		if vm.Node != srcNode {
 			v.check("clone.node", true, "the clone source VM %d is on node %s, not %s: set clone.node: %s",

@@ -70,3 +70,32 @@ func TestVirtualMachineCreateRetriedAfterServerError(t *testing.T) {
 		t.Fatal("two resources share a VMID")
 	}
 }
+
+// A clone that lists a disk smaller than the template's fails at preview:
+// the clone would exist before the resize that Proxmox refuses.
+func TestVirtualMachineCloneDiskShrinkFailsAtPreview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	tm := plainVM("pve1", "template") // scsi0: 4 GiB
+	tm["started"] = boolean(false)
+	_, tst := e.create(vmType, "template", property.NewMap(tm))
+	tid := getNum(t, tst, "vmId")
+	e.convertToTemplate("pve1", tid)
+
+	clone := func(size int) property.Map {
+		return property.NewMap(map[string]property.Value{
+			"node":  str("pve1"),
+			"clone": obj(map[string]property.Value{"vmId": num(tid)}),
+			"disks": arr(obj(map[string]property.Value{"interface": str("scsi0"), "storage": str("local-lvm"), "size": num(size)})),
+		})
+	}
+	f := e.checkFailures(vmType, "small", property.Map{}, clone(2))
+	if len(f) != 1 || f[0].Property != "disks[0].size" || !strings.Contains(f[0].Reason, "set size to 4 or more") {
+		t.Fatalf("clone shrinking scsi0 from 4 to 2 GiB: %+v", f)
+	}
+	for _, size := range []int{4, 6} {
+		if f := e.checkFailures(vmType, "ok", property.Map{}, clone(size)); len(f) != 0 {
+			t.Fatalf("clone with scsi0 of %d GiB: %+v", size, f)
+		}
+	}
+}

@@ -220,8 +220,8 @@ func applyPending(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMa
 		keys = append(keys, p.Key)
 	}
 	if a.RebootAfterUpdate != nil && !*a.RebootAfterUpdate {
-		pve.Logf(ctx, "warning: %s has changes that take effect only after a restart (%s); it was not restarted "+
-			"because rebootAfterUpdate is false", ref, strings.Join(keys, ", "))
+		pve.Warnf(ctx, "%s has changes that take effect only after a restart (%s); it was not restarted "+
+			"because rebootAfterUpdate is false: restart it yourself when it suits you", ref, strings.Join(keys, ", "))
 		return false, nil
 	}
 	pve.Logf(ctx, "restarting %s to apply changes Proxmox applies only at the next start: %s", ref, strings.Join(keys, ", "))

@@ -67,6 +67,9 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 	o.Disks = slices.Clone(o.Disks)
 	adoptImportSources(o.Disks, n.Disks)
 
+	// disks are compared by interface (diffDisks), not by list position
+	oldDisks, newDisks := o.Disks, n.Disks
+	o.Disks, n.Disks = nil, nil
 	before, after := flatten(o), flatten(n)
 	detailed := map[string]p.PropertyDiff{}
 	replace := false
@@ -105,6 +108,7 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 			record(collapse(path, after), p.Delete)
 		}
 	}
+	diffDisks(oldDisks, newDisks, record)
 	resp := p.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}
 	// a replacement that keeps an explicit VMID must delete the old VM first:
 	// Proxmox refuses a second VM with the same id
@@ -138,7 +142,7 @@ var ipAddressType = reflect.TypeFor[VirtualMachineIpAddress]()
 
 // overlayUnset copies into n (addressable) every optional value that n
 // leaves unset and o has, recursively, without changing o. List elements
-// are matched by position (disks only when on the same interface). An IP
+// are matched by position, disks by interface. An IP
 // address block is taken as a whole: its gateway is not optional on its own.
 func overlayUnset(n, o reflect.Value) {
 	switch n.Kind() {
@@ -171,15 +175,32 @@ func overlayUnset(n, o reflect.Value) {
 		}
 		cp := reflect.MakeSlice(n.Type(), n.Len(), n.Len())
 		reflect.Copy(cp, n)
-		for i := 0; i < min(n.Len(), o.Len()); i++ {
-			if f := cp.Index(i).FieldByName("Interface"); f.IsValid() && f.Kind() == reflect.String &&
-				f.String() != o.Index(i).FieldByName("Interface").String() {
-				continue
+		for i := 0; i < n.Len(); i++ {
+			if j := matchingElement(cp.Index(i), o, i); j >= 0 {
+				overlayUnset(cp.Index(i), o.Index(j))
 			}
-			overlayUnset(cp.Index(i), o.Index(i))
 		}
 		n.Set(cp)
 	}
+}
+
+// matchingElement is the index in o of the element that n (element i of
+// its list) updates: the one on the same interface when elements have one,
+// else the one at the same position; -1 when there is none.
+func matchingElement(n, o reflect.Value, i int) int {
+	f := n.FieldByName("Interface")
+	if !f.IsValid() || f.Kind() != reflect.String {
+		if i < o.Len() {
+			return i
+		}
+		return -1
+	}
+	for j := 0; j < o.Len(); j++ {
+		if o.Index(j).FieldByName("Interface").String() == f.String() {
+			return j
+		}
+	}
+	return -1
 }
 
 // collapse reports an element that exists only on one side at its top: a new

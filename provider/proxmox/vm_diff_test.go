@@ -2,6 +2,7 @@ package proxmox
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -50,9 +51,11 @@ func TestDiffVM(t *testing.T) {
 		{"iso ejected", func(a *VirtualMachineArgs) { a.ISO = ptr("") }, map[string]p.DiffKind{"iso": p.Update}, false},
 		{"cpu and disks no longer given: not managed", func(a *VirtualMachineArgs) { a.CPU, a.Disks = nil, nil }, map[string]p.DiffKind{}, false},
 		{"cpu type no longer given", func(a *VirtualMachineArgs) { a.CPU = &VirtualMachineCpu{Cores: ptr(2)} }, map[string]p.DiffKind{}, false},
-		{"disk removed from a given list", func(a *VirtualMachineArgs) {
-			a.Disks = append(a.Disks, VirtualMachineDisk{Interface: "scsi1", Storage: "local-lvm", Size: 5})
-		}, map[string]p.DiffKind{"disks[1]": p.Add}, false},
+		{"disk removed from a given list", func(a *VirtualMachineArgs) { a.Disks = []VirtualMachineDisk{} },
+			map[string]p.DiffKind{"disks[0]": p.Delete}, false},
+		{"disk interface renamed: the old disk goes, a blank one comes", func(a *VirtualMachineArgs) {
+			a.Disks[0].Interface = "virtio0"
+		}, map[string]p.DiffKind{"disks[0]": p.Update}, false},
 		{"started: false", func(a *VirtualMachineArgs) { a.Started = ptr(false) }, map[string]p.DiffKind{"started": p.Update}, false},
 		{"started: true is the default", func(a *VirtualMachineArgs) { a.Started = ptr(true) }, map[string]p.DiffKind{}, false},
 		{"provider-side setting", func(a *VirtualMachineArgs) { a.StopOnDestroy = ptr(true) }, map[string]p.DiffKind{"stopOnDestroy": p.Add}, false},
@@ -87,5 +90,53 @@ func TestDiffVMImportedWithoutCloneSource(t *testing.T) {
 	news.Clone = &VirtualMachineClone{VMID: 9000}
 	if d := diffVM(stateOf(old, 104), news); d.HasChanges {
 		t.Fatalf("clone source on an imported VM must not replace it: %v", kinds(d))
+	}
+}
+
+// Disks are diffed by interface: removing the first of two disks deletes
+// that one (at its old index), and the second is unchanged though its index
+// moved.
+func TestDiffVMDisksByInterface(t *testing.T) {
+	t.Parallel()
+	two := func() VirtualMachineArgs {
+		a := talosArgs()
+		a.Disks = []VirtualMachineDisk{{Interface: "scsi0", Storage: "local-lvm", Size: 20},
+			{Interface: "scsi1", Storage: "local-lvm", Size: 5}}
+		return a
+	}
+	cases := []struct {
+		name  string
+		disks []VirtualMachineDisk
+		want  map[string]p.DiffKind
+	}{
+		{"first removed", []VirtualMachineDisk{{Interface: "scsi1", Storage: "local-lvm", Size: 5}},
+			map[string]p.DiffKind{"disks[0]": p.Delete}},
+		{"second removed", []VirtualMachineDisk{{Interface: "scsi0", Storage: "local-lvm", Size: 20}},
+			map[string]p.DiffKind{"disks[1]": p.Delete}},
+		{"reordered", []VirtualMachineDisk{{Interface: "scsi1", Storage: "local-lvm", Size: 5},
+			{Interface: "scsi0", Storage: "local-lvm", Size: 20}}, map[string]p.DiffKind{}},
+		{"first removed, second grows", []VirtualMachineDisk{{Interface: "scsi1", Storage: "local-lvm", Size: 8}},
+			map[string]p.DiffKind{"disks[0]": p.Delete, "disks[0].size": p.Update}},
+		{"first moved to virtio0 at the end", []VirtualMachineDisk{{Interface: "scsi1", Storage: "local-lvm", Size: 5},
+			{Interface: "virtio0", Storage: "local-lvm", Size: 20}},
+			map[string]p.DiffKind{"disks[0]": p.Delete, "disks[1]": p.Add}},
+	}
+	for _, c := range cases {
+		news := two()
+		news.Disks = c.disks
+		if got := kinds(diffVM(stateOf(two(), 104), news)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	old := two()
+	news := two()
+	news.Disks = []VirtualMachineDisk{{Interface: "virtio0", Storage: "local-lvm", Size: 20}, news.Disks[1]}
+	w := removedDiskWarnings(&old, news)
+	if len(w) != 1 || !strings.Contains(w[0], "disk scsi0 (20 GiB on local-lvm)") || !strings.Contains(w[0], "deletes it") {
+		t.Fatalf("warnings for scsi0 moved to virtio0: %q", w)
+	}
+	news.Disks = nil // not managed: nothing is deleted
+	if w := removedDiskWarnings(&old, news); len(w) != 0 {
+		t.Fatalf("warnings with disks not given: %q", w)
 	}
 }

@@ -52,6 +52,8 @@ func TestVirtualMachineBadInputsFailInCheck(t *testing.T) {
 		{"storage without images", func(m map[string]property.Value) {
 			m["disks"] = arr(obj(map[string]property.Value{"interface": str("scsi0"), "storage": str("local"), "size": num(4)}))
 		}, "disks[0].storage", "images"},
+		{"pool missing", func(m map[string]property.Value) { m["pool"] = str("nope") }, "pool",
+			`pool "nope" does not exist`},
 		{"clone source missing", func(m map[string]property.Value) {
 			m["clone"] = obj(map[string]property.Value{"vmId": num(9999)})
 		}, "clone.vmId", "does not exist"},

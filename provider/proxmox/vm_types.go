@@ -205,6 +205,7 @@ type VirtualMachineClone struct {
 
 // Annotate documents the clone source.
 func (c *VirtualMachineClone) Annotate(a infer.Annotator) {
+	a.Describe(c, "The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.")
 	a.Describe(&c.VMID, "The VMID of the VM or template to clone.")
 	a.Describe(&c.Node, "The node that holds the source. Default: the VM's `node`. With local storage the "+
 		"source must be on the VM's node.")
@@ -222,6 +223,7 @@ type VirtualMachineCpu struct {
 
 // Annotate documents the CPU settings.
 func (c *VirtualMachineCpu) Annotate(a infer.Annotator) {
+	a.Describe(c, "The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.")
 	a.Describe(&c.Cores, "Cores per socket. Default 1.")
 	a.Describe(&c.Sockets, "CPU sockets. Default 1.")
 	a.Describe(&c.Type, "The emulated CPU model, for example `host` or `x86-64-v2-AES`. Default: Proxmox's.")
@@ -235,6 +237,7 @@ type VirtualMachineMemory struct {
 
 // Annotate documents the memory settings.
 func (m *VirtualMachineMemory) Annotate(a infer.Annotator) {
+	a.Describe(m, "The VM's memory in MiB, and the balloon floor it may be shrunk to.")
 	a.Describe(&m.Dedicated, "Memory in MiB (at least 16).")
 	a.Describe(&m.Floating, "The balloon minimum in MiB: the guest may be shrunk down to this. `0` disables the "+
 		"balloon device. Default: Proxmox's (ballooning up to `dedicated`).")
@@ -248,6 +251,7 @@ type VirtualMachineEfiDisk struct {
 
 // Annotate documents the EFI disk.
 func (e *VirtualMachineEfiDisk) Annotate(a infer.Annotator) {
+	a.Describe(e, "The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).")
 	a.Describe(&e.Storage, "The storage for the EFI disk (4 MiB, `efitype=4m`). Changing it moves the disk.")
 	a.Describe(&e.PreEnrolledKeys, "Enroll the distribution and Microsoft Secure Boot keys. Default `false`. "+
 		"Keys are enrolled when the disk is created: changing this replaces the VM.")
@@ -267,6 +271,7 @@ type VirtualMachineDisk struct {
 
 // Annotate documents a disk.
 func (d *VirtualMachineDisk) Annotate(a infer.Annotator) {
+	a.Describe(d, "A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.")
 	a.Describe(&d.Interface, "The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or "+
 		"`ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....")
 	a.Describe(&d.Storage, "The storage that holds the disk (content type `images`), for example `local-lvm`. "+
@@ -297,6 +302,7 @@ type VirtualMachineNetworkDevice struct {
 
 // Annotate documents a NIC.
 func (n *VirtualMachineNetworkDevice) Annotate(a infer.Annotator) {
+	a.Describe(n, "A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.")
 	a.Describe(&n.Bridge, "The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.")
 	a.Describe(&n.Model, "The NIC model. Default `virtio`.")
 	a.Describe(&n.VLANID, "The VLAN tag (1 to 4094); `0` removes the tag. Default: untagged.")
@@ -332,6 +338,7 @@ type VirtualMachineIpConfig struct {
 
 // Annotate documents one NIC's addresses.
 func (c *VirtualMachineIpConfig) Annotate(a infer.Annotator) {
+	a.Describe(c, "The addresses of one network device, given through the cloud-init drive (`ipconfigN`).")
 	a.Describe(&c.IPv4, "The IPv4 address and gateway.")
 	a.Describe(&c.IPv6, "The IPv6 address and gateway.")
 }
@@ -344,6 +351,7 @@ type VirtualMachineIpAddress struct {
 
 // Annotate documents an address setting.
 func (c *VirtualMachineIpAddress) Annotate(a infer.Annotator) {
+	a.Describe(c, "One address (with prefix length, or `dhcp`) and its gateway.")
 	a.Describe(&c.Address, "An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; "+
 		"for IPv6 also `auto` (SLAAC).")
 	a.Describe(&c.Gateway, "The default gateway; only with a static address.")
@@ -357,6 +365,7 @@ type VirtualMachineDns struct {
 
 // Annotate documents the resolver settings.
 func (d *VirtualMachineDns) Annotate(a infer.Annotator) {
+	a.Describe(d, "DNS servers and search domain given through the cloud-init drive.")
 	a.Describe(&d.Servers, "DNS server addresses. Default: the Proxmox node's.")
 	a.Describe(&d.Domain, "The DNS search domain. Default: the Proxmox node's.")
 }
@@ -370,6 +379,7 @@ type VirtualMachineAgent struct {
 
 // Annotate documents the agent settings.
 func (g *VirtualMachineAgent) Annotate(a infer.Annotator) {
+	a.Describe(g, "The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).")
 	a.Describe(&g.Enabled, "Enable the guest agent channel. Default `true` when this block is given.")
 	a.Describe(&g.WaitForAddress, "After start, wait until the agent reports an IP address, so that the "+
 		"addresses are outputs. Default `true` when the agent is enabled.")

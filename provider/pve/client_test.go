@@ -218,3 +218,32 @@ func TestParseUPID(t *testing.T) {
 		t.Fatal("ParseUPID accepted garbage")
 	}
 }
+
+// 401 and 403 keep Proxmox's reason phrase, say what to do, and never
+// carry the token.
+func TestAuthErrorsKeepTheReason(t *testing.T) {
+	t.Parallel()
+	routes := versionRoute()
+	routes["GET /nodes/pve1/qemu/104/config"] = func(w http.ResponseWriter, r *http.Request) {
+		statusWithReason(w, r, 403, "Permission check failed (/vms/104, VM.Audit)")
+	}
+	srv := fakePVE(t, routes)
+	c, err := Connect(context.Background(), Options{Endpoint: srv.URL, APIToken: testToken, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.VMConfig(context.Background(), VMRef{Node: "pve1", VMID: 104})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != 403 || Classify(err) != KindAuth ||
+		!strings.Contains(err.Error(), "Permission check failed (/vms/104, VM.Audit)") ||
+		!strings.Contains(err.Error(), "privilege-separated token needs its own ACLs") {
+		t.Fatalf("403: %v", err)
+	}
+	if strings.Contains(err.Error(), "5ecret") {
+		t.Fatalf("the token's secret is in the error: %v", err)
+	}
+	_, err = Connect(context.Background(), Options{Endpoint: srv.URL, APIToken: "root@pam!test=wrong-secret", Insecure: true})
+	if err == nil || !strings.Contains(err.Error(), "refused the API token") || strings.Contains(err.Error(), "wrong-secret") {
+		t.Fatalf("401 at connect: %v", err)
+	}
+}

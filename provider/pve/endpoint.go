@@ -34,6 +34,11 @@ func NormalizeEndpoint(raw string) (string, error) {
 	if u.Host == "" || u.Hostname() == "" {
 		return "", fmt.Errorf("the Proxmox VE endpoint %q has no host name", raw)
 	}
+	if scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return "", fmt.Errorf("the Proxmox VE endpoint %q uses plain http to %s: the API token would cross the "+
+			"network unencrypted. Use https:// (pveproxy serves https on port 8006); plain http is accepted only "+
+			"for a loopback host such as 127.0.0.1 or localhost (an SSH tunnel or local proxy)", raw, u.Hostname())
+	}
 	if u.User != nil {
 		return "", fmt.Errorf("the Proxmox VE endpoint must not contain credentials; use `apiToken`")
 	}
@@ -89,4 +94,13 @@ func ParseAPIToken(raw string) (APIToken, error) {
 		return APIToken{}, fmt.Errorf("%s: the secret of %q contains white space", form, id)
 	}
 	return APIToken{ID: id, Secret: secret}, nil
+}
+
+// isLoopbackHost reports whether host names this machine only.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -29,10 +29,19 @@ func TestNormalizeEndpoint(t *testing.T) {
 		"https://proxy.example.com:443":    "https://proxy.example.com/api2/json",
 		"https://[::1]:8006/api2/json":     "https://[::1]:8006/api2/json",
 		"https://127.0.0.1:8006/api2/json": "https://127.0.0.1:8006/api2/json",
+		"http://127.0.0.1:8006":            "http://127.0.0.1:8006/api2/json",
+		"http://localhost:8006":            "http://localhost:8006/api2/json",
+		"http://[::1]:8006":                "http://[::1]:8006/api2/json",
 	} {
 		got, err := NormalizeEndpoint(in)
 		if err != nil || got != want {
 			t.Errorf("NormalizeEndpoint(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"http://pve.example.com:8006", "http://10.0.0.5:8006", "http://[fd00::1]:8006"} {
+		_, err := NormalizeEndpoint(in)
+		if err == nil || !strings.Contains(err.Error(), "plain http") || !strings.Contains(err.Error(), "https://") {
+			t.Errorf("NormalizeEndpoint(%q): %v, want a refusal of plain http", in, err)
 		}
 	}
 	for _, bad := range []string{"", "ftp://pve:8006", "https://", "https://user:pw@pve:8006", "https://pve:8006/?x=1"} {

@@ -27,7 +27,18 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
+	msg := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
+	switch e.Status {
+	case 401:
+		msg += " (the API token was refused: check `apiToken`, PROXMOX_VE_API_TOKEN, as USER@REALM!TOKENID=SECRET)"
+	case 403:
+		// pve-access-control: a privilege-separated token (privsep=1) has
+		// only the ACLs given to the token itself, never more than its user
+		msg += " (the API token lacks a privilege on that path: grant it with `pveum acl modify <path> " +
+			"--tokens USER@REALM!TOKENID --roles <role>`; a privilege-separated token needs its own ACLs, " +
+			"the user's are not enough)"
+	}
+	return msg
 }
 
 // Kind classifies an error by what the caller should do about it.
@@ -144,6 +155,19 @@ func isTLSError(err error) bool {
 
 // IsNotFound reports whether err says the object does not exist.
 func IsNotFound(err error) bool { return Classify(err) == KindNotFound }
+
+// IsConfigMissing reports whether err says the VM's configuration file is
+// not on that node: "Configuration file 'nodes/<node>/qemu-server/<vmid>.conf'
+// does not exist" (pve-guest-common PVE/AbstractConfig.pm load_config). The
+// VM is gone from that node, though it may be on another (migrated). Other
+// "does not exist" answers (a storage, a volume) do not mean the VM is gone.
+func IsConfigMissing(err error) bool {
+	if !IsNotFound(err) {
+		return false
+	}
+	m := err.Error()
+	return strings.Contains(m, "Configuration file") && strings.Contains(m, "does not exist")
+}
 
 // IsAlreadyExists reports whether err says the VMID or file is taken.
 func IsAlreadyExists(err error) bool { return Classify(err) == KindAlreadyExists }

@@ -102,3 +102,16 @@ func TestLockOf(t *testing.T) {
 		}
 	}
 }
+
+func TestIsConfigMissing(t *testing.T) {
+	t.Parallel()
+	api := func(msg string) error { return &APIError{Method: "GET", Path: "/x", Status: 500, Message: msg} }
+	if !IsConfigMissing(api("Configuration file 'nodes/pve1/qemu-server/104.conf' does not exist")) {
+		t.Error("a missing config file is the VM missing from that node")
+	}
+	for _, msg := range []string{"storage 'nope' does not exist", "volume 'local-lvm:vm-104-disk-0' does not exist"} {
+		if IsConfigMissing(api(msg)) {
+			t.Errorf("%q is not the VM missing", msg)
+		}
+	}
+}

@@ -12,9 +12,11 @@ import (
 )
 
 // statusTransport turns HTTP answers that go-proxmox would misread into
-// errors. go-proxmox understands 400, 401, 403, 500 and 501; any other non-2xx
-// status (a 502 from a proxy, a 596 between cluster nodes) it would try to
-// decode as data, losing the status. Those become *APIError here.
+// errors. go-proxmox understands 400, 500 and 501; it turns 401 and 403 into
+// its ErrNotAuthorized, dropping Proxmox's reason ("Permission check failed
+// (/vms/104, VM.Allocate)"), and any other non-2xx status (a 502 from a
+// proxy, a 596 between cluster nodes) it would try to decode as data, losing
+// the status. Those become *APIError here, with the reason phrase.
 type statusTransport struct{ base http.RoundTripper }
 
 func (t statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -23,7 +25,7 @@ func (t statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	switch c := res.StatusCode; {
-	case c < 300, c == 400, c == 401, c == 403, c == 500, c == 501:
+	case c < 300, c == 400, c == 500, c == 501:
 		return res, nil
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))

@@ -263,7 +263,7 @@ func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
 			return c.delete(ctx, ref.path(""), p, upid)
 		})
 	})
-	if IsNotFound(err) {
+	if IsConfigMissing(err) {
 		return nil
 	}
 	return err
@@ -308,6 +308,27 @@ func (c *Client) RegenerateCloudInit(ctx context.Context, ref VMRef) error {
 	})
 }
 
+// Pools lists the resource pools the token can see. PVE lists only pools
+// the user holds Pool.Audit or Pool.Allocate on (pve-manager
+// PVE/API2/Pool.pm index), and adding a VM to a pool needs Pool.Allocate, so
+// a pool missing here cannot take the VM either.
+func (c *Client) Pools(ctx context.Context) ([]string, error) {
+	var items []struct {
+		PoolID string `json:"poolid"`
+	}
+	err := DefaultRetry.Retry(ctx, "listing the resource pools", true, func(ctx context.Context) error {
+		return c.get(ctx, "/pools", &items)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.PoolID)
+	}
+	return out, nil
+}
+
 // SetPool moves the VM into pool, or out of from when pool is "".
 func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error {
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("changing the pool of VM %d", vmid), true, func(ctx context.Context) error {
@@ -321,9 +342,11 @@ func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error
 	})
 }
 
-// ClusterVM is one VM as /cluster/resources lists it.
+// ClusterVM is one guest as /cluster/resources lists it: a VM, or with
+// Type "lxc" a container (VMIDs are unique across both).
 type ClusterVM struct {
 	VMID     int
+	Type     string // qemu or lxc
 	Node     string
 	Name     string
 	Status   string
@@ -333,8 +356,33 @@ type ClusterVM struct {
 	Tags []string
 }
 
-// ClusterVMs lists every VM of the cluster.
+// Kind names the guest the way Proxmox's messages do: "VM" or "CT"
+// (pve-cluster PVE/Cluster.pm check_vmid_unused).
+func (g ClusterVM) Kind() string {
+	if g.Type == "lxc" {
+		return "CT"
+	}
+	return "VM"
+}
+
+// ClusterVMs lists every VM (qemu) of the cluster.
 func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
+	all, err := c.ClusterGuests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ClusterVM
+	for _, g := range all {
+		if g.Type == "qemu" {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// ClusterGuests lists every VM and container of the cluster: what a new
+// VMID must not collide with.
+func (c *Client) ClusterGuests(ctx context.Context) ([]ClusterVM, error) {
 	var items []struct {
 		Type     string      `json:"type"`
 		VMID     json.Number `json:"vmid"`
@@ -353,14 +401,14 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 	}
 	var out []ClusterVM
 	for _, it := range items {
-		if it.Type != "qemu" {
+		if it.Type != "qemu" && it.Type != "lxc" {
 			continue
 		}
 		id, err := it.VMID.Int64()
 		if err != nil {
 			continue
 		}
-		out = append(out, ClusterVM{VMID: int(id), Node: it.Node, Name: it.Name, Status: it.Status,
+		out = append(out, ClusterVM{VMID: int(id), Type: it.Type, Node: it.Node, Name: it.Name, Status: it.Status,
 			Template: it.Template.String() == "1", Pool: it.Pool,
 			Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
 	}

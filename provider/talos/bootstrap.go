@@ -37,7 +37,8 @@ resources:
       node: 192.168.1.21
       clientConfiguration: ${secrets.clientConfiguration}
     options:
-      dependsOn: [${cp1Apply}]
+      dependsOn:
+        - ${cp1Apply}
 `+"```")
 }
 

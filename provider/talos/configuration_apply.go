@@ -75,6 +75,11 @@ func (ApplyMode) Values() []infer.EnumValue[ApplyMode] {
 	}
 }
 
+// Annotate documents the type.
+func (e *ApplyMode) Annotate(a infer.Annotator) {
+	a.Describe(e, "How a machine configuration change takes effect on a node (talosctl apply-config --mode).")
+}
+
 // ResetOnDelete says what destroy does to the node.
 type ResetOnDelete struct {
 	Enabled  *bool `pulumi:"enabled,optional"`

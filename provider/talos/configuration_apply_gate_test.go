@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // A worker's changes wait for the cluster: an unhealthy cluster (a
@@ -18,16 +19,16 @@ import (
 func TestHealthGateBeforeAndAfter(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp, worker, missing := ip(2), ip(10), ip(3)
-	simBoot(sim, "cp1", cp, "scsi0")
-	simBoot(sim, "w1", worker, "virtio0")
+	simtest.Boot(sim, "cp1", cp, "scsi0")
+	simtest.Boot(sim, "w1", worker, "virtio0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, nil)
 
-	if err := newRes(t, s, "ConfigurationApply", "cp1").create(applyInputs(c, cp.String(), c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion), nil)); err != nil {
+	if err := newRes(t, s, "ConfigurationApply", "cp1").create(applyInputs(c, cp.String(), c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version), nil)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -52,14 +53,14 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 	// Create: the control plane is healthy before the worker joins (the
 	// check fetches its own kubeconfig from it).
 	w := newRes(t, s, "ConfigurationApply", "w1")
-	base := c.config(talosconfig.RoleWorker, "/dev/vda", simVersion)
+	base := c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version)
 
 	if err := w.create(applyInputs(c, worker.String(), base, gate("cores=2", cp.String()))); err != nil {
 		t.Fatal(err)
 	}
 
 	digest := w.out("configDigest")
-	live := c.config(talosconfig.RoleWorker, "/dev/vda", simVersion, "machine:\n  nodeLabels:\n    tier: web\n")
+	live := c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version, "machine:\n  nodeLabels:\n    tier: web\n")
 
 	// A required control plane that does not answer: the node is not touched.
 	checked, _ := w.diff(applyInputs(c, worker.String(), live, gate("cores=2", cp.String(), missing.String())))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 func applyInputs(c *simCluster, node, cfg string, extra map[string]property.Value) map[string]property.Value {
@@ -30,22 +31,22 @@ func applyInputs(c *simCluster, node, cfg string, extra map[string]property.Valu
 func TestConfigurationApplyLifecycle(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp := ip(2)
-	simBoot(sim, "cp1", cp, "scsi0")
+	simtest.Boot(sim, "cp1", cp, "scsi0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, nil)
 
 	apply := newRes(t, s, "ConfigurationApply", "cp1")
-	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion)
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version)
 
 	if err := apply.create(applyInputs(c, cp.String(), cfg, nil)); err != nil {
 		t.Fatal(err)
 	}
 
-	if apply.out("appliedMode") != "install" || apply.out("runningVersion") != simVersion || apply.out("configDigest") == "" {
+	if apply.out("appliedMode") != "install" || apply.out("runningVersion") != simtest.Version || apply.out("configDigest") == "" {
 		t.Fatalf("state after create: mode %q version %q digest %q", apply.out("appliedMode"), apply.out("runningVersion"), apply.out("configDigest"))
 	}
 
@@ -75,7 +76,7 @@ func TestConfigurationApplyLifecycle(t *testing.T) {
 	}
 
 	// A live change: the diff names the path, the update applies it without a reboot.
-	live := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion, "machine:\n  kubelet:\n    extraArgs:\n      rotate-server-certificates: \"true\"\n")
+	live := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version, "machine:\n  kubelet:\n    extraArgs:\n      rotate-server-certificates: \"true\"\n")
 
 	checked, d := apply.diff(applyInputs(c, cp.String(), live, nil))
 	if _, ok := d.DetailedDiff[`configView["machine.kubelet.extraArgs.rotate-server-certificates"]`]; !ok || len(d.DetailedDiff) != 2 {

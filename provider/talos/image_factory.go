@@ -14,13 +14,13 @@ type GetImageFactory struct{}
 
 // GetImageFactoryArgs are the inputs.
 type GetImageFactoryArgs struct {
-	TalosVersion      string   `pulumi:"talosVersion"`
-	Extensions        []string `pulumi:"extensions,optional"`
-	KernelArgs        []string `pulumi:"kernelArgs,optional"`
-	Platform          string   `pulumi:"platform,optional"`
-	Architecture      string   `pulumi:"architecture,optional"`
-	FactoryUrl        string   `pulumi:"factoryUrl,optional"` //nolint:revive // Pulumi name
-	InstallerRegistry string   `pulumi:"installerRegistry,optional"`
+	TalosVersion      string        `pulumi:"talosVersion"`
+	Extensions        []string      `pulumi:"extensions,optional"`
+	KernelArgs        []string      `pulumi:"kernelArgs,optional"`
+	Platform          string        `pulumi:"platform,optional"`
+	Architecture      *Architecture `pulumi:"architecture,optional"`
+	FactoryUrl        string        `pulumi:"factoryUrl,optional"` //nolint:revive // Pulumi name
+	InstallerRegistry string        `pulumi:"installerRegistry,optional"`
 }
 
 // GetImageFactoryResult are the outputs.
@@ -51,8 +51,8 @@ func (a *GetImageFactoryArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.KernelArgs, "Extra kernel arguments baked into the images, for example `console=ttyS0`. Default: none.")
 	an.Describe(&a.Platform, "Talos platform: `nocloud` reads addresses from Proxmox cloud-init.")
 	an.SetDefault(&a.Platform, "nocloud")
-	an.Describe(&a.Architecture, "`amd64` or `arm64`.")
-	an.SetDefault(&a.Architecture, "amd64")
+	an.Describe(&a.Architecture, "CPU architecture of the images.")
+	an.SetDefault(&a.Architecture, ArchitectureAmd64)
 	an.Describe(&a.FactoryUrl, "Base URL of the Image Factory or of a mirror of it, for air-gapped sites.")
 	an.SetDefault(&a.FactoryUrl, talosconfig.DefaultFactoryURL)
 	an.Describe(&a.InstallerRegistry, "Registry (`host[:port][/path]`, no scheme) serving installer images, for "+
@@ -84,7 +84,7 @@ func (f *GetImageFactory) Invoke(ctx context.Context, req infer.FunctionRequest[
 		return infer.FunctionResponse[GetImageFactoryResult]{}, fmt.Errorf("getImageFactory: %w", err)
 	}
 	urls, err := talosconfig.FactoryURLs(id, in.TalosVersion, talosconfig.FactoryOptions{
-		BaseURL: in.FactoryUrl, InstallerRegistry: in.InstallerRegistry, Platform: in.Platform, Arch: in.Architecture,
+		BaseURL: in.FactoryUrl, InstallerRegistry: in.InstallerRegistry, Platform: in.Platform, Arch: archOrDefault(in.Architecture),
 	})
 	if err != nil {
 		return infer.FunctionResponse[GetImageFactoryResult]{}, fmt.Errorf("getImageFactory: %w", err)

@@ -51,7 +51,7 @@ resources:
     properties:
       node: pve1
       storage: local
-      contentType: iso
+      content: iso
       url: ${schematic.isoUrl}
 `+"```")
 }
@@ -65,7 +65,7 @@ type ImageFactorySchematicArgs struct {
 	SkipRegistration  bool            `pulumi:"skipRegistration,optional"`
 	TalosVersion      string          `pulumi:"talosVersion,optional"`
 	Platform          string          `pulumi:"platform,optional"`
-	Architecture      string          `pulumi:"architecture,optional"`
+	Architecture      *Architecture   `pulumi:"architecture,optional"`
 	InstallerRegistry string          `pulumi:"installerRegistry,optional"`
 }
 
@@ -98,8 +98,8 @@ func (a *ImageFactorySchematicArgs) Annotate(an infer.Annotator) {
 		"official extensions are checked. Without it the URL outputs are empty.")
 	an.Describe(&a.Platform, "Talos platform of the image URLs: `nocloud` reads addresses from Proxmox cloud-init.")
 	an.SetDefault(&a.Platform, "nocloud")
-	an.Describe(&a.Architecture, "`amd64` or `arm64`.")
-	an.SetDefault(&a.Architecture, "amd64")
+	an.Describe(&a.Architecture, "CPU architecture of the images. Changing it changes the URL outputs.")
+	an.SetDefault(&a.Architecture, ArchitectureAmd64)
 	an.Describe(&a.InstallerRegistry, "Registry (`host[:port][/path]`, no scheme) serving installer images. "+
 		"Default: the factory URL's host and path (the Image Factory is also a registry).")
 }
@@ -187,7 +187,7 @@ func schematicState(args ImageFactorySchematicArgs) (ImageFactorySchematicState,
 	}
 
 	urls, err := talosconfig.FactoryURLs(st.SchematicId, args.TalosVersion, talosconfig.FactoryOptions{
-		BaseURL: args.FactoryUrl, InstallerRegistry: args.InstallerRegistry, Platform: args.Platform, Arch: args.Architecture,
+		BaseURL: args.FactoryUrl, InstallerRegistry: args.InstallerRegistry, Platform: args.Platform, Arch: archOrDefault(args.Architecture),
 	})
 	if err != nil {
 		return st, err
@@ -305,8 +305,9 @@ func (r *ImageFactorySchematic) Read(ctx context.Context, req infer.ReadRequest[
 			args.Platform = "nocloud"
 		}
 
-		if args.Architecture == "" {
-			args.Architecture = "amd64"
+		if args.Architecture == nil {
+			amd64 := ArchitectureAmd64
+			args.Architecture = &amd64
 		}
 	}
 
@@ -382,7 +383,7 @@ func (*ImageFactorySchematic) Diff(_ context.Context, req infer.DiffRequest[Imag
 		"skipRegistration":  o.SkipRegistration != n.SkipRegistration,
 		"talosVersion":      o.TalosVersion != n.TalosVersion,
 		"platform":          o.Platform != n.Platform,
-		"architecture":      o.Architecture != n.Architecture,
+		"architecture":      archOrDefault(o.Architecture) != archOrDefault(n.Architecture),
 		"installerRegistry": o.InstallerRegistry != n.InstallerRegistry,
 	} {
 		if changed {

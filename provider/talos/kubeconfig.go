@@ -43,7 +43,8 @@ resources:
       clientConfiguration: ${secrets.clientConfiguration}
       kubernetesEndpoint: https://192.168.1.220:6443
     options:
-      dependsOn: [${bootstrap}]
+      dependsOn:
+        - ${bootstrap}
 outputs:
   kubeconfig: ${kubeconfig.kubeconfig}
 `+"```")

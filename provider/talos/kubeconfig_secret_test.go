@@ -7,6 +7,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // The kubeconfig output is secret in what the provider returns from create,
@@ -15,15 +16,15 @@ import (
 func TestKubeconfigOutputIsSecret(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	cp := simAddresses()(2)
-	simBoot(sim, "cp1", cp, "scsi0")
+	sim := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	simtest.Boot(sim, "cp1", cp, "scsi0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, time.Now)
 
 	apply := newRes(t, s, "ConfigurationApply", "cp1")
-	if err := apply.create(applyInputs(c, cp.String(), c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion), nil)); err != nil {
+	if err := apply.create(applyInputs(c, cp.String(), c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version), nil)); err != nil {
 		t.Fatal(err)
 	}
 

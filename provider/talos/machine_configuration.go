@@ -20,6 +20,11 @@ func (MachineType) Values() []infer.EnumValue[MachineType] {
 	}
 }
 
+// Annotate documents the type.
+func (e *MachineType) Annotate(a infer.Annotator) {
+	a.Describe(e, "The kind of node a machine configuration is for.")
+}
+
 // ValidationMode is the runtime mode a configuration is validated for.
 type ValidationMode string
 
@@ -29,6 +34,11 @@ func (ValidationMode) Values() []infer.EnumValue[ValidationMode] {
 		{Name: "Metal", Value: "metal", Description: "The node installs itself to disk (booted from an ISO): an install disk is required."},
 		{Name: "Cloud", Value: "cloud", Description: "The node boots a ready disk image (cloud platforms such as nocloud): install instructions are optional."},
 	}
+}
+
+// Annotate documents the type.
+func (e *ValidationMode) Annotate(a infer.Annotator) {
+	a.Describe(e, "The runtime mode a machine configuration is validated for.")
 }
 
 // GetMachineConfiguration generates a machine configuration.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // settableClock is a clock tests move forward.
@@ -20,16 +21,16 @@ func (c *settableClock) now() time.Time { return c.t }
 func TestDriftRefreshAndMaintenanceDrop(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp := ip(2)
-	simBoot(sim, "cp1", cp, "scsi0")
+	simtest.Boot(sim, "cp1", cp, "scsi0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, nil)
 
 	apply := newRes(t, s, "ConfigurationApply", "cp1")
-	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion)
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version)
 
 	if err := apply.create(applyInputs(c, cp.String(), cfg, nil)); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestDriftRefreshAndMaintenanceDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion, "machine:\n  nodeLabels:\n    changed: by-hand\n")
+	other := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version, "machine:\n  nodeLabels:\n    changed: by-hand\n")
 	if _, err := talosapi.Apply(context.Background(), talosapi.Target{Node: cp.String(), Creds: creds}, talosapi.ApplyRequest{Config: []byte(other)}, fastOpts); err != nil {
 		t.Fatal(err)
 	}
@@ -92,29 +93,29 @@ func TestDriftRefreshAndMaintenanceDrop(t *testing.T) {
 func TestWorkerBeforeBootstrapThenHealthAndKubeconfigRenewal(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp, worker := ip(2), ip(10)
-	simBoot(sim, "cp1", cp, "scsi0")
-	simBoot(sim, "w1", worker, "virtio0")
+	simtest.Boot(sim, "cp1", cp, "scsi0")
+	simtest.Boot(sim, "w1", worker, "virtio0")
 
 	c := newSimCluster(t, cp)
 	clock := &settableClock{t: time.Now()}
 	s := nodeServer(t, clock.now)
 
 	cpApply := newRes(t, s, "ConfigurationApply", "cp1")
-	if err := cpApply.create(applyInputs(c, cp.String(), c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion), nil)); err != nil {
+	if err := cpApply.create(applyInputs(c, cp.String(), c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version), nil)); err != nil {
 		t.Fatal(err)
 	}
 
 	// The worker installs before etcd is bootstrapped: its Talos API cannot
 	// answer yet (no certificate from trustd), so only the install is awaited.
 	wApply := newRes(t, s, "ConfigurationApply", "w1")
-	if err := wApply.create(applyInputs(c, worker.String(), c.config(talosconfig.RoleWorker, "/dev/vda", simVersion), nil)); err != nil {
+	if err := wApply.create(applyInputs(c, worker.String(), c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version), nil)); err != nil {
 		t.Fatal(err)
 	}
 
-	if wApply.out("appliedMode") != "install" || wApply.out("runningVersion") != simVersion {
+	if wApply.out("appliedMode") != "install" || wApply.out("runningVersion") != simtest.Version {
 		t.Fatalf("worker state: %q %q", wApply.out("appliedMode"), wApply.out("runningVersion"))
 	}
 
@@ -162,7 +163,7 @@ func TestWorkerBeforeBootstrapThenHealthAndKubeconfigRenewal(t *testing.T) {
 
 	// The worker now answers over mTLS: an update with the same inputs
 	// verifies it and changes nothing.
-	checked, d = wApply.diff(applyInputs(c, worker.String(), c.config(talosconfig.RoleWorker, "/dev/vda", simVersion), nil))
+	checked, d = wApply.diff(applyInputs(c, worker.String(), c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version), nil))
 	if d.HasChanges {
 		t.Fatalf("worker diff = %+v", d.DetailedDiff)
 	}
@@ -228,17 +229,17 @@ func TestWorkerBeforeBootstrapThenHealthAndKubeconfigRenewal(t *testing.T) {
 func TestCreateThatFailsAfterTheNodeChangedKeepsState(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp := ip(2)
-	simBoot(sim, "cp1", cp, "scsi0")
+	simtest.Boot(sim, "cp1", cp, "scsi0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, nil)
 
 	// A by-id install disk is not checked against the node's disk list (Talos
 	// resolves it), and this one does not exist: the node never comes up.
-	cfg := c.config(talosconfig.RoleControlPlane, "/dev/disk/by-id/does-not-exist", simVersion)
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/disk/by-id/does-not-exist", simtest.Version)
 
 	in := applyInputs(c, cp.String(), cfg, nil)
 	in["timeouts"] = property.New(map[string]property.Value{"create": property.New("2s")})
@@ -269,15 +270,15 @@ func TestCreateThatFailsAfterTheNodeChangedKeepsState(t *testing.T) {
 func TestCredentialRotationDoesNotNeedTheNode(t *testing.T) {
 	t.Parallel()
 
-	sim := startSim(t)
-	ip := simAddresses()
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp := ip(2)
-	node := simBoot(sim, "cp1", cp, "scsi0")
+	node := simtest.Boot(sim, "cp1", cp, "scsi0")
 
 	c := newSimCluster(t, cp)
 	s := nodeServer(t, nil)
 
-	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simVersion)
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version)
 	apply := newRes(t, s, "ConfigurationApply", "cp1")
 
 	if err := apply.create(applyInputs(c, cp.String(), cfg, nil)); err != nil {

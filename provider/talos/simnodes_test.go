@@ -1,13 +1,7 @@
 package talos
 
 import (
-	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"net/netip"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,94 +15,11 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
-	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // Lifecycle tests drive the node-facing resources through pulumi-go-provider's
 // integration server against the lab's simulated Talos nodes.
-
-const (
-	simVersion = "v1.12.5"
-	simQGA     = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
-	simISO     = "https://factory.talos.dev/image/" + simQGA + "/" + simVersion + "/nocloud-amd64.iso"
-)
-
-func simInstaller(version string) string {
-	return "factory.talos.dev/nocloud-installer/" + simQGA + ":" + version
-}
-
-var simBlock atomic.Uint32
-
-func init() { simBlock.Store(rand.Uint32N(200)*250 + 11) }
-
-func simAddresses() func(host int) netip.Addr {
-	n := simBlock.Add(1)
-	x, y := byte(10+n/250%240), byte(n%250+1)
-
-	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{127, x, y, byte(host)}) }
-}
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-
-	return l.b.String()
-}
-
-func startSim(t *testing.T) *simtalos.Sim {
-	t.Helper()
-
-	logs := &lockedLog{}
-	s := simtalos.New(simtalos.Options{TimeScale: 0, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	t.Cleanup(func() {
-		s.Close()
-
-		if t.Failed() {
-			t.Logf("simulator log:\n%s", logs.String())
-		}
-	})
-
-	return s
-}
-
-type diskHost struct {
-	mu    sync.Mutex
-	disks map[string]string
-}
-
-func (h *diskHost) WriteDisk(disk, content string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-
-	h.disks[disk] = content
-
-	return nil
-}
-
-func (h *diskHost) PoweredOff() {}
-
-func simBoot(s *simtalos.Sim, name string, addr netip.Addr, disk string) *simtalos.Node {
-	return s.PowerOn(simtalos.Machine{
-		Name: name, VMID: 100 + int(addr.As4()[3]), UUID: fmt.Sprintf("00000000-0000-0000-0000-%012d", addr.As4()[3]),
-		Disks:     []simtalos.Disk{{Name: disk, SizeBytes: 20 << 30}},
-		CDROM:     simISO,
-		BootOrder: []string{disk, "ide2", "net0"},
-		NICs:      []simtalos.NIC{{Name: "net0", MAC: fmt.Sprintf("BC:24:11:00:01:%02X", addr.As4()[3])}},
-		CloudInit: &simtalos.CloudInit{Hostname: name, Interfaces: []simtalos.IPConfig{{Address: netip.PrefixFrom(addr, 24)}}},
-	}, &diskHost{disks: map[string]string{}})
-}
 
 // simCluster is one cluster's secrets and client configuration.
 type simCluster struct {
@@ -120,7 +31,7 @@ type simCluster struct {
 func newSimCluster(t *testing.T, endpoint netip.Addr) *simCluster {
 	t.Helper()
 
-	applyBundleOnce.Do(func() { applyBundle, applyBundleErr = talosconfig.NewSecrets(simVersion, applyTestNow) })
+	applyBundleOnce.Do(func() { applyBundle, applyBundleErr = talosconfig.NewSecrets(simtest.Version, applyTestNow) })
 
 	if applyBundleErr != nil {
 		t.Fatal(applyBundleErr)
@@ -141,7 +52,7 @@ func (c *simCluster) config(role talosconfig.Role, disk, version string, patches
 
 	res, err := talosconfig.Generate(talosconfig.Input{
 		ClusterName: "lab", Endpoint: "https://" + c.endpoint.String() + ":6443", Role: role,
-		Secrets: applyBundle, TalosVersion: simVersion, InstallDisk: disk, InstallImage: simInstaller(version),
+		Secrets: applyBundle, TalosVersion: simtest.Version, InstallDisk: disk, InstallImage: simtest.Installer(version),
 		Patches: patches,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // A reset leaves the Node object behind; RemoveKubernetesNode deletes it
@@ -16,12 +17,12 @@ import (
 func TestRemoveKubernetesNodeAfterReset(t *testing.T) {
 	t.Parallel()
 
-	s := newSim(t)
-	ip := addressBlock()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp, worker, gone := ip(2).String(), ip(10).String(), ip(99).String()
 
-	bootVM(s, "cp1", ip(2), "scsi0")
-	bootVM(s, "w1", ip(10), "virtio0")
+	simtest.Boot(s, "cp1", ip(2), "scsi0")
+	simtest.Boot(s, "w1", ip(10), "virtio0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -30,8 +31,8 @@ func TestRemoveKubernetesNodeAfterReset(t *testing.T) {
 	creds := adminCreds(t)
 
 	for node, cfg := range map[string][]byte{
-		cp:     nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion),
-		worker: nodeConfig(t, talosconfig.RoleWorker, ip(2), "/dev/vda", simVersion),
+		cp:     nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version),
+		worker: nodeConfig(t, talosconfig.RoleWorker, ip(2), "/dev/vda", simtest.Version),
 	} {
 		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: node, Creds: creds}, talosapi.ApplyRequest{Config: cfg}, o); err != nil {
 			t.Fatal(err)

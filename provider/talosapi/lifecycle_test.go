@@ -8,22 +8,23 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 func TestSingleNodeLifecycle(t *testing.T) {
 	t.Parallel()
 
-	s := newSim(t)
-	ip := addressBlock()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp := ip(2)
-	bootVM(s, "cp1", cp, "scsi0")
+	simtest.Boot(s, "cp1", cp, "scsi0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	o := simOptions(t)
 	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion)
+	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)
 
 	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg}, o)
 	if err != nil {
@@ -57,16 +58,16 @@ func TestSingleNodeLifecycle(t *testing.T) {
 func TestClusterDayTwo(t *testing.T) {
 	t.Parallel()
 
-	s := newSim(t)
-	ip := addressBlock()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cps := []string{ip(2).String(), ip(3).String(), ip(4).String()}
 	worker := ip(10).String()
 
 	for i, a := range []int{2, 3, 4} {
-		bootVM(s, "cp"+string(rune('1'+i)), ip(a), "scsi0")
+		simtest.Boot(s, "cp"+string(rune('1'+i)), ip(a), "scsi0")
 	}
 
-	bootVM(s, "w1", ip(10), "virtio0")
+	simtest.Boot(s, "w1", ip(10), "virtio0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -77,10 +78,10 @@ func TestClusterDayTwo(t *testing.T) {
 
 	configs := map[string][]byte{}
 	for _, cp := range cps {
-		configs[cp] = nodeConfig(t, talosconfig.RoleControlPlane, endpoint, "/dev/sda", simVersion)
+		configs[cp] = nodeConfig(t, talosconfig.RoleControlPlane, endpoint, "/dev/sda", simtest.Version)
 	}
 
-	configs[worker] = nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simVersion)
+	configs[worker] = nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simtest.Version)
 
 	for node, cfg := range configs {
 		res, err := talosapi.Apply(ctx, talosapi.Target{Node: node, Creds: creds}, talosapi.ApplyRequest{Config: cfg}, o)
@@ -108,7 +109,7 @@ func TestClusterDayTwo(t *testing.T) {
 	}
 
 	// A kubelet argument applies live.
-	live := nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simVersion, "machine:\n  kubelet:\n    extraArgs:\n      rotate-server-certificates: \"true\"\n")
+	live := nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simtest.Version, "machine:\n  kubelet:\n    extraArgs:\n      rotate-server-certificates: \"true\"\n")
 
 	res, err := talosapi.Apply(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ApplyRequest{Config: live}, o)
 	if err != nil || res.Applied != talosapi.ApplyNoReboot {
@@ -116,7 +117,7 @@ func TestClusterDayTwo(t *testing.T) {
 	}
 
 	// machine.env needs a reboot under auto.
-	reboot := nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simVersion, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+	reboot := nodeConfig(t, talosconfig.RoleWorker, endpoint, "/dev/vda", simtest.Version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
 
 	res, err = talosapi.Apply(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ApplyRequest{Config: reboot}, o)
 	if err != nil || res.Applied != talosapi.ApplyReboot {
@@ -124,8 +125,8 @@ func TestClusterDayTwo(t *testing.T) {
 	}
 
 	// Upgrade one control plane.
-	up, err := talosapi.Upgrade(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.UpgradeRequest{Image: installerFor("v1.12.6")}, o)
-	if err != nil || up.From != simVersion || up.To != "v1.12.6" {
+	up, err := talosapi.Upgrade(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.UpgradeRequest{Image: simtest.Installer("v1.12.6")}, o)
+	if err != nil || up.From != simtest.Version || up.To != "v1.12.6" {
 		t.Fatalf("upgrade: %+v %v", up, err)
 	}
 
@@ -163,12 +164,12 @@ func TestClusterDayTwo(t *testing.T) {
 func TestResetWithRebootReturnsToMaintenance(t *testing.T) {
 	t.Parallel()
 
-	s := newSim(t)
-	ip := addressBlock()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cps := []string{ip(2).String(), ip(3).String()}
 
-	bootVM(s, "cp1", ip(2), "scsi0")
-	bootVM(s, "cp2", ip(3), "scsi0")
+	simtest.Boot(s, "cp1", ip(2), "scsi0")
+	simtest.Boot(s, "cp2", ip(3), "scsi0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -177,7 +178,7 @@ func TestResetWithRebootReturnsToMaintenance(t *testing.T) {
 	creds := adminCreds(t)
 
 	for _, n := range cps {
-		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: n, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion)}, o); err != nil {
+		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: n, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -212,9 +213,9 @@ func TestResetWithRebootReturnsToMaintenance(t *testing.T) {
 func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
 	t.Parallel()
 
-	s := newSim(t)
-	ip := addressBlock()
-	bootVM(s, "cp1", ip(2), "virtio0") // /dev/vda only
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	simtest.Boot(s, "cp1", ip(2), "virtio0") // /dev/vda only
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -222,7 +223,7 @@ func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
 	o := simOptions(t)
 	creds := adminCreds(t)
 
-	_, err := talosapi.Apply(ctx, talosapi.Target{Node: ip(2).String(), Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion)}, o)
+	_, err := talosapi.Apply(ctx, talosapi.Target{Node: ip(2).String(), Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o)
 	if err == nil || !strings.Contains(err.Error(), "no disk /dev/sda") || !strings.Contains(err.Error(), "/dev/vda") {
 		t.Fatalf("missing install disk: %v", err)
 	}
@@ -231,7 +232,7 @@ func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
 	short, cancelShort := context.WithTimeout(ctx, time.Second)
 	defer cancelShort()
 
-	_, err = talosapi.Apply(short, talosapi.Target{Node: ip(9).String(), Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simVersion)}, o)
+	_, err = talosapi.Apply(short, talosapi.Target{Node: ip(9).String(), Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o)
 	if err == nil || !strings.Contains(err.Error(), "timed out after") || !strings.Contains(err.Error(), ip(9).String()+":50000") || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("unreachable node: %v", err)
 	}
@@ -240,17 +241,17 @@ func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
 func TestStagedTryAndNoRebootModes(t *testing.T) {
 	t.Parallel()
 
-	s := newSim(t)
-	ip := addressBlock()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
 	cp := ip(2)
-	bootVM(s, "cp1", cp, "scsi0")
+	simtest.Boot(s, "cp1", cp, "scsi0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	o := simOptions(t)
 	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-	base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion)
+	base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)
 
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: base}, o); err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 	}
 
 	// no-reboot with a change that needs a reboot: refused by the node.
-	env := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+	env := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
 
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: env, Mode: talosapi.ApplyNoReboot}, o); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("no-reboot of a rebooting change: %v", err)
@@ -288,7 +289,7 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 	}
 
 	// try: live at once, rolled back by the node after the timeout.
-	label := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simVersion, "machine:\n  nodeLabels:\n    try: \"yes\"\n")
+	label := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version, "machine:\n  nodeLabels:\n    try: \"yes\"\n")
 
 	res, err = talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: label, Mode: talosapi.ApplyTry, TryTimeout: 300 * time.Millisecond}, o)
 	if err != nil || res.Applied != talosapi.ApplyTry {

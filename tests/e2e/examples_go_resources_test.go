@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
 	"github.com/proxmoxtalos/proxmoxtalos/examples/go-resources/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
 )
 
 // exampleClusterConfig is the stack configuration the examples read, for a lab: three
@@ -77,18 +76,7 @@ func TestExampleGoResources(t *testing.T) {
 		t.Errorf("kubernetesNodes output = %v, want the 4 nodes", k8s)
 	}
 
-	preview, err := stack.Preview(ctx, optpreview.ExpectNoChanges())
-	if err != nil {
-		t.Fatalf("second preview: %v", err)
-	}
-	if changed := changes(opCounts(preview.ChangeSummary)); changed != "" {
-		t.Errorf("second preview reports changes: %s", changed)
-	}
-
-	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(testWriter{t})); err != nil {
-		t.Fatalf("destroy: %v", err)
-	}
-	l.requireEmpty(t)
+	checkUnchangedThenDestroy(t, l, stack)
 	t.Logf("TestExampleGoResources took %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -110,6 +98,8 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 		t.Errorf("endpoint output = %v, want %s", got, vip)
 	}
 
+	checkNodesOutput(t, outputs["nodes"], wantNodes)
+
 	var running []string
 	for _, vm := range l.VMs() {
 		if vm.Status == "running" {
@@ -122,7 +112,7 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 	}
 
 	kubeconfigText, _ := kubeconfig.Value.(string)
-	nodes, err := kubeNodes(kubeconfigText)
+	nodes, err := kube.Nodes([]byte(kubeconfigText), "")
 	if err != nil {
 		t.Errorf("listing Kubernetes nodes with the kubeconfig output: %v", err)
 		return
@@ -130,12 +120,12 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 	if len(nodes) != wantNodes {
 		t.Errorf("the Kubernetes API lists %d nodes (%v), want %d", len(nodes), nodes, wantNodes)
 	}
-	for name, n := range nodes {
+	for _, n := range nodes {
 		if !n.Ready {
-			t.Errorf("Kubernetes node %s is not Ready", name)
+			t.Errorf("Kubernetes node %s is not Ready", n.Name)
 		}
 		if n.ProviderID == "" {
-			t.Errorf("Kubernetes node %s has no providerID: the cloud controller manager did not initialise it", name)
+			t.Errorf("Kubernetes node %s has no providerID: the cloud controller manager did not initialise it", n.Name)
 		}
 	}
 }
@@ -147,4 +137,25 @@ func opCounts[K ~string](m map[K]int) map[string]int {
 		out[string(k)] = v
 	}
 	return out
+}
+
+// checkNodesOutput checks that the example exports its nodes as a list of objects (not
+// text), each naming the node, its role, its address and its VM.
+func checkNodesOutput(t *testing.T, nodes auto.OutputValue, wantNodes int) {
+	t.Helper()
+	list, ok := nodes.Value.([]any)
+	if !ok || len(list) != wantNodes {
+		t.Errorf("nodes output = %#v, want a list of %d node objects", nodes.Value, wantNodes)
+		return
+	}
+	for i, item := range list {
+		n, _ := item.(map[string]any)
+		name, _ := n["name"].(string)
+		role, _ := n["role"].(string)
+		address, _ := n["address"].(string)
+		vmID, _ := n["vmId"].(float64)
+		if name == "" || (role != "controlplane" && role != "worker") || address == "" || vmID < 100 {
+			t.Errorf("nodes[%d] = %v: want name, role (controlplane or worker), address and vmId", i, item)
+		}
+	}
 }

@@ -48,6 +48,15 @@ func TestExampleGo(t *testing.T) {
 	t.Logf("up took %s", time.Since(start).Round(time.Millisecond))
 	checkClusterOutputs(t, l, up.Outputs, 4)
 
+	checkUnchangedThenDestroy(t, l, stack)
+	t.Logf("TestExampleGo took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkUnchangedThenDestroy is the end of a Go example's run after up: a second
+// preview changes nothing, and destroy leaves the lab empty.
+func checkUnchangedThenDestroy(t *testing.T, l *exampleLab, stack auto.Stack) {
+	t.Helper()
+	ctx := context.Background()
 	preview, err := stack.Preview(ctx, optpreview.ExpectNoChanges())
 	if err != nil {
 		t.Fatalf("second preview: %v", err)
@@ -55,12 +64,10 @@ func TestExampleGo(t *testing.T) {
 	if changed := changes(opCounts(preview.ChangeSummary)); changed != "" {
 		t.Errorf("second preview reports changes: %s", changed)
 	}
-
 	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(testWriter{t})); err != nil {
 		t.Fatalf("destroy: %v", err)
 	}
 	l.requireEmpty(t)
-	t.Logf("TestExampleGo took %s", time.Since(start).Round(time.Millisecond))
 }
 
 // The Go examples are modules of their own, as a user builds them (pulumi up runs go build

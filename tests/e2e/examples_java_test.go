@@ -3,7 +3,6 @@ package e2e
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,43 +98,12 @@ type javaStack struct {
 // step runs up, preview or destroy; a failed step fails the test.
 func (s *javaStack) step(t *testing.T, step string) stepResult {
 	t.Helper()
-	dir := t.TempDir()
-	resultFile := filepath.Join(dir, "result.json")
-	spec := map[string]any{
-		"step":          step,
-		"projectName":   s.project,
-		"stackName":     "test",
-		"workDir":       s.workDir,
-		"pulumiHome":    s.env.Home,
-		"providerDir":   s.env.ProviderDir,
-		"envVars":       s.env.Vars(),
-		"config":        configJSON(s.config),
-		"programClass":  s.class,
-		"programMethod": "stack",
-		"resultFile":    resultFile,
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	specFile := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(specFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The Java Automation API finds the CLI on PATH: Environ puts .tools/bin first.
-	out, err := run(s.workDir, s.env.Environ(), "java", "-cp", s.build.classpath, "proxmoxtalos.e2e.Runner", specFile)
-	if err != nil {
-		t.Fatalf("java runner %s of %s: %v", step, s.project, err)
-	}
-	t.Logf("java runner %s:\n%s", step, out)
-	var res stepResult
-	if b, err = os.ReadFile(resultFile); err != nil {
-		t.Fatalf("java runner %s wrote no result: %v", step, err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("java runner %s result: %v", step, err)
-	}
-	return res
+	spec := stackSpec(s.env, s.project, s.workDir, s.config)
+	spec["programClass"], spec["programMethod"] = s.class, "stack"
+	return runnerStep(t, "java", s.project, step, spec, func(specFile string) (string, error) {
+		// The Java Automation API finds the CLI on PATH: Environ puts .tools/bin first.
+		return run(s.workDir, s.env.Environ(), "java", "-cp", s.build.classpath, "proxmoxtalos.e2e.Runner", specFile)
+	})
 }
 
 // The Java TalosCluster example (examples/java): the SDK installed and the example compiled

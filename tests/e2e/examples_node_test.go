@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -137,41 +136,10 @@ func newNodeStack(t *testing.T, root string, env *harness.Env, project string, p
 // step runs up, preview or destroy; a failed step fails the test.
 func (s *nodeStack) step(t *testing.T, step string) stepResult {
 	t.Helper()
-	dir := t.TempDir()
-	spec := map[string]any{
-		"step":          step,
-		"projectName":   s.project,
-		"stackName":     "test",
-		"workDir":       s.workDir,
-		"pulumiHome":    s.env.Home,
-		"cliRoot":       filepath.Dir(s.env.ToolsBin),
-		"providerDir":   s.env.ProviderDir,
-		"envVars":       s.env.Vars(),
-		"config":        configJSON(s.config),
-		"programModule": s.program.Module,
-		"programExport": s.program.Export,
-		"resultFile":    filepath.Join(dir, "result.json"),
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	specFile := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(specFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := run(s.root, s.env.Environ(), "node", filepath.Join(s.root, "runner", "bin", "runner.js"), specFile)
-	if err != nil {
-		t.Fatalf("node runner %s of %s: %v", step, s.project, err)
-	}
-	t.Logf("node runner %s:\n%s", step, out)
-	var res stepResult
-	b, err = os.ReadFile(spec["resultFile"].(string))
-	if err != nil {
-		t.Fatalf("node runner %s wrote no result: %v", step, err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("node runner %s result: %v", step, err)
-	}
-	return res
+	spec := stackSpec(s.env, s.project, s.workDir, s.config)
+	spec["cliRoot"] = filepath.Dir(s.env.ToolsBin)
+	spec["programModule"], spec["programExport"] = s.program.Module, s.program.Export
+	return runnerStep(t, "node", s.project, step, spec, func(specFile string) (string, error) {
+		return run(s.root, s.env.Environ(), "node", filepath.Join(s.root, "runner", "bin", "runner.js"), specFile)
+	})
 }

@@ -1,9 +1,11 @@
 package e2e
 
 import (
-	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +36,7 @@ type pythonEnv struct {
 
 func pythonTools(t *testing.T) *pythonEnv {
 	t.Helper()
-	lookTool(t, "python3", "Python 3.9 or newer with venv")
+	lookTool(t, "python3", "Python 3.10 or newer with venv")
 	repo := harness.RepoRoot(t)
 	pyOnce.Do(func() { pyEnv, pyErr = preparePython(repo) })
 	if pyErr != nil {
@@ -75,6 +77,11 @@ func preparePython(repo string) (*pythonEnv, error) {
 	site := filepath.Join(tmp, "site")
 	if _, err := run(tmp, env, python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "--target", site, src); err != nil {
 		return nil, err
+	}
+	// --no-deps skipped the SDK's requirements: pip check (which sees the SDK through
+	// PYTHONPATH) fails when the pinned venv does not satisfy them, or its own pins clash.
+	if _, err := run(tmp, append(env, "PYTHONPATH="+site), python, "-m", "pip", "check"); err != nil {
+		return nil, fmt.Errorf("the Python SDK's requirements are not met by tests/e2e/python/requirements.txt: %w", err)
 	}
 	return &pythonEnv{python: python, site: site, runner: runner}, nil
 }
@@ -120,44 +127,12 @@ func newPythonStack(t *testing.T, py *pythonEnv, env *harness.Env, project strin
 // step runs up, preview or destroy; a failed step fails the test.
 func (s *pythonStack) step(t *testing.T, step string) stepResult {
 	t.Helper()
-	dir := t.TempDir()
-	resultFile := filepath.Join(dir, "result.json")
-	spec := map[string]any{
-		"step":          step,
-		"projectName":   s.project,
-		"stackName":     "test",
-		"workDir":       s.workDir,
-		"pulumiHome":    s.env.Home,
-		"cliRoot":       filepath.Dir(s.env.ToolsBin),
-		"providerDir":   s.env.ProviderDir,
-		"envVars":       s.env.Vars(),
-		"config":        configJSON(s.config),
-		"programDir":    s.program.Dir,
-		"programModule": s.program.Module,
-		"programExport": s.program.Export,
-		"resultFile":    resultFile,
-	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	specFile := filepath.Join(dir, "spec.json")
-	if err := os.WriteFile(specFile, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := run(s.workDir, s.py.environ(s.env), s.py.python, filepath.Join(s.py.runner, "runner.py"), specFile)
-	if err != nil {
-		t.Fatalf("python runner %s of %s: %v", step, s.project, err)
-	}
-	t.Logf("python runner %s:\n%s", step, out)
-	var res stepResult
-	if b, err = os.ReadFile(resultFile); err != nil {
-		t.Fatalf("python runner %s wrote no result: %v", step, err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("python runner %s result: %v", step, err)
-	}
-	return res
+	spec := stackSpec(s.env, s.project, s.workDir, s.config)
+	spec["cliRoot"] = filepath.Dir(s.env.ToolsBin)
+	spec["programDir"], spec["programModule"], spec["programExport"] = s.program.Dir, s.program.Module, s.program.Export
+	return runnerStep(t, "python", s.project, step, spec, func(specFile string) (string, error) {
+		return run(s.workDir, s.py.environ(s.env), s.py.python, filepath.Join(s.py.runner, "runner.py"), specFile)
+	})
 }
 
 // The Python SDK through the Python Automation API against the lab (the counterpart of
@@ -194,4 +169,41 @@ func TestExamplePython(t *testing.T) {
 		componentExampleConfig(l, project))
 	checkComponentExample(t, l, stack.step)
 	t.Logf("TestExamplePython took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// The SDK's Python floor (requires-python in sdk/python/pyproject.toml, from pythonRequires in
+// provider/languages.go) is not below the floor of the pulumi package it depends on: a lower
+// one would let pip pick an interpreter that cannot install pulumi.
+func TestPythonSDKFloorCoversPulumi(t *testing.T) {
+	t.Parallel()
+	py := pythonTools(t)
+	pyproject, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "sdk", "python", "pyproject.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`requires-python = "(.*)"`).FindSubmatch(pyproject)
+	if m == nil {
+		t.Fatal("sdk/python/pyproject.toml has no requires-python")
+	}
+	ours := string(m[1])
+	theirs, err := run(py.runner, nil, py.python, "-c",
+		`import importlib.metadata as m; print(m.metadata("pulumi")["Requires-Python"])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs = strings.TrimSpace(theirs)
+	if pythonFloor(t, ours) < pythonFloor(t, theirs) {
+		t.Errorf("the Python SDK requires Python %s but pulumi needs %s: raise pythonRequires in provider/languages.go", ours, theirs)
+	}
+}
+
+// pythonFloor reads ">=3.N" (optionally followed by other clauses) as N.
+func pythonFloor(t *testing.T, spec string) int {
+	t.Helper()
+	m := regexp.MustCompile(`>=\s*3\.(\d+)`).FindStringSubmatch(spec)
+	if m == nil {
+		t.Fatalf("no >=3.N floor in %q", spec)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

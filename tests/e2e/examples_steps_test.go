@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,7 +14,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 )
 
-// stepResult is what the Node.js and Python runners write for a step.
+// stepResult is what the Node.js, Python and Java runners write for a step.
 type stepResult struct {
 	Step            string                      `json:"step"`
 	ResourceChanges map[string]int              `json:"resourceChanges"` // up, destroy
@@ -21,6 +24,52 @@ type stepResult struct {
 
 // stepFunc runs one step of a stack in some language.
 type stepFunc func(t *testing.T, step string) stepResult
+
+// stackSpec is the part of a runner's spec (tests/e2e/{node,python,java})
+// that every language shares: the stack, the CLI's home, the provider, config.
+func stackSpec(env *harness.Env, project, workDir string, config auto.ConfigMap) map[string]any {
+	return map[string]any{
+		"projectName": project,
+		"stackName":   "test",
+		"workDir":     workDir,
+		"pulumiHome":  env.Home,
+		"providerDir": env.ProviderDir,
+		"envVars":     env.Vars(),
+		"config":      configJSON(config),
+	}
+}
+
+// runnerStep runs one step (up, preview, destroy) through a language's
+// Automation API runner: spec, with the step and a result file added, goes to
+// spec.json, runner runs on that file and writes the result. Any failure fails
+// the test.
+func runnerStep(t *testing.T, lang, project, step string, spec map[string]any, runner func(specFile string) (string, error)) stepResult {
+	t.Helper()
+	dir := t.TempDir()
+	resultFile := filepath.Join(dir, "result.json")
+	spec["step"], spec["resultFile"] = step, resultFile
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specFile := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(specFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runner(specFile)
+	if err != nil {
+		t.Fatalf("%s runner %s of %s: %v", lang, step, project, err)
+	}
+	t.Logf("%s runner %s:\n%s", lang, step, out)
+	var res stepResult
+	if b, err = os.ReadFile(resultFile); err != nil {
+		t.Fatalf("%s runner %s wrote no result: %v", lang, step, err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%s runner %s result: %v", lang, step, err)
+	}
+	return res
+}
 
 // labConfig is the provider configuration for a lab, as stack config.
 func labConfig(l harness.Lab) auto.ConfigMap {

@@ -3,15 +3,13 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // Issue 3's bad inputs with the real CLI in a YAML project against a
@@ -52,7 +50,7 @@ resources:
       clientConfiguration: ${secrets.clientConfiguration}
       machineConfiguration: ${config}
       timeouts: { create: 4s, update: 1m }
-`, in.node, in.disk, in.version, in.patch, nodesQGA)
+`, in.node, in.disk, in.version, in.patch, simtest.Schematic)
 }
 
 // stateResources lists the types and outputs of the stack's resources.
@@ -97,14 +95,11 @@ func mustFail(t *testing.T, what string, r harness.Result, wants ...string) {
 func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	t.Parallel()
 
-	block := byte(20 + rand.IntN(200))
-	node := netip.AddrFrom4([4]byte{127, 204, block, 2})
-	nobody := netip.AddrFrom4([4]byte{127, 204, block, 99})
+	ip := simtest.AddressBlock()
+	node, nobody := ip(2), ip(99)
 
-	sim := simtalos.New(simtalos.Options{TimeScale: 0, Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(sim.Close)
-
-	powerOnTalos(sim, "cp1", node, "scsi0") // one disk: /dev/sda
+	sim := simtest.Start(t)
+	simtest.Boot(sim, "cp1", node, "scsi0") // one disk: /dev/sda
 
 	inMaintenance := func(what string) {
 		t.Helper()

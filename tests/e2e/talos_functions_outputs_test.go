@@ -14,6 +14,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/sdk/go/proxmoxtalos/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // The talos functions in their output form with arguments that are resource
@@ -39,7 +40,7 @@ func checkGeneratedConfig(t *testing.T, cfg, bundleYAML string) {
 
 	for _, want := range []string{
 		"clusterName: " + fnCluster,
-		"image: factory.talos.dev/nocloud-installer/" + nodesQGA + ":v1.12.5",
+		"image: factory.talos.dev/nocloud-installer/" + simtest.Schematic + ":v1.12.5",
 		"disk: /dev/sda", // installDisk left out: the provider's default
 		"token: " + bundle.TrustdInfo.Token,
 	} {
@@ -106,8 +107,8 @@ func TestTalosFunctionsWithOutputArgumentsGo(t *testing.T) {
 	}
 
 	// The extensions arrived (without them the schematic is the empty one).
-	if got := out("schematicId").Value; got != nodesQGA {
-		t.Errorf("schematicId = %v, want the qemu-guest-agent schematic %s", got, nodesQGA)
+	if got := out("schematicId").Value; got != simtest.Schematic {
+		t.Errorf("schematicId = %v, want the qemu-guest-agent schematic %s", got, simtest.Schematic)
 	}
 
 	if got := out("configTalosVersion").Value; got != "v1.12.5" {
@@ -185,8 +186,8 @@ outputs:
 		t.Errorf("machineConfiguration output is not secret: %.40v…", hidden["machineConfiguration"])
 	}
 
-	if hidden["schematicId"] != nodesQGA {
-		t.Errorf("schematicId = %v, want the qemu-guest-agent schematic %s", hidden["schematicId"], nodesQGA)
+	if hidden["schematicId"] != simtest.Schematic {
+		t.Errorf("schematicId = %v, want the qemu-guest-agent schematic %s", hidden["schematicId"], simtest.Schematic)
 	}
 
 	var shown map[string]string

@@ -3,17 +3,14 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
-	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // The Talos node resources (ConfigurationApply, Bootstrap, Kubeconfig,
@@ -21,35 +18,6 @@ import (
 // Talos nodes powered on directly (no Proxmox): install from maintenance
 // mode, a preview that names the changed configuration paths and says per
 // node whether it reboots, an in-place Talos upgrade, and a reset on destroy.
-
-const nodesQGA = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
-
-type nodesDisk struct {
-	mu sync.Mutex
-	d  map[string]string
-}
-
-func (h *nodesDisk) WriteDisk(disk, content string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-
-	h.d[disk] = content
-
-	return nil
-}
-
-func (h *nodesDisk) PoweredOff() {}
-
-func powerOnTalos(s *simtalos.Sim, name string, addr netip.Addr, disk string) {
-	s.PowerOn(simtalos.Machine{
-		Name: name, VMID: 100 + int(addr.As4()[3]), UUID: fmt.Sprintf("00000000-0000-0000-0000-%012d", addr.As4()[3]),
-		Disks:     []simtalos.Disk{{Name: disk, SizeBytes: 20 << 30}},
-		CDROM:     "https://factory.talos.dev/image/" + nodesQGA + "/v1.12.5/nocloud-amd64.iso",
-		BootOrder: []string{disk, "ide2"},
-		NICs:      []simtalos.NIC{{Name: "net0", MAC: fmt.Sprintf("BC:24:11:00:02:%02X", addr.As4()[3])}},
-		CloudInit: &simtalos.CloudInit{Hostname: name, Interfaces: []simtalos.IPConfig{{Address: netip.PrefixFrom(addr, 24)}}},
-	}, &nodesDisk{d: map[string]string{}})
-}
 
 // basePatch is a patch every configuration carries (an empty patch is not a
 // patch).
@@ -140,7 +108,7 @@ outputs:
   cpMode: ${cpApply.appliedMode}
   workerMode: ${workerApply.appliedMode}
   workerVersion: ${workerApply.runningVersion}
-`, cp, worker, nodesQGA, cpPatch, workerPatch, workerVersion)
+`, cp, worker, simtest.Schematic, cpPatch, workerPatch, workerVersion)
 }
 
 func mustSucceed(t *testing.T, what string, r harness.Result) string {
@@ -156,15 +124,12 @@ func mustSucceed(t *testing.T, what string, r harness.Result) string {
 func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 	t.Parallel()
 
-	block := byte(20 + rand.IntN(200))
-	cp := netip.AddrFrom4([4]byte{127, 203, block, 2})
-	worker := netip.AddrFrom4([4]byte{127, 203, block, 10})
+	ip := simtest.AddressBlock()
+	cp, worker := ip(2), ip(10)
 
-	sim := simtalos.New(simtalos.Options{TimeScale: 0, Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(sim.Close)
-
-	powerOnTalos(sim, "cp1", cp, "scsi0")
-	powerOnTalos(sim, "w1", worker, "virtio0")
+	sim := simtest.Start(t)
+	simtest.Boot(sim, "cp1", cp, "scsi0")
+	simtest.Boot(sim, "w1", worker, "virtio0")
 
 	// A credential in a proxy URL: it must never show.
 	const secret = "hunter2-proxy-password"

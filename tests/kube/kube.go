@@ -48,8 +48,13 @@ type kubeconfig struct {
 // server, when not empty), authenticating with its client certificate.
 func Nodes(kubeconfigYAML []byte, server string) ([]Node, error) {
 	var kc kubeconfig
-	if err := yaml.Unmarshal(kubeconfigYAML, &kc); err != nil || len(kc.Clusters) == 0 || len(kc.Users) == 0 {
-		return nil, fmt.Errorf("the kubeconfig has no cluster or user (%v)", err)
+	if err := yaml.Unmarshal(kubeconfigYAML, &kc); err != nil {
+		return nil, fmt.Errorf("the kubeconfig is not YAML: %w", err)
+	}
+	// One of each, as Talos writes an admin kubeconfig: with more, which one
+	// to use would be a guess.
+	if len(kc.Clusters) != 1 || len(kc.Users) != 1 {
+		return nil, fmt.Errorf("the kubeconfig has %d clusters and %d users, want one of each", len(kc.Clusters), len(kc.Users))
 	}
 	dec := func(s string) []byte { b, _ := base64.StdEncoding.DecodeString(s); return b }
 	pair, err := tls.X509KeyPair(dec(kc.Users[0].User.Cert), dec(kc.Users[0].User.Key))

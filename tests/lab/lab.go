@@ -6,16 +6,10 @@ package lab
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"fmt"
-	mrand "math/rand"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"syscall"
-	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/addrblock"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/factory"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
@@ -58,7 +52,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	block, lock, err := claimBlock(opts.Seed)
+	block, lock, err := addrblock.Claim(opts.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -153,33 +147,3 @@ func (l *Lab) DeleteVM(vmid int) error { return l.PVE.DeleteVM(vmid) }
 
 // SetFaults changes the injected faults.
 func (l *Lab) SetFaults(f pve.Faults) { l.PVE.SetFaults(f) }
-
-// claimBlock picks a free 127.X.Y.0/24 (X 1..254): candidates come from the
-// seed (random when 0); a block is taken by holding an flock on a file in
-// the temp directory, which the kernel releases if the process dies.
-func claimBlock(seed int64) (netip.Prefix, *os.File, error) {
-	if seed == 0 {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		seed = int64(binary.LittleEndian.Uint64(b[:]))
-	}
-	r := mrand.New(mrand.NewSource(seed))
-	dir := filepath.Join(os.TempDir(), "proxmoxtalos-lab-blocks")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return netip.Prefix{}, nil, fmt.Errorf("lab: create %s for address block locks: %w", dir, err)
-	}
-	for i := 0; i < 1000; i++ {
-		x, y := 1+r.Intn(254), r.Intn(256)
-		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("127.%d.%d.0.lock", x, y)), os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			return netip.Prefix{}, nil, fmt.Errorf("lab: address block lock: %w", err)
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
-			continue
-		}
-		fmt.Fprintf(f, "%d %s\n", os.Getpid(), time.Now().Format(time.RFC3339))
-		return netip.PrefixFrom(netip.AddrFrom4([4]byte{127, byte(x), byte(y), 0}), 24), f, nil
-	}
-	return netip.Prefix{}, nil, fmt.Errorf("lab: no free 127.X.Y.0/24 address block after 1000 tries (stale locks in %s?)", dir)
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
+// The pod network (CNI) the cluster runs.
 type CniName string
 
 const (
@@ -183,6 +184,7 @@ func (in *cniNamePtr) ToCniNamePtrOutputWithContext(ctx context.Context) CniName
 	return pulumi.ToOutputWithContext(ctx, in).(CniNamePtrOutput)
 }
 
+// Bus of the VMs' disks in Proxmox. It decides the device names Talos sees: the install disk is `/dev/sda` on scsi and sata, `/dev/vda` on virtio.
 type DiskBus string
 
 const (
@@ -353,6 +355,7 @@ func (in *diskBusPtr) ToDiskBusPtrOutputWithContext(ctx context.Context) DiskBus
 	return pulumi.ToOutputWithContext(ctx, in).(DiskBusPtrOutput)
 }
 
+// The GitOps tool installed at bootstrap to sync the cluster from a Git repository.
 type GitOpsTool string
 
 const (
@@ -520,6 +523,7 @@ func (in *gitOpsToolPtr) ToGitOpsToolPtrOutputWithContext(ctx context.Context) G
 	return pulumi.ToOutputWithContext(ctx, in).(GitOpsToolPtrOutput)
 }
 
+// A node's role in the cluster: its Talos machine type.
 type NodeRole string
 
 const (
@@ -612,6 +616,7 @@ func (o NodeRolePtrOutput) ToStringPtrOutputWithContext(ctx context.Context) pul
 	}).(pulumi.StringPtrOutput)
 }
 
+// What a Kubernetes taint does to pods that do not tolerate it.
 type TaintEffect string
 
 const (

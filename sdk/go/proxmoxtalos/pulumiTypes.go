@@ -13,6 +13,7 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
 type AddressRange struct {
 	// Last address of the range (inclusive).
 	End string `pulumi:"end"`
@@ -31,6 +32,7 @@ type AddressRangeInput interface {
 	ToAddressRangeOutputWithContext(context.Context) AddressRangeOutput
 }
 
+// An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
 type AddressRangeArgs struct {
 	// Last address of the range (inclusive).
 	End string `pulumi:"end"`
@@ -91,6 +93,7 @@ func (i *addressRangePtrType) ToAddressRangePtrOutputWithContext(ctx context.Con
 	return pulumi.ToOutputWithContext(ctx, i).(AddressRangePtrOutput)
 }
 
+// An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
 type AddressRangeOutput struct{ *pulumi.OutputState }
 
 func (AddressRangeOutput) ElementType() reflect.Type {
@@ -169,6 +172,7 @@ func (o AddressRangePtrOutput) Start() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
 type CloudControllerManager struct {
 	// Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
 	Enabled *bool `pulumi:"enabled"`
@@ -191,6 +195,7 @@ type CloudControllerManagerInput interface {
 	ToCloudControllerManagerOutputWithContext(context.Context) CloudControllerManagerOutput
 }
 
+// The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
 type CloudControllerManagerArgs struct {
 	// Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
 	Enabled *bool `pulumi:"enabled"`
@@ -255,6 +260,7 @@ func (i *cloudControllerManagerPtrType) ToCloudControllerManagerPtrOutputWithCon
 	return pulumi.ToOutputWithContext(ctx, i).(CloudControllerManagerPtrOutput)
 }
 
+// The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
 type CloudControllerManagerOutput struct{ *pulumi.OutputState }
 
 func (CloudControllerManagerOutput) ElementType() reflect.Type {
@@ -363,6 +369,7 @@ func (o CloudControllerManagerPtrOutput) TalosCcmManifest() pulumi.StringPtrOutp
 	}).(pulumi.StringPtrOutput)
 }
 
+// One node of the cluster as built: its name, role, pool, Proxmox node, VMID, address and MAC address.
 type ClusterNode struct {
 	// Address of the node on the primary network.
 	Address string `pulumi:"address"`
@@ -380,6 +387,7 @@ type ClusterNode struct {
 	VmId int `pulumi:"vmId"`
 }
 
+// One node of the cluster as built: its name, role, pool, Proxmox node, VMID, address and MAC address.
 type ClusterNodeOutput struct{ *pulumi.OutputState }
 
 func (ClusterNodeOutput) ElementType() reflect.Type {
@@ -449,6 +457,7 @@ func (o ClusterNodeArrayOutput) Index(i pulumi.IntInput) ClusterNodeOutput {
 	}).(ClusterNodeOutput)
 }
 
+// The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
 type Cni struct {
 	// Run without kube-proxy. Default `true` for cilium, `false` otherwise.
 	DisableKubeProxy *bool `pulumi:"disableKubeProxy"`
@@ -471,6 +480,7 @@ type CniInput interface {
 	ToCniOutputWithContext(context.Context) CniOutput
 }
 
+// The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
 type CniArgs struct {
 	// Run without kube-proxy. Default `true` for cilium, `false` otherwise.
 	DisableKubeProxy *bool `pulumi:"disableKubeProxy"`
@@ -535,6 +545,7 @@ func (i *cniPtrType) ToCniPtrOutputWithContext(ctx context.Context) CniPtrOutput
 	return pulumi.ToOutputWithContext(ctx, i).(CniPtrOutput)
 }
 
+// The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
 type CniOutput struct{ *pulumi.OutputState }
 
 func (CniOutput) ElementType() reflect.Type {
@@ -643,6 +654,7 @@ func (o CniPtrOutput) Name() CniNamePtrOutput {
 	}).(CniNamePtrOutput)
 }
 
+// The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
 type ControlPlane struct {
 	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
 	Count *int `pulumi:"count"`
@@ -669,6 +681,7 @@ type ControlPlaneInput interface {
 	ToControlPlaneOutputWithContext(context.Context) ControlPlaneOutput
 }
 
+// The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
 type ControlPlaneArgs struct {
 	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
 	Count *int `pulumi:"count"`
@@ -737,6 +750,7 @@ func (i *controlPlanePtrType) ToControlPlanePtrOutputWithContext(ctx context.Con
 	return pulumi.ToOutputWithContext(ctx, i).(ControlPlanePtrOutput)
 }
 
+// The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
 type ControlPlaneOutput struct{ *pulumi.OutputState }
 
 func (ControlPlaneOutput) ElementType() reflect.Type {
@@ -875,6 +889,7 @@ func (o ControlPlanePtrOutput) Taints() TaintArrayOutput {
 	}).(TaintArrayOutput)
 }
 
+// An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
 type DataDisk struct {
 	// Size in GiB, at least 1. Disks grow in place and never shrink.
 	Size int `pulumi:"size"`
@@ -895,6 +910,7 @@ type DataDiskInput interface {
 	ToDataDiskOutputWithContext(context.Context) DataDiskOutput
 }
 
+// An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
 type DataDiskArgs struct {
 	// Size in GiB, at least 1. Disks grow in place and never shrink.
 	Size int `pulumi:"size"`
@@ -941,6 +957,7 @@ func (i DataDiskArray) ToDataDiskArrayOutputWithContext(ctx context.Context) Dat
 	return pulumi.ToOutputWithContext(ctx, i).(DataDiskArrayOutput)
 }
 
+// An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
 type DataDiskOutput struct{ *pulumi.OutputState }
 
 func (DataDiskOutput) ElementType() reflect.Type {
@@ -990,6 +1007,7 @@ func (o DataDiskArrayOutput) Index(i pulumi.IntInput) DataDiskOutput {
 	}).(DataDiskOutput)
 }
 
+// A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
 type GitOps struct {
 	// URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
 	InstallManifests []string `pulumi:"installManifests"`
@@ -1010,6 +1028,7 @@ type GitOpsInput interface {
 	ToGitOpsOutputWithContext(context.Context) GitOpsOutput
 }
 
+// A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
 type GitOpsArgs struct {
 	// URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
 	InstallManifests []string `pulumi:"installManifests"`
@@ -1072,6 +1091,7 @@ func (i *gitOpsPtrType) ToGitOpsPtrOutputWithContext(ctx context.Context) GitOps
 	return pulumi.ToOutputWithContext(ctx, i).(GitOpsPtrOutput)
 }
 
+// A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
 type GitOpsOutput struct{ *pulumi.OutputState }
 
 func (GitOpsOutput) ElementType() reflect.Type {
@@ -1165,6 +1185,7 @@ func (o GitOpsPtrOutput) Tool() GitOpsToolPtrOutput {
 	}).(GitOpsToolPtrOutput)
 }
 
+// A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
 type GitRepository struct {
 	// Branch to follow. Default `main`.
 	Branch *string `pulumi:"branch"`
@@ -1185,6 +1206,7 @@ type GitRepositoryInput interface {
 	ToGitRepositoryOutputWithContext(context.Context) GitRepositoryOutput
 }
 
+// A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
 type GitRepositoryArgs struct {
 	// Branch to follow. Default `main`.
 	Branch *string `pulumi:"branch"`
@@ -1247,6 +1269,7 @@ func (i *gitRepositoryPtrType) ToGitRepositoryPtrOutputWithContext(ctx context.C
 	return pulumi.ToOutputWithContext(ctx, i).(GitRepositoryPtrOutput)
 }
 
+// A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
 type GitRepositoryOutput struct{ *pulumi.OutputState }
 
 func (GitRepositoryOutput) ElementType() reflect.Type {
@@ -1740,6 +1763,7 @@ func (o ImagePtrOutput) Template() TemplatePtrOutput {
 	}).(TemplatePtrOutput)
 }
 
+// A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
 type InlineManifest struct {
 	// The manifest YAML (one or more documents).
 	Contents string `pulumi:"contents"`
@@ -1758,6 +1782,7 @@ type InlineManifestInput interface {
 	ToInlineManifestOutputWithContext(context.Context) InlineManifestOutput
 }
 
+// A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
 type InlineManifestArgs struct {
 	// The manifest YAML (one or more documents).
 	Contents string `pulumi:"contents"`
@@ -1802,6 +1827,7 @@ func (i InlineManifestArray) ToInlineManifestArrayOutputWithContext(ctx context.
 	return pulumi.ToOutputWithContext(ctx, i).(InlineManifestArrayOutput)
 }
 
+// A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
 type InlineManifestOutput struct{ *pulumi.OutputState }
 
 func (InlineManifestOutput) ElementType() reflect.Type {
@@ -1846,6 +1872,7 @@ func (o InlineManifestArrayOutput) Index(i pulumi.IntInput) InlineManifestOutput
 	}).(InlineManifestOutput)
 }
 
+// The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
 type Network struct {
 	// Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
 	AddressRange *AddressRange `pulumi:"addressRange"`
@@ -1878,6 +1905,7 @@ type NetworkInput interface {
 	ToNetworkOutputWithContext(context.Context) NetworkOutput
 }
 
+// The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
 type NetworkArgs struct {
 	// Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
 	AddressRange *AddressRangeArgs `pulumi:"addressRange"`
@@ -1911,6 +1939,7 @@ func (i NetworkArgs) ToNetworkOutputWithContext(ctx context.Context) NetworkOutp
 	return pulumi.ToOutputWithContext(ctx, i).(NetworkOutput)
 }
 
+// The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
 type NetworkOutput struct{ *pulumi.OutputState }
 
 func (NetworkOutput) ElementType() reflect.Type {
@@ -1970,6 +1999,7 @@ func (o NetworkOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Network) *int { return v.Vlan }).(pulumi.IntPtrOutput)
 }
 
+// A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
 type Nic struct {
 	// Range that secondary addresses are allocated from.
 	AddressRange *AddressRange `pulumi:"addressRange"`
@@ -1996,6 +2026,7 @@ type NicInput interface {
 	ToNicOutputWithContext(context.Context) NicOutput
 }
 
+// A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
 type NicArgs struct {
 	// Range that secondary addresses are allocated from.
 	AddressRange *AddressRangeArgs `pulumi:"addressRange"`
@@ -2064,6 +2095,7 @@ func (i *nicPtrType) ToNicPtrOutputWithContext(ctx context.Context) NicPtrOutput
 	return pulumi.ToOutputWithContext(ctx, i).(NicPtrOutput)
 }
 
+// A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
 type NicOutput struct{ *pulumi.OutputState }
 
 func (NicOutput) ElementType() reflect.Type {
@@ -2374,6 +2406,7 @@ func (o NodeSettingsArrayOutput) Index(i pulumi.IntInput) NodeSettingsOutput {
 	}).(NodeSettingsOutput)
 }
 
+// The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
 type ProxmoxCloudControllerManager struct {
 	// Skip TLS verification of the Proxmox API. Default `false`.
 	Insecure *bool `pulumi:"insecure"`
@@ -2400,6 +2433,7 @@ type ProxmoxCloudControllerManagerInput interface {
 	ToProxmoxCloudControllerManagerOutputWithContext(context.Context) ProxmoxCloudControllerManagerOutput
 }
 
+// The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
 type ProxmoxCloudControllerManagerArgs struct {
 	// Skip TLS verification of the Proxmox API. Default `false`.
 	Insecure *bool `pulumi:"insecure"`
@@ -2468,6 +2502,7 @@ func (i *proxmoxCloudControllerManagerPtrType) ToProxmoxCloudControllerManagerPt
 	return pulumi.ToOutputWithContext(ctx, i).(ProxmoxCloudControllerManagerPtrOutput)
 }
 
+// The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
 type ProxmoxCloudControllerManagerOutput struct{ *pulumi.OutputState }
 
 func (ProxmoxCloudControllerManagerOutput) ElementType() reflect.Type {
@@ -2606,6 +2641,7 @@ func (o ProxmoxCloudControllerManagerPtrOutput) Url() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Mirrors of one container registry, tried in order before the registry itself.
 type RegistryMirror struct {
 	// Mirror URLs, tried in order, like `https://mirror.example.com`.
 	Endpoints []string `pulumi:"endpoints"`
@@ -2626,6 +2662,7 @@ type RegistryMirrorInput interface {
 	ToRegistryMirrorOutputWithContext(context.Context) RegistryMirrorOutput
 }
 
+// Mirrors of one container registry, tried in order before the registry itself.
 type RegistryMirrorArgs struct {
 	// Mirror URLs, tried in order, like `https://mirror.example.com`.
 	Endpoints []string `pulumi:"endpoints"`
@@ -2672,6 +2709,7 @@ func (i RegistryMirrorMap) ToRegistryMirrorMapOutputWithContext(ctx context.Cont
 	return pulumi.ToOutputWithContext(ctx, i).(RegistryMirrorMapOutput)
 }
 
+// Mirrors of one container registry, tried in order before the registry itself.
 type RegistryMirrorOutput struct{ *pulumi.OutputState }
 
 func (RegistryMirrorOutput) ElementType() reflect.Type {
@@ -2721,6 +2759,7 @@ func (o RegistryMirrorMapOutput) MapIndex(k pulumi.StringInput) RegistryMirrorOu
 	}).(RegistryMirrorOutput)
 }
 
+// A Kubernetes taint (`key=value:effect`) on nodes.
 type Taint struct {
 	// What the taint does to pods that do not tolerate it.
 	Effect TaintEffect `pulumi:"effect"`
@@ -2741,6 +2780,7 @@ type TaintInput interface {
 	ToTaintOutputWithContext(context.Context) TaintOutput
 }
 
+// A Kubernetes taint (`key=value:effect`) on nodes.
 type TaintArgs struct {
 	// What the taint does to pods that do not tolerate it.
 	Effect TaintEffect `pulumi:"effect"`
@@ -2787,6 +2827,7 @@ func (i TaintArray) ToTaintArrayOutputWithContext(ctx context.Context) TaintArra
 	return pulumi.ToOutputWithContext(ctx, i).(TaintArrayOutput)
 }
 
+// A Kubernetes taint (`key=value:effect`) on nodes.
 type TaintOutput struct{ *pulumi.OutputState }
 
 func (TaintOutput) ElementType() reflect.Type {
@@ -2836,6 +2877,7 @@ func (o TaintArrayOutput) Index(i pulumi.IntInput) TaintOutput {
 	}).(TaintOutput)
 }
 
+// A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
 type Template struct {
 	// Copy the disks. Default `true`; `false` makes linked clones.
 	FullClone *bool `pulumi:"fullClone"`
@@ -2856,6 +2898,7 @@ type TemplateInput interface {
 	ToTemplateOutputWithContext(context.Context) TemplateOutput
 }
 
+// A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
 type TemplateArgs struct {
 	// Copy the disks. Default `true`; `false` makes linked clones.
 	FullClone *bool `pulumi:"fullClone"`
@@ -2918,6 +2961,7 @@ func (i *templatePtrType) ToTemplatePtrOutputWithContext(ctx context.Context) Te
 	return pulumi.ToOutputWithContext(ctx, i).(TemplatePtrOutput)
 }
 
+// A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
 type TemplateOutput struct{ *pulumi.OutputState }
 
 func (TemplateOutput) ElementType() reflect.Type {
@@ -3011,6 +3055,7 @@ func (o TemplatePtrOutput) VmId() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
 type VmOptions struct {
 	// Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
 	CpuType *string `pulumi:"cpuType"`
@@ -3031,6 +3076,7 @@ type VmOptionsInput interface {
 	ToVmOptionsOutputWithContext(context.Context) VmOptionsOutput
 }
 
+// Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
 type VmOptionsArgs struct {
 	// Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
 	CpuType *string `pulumi:"cpuType"`
@@ -3093,6 +3139,7 @@ func (i *vmOptionsPtrType) ToVmOptionsPtrOutputWithContext(ctx context.Context) 
 	return pulumi.ToOutputWithContext(ctx, i).(VmOptionsPtrOutput)
 }
 
+// Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
 type VmOptionsOutput struct{ *pulumi.OutputState }
 
 func (VmOptionsOutput) ElementType() reflect.Type {
@@ -3186,6 +3233,7 @@ func (o VmOptionsPtrOutput) Tags() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
+// The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 type VmSize struct {
 	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
@@ -3208,6 +3256,7 @@ type VmSizeInput interface {
 	ToVmSizeOutputWithContext(context.Context) VmSizeOutput
 }
 
+// The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 type VmSizeArgs struct {
 	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
@@ -3272,6 +3321,7 @@ func (i *vmSizePtrType) ToVmSizePtrOutputWithContext(ctx context.Context) VmSize
 	return pulumi.ToOutputWithContext(ctx, i).(VmSizePtrOutput)
 }
 
+// The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 type VmSizeOutput struct{ *pulumi.OutputState }
 
 func (VmSizeOutput) ElementType() reflect.Type {
@@ -3380,6 +3430,7 @@ func (o VmSizePtrOutput) Sockets() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
 type WorkerPool struct {
 	// Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
 	Count *int `pulumi:"count"`
@@ -3410,6 +3461,7 @@ type WorkerPoolInput interface {
 	ToWorkerPoolOutputWithContext(context.Context) WorkerPoolOutput
 }
 
+// A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
 type WorkerPoolArgs struct {
 	// Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
 	Count *int `pulumi:"count"`
@@ -3466,6 +3518,7 @@ func (i WorkerPoolArray) ToWorkerPoolArrayOutputWithContext(ctx context.Context)
 	return pulumi.ToOutputWithContext(ctx, i).(WorkerPoolArrayOutput)
 }
 
+// A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
 type WorkerPoolOutput struct{ *pulumi.OutputState }
 
 func (WorkerPoolOutput) ElementType() reflect.Type {

@@ -2,6 +2,9 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 import * as pulumi from "@pulumi/pulumi";
+import * as inputs from "../types/input";
+import * as outputs from "../types/output";
+import * as enums from "../types/enums";
 import * as utilities from "../utilities";
 
 /**
@@ -22,9 +25,9 @@ export function getImageFactory(args: GetImageFactoryArgs, opts?: pulumi.InvokeO
 
 export interface GetImageFactoryArgs {
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images.
      */
-    architecture?: string;
+    architecture?: enums.talos.Architecture;
     /**
      * Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Default: none.
      */
@@ -99,9 +102,9 @@ export function getImageFactoryOutput(args: GetImageFactoryOutputArgs, opts?: pu
 
 export interface GetImageFactoryOutputArgs {
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images.
      */
-    architecture?: pulumi.Input<string | undefined>;
+    architecture?: pulumi.Input<enums.talos.Architecture | undefined>;
     /**
      * Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Default: none.
      */

@@ -51,9 +51,9 @@ export class ImageFactorySchematic extends pulumi.CustomResource {
     }
 
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images. Changing it changes the URL outputs.
      */
-    declare public readonly architecture: pulumi.Output<string | undefined>;
+    declare public readonly architecture: pulumi.Output<enums.talos.Architecture | undefined>;
     /**
      * URL of the qcow2 disk image; empty without `talosVersion`.
      */
@@ -164,9 +164,9 @@ export class ImageFactorySchematic extends pulumi.CustomResource {
  */
 export interface ImageFactorySchematicArgs {
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images. Changing it changes the URL outputs.
      */
-    architecture?: pulumi.Input<string | undefined>;
+    architecture?: pulumi.Input<enums.talos.Architecture | undefined>;
     /**
      * Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource (another schematic). Default: none.
      */

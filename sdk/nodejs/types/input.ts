@@ -6,6 +6,9 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 import * as enums from "../types/enums";
 
+/**
+ * An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
+ */
 export interface AddressRangeArgs {
     /**
      * Last address of the range (inclusive).
@@ -17,6 +20,9 @@ export interface AddressRangeArgs {
     start: string;
 }
 
+/**
+ * The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
+ */
 export interface CloudControllerManagerArgs {
     /**
      * Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
@@ -36,6 +42,9 @@ export interface CloudControllerManagerArgs {
     talosCcmManifest?: string;
 }
 
+/**
+ * The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
+ */
 export interface CniArgs {
     /**
      * Run without kube-proxy. Default `true` for cilium, `false` otherwise.
@@ -55,6 +64,9 @@ export interface CniArgs {
     name?: enums.CniName;
 }
 
+/**
+ * The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
+ */
 export interface ControlPlaneArgs {
     /**
      * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
@@ -82,6 +94,9 @@ export interface ControlPlaneArgs {
     taints?: inputs.TaintArgs[];
 }
 
+/**
+ * An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
+ */
 export interface DataDiskArgs {
     /**
      * Size in GiB, at least 1. Disks grow in place and never shrink.
@@ -97,6 +112,9 @@ export interface DataDiskArgs {
     volume?: string;
 }
 
+/**
+ * A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
+ */
 export interface GitOpsArgs {
     /**
      * URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
@@ -112,6 +130,9 @@ export interface GitOpsArgs {
     tool: enums.GitOpsTool;
 }
 
+/**
+ * A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
+ */
 export interface GitRepositoryArgs {
     /**
      * Branch to follow. Default `main`.
@@ -187,6 +208,9 @@ export interface ImageArgs {
     template?: inputs.TemplateArgs;
 }
 
+/**
+ * A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
+ */
 export interface InlineManifestArgs {
     /**
      * The manifest YAML (one or more documents).
@@ -198,6 +222,9 @@ export interface InlineManifestArgs {
     name: string;
 }
 
+/**
+ * The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
+ */
 export interface NetworkArgs {
     /**
      * Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
@@ -237,6 +264,9 @@ export interface NetworkArgs {
     vlan?: number;
 }
 
+/**
+ * A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
+ */
 export interface NicArgs {
     /**
      * Range that secondary addresses are allocated from.
@@ -306,6 +336,9 @@ export interface NodeSettingsArgs {
     vmId?: number;
 }
 
+/**
+ * The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
+ */
 export interface ProxmoxCloudControllerManagerArgs {
     /**
      * Skip TLS verification of the Proxmox API. Default `false`.
@@ -333,6 +366,9 @@ export interface ProxmoxCloudControllerManagerArgs {
     url: string;
 }
 
+/**
+ * Mirrors of one container registry, tried in order before the registry itself.
+ */
 export interface RegistryMirrorArgs {
     /**
      * Mirror URLs, tried in order, like `https://mirror.example.com`.
@@ -348,6 +384,9 @@ export interface RegistryMirrorArgs {
     skipFallback?: boolean;
 }
 
+/**
+ * A Kubernetes taint (`key=value:effect`) on nodes.
+ */
 export interface TaintArgs {
     /**
      * What the taint does to pods that do not tolerate it.
@@ -363,6 +402,9 @@ export interface TaintArgs {
     value?: string;
 }
 
+/**
+ * A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
+ */
 export interface TemplateArgs {
     /**
      * Copy the disks. Default `true`; `false` makes linked clones.
@@ -378,6 +420,9 @@ export interface TemplateArgs {
     vmId: number;
 }
 
+/**
+ * Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
+ */
 export interface VmOptionsArgs {
     /**
      * Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
@@ -393,6 +438,9 @@ export interface VmOptionsArgs {
     tags?: string[];
 }
 
+/**
+ * The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
+ */
 export interface VmSizeArgs {
     /**
      * CPU cores per socket. Default 2. A change restarts the VMs one at a time.
@@ -412,6 +460,9 @@ export interface VmSizeArgs {
     sockets?: number;
 }
 
+/**
+ * A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
+ */
 export interface WorkerPoolArgs {
     /**
      * Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
@@ -447,6 +498,9 @@ export interface WorkerPoolArgs {
     taints?: inputs.TaintArgs[];
 }
 export namespace proxmox {
+    /**
+     * The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+     */
     export interface VirtualMachineAgentArgs {
         /**
          * Enable the guest agent channel. Default `true` when this block is given.
@@ -462,6 +516,9 @@ export namespace proxmox {
         waitForAddress?: pulumi.Input<boolean | undefined>;
     }
 
+    /**
+     * The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+     */
     export interface VirtualMachineCloneArgs {
         /**
          * Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
@@ -503,6 +560,9 @@ export namespace proxmox {
         storage: pulumi.Input<string>;
     }
 
+    /**
+     * The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+     */
     export interface VirtualMachineCpuArgs {
         /**
          * Cores per socket. Default 1.
@@ -518,6 +578,9 @@ export namespace proxmox {
         type?: pulumi.Input<string | undefined>;
     }
 
+    /**
+     * A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+     */
     export interface VirtualMachineDiskArgs {
         /**
          * The host cache mode. Default `none`.
@@ -553,6 +616,9 @@ export namespace proxmox {
         storage: pulumi.Input<string>;
     }
 
+    /**
+     * DNS servers and search domain given through the cloud-init drive.
+     */
     export interface VirtualMachineDnsArgs {
         /**
          * The DNS search domain. Default: the Proxmox node's.
@@ -564,6 +630,9 @@ export namespace proxmox {
         servers?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     }
 
+    /**
+     * The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+     */
     export interface VirtualMachineEfiDiskArgs {
         /**
          * Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
@@ -575,6 +644,9 @@ export namespace proxmox {
         storage: pulumi.Input<string>;
     }
 
+    /**
+     * One address (with prefix length, or `dhcp`) and its gateway.
+     */
     export interface VirtualMachineIpAddressArgs {
         /**
          * An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
@@ -586,6 +658,9 @@ export namespace proxmox {
         gateway?: pulumi.Input<string | undefined>;
     }
 
+    /**
+     * The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+     */
     export interface VirtualMachineIpConfigArgs {
         /**
          * The IPv4 address and gateway.
@@ -597,6 +672,9 @@ export namespace proxmox {
         ipv6?: pulumi.Input<inputs.proxmox.VirtualMachineIpAddressArgs | undefined>;
     }
 
+    /**
+     * The VM's memory in MiB, and the balloon floor it may be shrunk to.
+     */
     export interface VirtualMachineMemoryArgs {
         /**
          * Memory in MiB (at least 16).
@@ -608,6 +686,9 @@ export namespace proxmox {
         floating?: pulumi.Input<number | undefined>;
     }
 
+    /**
+     * A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+     */
     export interface VirtualMachineNetworkDeviceArgs {
         /**
          * The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.

@@ -6,6 +6,9 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 import * as enums from "../types/enums";
 
+/**
+ * One node of the cluster as built: its name, role, pool, Proxmox node, VMID, address and MAC address.
+ */
 export interface ClusterNode {
     /**
      * Address of the node on the primary network.
@@ -38,6 +41,9 @@ export interface ClusterNode {
 }
 
 export namespace proxmox {
+    /**
+     * The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+     */
     export interface VirtualMachineAgent {
         /**
          * Enable the guest agent channel. Default `true` when this block is given.
@@ -53,6 +59,9 @@ export namespace proxmox {
         waitForAddress?: boolean;
     }
 
+    /**
+     * The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+     */
     export interface VirtualMachineClone {
         /**
          * Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
@@ -94,6 +103,9 @@ export namespace proxmox {
         storage: string;
     }
 
+    /**
+     * The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+     */
     export interface VirtualMachineCpu {
         /**
          * Cores per socket. Default 1.
@@ -109,6 +121,9 @@ export namespace proxmox {
         type?: string;
     }
 
+    /**
+     * A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+     */
     export interface VirtualMachineDisk {
         /**
          * The host cache mode. Default `none`.
@@ -144,6 +159,9 @@ export namespace proxmox {
         storage: string;
     }
 
+    /**
+     * DNS servers and search domain given through the cloud-init drive.
+     */
     export interface VirtualMachineDns {
         /**
          * The DNS search domain. Default: the Proxmox node's.
@@ -155,6 +173,9 @@ export namespace proxmox {
         servers?: string[];
     }
 
+    /**
+     * The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+     */
     export interface VirtualMachineEfiDisk {
         /**
          * Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
@@ -166,6 +187,9 @@ export namespace proxmox {
         storage: string;
     }
 
+    /**
+     * One address (with prefix length, or `dhcp`) and its gateway.
+     */
     export interface VirtualMachineIpAddress {
         /**
          * An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
@@ -177,6 +201,9 @@ export namespace proxmox {
         gateway?: string;
     }
 
+    /**
+     * The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+     */
     export interface VirtualMachineIpConfig {
         /**
          * The IPv4 address and gateway.
@@ -188,6 +215,9 @@ export namespace proxmox {
         ipv6?: outputs.proxmox.VirtualMachineIpAddress;
     }
 
+    /**
+     * The VM's memory in MiB, and the balloon floor it may be shrunk to.
+     */
     export interface VirtualMachineMemory {
         /**
          * Memory in MiB (at least 16).
@@ -199,6 +229,9 @@ export namespace proxmox {
         floating?: number;
     }
 
+    /**
+     * A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+     */
     export interface VirtualMachineNetworkDevice {
         /**
          * The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.

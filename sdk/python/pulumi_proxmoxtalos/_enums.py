@@ -17,6 +17,9 @@ __all__ = [
 
 @pulumi.type_token("proxmoxtalos:index:CniName")
 class CniName(_builtins.str, Enum):
+    """
+    The pod network (CNI) the cluster runs.
+    """
     FLANNEL = "flannel"
     """
     Flannel, installed and managed by Talos (the default).
@@ -37,6 +40,9 @@ class CniName(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:index:DiskBus")
 class DiskBus(_builtins.str, Enum):
+    """
+    Bus of the VMs' disks in Proxmox. It decides the device names Talos sees: the install disk is `/dev/sda` on scsi and sata, `/dev/vda` on virtio.
+    """
     SCSI = "scsi"
     """
     SCSI disks (`scsi0`, ...): Talos sees `/dev/sda`, `/dev/sdb`, ...
@@ -53,6 +59,9 @@ class DiskBus(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:index:GitOpsTool")
 class GitOpsTool(_builtins.str, Enum):
+    """
+    The GitOps tool installed at bootstrap to sync the cluster from a Git repository.
+    """
     FLUX = "flux"
     """
     Flux: a GitRepository and a Kustomization in flux-system.
@@ -65,6 +74,9 @@ class GitOpsTool(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:index:NodeRole")
 class NodeRole(_builtins.str, Enum):
+    """
+    A node's role in the cluster: its Talos machine type.
+    """
     CONTROL_PLANE = "controlplane"
     """
     Runs etcd and the Kubernetes control plane.
@@ -77,6 +89,9 @@ class NodeRole(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:index:TaintEffect")
 class TaintEffect(_builtins.str, Enum):
+    """
+    What a Kubernetes taint does to pods that do not tolerate it.
+    """
     NO_SCHEDULE = "NoSchedule"
     """
     New pods without a toleration are not scheduled.

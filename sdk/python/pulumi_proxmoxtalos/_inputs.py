@@ -59,6 +59,9 @@ __all__ = [
 ]
 
 class AddressRangeArgsDict(TypedDict):
+    """
+    An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
+    """
     end: _builtins.str
     """
     Last address of the range (inclusive).
@@ -74,6 +77,8 @@ class AddressRangeArgs:
                  end: _builtins.str,
                  start: _builtins.str):
         """
+        An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
+
         :param _builtins.str end: Last address of the range (inclusive).
         :param _builtins.str start: First address of the range, inside the subnet.
         """
@@ -106,6 +111,9 @@ class AddressRangeArgs:
 
 
 class CloudControllerManagerArgsDict(TypedDict):
+    """
+    The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
+    """
     enabled: NotRequired[_builtins.bool]
     """
     Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
@@ -131,6 +139,8 @@ class CloudControllerManagerArgs:
                  serving_cert_approver_manifest: Optional[_builtins.str] = None,
                  talos_ccm_manifest: Optional[_builtins.str] = None):
         """
+        The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
+
         :param _builtins.bool enabled: Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
         :param 'ProxmoxCloudControllerManagerArgs' proxmox: Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
         :param _builtins.str serving_cert_approver_manifest: URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
@@ -195,6 +205,9 @@ class CloudControllerManagerArgs:
 
 
 class CniArgsDict(TypedDict):
+    """
+    The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
+    """
     disable_kube_proxy: NotRequired[_builtins.bool]
     """
     Run without kube-proxy. Default `true` for cilium, `false` otherwise.
@@ -220,6 +233,8 @@ class CniArgs:
                  manifest_urls: Optional[Sequence[_builtins.str]] = None,
                  name: Optional['CniName'] = None):
         """
+        The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
+
         :param _builtins.bool disable_kube_proxy: Run without kube-proxy. Default `true` for cilium, `false` otherwise.
         :param Sequence['InlineManifestArgs'] inline_manifests: The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
         :param Sequence[_builtins.str] manifest_urls: URLs of the CNI's manifests (cilium and custom).
@@ -284,6 +299,9 @@ class CniArgs:
 
 
 class ControlPlaneArgsDict(TypedDict):
+    """
+    The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
+    """
     count: NotRequired[_builtins.int]
     """
     Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
@@ -319,6 +337,8 @@ class ControlPlaneArgs:
                  size: Optional['VmSizeArgs'] = None,
                  taints: Optional[Sequence['TaintArgs']] = None):
         """
+        The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
+
         :param _builtins.int count: Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
         :param Mapping[str, _builtins.str] labels: Kubernetes labels of the control plane nodes.
         :param Sequence['NodeSettingsArgs'] nodes: Control planes listed one by one (name, host, address, ...) instead of `count`.
@@ -413,6 +433,9 @@ class ControlPlaneArgs:
 
 
 class DataDiskArgsDict(TypedDict):
+    """
+    An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
+    """
     size: _builtins.int
     """
     Size in GiB, at least 1. Disks grow in place and never shrink.
@@ -433,6 +456,8 @@ class DataDiskArgs:
                  storage: Optional[_builtins.str] = None,
                  volume: Optional[_builtins.str] = None):
         """
+        An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
+
         :param _builtins.int size: Size in GiB, at least 1. Disks grow in place and never shrink.
         :param _builtins.str storage: Storage of the disk. Default: the host's `diskStorage`.
         :param _builtins.str volume: Name of a Talos user volume to create on the disk, mounted at `/var/mnt/<volume>` (Talos 1.10 and later). Default: none, the disk stays raw (for example for Rook/Ceph).
@@ -481,6 +506,9 @@ class DataDiskArgs:
 
 
 class GitOpsArgsDict(TypedDict):
+    """
+    A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
+    """
     install_manifests: Sequence[_builtins.str]
     """
     URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
@@ -501,6 +529,8 @@ class GitOpsArgs:
                  repository: 'GitRepositoryArgs',
                  tool: 'GitOpsTool'):
         """
+        A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
+
         :param Sequence[_builtins.str] install_manifests: URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
         :param 'GitRepositoryArgs' repository: The repository the tool syncs the cluster from.
         :param 'GitOpsTool' tool: The GitOps tool.
@@ -547,6 +577,9 @@ class GitOpsArgs:
 
 
 class GitRepositoryArgsDict(TypedDict):
+    """
+    A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
+    """
     url: _builtins.str
     """
     Clone URL of the repository.
@@ -567,6 +600,8 @@ class GitRepositoryArgs:
                  branch: Optional[_builtins.str] = None,
                  path: Optional[_builtins.str] = None):
         """
+        A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
+
         :param _builtins.str url: Clone URL of the repository.
         :param _builtins.str branch: Branch to follow. Default `main`.
         :param _builtins.str path: Path inside the repository. Default `.`.
@@ -882,6 +917,9 @@ class ImageArgs:
 
 
 class InlineManifestArgsDict(TypedDict):
+    """
+    A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
+    """
     contents: _builtins.str
     """
     The manifest YAML (one or more documents).
@@ -897,6 +935,8 @@ class InlineManifestArgs:
                  contents: _builtins.str,
                  name: _builtins.str):
         """
+        A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
+
         :param _builtins.str contents: The manifest YAML (one or more documents).
         :param _builtins.str name: Name of the manifest, unique in the cluster.
         """
@@ -929,6 +969,9 @@ class InlineManifestArgs:
 
 
 class NetworkArgsDict(TypedDict):
+    """
+    The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
+    """
     subnet: _builtins.str
     """
     The node subnet in CIDR form, like `192.168.1.0/24`.
@@ -979,6 +1022,8 @@ class NetworkArgs:
                  secondary: Optional['NicArgs'] = None,
                  vlan: Optional[_builtins.int] = None):
         """
+        The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
+
         :param _builtins.str subnet: The node subnet in CIDR form, like `192.168.1.0/24`.
         :param 'AddressRangeArgs' address_range: Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
         :param _builtins.str bridge: Bridge on the hosts. Default `vmbr0`.
@@ -1117,6 +1162,9 @@ class NetworkArgs:
 
 
 class NicArgsDict(TypedDict):
+    """
+    A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
+    """
     bridge: _builtins.str
     """
     Bridge on the hosts, like `vmbr1`.
@@ -1152,6 +1200,8 @@ class NicArgs:
                  subnet: Optional[_builtins.str] = None,
                  vlan: Optional[_builtins.int] = None):
         """
+        A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
+
         :param _builtins.str bridge: Bridge on the hosts, like `vmbr1`.
         :param 'AddressRangeArgs' address_range: Range that secondary addresses are allocated from.
         :param _builtins.str gateway: Gateway on this network, if any.
@@ -1439,6 +1489,9 @@ class NodeSettingsArgs:
 
 
 class ProxmoxCloudControllerManagerArgsDict(TypedDict):
+    """
+    The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
+    """
     token_id: _builtins.str
     """
     API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
@@ -1474,6 +1527,8 @@ class ProxmoxCloudControllerManagerArgs:
                  manifest: Optional[_builtins.str] = None,
                  region: Optional[_builtins.str] = None):
         """
+        The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
+
         :param _builtins.str token_id: API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
         :param pulumi.Input[_builtins.str] token_secret: The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
         :param _builtins.str url: URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
@@ -1565,6 +1620,9 @@ class ProxmoxCloudControllerManagerArgs:
 
 
 class RegistryMirrorArgsDict(TypedDict):
+    """
+    Mirrors of one container registry, tried in order before the registry itself.
+    """
     endpoints: Sequence[_builtins.str]
     """
     Mirror URLs, tried in order, like `https://mirror.example.com`.
@@ -1585,6 +1643,8 @@ class RegistryMirrorArgs:
                  override_path: Optional[_builtins.bool] = None,
                  skip_fallback: Optional[_builtins.bool] = None):
         """
+        Mirrors of one container registry, tried in order before the registry itself.
+
         :param Sequence[_builtins.str] endpoints: Mirror URLs, tried in order, like `https://mirror.example.com`.
         :param _builtins.bool override_path: The endpoints include the full path (for example Harbor projects). Default `false`.
         :param _builtins.bool skip_fallback: Do not fall back to the upstream registry. Default `false`.
@@ -1633,6 +1693,9 @@ class RegistryMirrorArgs:
 
 
 class TaintArgsDict(TypedDict):
+    """
+    A Kubernetes taint (`key=value:effect`) on nodes.
+    """
     effect: 'TaintEffect'
     """
     What the taint does to pods that do not tolerate it.
@@ -1653,6 +1716,8 @@ class TaintArgs:
                  key: _builtins.str,
                  value: Optional[_builtins.str] = None):
         """
+        A Kubernetes taint (`key=value:effect`) on nodes.
+
         :param 'TaintEffect' effect: What the taint does to pods that do not tolerate it.
         :param _builtins.str key: Taint key, like `dedicated`.
         :param _builtins.str value: Taint value. Default: none.
@@ -1700,6 +1765,9 @@ class TaintArgs:
 
 
 class TemplateArgsDict(TypedDict):
+    """
+    A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
+    """
     vm_id: _builtins.int
     """
     VMID of the template. `hosts[].templateVmId` overrides it per host.
@@ -1720,6 +1788,8 @@ class TemplateArgs:
                  full_clone: Optional[_builtins.bool] = None,
                  node: Optional[_builtins.str] = None):
         """
+        A template VM to clone the cluster's VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
+
         :param _builtins.int vm_id: VMID of the template. `hosts[].templateVmId` overrides it per host.
         :param _builtins.bool full_clone: Copy the disks. Default `true`; `false` makes linked clones.
         :param _builtins.str node: Proxmox node holding the template. Default: each VM's own host (one template per host, since Proxmox clones across nodes only from shared storage).
@@ -1768,6 +1838,9 @@ class TemplateArgs:
 
 
 class VmOptionsArgsDict(TypedDict):
+    """
+    Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
+    """
     cpu_type: NotRequired[_builtins.str]
     """
     Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
@@ -1788,6 +1861,8 @@ class VmOptionsArgs:
                  on_boot: Optional[_builtins.bool] = None,
                  tags: Optional[Sequence[_builtins.str]] = None):
         """
+        Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
+
         :param _builtins.str cpu_type: Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
         :param _builtins.bool on_boot: Start the VMs when their host boots. Default `true`.
         :param Sequence[_builtins.str] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
@@ -1837,6 +1912,9 @@ class VmOptionsArgs:
 
 
 class VmSizeArgsDict(TypedDict):
+    """
+    The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
+    """
     cores: NotRequired[_builtins.int]
     """
     CPU cores per socket. Default 2. A change restarts the VMs one at a time.
@@ -1862,6 +1940,8 @@ class VmSizeArgs:
                  memory: Optional[_builtins.int] = None,
                  sockets: Optional[_builtins.int] = None):
         """
+        The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
+
         :param _builtins.int cores: CPU cores per socket. Default 2. A change restarts the VMs one at a time.
         :param _builtins.int disk_size: OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
         :param _builtins.int memory: Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
@@ -1926,6 +2006,9 @@ class VmSizeArgs:
 
 
 class WorkerPoolArgsDict(TypedDict):
+    """
+    A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
+    """
     name: _builtins.str
     """
     Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
@@ -1971,6 +2054,8 @@ class WorkerPoolArgs:
                  size: Optional['VmSizeArgs'] = None,
                  taints: Optional[Sequence['TaintArgs']] = None):
         """
+        A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
+
         :param _builtins.str name: Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
         :param _builtins.int count: Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
         :param Sequence['DataDiskArgs'] data_disks: Extra disks on each worker.

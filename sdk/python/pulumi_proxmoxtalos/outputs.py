@@ -21,6 +21,9 @@ __all__ = [
 
 @pulumi.output_type
 class ClusterNode(dict):
+    """
+    One node of the cluster as built: its name, role, pool, Proxmox node, VMID, address and MAC address.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -51,6 +54,8 @@ class ClusterNode(dict):
                  role: 'NodeRole',
                  vm_id: _builtins.int):
         """
+        One node of the cluster as built: its name, role, pool, Proxmox node, VMID, address and MAC address.
+
         :param _builtins.str address: Address of the node on the primary network.
         :param _builtins.str mac_address: MAC address of the primary NIC.
         :param _builtins.str name: Node name, also its hostname, VM name and Kubernetes node name.

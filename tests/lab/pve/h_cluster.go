@@ -27,13 +27,13 @@ func (s *Server) hNextID(r *request) (any, error) {
 	defer s.mu.Unlock()
 	if v, ok := r.p["vmid"]; ok {
 		id, _ := strconv.Atoi(v)
-		if _, used := s.vms[id]; used {
+		if s.idUsedLocked(id) {
 			return nil, param1("vmid", fmt.Sprintf("VM %d already exists", id))
 		}
 		return v, nil
 	}
 	for i := 100; i < 1000*1000; i++ {
-		if _, used := s.vms[i]; !used {
+		if !s.idUsedLocked(i) {
 			return strconv.Itoa(i), nil
 		}
 	}
@@ -64,6 +64,9 @@ func (s *Server) hResources(r *request) (any, error) {
 	if typ == "" || typ == "vm" {
 		for _, id := range s.vmIDsLocked() {
 			out = append(out, s.vmResourceLocked(s.vms[id]))
+		}
+		for _, id := range s.containerIDsLocked() {
+			out = append(out, s.cts[id].resource(id))
 		}
 	}
 	if typ == "" || typ == "node" {

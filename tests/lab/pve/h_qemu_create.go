@@ -101,6 +101,11 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 		unlock()
 		return nil, fail("%s VM %d already exists on node '%s'\n", emsg, vmid, other.node)
 	}
+	if ct, ok := s.cts[vmid]; ok {
+		s.mu.Unlock()
+		unlock()
+		return nil, fail("%s CT %d already exists on node '%s'\n", emsg, vmid, ct.node)
+	}
 	v := &vm{vmid: vmid, node: nodeName, conf: map[string]string{"lock": "create"}, pending: map[string]string{}, delete: map[string]bool{}}
 	s.vms[vmid] = v
 	s.mu.Unlock()
@@ -305,6 +310,10 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 		if other, ok := s.vms[newid]; ok {
 			s.mu.Unlock()
 			return fmt.Errorf("clone failed: unable to create VM %d: VM %d already exists on node '%s'\n", newid, newid, other.node)
+		}
+		if ct, ok := s.cts[newid]; ok {
+			s.mu.Unlock()
+			return fmt.Errorf("clone failed: unable to create VM %d: CT %d already exists on node '%s'\n", newid, newid, ct.node)
 		}
 		l.Logf("create %s clone of drive(s)", map[bool]string{true: "full", false: "linked"}[full])
 		l.Logf("creating a clone of VM %d with ID %d", vmid, newid)

@@ -34,6 +34,7 @@ type Server struct {
 	mu        sync.Mutex
 	nodes     []*node
 	vms       map[int]*vm
+	cts       map[int]container // LXC containers: they only hold VMIDs here
 	pools     map[string]*pool
 	tasks     map[string]*task
 	taskOrder []*task
@@ -87,7 +88,7 @@ func Start(opts Options) (*Server, error) {
 	s := &Server{
 		opts: opts, schema: schema, confM: schema.Method("POST", "/nodes/{node}/qemu"),
 		bootTime: time.Now(),
-		vms:      map[int]*vm{}, pools: map[string]*pool{}, tasks: map[string]*task{},
+		vms:      map[int]*vm{}, cts: map[int]container{}, pools: map[string]*pool{}, tasks: map[string]*task{},
 		flocks: map[int]*flock{}, rng: mrand.New(mrand.NewSource(seed)),
 		faults: opts.Faults, pid: 100000, caPEM: caPEM, ln: ln, ctx: ctx, cancel: cancel,
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
+// VM firmware (Proxmox `bios`).
 type Bios string
 
 const (
@@ -177,14 +178,21 @@ func (in *biosPtr) ToBiosPtrOutputWithContext(ctx context.Context) BiosPtrOutput
 	return pulumi.ToOutputWithContext(ctx, in).(BiosPtrOutput)
 }
 
+// Hash algorithm of a download's expected checksum (Proxmox `download-url` `checksum-algorithm`).
 type ChecksumAlgorithm string
 
 const (
-	ChecksumAlgorithmMd5    = ChecksumAlgorithm("md5")
-	ChecksumAlgorithmSha1   = ChecksumAlgorithm("sha1")
+	// MD5 (weak: only for mirrors that publish nothing else).
+	ChecksumAlgorithmMd5 = ChecksumAlgorithm("md5")
+	// SHA-1 (weak: only for mirrors that publish nothing else).
+	ChecksumAlgorithmSha1 = ChecksumAlgorithm("sha1")
+	// SHA-224.
 	ChecksumAlgorithmSha224 = ChecksumAlgorithm("sha224")
+	// SHA-256 (what the Talos releases publish).
 	ChecksumAlgorithmSha256 = ChecksumAlgorithm("sha256")
+	// SHA-384.
 	ChecksumAlgorithmSha384 = ChecksumAlgorithm("sha384")
+	// SHA-512 (what the Talos releases publish).
 	ChecksumAlgorithmSha512 = ChecksumAlgorithm("sha512")
 )
 
@@ -350,12 +358,17 @@ func (in *checksumAlgorithmPtr) ToChecksumAlgorithmPtrOutputWithContext(ctx cont
 	return pulumi.ToOutputWithContext(ctx, in).(ChecksumAlgorithmPtrOutput)
 }
 
+// Compression of the downloaded file, which Proxmox decompresses before storing it (Proxmox `download-url` `compression`).
 type Decompression string
 
 const (
-	DecompressionGz  = Decompression("gz")
+	// gzip (`.gz`).
+	DecompressionGz = Decompression("gz")
+	// LZO (`.lzo`).
 	DecompressionLzo = Decompression("lzo")
+	// Zstandard (`.zst`).
 	DecompressionZst = Decompression("zst")
+	// bzip2 (`.bz2`).
 	DecompressionBz2 = Decompression("bz2")
 )
 
@@ -519,6 +532,7 @@ func (in *decompressionPtr) ToDecompressionPtrOutputWithContext(ctx context.Cont
 	return pulumi.ToOutputWithContext(ctx, in).(DecompressionPtrOutput)
 }
 
+// Host cache mode of a disk (Proxmox drive option `cache`).
 type DiskCache string
 
 const (
@@ -695,6 +709,7 @@ func (in *diskCachePtr) ToDiskCachePtrOutputWithContext(ctx context.Context) Dis
 	return pulumi.ToOutputWithContext(ctx, in).(DiskCachePtrOutput)
 }
 
+// Storage content type a downloaded file becomes (Proxmox `download-url` `content`).
 type DownloadContent string
 
 const (
@@ -862,6 +877,7 @@ func (in *downloadContentPtr) ToDownloadContentPtrOutputWithContext(ctx context.
 	return pulumi.ToOutputWithContext(ctx, in).(DownloadContentPtrOutput)
 }
 
+// Emulated network card model (the model of Proxmox `netN`).
 type NetworkModel string
 
 const (
@@ -1038,6 +1054,7 @@ func (in *networkModelPtr) ToNetworkModelPtrOutputWithContext(ctx context.Contex
 	return pulumi.ToOutputWithContext(ctx, in).(NetworkModelPtrOutput)
 }
 
+// Guest operating system Proxmox tunes the VM for (Proxmox `ostype`).
 type OsType string
 
 const (
@@ -1238,6 +1255,7 @@ func (in *osTypePtr) ToOsTypePtrOutputWithContext(ctx context.Context) OsTypePtr
 	return pulumi.ToOutputWithContext(ctx, in).(OsTypePtrOutput)
 }
 
+// SCSI controller model of the VM (Proxmox `scsihw`).
 type ScsiHardware string
 
 const (

@@ -13,6 +13,7 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
 type VirtualMachineAgent struct {
 	// Enable the guest agent channel. Default `true` when this block is given.
 	Enabled *bool `pulumi:"enabled"`
@@ -33,6 +34,7 @@ type VirtualMachineAgentInput interface {
 	ToVirtualMachineAgentOutputWithContext(context.Context) VirtualMachineAgentOutput
 }
 
+// The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
 type VirtualMachineAgentArgs struct {
 	// Enable the guest agent channel. Default `true` when this block is given.
 	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
@@ -95,6 +97,7 @@ func (i *virtualMachineAgentPtrType) ToVirtualMachineAgentPtrOutputWithContext(c
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineAgentPtrOutput)
 }
 
+// The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
 type VirtualMachineAgentOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineAgentOutput) ElementType() reflect.Type {
@@ -188,6 +191,7 @@ func (o VirtualMachineAgentPtrOutput) WaitForAddress() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
+// The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
 type VirtualMachineClone struct {
 	// Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
 	Full *bool `pulumi:"full"`
@@ -210,6 +214,7 @@ type VirtualMachineCloneInput interface {
 	ToVirtualMachineCloneOutputWithContext(context.Context) VirtualMachineCloneOutput
 }
 
+// The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
 type VirtualMachineCloneArgs struct {
 	// Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
 	Full pulumi.BoolPtrInput `pulumi:"full"`
@@ -274,6 +279,7 @@ func (i *virtualMachineClonePtrType) ToVirtualMachineClonePtrOutputWithContext(c
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineClonePtrOutput)
 }
 
+// The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
 type VirtualMachineCloneOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineCloneOutput) ElementType() reflect.Type {
@@ -579,6 +585,7 @@ func (o VirtualMachineCloudInitPtrOutput) Storage() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
 type VirtualMachineCpu struct {
 	// Cores per socket. Default 1.
 	Cores *int `pulumi:"cores"`
@@ -599,6 +606,7 @@ type VirtualMachineCpuInput interface {
 	ToVirtualMachineCpuOutputWithContext(context.Context) VirtualMachineCpuOutput
 }
 
+// The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
 type VirtualMachineCpuArgs struct {
 	// Cores per socket. Default 1.
 	Cores pulumi.IntPtrInput `pulumi:"cores"`
@@ -661,6 +669,7 @@ func (i *virtualMachineCpuPtrType) ToVirtualMachineCpuPtrOutputWithContext(ctx c
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineCpuPtrOutput)
 }
 
+// The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
 type VirtualMachineCpuOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineCpuOutput) ElementType() reflect.Type {
@@ -754,6 +763,7 @@ func (o VirtualMachineCpuPtrOutput) Type() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
 type VirtualMachineDisk struct {
 	// The host cache mode. Default `none`.
 	Cache *DiskCache `pulumi:"cache"`
@@ -784,6 +794,7 @@ type VirtualMachineDiskInput interface {
 	ToVirtualMachineDiskOutputWithContext(context.Context) VirtualMachineDiskOutput
 }
 
+// A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
 type VirtualMachineDiskArgs struct {
 	// The host cache mode. Default `none`.
 	Cache DiskCachePtrInput `pulumi:"cache"`
@@ -840,6 +851,7 @@ func (i VirtualMachineDiskArray) ToVirtualMachineDiskArrayOutputWithContext(ctx 
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineDiskArrayOutput)
 }
 
+// A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
 type VirtualMachineDiskOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineDiskOutput) ElementType() reflect.Type {
@@ -914,6 +926,7 @@ func (o VirtualMachineDiskArrayOutput) Index(i pulumi.IntInput) VirtualMachineDi
 	}).(VirtualMachineDiskOutput)
 }
 
+// DNS servers and search domain given through the cloud-init drive.
 type VirtualMachineDns struct {
 	// The DNS search domain. Default: the Proxmox node's.
 	Domain *string `pulumi:"domain"`
@@ -932,6 +945,7 @@ type VirtualMachineDnsInput interface {
 	ToVirtualMachineDnsOutputWithContext(context.Context) VirtualMachineDnsOutput
 }
 
+// DNS servers and search domain given through the cloud-init drive.
 type VirtualMachineDnsArgs struct {
 	// The DNS search domain. Default: the Proxmox node's.
 	Domain pulumi.StringPtrInput `pulumi:"domain"`
@@ -992,6 +1006,7 @@ func (i *virtualMachineDnsPtrType) ToVirtualMachineDnsPtrOutputWithContext(ctx c
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineDnsPtrOutput)
 }
 
+// DNS servers and search domain given through the cloud-init drive.
 type VirtualMachineDnsOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineDnsOutput) ElementType() reflect.Type {
@@ -1070,6 +1085,7 @@ func (o VirtualMachineDnsPtrOutput) Servers() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
+// The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
 type VirtualMachineEfiDisk struct {
 	// Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
 	PreEnrolledKeys *bool `pulumi:"preEnrolledKeys"`
@@ -1088,6 +1104,7 @@ type VirtualMachineEfiDiskInput interface {
 	ToVirtualMachineEfiDiskOutputWithContext(context.Context) VirtualMachineEfiDiskOutput
 }
 
+// The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
 type VirtualMachineEfiDiskArgs struct {
 	// Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
 	PreEnrolledKeys pulumi.BoolPtrInput `pulumi:"preEnrolledKeys"`
@@ -1148,6 +1165,7 @@ func (i *virtualMachineEfiDiskPtrType) ToVirtualMachineEfiDiskPtrOutputWithConte
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineEfiDiskPtrOutput)
 }
 
+// The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
 type VirtualMachineEfiDiskOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineEfiDiskOutput) ElementType() reflect.Type {
@@ -1226,6 +1244,7 @@ func (o VirtualMachineEfiDiskPtrOutput) Storage() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// One address (with prefix length, or `dhcp`) and its gateway.
 type VirtualMachineIpAddress struct {
 	// An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
 	Address string `pulumi:"address"`
@@ -1244,6 +1263,7 @@ type VirtualMachineIpAddressInput interface {
 	ToVirtualMachineIpAddressOutputWithContext(context.Context) VirtualMachineIpAddressOutput
 }
 
+// One address (with prefix length, or `dhcp`) and its gateway.
 type VirtualMachineIpAddressArgs struct {
 	// An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
 	Address pulumi.StringInput `pulumi:"address"`
@@ -1304,6 +1324,7 @@ func (i *virtualMachineIpAddressPtrType) ToVirtualMachineIpAddressPtrOutputWithC
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineIpAddressPtrOutput)
 }
 
+// One address (with prefix length, or `dhcp`) and its gateway.
 type VirtualMachineIpAddressOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineIpAddressOutput) ElementType() reflect.Type {
@@ -1382,6 +1403,7 @@ func (o VirtualMachineIpAddressPtrOutput) Gateway() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
 type VirtualMachineIpConfig struct {
 	// The IPv4 address and gateway.
 	Ipv4 *VirtualMachineIpAddress `pulumi:"ipv4"`
@@ -1400,6 +1422,7 @@ type VirtualMachineIpConfigInput interface {
 	ToVirtualMachineIpConfigOutputWithContext(context.Context) VirtualMachineIpConfigOutput
 }
 
+// The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
 type VirtualMachineIpConfigArgs struct {
 	// The IPv4 address and gateway.
 	Ipv4 VirtualMachineIpAddressPtrInput `pulumi:"ipv4"`
@@ -1444,6 +1467,7 @@ func (i VirtualMachineIpConfigArray) ToVirtualMachineIpConfigArrayOutputWithCont
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineIpConfigArrayOutput)
 }
 
+// The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
 type VirtualMachineIpConfigOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineIpConfigOutput) ElementType() reflect.Type {
@@ -1488,6 +1512,7 @@ func (o VirtualMachineIpConfigArrayOutput) Index(i pulumi.IntInput) VirtualMachi
 	}).(VirtualMachineIpConfigOutput)
 }
 
+// The VM's memory in MiB, and the balloon floor it may be shrunk to.
 type VirtualMachineMemory struct {
 	// Memory in MiB (at least 16).
 	Dedicated int `pulumi:"dedicated"`
@@ -1506,6 +1531,7 @@ type VirtualMachineMemoryInput interface {
 	ToVirtualMachineMemoryOutputWithContext(context.Context) VirtualMachineMemoryOutput
 }
 
+// The VM's memory in MiB, and the balloon floor it may be shrunk to.
 type VirtualMachineMemoryArgs struct {
 	// Memory in MiB (at least 16).
 	Dedicated pulumi.IntInput `pulumi:"dedicated"`
@@ -1566,6 +1592,7 @@ func (i *virtualMachineMemoryPtrType) ToVirtualMachineMemoryPtrOutputWithContext
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineMemoryPtrOutput)
 }
 
+// The VM's memory in MiB, and the balloon floor it may be shrunk to.
 type VirtualMachineMemoryOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineMemoryOutput) ElementType() reflect.Type {
@@ -1644,6 +1671,7 @@ func (o VirtualMachineMemoryPtrOutput) Floating() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+// A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
 type VirtualMachineNetworkDevice struct {
 	// The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.
 	Bridge string `pulumi:"bridge"`
@@ -1670,6 +1698,7 @@ type VirtualMachineNetworkDeviceInput interface {
 	ToVirtualMachineNetworkDeviceOutputWithContext(context.Context) VirtualMachineNetworkDeviceOutput
 }
 
+// A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
 type VirtualMachineNetworkDeviceArgs struct {
 	// The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.
 	Bridge pulumi.StringInput `pulumi:"bridge"`
@@ -1722,6 +1751,7 @@ func (i VirtualMachineNetworkDeviceArray) ToVirtualMachineNetworkDeviceArrayOutp
 	return pulumi.ToOutputWithContext(ctx, i).(VirtualMachineNetworkDeviceArrayOutput)
 }
 
+// A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
 type VirtualMachineNetworkDeviceOutput struct{ *pulumi.OutputState }
 
 func (VirtualMachineNetworkDeviceOutput) ElementType() reflect.Type {

@@ -23,8 +23,8 @@ func GetImageFactory(ctx *pulumi.Context, args *GetImageFactoryArgs, opts ...pul
 }
 
 type GetImageFactoryArgs struct {
-	// `amd64` or `arm64`.
-	Architecture *string `pulumi:"architecture"`
+	// CPU architecture of the images.
+	Architecture *Architecture `pulumi:"architecture"`
 	// Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Default: none.
 	Extensions []string `pulumi:"extensions"`
 	// Base URL of the Image Factory or of a mirror of it, for air-gapped sites.
@@ -62,8 +62,8 @@ func GetImageFactoryOutput(ctx *pulumi.Context, args GetImageFactoryOutputArgs, 
 }
 
 type GetImageFactoryOutputArgs struct {
-	// `amd64` or `arm64`.
-	Architecture pulumi.StringPtrInput `pulumi:"architecture"`
+	// CPU architecture of the images.
+	Architecture ArchitecturePtrInput `pulumi:"architecture"`
 	// Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Default: none.
 	Extensions pulumi.StringArrayInput `pulumi:"extensions"`
 	// Base URL of the Image Factory or of a mirror of it, for air-gapped sites.

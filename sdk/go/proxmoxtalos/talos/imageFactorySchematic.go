@@ -28,8 +28,8 @@ import (
 type ImageFactorySchematic struct {
 	pulumi.CustomResourceState
 
-	// `amd64` or `arm64`.
-	Architecture pulumi.StringPtrOutput `pulumi:"architecture"`
+	// CPU architecture of the images. Changing it changes the URL outputs.
+	Architecture ArchitecturePtrOutput `pulumi:"architecture"`
 	// URL of the qcow2 disk image; empty without `talosVersion`.
 	DiskImageQcow2Url pulumi.StringOutput `pulumi:"diskImageQcow2Url"`
 	// URL of the raw disk image, xz-compressed; empty without `talosVersion`.
@@ -68,7 +68,7 @@ func NewImageFactorySchematic(ctx *pulumi.Context,
 	}
 
 	if args.Architecture == nil {
-		args.Architecture = pulumi.StringPtr("amd64")
+		args.Architecture = Architecture("amd64")
 	}
 	if args.FactoryUrl == nil {
 		args.FactoryUrl = pulumi.StringPtr("https://factory.talos.dev")
@@ -109,8 +109,8 @@ func (ImageFactorySchematicState) ElementType() reflect.Type {
 }
 
 type imageFactorySchematicArgs struct {
-	// `amd64` or `arm64`.
-	Architecture *string `pulumi:"architecture"`
+	// CPU architecture of the images. Changing it changes the URL outputs.
+	Architecture *Architecture `pulumi:"architecture"`
 	// Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource (another schematic). Default: none.
 	Extensions []string `pulumi:"extensions"`
 	// Base URL of the Image Factory (or of a mirror) to register with and build URLs from.
@@ -131,8 +131,8 @@ type imageFactorySchematicArgs struct {
 
 // The set of arguments for constructing a ImageFactorySchematic resource.
 type ImageFactorySchematicArgs struct {
-	// `amd64` or `arm64`.
-	Architecture pulumi.StringPtrInput
+	// CPU architecture of the images. Changing it changes the URL outputs.
+	Architecture ArchitecturePtrInput
 	// Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource (another schematic). Default: none.
 	Extensions pulumi.StringArrayInput
 	// Base URL of the Image Factory (or of a mirror) to register with and build URLs from.
@@ -238,9 +238,9 @@ func (o ImageFactorySchematicOutput) ToImageFactorySchematicOutputWithContext(ct
 	return o
 }
 
-// `amd64` or `arm64`.
-func (o ImageFactorySchematicOutput) Architecture() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ImageFactorySchematic) pulumi.StringPtrOutput { return v.Architecture }).(pulumi.StringPtrOutput)
+// CPU architecture of the images. Changing it changes the URL outputs.
+func (o ImageFactorySchematicOutput) Architecture() ArchitecturePtrOutput {
+	return o.ApplyT(func(v *ImageFactorySchematic) ArchitecturePtrOutput { return v.Architecture }).(ArchitecturePtrOutput)
 }
 
 // URL of the qcow2 disk image; empty without `talosVersion`.

@@ -29,6 +29,9 @@ export const CniName = {
     None: "none",
 } as const;
 
+/**
+ * The pod network (CNI) the cluster runs.
+ */
 export type CniName = (typeof CniName)[keyof typeof CniName];
 
 export const DiskBus = {
@@ -46,6 +49,9 @@ export const DiskBus = {
     Sata: "sata",
 } as const;
 
+/**
+ * Bus of the VMs' disks in Proxmox. It decides the device names Talos sees: the install disk is `/dev/sda` on scsi and sata, `/dev/vda` on virtio.
+ */
 export type DiskBus = (typeof DiskBus)[keyof typeof DiskBus];
 
 export const GitOpsTool = {
@@ -59,6 +65,9 @@ export const GitOpsTool = {
     ArgoCd: "argocd",
 } as const;
 
+/**
+ * The GitOps tool installed at bootstrap to sync the cluster from a Git repository.
+ */
 export type GitOpsTool = (typeof GitOpsTool)[keyof typeof GitOpsTool];
 
 export const NodeRole = {
@@ -72,6 +81,9 @@ export const NodeRole = {
     Worker: "worker",
 } as const;
 
+/**
+ * A node's role in the cluster: its Talos machine type.
+ */
 export type NodeRole = (typeof NodeRole)[keyof typeof NodeRole];
 
 export const TaintEffect = {
@@ -89,4 +101,7 @@ export const TaintEffect = {
     NoExecute: "NoExecute",
 } as const;
 
+/**
+ * What a Kubernetes taint does to pods that do not tolerate it.
+ */
 export type TaintEffect = (typeof TaintEffect)[keyof typeof TaintEffect];

@@ -20,6 +20,9 @@ __all__ = [
 
 @pulumi.type_token("proxmoxtalos:proxmox:Bios")
 class Bios(_builtins.str, Enum):
+    """
+    VM firmware (Proxmox `bios`).
+    """
     SEABIOS = "seabios"
     """
     Legacy BIOS (Proxmox default).
@@ -32,24 +35,63 @@ class Bios(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:proxmox:ChecksumAlgorithm")
 class ChecksumAlgorithm(_builtins.str, Enum):
+    """
+    Hash algorithm of a download's expected checksum (Proxmox `download-url` `checksum-algorithm`).
+    """
     MD5 = "md5"
+    """
+    MD5 (weak: only for mirrors that publish nothing else).
+    """
     SHA1 = "sha1"
+    """
+    SHA-1 (weak: only for mirrors that publish nothing else).
+    """
     SHA224 = "sha224"
+    """
+    SHA-224.
+    """
     SHA256 = "sha256"
+    """
+    SHA-256 (what the Talos releases publish).
+    """
     SHA384 = "sha384"
+    """
+    SHA-384.
+    """
     SHA512 = "sha512"
+    """
+    SHA-512 (what the Talos releases publish).
+    """
 
 
 @pulumi.type_token("proxmoxtalos:proxmox:Decompression")
 class Decompression(_builtins.str, Enum):
+    """
+    Compression of the downloaded file, which Proxmox decompresses before storing it (Proxmox `download-url` `compression`).
+    """
     GZ = "gz"
+    """
+    gzip (`.gz`).
+    """
     LZO = "lzo"
+    """
+    LZO (`.lzo`).
+    """
     ZST = "zst"
+    """
+    Zstandard (`.zst`).
+    """
     BZ2 = "bz2"
+    """
+    bzip2 (`.bz2`).
+    """
 
 
 @pulumi.type_token("proxmoxtalos:proxmox:DiskCache")
 class DiskCache(_builtins.str, Enum):
+    """
+    Host cache mode of a disk (Proxmox drive option `cache`).
+    """
     NONE = "none"
     """
     No host cache (Proxmox default).
@@ -74,6 +116,9 @@ class DiskCache(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:proxmox:DownloadContent")
 class DownloadContent(_builtins.str, Enum):
+    """
+    Storage content type a downloaded file becomes (Proxmox `download-url` `content`).
+    """
     ISO = "iso"
     """
     A CD/DVD image (`.iso`, `.img`) to boot a VM from.
@@ -86,6 +131,9 @@ class DownloadContent(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:proxmox:NetworkModel")
 class NetworkModel(_builtins.str, Enum):
+    """
+    Emulated network card model (the model of Proxmox `netN`).
+    """
     VIRTIO = "virtio"
     """
     VirtIO paravirtualized (default; fastest).
@@ -110,6 +158,9 @@ class NetworkModel(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:proxmox:OsType")
 class OsType(_builtins.str, Enum):
+    """
+    Guest operating system Proxmox tunes the VM for (Proxmox `ostype`).
+    """
     OTHER = "other"
     """
     Unspecified OS (Proxmox default).
@@ -166,6 +217,9 @@ class OsType(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:proxmox:ScsiHardware")
 class ScsiHardware(_builtins.str, Enum):
+    """
+    SCSI controller model of the VM (Proxmox `scsihw`).
+    """
     LSI = "lsi"
     """
     LSI 53C895A (Proxmox default).

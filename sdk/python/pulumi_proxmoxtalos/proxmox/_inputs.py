@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 class VirtualMachineAgentArgsDict(TypedDict):
+    """
+    The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+    """
     enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
     Enable the guest agent channel. Default `true` when this block is given.
@@ -61,6 +64,8 @@ class VirtualMachineAgentArgs:
                  timeout: pulumi.Input[Optional[_builtins.int]] = None,
                  wait_for_address: pulumi.Input[Optional[_builtins.bool]] = None):
         """
+        The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+
         :param pulumi.Input[_builtins.bool] enabled: Enable the guest agent channel. Default `true` when this block is given.
         :param pulumi.Input[_builtins.int] timeout: Seconds to wait for the agent to report an address. Default 300. When it does not, the VM stays in the state and the next `up` waits again.
         :param pulumi.Input[_builtins.bool] wait_for_address: After start, wait until the agent reports an IP address, so that the addresses are outputs. Default `true` when the agent is enabled.
@@ -110,6 +115,9 @@ class VirtualMachineAgentArgs:
 
 
 class VirtualMachineCloneArgsDict(TypedDict):
+    """
+    The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+    """
     vm_id: pulumi.Input[_builtins.int]
     """
     The VMID of the VM or template to clone.
@@ -135,6 +143,8 @@ class VirtualMachineCloneArgs:
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  storage: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+
         :param pulumi.Input[_builtins.int] vm_id: The VMID of the VM or template to clone.
         :param pulumi.Input[_builtins.bool] full: Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
         :param pulumi.Input[_builtins.str] node: The node that holds the source. Default: the VM's `node`. With local storage the source must be on the VM's node.
@@ -291,6 +301,9 @@ class VirtualMachineCloudInitArgs:
 
 
 class VirtualMachineCpuArgsDict(TypedDict):
+    """
+    The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+    """
     cores: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
     Cores per socket. Default 1.
@@ -311,6 +324,8 @@ class VirtualMachineCpuArgs:
                  sockets: pulumi.Input[Optional[_builtins.int]] = None,
                  type: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+
         :param pulumi.Input[_builtins.int] cores: Cores per socket. Default 1.
         :param pulumi.Input[_builtins.int] sockets: CPU sockets. Default 1.
         :param pulumi.Input[_builtins.str] type: The emulated CPU model, for example `host` or `x86-64-v2-AES`. Default: Proxmox's.
@@ -360,6 +375,9 @@ class VirtualMachineCpuArgs:
 
 
 class VirtualMachineDiskArgsDict(TypedDict):
+    """
+    A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+    """
     interface: pulumi.Input[_builtins.str]
     """
     The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
@@ -405,6 +423,8 @@ class VirtualMachineDiskArgs:
                  iothread: pulumi.Input[Optional[_builtins.bool]] = None,
                  ssd: pulumi.Input[Optional[_builtins.bool]] = None):
         """
+        A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+
         :param pulumi.Input[_builtins.str] interface: The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
         :param pulumi.Input[_builtins.int] size: The size in GiB. It can grow in place; shrinking is refused.
         :param pulumi.Input[_builtins.str] storage: The storage that holds the disk (content type `images`), for example `local-lvm`. Changing it moves the disk.
@@ -526,6 +546,9 @@ class VirtualMachineDiskArgs:
 
 
 class VirtualMachineDnsArgsDict(TypedDict):
+    """
+    DNS servers and search domain given through the cloud-init drive.
+    """
     domain: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     The DNS search domain. Default: the Proxmox node's.
@@ -541,6 +564,8 @@ class VirtualMachineDnsArgs:
                  domain: pulumi.Input[Optional[_builtins.str]] = None,
                  servers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
         """
+        DNS servers and search domain given through the cloud-init drive.
+
         :param pulumi.Input[_builtins.str] domain: The DNS search domain. Default: the Proxmox node's.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] servers: DNS server addresses. Default: the Proxmox node's.
         """
@@ -575,6 +600,9 @@ class VirtualMachineDnsArgs:
 
 
 class VirtualMachineEfiDiskArgsDict(TypedDict):
+    """
+    The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+    """
     storage: pulumi.Input[_builtins.str]
     """
     The storage for the EFI disk (4 MiB, `efitype=4m`). Changing it moves the disk.
@@ -590,6 +618,8 @@ class VirtualMachineEfiDiskArgs:
                  storage: pulumi.Input[_builtins.str],
                  pre_enrolled_keys: pulumi.Input[Optional[_builtins.bool]] = None):
         """
+        The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+
         :param pulumi.Input[_builtins.str] storage: The storage for the EFI disk (4 MiB, `efitype=4m`). Changing it moves the disk.
         :param pulumi.Input[_builtins.bool] pre_enrolled_keys: Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
         """
@@ -623,6 +653,9 @@ class VirtualMachineEfiDiskArgs:
 
 
 class VirtualMachineIpAddressArgsDict(TypedDict):
+    """
+    One address (with prefix length, or `dhcp`) and its gateway.
+    """
     address: pulumi.Input[_builtins.str]
     """
     An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
@@ -638,6 +671,8 @@ class VirtualMachineIpAddressArgs:
                  address: pulumi.Input[_builtins.str],
                  gateway: pulumi.Input[Optional[_builtins.str]] = None):
         """
+        One address (with prefix length, or `dhcp`) and its gateway.
+
         :param pulumi.Input[_builtins.str] address: An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
         :param pulumi.Input[_builtins.str] gateway: The default gateway; only with a static address.
         """
@@ -671,6 +706,9 @@ class VirtualMachineIpAddressArgs:
 
 
 class VirtualMachineIpConfigArgsDict(TypedDict):
+    """
+    The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+    """
     ipv4: NotRequired[pulumi.Input[Optional['VirtualMachineIpAddressArgsDict']]]
     """
     The IPv4 address and gateway.
@@ -686,6 +724,8 @@ class VirtualMachineIpConfigArgs:
                  ipv4: pulumi.Input[Optional['VirtualMachineIpAddressArgs']] = None,
                  ipv6: pulumi.Input[Optional['VirtualMachineIpAddressArgs']] = None):
         """
+        The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+
         :param pulumi.Input['VirtualMachineIpAddressArgs'] ipv4: The IPv4 address and gateway.
         :param pulumi.Input['VirtualMachineIpAddressArgs'] ipv6: The IPv6 address and gateway.
         """
@@ -720,6 +760,9 @@ class VirtualMachineIpConfigArgs:
 
 
 class VirtualMachineMemoryArgsDict(TypedDict):
+    """
+    The VM's memory in MiB, and the balloon floor it may be shrunk to.
+    """
     dedicated: pulumi.Input[_builtins.int]
     """
     Memory in MiB (at least 16).
@@ -735,6 +778,8 @@ class VirtualMachineMemoryArgs:
                  dedicated: pulumi.Input[_builtins.int],
                  floating: pulumi.Input[Optional[_builtins.int]] = None):
         """
+        The VM's memory in MiB, and the balloon floor it may be shrunk to.
+
         :param pulumi.Input[_builtins.int] dedicated: Memory in MiB (at least 16).
         :param pulumi.Input[_builtins.int] floating: The balloon minimum in MiB: the guest may be shrunk down to this. `0` disables the balloon device. Default: Proxmox's (ballooning up to `dedicated`).
         """
@@ -768,6 +813,9 @@ class VirtualMachineMemoryArgs:
 
 
 class VirtualMachineNetworkDeviceArgsDict(TypedDict):
+    """
+    A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+    """
     bridge: pulumi.Input[_builtins.str]
     """
     The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.
@@ -803,6 +851,8 @@ class VirtualMachineNetworkDeviceArgs:
                  mtu: pulumi.Input[Optional[_builtins.int]] = None,
                  vlan_id: pulumi.Input[Optional[_builtins.int]] = None):
         """
+        A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+
         :param pulumi.Input[_builtins.str] bridge: The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.
         :param pulumi.Input[_builtins.bool] firewall: Filter the NIC with the Proxmox firewall. Default `false`.
         :param pulumi.Input[_builtins.str] mac_address: The MAC address (unicast, `XX:XX:XX:XX:XX:XX`). Default: generated by Proxmox and kept across updates.

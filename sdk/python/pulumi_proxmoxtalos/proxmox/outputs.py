@@ -32,6 +32,9 @@ __all__ = [
 
 @pulumi.output_type
 class VirtualMachineAgent(dict):
+    """
+    The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -54,6 +57,8 @@ class VirtualMachineAgent(dict):
                  timeout: Optional[_builtins.int] = None,
                  wait_for_address: Optional[_builtins.bool] = None):
         """
+        The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+
         :param _builtins.bool enabled: Enable the guest agent channel. Default `true` when this block is given.
         :param _builtins.int timeout: Seconds to wait for the agent to report an address. Default 300. When it does not, the VM stays in the state and the next `up` waits again.
         :param _builtins.bool wait_for_address: After start, wait until the agent reports an IP address, so that the addresses are outputs. Default `true` when the agent is enabled.
@@ -92,6 +97,9 @@ class VirtualMachineAgent(dict):
 
 @pulumi.output_type
 class VirtualMachineClone(dict):
+    """
+    The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -115,6 +123,8 @@ class VirtualMachineClone(dict):
                  node: Optional[_builtins.str] = None,
                  storage: Optional[_builtins.str] = None):
         """
+        The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+
         :param _builtins.int vm_id: The VMID of the VM or template to clone.
         :param _builtins.bool full: Make a full, independent copy. Default `true`; `false` makes a linked clone, which needs a template as source.
         :param _builtins.str node: The node that holds the source. Default: the VM's `node`. With local storage the source must be on the VM's node.
@@ -239,11 +249,16 @@ class VirtualMachineCloudInit(dict):
 
 @pulumi.output_type
 class VirtualMachineCpu(dict):
+    """
+    The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+    """
     def __init__(__self__, *,
                  cores: Optional[_builtins.int] = None,
                  sockets: Optional[_builtins.int] = None,
                  type: Optional[_builtins.str] = None):
         """
+        The VM's CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+
         :param _builtins.int cores: Cores per socket. Default 1.
         :param _builtins.int sockets: CPU sockets. Default 1.
         :param _builtins.str type: The emulated CPU model, for example `host` or `x86-64-v2-AES`. Default: Proxmox's.
@@ -282,6 +297,9 @@ class VirtualMachineCpu(dict):
 
 @pulumi.output_type
 class VirtualMachineDisk(dict):
+    """
+    A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -309,6 +327,8 @@ class VirtualMachineDisk(dict):
                  iothread: Optional[_builtins.bool] = None,
                  ssd: Optional[_builtins.bool] = None):
         """
+        A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+
         :param _builtins.str interface: The bus and slot: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5` or `ide0`-`ide3`. Talos sees scsi and sata disks as `/dev/sda`..., virtio disks as `/dev/vda`....
         :param _builtins.int size: The size in GiB. It can grow in place; shrinking is refused.
         :param _builtins.str storage: The storage that holds the disk (content type `images`), for example `local-lvm`. Changing it moves the disk.
@@ -399,10 +419,15 @@ class VirtualMachineDisk(dict):
 
 @pulumi.output_type
 class VirtualMachineDns(dict):
+    """
+    DNS servers and search domain given through the cloud-init drive.
+    """
     def __init__(__self__, *,
                  domain: Optional[_builtins.str] = None,
                  servers: Optional[Sequence[_builtins.str]] = None):
         """
+        DNS servers and search domain given through the cloud-init drive.
+
         :param _builtins.str domain: The DNS search domain. Default: the Proxmox node's.
         :param Sequence[_builtins.str] servers: DNS server addresses. Default: the Proxmox node's.
         """
@@ -430,6 +455,9 @@ class VirtualMachineDns(dict):
 
 @pulumi.output_type
 class VirtualMachineEfiDisk(dict):
+    """
+    The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -451,6 +479,8 @@ class VirtualMachineEfiDisk(dict):
                  storage: _builtins.str,
                  pre_enrolled_keys: Optional[_builtins.bool] = None):
         """
+        The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+
         :param _builtins.str storage: The storage for the EFI disk (4 MiB, `efitype=4m`). Changing it moves the disk.
         :param _builtins.bool pre_enrolled_keys: Enroll the distribution and Microsoft Secure Boot keys. Default `false`. Keys are enrolled when the disk is created: changing this replaces the VM.
         """
@@ -477,10 +507,15 @@ class VirtualMachineEfiDisk(dict):
 
 @pulumi.output_type
 class VirtualMachineIpAddress(dict):
+    """
+    One address (with prefix length, or `dhcp`) and its gateway.
+    """
     def __init__(__self__, *,
                  address: _builtins.str,
                  gateway: Optional[_builtins.str] = None):
         """
+        One address (with prefix length, or `dhcp`) and its gateway.
+
         :param _builtins.str address: An address with prefix length (`192.168.1.21/24`, `fd00::21/64`), or `dhcp`; for IPv6 also `auto` (SLAAC).
         :param _builtins.str gateway: The default gateway; only with a static address.
         """
@@ -507,10 +542,15 @@ class VirtualMachineIpAddress(dict):
 
 @pulumi.output_type
 class VirtualMachineIpConfig(dict):
+    """
+    The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+    """
     def __init__(__self__, *,
                  ipv4: Optional['outputs.VirtualMachineIpAddress'] = None,
                  ipv6: Optional['outputs.VirtualMachineIpAddress'] = None):
         """
+        The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+
         :param 'VirtualMachineIpAddress' ipv4: The IPv4 address and gateway.
         :param 'VirtualMachineIpAddress' ipv6: The IPv6 address and gateway.
         """
@@ -538,10 +578,15 @@ class VirtualMachineIpConfig(dict):
 
 @pulumi.output_type
 class VirtualMachineMemory(dict):
+    """
+    The VM's memory in MiB, and the balloon floor it may be shrunk to.
+    """
     def __init__(__self__, *,
                  dedicated: _builtins.int,
                  floating: Optional[_builtins.int] = None):
         """
+        The VM's memory in MiB, and the balloon floor it may be shrunk to.
+
         :param _builtins.int dedicated: Memory in MiB (at least 16).
         :param _builtins.int floating: The balloon minimum in MiB: the guest may be shrunk down to this. `0` disables the balloon device. Default: Proxmox's (ballooning up to `dedicated`).
         """
@@ -568,6 +613,9 @@ class VirtualMachineMemory(dict):
 
 @pulumi.output_type
 class VirtualMachineNetworkDevice(dict):
+    """
+    A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+    """
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -595,6 +643,8 @@ class VirtualMachineNetworkDevice(dict):
                  mtu: Optional[_builtins.int] = None,
                  vlan_id: Optional[_builtins.int] = None):
         """
+        A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+
         :param _builtins.str bridge: The bridge on the node to attach to, for example `vmbr0`. It must exist on the node.
         :param _builtins.bool firewall: Filter the NIC with the Proxmox firewall. Default `false`.
         :param _builtins.str mac_address: The MAC address (unicast, `XX:XX:XX:XX:XX:XX`). Default: generated by Proxmox and kept across updates.

@@ -8,6 +8,7 @@ from enum import Enum
 
 __all__ = [
     'ApplyMode',
+    'Architecture',
     'MachineType',
     'ValidationMode',
 ]
@@ -15,6 +16,9 @@ __all__ = [
 
 @pulumi.type_token("proxmoxtalos:talos:ApplyMode")
 class ApplyMode(_builtins.str, Enum):
+    """
+    How a machine configuration change takes effect on a node (talosctl apply-config --mode).
+    """
     AUTO = "auto"
     """
     Without a reboot when Talos can apply the change live, with a reboot otherwise.
@@ -37,8 +41,26 @@ class ApplyMode(_builtins.str, Enum):
     """
 
 
+@pulumi.type_token("proxmoxtalos:talos:Architecture")
+class Architecture(_builtins.str, Enum):
+    """
+    CPU architecture of the Talos images (ISO, disk images); it must match the Proxmox host's CPU.
+    """
+    AMD64 = "amd64"
+    """
+    64-bit x86 (Intel, AMD): the usual Proxmox host.
+    """
+    ARM64 = "arm64"
+    """
+    64-bit ARM (for example Proxmox on Ampere or Raspberry Pi hosts).
+    """
+
+
 @pulumi.type_token("proxmoxtalos:talos:MachineType")
 class MachineType(_builtins.str, Enum):
+    """
+    The kind of node a machine configuration is for.
+    """
     CONTROL_PLANE = "controlplane"
     """
     A control plane node (etcd, Kubernetes API server).
@@ -51,6 +73,9 @@ class MachineType(_builtins.str, Enum):
 
 @pulumi.type_token("proxmoxtalos:talos:ValidationMode")
 class ValidationMode(_builtins.str, Enum):
+    """
+    The runtime mode a machine configuration is validated for.
+    """
     METAL = "metal"
     """
     The node installs itself to disk (booted from an ISO): an install disk is required.

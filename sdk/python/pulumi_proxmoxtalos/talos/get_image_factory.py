@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
+from ._enums import *
 
 __all__ = [
     'GetImageFactoryResult',
@@ -118,7 +119,7 @@ class AwaitableGetImageFactoryResult(GetImageFactoryResult):
             talos_version=self.talos_version)
 
 
-def get_image_factory(architecture: Optional[_builtins.str] = None,
+def get_image_factory(architecture: Optional['Architecture'] = None,
                       extensions: Optional[Sequence[_builtins.str]] = None,
                       factory_url: Optional[_builtins.str] = None,
                       installer_registry: Optional[_builtins.str] = None,
@@ -129,7 +130,7 @@ def get_image_factory(architecture: Optional[_builtins.str] = None,
     """
     Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST <factoryUrl>/schematics` once (the ID is the same), or use a mirror that has it.
 
-    :param _builtins.str architecture: `amd64` or `arm64`.
+    :param 'Architecture' architecture: CPU architecture of the images.
     :param Sequence[_builtins.str] extensions: Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Default: none.
     :param _builtins.str factory_url: Base URL of the Image Factory or of a mirror of it, for air-gapped sites.
     :param _builtins.str installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images, for air-gapped sites. Default: the factory URL's host and path (the Image Factory is also a registry).
@@ -156,7 +157,7 @@ def get_image_factory(architecture: Optional[_builtins.str] = None,
         schematic=pulumi.get(__ret__, 'schematic'),
         schematic_id=pulumi.get(__ret__, 'schematic_id'),
         talos_version=pulumi.get(__ret__, 'talos_version'))
-def get_image_factory_output(architecture: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
+def get_image_factory_output(architecture: pulumi.Input[Optional[Optional['Architecture']]] = None,
                              extensions: pulumi.Input[Optional[Optional[Sequence[_builtins.str]]]] = None,
                              factory_url: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
                              installer_registry: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
@@ -167,7 +168,7 @@ def get_image_factory_output(architecture: pulumi.Input[Optional[Optional[_built
     """
     Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST <factoryUrl>/schematics` once (the ID is the same), or use a mirror that has it.
 
-    :param _builtins.str architecture: `amd64` or `arm64`.
+    :param 'Architecture' architecture: CPU architecture of the images.
     :param Sequence[_builtins.str] extensions: Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Default: none.
     :param _builtins.str factory_url: Base URL of the Image Factory or of a mirror of it, for air-gapped sites.
     :param _builtins.str installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images, for air-gapped sites. Default: the factory URL's host and path (the Image Factory is also a registry).

@@ -14,6 +14,7 @@ else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
 from . import outputs
+from ._enums import *
 from ._inputs import *
 
 __all__ = ['ImageFactorySchematicArgs', 'ImageFactorySchematic']
@@ -21,7 +22,7 @@ __all__ = ['ImageFactorySchematicArgs', 'ImageFactorySchematic']
 @pulumi.input_type
 class ImageFactorySchematicArgs:
     def __init__(__self__, *,
-                 architecture: pulumi.Input[Optional[_builtins.str]] = None,
+                 architecture: pulumi.Input[Optional['Architecture']] = None,
                  extensions: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  factory_url: pulumi.Input[Optional[_builtins.str]] = None,
                  installer_registry: pulumi.Input[Optional[_builtins.str]] = None,
@@ -33,7 +34,7 @@ class ImageFactorySchematicArgs:
         """
         The set of arguments for constructing a ImageFactorySchematic resource.
 
-        :param pulumi.Input[_builtins.str] architecture: `amd64` or `arm64`.
+        :param pulumi.Input['Architecture'] architecture: CPU architecture of the images. Changing it changes the URL outputs.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] extensions: Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource (another schematic). Default: none.
         :param pulumi.Input[_builtins.str] factory_url: Base URL of the Image Factory (or of a mirror) to register with and build URLs from.
         :param pulumi.Input[_builtins.str] installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images. Default: the factory URL's host and path (the Image Factory is also a registry).
@@ -70,14 +71,14 @@ class ImageFactorySchematicArgs:
 
     @_builtins.property
     @pulumi.getter
-    def architecture(self) -> pulumi.Input[Optional[_builtins.str]]:
+    def architecture(self) -> pulumi.Input[Optional['Architecture']]:
         """
-        `amd64` or `arm64`.
+        CPU architecture of the images. Changing it changes the URL outputs.
         """
         return pulumi.get(self, "architecture")
 
     @architecture.setter
-    def architecture(self, value: pulumi.Input[Optional[_builtins.str]]):
+    def architecture(self, value: pulumi.Input[Optional['Architecture']]):
         pulumi.set(self, "architecture", value)
 
     @_builtins.property
@@ -183,7 +184,7 @@ class ImageFactorySchematic(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 architecture: pulumi.Input[Optional[_builtins.str]] = None,
+                 architecture: pulumi.Input[Optional['Architecture']] = None,
                  extensions: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  factory_url: pulumi.Input[Optional[_builtins.str]] = None,
                  installer_registry: pulumi.Input[Optional[_builtins.str]] = None,
@@ -211,7 +212,7 @@ class ImageFactorySchematic(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.str] architecture: `amd64` or `arm64`.
+        :param pulumi.Input['Architecture'] architecture: CPU architecture of the images. Changing it changes the URL outputs.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] extensions: Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource (another schematic). Default: none.
         :param pulumi.Input[_builtins.str] factory_url: Base URL of the Image Factory (or of a mirror) to register with and build URLs from.
         :param pulumi.Input[_builtins.str] installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images. Default: the factory URL's host and path (the Image Factory is also a registry).
@@ -258,7 +259,7 @@ class ImageFactorySchematic(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 architecture: pulumi.Input[Optional[_builtins.str]] = None,
+                 architecture: pulumi.Input[Optional['Architecture']] = None,
                  extensions: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  factory_url: pulumi.Input[Optional[_builtins.str]] = None,
                  installer_registry: pulumi.Input[Optional[_builtins.str]] = None,
@@ -338,9 +339,9 @@ class ImageFactorySchematic(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def architecture(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def architecture(self) -> pulumi.Output[Optional['Architecture']]:
         """
-        `amd64` or `arm64`.
+        CPU architecture of the images. Changing it changes the URL outputs.
         """
         return pulumi.get(self, "architecture")
 

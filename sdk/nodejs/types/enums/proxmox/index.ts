@@ -13,26 +13,65 @@ export const Bios = {
     Ovmf: "ovmf",
 } as const;
 
+/**
+ * VM firmware (Proxmox `bios`).
+ */
 export type Bios = (typeof Bios)[keyof typeof Bios];
 
 export const ChecksumAlgorithm = {
+    /**
+     * MD5 (weak: only for mirrors that publish nothing else).
+     */
     Md5: "md5",
+    /**
+     * SHA-1 (weak: only for mirrors that publish nothing else).
+     */
     Sha1: "sha1",
+    /**
+     * SHA-224.
+     */
     Sha224: "sha224",
+    /**
+     * SHA-256 (what the Talos releases publish).
+     */
     Sha256: "sha256",
+    /**
+     * SHA-384.
+     */
     Sha384: "sha384",
+    /**
+     * SHA-512 (what the Talos releases publish).
+     */
     Sha512: "sha512",
 } as const;
 
+/**
+ * Hash algorithm of a download's expected checksum (Proxmox `download-url` `checksum-algorithm`).
+ */
 export type ChecksumAlgorithm = (typeof ChecksumAlgorithm)[keyof typeof ChecksumAlgorithm];
 
 export const Decompression = {
+    /**
+     * gzip (`.gz`).
+     */
     Gz: "gz",
+    /**
+     * LZO (`.lzo`).
+     */
     Lzo: "lzo",
+    /**
+     * Zstandard (`.zst`).
+     */
     Zst: "zst",
+    /**
+     * bzip2 (`.bz2`).
+     */
     Bz2: "bz2",
 } as const;
 
+/**
+ * Compression of the downloaded file, which Proxmox decompresses before storing it (Proxmox `download-url` `compression`).
+ */
 export type Decompression = (typeof Decompression)[keyof typeof Decompression];
 
 export const DiskCache = {
@@ -58,6 +97,9 @@ export const DiskCache = {
     Directsync: "directsync",
 } as const;
 
+/**
+ * Host cache mode of a disk (Proxmox drive option `cache`).
+ */
 export type DiskCache = (typeof DiskCache)[keyof typeof DiskCache];
 
 export const DownloadContent = {
@@ -71,6 +113,9 @@ export const DownloadContent = {
     Import: "import",
 } as const;
 
+/**
+ * Storage content type a downloaded file becomes (Proxmox `download-url` `content`).
+ */
 export type DownloadContent = (typeof DownloadContent)[keyof typeof DownloadContent];
 
 export const NetworkModel = {
@@ -96,6 +141,9 @@ export const NetworkModel = {
     Vmxnet3: "vmxnet3",
 } as const;
 
+/**
+ * Emulated network card model (the model of Proxmox `netN`).
+ */
 export type NetworkModel = (typeof NetworkModel)[keyof typeof NetworkModel];
 
 export const OsType = {
@@ -153,6 +201,9 @@ export const OsType = {
     Solaris: "solaris",
 } as const;
 
+/**
+ * Guest operating system Proxmox tunes the VM for (Proxmox `ostype`).
+ */
 export type OsType = (typeof OsType)[keyof typeof OsType];
 
 export const ScsiHardware = {
@@ -182,4 +233,7 @@ export const ScsiHardware = {
     Pvscsi: "pvscsi",
 } as const;
 
+/**
+ * SCSI controller model of the VM (Proxmox `scsihw`).
+ */
 export type ScsiHardware = (typeof ScsiHardware)[keyof typeof ScsiHardware];

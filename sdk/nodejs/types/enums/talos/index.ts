@@ -25,7 +25,26 @@ export const ApplyMode = {
     Try: "try",
 } as const;
 
+/**
+ * How a machine configuration change takes effect on a node (talosctl apply-config --mode).
+ */
 export type ApplyMode = (typeof ApplyMode)[keyof typeof ApplyMode];
+
+export const Architecture = {
+    /**
+     * 64-bit x86 (Intel, AMD): the usual Proxmox host.
+     */
+    Amd64: "amd64",
+    /**
+     * 64-bit ARM (for example Proxmox on Ampere or Raspberry Pi hosts).
+     */
+    Arm64: "arm64",
+} as const;
+
+/**
+ * CPU architecture of the Talos images (ISO, disk images); it must match the Proxmox host's CPU.
+ */
+export type Architecture = (typeof Architecture)[keyof typeof Architecture];
 
 export const MachineType = {
     /**
@@ -38,6 +57,9 @@ export const MachineType = {
     Worker: "worker",
 } as const;
 
+/**
+ * The kind of node a machine configuration is for.
+ */
 export type MachineType = (typeof MachineType)[keyof typeof MachineType];
 
 export const ValidationMode = {
@@ -51,4 +73,7 @@ export const ValidationMode = {
     Cloud: "cloud",
 } as const;
 
+/**
+ * The runtime mode a machine configuration is validated for.
+ */
 export type ValidationMode = (typeof ValidationMode)[keyof typeof ValidationMode];

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * The pod network (CNI) the cluster runs.
+     * 
+     */
     @EnumType
     public enum CniName {
         /**

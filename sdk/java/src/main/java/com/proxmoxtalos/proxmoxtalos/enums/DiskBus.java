@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Bus of the VMs&#39; disks in Proxmox. It decides the device names Talos sees: the install disk is `/dev/sda` on scsi and sata, `/dev/vda` on virtio.
+     * 
+     */
     @EnumType
     public enum DiskBus {
         /**

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * The GitOps tool installed at bootstrap to sync the cluster from a Git repository.
+     * 
+     */
     @EnumType
     public enum GitOpsTool {
         /**

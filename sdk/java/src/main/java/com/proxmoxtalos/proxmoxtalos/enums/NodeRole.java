@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * A node&#39;s role in the cluster: its Talos machine type.
+     * 
+     */
     @EnumType
     public enum NodeRole {
         /**

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * What a Kubernetes taint does to pods that do not tolerate it.
+     * 
+     */
     @EnumType
     public enum TaintEffect {
         /**

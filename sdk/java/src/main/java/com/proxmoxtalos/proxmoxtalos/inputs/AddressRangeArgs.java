@@ -9,6 +9,10 @@ import java.lang.String;
 import java.util.Objects;
 
 
+/**
+ * An inclusive range of IPv4 addresses inside the subnet that node addresses are allocated from, in node order; adding a node never renumbers the others. The VIP must lie outside it.
+ * 
+ */
 public final class AddressRangeArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final AddressRangeArgs Empty = new AddressRangeArgs();

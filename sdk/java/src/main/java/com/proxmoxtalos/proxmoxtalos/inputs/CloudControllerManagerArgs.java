@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
+ * 
+ */
 public final class CloudControllerManagerArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final CloudControllerManagerArgs Empty = new CloudControllerManagerArgs();

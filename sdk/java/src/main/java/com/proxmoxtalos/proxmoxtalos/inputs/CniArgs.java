@@ -14,6 +14,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The pod network (CNI): Talos&#39; flannel by default, none, Cilium or another CNI from manifests.
+ * 
+ */
 public final class CniArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final CniArgs Empty = new CniArgs();

@@ -16,6 +16,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
+ * 
+ */
 public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final ControlPlaneArgs Empty = new ControlPlaneArgs();

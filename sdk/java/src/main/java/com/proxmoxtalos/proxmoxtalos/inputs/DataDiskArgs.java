@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * An extra disk on each worker of a pool, in GiB, optionally formatted as a Talos user volume.
+ * 
+ */
 public final class DataDiskArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final DataDiskArgs Empty = new DataDiskArgs();

@@ -12,6 +12,10 @@ import java.util.List;
 import java.util.Objects;
 
 
+/**
+ * A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
+ * 
+ */
 public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final GitOpsArgs Empty = new GitOpsArgs();

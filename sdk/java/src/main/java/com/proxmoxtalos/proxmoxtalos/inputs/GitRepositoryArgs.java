@@ -11,6 +11,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
+ * 
+ */
 public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final GitRepositoryArgs Empty = new GitRepositoryArgs();

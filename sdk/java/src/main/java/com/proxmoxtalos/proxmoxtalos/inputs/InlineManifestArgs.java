@@ -9,6 +9,10 @@ import java.lang.String;
 import java.util.Objects;
 
 
+/**
+ * A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
+ * 
+ */
 public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final InlineManifestArgs Empty = new InlineManifestArgs();

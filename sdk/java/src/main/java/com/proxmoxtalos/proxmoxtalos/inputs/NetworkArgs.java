@@ -15,6 +15,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
+ * 
+ */
 public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final NetworkArgs Empty = new NetworkArgs();

@@ -13,6 +13,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
+ * 
+ */
 public final class NicArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final NicArgs Empty = new NicArgs();

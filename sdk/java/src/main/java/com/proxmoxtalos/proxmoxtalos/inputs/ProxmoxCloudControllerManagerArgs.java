@@ -13,6 +13,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
+ * 
+ */
 public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final ProxmoxCloudControllerManagerArgs Empty = new ProxmoxCloudControllerManagerArgs();

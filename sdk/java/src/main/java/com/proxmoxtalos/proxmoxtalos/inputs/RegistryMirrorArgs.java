@@ -13,6 +13,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * Mirrors of one container registry, tried in order before the registry itself.
+ * 
+ */
 public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final RegistryMirrorArgs Empty = new RegistryMirrorArgs();

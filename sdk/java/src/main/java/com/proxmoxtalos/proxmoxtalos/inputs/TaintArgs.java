@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A Kubernetes taint (`key=value:effect`) on nodes.
+ * 
+ */
 public final class TaintArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final TaintArgs Empty = new TaintArgs();

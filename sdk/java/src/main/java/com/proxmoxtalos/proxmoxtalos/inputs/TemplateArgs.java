@@ -13,6 +13,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A template VM to clone the cluster&#39;s VMs from, instead of booting the Talos ISO: it holds a Talos nocloud disk image.
+ * 
+ */
 public final class TemplateArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final TemplateArgs Empty = new TemplateArgs();

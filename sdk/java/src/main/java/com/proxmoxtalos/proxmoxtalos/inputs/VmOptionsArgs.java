@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * Proxmox VM settings shared by every node of the cluster: CPU type, start on host boot, tags.
+ * 
+ */
 public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VmOptionsArgs Empty = new VmOptionsArgs();

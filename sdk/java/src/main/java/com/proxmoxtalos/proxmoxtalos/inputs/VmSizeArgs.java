@@ -10,6 +10,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
+ * 
+ */
 public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VmSizeArgs Empty = new VmSizeArgs();

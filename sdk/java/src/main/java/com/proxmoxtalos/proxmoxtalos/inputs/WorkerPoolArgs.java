@@ -18,6 +18,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
+ * 
+ */
 public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final WorkerPoolArgs Empty = new WorkerPoolArgs();

@@ -5,6 +5,7 @@ package com.proxmoxtalos.proxmoxtalos.talos;
 
 import com.proxmoxtalos.proxmoxtalos.Utilities;
 import com.proxmoxtalos.proxmoxtalos.talos.ImageFactorySchematicArgs;
+import com.proxmoxtalos.proxmoxtalos.talos.enums.Architecture;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.SchematicMeta;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
@@ -36,17 +37,17 @@ import javax.annotation.Nullable;
 @ResourceType(type="proxmoxtalos:talos:ImageFactorySchematic")
 public class ImageFactorySchematic extends com.pulumi.resources.CustomResource {
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images. Changing it changes the URL outputs.
      * 
      */
-    @Export(name="architecture", refs={String.class}, tree="[0]")
-    private Output</* @Nullable */ String> architecture;
+    @Export(name="architecture", refs={Architecture.class}, tree="[0]")
+    private Output</* @Nullable */ Architecture> architecture;
 
     /**
-     * @return `amd64` or `arm64`.
+     * @return CPU architecture of the images. Changing it changes the URL outputs.
      * 
      */
-    public Output<Optional<String>> architecture() {
+    public Output<Optional<Architecture>> architecture() {
         return Codegen.optional(this.architecture);
     }
     /**

@@ -3,6 +3,7 @@
 
 package com.proxmoxtalos.proxmoxtalos.talos;
 
+import com.proxmoxtalos.proxmoxtalos.talos.enums.Architecture;
 import com.proxmoxtalos.proxmoxtalos.talos.inputs.SchematicMetaArgs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
@@ -20,17 +21,17 @@ public final class ImageFactorySchematicArgs extends com.pulumi.resources.Resour
     public static final ImageFactorySchematicArgs Empty = new ImageFactorySchematicArgs();
 
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images. Changing it changes the URL outputs.
      * 
      */
     @Import(name="architecture")
-    private @Nullable Output<String> architecture;
+    private @Nullable Output<Architecture> architecture;
 
     /**
-     * @return `amd64` or `arm64`.
+     * @return CPU architecture of the images. Changing it changes the URL outputs.
      * 
      */
-    public Optional<Output<String>> architecture() {
+    public Optional<Output<Architecture>> architecture() {
         return Optional.ofNullable(this.architecture);
     }
 
@@ -187,23 +188,23 @@ public final class ImageFactorySchematicArgs extends com.pulumi.resources.Resour
         }
 
         /**
-         * @param architecture `amd64` or `arm64`.
+         * @param architecture CPU architecture of the images. Changing it changes the URL outputs.
          * 
          * @return builder
          * 
          */
-        public Builder architecture(@Nullable Output<String> architecture) {
+        public Builder architecture(@Nullable Output<Architecture> architecture) {
             $.architecture = architecture;
             return this;
         }
 
         /**
-         * @param architecture `amd64` or `arm64`.
+         * @param architecture CPU architecture of the images. Changing it changes the URL outputs.
          * 
          * @return builder
          * 
          */
-        public Builder architecture(String architecture) {
+        public Builder architecture(Architecture architecture) {
             return architecture(Output.of(architecture));
         }
 
@@ -406,7 +407,7 @@ public final class ImageFactorySchematicArgs extends com.pulumi.resources.Resour
         }
 
         public ImageFactorySchematicArgs build() {
-            $.architecture = Codegen.stringProp("architecture").output().arg($.architecture).def("amd64").getNullable();
+            $.architecture = Codegen.objectProp("architecture", Architecture.class).output().arg($.architecture).def(Architecture.Amd64).getNullable();
             $.factoryUrl = Codegen.stringProp("factoryUrl").output().arg($.factoryUrl).def("https://factory.talos.dev").getNullable();
             $.platform = Codegen.stringProp("platform").output().arg($.platform).def("nocloud").getNullable();
             return $;

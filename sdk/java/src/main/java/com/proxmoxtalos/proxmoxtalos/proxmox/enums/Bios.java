@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * VM firmware (Proxmox `bios`).
+     * 
+     */
     @EnumType
     public enum Bios {
         /**

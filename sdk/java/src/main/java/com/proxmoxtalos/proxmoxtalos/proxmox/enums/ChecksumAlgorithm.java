@@ -8,13 +8,41 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Hash algorithm of a download&#39;s expected checksum (Proxmox `download-url` `checksum-algorithm`).
+     * 
+     */
     @EnumType
     public enum ChecksumAlgorithm {
+        /**
+         * MD5 (weak: only for mirrors that publish nothing else).
+         * 
+         */
         Md5("md5"),
+        /**
+         * SHA-1 (weak: only for mirrors that publish nothing else).
+         * 
+         */
         Sha1("sha1"),
+        /**
+         * SHA-224.
+         * 
+         */
         Sha224("sha224"),
+        /**
+         * SHA-256 (what the Talos releases publish).
+         * 
+         */
         Sha256("sha256"),
+        /**
+         * SHA-384.
+         * 
+         */
         Sha384("sha384"),
+        /**
+         * SHA-512 (what the Talos releases publish).
+         * 
+         */
         Sha512("sha512");
 
         private final String value;

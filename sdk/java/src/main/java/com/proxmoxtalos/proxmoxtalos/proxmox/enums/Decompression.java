@@ -8,11 +8,31 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Compression of the downloaded file, which Proxmox decompresses before storing it (Proxmox `download-url` `compression`).
+     * 
+     */
     @EnumType
     public enum Decompression {
+        /**
+         * gzip (`.gz`).
+         * 
+         */
         Gz("gz"),
+        /**
+         * LZO (`.lzo`).
+         * 
+         */
         Lzo("lzo"),
+        /**
+         * Zstandard (`.zst`).
+         * 
+         */
         Zst("zst"),
+        /**
+         * bzip2 (`.bz2`).
+         * 
+         */
         Bz2("bz2");
 
         private final String value;

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Host cache mode of a disk (Proxmox drive option `cache`).
+     * 
+     */
     @EnumType
     public enum DiskCache {
         /**

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Storage content type a downloaded file becomes (Proxmox `download-url` `content`).
+     * 
+     */
     @EnumType
     public enum DownloadContent {
         /**

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Emulated network card model (the model of Proxmox `netN`).
+     * 
+     */
     @EnumType
     public enum NetworkModel {
         /**

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * Guest operating system Proxmox tunes the VM for (Proxmox `ostype`).
+     * 
+     */
     @EnumType
     public enum OsType {
         /**

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * SCSI controller model of the VM (Proxmox `scsihw`).
+     * 
+     */
     @EnumType
     public enum ScsiHardware {
         /**

@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The QEMU guest agent channel, and whether to wait after start until the agent reports an address (default timeout 300 seconds).
+ * 
+ */
 public final class VirtualMachineAgentArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineAgentArgs Empty = new VirtualMachineAgentArgs();

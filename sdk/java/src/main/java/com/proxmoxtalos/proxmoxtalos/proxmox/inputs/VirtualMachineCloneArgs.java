@@ -14,6 +14,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The VM or template a VirtualMachine is cloned from (full copy by default, or linked clone). Changing it replaces the VM.
+ * 
+ */
 public final class VirtualMachineCloneArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineCloneArgs Empty = new VirtualMachineCloneArgs();

@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The VM&#39;s CPU: cores per socket and sockets (default 1 each) and the emulated CPU model.
+ * 
+ */
 public final class VirtualMachineCpuArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineCpuArgs Empty = new VirtualMachineCpuArgs();

@@ -15,6 +15,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A VM disk: bus and slot, storage, size in GiB (grows in place, never shrinks) and drive options.
+ * 
+ */
 public final class VirtualMachineDiskArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineDiskArgs Empty = new VirtualMachineDiskArgs();

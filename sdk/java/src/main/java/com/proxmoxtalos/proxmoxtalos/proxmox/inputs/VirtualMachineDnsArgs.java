@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * DNS servers and search domain given through the cloud-init drive.
+ * 
+ */
 public final class VirtualMachineDnsArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineDnsArgs Empty = new VirtualMachineDnsArgs();

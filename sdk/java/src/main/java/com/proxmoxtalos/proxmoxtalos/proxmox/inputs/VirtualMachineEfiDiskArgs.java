@@ -13,6 +13,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The EFI variables disk of a UEFI (`ovmf`) VM (4 MiB).
+ * 
+ */
 public final class VirtualMachineEfiDiskArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineEfiDiskArgs Empty = new VirtualMachineEfiDiskArgs();

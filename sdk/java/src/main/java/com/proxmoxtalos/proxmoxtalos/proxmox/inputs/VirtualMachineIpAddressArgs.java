@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * One address (with prefix length, or `dhcp`) and its gateway.
+ * 
+ */
 public final class VirtualMachineIpAddressArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineIpAddressArgs Empty = new VirtualMachineIpAddressArgs();

@@ -11,6 +11,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The addresses of one network device, given through the cloud-init drive (`ipconfigN`).
+ * 
+ */
 public final class VirtualMachineIpConfigArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineIpConfigArgs Empty = new VirtualMachineIpConfigArgs();

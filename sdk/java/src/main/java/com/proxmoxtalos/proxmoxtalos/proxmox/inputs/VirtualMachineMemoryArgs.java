@@ -12,6 +12,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * The VM&#39;s memory in MiB, and the balloon floor it may be shrunk to.
+ * 
+ */
 public final class VirtualMachineMemoryArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineMemoryArgs Empty = new VirtualMachineMemoryArgs();

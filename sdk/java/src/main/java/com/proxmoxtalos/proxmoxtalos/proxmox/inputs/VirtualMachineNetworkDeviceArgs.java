@@ -15,6 +15,10 @@ import java.util.Optional;
 import javax.annotation.Nullable;
 
 
+/**
+ * A VM network device (`netN`): bridge, model, VLAN tag, MAC address, MTU and firewall.
+ * 
+ */
 public final class VirtualMachineNetworkDeviceArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final VirtualMachineNetworkDeviceArgs Empty = new VirtualMachineNetworkDeviceArgs();

@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * How a machine configuration change takes effect on a node (talosctl apply-config --mode).
+     * 
+     */
     @EnumType
     public enum ApplyMode {
         /**

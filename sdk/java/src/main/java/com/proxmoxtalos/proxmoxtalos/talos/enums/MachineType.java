@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * The kind of node a machine configuration is for.
+     * 
+     */
     @EnumType
     public enum MachineType {
         /**

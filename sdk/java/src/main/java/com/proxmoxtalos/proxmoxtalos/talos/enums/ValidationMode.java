@@ -8,6 +8,10 @@ import java.lang.String;
 import java.util.Objects;
 import java.util.StringJoiner;
 
+    /**
+     * The runtime mode a machine configuration is validated for.
+     * 
+     */
     @EnumType
     public enum ValidationMode {
         /**

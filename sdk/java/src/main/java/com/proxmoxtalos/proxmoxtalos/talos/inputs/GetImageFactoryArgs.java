@@ -3,6 +3,7 @@
 
 package com.proxmoxtalos.proxmoxtalos.talos.inputs;
 
+import com.proxmoxtalos.proxmoxtalos.talos.enums.Architecture;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.core.internal.Codegen;
@@ -19,17 +20,17 @@ public final class GetImageFactoryArgs extends com.pulumi.resources.InvokeArgs {
     public static final GetImageFactoryArgs Empty = new GetImageFactoryArgs();
 
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images.
      * 
      */
     @Import(name="architecture")
-    private @Nullable Output<String> architecture;
+    private @Nullable Output<Architecture> architecture;
 
     /**
-     * @return `amd64` or `arm64`.
+     * @return CPU architecture of the images.
      * 
      */
-    public Optional<Output<String>> architecture() {
+    public Optional<Output<Architecture>> architecture() {
         return Optional.ofNullable(this.architecture);
     }
 
@@ -154,23 +155,23 @@ public final class GetImageFactoryArgs extends com.pulumi.resources.InvokeArgs {
         }
 
         /**
-         * @param architecture `amd64` or `arm64`.
+         * @param architecture CPU architecture of the images.
          * 
          * @return builder
          * 
          */
-        public Builder architecture(@Nullable Output<String> architecture) {
+        public Builder architecture(@Nullable Output<Architecture> architecture) {
             $.architecture = architecture;
             return this;
         }
 
         /**
-         * @param architecture `amd64` or `arm64`.
+         * @param architecture CPU architecture of the images.
          * 
          * @return builder
          * 
          */
-        public Builder architecture(String architecture) {
+        public Builder architecture(Architecture architecture) {
             return architecture(Output.of(architecture));
         }
 
@@ -321,7 +322,7 @@ public final class GetImageFactoryArgs extends com.pulumi.resources.InvokeArgs {
         }
 
         public GetImageFactoryArgs build() {
-            $.architecture = Codegen.stringProp("architecture").output().arg($.architecture).def("amd64").getNullable();
+            $.architecture = Codegen.objectProp("architecture", Architecture.class).output().arg($.architecture).def(Architecture.Amd64).getNullable();
             $.factoryUrl = Codegen.stringProp("factoryUrl").output().arg($.factoryUrl).def("https://factory.talos.dev").getNullable();
             $.platform = Codegen.stringProp("platform").output().arg($.platform).def("nocloud").getNullable();
             if ($.talosVersion == null) {

@@ -3,6 +3,7 @@
 
 package com.proxmoxtalos.proxmoxtalos.talos.inputs;
 
+import com.proxmoxtalos.proxmoxtalos.talos.enums.Architecture;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.core.internal.Codegen;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
@@ -18,17 +19,17 @@ public final class GetImageFactoryPlainArgs extends com.pulumi.resources.InvokeA
     public static final GetImageFactoryPlainArgs Empty = new GetImageFactoryPlainArgs();
 
     /**
-     * `amd64` or `arm64`.
+     * CPU architecture of the images.
      * 
      */
     @Import(name="architecture")
-    private @Nullable String architecture;
+    private @Nullable Architecture architecture;
 
     /**
-     * @return `amd64` or `arm64`.
+     * @return CPU architecture of the images.
      * 
      */
-    public Optional<String> architecture() {
+    public Optional<Architecture> architecture() {
         return Optional.ofNullable(this.architecture);
     }
 
@@ -153,12 +154,12 @@ public final class GetImageFactoryPlainArgs extends com.pulumi.resources.InvokeA
         }
 
         /**
-         * @param architecture `amd64` or `arm64`.
+         * @param architecture CPU architecture of the images.
          * 
          * @return builder
          * 
          */
-        public Builder architecture(@Nullable String architecture) {
+        public Builder architecture(@Nullable Architecture architecture) {
             $.architecture = architecture;
             return this;
         }
@@ -250,7 +251,7 @@ public final class GetImageFactoryPlainArgs extends com.pulumi.resources.InvokeA
         }
 
         public GetImageFactoryPlainArgs build() {
-            $.architecture = Codegen.stringProp("architecture").arg($.architecture).def("amd64").getNullable();
+            $.architecture = Codegen.objectProp("architecture", Architecture.class).arg($.architecture).def(Architecture.Amd64).getNullable();
             $.factoryUrl = Codegen.stringProp("factoryUrl").arg($.factoryUrl).def("https://factory.talos.dev").getNullable();
             $.platform = Codegen.stringProp("platform").arg($.platform).def("nocloud").getNullable();
             if ($.talosVersion == null) {

@@ -1,0 +1,41 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// locateMovedVM finds a VM that is no longer on the node the state names:
+// migrated or relocated by HA, it keeps its VMID. The VM found under that
+// VMID is the same one when it has the state's SMBIOS uuid or name;
+// otherwise the VMID now belongs to another VM, which is left alone.
+func locateMovedVM(ctx context.Context, c *pve.Client, ref pve.VMRef, st VirtualMachineState) (pve.VMRef, bool, error) {
+	vms, err := c.ClusterVMs(ctx)
+	if err != nil {
+		return pve.VMRef{}, false, fmt.Errorf("%s does not exist on that node; looking for it on the other nodes: %w", ref, err)
+	}
+	for _, vm := range vms {
+		if vm.VMID != ref.VMID || vm.Node == ref.Node {
+			continue
+		}
+		moved := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
+		if st.Name != nil && *st.Name != "" && vm.Name == *st.Name {
+			return moved, true, nil
+		}
+		if st.SmbiosUUID != "" {
+			cfg, err := c.VMConfig(ctx, moved)
+			if err != nil && !pve.IsConfigMissing(err) {
+				return pve.VMRef{}, false, fmt.Errorf("reading %s to see whether it is the VM of this resource: %w", moved, err)
+			}
+			if strings.EqualFold(parsePropString(cfg["smbios1"]).KV["uuid"], st.SmbiosUUID) {
+				return moved, true, nil
+			}
+		}
+		pve.Logf(ctx, "VMID %d now belongs to VM %q on node %s, which is not this resource's VM; leaving it alone",
+			vm.VMID, vm.Name, vm.Node)
+	}
+	return pve.VMRef{}, false, nil
+}

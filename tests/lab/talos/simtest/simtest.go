@@ -1,0 +1,129 @@
+// Package simtest is what other packages' tests need to run against the lab's
+// simulated Talos nodes (package tests/lab/talos) without a whole lab: a
+// simulator whose log is shown when the test fails, a 127.X.Y.0/24 address
+// block per test, and a VM booting the Talos ISO from one disk.
+package simtest
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/addrblock"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
+)
+
+const (
+	// Version is the Talos version the simulated nodes boot.
+	Version = "v1.12.5"
+	// Schematic is the Image Factory schematic with siderolabs/qemu-guest-agent.
+	Schematic = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+	// ISO is the Image Factory nocloud ISO of Schematic at Version.
+	ISO = "https://factory.talos.dev/image/" + Schematic + "/" + Version + "/nocloud-amd64.iso"
+)
+
+// Installer is the Image Factory nocloud installer image of Schematic at version.
+func Installer(version string) string {
+	return "factory.talos.dev/nocloud-installer/" + Schematic + ":" + version
+}
+
+// AddressBlock returns a fresh 127.X.Y.0/24 block as host -> 127.X.Y.host.
+// The Talos API port is fixed, so tests running at the same time, in this
+// process or another (labs included), need distinct addresses: the block is
+// claimed through package addrblock and held until the process exits.
+func AddressBlock() func(host int) netip.Addr {
+	block, lock, err := addrblock.Claim(0)
+	if err != nil {
+		panic(err)
+	}
+
+	held.Lock()
+	held.files = append(held.files, lock)
+	held.Unlock()
+
+	a := block.Addr().As4()
+
+	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], byte(host)}) }
+}
+
+// held keeps the claimed blocks' lock files referenced: an unreferenced
+// *os.File is closed by its finalizer, which would release the block.
+var held struct {
+	sync.Mutex
+	files []*os.File
+}
+
+// Start runs a simulator at time scale 0, closed when the test ends; its log
+// is written to the test's log when the test failed.
+func Start(t testing.TB) *simtalos.Sim {
+	t.Helper()
+
+	logs := &lockedLog{}
+	s := simtalos.New(simtalos.Options{TimeScale: 0, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	t.Cleanup(func() {
+		s.Close()
+
+		if t.Failed() {
+			t.Logf("simulator log:\n%s", logs.String())
+		}
+	})
+
+	return s
+}
+
+// Boot powers on a VM that boots the Talos ISO, with one 20 GiB disk first in
+// the boot order and cloud-init giving it addr/24. VMID, UUID and MAC derive
+// from addr's last byte, so they are unique within one address block.
+func Boot(s *simtalos.Sim, name string, addr netip.Addr, disk string) *simtalos.Node {
+	host := addr.As4()[3]
+
+	return s.PowerOn(simtalos.Machine{
+		Name: name, VMID: 100 + int(host), UUID: fmt.Sprintf("00000000-0000-0000-0000-%012d", host),
+		Disks:     []simtalos.Disk{{Name: disk, SizeBytes: 20 << 30}},
+		CDROM:     ISO,
+		BootOrder: []string{disk, "ide2", "net0"},
+		NICs:      []simtalos.NIC{{Name: "net0", MAC: fmt.Sprintf("BC:24:11:00:00:%02X", host)}},
+		CloudInit: &simtalos.CloudInit{Hostname: name, Interfaces: []simtalos.IPConfig{{Address: netip.PrefixFrom(addr, 24)}}},
+	}, &diskHost{disks: map[string]string{}})
+}
+
+// diskHost keeps what a guest writes on its disks.
+type diskHost struct {
+	mu    sync.Mutex
+	disks map[string]string
+}
+
+func (h *diskHost) WriteDisk(disk, content string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+
+	h.disks[disk] = content
+
+	return nil
+}
+
+func (h *diskHost) PoweredOff() {}
+
+// lockedLog is the simulator's log; nodes write to it from their goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	return l.b.String()
+}
