@@ -1,7 +1,7 @@
 """A Talos Kubernetes cluster on Proxmox VE with the TalosCluster component: three control
 planes behind a VIP, a worker pool and the Talos cloud controller manager."""
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import pulumi
 import pulumi_proxmoxtalos as proxmoxtalos
@@ -53,5 +53,20 @@ def talos_cluster() -> None:
     pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
     pulumi.export("talosconfig", pulumi.Output.secret(cluster.talosconfig))
     pulumi.export("endpoint", cluster.endpoint)
-    pulumi.export("nodes", cluster.nodes)
+    # Exported as is, the nodes would carry Python's snake_case keys (vm_id, mac_address):
+    # the same camelCase keys as the other languages' exports instead.
+    pulumi.export("nodes", cluster.nodes.apply(lambda nodes: [node_output(n) for n in nodes]))
     pulumi.export("summary", cluster.summary)
+
+
+def node_output(n: proxmoxtalos.outputs.ClusterNode) -> Dict[str, object]:
+    """One node as the stack exports it, with the schema's (camelCase) property names."""
+    return {
+        "name": n.name,
+        "role": n.role,
+        "pool": n.pool,
+        "proxmoxNode": n.proxmox_node,
+        "vmId": n.vm_id,
+        "address": n.address,
+        "macAddress": n.mac_address,
+    }

@@ -7,16 +7,20 @@ import (
 	"strings"
 )
 
-// Manifest URLs applied when the cloud controller manager is on. Talos CCM:
+// Manifest URLs applied when the cloud controller manager is on, pinned to
+// release tags so that a cluster built today and one built next month get the
+// same manifests (a branch would change under the user). Talos CCM:
 // siderolabs/talos-cloud-controller-manager docs/install.md ("Method 1: talos
-// machine config"). Approver: the one Talos' own guides use for
-// rotate-server-certificates. Proxmox CCM: sergelogvinov/proxmox-cloud-
-// controller-manager docs/install.md; its "-talos" manifest runs only
-// cloud-node-lifecycle, leaving node initialisation to the Talos CCM.
+// machine config"); tag v1.12.0, whose manifest runs image v1.12.0. Approver:
+// the one Talos' own guides use for rotate-server-certificates; tag v0.11.0
+// (image 0.11.0). Proxmox CCM: sergelogvinov/proxmox-cloud-controller-manager
+// docs/install.md, tag v0.13.1 (image v0.13.1); its "-talos" manifest runs
+// only cloud-node-lifecycle, leaving node initialisation to the Talos CCM.
+// Bumping a tag changes every node's configuration (a preview shows it).
 const (
-	TalosCCMManifest            = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/main/docs/deploy/cloud-controller-manager.yml"
-	ServingCertApproverManifest = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/main/deploy/standalone-install.yaml"
-	ProxmoxCCMManifest          = "https://raw.githubusercontent.com/sergelogvinov/proxmox-cloud-controller-manager/main/docs/deploy/cloud-controller-manager-talos.yml"
+	TalosCCMManifest            = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/v1.12.0/docs/deploy/cloud-controller-manager.yml"
+	ServingCertApproverManifest = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.11.0/deploy/standalone-install.yaml"
+	ProxmoxCCMManifest          = "https://raw.githubusercontent.com/sergelogvinov/proxmox-cloud-controller-manager/v0.13.1/docs/deploy/cloud-controller-manager-talos.yml"
 )
 
 func (b *builder) checkCNI() {

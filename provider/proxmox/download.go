@@ -51,6 +51,11 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 			found = &storages[i]
 		}
 	}
+	if a.content() == "import" && u.known("content") {
+		if msg := importContentUnsupported(c.Version()); msg != "" {
+			v.fail("content", "%s", msg)
+		}
+	}
 	switch {
 	case found == nil:
 		v.fail("storage", "storage %q is not available on node %s; its storages are: %s", a.Storage, a.Node, strings.Join(names, ", "))

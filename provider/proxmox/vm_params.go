@@ -142,11 +142,21 @@ func scalarConfig(a VirtualMachineArgs, live pve.VMConfig) map[string]string {
 	if a.OnBoot != nil {
 		c["onboot"] = boolFlag(*a.OnBoot)
 	}
+	// agent and smbios1 are property strings with options the inputs do not
+	// manage (agent type, fstrim_cloned_disks; SMBIOS manufacturer, serial):
+	// set the managed key on the live value, as nicString does
 	if g := a.Agent; g != nil {
-		c["agent"] = "enabled=" + boolFlag(g.Enabled == nil || *g.Enabled)
+		ps := parsePropString(live["agent"])
+		if ps.Head != "" {
+			ps.KV["enabled"] = ps.Head // the format's default key
+		}
+		ps.KV["enabled"] = boolFlag(g.Enabled == nil || *g.Enabled)
+		c["agent"] = kvList(ps.KV, "enabled")
 	}
 	if a.SmbiosUUID != nil {
-		c["smbios1"] = "uuid=" + strings.ToLower(*a.SmbiosUUID)
+		kv := parsePropString(live["smbios1"]).KV
+		kv["uuid"] = strings.ToLower(*a.SmbiosUUID)
+		c["smbios1"] = kvList(kv, "uuid")
 	}
 	if ci := a.CloudInit; ci != nil {
 		c["citype"] = "nocloud"

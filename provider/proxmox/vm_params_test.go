@@ -246,3 +246,26 @@ func TestPlanConfigPartialInputsAfterImportChangeNothingElse(t *testing.T) {
 		t.Fatalf("and its diff is not empty: %v", kinds(d))
 	}
 }
+
+// Setting the SMBIOS uuid or the agent on a clone keeps the template's
+// other options of those property strings.
+func TestPlanConfigMergesSmbiosAndAgentOptions(t *testing.T) {
+	t.Parallel()
+	live := pve.VMConfig{
+		"smbios1": "uuid=0e8a5a39-0a4f-4b8e-9b55-e4c0c8e0c0aa,manufacturer=QWNtZQ==,base64=1",
+		"agent":   "0,fstrim_cloned_disks=1,type=virtio",
+	}
+	a := VirtualMachineArgs{Node: "pve1", Clone: &VirtualMachineClone{VMID: 9000},
+		SmbiosUUID: ptr("11111111-2222-4333-8444-555555555555"), Agent: &VirtualMachineAgent{}}
+	p, err := planConfig(nil, a, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"smbios1": "uuid=11111111-2222-4333-8444-555555555555,base64=1,manufacturer=QWNtZQ==",
+		"agent":   "enabled=1,fstrim_cloned_disks=1,type=virtio",
+	}
+	if !reflect.DeepEqual(p.Set, want) {
+		t.Errorf("Set:\n got %v\nwant %v", p.Set, want)
+	}
+}

@@ -34,8 +34,13 @@ func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug
 	if len(paths) == 0 || diffReplaces(d) {
 		return ""
 	}
-	what := fmt.Sprintf("VM %d on node %s: %s take(s) effect only after a restart", old.VMID, old.Node,
-		strings.Join(paths, ", "))
+	// named as the user named it: Pulumi's output does not always show
+	// which resource a warning belongs to
+	vm := fmt.Sprintf("VM %d on node %s", old.VMID, old.Node)
+	if news.Name != nil && *news.Name != "" {
+		vm = "VM " + *news.Name
+	}
+	what := fmt.Sprintf("%s: %s take(s) effect only after a restart", vm, strings.Join(paths, ", "))
 	if news.RebootAfterUpdate != nil && !*news.RebootAfterUpdate {
 		return what + "; the update will NOT restart the VM (rebootAfterUpdate: false), so the changes stay " +
 			"pending until it restarts"

@@ -13,8 +13,8 @@ import (
 // the providerID the cloud controller manager set. Examples without a kubeconfig output
 // skip this.
 func showKubernetesNodes(cli *pulumiCLI) error {
-	kc, err := cli.output("kubeconfig")
-	if err != nil || strings.TrimSpace(kc) == "" {
+	kc, ok, err := cli.output("kubeconfig")
+	if err != nil || !ok || strings.TrimSpace(kc) == "" {
 		return err
 	}
 	step("kubectl get nodes -o wide (the lab's Kubernetes API, through the kubeconfig output)")

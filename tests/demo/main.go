@@ -1,6 +1,7 @@
 // Command demo is what `make demo` runs: it starts the lab in the background, runs
 // `pulumi up` on a Pulumi YAML project from examples/, shows the stack outputs and what the
-// lab's Proxmox API now holds, runs `pulumi destroy`, shows the lab empty and stops the lab.
+// lab's Proxmox API now holds, runs `pulumi destroy`, shows the lab empty (no VM, nothing on
+// any storage) and stops the lab.
 //
 // Everything is hermetic: the project's own CLI (.tools/bin), PULUMI_HOME and a file
 // backend under .cache/demo, a passphrase, no plugin downloads, and the provider found
@@ -15,7 +16,7 @@ import (
 )
 
 func main() {
-	example := flag.String("example", "examples/yaml-vms", "Pulumi YAML project to run")
+	example := flag.String("example", "examples/yaml-cluster", "Pulumi YAML project to run")
 	flag.Parse()
 	if err := run(*example); err != nil {
 		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
@@ -48,6 +49,10 @@ func run(example string) error {
 	defer lab.stop()
 	fmt.Printf("lab endpoint %s (log: %s)\n", lab.info.Endpoint, rel(root, lab.logPath))
 
+	api, err := newPVEAPI(lab.info)
+	if err != nil {
+		return err
+	}
 	cli := newPulumi(root, work, projectDir)
 	if err := cli.setup(lab.info); err != nil {
 		return err
@@ -62,7 +67,10 @@ func run(example string) error {
 		return err
 	}
 	step("What the lab's Proxmox VE API holds now")
-	if err := showVMs(lab.info, true); err != nil {
+	if err := showVMs(api, true); err != nil {
+		return err
+	}
+	if err := showStorage(api, false); err != nil {
 		return err
 	}
 	if err := showKubernetesNodes(cli); err != nil {
@@ -74,7 +82,10 @@ func run(example string) error {
 		return err
 	}
 	step("The lab after destroy")
-	if err := showVMs(lab.info, false); err != nil {
+	if err := showVMs(api, false); err != nil {
+		return err
+	}
+	if err := showStorage(api, true); err != nil {
 		return err
 	}
 	step("Done: stopping the lab")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
@@ -54,8 +55,24 @@ func (c *pulumiCLI) setup(lab labInfo) error {
 			return err
 		}
 	}
+	// `stack init` takes no --config-file: it writes the passphrase's salt into the project
+	// folder's Pulumi.demo.yaml. Move it beside the demo's other state so the example folder
+	// stays as committed; a file there already is not the demo's (its backend is new).
+	projectConfig := filepath.Join(c.dir, "Pulumi."+stack+".yaml")
+	if b, err := os.ReadFile(projectConfig); err == nil {
+		if !onlySalt(string(b)) {
+			return fmt.Errorf("%s exists and holds more than a salt: the demo keeps its stack config in %s "+
+				"and would not overwrite yours; move that file away and run the demo again", projectConfig, c.configFile)
+		}
+		if err := os.Remove(projectConfig); err != nil { // a salt an earlier demo left behind
+			return err
+		}
+	}
 	if err := c.run("stack", "init", stack); err != nil {
 		return err
+	}
+	if err := os.Rename(projectConfig, c.configFile); err != nil {
+		return fmt.Errorf("moving the stack's salt out of the example folder: %w", err)
 	}
 	prefix, err := addressPrefix(lab.AddressBlock)
 	if err != nil {
@@ -82,6 +99,12 @@ func (c *pulumiCLI) setup(lab labInfo) error {
 	return nil
 }
 
+// onlySalt tells whether a stack config file holds nothing but the passphrase's salt.
+func onlySalt(text string) bool {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return len(lines) == 1 && strings.HasPrefix(lines[0], "encryptionsalt: ")
+}
+
 // addressPrefix returns "127.X.Y" for the lab's block 127.X.Y.0/24.
 func addressPrefix(block string) (string, error) {
 	p, err := netip.ParsePrefix(block)
@@ -94,17 +117,31 @@ func addressPrefix(block string) (string, error) {
 
 func (c *pulumiCLI) run(args ...string) error { return c.runInput(nil, args...) }
 
-// output returns one stack output ("" when the stack has none of that name), secrets
-// included, without printing it.
-func (c *pulumiCLI) output(name string) (string, error) {
-	cmd := exec.Command(c.bin, "--non-interactive", "stack", "output", name, "--show-secrets", "--stack", stack)
+// output returns one string stack output, secrets included, without printing it. ok is
+// false when the stack has no output of that name (an example without a kubeconfig); a
+// failing CLI is an error, never taken for a missing output.
+func (c *pulumiCLI) output(name string) (value string, ok bool, err error) {
+	cmd := exec.Command(c.bin, "--non-interactive", "stack", "output", "--json", "--show-secrets", "--stack", stack)
 	cmd.Dir, cmd.Env = c.dir, c.env
-	var out strings.Builder
-	cmd.Stdout = &out
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", nil // no such output
+		// stderr never holds an output value: the CLI prints values on stdout only.
+		return "", false, fmt.Errorf("pulumi stack output --json: %w\n%s", err, strings.TrimSpace(stderr.String()))
 	}
-	return out.String(), nil
+	var outputs map[string]any
+	if err := json.Unmarshal([]byte(stdout.String()), &outputs); err != nil {
+		return "", false, fmt.Errorf("pulumi stack output --json printed no JSON object: %w", err)
+	}
+	v, ok := outputs[name]
+	if !ok {
+		return "", false, nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		return "", false, fmt.Errorf("stack output %q is a %T, not a string", name, v)
+	}
+	return s, true, nil
 }
 
 func (c *pulumiCLI) runInput(stdin *strings.Reader, args ...string) error {

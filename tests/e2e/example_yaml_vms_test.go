@@ -11,9 +11,10 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 )
 
-// examples/yaml-vms, the project `make demo` runs, works as a user runs it: up creates its
-// VMs in the lab with the addresses their guest agents report, a second preview shows no
-// change, and destroy leaves the lab empty.
+// examples/yaml-vms (plain VMs; `make demo DEMO_EXAMPLE=examples/yaml-vms` runs it, the
+// default demo is examples/yaml-cluster, see TestExampleYAMLCluster) works as a user runs
+// it: up creates its VMs in the lab with the addresses their guest agents report, a second
+// preview shows no change, and destroy leaves the lab empty (no VM, no volume).
 func TestExampleYAMLVMs(t *testing.T) {
 	t.Parallel()
 	env := harness.NewEnv(t)
@@ -57,7 +58,5 @@ func TestExampleYAMLVMs(t *testing.T) {
 	if r := p.Destroy(t); r.ExitCode != 0 {
 		t.Fatalf("destroy: %s", r)
 	}
-	if vms := l.VMs(); len(vms) != 0 {
-		t.Errorf("destroy left %d VMs in the lab", len(vms))
-	}
+	(&exampleLab{Lab: l, Conn: labConfig}).requireEmpty(t)
 }

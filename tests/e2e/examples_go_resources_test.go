@@ -98,6 +98,8 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 		t.Errorf("endpoint output = %v, want %s", got, vip)
 	}
 
+	checkNodesOutput(t, outputs["nodes"], wantNodes)
+
 	var running []string
 	for _, vm := range l.VMs() {
 		if vm.Status == "running" {
@@ -135,4 +137,25 @@ func opCounts[K ~string](m map[K]int) map[string]int {
 		out[string(k)] = v
 	}
 	return out
+}
+
+// checkNodesOutput checks that the example exports its nodes as a list of objects (not
+// text), each naming the node, its role, its address and its VM.
+func checkNodesOutput(t *testing.T, nodes auto.OutputValue, wantNodes int) {
+	t.Helper()
+	list, ok := nodes.Value.([]any)
+	if !ok || len(list) != wantNodes {
+		t.Errorf("nodes output = %#v, want a list of %d node objects", nodes.Value, wantNodes)
+		return
+	}
+	for i, item := range list {
+		n, _ := item.(map[string]any)
+		name, _ := n["name"].(string)
+		role, _ := n["role"].(string)
+		address, _ := n["address"].(string)
+		vmID, _ := n["vmId"].(float64)
+		if name == "" || (role != "controlplane" && role != "worker") || address == "" || vmID < 100 {
+			t.Errorf("nodes[%d] = %v: want name, role (controlplane or worker), address and vmId", i, item)
+		}
+	}
 }

@@ -120,3 +120,26 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// hasISO reports whether the lab's ISO storage of node holds fileName.
+func (l *proxmoxLab) hasISO(node, fileName string) bool {
+	for _, v := range l.PVE.Volumes(node, "local") {
+		if v.VolID == "local:iso/"+fileName {
+			return true
+		}
+	}
+	return false
+}
+
+// destroyDeletesISO runs destroy and checks that the ISO a DownloadFile
+// downloaded was there before and is gone after.
+func (l *proxmoxLab) destroyDeletesISO(t *testing.T, node, fileName string, destroy func()) {
+	t.Helper()
+	if !l.hasISO(node, fileName) {
+		t.Fatalf("before destroy: no %s on node %s", fileName, node)
+	}
+	destroy()
+	if l.hasISO(node, fileName) {
+		t.Fatalf("destroy left local:iso/%s on node %s", fileName, node)
+	}
+}

@@ -175,9 +175,11 @@ func TestProxmoxInlineGoLifecycle(t *testing.T) {
 	}
 	expectNoChanges(t, stack)
 
-	if _, err := stack.Destroy(ctx); err != nil {
-		t.Fatalf("destroy: %v", err)
-	}
+	l.destroyDeletesISO(t, "pve1", "lablinux-1.0-agent.iso", func() {
+		if _, err := stack.Destroy(ctx); err != nil {
+			t.Fatalf("destroy: %v", err)
+		}
+	})
 	if vms := l.vmIDs(); len(vms) != 0 {
 		t.Fatalf("destroy left VMs: %+v", vms)
 	}

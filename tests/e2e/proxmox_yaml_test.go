@@ -167,7 +167,7 @@ func TestProxmoxYAMLLifecycle(t *testing.T) {
 		t.Fatalf("the generated code of the import shows changes:\n%s\n--- generated\n%s", r, generated)
 	}
 
-	mustOK(t, "destroy", p.Destroy(t))
+	l.destroyDeletesISO(t, "pve1", "lablinux-1.0-agent.iso", func() { mustOK(t, "destroy", p.Destroy(t)) })
 	if vms := l.vmIDs(); len(vms) != 0 {
 		t.Fatalf("destroy left VMs: %+v", vms)
 	}

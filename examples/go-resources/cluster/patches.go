@@ -10,8 +10,8 @@ import (
 // certificates that rotate-server-certificates makes kubelets request (alex1989hu/
 // kubelet-serving-cert-approver, the one the Talos guides use).
 const (
-	TalosCCMManifest            = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/main/docs/deploy/cloud-controller-manager.yml"
-	ServingCertApproverManifest = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/main/deploy/standalone-install.yaml"
+	TalosCCMManifest            = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/v1.12.0/docs/deploy/cloud-controller-manager.yml"
+	ServingCertApproverManifest = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.11.0/deploy/standalone-install.yaml"
 )
 
 // vipLink names the NIC that holds the VIP; LinkAliasConfig gives that name to the link

@@ -433,7 +433,7 @@ export interface VmOptionsArgs {
      */
     onBoot?: boolean;
     /**
-     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
      */
     tags?: string[];
 }

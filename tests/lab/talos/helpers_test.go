@@ -204,6 +204,13 @@ func testBundle(t *testing.T) *secrets.Bundle {
 func clusterInput(t *testing.T, endpoint netip.Addr, opts ...generate.Option) *generate.Input {
 	t.Helper()
 
+	return clusterInputK8s(t, endpoint, "1.35.2", opts...)
+}
+
+// clusterInputK8s is clusterInput for a given Kubernetes version.
+func clusterInputK8s(t *testing.T, endpoint netip.Addr, k8s string, opts ...generate.Option) *generate.Input {
+	t.Helper()
+
 	opts = append([]generate.Option{
 		generate.WithSecretsBundle(testBundle(t)),
 		generate.WithInstallDisk("/dev/sda"),
@@ -211,7 +218,7 @@ func clusterInput(t *testing.T, endpoint netip.Addr, opts ...generate.Option) *g
 		generate.WithEndpointList([]string{endpoint.String()}),
 	}, opts...)
 
-	in, err := generate.NewInput("lab", "https://"+endpoint.String()+":6443", "1.35.2", opts...)
+	in, err := generate.NewInput("lab", "https://"+endpoint.String()+":6443", k8s, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,10 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 		n.cancelRollback()
 	}
 
+	if err := checkConfigKnown(in.GetData(), n.runningVersion()); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+
 	cfg, err := configloader.NewFromBytes(in.GetData())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())

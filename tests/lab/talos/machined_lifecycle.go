@@ -242,6 +242,16 @@ func (n *Node) upgrade(img Image) nextStep {
 		return n.failBoot()
 	}
 
+	n.sim.mu.Lock()
+	host, cfg := n.image.Version, n.active
+	n.sim.mu.Unlock()
+
+	if err := upgradePreflight(host, img.Version, cfg); err != nil {
+		n.logf("upgrade failed", "error", err)
+
+		return n.failBoot()
+	}
+
 	if err := n.updateState(func(ps *persistState) { ps.image = img }); err != nil {
 		n.logf("upgrade failed", "error", err)
 

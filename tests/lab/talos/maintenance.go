@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/storage"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"github.com/siderolabs/talos/pkg/machinery/role"
 )
 
@@ -31,6 +33,10 @@ func (m *maintenanceServer) ApplyConfiguration(ctx context.Context, in *machine.
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "apply configuration --mode='%s' is not supported in maintenance mode",
 			strings.ReplaceAll(strings.ToLower(in.Mode.String()), "_", "-"))
+	}
+
+	if err := checkConfigKnown(in.GetData(), m.node.runningVersion()); err != nil {
+		return nil, fmt.Errorf("failed to parse config: %w", err)
 	}
 
 	cfg, err := configloader.NewFromBytes(in.GetData())
@@ -165,4 +171,19 @@ func (st *storageServer) Disks(context.Context, *emptypb.Empty) (*storage.DisksR
 
 func loadConfig(b []byte) (config.Provider, error) {
 	return configloader.NewFromBytes(b)
+}
+
+// GenerateConfiguration: maintenance mode generates control plane configs
+// (with fresh secrets) and refuses join configs (internal/app/maintenance/
+// server.go, v1.12.5).
+func (m *maintenanceServer) GenerateConfiguration(_ context.Context, in *machine.GenerateConfigurationRequest) (*machine.GenerateConfigurationResponse, error) {
+	if in.MachineConfig == nil {
+		return nil, errors.New("invalid generate request")
+	}
+
+	if mtype.Type(in.MachineConfig.Type) == mtype.TypeWorker {
+		return nil, errors.New("join config can't be generated in the maintenance mode")
+	}
+
+	return generateConfiguration(in, m.node.runningVersion(), nil)
 }

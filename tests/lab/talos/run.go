@@ -179,7 +179,15 @@ func (n *Node) boot() nextStep {
 		return n.maintenance(ps)
 	}
 
-	cfg, err := configloader.NewFromBytes(ps.config)
+	// The stored config may come from a newer Talos (after a downgrade):
+	// this release's decoder must know every document and field in it.
+	err := checkConfigKnown(ps.config, img.Version)
+
+	var cfg config.Provider
+	if err == nil {
+		cfg, err = configloader.NewFromBytes(ps.config)
+	}
+
 	if err != nil {
 		n.logf("stored machine config does not load; the node cannot come up", "error", err)
 		<-n.ctx.Done()
@@ -371,11 +379,19 @@ func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
 	next.image = *ps.stagedUpgrade
 	next.stagedUpgrade = nil
 
-	// A staged image that cannot be pulled: the upgrade is dropped and the
-	// node boots its installed version (the lab's assumption; it does not
-	// loop on the failure).
-	if err := n.sim.pull(next.image.Source); err != nil {
-		n.logf("staged upgrade failed", "error", fmt.Sprintf("error pulling installer image %q: %v", next.image.Source, err))
+	// A staged image that cannot be pulled, or whose installer's pre-flight
+	// refuses the upgrade: the upgrade is dropped and the node boots its
+	// installed version (the lab's assumption; it does not loop on the
+	// failure).
+	err := n.sim.pull(next.image.Source)
+	if err != nil {
+		err = fmt.Errorf("error pulling installer image %q: %w", next.image.Source, err)
+	} else {
+		err = stagedPreflight(ps, next.image.Version)
+	}
+
+	if err != nil {
+		n.logf("staged upgrade failed", "error", err)
 
 		keep := ps.clone()
 		keep.stagedUpgrade = nil

@@ -42,12 +42,22 @@ func (n *Node) validationMode() validationMode {
 // resources (its disks, for install disk selectors).
 func (n *Node) runtimeValidate(ctx context.Context, cfg config.Provider, mode validationMode) ([]string, error) {
 	n.sim.mu.Lock()
-	srvs := n.servers
+	srvs, running := n.servers, n.image.Version
 	n.sim.mu.Unlock()
 
 	if srvs == nil {
 		return nil, errors.New("node is shutting down")
 	}
 
-	return cfg.RuntimeValidate(ctx, srvs.state, mode)
+	warnings, err := cfg.RuntimeValidate(ctx, srvs.state, mode)
+
+	return warnings, kubernetesCheckedFor(running, cfg, err)
+}
+
+// runningVersion is the Talos version the node runs ("v1.12.5").
+func (n *Node) runningVersion() string {
+	n.sim.mu.Lock()
+	defer n.sim.mu.Unlock()
+
+	return n.image.Version
 }

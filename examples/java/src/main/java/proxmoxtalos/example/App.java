@@ -2,6 +2,7 @@ package proxmoxtalos.example;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 import com.pulumi.Context;
@@ -72,12 +73,19 @@ public class App {
         ctx.export("kubeconfig", cluster.kubeconfig().asSecret());
         ctx.export("talosconfig", cluster.talosconfig().asSecret());
         ctx.export("endpoint", cluster.endpoint());
-        // One line per node. Outputs are text because the Java SDK cannot export its output
-        // classes, and pulumi-java's Automation API (1.16) reads stack outputs as strings only.
+        // The nodes as a list of objects, as the other languages export them. The Java SDK
+        // cannot export its output classes (com.pulumi.serialization.internal.Serializer takes
+        // primitives, lists, maps, Output and InputArgs only), so each node becomes a map.
         ctx.export("nodes", cluster.nodes().applyValue(nodes -> nodes.stream()
-            .map(n -> String.join(" ", n.name(), n.role().getValue(), n.proxmoxNode(),
-                "vmid=" + n.vmId(), n.address(), n.macAddress()))
-            .collect(Collectors.joining("\n"))));
+            .map(n -> Map.<String, Object>of(
+                "name", n.name(),
+                "role", n.role().getValue(),
+                "pool", n.pool(),
+                "proxmoxNode", n.proxmoxNode(),
+                "vmId", n.vmId(),
+                "address", n.address(),
+                "macAddress", n.macAddress()))
+            .collect(Collectors.toList())));
         ctx.export("summary", cluster.summary());
     }
 }
