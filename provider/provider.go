@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -69,6 +70,8 @@ func New() (p.Provider, error) {
 	// The component's nested inputs are plain values (infer marks only
 	// top-level scalars plain).
 	prov = cluster.WithPlainInputs(prov)
+	// A due admin-certificate renewal shows as unknown in previews.
+	prov = talos.WithRenewalPreview(prov, time.Now)
 	prov = withEnumDescriptions(prov, moduleMap)
 	return proxmox.WithTimeouts(prov), nil
 }

@@ -24,7 +24,8 @@ const (
 
 type virtualMachine struct {
 	pulumi.CustomResourceState
-	VMID pulumi.IntOutput `pulumi:"vmId"`
+	VMID       pulumi.IntOutput    `pulumi:"vmId"`
+	SmbiosUUID pulumi.StringOutput `pulumi:"smbiosUuid"`
 }
 
 type downloadFile struct {

@@ -89,9 +89,6 @@ outputs:
   nodes: ${cluster.nodes}
 ` + "```"
 
-// lastUpdatePrefix starts the summary output after an update.
-const lastUpdatePrefix = "last update: "
-
 // Construct plans the cluster and registers its resources.
 func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
 	fail := func(err error) (*TalosCluster, error) { return nil, fmt.Errorf("TalosCluster %s: %w", name, err) }
@@ -117,6 +114,39 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		prev = nil
 	}
 
+	// An existing cluster: ask its nodes what they run before planning,
+	// with the credentials of its secrets (registered first for that).
+	var (
+		comp     *TalosCluster
+		secrets  *machineSecrets
+		readings map[string]nodeReading
+	)
+	if prev != nil {
+		comp = &TalosCluster{}
+		if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
+			return nil, err
+		}
+		// The version only matters if the secrets are created now (it is
+		// ignored for existing ones): the planned version is not known yet.
+		contract := args.TalosVersion
+		if contract == "" {
+			contract = plan.DefaultTalosVersion
+		}
+		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
+			return fail(err)
+		}
+		read := c.readConfig
+		if read == nil {
+			read = readRunningConfig
+		}
+		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
+			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
+		} else {
+			readings = readNodes(ctx.Context(), prev, creds, read)
+			warnings = append(warnings, withRunningVersions(prev, readings)...)
+		}
+	}
+
 	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts}, prev: prev}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
@@ -132,18 +162,20 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 	warnings = append(warnings, p.Warnings...)
 
-	// Registered only now: bad input fails before anything, the component
-	// included, is registered.
-	comp := &TalosCluster{}
-	if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
-		return nil, err
+	// For a new cluster, registered only now: bad input fails before
+	// anything, the component included, is registered.
+	if comp == nil {
+		comp = &TalosCluster{}
+		if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
+			return nil, err
+		}
 	}
 	for _, w := range warnings {
 		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, readConfig: c.readConfig,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
 		base: plan.Compare(prev, next), clusterName: args.ClusterName}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
@@ -156,13 +188,18 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
 	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
 	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
-	// A preview says what the update will do; once applied, the summary is
-	// kept as what the last update did, so that the next preview's diff of
-	// the output reads "last update: X" => "Y", not as if X were pending.
-	comp.Summary = f.summaryOut
-	if !ctx.DryRun() {
-		comp.Summary = f.summaryOut.ApplyT(func(s string) string { return lastUpdatePrefix + s }).(pulumi.StringOutput)
-	}
+	// A preview with changes says what the update will do. An update
+	// stores what the cluster is then, which a preview without changes
+	// computes identically: a no-op preview shows no output change. The
+	// pending change is logged either way (summary).
+	description := p.Description()
+	dryRun := ctx.DryRun()
+	comp.Summary = f.summaryOut.ApplyT(func(s string) string {
+		if !dryRun || s == plan.NoNodeChanges {
+			return description
+		}
+		return s
+	}).(pulumi.StringOutput)
 	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
 	return comp, nil
 }

@@ -120,13 +120,14 @@ func TestNewClusterFanOut(t *testing.T) {
 	}
 
 	state := resp.State
-	if s := state.Get("summary").AsString(); s != "last update: 5 added: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2" {
+	// An update stores what the cluster is (the pending change is logged).
+	if s := state.Get("summary").AsString(); s != "5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.2" {
 		t.Errorf("summary %q", s)
 	}
 	// A preview says what the update will do.
 	_, pre, err := constructDry(t, true, inv, baseInputs())
 	must(t, err)
-	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2" {
+	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, +2 more" {
 		t.Errorf("preview summary %q", s)
 	}
 	for _, k := range []string{"kubeconfig", "talosconfig", "machineSecrets"} {
@@ -159,8 +160,16 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	second, resp, err := construct(t, inv, baseInputs(), appliedConfigs(first))
 	must(t, err)
 
-	if s := resp.State.Get("summary").AsString(); s != "last update: no node changes" {
-		t.Errorf("summary %q", s)
+	// A no-op preview computes the summary the update stored: no output
+	// diff.
+	stored := resp.State.Get("summary").AsString()
+	if stored != "5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.2" {
+		t.Errorf("summary %q", stored)
+	}
+	_, preview, err := constructDry(t, true, inv, baseInputs(), appliedConfigs(first))
+	must(t, err)
+	if s := preview.State.Get("summary").AsString(); s != stored {
+		t.Errorf("no-op preview: summary %q, the update stored %q", s, stored)
 	}
 	if !slices.Equal(first.keys(), second.keys()) {
 		t.Errorf("resources differ:\n%v\n%v", first.keys(), second.keys())
@@ -210,9 +219,9 @@ func TestScaleOutAndIn(t *testing.T) {
 
 	in := baseInputs()
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
-	rec, resp, err := construct(t, inv, in, running)
+	rec, resp, err := constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "last update: 1 added: lab-workers-3" {
+	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-3" {
 		t.Errorf("summary %q", s)
 	}
 	a := rec.get(t, "ConfigurationApply", "lab-workers-3")
@@ -224,9 +233,9 @@ func TestScaleOutAndIn(t *testing.T) {
 	}
 
 	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 1}}
-	rec, resp, err = construct(t, inv, in, running)
+	rec, resp, err = constructDry(t, true, inv, in, running)
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "last update: 1 removed (drained first): lab-workers-2" {
+	if s := resp.State.Get("summary").AsString(); s != "1 removed (drained first): lab-workers-2" {
 		t.Errorf("summary %q", s)
 	}
 	for _, k := range rec.keys() {
@@ -439,7 +448,7 @@ func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 	// Once every node runs it, nothing is left.
 	_, resp, err = constructDry(t, true, inv, next, appliedConfigs(second))
 	must(t, err)
-	if s := resp.State.Get("summary").AsString(); s != "no node changes" {
+	if s := resp.State.Get("summary").AsString(); s != "5 nodes (3 control planes, 2 workers), Talos v1.12.6, Kubernetes v1.35.2" {
 		t.Errorf("after the rollout: summary %q", s)
 	}
 }
@@ -492,5 +501,120 @@ func TestUpgradeKeepsISOs(t *testing.T) {
 				t.Errorf("%s has a version tag %s", vm.name, tag)
 			}
 		}
+	}
+}
+
+// The versions a cluster runs come from its nodes (Proxmox does not know
+// them): a program without versions keeps them, whatever the provider's
+// defaults, and a version step the nodes cannot take fails the preview.
+func TestVersionsComeFromTheNodes(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	old := baseInputs()
+	old["talosVersion"], old["kubernetesVersion"] = "v1.11.3", "v1.33.4"
+	first, _, err := construct(t, inv, old)
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	running := appliedConfigs(first)
+
+	rec, resp, err := constructDry(t, true, inv, baseInputs(), running)
+	must(t, err)
+	if tv, kv := resp.State.Get("talosVersion").AsString(), resp.State.Get("kubernetesVersion").AsString(); tv != "v1.11.3" || kv != "v1.33.4" {
+		t.Errorf("a program without versions plans Talos %s, Kubernetes %s; the cluster runs v1.11.3, v1.33.4", tv, kv)
+	}
+	if s := resp.State.Get("summary").AsString(); strings.Contains(s, "upgrade") || strings.Contains(s, "→") {
+		t.Errorf("summary %q, want no upgrade", s)
+	}
+	for _, a := range rec.byType("ConfigurationApply") {
+		want := appliedConfigs(first)[a.inputs.Get("node").AsString()]
+		if got := a.inputs.Get("machineConfiguration").AsString(); got != want {
+			t.Errorf("%s: configuration changes although nothing in the program does", a.name)
+		}
+	}
+
+	// A secrets bundle keeps the contract it was created with: a version
+	// change is not a change of the secrets.
+	for _, r := range []*recorder{first, rec} {
+		if sec := r.get(t, "MachineSecrets", "lab-secrets"); !slices.Equal(sec.ignore, []string{"talosVersion"}) {
+			t.Errorf("MachineSecrets ignores changes of %v, want talosVersion", sec.ignore)
+		}
+	}
+
+	// Kubernetes alone, two minors ahead: the skew policy refuses it.
+	next := baseInputs()
+	next["talosVersion"], next["kubernetesVersion"] = "v1.12.5", "v1.35.2"
+	_, _, err = constructDry(t, true, inv, next, running)
+	if err == nil || !strings.Contains(err.Error(), "runs Kubernetes v1.33.4: Kubernetes upgrades go one minor version at a time (v1.33.4 to v1.35.2): upgrade to v1.34 first") {
+		t.Errorf("two Kubernetes minors at once: %v", err)
+	}
+	// Talos only: Kubernetes stays what runs.
+	next = baseInputs()
+	next["talosVersion"] = "v1.12.5"
+	_, resp, err = constructDry(t, true, inv, next, running)
+	must(t, err)
+	if kv := resp.State.Get("kubernetesVersion").AsString(); kv != "v1.33.4" {
+		t.Errorf("a Talos upgrade plans Kubernetes %s, want v1.33.4 (what runs)", kv)
+	}
+
+	// A node that does not answer is a warning; the others say what runs.
+	partial := appliedConfigs(first)
+	delete(partial, "10.0.0.10")
+	_, resp, err = constructDry(t, true, inv, baseInputs(), partial)
+	must(t, err)
+	if tv := resp.State.Get("talosVersion").AsString(); tv != "v1.11.3" {
+		t.Errorf("with lab-cp-1 down: Talos %s, want v1.11.3 from the other nodes", tv)
+	}
+	if w := strs(resp.State.Get("warnings")); !slices.ContainsFunc(w, func(s string) bool {
+		return strings.HasPrefix(s, "node lab-cp-1 did not say what it runs (dial tcp 10.0.0.10:50000: i/o timeout)")
+	}) {
+		t.Errorf("no warning about lab-cp-1: %q", w)
+	}
+}
+
+// Only a new VM could apply some changes to an existing node: they fail the
+// preview and register nothing but what reading the nodes needs; a new
+// template is for new nodes, and existing VMs keep their clone source.
+func TestNoReplacementOfExistingNodes(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, baseInputs())
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+
+	virtio := baseInputs()
+	virtio["diskInterface"] = "virtio"
+	rec, _, err := constructDry(t, true, inv, virtio, appliedConfigs(first))
+	if err == nil || !strings.Contains(err.Error(), "diskInterface: the OS disk of nodes lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2 is on the scsi bus and would move to virtio") {
+		t.Errorf("scsi to virtio: %v", err)
+	}
+	if n := len(rec.byType("VirtualMachine")); n != 0 {
+		t.Errorf("a refused change registered %d VMs", n)
+	}
+
+	tmpl := baseInputs()
+	tmpl["image"] = map[string]any{"template": map[string]any{"vmId": 9000}}
+	if _, _, err = constructDry(t, true, inv, tmpl, appliedConfigs(first)); err == nil || !strings.Contains(err.Error(), "booted the Talos ISO and would be cloned from a template instead") {
+		t.Errorf("ISO to template: %v", err)
+	}
+
+	cloned, _, err := construct(t, &fakeInventory{hosts: threeHosts()}, tmpl)
+	must(t, err)
+	inv = &fakeInventory{hosts: threeHosts(), vms: observedFrom(t, cloned)}
+	newer := baseInputs()
+	newer["image"] = map[string]any{"template": map[string]any{"vmId": 9001}}
+	newer["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
+	rec, resp, err := constructDry(t, true, inv, newer, appliedConfigs(cloned))
+	must(t, err)
+	for _, vm := range rec.byType("VirtualMachine") {
+		existing := vm.name != "lab-workers-3"
+		if got := slices.Equal(vm.ignore, []string{"clone"}); got != existing {
+			t.Errorf("%s ignores changes of %v (existing: %v)", vm.name, vm.ignore, existing)
+		}
+	}
+	if id := rec.get(t, "VirtualMachine", "lab-workers-3").inputs.Get("clone").AsMap().Get("vmId").AsNumber(); id != 9001 {
+		t.Errorf("new worker cloned from %v, want 9001", id)
+	}
+	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-3" {
+		t.Errorf("new template: summary %q", s)
 	}
 }

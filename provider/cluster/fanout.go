@@ -42,9 +42,8 @@ type fanout struct {
 	state       *plan.State
 	planner     *planner
 	tokenSecret pulumi.StringInput
-	// readConfig reads a node's running configuration for the summary;
-	// nil reads it from the node.
-	readConfig configReader
+	// readings are what the existing nodes run, read before planning.
+	readings map[string]nodeReading
 	// Image Factory settings of the inputs, for the schematic.
 	factoryURL, installerRegistry string
 	skipRegistration              bool
@@ -85,11 +84,11 @@ func (f *fanout) register() error {
 	p := f.plan
 	f.isos, f.vms, f.applies = map[string]*downloadFile{}, map[string]*virtualMachine{}, map[string]*configurationApply{}
 
-	f.secrets = &machineSecrets{}
-	if err := f.ctx.RegisterResource(tokenMachineSecrets, f.name+"-secrets", pulumi.Map{
-		"talosVersion": pulumi.String(p.Cluster.TalosVersion),
-	}, f.secrets, f.parent()...); err != nil {
-		return err
+	if f.secrets == nil {
+		var err error
+		if f.secrets, err = registerSecrets(f.ctx, f.name, f.comp, p.Cluster.TalosVersion); err != nil {
+			return err
+		}
 	}
 	f.configs = f.machineConfigs()
 	f.summaryOut = f.summary(f.base, f.clusterName)
@@ -238,7 +237,15 @@ func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, erro
 		}
 	}
 	vm := &virtualMachine{}
-	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, f.parent(deps...)...); err != nil {
+	opts := f.parent(deps...)
+	if n.Existing {
+		// A template is what new nodes are cloned from: an existing VM is
+		// installed and stays (plan.checkReplacements). Proxmox does not
+		// say what a VM was cloned from, so the plan cannot tell a new
+		// template from the old one: the VM keeps its recorded source.
+		opts = append(opts, pulumi.IgnoreChanges([]string{"clone"}))
+	}
+	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, opts...); err != nil {
 		return nil, err
 	}
 	f.vms[n.Name] = vm
@@ -270,6 +277,11 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
 		"reset":                reset,
 		"healthGate":           gate,
+	}
+	// A replaced VM at the same address is another machine: the apply is
+	// replaced and installs it from maintenance mode.
+	if vm := f.vms[n.Name]; vm != nil {
+		props["machineId"] = vm.SmbiosUUID
 	}
 	if err := f.ctx.RegisterResource(tokenConfigurationApply, n.Name, props, a, f.parent(deps...)...); err != nil {
 		return nil, err

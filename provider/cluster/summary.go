@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -69,11 +68,9 @@ func configEffect(current, next string) (plan.Action, string, error) {
 
 // summary is the component's summary output. For an existing cluster it
 // adds what the machine configuration changes do to each node, learned by
-// comparing the configuration each node runs (read-only, over mTLS, also
-// in preview) with the one it is given; the plan alone cannot know, as a
-// state rebuilt from Proxmox holds no configuration inputs. register
-// makes the nodes' configurations wait for it, so the nodes are read
-// before any of them changes.
+// comparing the configuration each node runs (read before planning) with
+// the one it is given; the plan alone cannot know, as a state rebuilt from
+// Proxmox holds no configuration inputs.
 func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput {
 	log := func(s string) { _ = f.ctx.Log.Info("cluster "+cluster+": "+s, &pulumi.LogArgs{Resource: f.comp}) }
 	var existing []*plan.Node
@@ -86,15 +83,10 @@ func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput 
 		log(base.String())
 		return pulumi.String(base.String()).ToStringOutput()
 	}
-	read := f.readConfig
-	if read == nil {
-		read = readRunningConfig
-	}
-	out := pulumi.All(f.secrets.ClientConfiguration, f.configs).ApplyT(func(v []any) string {
-		cc, configs := v[0].(map[string]string), v[1].(map[string]string)
-		creds := &talosapi.Credentials{CA: []byte(cc["caCertificate"]), Cert: []byte(cc["clientCertificate"]), Key: []byte(cc["clientKey"])}
+	out := pulumi.All(f.configs).ApplyT(func(v []any) string {
+		configs := v[0].(map[string]string)
 		want := versions{talos: f.plan.Cluster.TalosVersion, kubernetes: f.plan.Cluster.KubernetesVersion}
-		s := refine(f.ctx.Context(), base, existing, configs, want, creds, read, func(w string) {
+		s := refine(base, existing, configs, want, f.readings, func(w string) {
 			_ = f.ctx.Log.Warn(w, &pulumi.LogArgs{Resource: f.comp})
 		})
 		log(s.String())
@@ -106,15 +98,13 @@ func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput 
 // versions are what the plan wants the nodes to run.
 type versions struct{ talos, kubernetes string }
 
-// refine reads what the nodes run, in parallel, and marks in the summary
-// what the update does to each: its configuration change, and an upgrade
-// when it runs another Talos version than planned. The versions come from
-// the nodes (the VMs carry none), so after a failed rollout the summary
-// still lists the nodes left to upgrade.
-func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map[string]string, want versions,
-	creds *talosapi.Credentials, read configReader, warn func(string)) plan.Summary {
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
-	defer cancel()
+// refine marks in the summary what the update does to each node, from
+// what it runs (read before planning): its configuration change, and an
+// upgrade when it runs another Talos version than planned. The versions
+// come from the nodes (the VMs carry none), so after a failed rollout the
+// summary still lists the nodes left to upgrade. A node that did not answer
+// was warned about when it was read.
+func refine(s plan.Summary, nodes []*plan.Node, configs map[string]string, want versions, readings map[string]nodeReading, warn func(string)) plan.Summary {
 	type result struct {
 		running runningNode
 		action  plan.Action
@@ -122,23 +112,24 @@ func refine(ctx context.Context, s plan.Summary, nodes []*plan.Node, configs map
 		err     error
 	}
 	results := make([]result, len(nodes))
-	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := &results[i]
-			if r.running, r.err = read(ctx, addressOf(n), creds); r.err != nil {
-				return
-			}
-			r.action, r.reason, r.err = configEffect(r.running.Config, configs[n.Name])
-		}()
+		r := &results[i]
+		reading, ok := readings[n.Name]
+		if !ok {
+			r.err = fmt.Errorf("not read")
+			continue
+		}
+		if r.running, r.err = reading.running, reading.err; r.err != nil {
+			continue
+		}
+		var err error
+		if r.action, r.reason, err = configEffect(r.running.Config, configs[n.Name]); err != nil {
+			warn(fmt.Sprintf("node %s: what the new configuration changes on it could not be told (%s); the preview of its ConfigurationApply says", n.Name, firstLine(err.Error())))
+		}
 	}
-	wg.Wait()
 	for i, n := range nodes {
 		r := results[i]
 		if r.err != nil {
-			warn(fmt.Sprintf("node %s: its running configuration could not be read (%s): what a configuration change does to it is not in the summary; the preview of its ConfigurationApply says", n.Name, firstLine(r.err.Error())))
 			continue
 		}
 		if r.action != plan.ActionNone {

@@ -137,9 +137,10 @@ func compareNode(o, n *NodeState) NodeChange {
 	if n.VMID != 0 {
 		changedI("vmId", o.VMID, n.VMID, ActionReplace)
 	}
-	if o.Boot != "" && o.Boot != n.Boot {
-		// A new clone source means a new VM; a different ISO storage only
-		// matters for the cdrom of an installed node.
+	if o.Boot != "" && o.Boot != n.Boot && !(strings.HasPrefix(o.Boot, "clone:") && strings.HasPrefix(n.Boot, "clone:")) {
+		// A switch between ISO and template means a new VM (Compute
+		// refuses it); a different ISO storage only matters for the cdrom
+		// of an installed node. A new template is for new nodes only.
 		act := ActionUpdate
 		if strings.HasPrefix(o.Boot, "clone:") || strings.HasPrefix(n.Boot, "clone:") {
 			act = ActionReplace

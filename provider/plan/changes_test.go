@@ -95,23 +95,10 @@ func TestCompare(t *testing.T) {
 			reason: "network settings (gateway, DNS) change",
 		},
 		{
-			name:   "move to virtio disks",
-			edit:   func(s *Spec) { s.DiskInterface = "virtio" },
-			want:   map[string]Action{"lab-cp-1": ActionReplace, "lab-cp-2": ActionReplace, "lab-cp-3": ActionReplace, "lab-workers-1": ActionReplace, "lab-workers-2": ActionReplace},
-			reason: "osDisk scsi0 → virtio0",
-		},
-		{
 			name:   "grow a disk",
 			edit:   func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 40 },
 			want:   map[string]Action{"lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
 			reason: "diskSize 20 → 40 GiB",
-		},
-		{
-			name:    "switch from ISO to a template",
-			edit:    func(s *Spec) { s.Image.Template = &Template{VMID: 9000} },
-			want:    map[string]Action{"lab-cp-1": ActionReplace, "lab-cp-2": ActionReplace, "lab-cp-3": ActionReplace, "lab-workers-1": ActionReplace, "lab-workers-2": ActionReplace},
-			reason:  "boot iso:local → clone:9000",
-			summary: "all 5 nodes replaced by new VMs one at a time (boot iso:local → clone:9000)",
 		},
 	}
 	old := mustComputeState(baseSpec())

@@ -52,6 +52,7 @@ func Compute(spec Spec, facts Facts, prev *State) (*Plan, error) {
 	}
 
 	b.matchPrevious()
+	b.checkReplacements()
 	b.allocateAddresses()
 	if b.probs.any() {
 		return nil, b.probs.err()

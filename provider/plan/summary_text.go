@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// NoNodeChanges is the summary of an update that changes no node.
+const NoNodeChanges = "no node changes"
+
 // String is the ten-second summary: what happens to which nodes, most
 // disruptive last, e.g. "1 added: c-workers-3; all 5 nodes upgraded one at
 // a time, control planes first (Talos v1.12.4 → v1.12.5)".
@@ -20,7 +23,7 @@ func (s Summary) String() string {
 		parts = append(parts, "Kubernetes "+s.KubernetesUpgrade+", node by node, control planes first")
 	}
 	if len(parts) == 0 {
-		return "no node changes"
+		return NoNodeChanges
 	}
 	return strings.Join(parts, "; ")
 }
@@ -51,7 +54,7 @@ func (s Summary) part(a Action) string {
 	n := len(nodes)
 	// Which nodes: all of them, or by name (added and removed nodes always
 	// by name: that is what the update is about).
-	who, list := fmt.Sprintf("%d", n), ": "+strings.Join(names, ", ")
+	who, list := fmt.Sprintf("%d", n), ": "+nameList(names)
 	if n == s.Total && n > 1 && a != ActionAdd && a != ActionRemove {
 		who, list = fmt.Sprintf("all %d nodes", n), ""
 	}
@@ -97,4 +100,39 @@ func causes(why []string) string {
 		return strings.Join(why, "; ")
 	}
 	return fmt.Sprintf("%s; +%d more", strings.Join(why[:2], "; "), len(why)-2)
+}
+
+// maxNames is how many node names a part of the summary lists at most.
+const maxNames = 4
+
+// nameList joins names, the first few only when there are more than
+// maxNames: a summary stays one readable line for a large pool.
+func nameList(names []string) string {
+	if len(names) <= maxNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, +%d more", strings.Join(names[:maxNames-1], ", "), len(names)-maxNames+1)
+}
+
+// Description says what the cluster is once the plan is applied, e.g. "5
+// nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.2".
+// It depends on the plan only, so a preview that changes nothing computes
+// the same text an update stored.
+func (p *Plan) Description() string {
+	cps := 0
+	for _, n := range p.Nodes {
+		if n.Role == RoleControlPlane {
+			cps++
+		}
+	}
+	workers := len(p.Nodes) - cps
+	return fmt.Sprintf("%s (%s, %s), Talos %s, Kubernetes %s", count(len(p.Nodes), "node"),
+		count(cps, "control plane"), count(workers, "worker"), p.Cluster.TalosVersion, p.Cluster.KubernetesVersion)
+}
+
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

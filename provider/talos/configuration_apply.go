@@ -44,7 +44,9 @@ update resumes with the same checks.
 Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
 Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
-Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
+end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+reset without leaving, and the destroy logs so.
 
 ## Example
 
@@ -94,8 +96,9 @@ func (r *ResetOnDelete) Annotate(a infer.Annotator) {
 	a.Describe(r, "Reset the node when the resource is destroyed: its system disk is wiped.")
 	a.Describe(&r.Enabled, "Reset the node on destroy. Default `false`: the node keeps running its configuration.")
 	a.Describe(&r.Graceful, "Cordon and drain the node and, on a control plane, leave etcd first, so the cluster "+
-		"keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose "+
-		"cluster is gone.")
+		"keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot "+
+		"leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. "+
+		"Set `false` only for a node whose cluster is gone.")
 	a.Describe(&r.Reboot, "Reboot after the reset (a node booted from the ISO comes back in maintenance mode). "+
 		"Default `false`: the node powers off.")
 	a.Describe(&r.ControlPlanes, "Control plane addresses (Talos API) to delete the node's Kubernetes Node object "+
@@ -168,6 +171,7 @@ type ConfigurationApplyArgs struct {
 	Reset                *ResetOnDelete      `pulumi:"reset,optional"`
 	HealthGate           *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
+	MachineId            *string             `pulumi:"machineId,optional"` //nolint:revive // Pulumi name
 	// ConfigView and ConfigChange are derived in Check; see Annotate.
 	ConfigView   map[string]string `pulumi:"configView,optional"`
 	ConfigChange *string           `pulumi:"configChange,optional"`
@@ -193,6 +197,12 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
 	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+	an.Describe(&a.MachineId, "The identity of the machine behind `node`, for example the VM's SMBIOS UUID "+
+		"(VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, "+
+		"fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds "+
+		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
+		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
+		"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
 	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
 		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
 		"change.")

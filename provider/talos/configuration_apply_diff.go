@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -68,6 +69,8 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		// the install section is checked by the node against its disks).
 		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "machineConfiguration", Reason: err.Error()})
+		} else if f := checkVersionMatchesImage(args); f != nil {
+			fails = append(fails, *f)
 		} else if req.OldInputs.Len() > 0 {
 			// Only for updates: the view lets the preview list changed
 			// paths; on create it would print the whole configuration.
@@ -76,7 +79,63 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		}
 	}
 
+	// A new machine at the address: marked here, where the old inputs are at
+	// hand, for Diff and the preview's configChange line.
+	if newMachine(req.OldInputs, req.NewInputs) {
+		line := newMachineChange
+		args.ConfigChange = &line
+	}
+
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
+}
+
+// newMachineChange is configChange when machineId changes: the resource is
+// replaced and the new machine installed from maintenance mode.
+const newMachineChange = "install: another machine at this address (machineId changes); configured from maintenance mode"
+
+// newMachine reports a machineId that was set and changes to another known
+// value. A machineId set for the first time or removed is no new machine, and
+// neither is one not known yet: a VM updated in place may show its UUID as
+// unknown in previews, and replacing every node whose VM restarts would be
+// far worse than a preview that shows a replaced VM's apply as an update (the
+// VM's own replacement is in the preview; the update sees the new UUID and
+// replaces the apply then).
+func newMachine(oldInputs, newInputs property.Map) bool {
+	old := oldInputs.Get("machineId")
+	if !old.IsString() || old.AsString() == "" {
+		return false
+	}
+
+	in := newInputs.Get("machineId")
+
+	return in.IsString() && in.AsString() != "" && !strings.EqualFold(in.AsString(), old.AsString())
+}
+
+// checkVersionMatchesImage refuses a talosVersion other than the version in
+// the tag of machine.install.image: the upgrade installs that image, so the
+// node would reboot into the image's version and never report talosVersion.
+func checkVersionMatchesImage(args ConfigurationApplyArgs) *p.CheckFailure {
+	if args.TalosVersion == nil || *args.TalosVersion == "" {
+		return nil
+	}
+
+	want, err := talosconfig.ParseVersion(*args.TalosVersion)
+	if err != nil {
+		return nil // reported above
+	}
+
+	image, _ := talosapi.ConfigInstallImage([]byte(args.MachineConfiguration)) //nolint:errcheck // "" when absent
+	tag, ok := talosapi.ImageVersion(image)
+
+	if !ok || sameTalosVersion(tag, talosconfig.TalosTag(want)) {
+		return nil // no version tag (a digest or a custom tag): talosVersion decides
+	}
+
+	return &p.CheckFailure{Property: "talosVersion", Reason: fmt.Sprintf(
+		"talosVersion %s differs from the tag of the configuration's machine.install.image (%s): the node is "+
+			"upgraded with that image and would run %s, never %s. Generate the configuration with the same Talos "+
+			"version (getMachineConfiguration talosVersion or installImage), or leave talosVersion unset to follow the image tag",
+		talosconfig.TalosTag(want), image, tag, talosconfig.TalosTag(want))}
 }
 
 // deriveConfigChange says in one line, for the preview's detailed diff,
@@ -158,9 +217,19 @@ func desiredVersion(args ConfigurationApplyArgs) (version, image string) {
 // touches the node), except healthGate.vm: the VM restarted, and the
 // update checks health again.
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
+	log := p.GetLogger(ctx)
+
+	warning, err := checkNodeUpgrade(req.State, req.Inputs)
+	if err != nil {
+		return infer.DiffResponse{}, err
+	}
+
+	if warning != "" {
+		log.Warning(warning)
+	}
+
 	d, notes := diffConfigurationApply(req.State, req.Inputs)
 
-	log := p.GetLogger(ctx)
 	for _, n := range notes {
 		if n.warning {
 			log.Warning(n.text)
@@ -170,6 +239,27 @@ func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[Confi
 	}
 
 	return d, nil
+}
+
+// checkNodeUpgrade checks, at preview, the Talos upgrade an update would run
+// (as the component's plan does for its nodes): an error for a jump the node
+// refuses, a warning for one that skips a minor release.
+func checkNodeUpgrade(old ConfigurationApplyState, in ConfigurationApplyArgs) (warning string, err error) {
+	want, _ := desiredVersion(in)
+	if want == "" || old.RunningVersion == "" || sameTalosVersion(want, old.RunningVersion) {
+		return "", nil
+	}
+
+	warning, err = talosconfig.CheckUpgrade(old.RunningVersion, want)
+	if err != nil {
+		return "", fmt.Errorf("node %s runs Talos %s and cannot be upgraded to %s: %w", nodeLabel(in), old.RunningVersion, want, err)
+	}
+
+	if warning != "" {
+		warning = "node " + nodeLabel(in) + ": " + warning
+	}
+
+	return warning, nil
 }
 
 type diffNote struct {
@@ -184,6 +274,19 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 
 	if in.Node != old.Node {
 		dd["node"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+	}
+
+	// Another machine at the address: replaced, the old resource deleted
+	// first so that its reset cannot reach the new machine once configured.
+	if deref(in.ConfigChange) == newMachineChange ||
+		(deref(old.MachineId) != "" && deref(in.MachineId) != "" && !strings.EqualFold(*old.MachineId, *in.MachineId)) {
+		dd["machineId"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+		dd["configChange"] = p.PropertyDiff{Kind: p.Add, InputDiff: true}
+
+		return p.DiffResponse{HasChanges: true, DeleteBeforeReplace: true, DetailedDiff: dd},
+			[]diffNote{{text: "node " + nodeLabel(in) + ": " + newMachineChange}}
+	} else if deref(old.MachineId) == "" && deref(in.MachineId) != "" {
+		dd["machineId"] = upd // recorded without contacting the node
 	}
 
 	for name, changed := range map[string]bool{

@@ -49,6 +49,7 @@ func server(t *testing.T, clock *fakeClock) integration.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prov = WithRenewalPreview(prov, clock.now)
 	s, err := integration.NewServer(t.Context(), "proxmoxtalos", semver.MustParse("0.1.0"), integration.WithProvider(prov))
 	if err != nil {
 		t.Fatal(err)

@@ -211,6 +211,10 @@ func renewalDue(st KubeconfigState, in KubeconfigArgs, now time.Time) bool {
 func (r *Kubeconfig) Diff(ctx context.Context, req infer.DiffRequest[KubeconfigArgs, KubeconfigState]) (infer.DiffResponse, error) {
 	d := diffKubeconfig(req.State, req.Inputs, r.clock())
 
+	if _, ok := d.DetailedDiff["kubeconfig"]; ok {
+		p.GetLogger(ctx).Infof("the cluster CA in clientConfiguration changed: a new kubeconfig will be fetched from node %s", req.Inputs.Node)
+	}
+
 	if _, ok := d.DetailedDiff["expiresAt"]; ok {
 		p.GetLogger(ctx).Infof("the kubeconfig's client certificate expires at %s, within renewBefore: a new kubeconfig will be fetched from node %s", req.State.ExpiresAt, req.Inputs.Node)
 	}
@@ -239,10 +243,24 @@ func diffKubeconfig(st KubeconfigState, in KubeconfigArgs, now time.Time) infer.
 		dd["expiresAt"] = p.PropertyDiff{Kind: p.Update}
 	}
 
+	if caChanged(st, in) {
+		dd["kubeconfig"] = p.PropertyDiff{Kind: p.Update}
+	}
+
 	return infer.DiffResponse{HasChanges: len(dd) > 0, DetailedDiff: dd}
 }
 
-// Update fetches a new kubeconfig when the certificate is due for renewal,
+// caChanged reports another cluster CA in the client configuration: a new
+// cluster (new machine secrets) whose nodes no longer trust the stored
+// kubeconfig's certificate, so it is fetched again. An unknown client
+// configuration (preview) compares as no change here.
+func caChanged(st KubeconfigState, in KubeconfigArgs) bool {
+	return st.ClientConfiguration.CACertificate != "" && in.ClientConfiguration.CACertificate != "" &&
+		st.ClientConfiguration.CACertificate != in.ClientConfiguration.CACertificate
+}
+
+// Update fetches a new kubeconfig when the certificate is due for renewal or
+// the cluster CA changed,
 // rewrites the server when only kubernetesEndpoint changed, and otherwise
 // keeps the kubeconfig.
 func (r *Kubeconfig) Update(ctx context.Context, req infer.UpdateRequest[KubeconfigArgs, KubeconfigState]) (infer.UpdateResponse[KubeconfigState], error) {
@@ -258,7 +276,7 @@ func (r *Kubeconfig) Update(ctx context.Context, req infer.UpdateRequest[Kubecon
 	endpointChanged := deref(in.KubernetesEndpoint) != deref(old.KubernetesEndpoint)
 
 	// A removed kubernetesEndpoint means the node's own endpoint: ask it.
-	if renewalDue(old, in, r.clock()) || old.KubeconfigRaw == "" || (endpointChanged && deref(in.KubernetesEndpoint) == "") {
+	if renewalDue(old, in, r.clock()) || caChanged(old, in) || old.KubeconfigRaw == "" || (endpointChanged && deref(in.KubernetesEndpoint) == "") {
 		fresh, err := r.fetch(ctx, in, "update")
 		if err != nil {
 			return infer.UpdateResponse[KubeconfigState]{Output: old}, err

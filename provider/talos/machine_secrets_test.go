@@ -111,6 +111,18 @@ func TestMachineSecretsRenewsClientCertificate(t *testing.T) {
 		t.Fatalf("inside the window: diff %v, want an in-place update of clientConfiguration", d.DetailedDiff)
 	}
 	check, _ := s.Check(p.CheckRequest{Urn: secretsURN, State: state, Inputs: property.NewMap(inputs)})
+	// The preview shows the new certificate as unknown, so that resources
+	// that receive it show their change too.
+	dry, err := s.Update(p.UpdateRequest{ID: "x", Urn: secretsURN, State: state, Inputs: check.Inputs, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc := dry.Properties.Get("clientConfiguration"); !cc.IsComputed() || !cc.Secret() || !dry.Properties.Get("clientCertificateExpiry").IsComputed() {
+		t.Fatalf("renewal preview: clientConfiguration %v, expiry %v; want unknown (secret)", cc.IsComputed(), dry.Properties.Get("clientCertificateExpiry"))
+	}
+	if dry.Properties.Get("machineSecrets").IsComputed() {
+		t.Errorf("renewal preview: the bundle is unknown, but it does not change")
+	}
 	upd, err := s.Update(p.UpdateRequest{ID: "x", Urn: secretsURN, State: state, Inputs: check.Inputs})
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +220,10 @@ func TestMachineSecretsPreviewKnownness(t *testing.T) {
 	got := upd.Properties.Get("machineSecrets")
 	if got.IsComputed() || plain(got).AsString() != plain(state.Get("machineSecrets")).AsString() {
 		t.Errorf("update preview: machineSecrets unknown or changed")
+	}
+	// No renewal due: the client configuration stays known too.
+	if upd.Properties.Get("clientConfiguration").IsComputed() {
+		t.Errorf("update preview without a due renewal: clientConfiguration unknown")
 	}
 }
 

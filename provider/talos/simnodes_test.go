@@ -12,6 +12,7 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
@@ -26,6 +27,7 @@ type simCluster struct {
 	t        *testing.T
 	endpoint netip.Addr
 	client   ClientConfiguration
+	bundle   *secrets.Bundle
 }
 
 func newSimCluster(t *testing.T, endpoint netip.Addr) *simCluster {
@@ -37,13 +39,20 @@ func newSimCluster(t *testing.T, endpoint netip.Addr) *simCluster {
 		t.Fatal(applyBundleErr)
 	}
 
-	cert, err := talosconfig.NewAdminCertificate(applyBundle, time.Now(), time.Hour)
+	return newSimClusterWith(t, endpoint, applyBundle)
+}
+
+// newSimClusterWith is a cluster with its own secrets (its own CAs).
+func newSimClusterWith(t *testing.T, endpoint netip.Addr, bundle *secrets.Bundle) *simCluster {
+	t.Helper()
+
+	cert, err := talosconfig.NewAdminCertificate(bundle, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	return &simCluster{t: t, endpoint: endpoint, client: ClientConfiguration{
-		CACertificate: string(applyBundle.Certs.OS.Crt), ClientCertificate: string(cert.CertPEM), ClientKey: string(cert.KeyPEM),
+	return &simCluster{t: t, endpoint: endpoint, bundle: bundle, client: ClientConfiguration{
+		CACertificate: string(bundle.Certs.OS.Crt), ClientCertificate: string(cert.CertPEM), ClientKey: string(cert.KeyPEM),
 	}}
 }
 
@@ -52,7 +61,7 @@ func (c *simCluster) config(role talosconfig.Role, disk, version string, patches
 
 	res, err := talosconfig.Generate(talosconfig.Input{
 		ClusterName: "lab", Endpoint: "https://" + c.endpoint.String() + ":6443", Role: role,
-		Secrets: applyBundle, TalosVersion: simtest.Version, InstallDisk: disk, InstallImage: simtest.Installer(version),
+		Secrets: c.bundle, TalosVersion: simtest.Version, InstallDisk: disk, InstallImage: simtest.Installer(version),
 		Patches: patches,
 	})
 	if err != nil {

@@ -172,7 +172,12 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 		return res, nil
 	}
 
-	version, err := WaitConfig(ctx, t, digest, res.Applied == ApplyStaged, o)
+	installDisk := ""
+	if cfg.Machine() != nil {
+		installDisk = cfg.Machine().Install().Disk()
+	}
+
+	version, err := waitConfig(ctx, t, digest, res.Applied == ApplyStaged, installDisk, o)
 	if err != nil {
 		return res, err
 	}
@@ -201,15 +206,31 @@ func waitLeftMaintenance(ctx context.Context, t Target, o Options) error {
 }
 
 // installingState is what a node in maintenance mode after an apply may be
-// doing.
-const installingState = "in maintenance mode: still installing, or its install failed and it booted the ISO again " +
-	"(an install disk that does not exist fails it, and the console shows \"no system disk found\")"
+// doing. Talos 1.12's install task resolves machine.install.disk with
+// filepath.EvalSymlinks before it runs the installer, so a disk that does not
+// exist fails the install with "lstat <disk>: no such file or directory" on
+// the console, and the node boots the ISO again (siderolabs/talos v1.12.5,
+// internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_sequencer_tasks.go,
+// Install).
+func installingState(disk string) string {
+	if disk == "" {
+		disk = "<disk>"
+	}
+
+	return "in maintenance mode: still installing, or its install failed and it booted the ISO again " +
+		"(an install disk that does not exist fails it: the console shows \"lstat " + disk + ": no such file or directory\")"
+}
 
 // WaitConfig waits until a configured node runs the configuration with the
 // given digest (or, with staged, has saved it for the next boot), reachable
 // over mTLS and, when the node reports its stage, running. It returns the
 // Talos version the node runs.
 func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Options) (string, error) {
+	return waitConfig(ctx, t, digest, staged, "", o)
+}
+
+// waitConfig is WaitConfig naming the install disk in its progress.
+func waitConfig(ctx context.Context, t Target, digest string, staged bool, installDisk string, o Options) (string, error) {
 	o = o.withDefaults()
 	what := fmt.Sprintf("node %s to run the applied configuration", t.Node)
 	if staged {
@@ -228,7 +249,7 @@ func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Opt
 		if conn.Mode == ModeMaintenance {
 			// A failed install (Talos's sequencer reboots 10 s after an
 			// error) brings a node booted from the ISO back here.
-			return false, installingState, nil
+			return false, installingState(installDisk), nil
 		}
 
 		actx, cancel := o.attemptContext(ctx)

@@ -2,12 +2,14 @@ package talosapi_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -53,6 +55,31 @@ func TestSingleNodeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("health: %+v", rep)
+
+	// Destroying the cluster ends with its last etcd member: a graceful
+	// reset falls back to a non-graceful one (etcd cannot remove its last
+	// member) and says so.
+	var progress []string
+	ro := o
+	ro.Progress = func(msg string) { progress = append(progress, msg) }
+
+	if err := talosapi.Reset(ctx, target, talosapi.ResetRequest{Graceful: true}, ro); err != nil {
+		t.Fatalf("graceful reset of the last etcd member: %v", err)
+	}
+
+	said := strings.Join(progress, "\n")
+	if !strings.Contains(said, "last etcd member") || !strings.Contains(said, "accepted the reset (graceful=false") {
+		t.Fatalf("reset progress does not say it fell back to a non-graceful reset:\n%s", said)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	for n := s.Node(cp); n != nil && n.Status().Phase != simtalos.PhaseOff; n = s.Node(cp) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node not off after the reset: %+v", n.Status())
+		}
+
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestClusterDayTwo(t *testing.T) {
@@ -309,5 +336,65 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 		}
 
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Upgrade's two other paths: a staged upgrade (Talos saves it and runs it on
+// the reboot that follows), and an upgrade to another installer image of the
+// same version (another Image Factory schematic), which only runs with
+// EvenIfSameVersion.
+func TestStagedAndSchematicOnlyUpgrades(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	cp := ip(2)
+	node := simtest.Boot(s, "cp1", cp, "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+
+	boots := node.Status().Boots
+
+	staged, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: simtest.Installer("v1.12.6"), Stage: true}, o)
+	if err != nil || staged.Skipped || !staged.Accepted || staged.From != simtest.Version || staged.To != "v1.12.6" {
+		t.Fatalf("staged upgrade: %+v %v", staged, err)
+	}
+
+	if st := node.Status(); st.Image.Version != "v1.12.6" || st.Image.Schematic != simtest.Schematic || st.Boots <= boots {
+		t.Fatalf("after the staged upgrade: image %q, boots %d (before %d)", st.Image, st.Boots, boots)
+	}
+
+	// Same version, another schematic: without EvenIfSameVersion nothing is
+	// sent; with it the node installs the new image and comes back.
+	otherID := s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools")
+	other := "factory.talos.dev/nocloud-installer/" + otherID + ":v1.12.6"
+
+	skipped, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: other}, o)
+	if err != nil || !skipped.Skipped || node.Status().Image.Schematic != simtest.Schematic {
+		t.Fatalf("same version without EvenIfSameVersion: %+v %v, image %q", skipped, err, node.Status().Image)
+	}
+
+	boots = node.Status().Boots
+
+	schematic, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: other, EvenIfSameVersion: true}, o)
+	if err != nil || schematic.Skipped || !schematic.Accepted || schematic.From != "v1.12.6" || schematic.To != "v1.12.6" {
+		t.Fatalf("schematic-only upgrade: %+v %v", schematic, err)
+	}
+
+	st := node.Status()
+	if st.Image.Schematic != otherID || st.Image.Version != "v1.12.6" || st.Boots <= boots || !slices.Contains(st.Extensions, "siderolabs/iscsi-tools") {
+		t.Fatalf("after the schematic-only upgrade: image %q, boots %d (before %d), extensions %v", st.Image, st.Boots, boots, st.Extensions)
 	}
 }

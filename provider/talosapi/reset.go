@@ -14,7 +14,9 @@ import (
 type ResetRequest struct {
 	// Graceful cordons and drains the node and, on a control plane, leaves
 	// etcd before wiping, so the cluster keeps quorum and loses no member
-	// silently (talosctl reset --graceful, the default).
+	// silently (talosctl reset --graceful, the default). The cluster's last
+	// etcd member cannot leave: it is reset without leaving, and Progress
+	// says so.
 	Graceful bool
 	// Reboot reboots the node afterwards (back into maintenance mode when it
 	// boots from the ISO); otherwise it powers off.
@@ -41,12 +43,14 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 		return nil
 	}
 
-	if req.Graceful {
-		if err := checkCanLeaveEtcd(ctx, o, conn, t); err != nil {
-			conn.Close() //nolint:errcheck
+	if req.Graceful && lastEtcdMember(ctx, o, conn, t) {
+		// Destroying a whole cluster ends with its last control plane:
+		// leaving etcd would fail on the node after the request was
+		// accepted, so it is reset as talosctl reset --graceful=false does.
+		o.report("node %s is the last etcd member of its cluster, which etcd cannot remove: resetting it without "+
+			"leaving etcd (graceful=false); the cluster's etcd data goes with it", t.Node)
 
-			return err
-		}
+		req.Graceful = false
 	}
 
 	actx, cancel := o.attemptContext(ctx)
@@ -104,10 +108,10 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 	})
 }
 
-// checkCanLeaveEtcd refuses a graceful reset of the last etcd member: the
-// node would try to leave etcd, etcd refuses to remove its last member, and
-// the reset fails on the node after the request was accepted.
-func checkCanLeaveEtcd(ctx context.Context, o Options, conn *Conn, t Target) error {
+// lastEtcdMember reports whether the node is its cluster's only etcd member:
+// a graceful reset would try to leave etcd, etcd refuses to remove its last
+// member, and the reset fails on the node after the request was accepted.
+func lastEtcdMember(ctx context.Context, o Options, conn *Conn, t Target) bool {
 	actx, cancel := o.attemptContext(ctx)
 	defer cancel()
 
@@ -115,7 +119,7 @@ func checkCanLeaveEtcd(ctx context.Context, o Options, conn *Conn, t Target) err
 	if err != nil {
 		// Workers and control planes without etcd answer with an error:
 		// nothing to leave.
-		return nil //nolint:nilerr
+		return false
 	}
 
 	var members []*machineapi.EtcdMember
@@ -125,9 +129,5 @@ func checkCanLeaveEtcd(ctx context.Context, o Options, conn *Conn, t Target) err
 
 	host := t.nodeHost()
 
-	if len(members) == 1 && slices.Contains(peerHosts(members[0].GetPeerUrls()), host) {
-		return fmt.Errorf("node %s is the last etcd member of its cluster: a graceful reset would have to leave etcd, which etcd refuses; reset it without graceful (the cluster's etcd data is lost with it) or keep it", t.Node)
-	}
-
-	return nil
+	return len(members) == 1 && slices.Contains(peerHosts(members[0].GetPeerUrls()), host)
 }

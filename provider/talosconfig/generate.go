@@ -147,6 +147,9 @@ func generateOptions(in Input) ([]generate.Option, string, error) {
 		}
 		contract = older
 	}
+	if err := checkImageAgainstContract(in.InstallImage, contract, in.TalosVersion); err != nil {
+		return nil, "", err
+	}
 	k8s := in.KubernetesVersion
 	if strings.TrimSpace(k8s) == "" {
 		k8s, _ = DefaultKubernetesVersion(in.TalosVersion) //nolint:errcheck // checked by VersionContract

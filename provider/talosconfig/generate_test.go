@@ -82,6 +82,25 @@ func TestGenerateVersionContract(t *testing.T) {
 		t.Errorf("contract newer than the node: %v", err)
 	}
 
+	// an installer image older than the contract installs a node that
+	// refuses the configuration
+	oldImage := baseInput(t, "v1.12.5", RoleWorker)
+	oldImage.InstallImage = strings.Replace(oldImage.InstallImage, ":v1.12.5", ":v1.11.6", 1)
+	if _, err := Generate(oldImage); err == nil || !strings.Contains(err.Error(), "installs Talos v1.11.6, older than the v1.12 configuration contract") {
+		t.Errorf("install image v1.11.6 with a v1.12 contract: %v", err)
+	}
+	oldImage.ContractVersion = "v1.11"
+	if _, err := Generate(oldImage); err != nil {
+		t.Errorf("install image v1.11.6 with a v1.11 contract: %v", err)
+	}
+	for _, image := range []string{"ghcr.io/siderolabs/installer:latest", "ghcr.io/siderolabs/installer@sha256:" + strings.Repeat("ab", 32)} {
+		noTag := baseInput(t, "v1.12.5", RoleWorker)
+		noTag.InstallImage = image
+		if _, err := Generate(noTag); err != nil {
+			t.Errorf("install image %s (no version tag): %v", image, err)
+		}
+	}
+
 	in := baseInput(t, "v1.11.5", RoleWorker)
 	in.KubernetesVersion = ""
 	res, err := Generate(in)

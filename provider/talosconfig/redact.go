@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
@@ -64,7 +63,7 @@ func Redact(configYAML string) (View, error) {
 			}
 			path := joinPath(d.id, parts)
 			var shown string
-			if machinerySecrets[path] || isSensitive(d.id, parts) || hasURLPassword(v) {
+			if machinerySecrets[path] || isSensitive(d.id, parts) || sensitiveText(v) {
 				shown = sensitiveValue(key, v)
 			} else {
 				shown = displayValue(v)
@@ -86,7 +85,7 @@ func SensitiveValues(configYAML string) []string {
 	var out []string
 	for _, d := range docs {
 		walkLeaves(d.body, nil, func(parts []any, v any) {
-			if s, ok := v.(string); ok && s != "" && (machinerySecrets[joinPath(d.id, parts)] || isSensitive(d.id, parts) || hasURLPassword(v)) {
+			if s, ok := v.(string); ok && s != "" && (machinerySecrets[joinPath(d.id, parts)] || isSensitive(d.id, parts) || sensitiveText(v)) {
 				out = append(out, s)
 			}
 		})
@@ -121,78 +120,6 @@ func machineryRedactedPaths(configYAML string) (map[string]bool, error) {
 		})
 	}
 	return paths, nil
-}
-
-// Key names whose values are secrets wherever they appear, compared in
-// lower case: tokens, passwords, private keys, registry auth, encryption
-// secrets (machinery's own list is in v1alpha1 Config.Redact and the
-// SecretDocument types; these rules also cover user-supplied fields).
-var (
-	sensitiveNames    = map[string]bool{"key": true, "auth": true, "password": true, "secret": true, "token": true}
-	sensitiveSuffixes = []string{"secret", "token", "password", "privatekey", "presharedkey"}
-)
-
-// isSensitive applies our rules to one leaf.
-func isSensitive(docID string, parts []any) bool {
-	kind, _, _ := strings.Cut(docID, "/")
-	var keys []string
-	for _, p := range parts {
-		if s, ok := p.(string); ok {
-			keys = append(keys, s)
-		}
-	}
-	for _, k := range keys {
-		lk := strings.ToLower(k)
-		if sensitiveNames[lk] {
-			return true
-		}
-		for _, suffix := range sensitiveSuffixes {
-			if strings.HasSuffix(lk, suffix) {
-				return true
-			}
-		}
-	}
-	has := func(prefix ...string) bool {
-		if len(keys) < len(prefix) {
-			return false
-		}
-		for i, p := range prefix {
-			if keys[i] != p {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case docID == "" && has("machine", "env"): // proxy URLs carry credentials
-		return true
-	case docID == "" && has("machine", "files", "content"): // parts: machine, files, i, content
-		return true
-	case docID == "" && has("cluster", "inlineManifests", "contents"): // Secrets, e.g. CCM credentials
-		return true
-	case docID == "" && has("cluster", "extraManifestHeaders"): // Authorization headers
-		return true
-	case kind == "ExtensionServiceConfig" && has("environment"):
-		return true
-	case kind == "SideroLinkConfig" && has("apiUrl"): // the join token is in the URL
-		return true
-	}
-	return false
-}
-
-// hasURLPassword catches credentials written into URLs anywhere (registry
-// endpoints, manifest URLs): https://user:password@host/.
-func hasURLPassword(v any) bool {
-	s, ok := v.(string)
-	if !ok || !strings.Contains(s, "@") {
-		return false
-	}
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.User == nil {
-		return false
-	}
-	_, hasPassword := u.User.Password()
-	return hasPassword
 }
 
 func sensitiveValue(key []byte, v any) string {

@@ -25,9 +25,19 @@ const secretsPatch = `machine:
   kubelet:
     extraArgs:
       rotate-server-certificates: "true"
+    extraConfig:
+      someFutureSigningKey: k3let-extra-key
+  systemDiskEncryption:
+    state:
+      provider: luks2
+      keys:
+        - slot: 0
+          static:
+            passphrase: st4te-pa55phrase
 cluster:
   extraManifests:
     - https://deploy:url-pa55word@git.lab/manifests/app.yaml
+    - https://git.lab/raw/ccm.yaml?private_token=j0in-token-arg
   extraManifestHeaders:
     Authorization: Bearer h34der-token
   inlineManifests:
@@ -39,9 +49,41 @@ kind: ExtensionServiceConfig
 name: tailscale
 environment:
   - TS_AUTHKEY=tskey-auth-s3cret
+configFiles:
+  - content: "login-server=https://hs.lab\nauthkey=c0nfig-file-s3cret\n"
+    mountPath: /etc/tailscale/config
+---
+apiVersion: v1alpha1
+kind: UserVolumeConfig
+name: data
+provisioning:
+  diskSelector:
+    match: "!system_disk"
+  maxSize: 10GiB
+encryption:
+  provider: luks2
+  keys:
+    - slot: 0
+      static:
+        passphrase: us3r-vol-pa55phrase
+---
+apiVersion: v1alpha1
+kind: RegistryAuthConfig
+name: ghcr.io
+identityToken: id3ntity-t0ken
+---
+apiVersion: v1alpha1
+kind: HCloudVIPConfig
+name: 192.168.1.221
+link: eth0
+apiToken: hcl0ud-api-t0ken
 `
 
-var patchSecrets = []string{"url-pa55word", "pr0xy-pass", "r3g1stry-pass", "file-s3cret-content", "h34der-token", "inl1ne-secret", "tskey-auth-s3cret"}
+var patchSecrets = []string{
+	"url-pa55word", "pr0xy-pass", "r3g1stry-pass", "file-s3cret-content", "h34der-token", "inl1ne-secret", "tskey-auth-s3cret",
+	"st4te-pa55phrase", "us3r-vol-pa55phrase", "c0nfig-file-s3cret", "id3ntity-t0ken", "hcl0ud-api-t0ken", "j0in-token-arg",
+	"k3let-extra-key",
+}
 
 func TestRedactHidesEverySecret(t *testing.T) {
 	t.Parallel()
@@ -62,6 +104,13 @@ func TestRedactHidesEverySecret(t *testing.T) {
 		"machine.token", "machine.ca.key", "cluster.secret", "cluster.token", "cluster.secretboxEncryptionSecret",
 		"cluster.serviceAccount.key", "cluster.ca.key", "cluster.aggregatorCA.key", "cluster.etcd.ca.key",
 		"machine.env.https_proxy", "machine.registries.config.registry.lab.auth.password", // dotted host below
+		"machine.systemDiskEncryption.state.keys[0].static.passphrase",
+		"UserVolumeConfig/data: encryption.keys[0].static.passphrase",
+		"ExtensionServiceConfig/tailscale: configFiles[0].content",
+		"RegistryAuthConfig/ghcr.io: identityToken",
+		"HCloudVIPConfig/192.168.1.221: apiToken",
+		"cluster.extraManifests[1]",
+		"machine.kubelet.extraConfig.someFutureSigningKey",
 	} {
 		if strings.Contains(path, "registry.lab") {
 			path = `machine.registries.config["registry.lab"].auth.password`
@@ -75,11 +124,16 @@ func TestRedactHidesEverySecret(t *testing.T) {
 		"cluster.clusterName":  "lab",
 		"machine.install.disk": "/dev/sda",
 		"machine.type":         "controlplane",
-		`machine.nodeLabels["node.kubernetes.io/pool"]`:           "blue",
-		"cluster.inlineManifests[0].name":                         "ccm-credentials",
-		"ExtensionServiceConfig/tailscale: apiVersion":            "v1alpha1",
-		"machine.install.image":                                   "factory.talos.dev/nocloud-installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.12.5",
-		`machine.registries.config["registry.lab"].auth.username`: "",
+		`machine.nodeLabels["node.kubernetes.io/pool"]`:              "blue",
+		"cluster.inlineManifests[0].name":                            "ccm-credentials",
+		"ExtensionServiceConfig/tailscale: apiVersion":               "v1alpha1",
+		"machine.install.image":                                      "factory.talos.dev/nocloud-installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.12.5",
+		`machine.registries.config["registry.lab"].auth.username`:    "",
+		"machine.systemDiskEncryption.state.keys[0].slot":            "0",
+		"machine.systemDiskEncryption.state.provider":                "luks2",
+		"UserVolumeConfig/data: encryption.keys[0].slot":             "0",
+		"ExtensionServiceConfig/tailscale: configFiles[0].mountPath": "/etc/tailscale/config",
+		"HCloudVIPConfig/192.168.1.221: link":                        "eth0",
 	} {
 		got, ok := m[path]
 		if !ok {
@@ -95,6 +149,15 @@ func TestRedactHidesEverySecret(t *testing.T) {
 	}
 	if v := m["cluster.ca.crt"]; !strings.Contains(v, "bytes, sha256:") {
 		t.Errorf("a certificate is shown as %q, want a size and digest", v)
+	}
+
+	// Error scrubbing knows every secret the configuration holds (keys are
+	// in it base64-encoded, not as PEM).
+	sensitive := strings.Join(SensitiveValues(cfg), "\n")
+	for i, secret := range append(bundleSecrets(b), patchSecrets...) {
+		if strings.Contains(cfg, secret) && !strings.Contains(sensitive, secret) {
+			t.Errorf("SensitiveValues misses secret %d of the test (%d chars)", i, len(secret))
+		}
 	}
 
 	again, _ := Redact(cfg)

@@ -169,3 +169,34 @@ func CheckUpgrade(from, to string) (warning string, err error) {
 	}
 	return warning, nil
 }
+
+// ImageTagVersion reads the Talos version from an image reference's tag
+// ("factory.talos.dev/nocloud-installer/<id>:v1.12.5", a digest after @
+// ignored); false when the tag is absent or not a v-prefixed version.
+func ImageTagVersion(image string) (semver.Version, bool) {
+	ref, _, _ := strings.Cut(image, "@")
+	slash, colon := strings.LastIndex(ref, "/"), strings.LastIndex(ref, ":")
+	if colon <= slash || !strings.HasPrefix(ref[colon+1:], "v") {
+		return semver.Version{}, false
+	}
+	v, err := semver.ParseTolerant(ref[colon+1:])
+	return v, err == nil
+}
+
+// checkImageAgainstContract refuses an installer image whose Talos minor is
+// older than the configuration contract: the installed node would run that
+// older Talos and refuse the newer keys (see VersionContract).
+func checkImageAgainstContract(image string, contract *config.VersionContract, talosVersion string) error {
+	v, ok := ImageTagVersion(image)
+	if !ok {
+		return nil // no version in the tag: nothing to compare
+	}
+	imageContract := &config.VersionContract{Major: int(v.Major), Minor: int(v.Minor)}
+	if !contract.Greater(imageContract) {
+		return nil
+	}
+	return fmt.Errorf("install image %s installs Talos %s, older than the v%d.%d configuration contract of talos version %s: "+
+		"the installed node would refuse the newer keys. Use an installer image for %s (getImageFactory installerImage "+
+		"with the same talosVersion), or generate for the image's version", image, TalosTag(v), contract.Major, contract.Minor,
+		talosVersion, talosVersion)
+}

@@ -41,8 +41,10 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 			return withOtherResource(strings.Replace(s, "vip: "+l.addr(5), "vip: ${other.id}", 1))
 		}, "vip is not known yet"},
 		{"Kubernetes the Talos version does not support", func(s string) string {
-			return strings.Replace(s, "talosVersion: v1.12.5", "talosVersion: v1.12.5\n      kubernetesVersion: v1.29.0", 1)
-		}, "kubernetesVersion"},
+			// The program names a supported version: replace it (a second
+			// key would fail as bad YAML, which also says "kubernetesVersion").
+			return strings.Replace(s, "kubernetesVersion: v1.34.1", "kubernetesVersion: v1.29.0", 1)
+		}, "kubernetesVersion: version of Kubernetes 1.29.0 is too old to be used with Talos 1.12.5; Talos 1.12 defaults to Kubernetes 1.35.2"},
 	}
 	for _, c := range cases {
 		p.WriteProgram(t, "badcluster", c.edit(l.program(3, 2).render(t)))

@@ -268,3 +268,16 @@ func (l *tcLab) bootCounts(nodes []tcNode) map[string]int {
 }
 
 func tcJoin(lines []string) string { return strings.Join(lines, "\n") }
+
+// tcAssertSummary checks what an up did, as the component's diagnostic
+// line ("cluster <name>: <did>"), and that the summary output then says
+// what the cluster is (is), which the next no-op preview computes the same.
+func tcAssertSummary(t *testing.T, what string, up harness.Result, out tcOutputs, cluster, did, is string) {
+	t.Helper()
+	if !strings.Contains(up.Output(), "cluster "+cluster+": "+did) {
+		t.Errorf("%s: the up does not say %q:\n%s", what, "cluster "+cluster+": "+did, up.Output())
+	}
+	if out.Summary != is {
+		t.Errorf("%s: summary output %q, want %q", what, out.Summary, is)
+	}
+}

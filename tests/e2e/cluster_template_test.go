@@ -88,10 +88,11 @@ func TestClusterFromTemplateWithDataDiskAndSecondNIC(t *testing.T) {
 	p := harness.NewYAMLProject(t, env, "tmpl", render(t, tcTemplateProgram, prog))
 	p.ConfigureLab(t, l.conn)
 
-	tcTimed(t, "create from the template", func() harness.Result { return p.Up(t) })
+	up := tcTimed(t, "create from the template", func() harness.Result { return p.Up(t) })
 	out := tcReadOutputs(t, p)
-	if out.Summary != "last update: 2 added: tmpl-cp-1, tmpl-db-1" || len(out.Nodes) != 2 {
-		t.Fatalf("summary %q, nodes %+v", out.Summary, out.Nodes)
+	tcAssertSummary(t, "create from the template", up, out, "tmpl", "2 added: tmpl-cp-1, tmpl-db-1", "2 nodes (1 control plane, 1 worker), Talos v1.12.5, Kubernetes v1.34.1")
+	if len(out.Nodes) != 2 {
+		t.Fatalf("nodes %+v", out.Nodes)
 	}
 	cp, worker := out.Nodes[0], out.Nodes[1]
 

@@ -144,9 +144,10 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 	step("up --json -v=9", func() harness.Result { return p.Up(t, append([]string{"--json"}, verbose...)...) })
 
 	// No spurious diff: after up, after refresh.
-	step("preview after up", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") })
+	// Outputs (the summary) must not change either.
+	noOutputChanges(t, "after up", step("preview after up", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") }))
 	step("refresh", func() harness.Result { return p.Refresh(t, "--expect-no-changes") })
-	step("preview after refresh", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") })
+	noOutputChanges(t, "after refresh", step("preview after refresh", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") }))
 
 	block := l.AddressBlock().Addr().As4()
 	norm := golden.Normalizer{Literal: map[string]string{
@@ -187,7 +188,7 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 
 	// The previews changed nothing.
 	p.WriteProgram(t, "demo", base.render(t))
-	step("preview of the base program", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+	noOutputChanges(t, "of the base program", step("preview of the base program", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") }))
 
 	// An applied update that rotates the user's secrets: the new proxy and
 	// registry passwords reach every node (the proxy is in machine.env: a
@@ -212,12 +213,17 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 		}
 	}
 	step("rotate preview --diff --json", func() harness.Result { return p.Preview(t, "--diff", "--json") })
-	step("rotate up --json -v=9", func() harness.Result {
+	r = step("rotate up --json -v=9", func() harness.Result {
 		return p.Up(t, append([]string{"--json", "--diff"}, verbose...)...)
 	})
-	step("preview after the rotation", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") })
+	// What the update did is its diagnostic line; the summary output then
+	// says what the cluster is.
+	if want := `cluster demo: all 5 nodes rebooted one at a time (machine.env.https_proxy)`; !strings.Contains(r.Stdout, want) {
+		t.Errorf("the rotation's up does not say %q", want)
+	}
+	noOutputChanges(t, "after the rotation", step("preview after the rotation", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") }))
 	r = step("stack output --json", func() harness.Result { return p.Run(t, "stack", "output", "--json") })
-	if want := `"last update: all 5 nodes rebooted one at a time (machine.env.https_proxy)"`; !strings.Contains(r.Stdout, want) {
+	if want := `"5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.1"`; !strings.Contains(r.Stdout, want) {
 		t.Errorf("after the rotation the summary output should be %s:\n%s", want, r.Stdout)
 	}
 
@@ -263,6 +269,20 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 // vmIDs are "pve2/104" in resource IDs: VMIDs are allocated in the order
 // parallel creates reach Proxmox, which varies between runs.
 var vmIDs = regexp.MustCompile(`\b(pve[0-9]+)/[0-9]{3,}\b`)
+
+// outputChange is a changed output in `pulumi preview --diff`: the
+// component's ("--outputs:--" then "~ summary: a => b") or the stack's.
+var outputChange = regexp.MustCompile(`(?m)^\s*--outputs:--$|^\s*[~+-] \w+: .* => `)
+
+// noOutputChanges fails when a no-op `pulumi preview --diff` shows an
+// output change: --expect-no-changes looks at resources only, and
+// `--json` lists no outputs of a preview's new state.
+func noOutputChanges(t *testing.T, when string, r harness.Result) {
+	t.Helper()
+	if m := outputChange.FindString(r.Stdout); m != "" {
+		t.Errorf("preview %s shows an output change (%q):\n%s", when, strings.TrimSpace(m), r.Stdout)
+	}
+}
 
 // vmWarnings are "VM 104 on node pve1" in the VM resources' preview
 // warnings: the VMID varies like in vmIDs.

@@ -177,7 +177,7 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	bad.disk = "/dev/disk/by-id/does-not-exist"
 	p.WriteProgram(t, "talosbad", badInputProgram(bad))
 	mustFail(t, "up with a by-id disk that does not exist", p.Up(t), "timed out after 4s waiting for node "+node.String()+" to run the applied configuration",
-		"its install failed", "no system disk found")
+		"its install failed", "lstat /dev/disk/by-id/does-not-exist: no such file or directory")
 
 	res := stateResources(t, p)
 	if res["cp"] == nil || res["cp"]["appliedMode"] != "install" {

@@ -3061,7 +3061,7 @@ type VmOptions struct {
 	CpuType *string `pulumi:"cpuType"`
 	// Start the VMs when their host boots. Default `true`.
 	OnBoot *bool `pulumi:"onBoot"`
-	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 	Tags []string `pulumi:"tags"`
 }
 
@@ -3082,7 +3082,7 @@ type VmOptionsArgs struct {
 	CpuType *string `pulumi:"cpuType"`
 	// Start the VMs when their host boots. Default `true`.
 	OnBoot *bool `pulumi:"onBoot"`
-	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 	Tags []string `pulumi:"tags"`
 }
 
@@ -3174,7 +3174,7 @@ func (o VmOptionsOutput) OnBoot() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v VmOptions) *bool { return v.OnBoot }).(pulumi.BoolPtrOutput)
 }
 
-// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 func (o VmOptionsOutput) Tags() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v VmOptions) []string { return v.Tags }).(pulumi.StringArrayOutput)
 }
@@ -3223,7 +3223,7 @@ func (o VmOptionsPtrOutput) OnBoot() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 func (o VmOptionsPtrOutput) Tags() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *VmOptions) []string {
 		if v == nil {

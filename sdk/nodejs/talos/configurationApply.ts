@@ -36,7 +36,9 @@ import * as utilities from "../utilities";
  * Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
  * (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
  * Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
- * Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+ * Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
+ * end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+ * reset without leaving, and the destroy logs so.
  *
  * ## Example
  */
@@ -108,6 +110,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly machineConfiguration: pulumi.Output<string>;
     /**
+     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+     */
+    declare public readonly machineId: pulumi.Output<string | undefined>;
+    /**
      * The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
      */
     declare public readonly node: pulumi.Output<string>;
@@ -163,6 +169,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["healthGate"] = args?.healthGate;
             resourceInputs["machineConfiguration"] = args?.machineConfiguration ? pulumi.secret(args.machineConfiguration) : undefined;
+            resourceInputs["machineId"] = args?.machineId;
             resourceInputs["node"] = args?.node;
             resourceInputs["reset"] = args?.reset;
             resourceInputs["talosVersion"] = args?.talosVersion;
@@ -184,6 +191,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["healthGate"] = undefined /*out*/;
             resourceInputs["installedImage"] = undefined /*out*/;
             resourceInputs["machineConfiguration"] = undefined /*out*/;
+            resourceInputs["machineId"] = undefined /*out*/;
             resourceInputs["node"] = undefined /*out*/;
             resourceInputs["reset"] = undefined /*out*/;
             resourceInputs["runningVersion"] = undefined /*out*/;
@@ -231,6 +239,10 @@ export interface ConfigurationApplyArgs {
      * The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
      */
     machineConfiguration: pulumi.Input<string>;
+    /**
+     * The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+     */
+    machineId?: pulumi.Input<string | undefined>;
     /**
      * The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
      */

@@ -433,7 +433,7 @@ export interface VmOptionsArgs {
      */
     onBoot?: boolean;
     /**
-     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
      */
     tags?: string[];
 }
@@ -797,7 +797,7 @@ export namespace talos {
          */
         enabled?: pulumi.Input<boolean | undefined>;
         /**
-         * Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+         * Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
          */
         graceful?: pulumi.Input<boolean | undefined>;
         /**

@@ -323,7 +323,7 @@ export namespace talos {
          */
         enabled?: boolean;
         /**
-         * Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+         * Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
          */
         graceful?: boolean;
         /**

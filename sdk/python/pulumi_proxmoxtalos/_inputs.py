@@ -1851,7 +1851,7 @@ class VmOptionsArgsDict(TypedDict):
     """
     tags: NotRequired[Sequence[_builtins.str]]
     """
-    Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+    Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
     """
 
 @pulumi.input_type
@@ -1865,7 +1865,7 @@ class VmOptionsArgs:
 
         :param _builtins.str cpu_type: Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
         :param _builtins.bool on_boot: Start the VMs when their host boots. Default `true`.
-        :param Sequence[_builtins.str] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+        :param Sequence[_builtins.str] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
         """
         if cpu_type is not None:
             pulumi.set(__self__, "cpu_type", cpu_type)
@@ -1902,7 +1902,7 @@ class VmOptionsArgs:
     @pulumi.getter
     def tags(self) -> Optional[Sequence[_builtins.str]]:
         """
-        Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, the pool and the versions).
+        Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
         """
         return pulumi.get(self, "tags")
 

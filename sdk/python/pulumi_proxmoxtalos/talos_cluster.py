@@ -668,7 +668,7 @@ class TalosCluster(pulumi.ComponentResource):
     @pulumi.getter
     def summary(self) -> pulumi.Output[_builtins.str]:
         """
-        What the update does to the nodes, in one line a reviewer reads in ten seconds: nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending update; after an update it starts with ` last update:  `, so the next preview's diff shows the last update on the left and the pending one on the right. Each node's ConfigurationApply says what happens to it (`configChange`), and lists the configuration paths that change.
+        What the update does to the nodes, in one line a reviewer reads in ten seconds: nodes added, removed (drained, leaving etcd first), replaced, upgraded (one at a time, control planes first), rebooted (and why) and updated live, and version changes, for example `all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept)`. In a preview it is the pending update; an update stores what the cluster is then (for example `5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.35.2`), which a preview without changes computes the same, so such a preview shows no output change. A part names at most four nodes (three, then `+N more`). Each node's ConfigurationApply says what happens to it (`configChange`), and lists the configuration paths that change.
         """
         return pulumi.get(self, "summary")
 

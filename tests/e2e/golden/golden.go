@@ -42,6 +42,8 @@ var patterns = []struct {
 	// are protected by a Literal replacement.)
 	{regexp.MustCompile(`\b[0-9a-f]{16,64}\b`), "<digest>"},
 	{regexp.MustCompile(`\(config [0-9a-f]{8}\)`), "(config <digest>)"},
+	// VMIDs in provider messages (allocated in whatever order VMs are created).
+	{regexp.MustCompile(`\bVM \d+ on node\b`), "VM <vmid> on node"},
 	// Loopback ports of lab servers not given as literals.
 	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<port>"},
 	// Trailing spaces, and the padding that aligns map keys (its width

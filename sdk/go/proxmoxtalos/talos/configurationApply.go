@@ -40,7 +40,9 @@ import (
 // Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
 // (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
 // Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
-// Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+// Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
+// end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+// reset without leaving, and the destroy logs so.
 //
 // ## Example
 type ConfigurationApply struct {
@@ -66,6 +68,8 @@ type ConfigurationApply struct {
 	InstalledImage pulumi.StringOutput `pulumi:"installedImage"`
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration pulumi.StringOutput `pulumi:"machineConfiguration"`
+	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+	MachineId pulumi.StringPtrOutput `pulumi:"machineId"`
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
 	Node pulumi.StringOutput `pulumi:"node"`
 	// What destroy does to the node. Default: nothing (the node keeps running).
@@ -156,6 +160,8 @@ type configurationApplyArgs struct {
 	HealthGate *HealthGate `pulumi:"healthGate"`
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration string `pulumi:"machineConfiguration"`
+	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+	MachineId *string `pulumi:"machineId"`
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
 	Node string `pulumi:"node"`
 	// What destroy does to the node. Default: nothing (the node keeps running).
@@ -186,6 +192,8 @@ type ConfigurationApplyArgs struct {
 	HealthGate HealthGatePtrInput
 	// The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 	MachineConfiguration pulumi.StringInput
+	// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+	MachineId pulumi.StringPtrInput
 	// The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
 	Node pulumi.StringInput
 	// What destroy does to the node. Default: nothing (the node keeps running).
@@ -335,6 +343,11 @@ func (o ConfigurationApplyOutput) InstalledImage() pulumi.StringOutput {
 // The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
 func (o ConfigurationApplyOutput) MachineConfiguration() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.MachineConfiguration }).(pulumi.StringOutput)
+}
+
+// The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+func (o ConfigurationApplyOutput) MachineId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.MachineId }).(pulumi.StringPtrOutput)
 }
 
 // The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.

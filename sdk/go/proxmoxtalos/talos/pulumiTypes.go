@@ -327,7 +327,7 @@ type ResetOnDelete struct {
 	ControlPlanes []string `pulumi:"controlPlanes"`
 	// Reset the node on destroy. Default `false`: the node keeps running its configuration.
 	Enabled *bool `pulumi:"enabled"`
-	// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+	// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
 	Graceful *bool `pulumi:"graceful"`
 	// Reboot after the reset (a node booted from the ISO comes back in maintenance mode). Default `false`: the node powers off.
 	Reboot *bool `pulumi:"reboot"`
@@ -350,7 +350,7 @@ type ResetOnDeleteArgs struct {
 	ControlPlanes pulumi.StringArrayInput `pulumi:"controlPlanes"`
 	// Reset the node on destroy. Default `false`: the node keeps running its configuration.
 	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
-	// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+	// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
 	Graceful pulumi.BoolPtrInput `pulumi:"graceful"`
 	// Reboot after the reset (a node booted from the ISO comes back in maintenance mode). Default `false`: the node powers off.
 	Reboot pulumi.BoolPtrInput `pulumi:"reboot"`
@@ -444,7 +444,7 @@ func (o ResetOnDeleteOutput) Enabled() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ResetOnDelete) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
 }
 
-// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
 func (o ResetOnDeleteOutput) Graceful() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ResetOnDelete) *bool { return v.Graceful }).(pulumi.BoolPtrOutput)
 }
@@ -498,7 +498,7 @@ func (o ResetOnDeletePtrOutput) Enabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+// Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
 func (o ResetOnDeletePtrOutput) Graceful() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ResetOnDelete) *bool {
 		if v == nil {

@@ -30,6 +30,7 @@ class ConfigurationApplyArgs:
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
+                 machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional['ResetOnDeleteArgs']] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
@@ -46,6 +47,7 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
+        :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
@@ -65,6 +67,8 @@ class ConfigurationApplyArgs:
             pulumi.set(__self__, "endpoints", endpoints)
         if health_gate is not None:
             pulumi.set(__self__, "health_gate", health_gate)
+        if machine_id is not None:
+            pulumi.set(__self__, "machine_id", machine_id)
         if reset is not None:
             pulumi.set(__self__, "reset", reset)
         if talos_version is not None:
@@ -173,6 +177,18 @@ class ConfigurationApplyArgs:
         pulumi.set(self, "health_gate", value)
 
     @_builtins.property
+    @pulumi.getter(name="machineId")
+    def machine_id(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+        """
+        return pulumi.get(self, "machine_id")
+
+    @machine_id.setter
+    def machine_id(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "machine_id", value)
+
+    @_builtins.property
     @pulumi.getter
     def reset(self) -> pulumi.Input[Optional['ResetOnDeleteArgs']]:
         """
@@ -246,6 +262,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
+                 machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -282,7 +299,9 @@ class ConfigurationApply(pulumi.CustomResource):
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
         Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
-        Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+        Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
+        end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+        reset without leaving, and the destroy logs so.
 
         ## Example
 
@@ -295,6 +314,7 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
+        :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']] reset: What destroy does to the node. Default: nothing (the node keeps running).
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
@@ -337,7 +357,9 @@ class ConfigurationApply(pulumi.CustomResource):
         Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
         (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
         Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
-        Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+        Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
+        end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+        reset without leaving, and the destroy logs so.
 
         ## Example
 
@@ -363,6 +385,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
+                 machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -389,6 +412,7 @@ class ConfigurationApply(pulumi.CustomResource):
             if machine_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'machine_configuration'")
             __props__.__dict__["machine_configuration"] = None if machine_configuration is None else pulumi.Output.secret(machine_configuration)
+            __props__.__dict__["machine_id"] = machine_id
             if node is None and not opts.urn:
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
@@ -435,6 +459,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["health_gate"] = None
         __props__.__dict__["installed_image"] = None
         __props__.__dict__["machine_configuration"] = None
+        __props__.__dict__["machine_id"] = None
         __props__.__dict__["node"] = None
         __props__.__dict__["reset"] = None
         __props__.__dict__["running_version"] = None
@@ -523,6 +548,14 @@ class ConfigurationApply(pulumi.CustomResource):
         The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         """
         return pulumi.get(self, "machine_configuration")
+
+    @_builtins.property
+    @pulumi.getter(name="machineId")
+    def machine_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+        """
+        return pulumi.get(self, "machine_id")
 
     @_builtins.property
     @pulumi.getter

@@ -226,7 +226,7 @@ class ResetOnDelete(dict):
 
         :param Sequence[_builtins.str] control_planes: Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
         :param _builtins.bool enabled: Reset the node on destroy. Default `false`: the node keeps running its configuration.
-        :param _builtins.bool graceful: Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+        :param _builtins.bool graceful: Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
         :param _builtins.bool reboot: Reboot after the reset (a node booted from the ISO comes back in maintenance mode). Default `false`: the node powers off.
         """
         if control_planes is not None:
@@ -258,7 +258,7 @@ class ResetOnDelete(dict):
     @pulumi.getter
     def graceful(self) -> Optional[_builtins.bool]:
         """
-        Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+        Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
         """
         return pulumi.get(self, "graceful")
 

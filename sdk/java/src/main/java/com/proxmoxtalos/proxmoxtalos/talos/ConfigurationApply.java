@@ -50,7 +50,9 @@ import javax.annotation.Nullable;
  * Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
  * (reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
  * Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
- * Destroy leaves the node alone unless reset is set; a graceful reset of the last etcd member is refused up front.
+ * Destroy leaves the node alone unless reset is set. A graceful reset of the cluster&#39;s last etcd member (the
+ * end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
+ * reset without leaving, and the destroy logs so.
  * 
  * ## Example
  * 
@@ -196,6 +198,20 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
      */
     public Output<String> machineConfiguration() {
         return this.machineConfiguration;
+    }
+    /**
+     * The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+     * 
+     */
+    @Export(name="machineId", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> machineId;
+
+    /**
+     * @return The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+     * 
+     */
+    public Output<Optional<String>> machineId() {
+        return Codegen.optional(this.machineId);
     }
     /**
      * The node&#39;s address (IP or DNS name, optional `:port`, default port 50000). Use the node&#39;s own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.

@@ -130,6 +130,21 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
+     * The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+     * 
+     */
+    @Import(name="machineId")
+    private @Nullable Output<String> machineId;
+
+    /**
+     * @return The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+     * 
+     */
+    public Optional<Output<String>> machineId() {
+        return Optional.ofNullable(this.machineId);
+    }
+
+    /**
      * The node&#39;s address (IP or DNS name, optional `:port`, default port 50000). Use the node&#39;s own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
      * 
      */
@@ -229,6 +244,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         this.endpoints = $.endpoints;
         this.healthGate = $.healthGate;
         this.machineConfiguration = $.machineConfiguration;
+        this.machineId = $.machineId;
         this.node = $.node;
         this.reset = $.reset;
         this.talosVersion = $.talosVersion;
@@ -410,6 +426,27 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder machineConfiguration(String machineConfiguration) {
             return machineConfiguration(Output.of(machineConfiguration));
+        }
+
+        /**
+         * @param machineId The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder machineId(@Nullable Output<String> machineId) {
+            $.machineId = machineId;
+            return this;
+        }
+
+        /**
+         * @param machineId The identity of the machine behind `node`, for example the VM&#39;s SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder machineId(String machineId) {
+            return machineId(Output.of(machineId));
         }
 
         /**

@@ -52,14 +52,14 @@ public final class ResetOnDeleteArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+     * Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster&#39;s last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
      * 
      */
     @Import(name="graceful")
     private @Nullable Output<Boolean> graceful;
 
     /**
-     * @return Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+     * @return Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster&#39;s last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
      * 
      */
     public Optional<Output<Boolean>> graceful() {
@@ -161,7 +161,7 @@ public final class ResetOnDeleteArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param graceful Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+         * @param graceful Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster&#39;s last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
          * 
          * @return builder
          * 
@@ -172,7 +172,7 @@ public final class ResetOnDeleteArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param graceful Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+         * @param graceful Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster&#39;s last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
          * 
          * @return builder
          * 

@@ -24,7 +24,7 @@ public final class ResetOnDelete {
      */
     private @Nullable Boolean enabled;
     /**
-     * @return Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+     * @return Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster&#39;s last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
      * 
      */
     private @Nullable Boolean graceful;
@@ -50,7 +50,7 @@ public final class ResetOnDelete {
         return Optional.ofNullable(this.enabled);
     }
     /**
-     * @return Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. Set `false` only for a node whose cluster is gone.
+     * @return Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster&#39;s last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
      * 
      */
     public Optional<Boolean> graceful() {

@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+)
+
+// nodeReading is what one existing node answered before planning: what it
+// runs, or why it did not answer.
+type nodeReading struct {
+	running runningNode
+	err     error
+}
+
+// registerSecrets registers the cluster's MachineSecrets. Its talosVersion
+// only sets the version contract of a new bundle: a Talos bundle is
+// generated once and kept through upgrades (talosctl gen secrets writes it
+// once; machinery's secrets.NewBundle takes the contract only to decide
+// which secrets to generate), so a later version change is ignored rather
+// than shown as a change of the secrets.
+func registerSecrets(ctx *pulumi.Context, name string, comp *TalosCluster, talosVersion string) (*machineSecrets, error) {
+	s := &machineSecrets{}
+	err := ctx.RegisterResource(tokenMachineSecrets, name+"-secrets", pulumi.Map{
+		"talosVersion": pulumi.String(talosVersion),
+	}, s, pulumi.Parent(comp), pulumi.IgnoreChanges([]string{"talosVersion"}))
+	return s, err
+}
+
+// awaitCredentials waits (at most readTimeout) for the admin client
+// credentials of secrets that exist already. A bundle being created has none
+// yet in a preview: nil and the reason.
+func awaitCredentials(ctx context.Context, s *machineSecrets) (*talosapi.Credentials, string) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	r, err := internals.UnsafeAwaitOutput(ctx, s.ClientConfiguration)
+	if err != nil {
+		return nil, "the cluster's client credentials are not available (" + firstLine(err.Error()) + ")"
+	}
+	cc, ok := r.Value.(map[string]string)
+	if !r.Known || !ok {
+		return nil, "the cluster's machine secrets are not created yet"
+	}
+	return &talosapi.Credentials{CA: []byte(cc["caCertificate"]), Cert: []byte(cc["clientCertificate"]), Key: []byte(cc["clientKey"])}, ""
+}
+
+// readNodes asks every node of the rebuilt state, in parallel and within
+// readTimeout, what it runs: read-only over mTLS, so previews do it too. A
+// node that does not answer in time is an error in its reading, not a hang.
+func readNodes(ctx context.Context, prev *plan.State, creds *talosapi.Credentials, read configReader) map[string]nodeReading {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	out := make(map[string]nodeReading, len(prev.Nodes))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, n := range prev.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			running, err := read(ctx, n.Address, creds)
+			mu.Lock()
+			out[n.Name] = nodeReading{running: running, err: err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// withRunningVersions puts the versions each node runs into the rebuilt
+// state (Proxmox does not know them), so that versions the program leaves
+// out stay what runs and upgrades are checked from what runs. It returns a
+// warning per node that did not answer.
+func withRunningVersions(prev *plan.State, readings map[string]nodeReading) []string {
+	var warnings []string
+	for i := range prev.Nodes {
+		n := &prev.Nodes[i]
+		r := readings[n.Name]
+		if r.err != nil {
+			warnings = append(warnings, fmt.Sprintf("node %s did not say what it runs (%s): its Talos and Kubernetes versions are not known, nor what a configuration change does to it; %s", n.Name, firstLine(r.err.Error()), unknownVersions))
+			continue
+		}
+		if v, err := talosconfig.ParseVersion(r.running.TalosVersion); err == nil {
+			n.TalosVersion = talosconfig.TalosTag(v)
+		}
+		if v, err := talosconfig.ParseVersion(kubeletVersion(r.running.Config)); err == nil {
+			n.KubernetesVersion = "v" + v.String()
+		}
+	}
+	return warnings
+}
+
+// unknownVersions says what the plan does without a node's versions.
+const unknownVersions = "versions left out of the program are planned from the nodes that answered, else the provider's defaults: set talosVersion and kubernetesVersion to be sure"
