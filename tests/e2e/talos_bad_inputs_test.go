@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,24 @@ func mustFail(t *testing.T, what string, r harness.Result, wants ...string) {
 	}
 }
 
+// timedOutAfter checks the output says the wait timed out after about the
+// configured timeout: the wait starts a moment after the timeout's clock, so
+// the reported time may fall short of it by a little (3.9s of 4s).
+func timedOutAfter(t *testing.T, out string, timeout time.Duration) {
+	t.Helper()
+
+	m := regexp.MustCompile(`timed out after ([0-9.]+s)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Errorf("the output lacks \"timed out after ...\":\n%s", out)
+
+		return
+	}
+
+	if d, err := time.ParseDuration(m[1]); err != nil || d < timeout*8/10 || d > timeout*12/10 {
+		t.Errorf("timed out after %s, want about %s", m[1], timeout)
+	}
+}
+
 func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	t.Parallel()
 
@@ -159,7 +178,9 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	p.WriteProgram(t, "talosbad", badInputProgram(bad))
 
 	start := time.Now()
-	mustFail(t, "up against an address nobody answers", p.Up(t), "timed out after 4s", nobody.String()+":50000", "connection refused")
+	r := p.Up(t)
+	mustFail(t, "up against an address nobody answers", r, "timed out after", nobody.String()+":50000", "connection refused")
+	timedOutAfter(t, r.Output(), 4*time.Second)
 
 	if d := time.Since(start); d > time.Minute {
 		t.Errorf("up against a silent address took %s", d)
@@ -176,8 +197,10 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	bad = good
 	bad.disk = "/dev/disk/by-id/does-not-exist"
 	p.WriteProgram(t, "talosbad", badInputProgram(bad))
-	mustFail(t, "up with a by-id disk that does not exist", p.Up(t), "timed out after 4s waiting for node "+node.String()+" to run the applied configuration",
+	r = p.Up(t)
+	mustFail(t, "up with a by-id disk that does not exist", r, "waiting for node "+node.String()+" to run the applied configuration",
 		"its install failed", "lstat /dev/disk/by-id/does-not-exist: no such file or directory")
+	timedOutAfter(t, r.Output(), 4*time.Second)
 
 	res := stateResources(t, p)
 	if res["cp"] == nil || res["cp"]["appliedMode"] != "install" {
