@@ -119,6 +119,8 @@ func (s *Sim) reconcile() bool {
 		changed = s.reconcileWorkerCerts(c, nodes, &after) || changed
 		changed = s.reconcileKubelets(c, nodes, now) || changed
 		changed = s.reconcileKubeListeners(c, &after) || changed
+
+		s.checkSkew(c.id)
 	}
 
 	s.mu.Unlock()

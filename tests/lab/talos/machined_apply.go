@@ -156,6 +156,10 @@ func (n *Node) setActive(applied appliedConfig) {
 	s.mu.Lock()
 	n.active, n.activeBytes = applied.cfg, applied.bytes
 	n.hostname = configHostname(applied.cfg, n.machine, n.ps, n.addr)
+
+	if applied.cfg != nil {
+		s.checkSkew(applied.cfg.Cluster().ID())
+	}
 	s.mu.Unlock()
 
 	n.publish()

@@ -154,6 +154,7 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 	n.hostname = configHostname(applied.cfg, n.machine, ps, n.addr)
 	n.phase = PhaseRunning
 	n.bootedAt = nowFunc()
+	s.checkSkew(applied.cfg.Cluster().ID())
 	n.etcdFailedLogged = false
 	gen := n.gen
 	cp := isControlPlane(applied.cfg)

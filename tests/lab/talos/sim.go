@@ -69,6 +69,9 @@ type Sim struct {
 	token    int
 	closed   bool
 	faults   Faults
+	// skew and skewSeen record Kubernetes version-skew violations (skew.go).
+	skew     []SkewViolation
+	skewSeen map[string]bool
 
 	kick chan struct{}
 	done chan struct{}
