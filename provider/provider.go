@@ -51,6 +51,7 @@ func New() (p.Provider, error) {
 			infer.Resource(&talos.Bootstrap{}),
 			infer.Resource(&talos.Kubeconfig{}),
 			infer.Resource(&talos.ClusterHealth{}),
+			infer.Resource(&talos.ControlPlaneComponents{}),
 		).
 		WithFunctions(
 			infer.Function(&talos.GetMachineConfiguration{}),

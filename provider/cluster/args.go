@@ -54,7 +54,9 @@ func (a *TalosClusterArgs) Annotate(an infer.Annotator) {
 		"the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.")
 	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.35.0`; checked against the Talos version's "+
 		"support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. "+
-		"Upgrades go one minor version at a time, node by node, control planes first.")
+		"Upgrades go one minor version at a time, in two phases: the control plane components (API server, "+
+		"controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by "+
+		"node, control planes first, so that no kubelet is newer than an API server.")
 	an.Describe(&a.Endpoint, "The Kubernetes API endpoint written into every machine configuration and the "+
 		"kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` "+
 		"is set, otherwise the first control plane's address.")

@@ -428,7 +428,7 @@ func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 	next["talosVersion"], next["kubernetesVersion"] = "v1.12.6", "v1.35.2"
 	second, resp, err := constructDry(t, true, inv, next, before)
 	must(t, err)
-	want := "all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept); Kubernetes v1.34.1 → v1.35.2, node by node, control planes first"
+	want := "all 5 nodes upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept); Kubernetes v1.34.1 → v1.35.2, control plane components first, then kubelets node by node"
 	if s := resp.State.Get("summary").AsString(); s != want {
 		t.Errorf("upgrade preview: summary %q, want %q", s, want)
 	}
@@ -440,7 +440,7 @@ func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 	running["10.0.0.10"] = appliedConfigs(second)["10.0.0.10"]
 	_, resp, err = constructDry(t, true, inv, next, running)
 	must(t, err)
-	want = "4 upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept): lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2; Kubernetes v1.34.1 → v1.35.2, node by node, control planes first"
+	want = "4 upgraded one at a time, control planes first (Talos v1.12.5 → v1.12.6; VMs kept): lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2; Kubernetes v1.34.1 → v1.35.2, control plane components first, then kubelets node by node"
 	if s := resp.State.Get("summary").AsString(); s != want {
 		t.Errorf("after the failed rollout: summary %q, want %q", s, want)
 	}

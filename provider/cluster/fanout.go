@@ -30,6 +30,9 @@ import (
 //     planes are: a pool of new workers need not wait for each other.
 //   - The VM of an existing node waits for the previous node's apply, so
 //     that changes restarting VMs roll one at a time too.
+//   - Kubernetes upgrades go in two phases (componentStages): every control
+//     plane's components, one node at a time, then, through the applies,
+//     the kubelets. Every apply waits for the last component stage.
 //   - Workers depend on the control planes, so they leave first.
 //   - One cluster-level ClusterHealth, after every node, gates the
 //     kubeconfig output: the API answers on the endpoint (the VIP, once
@@ -126,6 +129,14 @@ func (f *fanout) register() error {
 		states[f.state.Nodes[i].Name] = &f.state.Nodes[i]
 	}
 
+	// Kubernetes upgrades move every control plane's components before any
+	// kubelet: the component stages run first, and every apply waits for
+	// the last one.
+	lastStage, err := f.componentStages(nodes)
+	if err != nil {
+		return err
+	}
+
 	var (
 		prev    pulumi.Resource // the previous node's apply in rollout order
 		lastCP  pulumi.Resource // the last control plane's apply
@@ -137,9 +148,11 @@ func (f *fanout) register() error {
 		if n.Existing {
 			vmDeps = append(vmDeps, prev)
 		}
-		vm, err := f.vm(n, vmDeps)
-		if err != nil {
-			return err
+		vm := f.vms[n.Name] // new control planes' VMs come with their stages
+		if vm == nil {
+			if vm, err = f.vm(n, vmDeps); err != nil {
+				return err
+			}
 		}
 		after := prev
 		if newWorker(n) {
@@ -147,7 +160,7 @@ func (f *fanout) register() error {
 		}
 		// Every node but the first joins a bootstrapped cluster: its gate
 		// checks the nodes before it through etcd and Kubernetes.
-		deps := []pulumi.Resource{vm, after, f.schematic}
+		deps := []pulumi.Resource{vm, after, f.schematic, lastStage}
 		if f.boot != nil {
 			deps = append(deps, f.boot)
 		}

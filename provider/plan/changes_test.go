@@ -48,7 +48,7 @@ func TestCompare(t *testing.T) {
 			name:    "bump Kubernetes",
 			edit:    func(s *Spec) { s.KubernetesVersion = "v1.35.3" },
 			want:    map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
-			summary: "all 5 nodes updated live, no reboot; Kubernetes v1.35.2 → v1.35.3, node by node, control planes first",
+			summary: "all 5 nodes updated live, no reboot; Kubernetes v1.35.2 → v1.35.3, control plane components first, then kubelets node by node",
 		},
 		{
 			name:   "change a kubelet-relevant label on one pool",

@@ -20,7 +20,7 @@ func (s Summary) String() string {
 		}
 	}
 	if s.KubernetesUpgrade != "" {
-		parts = append(parts, "Kubernetes "+s.KubernetesUpgrade+", node by node, control planes first")
+		parts = append(parts, "Kubernetes "+s.KubernetesUpgrade+", control plane components first, then kubelets node by node")
 	}
 	if len(parts) == 0 {
 		return NoNodeChanges

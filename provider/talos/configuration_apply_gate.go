@@ -105,19 +105,33 @@ func gateRequest(g *HealthGate, node string, phase gatePhase) *talosapi.HealthRe
 
 // waitGate waits for the gate's phase; nil without a gate.
 func (r *ConfigurationApply) waitGate(ctx context.Context, in ConfigurationApplyArgs, phase gatePhase) error {
-	req := gateRequest(in.HealthGate, in.Node, phase)
+	return waitHealthGate(ctx, r.opts, gateTarget{gate: in.HealthGate, node: in.Node, endpoints: in.Endpoints, cc: in.ClientConfiguration, label: nodeLabel(in)}, phase)
+}
+
+// gateTarget is the node a health gate guards and how to reach the cluster.
+type gateTarget struct {
+	gate      *HealthGate
+	node      string
+	endpoints []string
+	cc        ClientConfiguration
+	label     string
+}
+
+// waitHealthGate waits for a gate's phase; nil without a gate.
+func waitHealthGate(ctx context.Context, opts talosapi.Options, g gateTarget, phase gatePhase) error {
+	req := gateRequest(g.gate, g.node, phase)
 	if req == nil {
 		return nil
 	}
 
-	creds, err := in.ClientConfiguration.credentials()
+	creds, err := g.cc.credentials()
 	if err != nil {
 		return err
 	}
 
-	req.Creds, req.Endpoints = creds, in.Endpoints
+	req.Creds, req.Endpoints = creds, g.endpoints
 
-	d, err := gateTimeout(in.HealthGate)
+	d, err := gateTimeout(g.gate)
 	if err != nil {
 		return err
 	}
@@ -125,10 +139,10 @@ func (r *ConfigurationApply) waitGate(ctx context.Context, in ConfigurationApply
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 
-	label := nodeLabel(in)
+	label := g.label
 	start := time.Now()
 
-	if _, err := talosapi.WaitHealthy(ctx, *req, apiOptions(ctx, r.opts)); err != nil {
+	if _, err := talosapi.WaitHealthy(ctx, *req, apiOptions(ctx, opts)); err != nil {
 		if phase == gateBefore {
 			return fmt.Errorf("node %s was not changed: the cluster is not healthy (%w); fix it, or wait, and run pulumi up again", label, err)
 		}

@@ -188,7 +188,7 @@ func TestClusterLifecycle(t *testing.T) {
 	prog.KubernetesVersion = "v1.35.2"
 	p.WriteProgram(t, "cluster", prog.render(t))
 	k8s := tcTimed(t, "Kubernetes upgrade", func() harness.Result { return p.Up(t) })
-	if !strings.Contains(k8s.Output(), "Kubernetes v1.34.1 → v1.35.2, node by node") {
+	if !strings.Contains(k8s.Output(), "Kubernetes v1.34.1 → v1.35.2, control plane components first, then kubelets node by node") {
 		t.Errorf("the update does not announce the Kubernetes upgrade:\n%s", k8s.Output())
 	}
 	knodes, err = kube.Nodes([]byte(out.Kubeconfig), "")

@@ -1,0 +1,94 @@
+package talos
+
+import (
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+)
+
+// ControlPlaneComponents is the first phase of a Kubernetes upgrade on one
+// control plane: its kube-apiserver, controller manager, scheduler and
+// kube-proxy images move to the new version; its kubelet stays for the
+// second phase (the node's ConfigurationApply).
+type ControlPlaneComponents struct {
+	// opts tune polling; tests shorten the pauses.
+	opts talosapi.Options
+}
+
+// Annotate documents the resource.
+func (r *ControlPlaneComponents) Annotate(a infer.Annotator) {
+	a.Describe(r, `Moves one control plane's Kubernetes components (kube-apiserver, kube-controller-manager,
+kube-scheduler, kube-proxy) to a Kubernetes version, keeping its kubelet: the first phase of a Kubernetes
+upgrade.
+
+The Kubernetes version skew policy forbids a kubelet newer than any kube-apiserver it talks to. Upgrading a
+control plane's whole configuration at once moves its kubelet ahead of the API servers of the control planes
+not upgraded yet. `+"`talosctl upgrade-k8s`"+` therefore moves each component on every control plane before
+any kubelet; this resource is that step for one node. Run one per control plane, chained one after the other,
+before the nodes' ConfigurationApply resources (which then change only the kubelets).
+
+On create and update the resource reads the configuration the node runs (over mTLS) and, when its component
+images are not on kubernetesVersion, applies that same configuration with only the images' tags changed
+(repositories, such as a mirror, are kept), without a reboot, then waits for the node to run it. With
+healthGate it waits for the cluster's health before and after, as ConfigurationApply does. A node whose
+components are already on the version (a fresh cluster, a resumed rollout) is not changed; a node in
+maintenance mode (not configured yet) is left alone. The resource is a step, not a desired configuration:
+refresh reports no drift, and destroy leaves the node alone.
+
+## Example
+
+`+"```yaml"+`
+resources:
+  cp1Components:
+    type: proxmoxtalos:talos:ControlPlaneComponents
+    properties:
+      node: 192.168.1.21
+      clientConfiguration: ${secrets.clientConfiguration}
+      kubernetesVersion: v1.35.2
+`+"```")
+}
+
+// ControlPlaneComponentsArgs are the inputs.
+type ControlPlaneComponentsArgs struct {
+	Node                string              `pulumi:"node"`
+	Endpoints           []string            `pulumi:"endpoints,optional"`
+	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration" provider:"secret"`
+	KubernetesVersion   string              `pulumi:"kubernetesVersion"`
+	HealthGate          *HealthGate         `pulumi:"healthGate,optional"`
+	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+	// Change is derived in Check; see Annotate.
+	Change *string `pulumi:"change,optional"`
+}
+
+// Annotate documents the inputs.
+func (a *ControlPlaneComponentsArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.Node, "The control plane's own address (IP or DNS name, optional `:port`, default port 50000).")
+	an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through (talosctl --endpoints). Default: the "+
+		"node itself.")
+	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration (MachineSecrets.clientConfiguration).")
+	an.Describe(&a.KubernetesVersion, "The Kubernetes version the control plane components must run, like `v1.35.2`. "+
+		"A change updates the resource, which moves the components (not the kubelet) to it.")
+	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
+	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+	an.Describe(&a.Change, "Computed by the provider; leave unset. What an update of kubernetesVersion does, in one "+
+		"line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.")
+}
+
+// ControlPlaneComponentsState is the state.
+type ControlPlaneComponentsState struct {
+	ControlPlaneComponentsArgs
+	Outcome string `pulumi:"outcome"`
+}
+
+// Annotate documents the outputs.
+func (s *ControlPlaneComponentsState) Annotate(a infer.Annotator) {
+	a.Describe(&s.Outcome, "What the last create or update did: `updated` (the component images were moved), "+
+		"`current` (they already were on the version), or `not-configured` (the node was in maintenance mode).")
+}
+
+// Outcomes of a ControlPlaneComponents operation.
+const (
+	componentsUpdated       = "updated"
+	componentsCurrent       = "current"
+	componentsNotConfigured = "not-configured"
+)
