@@ -22,9 +22,34 @@ func TestNewClusterFanOut(t *testing.T) {
 		count[r.typ]++
 	}
 	want := map[string]int{"MachineSecrets": 1, "ImageFactorySchematic": 1, "DownloadFile": 3, "VirtualMachine": 5, "ConfigurationApply": 5,
-		"Bootstrap": 1, "Kubeconfig": 1, "ClusterHealth": 1}
+		"ControlPlaneComponents": 3, "Bootstrap": 1, "Kubeconfig": 1, "ClusterHealth": 1}
 	if !maps.Equal(count, want) {
 		t.Errorf("registered %v, want %v", count, want)
+	}
+
+	// Kubernetes upgrades in two phases: the control planes' component
+	// stages chain in rollout order, each new node's after its VM, and every
+	// apply (kubelets) waits for the last stage. A new cluster has no
+	// existing node to gate on.
+	for _, c := range []struct {
+		typ, res, dep string
+		want          bool
+	}{
+		{"ControlPlaneComponents", "lab-cp-1-components", "VirtualMachine::lab-cp-1", true},
+		{"ControlPlaneComponents", "lab-cp-2-components", "ControlPlaneComponents::lab-cp-1-components", true},
+		{"ControlPlaneComponents", "lab-cp-3-components", "ControlPlaneComponents::lab-cp-2-components", true},
+		{"ControlPlaneComponents", "lab-cp-3-components", "VirtualMachine::lab-cp-3", true},
+		{"ConfigurationApply", "lab-cp-1", "ControlPlaneComponents::lab-cp-3-components", true},
+		{"ConfigurationApply", "lab-workers-2", "ControlPlaneComponents::lab-cp-3-components", true},
+	} {
+		if got := depends(rec.get(t, c.typ, c.res), c.dep); got != c.want {
+			t.Errorf("%s %s depends on %s = %v, want %v (deps %v)", c.typ, c.res, c.dep, got, c.want, rec.get(t, c.typ, c.res).deps)
+		}
+	}
+	for _, st := range rec.byType("ControlPlaneComponents") {
+		if _, ok := st.inputs.GetOk("healthGate"); ok || st.inputs.Get("kubernetesVersion").AsString() == "" || !st.inputs.Get("clientConfiguration").Secret() {
+			t.Errorf("stage %s inputs %v: want the version, a secret client configuration and no gate on a new cluster", st.name, st.inputs)
+		}
 	}
 
 	// Control planes chain, each after the bootstrap; new workers wait for
@@ -188,6 +213,20 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	}
 	if w := strs(healthGate(t, second, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
 		t.Errorf("existing lab-workers-2's gate requires workers %v", w)
+	}
+	// On an existing cluster the component stages are gated on every node
+	// and do not wait for VMs (which wait for applies, which wait for the
+	// stages).
+	for _, st := range second.byType("ControlPlaneComponents") {
+		g := st.inputs.Get("healthGate").AsMap()
+		if !slices.Equal(strs(g.Get("controlPlanes")), []string{"10.0.0.10", "10.0.0.11", "10.0.0.12"}) || !slices.Equal(strs(g.Get("workers")), []string{"10.0.0.13", "10.0.0.14"}) {
+			t.Errorf("stage %s gate %v: want every existing node required", st.name, g)
+		}
+		for _, d := range st.deps {
+			if strings.HasPrefix(d, "VirtualMachine::") {
+				t.Errorf("stage %s of an existing node waits for %s", st.name, d)
+			}
+		}
 	}
 
 	for _, c := range []struct{ kind, res, dep string }{

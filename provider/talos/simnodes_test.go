@@ -91,6 +91,7 @@ func nodeServer(t *testing.T, kubeNow func() time.Time) integration.Server {
 			infer.Resource(&Bootstrap{opts: fastOpts}),
 			infer.Resource(&Kubeconfig{opts: fastOpts, now: kubeNow}),
 			infer.Resource(&ClusterHealth{opts: fastOpts}),
+			infer.Resource(&ControlPlaneComponents{opts: fastOpts}),
 		).
 		Build()
 	if err != nil {

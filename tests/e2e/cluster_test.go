@@ -203,6 +203,19 @@ func TestClusterLifecycle(t *testing.T) {
 	if got := l.bootCounts(out.Nodes); !maps.Equal(got, boots) {
 		t.Errorf("the Kubernetes upgrade rebooted nodes: %v -> %v", boots, got)
 	}
+	// Two phases: every kube-apiserver moved before any kubelet, so no
+	// kubelet ever ran a newer minor than an API server it talks to.
+	if v := l.Talos().SkewViolations(); len(v) > 0 {
+		t.Errorf("the Kubernetes upgrade broke the version skew policy %d times, first: %s", len(v), v[0])
+	}
+	for _, n := range []string{"e2e-cp-1", "e2e-cp-2", "e2e-cp-3"} {
+		if !strings.Contains(k8s.Output(), "node "+n+" ") || !strings.Contains(k8s.Output(), "control plane components v1.34.1 → v1.35.2") {
+			t.Errorf("the Kubernetes upgrade does not show %s's control plane components moving first:\n%s", n, k8s.Output())
+		}
+	}
+	if !maps.Equal(tcVMIDs(tcReadOutputs(t, p).Nodes), ids) {
+		t.Errorf("VMIDs changed in the Kubernetes upgrade")
+	}
 	tcTimed(t, "preview after the Kubernetes upgrade", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 
 	// Scale workers 2 -> 3 -> 2.
