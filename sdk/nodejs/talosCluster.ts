@@ -216,7 +216,7 @@ export interface TalosClusterArgs {
      */
     installDisk?: string;
     /**
-     * Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
+     * Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
      */
     kubernetesVersion?: string;
     /**

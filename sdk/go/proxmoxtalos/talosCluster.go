@@ -115,7 +115,7 @@ type talosClusterArgs struct {
 	InlineManifests []InlineManifest `pulumi:"inlineManifests"`
 	// The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
 	InstallDisk *string `pulumi:"installDisk"`
-	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
+	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
 	Network Network `pulumi:"network"`
@@ -167,7 +167,7 @@ type TalosClusterArgs struct {
 	InlineManifests []InlineManifestArgs
 	// The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
 	InstallDisk *string
-	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
+	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
 	KubernetesVersion *string
 	// The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
 	Network NetworkArgs

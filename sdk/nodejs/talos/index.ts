@@ -20,6 +20,11 @@ export type ConfigurationApply = import("./configurationApply").ConfigurationApp
 export const ConfigurationApply: typeof import("./configurationApply").ConfigurationApply = null as any;
 utilities.lazyLoad(exports, ["ConfigurationApply"], () => require("./configurationApply"));
 
+export { ControlPlaneComponentsArgs } from "./controlPlaneComponents";
+export type ControlPlaneComponents = import("./controlPlaneComponents").ControlPlaneComponents;
+export const ControlPlaneComponents: typeof import("./controlPlaneComponents").ControlPlaneComponents = null as any;
+utilities.lazyLoad(exports, ["ControlPlaneComponents"], () => require("./controlPlaneComponents"));
+
 export { GetClientConfigurationArgs, GetClientConfigurationResult, GetClientConfigurationOutputArgs } from "./getClientConfiguration";
 export const getClientConfiguration: typeof import("./getClientConfiguration").getClientConfiguration = null as any;
 export const getClientConfigurationOutput: typeof import("./getClientConfiguration").getClientConfigurationOutput = null as any;
@@ -64,6 +69,8 @@ const _module = {
                 return new ClusterHealth(name, <any>undefined, { urn })
             case "proxmoxtalos:talos:ConfigurationApply":
                 return new ConfigurationApply(name, <any>undefined, { urn })
+            case "proxmoxtalos:talos:ControlPlaneComponents":
+                return new ControlPlaneComponents(name, <any>undefined, { urn })
             case "proxmoxtalos:talos:ImageFactorySchematic":
                 return new ImageFactorySchematic(name, <any>undefined, { urn })
             case "proxmoxtalos:talos:Kubeconfig":

@@ -53,6 +53,7 @@ _utilities.register(
    "proxmoxtalos:talos:Bootstrap": "Bootstrap",
    "proxmoxtalos:talos:ClusterHealth": "ClusterHealth",
    "proxmoxtalos:talos:ConfigurationApply": "ConfigurationApply",
+   "proxmoxtalos:talos:ControlPlaneComponents": "ControlPlaneComponents",
    "proxmoxtalos:talos:ImageFactorySchematic": "ImageFactorySchematic",
    "proxmoxtalos:talos:Kubeconfig": "Kubeconfig",
    "proxmoxtalos:talos:MachineSecrets": "MachineSecrets"

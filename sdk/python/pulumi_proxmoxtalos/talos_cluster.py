@@ -64,7 +64,7 @@ class TalosClusterArgs:
         :param 'ImageArgs' image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
         :param Sequence['InlineManifestArgs'] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
-        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
+        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
         :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         :param Mapping[str, 'RegistryMirrorArgs'] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
@@ -304,7 +304,7 @@ class TalosClusterArgs:
     @pulumi.getter(name="kubernetesVersion")
     def kubernetes_version(self) -> Optional[_builtins.str]:
         """
-        Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
+        Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         """
         return pulumi.get(self, "kubernetes_version")
 
@@ -484,7 +484,7 @@ class TalosCluster(pulumi.ComponentResource):
         :param Union['ImageArgs', 'ImageArgsDict'] image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
         :param Sequence[Union['InlineManifestArgs', 'InlineManifestArgsDict']] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
-        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, node by node, control planes first.
+        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         :param Union['NetworkArgs', 'NetworkArgsDict'] network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
         :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
         :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.

@@ -27,6 +27,8 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &ClusterHealth{}
 	case "proxmoxtalos:talos:ConfigurationApply":
 		r = &ConfigurationApply{}
+	case "proxmoxtalos:talos:ControlPlaneComponents":
+		r = &ControlPlaneComponents{}
 	case "proxmoxtalos:talos:ImageFactorySchematic":
 		r = &ImageFactorySchematic{}
 	case "proxmoxtalos:talos:Kubeconfig":

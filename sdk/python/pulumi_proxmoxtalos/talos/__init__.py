@@ -10,6 +10,7 @@ from ._enums import *
 from .bootstrap import *
 from .cluster_health import *
 from .configuration_apply import *
+from .control_plane_components import *
 from .get_client_configuration import *
 from .get_image_factory import *
 from .get_machine_configuration import *

@@ -241,14 +241,14 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, node by node, control planes first.
+     * Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
      * 
      */
     @Import(name="kubernetesVersion")
     private @Nullable String kubernetesVersion;
 
     /**
-     * @return Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, node by node, control planes first.
+     * @return Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
      * 
      */
     public Optional<String> kubernetesVersion() {
@@ -632,7 +632,7 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, node by node, control planes first.
+         * @param kubernetesVersion Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
          * 
          * @return builder
          * 
