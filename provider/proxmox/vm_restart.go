@@ -40,7 +40,11 @@ func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug
 	if news.Name != nil && *news.Name != "" {
 		vm = "VM " + *news.Name
 	}
-	what := fmt.Sprintf("%s: %s take(s) effect only after a restart", vm, strings.Join(paths, ", "))
+	verb := "takes"
+	if len(paths) > 1 {
+		verb = "take"
+	}
+	what := fmt.Sprintf("%s: %s %s effect only after a restart", vm, strings.Join(paths, ", "), verb)
 	if news.RebootAfterUpdate != nil && !*news.RebootAfterUpdate {
 		return what + "; the update will NOT restart the VM (rebootAfterUpdate: false), so the changes stay " +
 			"pending until it restarts"

@@ -16,10 +16,12 @@ func TestRestartWarning(t *testing.T) {
 		want       []string // "" entries: no warning
 	}{
 		{"cores", func(a *VirtualMachineArgs) { a.CPU.Cores = ptr(8) }, false,
-			[]string{"VM cp1: cpu.cores take(s) effect only after a restart", "will restart the VM"}},
+			[]string{"VM cp1: cpu.cores takes effect only after a restart", "will restart the VM"}},
 		{"cores without reboot", func(a *VirtualMachineArgs) { a.CPU.Cores = ptr(8); a.RebootAfterUpdate = ptr(false) }, false,
 			[]string{"cpu.cores", "will NOT restart the VM (rebootAfterUpdate: false)"}},
 		{"memory without hotplug", func(a *VirtualMachineArgs) { a.Memory.Dedicated *= 2 }, false, []string{"memory.dedicated"}},
+		{"cores and memory", func(a *VirtualMachineArgs) { a.CPU.Cores = ptr(8); a.Memory.Dedicated *= 2 }, false,
+			[]string{"VM cp1: cpu.cores, memory.dedicated take effect only after a restart"}},
 		{"memory with hotplug", func(a *VirtualMachineArgs) { a.Memory.Dedicated *= 2 }, true, nil},
 		{"bios", func(a *VirtualMachineArgs) {
 			a.Bios = ptr(Bios("ovmf"))

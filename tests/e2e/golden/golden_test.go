@@ -25,7 +25,7 @@ func TestNormalize(t *testing.T) {
 		"  ~ machine.env.https_proxy: \"(sensitive, hmac:bb0666ef5d0a)\" => \"(sensitive, hmac:a5ce32d3b002)\"\n" +
 		"  mac BC:24:11:0A:1b:2C uuid 0b8e1c1e-4a43-4c1e-9d2f-0a1b2c3d4e5f at 01:07:33\n" +
 		"waiting (12s so far) [250ms]\n" +
-		"warning: VM 103 on node pve1: cpu.cores take(s) effect only after a restart\n" +
+		"warning: VM 103 on node pve1: cpu.cores takes effect only after a restart\n" +
 		"  [0]: \"867c914a3bbb88137bd915a09fa16511d752ead9509758cf30c756dc965715e2\" vm 2/1 017f96cad6077f02 (config 6c3f270b)\n" +
 		"  cores   : 2\n  sockets: 1\n" +
 		"Duration: 3m2s\n"
@@ -37,7 +37,7 @@ func TestNormalize(t *testing.T) {
 		"  ~ machine.env.https_proxy: \"(sensitive, hmac:<fingerprint>)\" => \"(sensitive, hmac:<fingerprint>)\"\n" +
 		"  mac <mac> uuid <uuid> at 01:07:33\n" +
 		"waiting (<duration>) [<duration>]\n" +
-		"warning: VM <vmid> on node pve1: cpu.cores take(s) effect only after a restart\n" +
+		"warning: VM <vmid> on node pve1: cpu.cores takes effect only after a restart\n" +
 		"  [0]: \"<digest>\" vm 2/1 <digest> (config <digest>)\n" +
 		"  cores: 2\n  sockets: 1\n" +
 		"Duration: <duration>\n"
