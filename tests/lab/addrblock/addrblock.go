@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -45,4 +46,28 @@ func Claim(seed int64) (netip.Prefix, *os.File, error) {
 		return netip.PrefixFrom(netip.AddrFrom4([4]byte{127, byte(x), byte(y), 0}), 24), f, nil
 	}
 	return netip.Prefix{}, nil, fmt.Errorf("lab: no free 127.X.Y.0/24 address block after 1000 tries (stale locks in %s?)", dir)
+}
+
+// Hold claims a block (random candidates) for the rest of the process, for
+// tests that never give theirs back, and returns host -> 127.X.Y.host.
+func Hold() (func(host int) netip.Addr, error) {
+	block, lock, err := Claim(0)
+	if err != nil {
+		return nil, err
+	}
+
+	held.Lock()
+	held.files = append(held.files, lock)
+	held.Unlock()
+
+	a := block.Addr().As4()
+
+	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], byte(host)}) }, nil
+}
+
+// held keeps the held blocks' lock files referenced: an unreferenced
+// *os.File is closed by its finalizer, which would release the block.
+var held struct {
+	sync.Mutex
+	files []*os.File
 }

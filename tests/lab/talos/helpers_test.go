@@ -36,25 +36,12 @@ const (
 // simtest, so that tests in other processes running at the same time (other
 // packages, other worktrees) never share an address with these.
 func addressBlock() func(host int) netip.Addr {
-	block, lock, err := addrblock.Claim(0)
+	host, err := addrblock.Hold()
 	if err != nil {
 		panic(err)
 	}
 
-	heldBlocks.Lock()
-	heldBlocks.files = append(heldBlocks.files, lock)
-	heldBlocks.Unlock()
-
-	a := block.Addr().As4()
-
-	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], byte(host)}) }
-}
-
-// heldBlocks keeps the lock files referenced until the process exits (a
-// finalizer would close an unreferenced one and release its block).
-var heldBlocks struct {
-	sync.Mutex
-	files []*os.File
+	return host
 }
 
 // testLog collects the simulator's log for assertions.

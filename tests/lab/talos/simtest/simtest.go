@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -36,25 +35,12 @@ func Installer(version string) string {
 // process or another (labs included), need distinct addresses: the block is
 // claimed through package addrblock and held until the process exits.
 func AddressBlock() func(host int) netip.Addr {
-	block, lock, err := addrblock.Claim(0)
+	host, err := addrblock.Hold()
 	if err != nil {
 		panic(err)
 	}
 
-	held.Lock()
-	held.files = append(held.files, lock)
-	held.Unlock()
-
-	a := block.Addr().As4()
-
-	return func(host int) netip.Addr { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], byte(host)}) }
-}
-
-// held keeps the claimed blocks' lock files referenced: an unreferenced
-// *os.File is closed by its finalizer, which would release the block.
-var held struct {
-	sync.Mutex
-	files []*os.File
+	return host
 }
 
 // Start runs a simulator at time scale 0, closed when the test ends; its log
