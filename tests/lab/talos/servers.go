@@ -251,10 +251,7 @@ func (n *Node) dropVIP(vip netip.Addr) {
 func (n *Node) stopServers() {
 	s := n.sim
 
-	grace := serverGrace
-	if n.ctx.Err() != nil {
-		grace = 0
-	}
+	grace := n.stopGrace()
 
 	s.mu.Lock()
 	srvs := n.servers
@@ -287,10 +284,7 @@ func (n *Node) stopServers() {
 func (n *Node) stopMaintenance() {
 	s := n.sim
 
-	grace := serverGrace
-	if n.ctx.Err() != nil {
-		grace = 0
-	}
+	grace := n.stopGrace()
 
 	s.mu.Lock()
 	srvs := n.servers
@@ -405,3 +399,13 @@ func machineStage(p Phase) runtime.MachineStage {
 // serverGrace is how long in-flight calls may finish when Talos stops its API
 // servers (factory.ServerGracefulStop).
 const serverGrace = 5 * time.Second
+
+// stopGrace is how long the node's API servers let in-flight calls finish:
+// serverGrace when the OS stops them, none when the VM lost power.
+func (n *Node) stopGrace() time.Duration {
+	if n.ctx.Err() != nil {
+		return 0
+	}
+
+	return serverGrace
+}
