@@ -66,9 +66,7 @@ func startTCLabWith(t *testing.T, opts lab.Options) *tcLab {
 
 // addr is host n of the lab's 127.X.Y.0/24 block.
 func (l *tcLab) addr(n byte) string {
-	a := l.AddressBlock().Addr().As4()
-	a[3] = n
-	return netip.AddrFrom4(a).String()
+	return l.Address(n).String()
 }
 
 // logLines returns the lab log lines matching re, in order.

@@ -39,8 +39,7 @@ func TestExampleYAMLCluster(t *testing.T) {
 	}
 	p := harness.OpenYAMLProject(t, env, dir)
 	p.ConfigureLab(t, l.Conn)
-	a := l.AddressBlock().Addr().As4()
-	prefix := fmt.Sprintf("%d.%d.%d", a[0], a[1], a[2])
+	prefix := l.AddressPrefix()
 	p.SetConfig(t, "addressPrefix", prefix, false)
 	p.SetConfig(t, "factoryUrl", l.FactoryURL(), false)
 

@@ -35,8 +35,7 @@ func TestExampleYAMLVMs(t *testing.T) {
 	}
 	p := harness.OpenYAMLProject(t, env, dir)
 	p.ConfigureLab(t, labConfig)
-	a := l.AddressBlock().Addr().As4()
-	prefix := fmt.Sprintf("%d.%d.%d", a[0], a[1], a[2])
+	prefix := l.AddressPrefix()
 	p.SetConfig(t, "addressPrefix", prefix, false)
 
 	if r := p.Up(t); r.ExitCode != 0 {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/netip"
 	"sort"
 	"strings"
 	"testing"
@@ -30,9 +29,7 @@ func startExampleLab(t *testing.T) *exampleLab {
 
 // addr is the n-th address of the lab's 127.X.Y.0/24 block.
 func (l *exampleLab) addr(n int) string {
-	a := l.AddressBlock().Addr().As4()
-	a[3] = byte(n)
-	return netip.AddrFrom4(a).String()
+	return l.Address(byte(n)).String()
 }
 
 // volumes lists every volume on every node and storage, as node/volid.

@@ -61,8 +61,7 @@ func TestFaultsStackConverges(t *testing.T) {
 	l, labConfig := harness.StartLab(t, lab.Options{Seed: 7101, Booter: pve.BasicBooter})
 	makeTemplate(t, l, "pve1", 9000)
 	makeTemplate(t, l, "pve2", 9001)
-	a := l.AddressBlock().Addr().As4()
-	p := harness.NewYAMLProject(t, env, "faults", faultStack(fmt.Sprintf("%d.%d.%d", a[0], a[1], a[2])))
+	p := harness.NewYAMLProject(t, env, "faults", faultStack(l.AddressPrefix()))
 	p.ConfigureLab(t, labConfig)
 
 	// Each `up` with faults must keep the invariant. The ISO VMs wait for

@@ -149,12 +149,11 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 	step("refresh", func() harness.Result { return p.Refresh(t, "--expect-no-changes") })
 	noOutputChanges(t, "after refresh", step("preview after refresh", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") }))
 
-	block := l.AddressBlock().Addr().As4()
 	norm := golden.Normalizer{Literal: map[string]string{
-		fmt.Sprintf("%d.%d.%d.", block[0], block[1], block[2]): "192.0.2.",
-		l.AddressBlock().String():                              "192.0.2.0/24",
-		l.FactoryURL():                                         "http://factory.lab",
-		strings.TrimPrefix(l.FactoryURL(), "http://"):          "factory.lab",
+		l.AddressPrefix() + ".":                       "192.0.2.",
+		l.AddressBlock().String():                     "192.0.2.0/24",
+		l.FactoryURL():                                "http://factory.lab",
+		strings.TrimPrefix(l.FactoryURL(), "http://"): "factory.lab",
 		// The schematic with the guest agent: stable, kept readable.
 		simtest.Schematic: "<schematic:qemu-guest-agent>",
 	}}

@@ -71,8 +71,7 @@ func TestProviderUpgradeShowsNoChanges(t *testing.T) {
 			usePlugin(oldDir, oldVersion)
 			p := harness.OpenYAMLProject(t, env, dir)
 			p.ConfigureLab(t, l.Conn)
-			a := l.AddressBlock().Addr().As4()
-			p.SetConfig(t, "addressPrefix", fmt.Sprintf("%d.%d.%d", a[0], a[1], a[2]), false)
+			p.SetConfig(t, "addressPrefix", l.AddressPrefix(), false)
 			p.SetConfig(t, "factoryUrl", l.FactoryURL(), false)
 
 			tcTimed(t, "up with "+oldVersion, func() harness.Result { return p.Up(t) })

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -31,21 +29,16 @@ func startProxmoxLab(t *testing.T) *proxmoxLab {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(l.CACertPEM())
-	id, secret, _ := strings.Cut(l.APIToken(), "=")
 	return &proxmoxLab{
 		Lab:  l,
 		conn: harness.Lab{Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACert: string(l.CACertPEM())},
-		api:  proxmox.NewClient(l.Endpoint()+"/api2/json", proxmox.WithAPIToken(id, secret), proxmox.WithRootCAs(pool)),
+		api:  adminClient(t, l),
 	}
 }
 
 // address returns host's address in the lab's 127.X.Y.0/24 block.
 func (l *proxmoxLab) address(host byte) string {
-	a := l.AddressBlock().Addr().As4()
-	a[3] = host
-	return netip.AddrFrom4(a).String()
+	return l.Address(host).String()
 }
 
 // makeVM creates a small stopped VM through the API, outside any Pulumi program.

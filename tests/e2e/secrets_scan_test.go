@@ -156,9 +156,7 @@ func TestNoSecretLeaksInOutputLogsOrState(t *testing.T) {
 	env := harness.NewEnv(t)
 	l, labConfig := harness.StartLab(t, lab.Options{})
 
-	block := l.AddressBlock().Addr().As4()
-	addr := netip.AddrFrom4([4]byte{block[0], block[1], block[2], 11})
-	gateway := netip.AddrFrom4([4]byte{block[0], block[1], block[2], 1})
+	addr, gateway := l.Address(11), l.Address(1)
 
 	// Secrets of our own in a patch: a proxy password, rotated by the update.
 	const proxy1, proxy2 = "scan-proxy-password-one", "scan-proxy-password-two"

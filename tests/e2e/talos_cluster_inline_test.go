@@ -251,8 +251,7 @@ func TestTalosClusterOnProxmoxInline(t *testing.T) {
 		t.Fatalf("preview: %v\n%s", err, preview.String())
 	}
 
-	a := l.AddressBlock().Addr().As4()
-	node := func(host byte) string { return netip.AddrFrom4([4]byte{a[0], a[1], a[2], host}).String() }
+	node := func(host byte) string { return l.Address(host).String() }
 
 	for _, want := range []string{
 		"node " + node(21) + ": live: 1 path, no reboot",

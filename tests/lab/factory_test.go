@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -86,8 +85,7 @@ func TestFactorySchematicReachesTheVM(t *testing.T) {
 		t.Fatalf("download after registration: %q", task.ExitStatus)
 	}
 
-	block := l.AddressBlock().Addr().As4()
-	addr := netip.AddrFrom4([4]byte{block[0], block[1], block[2], 20})
+	addr := l.Address(20)
 
 	task, err := node.NewVirtualMachine(ctx, 100,
 		proxmox.VirtualMachineOption{Name: "memory", Value: 2048},

@@ -6,6 +6,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"os"
 
@@ -128,6 +129,22 @@ func (l *Lab) Storages(node string) []string { return l.PVE.Storages(node) }
 
 // AddressBlock is this lab's 127.X.Y.0/24 for VM addresses.
 func (l *Lab) AddressBlock() netip.Prefix { return l.block }
+
+// Address is host's address in the lab's block: 127.X.Y.host.
+func (l *Lab) Address(host byte) netip.Addr {
+	a := l.block.Addr().As4()
+	a[3] = host
+
+	return netip.AddrFrom4(a)
+}
+
+// AddressPrefix is the block's first three octets, "127.X.Y", as the
+// examples' addressPrefix config takes it.
+func (l *Lab) AddressPrefix() string {
+	a := l.block.Addr().As4()
+
+	return fmt.Sprintf("%d.%d.%d", a[0], a[1], a[2])
+}
 
 // VMs lists the cluster's VMs.
 func (l *Lab) VMs() []pve.VMInfo { return l.PVE.VMs() }

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -104,8 +103,7 @@ func TestTalosGuestThroughProxmox(t *testing.T) {
 
 	waitTask(t, ctx, proxmox.NewTask(proxmox.UPID(upid), c), nil)
 
-	block := l.AddressBlock().Addr().As4()
-	addr := netip.AddrFrom4([4]byte{block[0], block[1], block[2], 10})
+	addr := l.Address(10)
 
 	task, err := node.NewVirtualMachine(ctx, 100,
 		proxmox.VirtualMachineOption{Name: "name", Value: "cp1"},
