@@ -1,6 +1,7 @@
 // Package kube is a minimal Kubernetes API client for the demo and the
 // end-to-end tests: it lists nodes with an admin kubeconfig, the way
-// `kubectl get nodes -o wide` shows them, plus each node's providerID.
+// `kubectl get nodes -o wide` shows them, plus each node's providerID, and
+// gives the lab's tests a kubectl-like client for other requests.
 package kube
 
 import (
@@ -44,33 +45,43 @@ type kubeconfig struct {
 	} `yaml:"users"`
 }
 
-// Nodes lists the cluster's nodes through the kubeconfig's server (or
-// server, when not empty), authenticating with its client certificate.
-func Nodes(kubeconfigYAML []byte, server string) ([]Node, error) {
+// Client is an HTTP client that authenticates to the kubeconfig's cluster
+// with its client certificate, as kubectl does, and the cluster's server URL.
+func Client(kubeconfigYAML []byte) (*http.Client, string, error) {
 	var kc kubeconfig
 	if err := yaml.Unmarshal(kubeconfigYAML, &kc); err != nil {
-		return nil, fmt.Errorf("the kubeconfig is not YAML: %w", err)
+		return nil, "", fmt.Errorf("the kubeconfig is not YAML: %w", err)
 	}
 	// One of each, as Talos writes an admin kubeconfig: with more, which one
 	// to use would be a guess.
 	if len(kc.Clusters) != 1 || len(kc.Users) != 1 {
-		return nil, fmt.Errorf("the kubeconfig has %d clusters and %d users, want one of each", len(kc.Clusters), len(kc.Users))
+		return nil, "", fmt.Errorf("the kubeconfig has %d clusters and %d users, want one of each", len(kc.Clusters), len(kc.Users))
 	}
 	dec := func(s string) []byte { b, _ := base64.StdEncoding.DecodeString(s); return b }
 	pair, err := tls.X509KeyPair(dec(kc.Users[0].User.Cert), dec(kc.Users[0].User.Key))
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig client certificate: %w", err)
+		return nil, "", fmt.Errorf("kubeconfig client certificate: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(dec(kc.Clusters[0].Cluster.CA)) {
-		return nil, fmt.Errorf("kubeconfig has no CA certificate")
+		return nil, "", fmt.Errorf("kubeconfig has no CA certificate")
 	}
-	if server == "" {
-		server = kc.Clusters[0].Cluster.Server
-	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	return &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
-	}}
+	}}, kc.Clusters[0].Cluster.Server, nil
+}
+
+// Nodes lists the cluster's nodes through the kubeconfig's server (or
+// server, when not empty), authenticating with its client certificate.
+func Nodes(kubeconfigYAML []byte, server string) ([]Node, error) {
+	client, kcServer, err := Client(kubeconfigYAML)
+	if err != nil {
+		return nil, err
+	}
+	client.Timeout = 10 * time.Second
+	if server == "" {
+		server = kcServer
+	}
 	resp, err := client.Get(strings.TrimSuffix(server, "/") + "/api/v1/nodes")
 	if err != nil {
 		return nil, err

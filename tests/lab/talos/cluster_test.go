@@ -2,9 +2,6 @@ package talos
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
 	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
 )
 
 // testCluster is a booted set of simulated nodes with their configs.
@@ -190,47 +187,12 @@ func (tc *testCluster) runningCP() *vm {
 func kubeHTTP(t *testing.T, kc []byte) (*http.Client, string) {
 	t.Helper()
 
-	var doc struct {
-		Clusters []struct {
-			Cluster struct {
-				Server string `yaml:"server"`
-				CA     string `yaml:"certificate-authority-data"`
-			} `yaml:"cluster"`
-		} `yaml:"clusters"`
-		Users []struct {
-			User struct {
-				Cert string `yaml:"client-certificate-data"`
-				Key  string `yaml:"client-key-data"`
-			} `yaml:"user"`
-		} `yaml:"users"`
-	}
-
-	if err := yaml.Unmarshal(kc, &doc); err != nil {
-		t.Fatal(err)
-	}
-
-	dec := func(s string) []byte {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		return b
-	}
-
-	cert, err := tls.X509KeyPair(dec(doc.Users[0].User.Cert), dec(doc.Users[0].User.Key))
+	hc, server, err := kube.Client(kc)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(dec(doc.Clusters[0].Cluster.CA)) {
-		t.Fatal("kubeconfig CA does not parse")
-	}
-
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12,
-	}}}, doc.Clusters[0].Cluster.Server
+	return hc, server
 }
 
 type kubeNodeObj struct {
