@@ -58,7 +58,7 @@ func (l *proxmoxLab) makeVM(t *testing.T, node string, vmid int, name string, te
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitTask(t, ctx, task)
+	waitTaskOK(ctx, t, task, "creating VM "+name)
 	if !template {
 		return
 	}
@@ -70,19 +70,8 @@ func (l *proxmoxLab) makeVM(t *testing.T, node string, vmid int, name string, te
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitTask(t, ctx, task)
-}
-
-func waitTask(t *testing.T, ctx context.Context, task *proxmox.Task) {
-	t.Helper()
-	if task == nil {
-		return
-	}
-	if err := task.Wait(ctx, 20*time.Millisecond, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if task.ExitStatus != "OK" {
-		t.Fatalf("task %s ended with %q", task.UPID, task.ExitStatus)
+	if task != nil {
+		waitTaskOK(ctx, t, task, "converting VM "+name+" to a template")
 	}
 }
 
