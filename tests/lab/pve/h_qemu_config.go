@@ -444,13 +444,7 @@ func (s *Server) registerUnusedLocked(v *vm, driveVal string) {
 			return
 		}
 	}
-	for i := 0; i < 256; i++ {
-		k := "unused" + itoa(i)
-		if _, ok := v.conf[k]; !ok {
-			v.conf[k] = file
-			return
-		}
-	}
+	v.addUnused(file)
 }
 
 // applyPendingLocked is vmconfig_apply_pending for a stopped VM.

@@ -117,15 +117,8 @@ func (s *Server) hMoveDisk(r *request) (any, error) {
 		if del {
 			l.Logf("removing source volume '%s' after successful copy", src.volid())
 			delete(s.storageOf(v.node, src.storage).volumes, src.name)
-		} else {
-			for i := 0; i < 256; i++ {
-				k := "unused" + itoa(i)
-				if _, used := v.conf[k]; !used {
-					v.conf[k] = src.volid()
-					l.Logf("adding source volume '%s' as '%s' to config", src.volid(), k)
-					break
-				}
-			}
+		} else if k := v.addUnused(src.volid()); k != "" {
+			l.Logf("adding source volume '%s' as '%s' to config", src.volid(), k)
 		}
 		return nil
 	})

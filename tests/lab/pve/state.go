@@ -116,6 +116,20 @@ type vm struct {
 
 func (v *vm) isTemplate() bool { return v.conf["template"] == "1" }
 
+// addUnused is add_unused_volume (pve-guest-common AbstractConfig.pm): volid
+// goes in the first free unusedN, whose key it returns ("" when all 256 are
+// taken).
+func (v *vm) addUnused(volid string) string {
+	for i := 0; i < 256; i++ {
+		k := "unused" + itoa(i)
+		if _, used := v.conf[k]; !used {
+			v.conf[k] = volid
+			return k
+		}
+	}
+	return ""
+}
+
 // configFile renders the config like qemu-server's write_vm_config (keys
 // sorted, [PENDING] section last); its SHA-1 is the digest the API reports.
 func (v *vm) configFile() string {
