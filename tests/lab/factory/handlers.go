@@ -56,13 +56,11 @@ func (s *Server) handleSchematicCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	id, err := s.Register(sch)
+	id, canonical, err := s.register(sch)
 	if err != nil {
 		httpError(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-
-	canonical, _ := sch.Marshal() //nolint:errcheck // Register marshalled it
 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)

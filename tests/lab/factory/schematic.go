@@ -135,7 +135,12 @@ func (s *Schematic) ID() (string, error) {
 		return "", err
 	}
 
-	sum := sha256.Sum256(data)
+	return idOf(data), nil
+}
 
-	return hex.EncodeToString(sum[:]), nil
+// idOf is the ID of a schematic in canonical form.
+func idOf(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+
+	return hex.EncodeToString(sum[:])
 }

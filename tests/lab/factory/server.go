@@ -119,19 +119,23 @@ func (s *Server) Registrations() int {
 
 // Register stores a schematic as POST /schematics does and returns its ID.
 func (s *Server) Register(sch *Schematic) (string, error) {
+	id, _, err := s.register(sch)
+
+	return id, err
+}
+
+// register is Register, also returning the schematic's canonical form.
+func (s *Server) register(sch *Schematic) (string, []byte, error) {
 	if err := sch.Validate(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 
 	canonical, err := sch.Marshal()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 
-	id, err := sch.ID()
-	if err != nil {
-		return "", err
-	}
+	id := idOf(canonical)
 
 	s.mu.Lock()
 	_, existed := s.schematics[id]
@@ -147,7 +151,7 @@ func (s *Server) Register(sch *Schematic) (string, error) {
 		s.logf("image factory: schematic created, id %s, extensions %v", id, sch.Customization.SystemExtensions.OfficialExtensions)
 	}
 
-	return id, nil
+	return id, canonical, nil
 }
 
 // errNotFound is the factory's 404 for schematics it does not have.
