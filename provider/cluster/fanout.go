@@ -338,18 +338,10 @@ func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeStat
 		required = append(required, n.Name)
 	}
 	cps, workers, others := f.split(required)
-	m := pulumi.Map{
-		"controlPlanes":      pulumi.ToStringArray(cps),
+	return withNodes(pulumi.Map{
 		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
 		"vm":                 pulumi.String(vmSettings(st)),
-	}
-	if len(workers) > 0 {
-		m["workers"] = pulumi.ToStringArray(workers)
-	}
-	if len(others) > 0 {
-		m["otherNodes"] = pulumi.ToStringArray(others)
-	}
-	return m
+	}, cps, workers, others)
 }
 
 // split sorts the nodes' addresses into required control planes and
@@ -372,16 +364,10 @@ func (f *fanout) split(required []string) (cps, workers, others []string) {
 	return cps, workers, others
 }
 
-// healthProps are the inputs of the final health check: every node, the
-// endpoint; the removed nodes are tolerated (Pulumi deletes them after).
-func (f *fanout) healthProps() pulumi.Map {
-	cps, workers, others := f.split(f.plan.Rollout)
-	m := pulumi.Map{
-		"controlPlanes":       pulumi.ToStringArray(cps),
-		"clientConfiguration": f.secrets.ClientConfiguration,
-		"kubeconfig":          f.kube.Kubeconfig,
-		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
-	}
+// withNodes adds split's lists to the inputs m of a health check: the
+// control planes and workers it requires, the other nodes it tolerates.
+func withNodes(m pulumi.Map, cps, workers, others []string) pulumi.Map {
+	m["controlPlanes"] = pulumi.ToStringArray(cps)
 	if len(workers) > 0 {
 		m["workers"] = pulumi.ToStringArray(workers)
 	}
@@ -389,6 +375,17 @@ func (f *fanout) healthProps() pulumi.Map {
 		m["otherNodes"] = pulumi.ToStringArray(others)
 	}
 	return m
+}
+
+// healthProps are the inputs of the final health check: every node, the
+// endpoint; the removed nodes are tolerated (Pulumi deletes them after).
+func (f *fanout) healthProps() pulumi.Map {
+	cps, workers, others := f.split(f.plan.Rollout)
+	return withNodes(pulumi.Map{
+		"clientConfiguration": f.secrets.ClientConfiguration,
+		"kubeconfig":          f.kube.Kubeconfig,
+		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
+	}, cps, workers, others)
 }
 
 func (f *fanout) outputs() {
