@@ -57,9 +57,8 @@ type fanout struct {
 	// base is the plan's own summary; summaryOut adds what the machine
 	// configuration changes do, learned from the nodes before any of them
 	// is touched (the applies' configurations wait for it).
-	base        plan.Summary
-	clusterName string
-	summaryOut  pulumi.StringOutput
+	base       plan.Summary
+	summaryOut pulumi.StringOutput
 	// isos by host and volume ID.
 	isos    map[string]*downloadFile
 	vms     map[string]*virtualMachine
@@ -94,7 +93,7 @@ func (f *fanout) register() error {
 		}
 	}
 	f.configs = f.machineConfigs()
-	f.summaryOut = f.summary(f.base, f.clusterName)
+	f.summaryOut = f.summary()
 	f.configs = pulumi.ToSecret(pulumi.All(f.configs, f.summaryOut).ApplyT(func(v []any) map[string]string {
 		return v[0].(map[string]string)
 	})).(pulumi.StringMapOutput)
