@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -424,11 +425,6 @@ func (f *fanout) outputs() {
 
 // addressOf is a node's primary address without the prefix length.
 func addressOf(n *plan.Node) string {
-	a := n.VM.NICs[0].Address
-	for i := 0; i < len(a); i++ {
-		if a[i] == '/' {
-			return a[:i]
-		}
-	}
+	a, _, _ := strings.Cut(n.VM.NICs[0].Address, "/")
 	return a
 }
