@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
@@ -13,29 +11,6 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
-
-// readTimeout bounds how long the summary waits for the nodes' running
-// configurations: a node that does not answer is a warning, not a hang.
-const readTimeout = 10 * time.Second
-
-// runningNode is what a node runs: its active configuration and Talos
-// version (both empty for a node in maintenance mode).
-type runningNode struct {
-	Config       string
-	TalosVersion string
-}
-
-// configReader reads what a node runs. Tests replace it.
-type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error)
-
-func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
-	nc, mode, version, err := talosapi.ReadConfig(ctx, talosapi.Target{Node: node, Creds: creds},
-		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
-	if err != nil || mode == talosapi.ModeMaintenance {
-		return runningNode{}, err
-	}
-	return runningNode{Config: string(nc.Active), TalosVersion: version}, nil
-}
 
 // configEffect says what applying next does to a node running current:
 // nothing, a live update, or a reboot (Talos' own rule, talosconfig
