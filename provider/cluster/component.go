@@ -200,7 +200,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		}
 		return s
 	}).(pulumi.StringOutput)
-	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
+	comp.Warnings = pulumi.ToStringArray(warnings).ToStringArrayOutput()
 	return comp, nil
 }
 
