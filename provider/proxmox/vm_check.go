@@ -212,10 +212,7 @@ func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMa
 // say it is.
 func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) bool {
 	c := a.Clone
-	srcNode := a.Node
-	if c.Node != nil {
-		srcNode = *c.Node
-	}
+	srcNode := cloneSource(a).Node
 	for _, vm := range vms {
 		if vm.VMID != c.VMID {
 			continue
@@ -245,10 +242,7 @@ func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) b
 // src/PVE/API2/Qemu.pm clone_vm: "can't clone VM to node '<target>' (VM
 // uses local storage)", "can't clone to non-shared storage '<storage>'").
 func checkCloneAcrossNodes(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
-	src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
-	if a.Clone.Node != nil {
-		src.Node = *a.Clone.Node
-	}
+	src := cloneSource(a)
 	if src.Node == a.Node || !v.u.known("clone.node") {
 		return nil
 	}

@@ -19,10 +19,7 @@ func checkCloneDiskSizes(ctx context.Context, c *pve.Client, v *validator, a Vir
 	if a.Clone == nil || len(a.Disks) == 0 || !v.u.known("disks") || !v.u.known("clone.node") {
 		return nil
 	}
-	src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
-	if a.Clone.Node != nil {
-		src.Node = *a.Clone.Node
-	}
+	src := cloneSource(a)
 	cfg, err := c.VMConfig(ctx, src)
 	if err != nil {
 		return fmt.Errorf("reading the clone source %s to compare its disk sizes: %w", src, err)

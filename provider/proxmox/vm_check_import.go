@@ -31,10 +31,7 @@ func checkImports(ctx context.Context, c *pve.Client, v *validator, a VirtualMac
 		return nil
 	}
 	if a.Clone != nil && old == nil && v.u.known("clone") {
-		src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
-		if a.Clone.Node != nil {
-			src.Node = *a.Clone.Node
-		}
+		src := cloneSource(a)
 		cfg, err := c.VMConfig(ctx, src)
 		if err != nil && !pve.IsNotFound(err) {
 			return fmt.Errorf("reading the clone source %s: %w", src, err)
