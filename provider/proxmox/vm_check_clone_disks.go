@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -45,20 +43,4 @@ func checkCloneDiskSizes(ctx context.Context, c *pve.Client, v *validator, a Vir
 
 // ceilSizeGiB reads a Proxmox disk size ("20G", "512M", "1T", "4194304K",
 // bytes) in GiB, rounded up.
-func ceilSizeGiB(s string) int {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	mult := map[byte]float64{'K': 1.0 / (1 << 20), 'M': 1.0 / 1024, 'G': 1, 'T': 1024}
-	f, ok := mult[s[len(s)-1]]
-	num := s[:len(s)-1]
-	if !ok {
-		f, num = 1.0/(1<<30), s
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0
-	}
-	return int(math.Ceil(n*f - 1e-9))
-}
+func ceilSizeGiB(s string) int { return int(math.Ceil(sizeInGiB(s) - 1e-9)) }
