@@ -14,8 +14,9 @@ import (
 // checkAgainstCluster validates what only the cluster knows: the node, its
 // bridges and storages, the clone source, and whether an explicit VMID is
 // free. It runs at preview, so that nothing is created for a bad input.
-func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a VirtualMachineArgs,
+func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a VirtualMachineArgs,
 	old *VirtualMachineArgs, u unknowns) (*validator, error) {
+	c := newCheckReads(client)
 	v := &validator{u: u}
 	if !u.known("node") {
 		return v, nil
@@ -52,7 +53,7 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 			if n.Name != a.Node {
 				continue
 			}
-			if w := checkMemory(c, name, a, old, n); w != "" {
+			if w := checkMemory(client, name, a, old, n); w != "" {
 				v.warnings = append(v.warnings, w)
 			}
 		}
@@ -119,7 +120,7 @@ func isOwnVM(vm pve.ClusterVM, old *VirtualMachineArgs) bool {
 // checkPool: Proxmox refuses a VM in a pool that does not exist ("Permission
 // check failed (pool '<id>' does not exist)", PVE RPCEnvironment
 // check_pool_exist), after nothing else is wrong, so say it at preview.
-func checkPool(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkPool(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	if a.Pool == nil || *a.Pool == "" || !v.u.known("pool") {
 		return nil
 	}
@@ -141,7 +142,7 @@ func checkPool(ctx context.Context, c *pve.Client, v *validator, a VirtualMachin
 	return nil
 }
 
-func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkBridges(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	if len(a.NetworkDevices) == 0 {
 		return nil
 	}
@@ -158,7 +159,7 @@ func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMac
 	return nil
 }
 
-func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkStorages(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	type use struct{ path, storage, content string }
 	var uses []use
 	for i, d := range a.Disks {
@@ -241,7 +242,7 @@ func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) b
 // shared storage, and into shared storage only (qemu-server
 // src/PVE/API2/Qemu.pm clone_vm: "can't clone VM to node '<target>' (VM
 // uses local storage)", "can't clone to non-shared storage '<storage>'").
-func checkCloneAcrossNodes(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkCloneAcrossNodes(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	src := cloneSource(a)
 	if src.Node == a.Node || !v.u.known("clone.node") {
 		return nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-
-	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
 // checkCloneDiskSizes: a clone starts with the source's disks at their
@@ -13,7 +11,7 @@ import (
 // resize_vm: "shrinking disks is not supported"), so a listed disk smaller
 // than the source's same interface would fail after the clone exists. Runs
 // for a create only (a clone is never redone in place).
-func checkCloneDiskSizes(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkCloneDiskSizes(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	if a.Clone == nil || len(a.Disks) == 0 || !v.u.known("disks") || !v.u.known("clone.node") {
 		return nil
 	}
