@@ -26,13 +26,14 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 		return nil, fmt.Errorf("checking node %q: %w", a.Node, err)
 	}
 	var names []string
-	online := map[string]bool{}
+	byName := map[string]pve.NodeInfo{}
 	for _, n := range nodes {
 		names = append(names, n.Name)
-		online[n.Name] = n.Online
+		byName[n.Name] = n
 	}
 	sort.Strings(names)
-	up, exists := online[a.Node]
+	node, exists := byName[a.Node]
+	up := node.Online
 	if !exists {
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return v, nil
@@ -49,13 +50,8 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 		return v, nil
 	}
 	if u.known("memory") && u.known("started") && u.known("template") {
-		for _, n := range nodes {
-			if n.Name != a.Node {
-				continue
-			}
-			if w := checkMemory(client, name, a, old, n); w != "" {
-				v.warnings = append(v.warnings, w)
-			}
+		if w := checkMemory(client, name, a, old, node); w != "" {
+			v.warnings = append(v.warnings, w)
 		}
 	}
 
