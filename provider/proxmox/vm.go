@@ -318,7 +318,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	old := req.State
 	a := req.Inputs
 	if req.DryRun {
-		if w := restartWarning(old, a, memoryHotplug(ctx, old)); w != "" {
+		if w := restartWarning(old, a, func() bool { return memoryHotplug(ctx, old) }); w != "" {
 			p.GetLogger(ctx).Warning(w)
 		}
 		st := old
