@@ -92,7 +92,7 @@ func RemoveKubernetesNode(ctx context.Context, req RemoveNodeRequest, o Options)
 	var tried []string
 
 	for _, cp := range req.ControlPlanes {
-		if hostOf(cp) == hostOf(req.Address) {
+		if SameHost(cp, req.Address) {
 			continue // the removed node itself
 		}
 
