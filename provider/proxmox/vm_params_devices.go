@@ -159,14 +159,17 @@ func parseDisk(s string) liveDisk {
 }
 
 // sizeGiB reads a Proxmox disk size ("20G", "512M", "1T", "4194304K") in whole GiB.
-func sizeGiB(s string) int {
+func sizeGiB(s string) int { return int(sizeInGiB(s) + 1e-9) }
+
+// sizeInGiB reads a Proxmox disk size with a K, M, G or T suffix, or in
+// bytes without one, as GiB; 0 when it cannot be read.
+func sizeInGiB(s string) float64 {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0
 	}
 	mult := map[byte]float64{'K': 1.0 / (1 << 20), 'M': 1.0 / 1024, 'G': 1, 'T': 1024}
-	unit := s[len(s)-1]
-	f, ok := mult[unit]
+	f, ok := mult[s[len(s)-1]]
 	num := s[:len(s)-1]
 	if !ok {
 		f, num = 1.0/(1<<30), s // bytes
@@ -175,7 +178,7 @@ func sizeGiB(s string) int {
 	if err != nil {
 		return 0
 	}
-	return int(v*f + 1e-9)
+	return v * f
 }
 
 // diskOptions applies the options the inputs manage onto kv.
