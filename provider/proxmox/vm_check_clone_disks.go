@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
 // checkCloneDiskSizes: a clone starts with the source's disks at their
@@ -41,4 +43,4 @@ func checkCloneDiskSizes(ctx context.Context, c *checkReads, v *validator, a Vir
 
 // ceilSizeGiB reads a Proxmox disk size ("20G", "512M", "1T", "4194304K",
 // bytes) in GiB, rounded up.
-func ceilSizeGiB(s string) int { return int(math.Ceil(sizeInGiB(s) - 1e-9)) }
+func ceilSizeGiB(s string) int { return int(math.Ceil(pve.DiskSizeGiB(s) - 1e-9)) }
