@@ -4,15 +4,22 @@ package provider
 // is, how to install it and the provider plugin, and a first program. The snippets follow
 // examples/typescript and examples/python, which the e2e tests run.
 
+// readmeAbout and readmeConfig open and close both READMEs.
+const readmeAbout = `Talos Linux Kubernetes clusters on Proxmox VE with Pulumi: the ` + "`TalosCluster`" + ` component builds a
+highly available cluster (VMs, Talos configuration, bootstrap, kubeconfig) and carries every
+day-two change (scaling, Talos and Kubernetes upgrades, configuration changes). The ` + "`proxmox`" + `
+and ` + "`talos`" + ` modules hold the resources it is built from.
+`
+
+const readmeConfig = `The provider reads the Proxmox VE API from ` + "`proxmoxtalos:endpoint`" + ` and ` + "`proxmoxtalos:apiToken`" + `
+(or ` + "`PROXMOX_VE_ENDPOINT`" + ` and ` + "`PROXMOX_VE_API_TOKEN`" + `).
+`
+
 const nodeDescription = "Pulumi components and resources for Talos Linux Kubernetes clusters on Proxmox VE."
 
 const nodeReadme = `# @proxmoxtalos/proxmoxtalos
 
-Talos Linux Kubernetes clusters on Proxmox VE with Pulumi: the ` + "`TalosCluster`" + ` component builds a
-highly available cluster (VMs, Talos configuration, bootstrap, kubeconfig) and carries every
-day-two change (scaling, Talos and Kubernetes upgrades, configuration changes). The ` + "`proxmox`" + `
-and ` + "`talos`" + ` modules hold the resources it is built from.
-
+` + readmeAbout + `
 ## Install
 
 ` + "```sh" + `
@@ -45,17 +52,11 @@ const cluster = new proxmoxtalos.TalosCluster("cluster", {
 export const kubeconfig = pulumi.secret(cluster.kubeconfig);
 ` + "```" + `
 
-The provider reads the Proxmox VE API from ` + "`proxmoxtalos:endpoint`" + ` and ` + "`proxmoxtalos:apiToken`" + `
-(or ` + "`PROXMOX_VE_ENDPOINT`" + ` and ` + "`PROXMOX_VE_API_TOKEN`" + `).
-`
+` + readmeConfig
 
 const pythonReadme = `# pulumi_proxmoxtalos
 
-Talos Linux Kubernetes clusters on Proxmox VE with Pulumi: the ` + "`TalosCluster`" + ` component builds a
-highly available cluster (VMs, Talos configuration, bootstrap, kubeconfig) and carries every
-day-two change (scaling, Talos and Kubernetes upgrades, configuration changes). The ` + "`proxmox`" + `
-and ` + "`talos`" + ` modules hold the resources it is built from.
-
+` + readmeAbout + `
 ## Install
 
 ` + "```sh" + `
@@ -89,6 +90,4 @@ cluster = proxmoxtalos.TalosCluster(
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
 ` + "```" + `
 
-The provider reads the Proxmox VE API from ` + "`proxmoxtalos:endpoint`" + ` and ` + "`proxmoxtalos:apiToken`" + `
-(or ` + "`PROXMOX_VE_ENDPOINT`" + ` and ` + "`PROXMOX_VE_API_TOKEN`" + `).
-`
+` + readmeConfig

@@ -176,7 +176,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	next := p.State()
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
-		base: plan.Compare(prev, next), clusterName: args.ClusterName}
+		base: plan.Compare(prev, next)}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
 		f.skipRegistration = im.SkipSchematicRegistration
@@ -200,7 +200,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		}
 		return s
 	}).(pulumi.StringOutput)
-	comp.Warnings = pulumi.ToStringArray(append([]string{}, warnings...)).ToStringArrayOutput()
+	comp.Warnings = pulumi.ToStringArray(warnings).ToStringArrayOutput()
 	return comp, nil
 }
 

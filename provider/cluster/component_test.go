@@ -178,10 +178,7 @@ func TestNewClusterFanOut(t *testing.T) {
 // same resources, now gated one node at a time.
 func TestExistingClusterIsStableAndGated(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
-	first, _, err := construct(t, inv, baseInputs())
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, baseInputs())
 	second, resp, err := construct(t, inv, baseInputs(), appliedConfigs(first))
 	must(t, err)
 
@@ -250,10 +247,7 @@ func healthGate(t *testing.T, rec *recorder, node string) property.Map {
 
 func TestScaleOutAndIn(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
-	first, _, err := construct(t, inv, baseInputs())
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, baseInputs())
 	running := appliedConfigs(first)
 
 	in := baseInputs()
@@ -370,10 +364,7 @@ func strs(v property.Value) []string {
 // a node that does not answer is a warning.
 func TestSummaryClassifiesConfigChanges(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
-	first, _, err := construct(t, inv, baseInputs())
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, baseInputs())
 	running := appliedConfigs(first)
 
 	in := baseInputs()
@@ -455,12 +446,9 @@ func TestCloneDataDisksAndSecondNIC(t *testing.T) {
 // which nodes are left to upgrade, from the versions the nodes run.
 func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
 	old := baseInputs()
 	old["talosVersion"], old["kubernetesVersion"] = "v1.12.5", "v1.34.1"
-	first, _, err := construct(t, inv, old)
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, old)
 	before := appliedConfigs(first)
 
 	next := baseInputs()
@@ -497,10 +485,7 @@ func TestSummaryAfterAFailedUpgrade(t *testing.T) {
 // added with it boots the new version's ISO, downloaded next to the old.
 func TestUpgradeKeepsISOs(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
-	first, _, err := construct(t, inv, baseInputs())
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, baseInputs())
 
 	next := baseInputs()
 	next["talosVersion"] = "v1.12.6"
@@ -548,12 +533,9 @@ func TestUpgradeKeepsISOs(t *testing.T) {
 // defaults, and a version step the nodes cannot take fails the preview.
 func TestVersionsComeFromTheNodes(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
 	old := baseInputs()
 	old["talosVersion"], old["kubernetesVersion"] = "v1.11.3", "v1.33.4"
-	first, _, err := construct(t, inv, old)
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, old)
 	running := appliedConfigs(first)
 
 	rec, resp, err := constructDry(t, true, inv, baseInputs(), running)
@@ -615,10 +597,7 @@ func TestVersionsComeFromTheNodes(t *testing.T) {
 // template is for new nodes, and existing VMs keep their clone source.
 func TestNoReplacementOfExistingNodes(t *testing.T) {
 	t.Parallel()
-	inv := &fakeInventory{hosts: threeHosts()}
-	first, _, err := construct(t, inv, baseInputs())
-	must(t, err)
-	inv.vms = observedFrom(t, first)
+	inv, first := existingCluster(t, baseInputs())
 
 	virtio := baseInputs()
 	virtio["diskInterface"] = "virtio"

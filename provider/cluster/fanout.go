@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -57,9 +58,8 @@ type fanout struct {
 	// base is the plan's own summary; summaryOut adds what the machine
 	// configuration changes do, learned from the nodes before any of them
 	// is touched (the applies' configurations wait for it).
-	base        plan.Summary
-	clusterName string
-	summaryOut  pulumi.StringOutput
+	base       plan.Summary
+	summaryOut pulumi.StringOutput
 	// isos by host and volume ID.
 	isos    map[string]*downloadFile
 	vms     map[string]*virtualMachine
@@ -94,7 +94,7 @@ func (f *fanout) register() error {
 		}
 	}
 	f.configs = f.machineConfigs()
-	f.summaryOut = f.summary(f.base, f.clusterName)
+	f.summaryOut = f.summary()
 	f.configs = pulumi.ToSecret(pulumi.All(f.configs, f.summaryOut).ApplyT(func(v []any) map[string]string {
 		return v[0].(map[string]string)
 	})).(pulumi.StringMapOutput)
@@ -338,18 +338,10 @@ func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeStat
 		required = append(required, n.Name)
 	}
 	cps, workers, others := f.split(required)
-	m := pulumi.Map{
-		"controlPlanes":      pulumi.ToStringArray(cps),
+	return withNodes(pulumi.Map{
 		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
 		"vm":                 pulumi.String(vmSettings(st)),
-	}
-	if len(workers) > 0 {
-		m["workers"] = pulumi.ToStringArray(workers)
-	}
-	if len(others) > 0 {
-		m["otherNodes"] = pulumi.ToStringArray(others)
-	}
-	return m
+	}, cps, workers, others)
 }
 
 // split sorts the nodes' addresses into required control planes and
@@ -372,16 +364,10 @@ func (f *fanout) split(required []string) (cps, workers, others []string) {
 	return cps, workers, others
 }
 
-// healthProps are the inputs of the final health check: every node, the
-// endpoint; the removed nodes are tolerated (Pulumi deletes them after).
-func (f *fanout) healthProps() pulumi.Map {
-	cps, workers, others := f.split(f.plan.Rollout)
-	m := pulumi.Map{
-		"controlPlanes":       pulumi.ToStringArray(cps),
-		"clientConfiguration": f.secrets.ClientConfiguration,
-		"kubeconfig":          f.kube.Kubeconfig,
-		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
-	}
+// withNodes adds split's lists to the inputs m of a health check: the
+// control planes and workers it requires, the other nodes it tolerates.
+func withNodes(m pulumi.Map, cps, workers, others []string) pulumi.Map {
+	m["controlPlanes"] = pulumi.ToStringArray(cps)
 	if len(workers) > 0 {
 		m["workers"] = pulumi.ToStringArray(workers)
 	}
@@ -389,6 +375,17 @@ func (f *fanout) healthProps() pulumi.Map {
 		m["otherNodes"] = pulumi.ToStringArray(others)
 	}
 	return m
+}
+
+// healthProps are the inputs of the final health check: every node, the
+// endpoint; the removed nodes are tolerated (Pulumi deletes them after).
+func (f *fanout) healthProps() pulumi.Map {
+	cps, workers, others := f.split(f.plan.Rollout)
+	return withNodes(pulumi.Map{
+		"clientConfiguration": f.secrets.ClientConfiguration,
+		"kubeconfig":          f.kube.Kubeconfig,
+		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
+	}, cps, workers, others)
 }
 
 func (f *fanout) outputs() {
@@ -428,11 +425,6 @@ func (f *fanout) outputs() {
 
 // addressOf is a node's primary address without the prefix length.
 func addressOf(n *plan.Node) string {
-	a := n.VM.NICs[0].Address
-	for i := 0; i < len(a); i++ {
-		if a[i] == '/' {
-			return a[:i]
-		}
-	}
+	a, _, _ := strings.Cut(n.VM.NICs[0].Address, "/")
 	return a
 }

@@ -193,6 +193,17 @@ func construct(t *testing.T, inv Inventory, inputs map[string]any, running ...ru
 	return constructDry(t, false, inv, inputs, running...)
 }
 
+// existingCluster builds a cluster from inputs on three hosts and returns
+// an inventory that reports its VMs, as Proxmox does on the next run.
+func existingCluster(t *testing.T, inputs map[string]any) (*fakeInventory, *recorder) {
+	t.Helper()
+	inv := &fakeInventory{hosts: threeHosts()}
+	first, _, err := construct(t, inv, inputs)
+	must(t, err)
+	inv.vms = observedFrom(t, first)
+	return inv, first
+}
+
 // constructDry is construct in a preview (dryRun) or an update: a preview
 // passes unknown inputs on as unknown, an update drops them.
 func constructDry(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, running ...runningConfigs) (*recorder, p.ConstructResponse, error) {

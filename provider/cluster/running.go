@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
@@ -12,6 +13,30 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
+
+// readTimeout bounds how long the component waits for the cluster's
+// credentials and for the nodes' running configurations: a node that does
+// not answer is a warning, not a hang.
+const readTimeout = 10 * time.Second
+
+// runningNode is what a node runs: its active configuration and Talos
+// version (both empty for a node in maintenance mode).
+type runningNode struct {
+	Config       string
+	TalosVersion string
+}
+
+// configReader reads what a node runs. Tests replace it.
+type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error)
+
+func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
+	nc, mode, version, err := talosapi.ReadConfig(ctx, talosapi.Target{Node: node, Creds: creds},
+		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
+	if err != nil || mode == talosapi.ModeMaintenance {
+		return runningNode{}, err
+	}
+	return runningNode{Config: string(nc.Active), TalosVersion: version}, nil
+}
 
 // nodeReading is what one existing node answered before planning: what it
 // runs, or why it did not answer.

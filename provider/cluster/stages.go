@@ -86,16 +86,7 @@ func (f *fanout) stageGate() pulumi.Map {
 		return nil
 	}
 
-	m := pulumi.Map{
-		"controlPlanes":      pulumi.ToStringArray(cps),
+	return withNodes(pulumi.Map{
 		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
-	}
-	if len(workers) > 0 {
-		m["workers"] = pulumi.ToStringArray(workers)
-	}
-	if len(others) > 0 {
-		m["otherNodes"] = pulumi.ToStringArray(others)
-	}
-
-	return m
+	}, cps, workers, others)
 }

@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
@@ -13,29 +11,6 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
-
-// readTimeout bounds how long the summary waits for the nodes' running
-// configurations: a node that does not answer is a warning, not a hang.
-const readTimeout = 10 * time.Second
-
-// runningNode is what a node runs: its active configuration and Talos
-// version (both empty for a node in maintenance mode).
-type runningNode struct {
-	Config       string
-	TalosVersion string
-}
-
-// configReader reads what a node runs. Tests replace it.
-type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error)
-
-func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
-	nc, mode, version, err := talosapi.ReadConfig(ctx, talosapi.Target{Node: node, Creds: creds},
-		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
-	if err != nil || mode == talosapi.ModeMaintenance {
-		return runningNode{}, err
-	}
-	return runningNode{Config: string(nc.Active), TalosVersion: version}, nil
-}
 
 // configEffect says what applying next does to a node running current:
 // nothing, a live update, or a reboot (Talos' own rule, talosconfig
@@ -71,8 +46,10 @@ func configEffect(current, next string) (plan.Action, string, error) {
 // comparing the configuration each node runs (read before planning) with
 // the one it is given; the plan alone cannot know, as a state rebuilt from
 // Proxmox holds no configuration inputs.
-func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput {
-	log := func(s string) { _ = f.ctx.Log.Info("cluster "+cluster+": "+s, &pulumi.LogArgs{Resource: f.comp}) }
+func (f *fanout) summary() pulumi.StringOutput {
+	log := func(s string) {
+		_ = f.ctx.Log.Info("cluster "+f.plan.Cluster.Name+": "+s, &pulumi.LogArgs{Resource: f.comp})
+	}
 	var existing []*plan.Node
 	for i := range f.plan.Nodes {
 		if f.plan.Nodes[i].Existing {
@@ -80,13 +57,12 @@ func (f *fanout) summary(base plan.Summary, cluster string) pulumi.StringOutput 
 		}
 	}
 	if len(existing) == 0 {
-		log(base.String())
-		return pulumi.String(base.String()).ToStringOutput()
+		log(f.base.String())
+		return pulumi.String(f.base.String()).ToStringOutput()
 	}
-	out := pulumi.All(f.configs).ApplyT(func(v []any) string {
-		configs := v[0].(map[string]string)
+	out := f.configs.ApplyT(func(configs map[string]string) string {
 		want := versions{talos: f.plan.Cluster.TalosVersion, kubernetes: f.plan.Cluster.KubernetesVersion}
-		s := refine(base, existing, configs, want, f.readings, func(w string) {
+		s := refine(f.base, existing, configs, want, f.readings, func(w string) {
 			_ = f.ctx.Log.Warn(w, &pulumi.LogArgs{Resource: f.comp})
 		})
 		log(s.String())
@@ -105,35 +81,17 @@ type versions struct{ talos, kubernetes string }
 // summary still lists the nodes left to upgrade. A node that did not answer
 // was warned about when it was read.
 func refine(s plan.Summary, nodes []*plan.Node, configs map[string]string, want versions, readings map[string]nodeReading, warn func(string)) plan.Summary {
-	type result struct {
-		running runningNode
-		action  plan.Action
-		reason  string
-		err     error
-	}
-	results := make([]result, len(nodes))
-	for i, n := range nodes {
-		r := &results[i]
-		reading, ok := readings[n.Name]
-		if !ok {
-			r.err = fmt.Errorf("not read")
+	for _, n := range nodes {
+		r, ok := readings[n.Name]
+		if !ok || r.err != nil {
 			continue
 		}
-		if r.running, r.err = reading.running, reading.err; r.err != nil {
-			continue
-		}
-		var err error
-		if r.action, r.reason, err = configEffect(r.running.Config, configs[n.Name]); err != nil {
+		action, reason, err := configEffect(r.running.Config, configs[n.Name])
+		if err != nil {
 			warn(fmt.Sprintf("node %s: what the new configuration changes on it could not be told (%s); the preview of its ConfigurationApply says", n.Name, firstLine(err.Error())))
 		}
-	}
-	for i, n := range nodes {
-		r := results[i]
-		if r.err != nil {
-			continue
-		}
-		if r.action != plan.ActionNone {
-			s.Mark(n.Name, n.Role, r.action, r.reason)
+		if action != plan.ActionNone {
+			s.Mark(n.Name, n.Role, action, reason)
 		}
 		if v := r.running.TalosVersion; v != "" && !sameVersion(v, want.talos) {
 			s.Mark(n.Name, n.Role, plan.ActionUpgrade, "Talos "+v+" → "+want.talos)

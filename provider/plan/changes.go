@@ -98,17 +98,20 @@ func Compare(old, next *State) Summary {
 			s.Nodes = append(s.Nodes, NodeChange{Name: o.Name, Role: o.Role, Action: ActionRemove})
 		}
 	}
-	// Control planes first, keeping each role's order.
-	slices.SortStableFunc(s.Nodes, func(a, b NodeChange) int {
-		if a.Role == b.Role {
-			return 0
-		}
-		if a.Role == RoleControlPlane {
-			return -1
-		}
-		return 1
-	})
+	slices.SortStableFunc(s.Nodes, controlPlanesFirst)
 	return s
+}
+
+// controlPlanesFirst orders control planes before workers, keeping each
+// role's order in a stable sort.
+func controlPlanesFirst(a, b NodeChange) int {
+	switch {
+	case a.Role == b.Role:
+		return 0
+	case a.Role == RoleControlPlane:
+		return -1
+	}
+	return 1
 }
 
 // compareNode classifies one node present in both states. A field the old
@@ -238,15 +241,7 @@ func (s *Summary) Mark(node string, role Role, a Action, reason string) {
 		}
 	}
 	s.Nodes = append(s.Nodes, NodeChange{Name: node, Role: role, Action: a, Reasons: []string{reason}, Why: []string{reason}})
-	slices.SortStableFunc(s.Nodes, func(a, b NodeChange) int {
-		switch {
-		case a.Role == b.Role:
-			return 0
-		case a.Role == RoleControlPlane:
-			return -1
-		}
-		return 1
-	})
+	slices.SortStableFunc(s.Nodes, controlPlanesFirst)
 }
 
 // Names lists the nodes with an action, in summary order.

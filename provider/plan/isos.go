@@ -77,9 +77,14 @@ func (b *builder) bootISO(s *slot, h Host) (storage, file string) {
 		}
 	}
 
+	return b.isoStorage(h), b.planISO()
+}
+
+// planISO is the file name of the ISO of the plan's version and schematic.
+func (b *builder) planISO() string {
 	c := &b.plan.Cluster
 
-	return b.isoStorage(h), ISOFileName(c.TalosVersion, c.Image.SchematicID, c.Image.Platform)
+	return ISOFileName(c.TalosVersion, c.Image.SchematicID, c.Image.Platform)
 }
 
 // buildISOs lists the ISOs the nodes boot, by host in pool order, the
@@ -87,8 +92,7 @@ func (b *builder) bootISO(s *slot, h Host) (storage, file string) {
 func (b *builder) buildISOs() {
 	p := &b.plan
 	p.ISOs = []ISODownload{}
-	c := &p.Cluster
-	current := ISOFileName(c.TalosVersion, c.Image.SchematicID, c.Image.Platform)
+	current := b.planISO()
 
 	for _, h := range b.spec.Hosts {
 		var here []ISODownload

@@ -214,17 +214,34 @@ func hasReplace(d p.DiffResponse) bool {
 	return false
 }
 
+// adminClient is a go-proxmox client of the lab, for what an administrator
+// does outside Pulumi.
+func (e *env) adminClient() *proxmox.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.lab.CACertPEM())
+	tokenID, secret, _ := strings.Cut(e.lab.APIToken(), "=")
+	return proxmox.NewClient(e.lab.Endpoint()+"/api2/json", proxmox.WithAPIToken(tokenID, secret), proxmox.WithRootCAs(pool))
+}
+
+// createTemplate creates the stopped plain VM "template" on pve1 (scsi0:
+// 4 GiB on local-lvm) and turns it into a template; it returns its VMID.
+func (e *env) createTemplate() int {
+	e.t.Helper()
+	tm := plainVM("pve1", "template")
+	tm["started"] = boolean(false)
+	_, tst := e.create(vmType, "template", property.NewMap(tm))
+	tid := getNum(e.t, tst, "vmId")
+	e.convertToTemplate("pve1", tid)
+	return tid
+}
+
 // convertToTemplate turns a VM into a template through the API, as an
 // administrator does with "Convert to template".
 func (e *env) convertToTemplate(node string, vmid int) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(e.lab.CACertPEM())
-	tokenID, secret, _ := strings.Cut(e.lab.APIToken(), "=")
-	c := proxmox.NewClient(e.lab.Endpoint()+"/api2/json", proxmox.WithAPIToken(tokenID, secret), proxmox.WithRootCAs(pool))
-	n, err := c.Node(ctx, node)
+	n, err := e.adminClient().Node(ctx, node)
 	if err != nil {
 		e.t.Fatal(err)
 	}

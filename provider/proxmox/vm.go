@@ -232,12 +232,19 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs) (pve.VMR
 	}
 }
 
+// cloneSource is the VM a.Clone names: clone.vmId on clone.node, which
+// defaults to the VM's node. a.Clone must be set.
+func cloneSource(a VirtualMachineArgs) pve.VMRef {
+	src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
+	if a.Clone.Node != nil {
+		src.Node = *a.Clone.Node
+	}
+	return src
+}
+
 func createOnce(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs) error {
 	if cl := a.Clone; cl != nil {
-		src := pve.VMRef{Node: a.Node, VMID: cl.VMID}
-		if cl.Node != nil {
-			src.Node = *cl.Node
-		}
+		src := cloneSource(a)
 		o := pve.CloneOptions{Full: cl.Full == nil || *cl.Full}
 		if cl.Storage != nil {
 			o.Storage = *cl.Storage
@@ -311,7 +318,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	old := req.State
 	a := req.Inputs
 	if req.DryRun {
-		if w := restartWarning(old, a, memoryHotplug(ctx, old)); w != "" {
+		if w := restartWarning(old, a, func() bool { return memoryHotplug(ctx, old) }); w != "" {
 			p.GetLogger(ctx).Warning(w)
 		}
 		st := old

@@ -14,8 +14,9 @@ import (
 // checkAgainstCluster validates what only the cluster knows: the node, its
 // bridges and storages, the clone source, and whether an explicit VMID is
 // free. It runs at preview, so that nothing is created for a bad input.
-func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a VirtualMachineArgs,
+func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a VirtualMachineArgs,
 	old *VirtualMachineArgs, u unknowns) (*validator, error) {
+	c := newCheckReads(client)
 	v := &validator{u: u}
 	if !u.known("node") {
 		return v, nil
@@ -25,13 +26,14 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		return nil, fmt.Errorf("checking node %q: %w", a.Node, err)
 	}
 	var names []string
-	online := map[string]bool{}
+	byName := map[string]pve.NodeInfo{}
 	for _, n := range nodes {
 		names = append(names, n.Name)
-		online[n.Name] = n.Online
+		byName[n.Name] = n
 	}
 	sort.Strings(names)
-	up, exists := online[a.Node]
+	node, exists := byName[a.Node]
+	up := node.Online
 	if !exists {
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return v, nil
@@ -48,13 +50,8 @@ func checkAgainstCluster(ctx context.Context, c *pve.Client, name string, a Virt
 		return v, nil
 	}
 	if u.known("memory") && u.known("started") && u.known("template") {
-		for _, n := range nodes {
-			if n.Name != a.Node {
-				continue
-			}
-			if w := checkMemory(c, name, a, old, n); w != "" {
-				v.warnings = append(v.warnings, w)
-			}
+		if w := checkMemory(client, name, a, old, node); w != "" {
+			v.warnings = append(v.warnings, w)
 		}
 	}
 
@@ -119,7 +116,7 @@ func isOwnVM(vm pve.ClusterVM, old *VirtualMachineArgs) bool {
 // checkPool: Proxmox refuses a VM in a pool that does not exist ("Permission
 // check failed (pool '<id>' does not exist)", PVE RPCEnvironment
 // check_pool_exist), after nothing else is wrong, so say it at preview.
-func checkPool(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkPool(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	if a.Pool == nil || *a.Pool == "" || !v.u.known("pool") {
 		return nil
 	}
@@ -141,7 +138,7 @@ func checkPool(ctx context.Context, c *pve.Client, v *validator, a VirtualMachin
 	return nil
 }
 
-func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkBridges(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	if len(a.NetworkDevices) == 0 {
 		return nil
 	}
@@ -158,7 +155,7 @@ func checkBridges(ctx context.Context, c *pve.Client, v *validator, a VirtualMac
 	return nil
 }
 
-func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkStorages(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	type use struct{ path, storage, content string }
 	var uses []use
 	for i, d := range a.Disks {
@@ -212,10 +209,7 @@ func checkStorages(ctx context.Context, c *pve.Client, v *validator, a VirtualMa
 // say it is.
 func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) bool {
 	c := a.Clone
-	srcNode := a.Node
-	if c.Node != nil {
-		srcNode = *c.Node
-	}
+	srcNode := cloneSource(a).Node
 	for _, vm := range vms {
 		if vm.VMID != c.VMID {
 			continue
@@ -244,11 +238,8 @@ func checkCloneSource(v *validator, a VirtualMachineArgs, vms []pve.ClusterVM) b
 // shared storage, and into shared storage only (qemu-server
 // src/PVE/API2/Qemu.pm clone_vm: "can't clone VM to node '<target>' (VM
 // uses local storage)", "can't clone to non-shared storage '<storage>'").
-func checkCloneAcrossNodes(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
-	src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
-	if a.Clone.Node != nil {
-		src.Node = *a.Clone.Node
-	}
+func checkCloneAcrossNodes(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
+	src := cloneSource(a)
 	if src.Node == a.Node || !v.u.known("clone.node") {
 		return nil
 	}

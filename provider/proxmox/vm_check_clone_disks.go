@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -15,14 +13,11 @@ import (
 // resize_vm: "shrinking disks is not supported"), so a listed disk smaller
 // than the source's same interface would fail after the clone exists. Runs
 // for a create only (a clone is never redone in place).
-func checkCloneDiskSizes(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs) error {
+func checkCloneDiskSizes(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs) error {
 	if a.Clone == nil || len(a.Disks) == 0 || !v.u.known("disks") || !v.u.known("clone.node") {
 		return nil
 	}
-	src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
-	if a.Clone.Node != nil {
-		src.Node = *a.Clone.Node
-	}
+	src := cloneSource(a)
 	cfg, err := c.VMConfig(ctx, src)
 	if err != nil {
 		return fmt.Errorf("reading the clone source %s to compare its disk sizes: %w", src, err)
@@ -48,20 +43,4 @@ func checkCloneDiskSizes(ctx context.Context, c *pve.Client, v *validator, a Vir
 
 // ceilSizeGiB reads a Proxmox disk size ("20G", "512M", "1T", "4194304K",
 // bytes) in GiB, rounded up.
-func ceilSizeGiB(s string) int {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	mult := map[byte]float64{'K': 1.0 / (1 << 20), 'M': 1.0 / 1024, 'G': 1, 'T': 1024}
-	f, ok := mult[s[len(s)-1]]
-	num := s[:len(s)-1]
-	if !ok {
-		f, num = 1.0/(1<<30), s
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0
-	}
-	return int(math.Ceil(n*f - 1e-9))
-}
+func ceilSizeGiB(s string) int { return int(math.Ceil(pve.DiskSizeGiB(s) - 1e-9)) }

@@ -13,7 +13,7 @@ import (
 // size: Proxmox imports at the image's size and a disk cannot shrink. Disks
 // that exist already (on the VM, or on the clone source) are skipped: the
 // source is used only when a disk is created.
-func checkImports(ctx context.Context, c *pve.Client, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) error {
+func checkImports(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) error {
 	existing := map[string]bool{}
 	if old != nil {
 		for _, d := range old.Disks {
@@ -31,10 +31,7 @@ func checkImports(ctx context.Context, c *pve.Client, v *validator, a VirtualMac
 		return nil
 	}
 	if a.Clone != nil && old == nil && v.u.known("clone") {
-		src := pve.VMRef{Node: a.Node, VMID: a.Clone.VMID}
-		if a.Clone.Node != nil {
-			src.Node = *a.Clone.Node
-		}
+		src := cloneSource(a)
 		cfg, err := c.VMConfig(ctx, src)
 		if err != nil && !pve.IsNotFound(err) {
 			return fmt.Errorf("reading the clone source %s: %w", src, err)

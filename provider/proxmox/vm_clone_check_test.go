@@ -17,11 +17,7 @@ import (
 func TestVirtualMachineCloneAcrossNodesNeedsSharedStorage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})
-	tm := plainVM("pve1", "template")
-	tm["started"] = boolean(false)
-	_, tst := e.create(vmType, "template", property.NewMap(tm))
-	tid := getNum(t, tst, "vmId")
-	e.convertToTemplate("pve1", tid)
+	tid := e.createTemplate()
 
 	clone := func(node string) property.Map {
 		return property.NewMap(map[string]property.Value{
@@ -47,11 +43,7 @@ func TestVirtualMachineCloneAcrossNodesNeedsSharedStorage(t *testing.T) {
 func TestVirtualMachineCreateRetriedAfterServerError(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})
-	tm := plainVM("pve1", "template")
-	tm["started"] = boolean(false)
-	_, tst := e.create(vmType, "template", property.NewMap(tm))
-	tid := getNum(t, tst, "vmId")
-	e.convertToTemplate("pve1", tid)
+	tid := e.createTemplate()
 
 	e.lab.SetFaults(pve.Faults{ServerErrorOnCall: "POST /nodes/{node}/qemu"})
 	_, st := e.create(vmType, "plain", property.NewMap(plainVM("pve2", "plain")))
@@ -76,11 +68,7 @@ func TestVirtualMachineCreateRetriedAfterServerError(t *testing.T) {
 func TestVirtualMachineCloneDiskShrinkFailsAtPreview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})
-	tm := plainVM("pve1", "template") // scsi0: 4 GiB
-	tm["started"] = boolean(false)
-	_, tst := e.create(vmType, "template", property.NewMap(tm))
-	tid := getNum(t, tst, "vmId")
-	e.convertToTemplate("pve1", tid)
+	tid := e.createTemplate() // scsi0: 4 GiB
 
 	clone := func(size int) property.Map {
 		return property.NewMap(map[string]property.Value{

@@ -30,7 +30,7 @@ func locateMovedVM(ctx context.Context, c *pve.Client, ref pve.VMRef, st Virtual
 			if err != nil && !pve.IsConfigMissing(err) {
 				return pve.VMRef{}, false, fmt.Errorf("reading %s to see whether it is the VM of this resource: %w", moved, err)
 			}
-			if strings.EqualFold(parsePropString(cfg["smbios1"]).KV["uuid"], st.SmbiosUUID) {
+			if strings.EqualFold(pve.ParsePropString(cfg["smbios1"]).KV["uuid"], st.SmbiosUUID) {
 				return moved, true, nil
 			}
 		}

@@ -59,11 +59,12 @@ func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n
 func checkMemory(c *pve.Client, name string, a VirtualMachineArgs, old *VirtualMachineArgs, n pve.NodeInfo) string {
 	need := memoryNeed(a, old)
 	claims := c.MemoryClaims()
+	var othersMiB, others int
 	if old != nil || need == 0 {
 		claims.Release(name)
-		othersMiB, others := claims.Claimed(n.Name, name)
-		return memoryWarning(a, old, need, n, othersMiB, others)
+		othersMiB, others = claims.Claimed(n.Name, name)
+	} else {
+		othersMiB, others = claims.Claim(n.Name, name, need)
 	}
-	othersMiB, others := claims.Claim(n.Name, name, need)
 	return memoryWarning(a, old, need, n, othersMiB, others)
 }

@@ -228,11 +228,7 @@ func TestVirtualMachineReplaceOnNodeChange(t *testing.T) {
 func TestVirtualMachineCloneFromTemplate(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})
-	tm := plainVM("pve1", "template")
-	tm["started"] = boolean(false)
-	_, tst := e.create(vmType, "template", property.NewMap(tm))
-	tid := getNum(t, tst, "vmId")
-	e.convertToTemplate("pve1", tid)
+	tid := e.createTemplate()
 
 	in := property.NewMap(map[string]property.Value{
 		"node":  str("pve1"),

@@ -30,7 +30,7 @@ func observeArgs(o observation) VirtualMachineArgs {
 	}
 	a.Name = str("name")
 	a.Description = str("description")
-	if t := normalizeTags(splitTags(c["tags"])); len(t) > 0 {
+	if t := normalizeTags(pve.SplitTags(c["tags"])); len(t) > 0 {
 		a.Tags = t
 	}
 	if o.Pool != "" {
@@ -72,7 +72,7 @@ func observeArgs(o observation) VirtualMachineArgs {
 	if v, ok := c["agent"]; ok {
 		a.Agent = &VirtualMachineAgent{Enabled: ptr(truthy(agentEnabled(v)))}
 	}
-	if u := parsePropString(c["smbios1"]).KV["uuid"]; u != "" {
+	if u := pve.ParsePropString(c["smbios1"]).KV["uuid"]; u != "" {
 		a.SmbiosUUID = ptr(strings.ToLower(u))
 	}
 	if !o.Status.Running() {
@@ -205,7 +205,7 @@ func observeCloudInit(c pve.VMConfig) *VirtualMachineCloudInit {
 }
 
 func observeIPConfig(s string) VirtualMachineIpConfig {
-	kv := parsePropString(s).KV
+	kv := pve.ParsePropString(s).KV
 	var ip VirtualMachineIpConfig
 	if v, ok := kv["ip"]; ok {
 		ip.IPv4 = &VirtualMachineIpAddress{Address: v}

@@ -146,7 +146,7 @@ func scalarConfig(a VirtualMachineArgs, live pve.VMConfig) map[string]string {
 	// manage (agent type, fstrim_cloned_disks; SMBIOS manufacturer, serial):
 	// set the managed key on the live value, as nicString does
 	if g := a.Agent; g != nil {
-		ps := parsePropString(live["agent"])
+		ps := pve.ParsePropString(live["agent"])
 		if ps.Head != "" {
 			ps.KV["enabled"] = ps.Head // the format's default key
 		}
@@ -154,7 +154,7 @@ func scalarConfig(a VirtualMachineArgs, live pve.VMConfig) map[string]string {
 		c["agent"] = kvList(ps.KV, "enabled")
 	}
 	if a.SmbiosUUID != nil {
-		kv := parsePropString(live["smbios1"]).KV
+		kv := pve.ParsePropString(live["smbios1"]).KV
 		kv["uuid"] = strings.ToLower(*a.SmbiosUUID)
 		c["smbios1"] = kvList(kv, "uuid")
 	}
@@ -201,7 +201,7 @@ func bootOrder(a VirtualMachineArgs) string {
 // set as a whole (a block without gateway has none); a block not given keeps
 // what the live value has.
 func ipConfigString(ip VirtualMachineIpConfig, live string) string {
-	kv := parsePropString(live).KV
+	kv := pve.ParsePropString(live).KV
 	block := func(a *VirtualMachineIpAddress, ipKey, gwKey string) {
 		if a == nil {
 			return
@@ -241,7 +241,7 @@ func sameConfigValue(key, want, live string) bool {
 	}
 	switch key {
 	case "tags":
-		return strings.Join(normalizeTags(splitTags(want)), ";") == strings.Join(normalizeTags(splitTags(live)), ";")
+		return strings.Join(normalizeTags(pve.SplitTags(want)), ";") == strings.Join(normalizeTags(pve.SplitTags(live)), ";")
 	case "cpu":
 		return cpuType(want) == cpuType(live)
 	case "memory":
@@ -251,16 +251,16 @@ func sameConfigValue(key, want, live string) bool {
 	case "onboot":
 		return truthy(want) == truthy(live)
 	case "smbios1":
-		return strings.EqualFold(parsePropString(want).KV["uuid"], parsePropString(live).KV["uuid"])
+		return strings.EqualFold(pve.ParsePropString(want).KV["uuid"], pve.ParsePropString(live).KV["uuid"])
 	case "boot":
-		return parsePropString(want).KV["order"] == parsePropString(live).KV["order"]
+		return pve.ParsePropString(want).KV["order"] == pve.ParsePropString(live).KV["order"]
 	case "nameserver":
 		return strings.Join(strings.Fields(want), " ") == strings.Join(strings.Fields(live), " ")
 	case "description":
 		return strings.TrimRight(want, "\n") == strings.TrimRight(live, "\n")
 	}
 	if strings.HasPrefix(key, "ipconfig") {
-		return sameKV(parsePropString(want).KV, parsePropString(live).KV)
+		return sameKV(pve.ParsePropString(want).KV, pve.ParsePropString(live).KV)
 	}
 	return want == live
 }
@@ -271,34 +271,11 @@ var configDefaults = map[string]string{
 	"cores": "1", "sockets": "1", "memory": "512", "bios": "seabios", "scsihw": "lsi", "ostype": "other",
 }
 
-// splitTags reads Proxmox's tag list, separated by ';' (or ',' or spaces).
-func splitTags(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })
-}
+func cpuType(s string) string { return pve.ParsePropString(s).Value("cputype") }
 
-func cpuType(s string) string {
-	ps := parsePropString(s)
-	if t, ok := ps.KV["cputype"]; ok {
-		return t
-	}
-	return ps.Head
-}
+func memoryMiB(s string) string { return pve.ParsePropString(s).Value("current") }
 
-func memoryMiB(s string) string {
-	ps := parsePropString(s)
-	if v, ok := ps.KV["current"]; ok {
-		return v
-	}
-	return ps.Head
-}
-
-func agentEnabled(s string) string {
-	ps := parsePropString(s)
-	if v, ok := ps.KV["enabled"]; ok {
-		return v
-	}
-	return ps.Head
-}
+func agentEnabled(s string) string { return pve.ParsePropString(s).Value("enabled") }
 
 func sameKV(a, b map[string]string) bool {
 	if len(a) != len(b) {

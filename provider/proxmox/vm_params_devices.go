@@ -16,7 +16,7 @@ type liveNIC struct {
 }
 
 func parseNIC(s string) liveNIC {
-	ps := parsePropString(s)
+	ps := pve.ParsePropString(s)
 	n := liveNIC{KV: ps.KV}
 	for _, m := range nicModels {
 		if mac, ok := ps.KV[m]; ok {
@@ -145,7 +145,7 @@ type liveDisk struct {
 }
 
 func parseDisk(s string) liveDisk {
-	ps := parsePropString(s)
+	ps := pve.ParsePropString(s)
 	d := liveDisk{Volume: ps.Head, KV: ps.KV}
 	if f, ok := ps.KV["file"]; ok {
 		d.Volume = f
@@ -159,24 +159,7 @@ func parseDisk(s string) liveDisk {
 }
 
 // sizeGiB reads a Proxmox disk size ("20G", "512M", "1T", "4194304K") in whole GiB.
-func sizeGiB(s string) int {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	mult := map[byte]float64{'K': 1.0 / (1 << 20), 'M': 1.0 / 1024, 'G': 1, 'T': 1024}
-	unit := s[len(s)-1]
-	f, ok := mult[unit]
-	num := s[:len(s)-1]
-	if !ok {
-		f, num = 1.0/(1<<30), s // bytes
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0
-	}
-	return int(v*f + 1e-9)
-}
+func sizeGiB(s string) int { return int(pve.DiskSizeGiB(s) + 1e-9) }
 
 // diskOptions applies the options the inputs manage onto kv.
 func diskOptions(d VirtualMachineDisk, kv map[string]string) {

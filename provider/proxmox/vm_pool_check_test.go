@@ -2,12 +2,10 @@ package proxmox_test
 
 import (
 	"context"
-	"crypto/x509"
 	"strings"
 	"testing"
 	"time"
 
-	proxmox "github.com/luthermonson/go-proxmox"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
@@ -20,11 +18,7 @@ func TestVirtualMachinePoolCheckedAtPreview(t *testing.T) {
 	e := newEnv(t, lab.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(e.lab.CACertPEM())
-	tokenID, secret, _ := strings.Cut(e.lab.APIToken(), "=")
-	c := proxmox.NewClient(e.lab.Endpoint()+"/api2/json", proxmox.WithAPIToken(tokenID, secret), proxmox.WithRootCAs(pool))
-	if err := c.NewPool(ctx, "k8s", ""); err != nil {
+	if err := e.adminClient().NewPool(ctx, "k8s", ""); err != nil {
 		t.Fatal(err)
 	}
 	in := plainVM("pve1", "pooled")

@@ -19,15 +19,16 @@ import (
 var restartPaths = []string{"cpu.cores", "cpu.sockets", "cpu.type", "memory.dedicated", "bios", "machine"}
 
 // restartWarning says at preview which changes of a running VM wait for a
-// restart and whether the update restarts it; "" when none do.
-func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug bool) string {
+// restart and whether the update restarts it; "" when none do. memHotplug
+// is asked only when memory.dedicated changes (it reads the VM's config).
+func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug func() bool) string {
 	if old.Status != "running" || !wantsRunning(news) {
 		return ""
 	}
 	d := diffVM(old, news)
 	var paths []string
 	for _, path := range restartPaths {
-		if _, changed := d.DetailedDiff[path]; changed && !(path == "memory.dedicated" && memHotplug) {
+		if _, changed := d.DetailedDiff[path]; changed && !(path == "memory.dedicated" && memHotplug()) {
 			paths = append(paths, path)
 		}
 	}

@@ -33,7 +33,7 @@ func TestRestartWarning(t *testing.T) {
 	for _, c := range cases {
 		news := talosArgs()
 		c.change(&news)
-		got := restartWarning(old, news, c.memHotplug)
+		got := restartWarning(old, news, func() bool { return c.memHotplug })
 		if c.want == nil {
 			if got != "" {
 				t.Errorf("%s: unexpected warning %q", c.name, got)
@@ -51,7 +51,7 @@ func TestRestartWarning(t *testing.T) {
 	news := talosArgs()
 	news.CPU.Cores = ptr(8)
 	news.Started = ptr(false)
-	if w := restartWarning(stopped, news, false); w != "" {
+	if w := restartWarning(stopped, news, func() bool { return false }); w != "" {
 		t.Errorf("a stopped VM restarts nothing: %q", w)
 	}
 }

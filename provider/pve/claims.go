@@ -27,13 +27,7 @@ func (m *MemoryClaims) Claim(node, name string, mib int) (othersMiB, others int)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.byName[name] = memoryClaim{node: node, mib: mib}
-	for n, c := range m.byName {
-		if n != name && c.node == node {
-			othersMiB += c.mib
-			others++
-		}
-	}
-	return othersMiB, others
+	return m.othersOn(node, name)
 }
 
 // Release forgets the claim of resource name: its VM runs (and Proxmox
@@ -48,6 +42,12 @@ func (m *MemoryClaims) Release(name string) {
 func (m *MemoryClaims) Claimed(node, name string) (othersMiB, others int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.othersOn(node, name)
+}
+
+// othersOn sums the claims on node of the resources other than name; m.mu
+// is held.
+func (m *MemoryClaims) othersOn(node, name string) (othersMiB, others int) {
 	for n, c := range m.byName {
 		if n != name && c.node == node {
 			othersMiB += c.mib

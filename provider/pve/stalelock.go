@@ -59,11 +59,7 @@ func (c *Client) retryVM(ctx context.Context, ref VMRef, what string, idempotent
 	return DefaultRetry.Retry(ctx, what, idempotent, func(ctx context.Context) error {
 		err := op(ctx)
 		lock := lockOf(err)
-		if lock != "create" && lock != "clone" {
-			staleSeen = 0
-			return err
-		}
-		if !c.lockIsStale(ctx, ref, lock) {
+		if (lock != "create" && lock != "clone") || !c.lockIsStale(ctx, ref, lock) {
 			staleSeen = 0
 			return err
 		}

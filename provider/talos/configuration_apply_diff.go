@@ -26,13 +26,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, err
 	}
 
-	fails = append(fails, checkNodeAddress("node", args.Node)...)
-
-	for i, e := range args.Endpoints {
-		if e != "" {
-			fails = append(fails, checkNodeAddress(fmt.Sprintf("endpoints[%d]", i), e)...)
-		}
-	}
+	fails = append(fails, checkNodeAndEndpoints(args.Node, args.Endpoints)...)
 
 	if args.Reset != nil {
 		for i, cp := range args.Reset.ControlPlanes {
@@ -380,11 +374,16 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 // nodeLabel names a node for a reader: its hostname when the configuration
 // sets one, with its address.
 func nodeLabel(in ConfigurationApplyArgs) string {
-	if name := talosapi.ConfigNodename([]byte(in.MachineConfiguration)); name != "" {
-		return name + " (" + in.Node + ")"
+	return labelNode(in.Node, []byte(in.MachineConfiguration))
+}
+
+// labelNode is nodeLabel for a node address and the configuration it runs.
+func labelNode(node string, machineConfig []byte) string {
+	if name := talosapi.ConfigNodename(machineConfig); name != "" {
+		return name + " (" + node + ")"
 	}
 
-	return in.Node
+	return node
 }
 
 // vmRestart is healthGate.vm before and after, both "" unless it

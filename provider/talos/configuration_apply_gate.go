@@ -3,7 +3,6 @@ package talos
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -85,7 +84,7 @@ func gateRequest(g *HealthGate, node string, phase gatePhase) *talosapi.HealthRe
 
 	if phase == gateBefore {
 		// The node itself may be what the update repairs.
-		self := func(a string) bool { return sameHost(a, node) }
+		self := func(a string) bool { return talosapi.SameHost(a, node) }
 		req.ControlPlanes = slices.DeleteFunc(req.ControlPlanes, self)
 		req.Workers = slices.DeleteFunc(req.Workers, self)
 		req.Others = append(req.Others, node)
@@ -154,17 +153,4 @@ func waitHealthGate(ctx context.Context, opts talosapi.Options, g gateTarget, ph
 		label, phase, len(req.ControlPlanes), len(req.Workers), time.Since(start).Round(time.Millisecond))
 
 	return nil
-}
-
-// sameHost compares node addresses with or without a port.
-func sameHost(a, b string) bool {
-	host := func(s string) string {
-		if h, _, err := net.SplitHostPort(s); err == nil {
-			return h
-		}
-
-		return strings.Trim(s, "[]")
-	}
-
-	return host(a) == host(b)
 }

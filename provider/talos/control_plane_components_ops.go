@@ -20,13 +20,7 @@ func (*ControlPlaneComponents) Check(ctx context.Context, req infer.CheckRequest
 		return infer.CheckResponse[ControlPlaneComponentsArgs]{Inputs: args, Failures: fails}, err
 	}
 
-	fails = append(fails, checkNodeAddress("node", args.Node)...)
-
-	for i, e := range args.Endpoints {
-		if e != "" {
-			fails = append(fails, checkNodeAddress(fmt.Sprintf("endpoints[%d]", i), e)...)
-		}
-	}
+	fails = append(fails, checkNodeAndEndpoints(args.Node, args.Endpoints)...)
 
 	fails = append(fails, checkTimeouts(args.Timeouts)...)
 	fails = append(fails, checkHealthGate(args.HealthGate)...)
@@ -168,10 +162,7 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 	running := string(nc.Active)
 	scrub := func(err error) error { return scrubError(err, running) }
 
-	label := in.Node
-	if name := talosapi.ConfigNodename(nc.Active); name != "" {
-		label = name + " (" + in.Node + ")"
-	}
+	label := labelNode(in.Node, nc.Active)
 
 	patched, change, err := talosconfig.RetagComponents(nc.Active, in.KubernetesVersion)
 	if err != nil {

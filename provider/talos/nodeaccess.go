@@ -175,6 +175,20 @@ func checkNodeAddress(property, node string) []p.CheckFailure {
 	return nil
 }
 
+// checkNodeAndEndpoints validates a node address and the endpoints to
+// reach it through for Check.
+func checkNodeAndEndpoints(node string, endpoints []string) []p.CheckFailure {
+	fails := checkNodeAddress("node", node)
+
+	for i, e := range endpoints {
+		if e != "" {
+			fails = append(fails, checkNodeAddress(fmt.Sprintf("endpoints[%d]", i), e)...)
+		}
+	}
+
+	return fails
+}
+
 func hasDeadline(ctx context.Context) bool {
 	_, ok := ctx.Deadline()
 

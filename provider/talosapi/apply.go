@@ -221,15 +221,11 @@ func installingState(disk string) string {
 		"(an install disk that does not exist fails it: the console shows \"lstat " + disk + ": no such file or directory\")"
 }
 
-// WaitConfig waits until a configured node runs the configuration with the
+// waitConfig waits until a configured node runs the configuration with the
 // given digest (or, with staged, has saved it for the next boot), reachable
 // over mTLS and, when the node reports its stage, running. It returns the
-// Talos version the node runs.
-func WaitConfig(ctx context.Context, t Target, digest string, staged bool, o Options) (string, error) {
-	return waitConfig(ctx, t, digest, staged, "", o)
-}
-
-// waitConfig is WaitConfig naming the install disk in its progress.
+// Talos version the node runs. installDisk ("" when unknown) is named in the
+// progress of a node still in maintenance mode.
 func waitConfig(ctx context.Context, t Target, digest string, staged bool, installDisk string, o Options) (string, error) {
 	o = o.withDefaults()
 	what := fmt.Sprintf("node %s to run the applied configuration", t.Node)

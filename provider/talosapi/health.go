@@ -168,6 +168,10 @@ func withoutMembers(members []*machineapi.EtcdMember, nodes []string) []*machine
 	return out
 }
 
+// SameHost compares node addresses with or without a port.
+func SameHost(a, b string) bool { return hostOf(a) == hostOf(b) }
+
+// hostOf is an address without its port.
 func hostOf(addr string) string {
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		return h

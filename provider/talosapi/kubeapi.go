@@ -49,27 +49,39 @@ func (k *kubeAPI) close() { k.http.CloseIdleConnections() }
 
 // get fetches a path and returns the body of a 200 answer.
 func (k *kubeAPI) get(ctx context.Context, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.server+path, nil)
+	status, body, err := k.do(ctx, http.MethodGet, path)
 	if err != nil {
 		return nil, err
+	}
+
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d: %s", path, status, short(body))
+	}
+
+	return body, nil
+}
+
+// do sends a request without a body and returns the status and body.
+func (k *kubeAPI) do(ctx context.Context, method, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, k.server+path, nil)
+	if err != nil {
+		return 0, nil, err
 	}
 
 	resp, err := k.http.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close() //nolint:errcheck
 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
 
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, strings.TrimSpace(string(body[:min(len(body), 200)])))
-	}
+	return resp.StatusCode, body, err
+}
 
-	return body, nil
+// short is the start of an answer's body, for an error message.
+func short(b []byte) string {
+	return strings.TrimSpace(string(b[:min(len(b), 200)]))
 }
 
 // kubeNode is the part of a Node object the provider reads.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -93,7 +92,7 @@ func RemoveKubernetesNode(ctx context.Context, req RemoveNodeRequest, o Options)
 	var tried []string
 
 	for _, cp := range req.ControlPlanes {
-		if hostOf(cp) == hostOf(req.Address) {
+		if SameHost(cp, req.Address) {
 			continue // the removed node itself
 		}
 
@@ -199,28 +198,6 @@ func (k *kubeAPI) removeNode(ctx context.Context, name, address string) (RemoveN
 	}
 
 	return res, nil
-}
-
-// do sends a request without a body and returns the status and body.
-func (k *kubeAPI) do(ctx context.Context, method, path string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, k.server+path, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-
-	resp, err := k.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close() //nolint:errcheck
-
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-
-	return resp.StatusCode, body, err
-}
-
-func short(b []byte) string {
-	return strings.TrimSpace(string(b[:min(len(b), 200)]))
 }
 
 func firstLineOf(s string) string {

@@ -32,11 +32,7 @@ func (t Target) nodeAddr() (string, error) {
 // nodeHost is the node's address without port, as apid expects it in the
 // "node" metadata when proxying.
 func (t Target) nodeHost() string {
-	if h, _, err := net.SplitHostPort(t.Node); err == nil {
-		return h
-	}
-
-	return strings.Trim(t.Node, "[]")
+	return hostOf(t.Node)
 }
 
 // endpointAddrs are the mTLS endpoints as host:port.

@@ -10,6 +10,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // ImageVersion is the Talos version an installer image reference names by
@@ -17,26 +19,12 @@ import (
 // is false for references without a semantic-version tag (a digest only,
 // "latest").
 func ImageVersion(image string) (string, bool) {
-	ref := image
-	if i := strings.Index(ref, "@"); i >= 0 {
-		ref = ref[:i]
-	}
-
-	slash := strings.LastIndex(ref, "/")
-
-	colon := strings.LastIndex(ref, ":")
-	if colon <= slash {
+	v, ok := talosconfig.ImageTagVersion(image)
+	if !ok {
 		return "", false
 	}
 
-	tag := ref[colon+1:]
-
-	v, err := semver.ParseTolerant(tag)
-	if err != nil || !strings.HasPrefix(tag, "v") {
-		return "", false
-	}
-
-	return "v" + v.String(), true
+	return talosconfig.TalosTag(v), true
 }
 
 // sameVersion compares Talos version tags tolerantly ("v1.12.5" = "1.12.5").

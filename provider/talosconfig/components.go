@@ -48,13 +48,16 @@ func RetagComponents(machineConfig []byte, version string) ([]byte, ComponentsCh
 		return nil, ComponentsChange{}, err
 	}
 
-	change := ComponentsChange{From: imageTag(cur.APIServer)}
+	_, from := splitImageRef(cur.APIServer)
+	change := ComponentsChange{From: from}
 	patch := map[string]any{}
 
 	for _, c := range []struct{ key, image string }{
 		{"apiServer", cur.APIServer}, {"controllerManager", cur.ControllerManager}, {"scheduler", cur.Scheduler}, {"proxy", cur.Proxy},
 	} {
-		want := imageRepo(c.image) + ":" + version
+		repo, _ := splitImageRef(c.image)
+
+		want := repo + ":" + version
 		if want == c.image {
 			continue
 		}
@@ -104,24 +107,4 @@ func ComponentImagesOf(machineConfig []byte) (ComponentImages, error) {
 		Scheduler:         c.Scheduler().Image(),
 		Proxy:             c.Proxy().Image(),
 	}, nil
-}
-
-// imageRepo is an image reference without tag or digest.
-func imageRepo(ref string) string {
-	ref, _, _ = strings.Cut(ref, "@")
-	if slash, colon := strings.LastIndex(ref, "/"), strings.LastIndex(ref, ":"); colon > slash {
-		return ref[:colon]
-	}
-
-	return ref
-}
-
-// imageTag is an image reference's tag ("" without one).
-func imageTag(ref string) string {
-	ref, _, _ = strings.Cut(ref, "@")
-	if slash, colon := strings.LastIndex(ref, "/"), strings.LastIndex(ref, ":"); colon > slash {
-		return ref[colon+1:]
-	}
-
-	return ""
 }

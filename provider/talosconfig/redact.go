@@ -63,7 +63,7 @@ func Redact(configYAML string) (View, error) {
 			}
 			path := joinPath(d.id, parts)
 			var shown string
-			if machinerySecrets[path] || isSensitive(d.id, parts) || sensitiveText(v) {
+			if isSecretLeaf(machinerySecrets, d.id, parts, v) {
 				shown = sensitiveValue(key, v)
 			} else {
 				shown = displayValue(v)
@@ -85,7 +85,7 @@ func SensitiveValues(configYAML string) []string {
 	var out []string
 	for _, d := range docs {
 		walkLeaves(d.body, nil, func(parts []any, v any) {
-			if s, ok := v.(string); ok && s != "" && (machinerySecrets[joinPath(d.id, parts)] || isSensitive(d.id, parts) || sensitiveText(v)) {
+			if s, ok := v.(string); ok && s != "" && isSecretLeaf(machinerySecrets, d.id, parts, v) {
 				out = append(out, s)
 			}
 		})

@@ -39,6 +39,13 @@ var secretWords = map[string]bool{
 	"content": true, "contents": true, "env": true, "environment": true,
 }
 
+// isSecretLeaf decides for Redact and SensitiveValues alike whether a leaf
+// is secret: machinery says so (machineryRedactedPaths), a key on its path
+// names a secret, or its value holds one.
+func isSecretLeaf(machinerySecrets map[string]bool, docID string, parts []any, v any) bool {
+	return machinerySecrets[joinPath(docID, parts)] || isSensitive(docID, parts) || sensitiveText(v)
+}
+
 // isSensitive applies our rules to one leaf.
 func isSensitive(docID string, parts []any) bool {
 	kind, _, _ := strings.Cut(docID, "/")

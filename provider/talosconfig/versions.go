@@ -174,13 +174,23 @@ func CheckUpgrade(from, to string) (warning string, err error) {
 // ("factory.talos.dev/nocloud-installer/<id>:v1.12.5", a digest after @
 // ignored); false when the tag is absent or not a v-prefixed version.
 func ImageTagVersion(image string) (semver.Version, bool) {
-	ref, _, _ := strings.Cut(image, "@")
-	slash, colon := strings.LastIndex(ref, "/"), strings.LastIndex(ref, ":")
-	if colon <= slash || !strings.HasPrefix(ref[colon+1:], "v") {
+	_, tag := splitImageRef(image)
+	if !strings.HasPrefix(tag, "v") {
 		return semver.Version{}, false
 	}
-	v, err := semver.ParseTolerant(ref[colon+1:])
+	v, err := semver.ParseTolerant(tag)
 	return v, err == nil
+}
+
+// splitImageRef splits an image reference into its repository and its tag
+// ("" without one); a digest after @ is dropped. A colon before the last
+// slash is a registry port, not a tag.
+func splitImageRef(ref string) (repo, tag string) {
+	ref, _, _ = strings.Cut(ref, "@")
+	if slash, colon := strings.LastIndex(ref, "/"), strings.LastIndex(ref, ":"); colon > slash {
+		return ref[:colon], ref[colon+1:]
+	}
+	return ref, ""
 }
 
 // checkImageAgainstContract refuses an installer image whose Talos minor is

@@ -1,0 +1,44 @@
+package proxmox
+
+import (
+	"context"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// checkReads is the client as one Check uses it: the node's storages and the
+// clone source's configuration, which several checks read, are asked once.
+// Only answers are kept; a failed read is asked again by the next check.
+type checkReads struct {
+	*pve.Client
+	storages map[string][]pve.StorageInfo
+	configs  map[pve.VMRef]pve.VMConfig
+}
+
+func newCheckReads(c *pve.Client) *checkReads {
+	return &checkReads{Client: c, storages: map[string][]pve.StorageInfo{}, configs: map[pve.VMRef]pve.VMConfig{}}
+}
+
+// Storages lists the storages available on node.
+func (r *checkReads) Storages(ctx context.Context, node string) ([]pve.StorageInfo, error) {
+	if s, ok := r.storages[node]; ok {
+		return s, nil
+	}
+	s, err := r.Client.Storages(ctx, node)
+	if err == nil {
+		r.storages[node] = s
+	}
+	return s, err
+}
+
+// VMConfig reads the configuration of a VM.
+func (r *checkReads) VMConfig(ctx context.Context, ref pve.VMRef) (pve.VMConfig, error) {
+	if cfg, ok := r.configs[ref]; ok {
+		return cfg, nil
+	}
+	cfg, err := r.Client.VMConfig(ctx, ref)
+	if err == nil {
+		r.configs[ref] = cfg
+	}
+	return cfg, err
+}
