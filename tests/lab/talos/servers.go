@@ -3,11 +3,13 @@ package talos
 import (
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cosi-project/runtime/pkg/state"
@@ -81,7 +83,7 @@ func (n *Node) startMaintenance() error {
 	storage.RegisterStorageServiceServer(srv, &storageServer{node: n})
 	registerResources(srv, srvs.state)
 
-	l, err := net.Listen("tcp", s.apiEndpoint(addr))
+	l, err := n.listen(addr)
 	if err != nil {
 		srv.Stop()
 
@@ -92,6 +94,14 @@ func (n *Node) startMaintenance() error {
 	l = conns.listen(l)
 
 	s.mu.Lock()
+	if n.servers != srvs {
+		// the boot ended meanwhile: its servers were stopped without this one
+		s.mu.Unlock()
+		l.Close() //nolint:errcheck
+		srv.Stop()
+
+		return nil
+	}
 	srvs.maintenance, srvs.maintConns, srvs.listener = srv, conns, l
 	s.mu.Unlock()
 
@@ -100,6 +110,25 @@ func (n *Node) startMaintenance() error {
 	n.logf("maintenance mode: apply a configuration with talosctl apply-config --insecure", "endpoint", s.apiEndpoint(addr))
 
 	return nil
+}
+
+// listen opens the node's Talos API port. A node owns its address (a
+// duplicate is refused at boot, see byAddr), so "address in use" can only be
+// a listener of the node's previous boot or of a stale start that is still
+// being closed by another goroutine: wait a moment for it instead of failing
+// the boot, which a real node, one process per machine, never sees.
+func (n *Node) listen(addr netip.Addr) (net.Listener, error) {
+	endpoint := n.sim.apiEndpoint(addr)
+	deadline := time.Now().Add(2 * time.Second)
+
+	for {
+		l, err := net.Listen("tcp", endpoint)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) || n.ctx.Err() != nil {
+			return l, err
+		}
+
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // startAPI starts apid on a control plane, which issues its own certificate
@@ -166,7 +195,7 @@ func (n *Node) startAPIWithIssuer(issuerCfg config.Provider) error {
 		return err
 	}
 
-	l, err := net.Listen("tcp", s.apiEndpoint(addr))
+	l, err := n.listen(addr)
 	if err != nil {
 		a.stop(0)
 
