@@ -2,7 +2,7 @@
 // truly varies between runs is normalised (the lab's address block and
 // ports, durations, HMAC fingerprints keyed by random cluster secrets,
 // random MAC addresses and UUIDs); everything a reviewer reads stays.
-// `go test ./tests/e2e/ -run Golden -update` rewrites the files.
+// `cd tests/e2e && go test . -run Golden -update` rewrites the files.
 package golden
 
 import (
