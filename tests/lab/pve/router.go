@@ -89,7 +89,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.faults.ServerErrorOnCall = ""
 		inject = "ServerErrorOnCall"
 	}
+	scripted := s.scriptCallLocked(hr.Method, m.Path, pathVars["node"], rel)
 	s.mu.Unlock()
+	if scripted != nil && inject == "" {
+		writeError(w, scripted)
+		return
+	}
 	if inject != "" {
 		writeError(w, fail("lab fault injection: internal server error (%s)\n", inject))
 		return
