@@ -89,9 +89,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.faults.ServerErrorOnCall = ""
 		inject = "ServerErrorOnCall"
 	}
-	scripted := s.scriptCallLocked(hr.Method, m.Path, pathVars["node"], rel)
+	scripted, lost := s.scriptCallLocked(hr.Method, m.Path, pathVars["node"], rel)
 	s.mu.Unlock()
-	if scripted != nil && inject == "" {
+	if scripted != nil && inject == "" && !lost {
 		writeError(w, scripted)
 		return
 	}
@@ -105,6 +105,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	data, err := h(&request{ctx: hr.Context(), method: m, p: params, raw: raw, user: user})
+	if scripted != nil && inject == "" {
+		writeError(w, scripted) // the call ran; its answer is lost
+		return
+	}
 	if err != nil {
 		if ae, ok := err.(*apiError); ok {
 			writeError(w, ae)
