@@ -1,10 +1,8 @@
 package pve_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	labpve "github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
@@ -14,14 +12,7 @@ import (
 // the first call.
 func connectTo(t *testing.T, rules ...labpve.FaultRule) (*labpve.Server, *pve.Client, error) {
 	t.Helper()
-	s, err := labpve.Start(labpve.Options{Seed: 7, Faults: labpve.Faults{Script: rules}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	c, err := pve.Connect(ctx, pve.Options{Endpoint: s.Endpoint(), APIToken: s.APIToken(), CACertPEM: string(s.CACertPEM())})
+	s, c, _, err := startAndConnect(t, labpve.Options{Faults: labpve.Faults{Script: rules}})
 	return s, c, err
 }
 
