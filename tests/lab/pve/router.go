@@ -99,7 +99,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.faults.ServerErrorOnCall = ""
 		inject = "ServerErrorOnCall"
 	}
+	scripted, lost := s.scriptCallLocked(hr.Method, m.Path, pathVars["node"], rel)
 	s.mu.Unlock()
+	if scripted != nil && inject == "" && !lost {
+		writeError(w, scripted)
+		return
+	}
 	if inject != "" {
 		writeError(w, fail("lab fault injection: internal server error (%s)\n", inject))
 		return
@@ -110,6 +115,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	data, err := h(&request{ctx: hr.Context(), method: m, p: params, raw: raw, user: user})
+	if scripted != nil && inject == "" {
+		writeError(w, scripted) // the call ran; its answer is lost
+		return
+	}
 	if err != nil {
 		writeError(w, asAPIError(err))
 		return

@@ -41,6 +41,7 @@ type Server struct {
 	flocks    map[int]*flock
 	rng       *mrand.Rand
 	faults    Faults
+	script    scriptState
 	pid       uint32
 	access    *access // users, tokens, roles, ACLs (user.cfg); guarded by mu
 
@@ -105,6 +106,7 @@ func Start(opts Options) (*Server, error) {
 		}
 		s.nodes = append(s.nodes, n)
 	}
+	s.resetScriptLocked()
 	if err := s.registerHandlers(); err != nil {
 		ln.Close()
 		cancel()
