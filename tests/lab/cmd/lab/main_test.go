@@ -35,7 +35,9 @@ func TestRunWritesStateAndServes(t *testing.T) {
 	out := &syncBuf{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, config{nodes: "a,b", memory: 4096, cores: 4, bridges: "vmbr0,vmbr1", scale: 0, seed: 3, stateFile: stateFile, quiet: true, noTalos: true}, out)
+		done <- run(ctx, config{nodes: "a,b", memory: 4096, cores: 4, bridges: "vmbr0,vmbr1", scale: 0, seed: 3, stateFile: stateFile, quiet: true, noTalos: true,
+			pveum: []string{"user add ci@pve", "role add NodeAudit --privs Sys.Audit", "acl modify /nodes --roles NodeAudit --users ci@pve",
+				"pveum user token add ci@pve tk --privsep 0"}}, out)
 	}()
 	var st State
 	deadline := time.Now().Add(10 * time.Second)
@@ -72,6 +74,23 @@ func TestRunWritesStateAndServes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"iface":"vmbr1"`) {
 		t.Fatalf("network: %d %s", resp.StatusCode, body)
+	}
+	// the minted token is in the state file and holds only its ACL
+	tok := st.Tokens["ci@pve!tk"]
+	if !strings.HasPrefix(tok, "ci@pve!tk=") || !strings.Contains(out.String(), "token:         "+tok) {
+		t.Fatalf("minted token %q not in the state file or output: %+v", tok, st.Tokens)
+	}
+	for path, want := range map[string]string{"/nodes/b/status": "200 OK", "/cluster/status": "403 Permission check failed (/, Sys.Audit)"} {
+		req, _ := http.NewRequest("GET", st.APIURL+path, nil)
+		req.Header.Set("Authorization", "PVEAPIToken="+tok)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Status != want {
+			t.Errorf("%s with the minted token: %s, want %s", path, resp.Status, want)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
