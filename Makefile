@@ -25,10 +25,13 @@ PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
 
 # -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
-# Pure-Go builds everywhere: release binaries then need no particular libc (as Pulumi's own
-# providers build them, CGO_ENABLED=0), and make test's host plugin archive, the provider and
-# the tests share one build cache instead of compiling the net stack twice.
+# One set of build settings for every Go build and test the Makefile runs, so that they share
+# one build cache: pure Go (release binaries need no particular libc, as Pulumi's own providers
+# build them with CGO_ENABLED=0) and -trimpath (no local paths in release binaries; and a
+# package compiles to the same cache entry from the checkout or from a module cache, which
+# keeps the go install test in tests/e2e to a link).
 export CGO_ENABLED := 0
+export GOFLAGS     := $(strip $(shell go env GOFLAGS) -trimpath)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 60m
 export PATH := $(TOOLS_BIN):$(PATH)

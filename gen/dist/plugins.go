@@ -24,9 +24,9 @@ func buildPlugin(root, out, version string, p Platform) error {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, binaryName(p))
-	// The flags of make provider (plus -s -w, which only the linker sees), as pulumi-command's
-	// goreleaser builds: make test's host archive reuses the compiled packages and only links.
-	cmd := exec.Command("go", "build", "-o", bin,
+	// The Makefile's settings (-trimpath, CGO_ENABLED=0) plus -s -w, which only the linker
+	// sees: make test's host archive reuses the compiled packages and only links.
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin,
 		"-ldflags", "-s -w -X "+modulePath+"/provider/version.Version="+version,
 		"./provider/cmd/pulumi-resource-"+pluginName)
 	cmd.Dir = root
