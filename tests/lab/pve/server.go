@@ -41,6 +41,7 @@ type Server struct {
 	flocks    map[int]*flock
 	rng       *mrand.Rand
 	faults    Faults
+	script    scriptState
 	pid       uint32
 
 	caPEM    []byte
@@ -99,6 +100,7 @@ func Start(opts Options) (*Server, error) {
 		}
 		s.nodes = append(s.nodes, n)
 	}
+	s.resetScriptLocked()
 	if err := s.registerHandlers(); err != nil {
 		ln.Close()
 		cancel()

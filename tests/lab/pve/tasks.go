@@ -110,9 +110,19 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 	l := &taskLog{s: s, t: t}
 	ctx, cancel := context.WithCancelCause(context.WithValue(s.ctx, taskKey{}, t))
 	t.cancel = cancel
-	inject := s.rollLocked(s.faults.TaskFailureRate)
-	if restart, down := s.rollNodeRestartLocked(typ); restart && !inject {
+	var inject error
+	if s.rollLocked(s.faults.TaskFailureRate) {
+		inject = transientTaskError(typ, id)
+	}
+	scripted, scriptDown := s.scriptTaskLocked(node, typ, id, t.upid)
+	if inject == nil {
+		inject = scripted
+	}
+	if restart, down := s.rollNodeRestartLocked(typ); restart && inject == nil {
 		t.restartDown = down
+	}
+	if scriptDown > 0 && inject == nil {
+		t.restartDown = scriptDown
 	}
 	s.wg.Add(1)
 	go func() {
@@ -120,8 +130,9 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 		defer cancel(nil)
 		var err error
 		switch {
-		case inject:
-			err = fmt.Errorf("lab fault injection: %s task failed (TaskFailureRate)\n", typ)
+		case inject != nil:
+			s.logf("fault injection: task %s fails: %v", t.upid, inject)
+			err = inject
 			if undo != nil {
 				undo()
 			}

@@ -51,28 +51,43 @@ type config struct {
 	noTalos   bool
 }
 
-func main() {
+// parseFlags reads the command line.
+func parseFlags(args []string) (config, error) {
 	var c config
-	flag.IntVar(&c.port, "port", 0, "TCP port on 127.0.0.1 (0: any free port)")
-	flag.StringVar(&c.nodes, "nodes", "pve1,pve2,pve3", "comma-separated node names")
-	flag.Int64Var(&c.memory, "memory", 65536, "memory of each node in MiB")
-	flag.IntVar(&c.cores, "cores", 16, "CPU cores of each node")
-	flag.StringVar(&c.bridges, "bridges", "vmbr0", "comma-separated bridges present on every node")
-	flag.Float64Var(&c.scale, "time-scale", 1, "duration multiplier: 0 as fast as possible, 1 realistic")
-	flag.Int64Var(&c.seed, "seed", 0, "seed for MACs, UUIDs, faults and the address block (0: random)")
-	flag.Float64Var(&c.faults.LockTimeoutRate, "fault-lock-timeout", 0, "fraction of config-lock acquisitions that fail with 'got timeout'")
-	flag.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
-	flag.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
-	flag.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
-	flag.Float64Var(&c.faults.NodeRestartRate, "fault-node-restart", 0, "fraction of tasks whose node loses power mid-task (the worker dies, running VMs stop)")
-	flag.DurationVar(&c.faults.NodeDowntime, "fault-node-downtime", 2*time.Second, "how long a restarted node stays unreachable")
-	flag.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
-	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
-	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
-	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
-	flag.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
-	flag.Parse()
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.IntVar(&c.port, "port", 0, "TCP port on 127.0.0.1 (0: any free port)")
+	fs.StringVar(&c.nodes, "nodes", "pve1,pve2,pve3", "comma-separated node names")
+	fs.Int64Var(&c.memory, "memory", 65536, "memory of each node in MiB")
+	fs.IntVar(&c.cores, "cores", 16, "CPU cores of each node")
+	fs.StringVar(&c.bridges, "bridges", "vmbr0", "comma-separated bridges present on every node")
+	fs.Float64Var(&c.scale, "time-scale", 1, "duration multiplier: 0 as fast as possible, 1 realistic")
+	fs.Int64Var(&c.seed, "seed", 0, "seed for MACs, UUIDs, faults and the address block (0: random)")
+	fs.Float64Var(&c.faults.LockTimeoutRate, "fault-lock-timeout", 0, "fraction of config-lock acquisitions that fail with 'got timeout'")
+	fs.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
+	fs.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
+	fs.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
+	fs.Float64Var(&c.faults.NodeRestartRate, "fault-node-restart", 0, "fraction of tasks whose node loses power mid-task (the worker dies, running VMs stop)")
+	fs.DurationVar(&c.faults.NodeDowntime, "fault-node-downtime", 2*time.Second, "how long a restarted node stays unreachable")
+	fs.Func("fault-script", "deterministic faults, rules separated by ';' (repeatable), for example "+
+		"'call=POST /nodes/{node}/qemu/{vmid}/status/start,nth=1; task=qmclone,nth=2; power-off=pve2,after=30s,for=1m' "+
+		"(see tests/lab/README.md)", func(v string) error {
+		rules, err := pve.ParseFaultScript(v)
+		c.faults.Script = append(c.faults.Script, rules...)
+		return err
+	})
+	fs.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
+	fs.StringVar(&c.stateFile, "info-file", "", "same as -state")
+	fs.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
+	fs.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
+	fs.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
+	return c, fs.Parse(args)
+}
 
+func main() {
+	c, err := parseFlags(os.Args[1:])
+	if err != nil {
+		os.Exit(2) // the flag package printed the error and the usage
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, c, os.Stdout); err != nil {

@@ -84,3 +84,20 @@ func TestRunWritesStateAndServes(t *testing.T) {
 		t.Fatalf("output: %s", out.String())
 	}
 }
+
+// The fault flags reach the lab's faults, scripts included (repeatable).
+func TestParseFaultFlags(t *testing.T) {
+	c, err := parseFlags([]string{"-fault-500", "0.05", "-fault-script", "task=qmstart,nth=2; power-off=pve2,after=1s,for=5s",
+		"-fault-script", "call=POST /nodes/{node}/qemu/{vmid}/status/start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := c.faults
+	if f.ServerErrorRate != 0.05 || len(f.Script) != 3 || f.Script[0].Task != "qmstart" || f.Script[0].Nth != 2 ||
+		f.Script[1].PowerOff != "pve2" || f.Script[1].For != 5*time.Second || f.Script[2].Call == "" {
+		t.Fatalf("faults %+v", f)
+	}
+	if _, err := parseFlags([]string{"-fault-script", "task=qmstart,oops=1"}); err == nil {
+		t.Fatal("a bad rule was accepted")
+	}
+}
