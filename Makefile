@@ -27,7 +27,8 @@ PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
 TALOS_VERSION  := $(shell awk '$$1=="github.com/siderolabs/talos"{print $$2}' tools/talosctl/go.mod)
 
-GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 25m
+# -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
+GO_TEST_FLAGS ?= -count=1 -timeout 60m
 export PATH := $(TOOLS_BIN):$(PATH)
 
 # Caches for the language toolchains, kept inside the (ignored) repository folder so that a
@@ -45,6 +46,7 @@ help:
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
+	@echo "make tidy             go mod tidy in the root module and in tests/e2e (after a dependency bump)"
 	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
 	@echo "make lab-schema       tests/lab/pveapi/schema.json from ../shared/pve-api (PVE_APIDATA=...)"
 
@@ -128,8 +130,25 @@ test: tools provider check-generated check-lab-schema go-test sdk-checks
 .PHONY: go-test
 go-test: tools provider
 	go vet ./...
+	cd tests/e2e && go vet ./...
 	cd gen/javagen && go vet ./... && go test ./...
-	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) go test $(GO_TEST_FLAGS) ./...
+	@# tests/e2e is a module of its own (it needs replace directives the root module, which
+	@# `go install ...@vX` builds, must not have). Its tests run beside the root module's, one
+	@# package at a time each, as the single `go test -p 2 ./...` ran them before; the root
+	@# module's output is printed after the e2e tests' so the two do not interleave.
+	@mkdir -p $(CACHE); export PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER); \
+	echo "go test ./... (root module, output below when done) and tests/e2e ./... (streamed)"; \
+	go test $(GO_TEST_FLAGS) -p 1 ./... > $(CACHE)/go-test-root.log 2>&1 & pid=$$!; \
+	e2e=0; (cd tests/e2e && go test $(GO_TEST_FLAGS) -p 1 ./...) || e2e=$$?; \
+	root=0; wait $$pid || root=$$?; \
+	echo "--- root module:"; cat $(CACHE)/go-test-root.log; \
+	if [ $$root -ne 0 ] || [ $$e2e -ne 0 ]; then echo "go-test: root module exit $$root, tests/e2e exit $$e2e"; exit 1; fi
+
+# After a change of go.mod (a dependency bump), the tests module follows the root module.
+.PHONY: tidy
+tidy:
+	go mod tidy
+	cd tests/e2e && go mod tidy
 
 .PHONY: sdk-checks
 sdk-checks:
