@@ -25,7 +25,7 @@ SCHEMA    := schema/schema.json
 # Tool versions come from tools/go.mod, so bumping a tool is a one-line change there.
 PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
-TALOS_VERSION  := $(shell awk '$$1=="github.com/siderolabs/talos"{print $$2}' tools/talosctl/go.mod)
+TALOS_VERSION  := $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/siderolabs/talos" && $$(i+1) ~ /^v[0-9]/) print $$(i+1)}' tools/talosctl/go.mod)
 
 # -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
 GO_TEST_FLAGS ?= -count=1 -timeout 60m
@@ -71,10 +71,12 @@ $(YAMLHOST): tools/go.mod tools/go.sum
 # talosctl, the real Talos client, for the tests that run it against the lab's nodes and for
 # `make demo`. Built as upstream builds it (CGO off, tag grpcnotrace, -s -w); its version is
 # the one compiled into machinery's gendata, so no ldflags are needed.
-$(TALOSCTL): tools/talosctl/go.mod tools/talosctl/go.sum
+# tools/talosctl/source.sh lays out talos's source in .tools/talos-src (go.mod replaces the
+# module with it) and explains the one build fix it applies.
+$(TALOSCTL): tools/talosctl/go.mod tools/talosctl/go.sum tools/talosctl/source.sh
 	@echo "building talosctl $(TALOS_VERSION) (several minutes the first time)"
-	cd tools/talosctl && CGO_ENABLED=0 go build -tags grpcnotrace -ldflags "-s -w" -o $@ \
-		github.com/siderolabs/talos/cmd/talosctl
+	cd tools/talosctl && ./source.sh $(TALOS_VERSION) $(ROOT)/.tools/talos-src && \
+		CGO_ENABLED=0 go build -tags grpcnotrace -ldflags "-s -w" -o $@ github.com/siderolabs/talos/cmd/talosctl
 
 # ---------------------------------------------------------------------------------------------
 # Provider, schema, SDKs.

@@ -295,9 +295,12 @@ require (
 
 // talos v1.14.1 requires two versions the Go module proxy reachable here does not serve
 // (cosi-project/runtime v1.16.3, rtnetlink/v2 v2.2.1-0.20260802200809-43bafec815b3): the
-// nearest served releases stand in. Its own replace directives (forks of coredns, ethtool,
-// siv-go, wgctrl) are not needed: no package talosctl builds comes from those modules.
+// nearest served releases stand in (source.sh fixes the one use of rtnetlink's newer API).
+// talos itself is built from .tools/talos-src, laid out by source.sh (make tools). Its own
+// replace directives name forks the proxy does not serve either (ethtool, wgctrl, coredns,
+// siv-go): talosctl builds against the upstream modules.
 replace (
 	github.com/cosi-project/runtime => github.com/cosi-project/runtime v1.16.2
 	github.com/jsimonetti/rtnetlink/v2 => github.com/jsimonetti/rtnetlink/v2 v2.2.0
+	github.com/siderolabs/talos => ../../.tools/talos-src
 )

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -121,7 +122,7 @@ func (m *machined) Read(in *machine.ReadRequest, srv machine.MachineService_Read
 	case dirs[p]:
 		return fmt.Errorf("path must be a regular file")
 	default:
-		return status.Error(codes.NotFound, (&fs.PathError{Op: "stat", Path: in.Path, Err: fs.ErrNotExist}).Error())
+		return status.Error(codes.NotFound, (&fs.PathError{Op: "stat", Path: in.Path, Err: syscall.ENOENT}).Error())
 	}
 
 	return srv.Send(&common.Data{Bytes: content})
