@@ -48,6 +48,7 @@ type Client struct {
 	memory   *MemoryClaims
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
+	privs    privilegeCache
 }
 
 // Connect builds a client and proves the connection with one authenticated
