@@ -74,7 +74,15 @@ func newTalosctl(t *testing.T, tc *testCluster) *talosctl {
 func (x *talosctl) exec(t *testing.T, endpoint, node netip.Addr, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return x.execFor(t, 2*time.Minute, endpoint, node, args...)
+}
+
+// execFor runs talosctl for at most d (commands that follow a stream until
+// interrupted, like events, are stopped then).
+func (x *talosctl) execFor(t *testing.T, d time.Duration, endpoint, node netip.Addr, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 
 	full := []string{"--talosconfig", x.config}

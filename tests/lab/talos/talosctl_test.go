@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTalosctl runs the real talosctl (the release the lab's tools pin)
@@ -233,6 +234,13 @@ func TestTalosctl(t *testing.T) {
 		out := on(t, cp, "memory")
 		contains(t, "memory", out, "TOTAL", "USED", "FREE", "AVAILABLE")
 		mustRow(t, "memory", out, cp.addr().String(), "1928")
+	})
+
+	t.Run("events", func(t *testing.T) {
+		// The whole history of this boot, then talosctl follows until stopped.
+		out, _, _ := x.execFor(t, 5*time.Second, ep, cp.addr(), "events", "--tail", "-1")
+		contains(t, "events", out, "EVENT", "ACTOR", "SOURCE", "talos/runtime/machine.MachineStatusEvent", "RUNNING", "ready: true",
+			"talos/runtime/machine.ServiceStateEvent", "kubelet", "RUNNING: Health check successful")
 	})
 
 	t.Run("time", func(t *testing.T) {
