@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
@@ -37,6 +38,18 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	}
 	if !contains(names, a.Node) {
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+	}
+	for _, n := range nodes {
+		if n.Name != a.Node || n.Online {
+			continue
+		}
+		if req.OldInputs.Len() == 0 {
+			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
+		} else {
+			// an existing file: a node down must not stall every preview
+			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
+		}
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
 	}
 	storages, err := c.Storages(ctx, a.Node)
@@ -174,6 +187,10 @@ func (*DownloadFile) Read(ctx context.Context, req infer.ReadRequest[DownloadFil
 		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
 	}
 	volid := storage + ":" + content + "/" + file
+	if req.Inputs.Node != "" && nodeOffline(ctx, c, node) {
+		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", node, volid))
+		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{ID: req.ID, Inputs: req.Inputs, State: req.State}, nil
+	}
 	vol, found, err := c.FindVolume(ctx, node, storage, volid)
 	if err != nil || !found {
 		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
@@ -207,5 +224,9 @@ func (*DownloadFile) Delete(ctx context.Context, req infer.DeleteRequest[Downloa
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}
-	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, storage+":"+content+"/"+file)
+	volid := storage + ":" + content + "/" + file
+	if err := awaitNode(ctx, c, node, volid, "deleted"); err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, volid)
 }

@@ -60,12 +60,18 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
 }
 
-// Diff classifies each change as in place or replacing (see diffVM).
+// Diff classifies each change as in place or replacing (see diffVM), and
+// adds what happened to the VM outside Pulumi (see withLive): a VM stopped,
+// deleted or out of reach shows in the preview without a refresh.
 func (*VirtualMachine) Diff(ctx context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
 	if err := checkNewVMIDFree(ctx, req.State, req.Inputs); err != nil {
 		return infer.DiffResponse{}, err
 	}
-	return diffVM(req.State, req.Inputs), nil
+	d := diffVM(req.State, req.Inputs)
+	if req.State.VMID == 0 || diffReplaces(d) {
+		return d, nil
+	}
+	return withLive(ctx, d, checkLive(ctx, req.State, req.Inputs)), nil
 }
 
 // checkNewVMIDFree refuses a vmId change to an id another guest holds. Check
@@ -285,6 +291,13 @@ func (*VirtualMachine) Read(ctx context.Context, req infer.ReadRequest[VirtualMa
 	}
 	in := req.Inputs
 	importing := req.State.VMID == 0 && in.Node == ""
+	if !importing && ref.Node != "" && nodeOffline(ctx, c, ref.Node) {
+		// nothing can be read from a node that is down: keep what the
+		// state says rather than wait for it
+		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", ref.Node,
+			vmLabel(req.State, in)))
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{ID: req.ID, Inputs: in, State: req.State}, nil
+	}
 	if importing {
 		o, found, err := observe(ctx, c, ref, true)
 		if err != nil || !found {
@@ -331,6 +344,9 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	ref := pve.VMRef{Node: old.Node, VMID: old.VMID}
+	if err := awaitNode(ctx, c, ref.Node, vmLabel(old, a), "updated"); err != nil {
+		return infer.UpdateResponse[VirtualMachineState]{}, err
+	}
 	oldArgs := old.VirtualMachineArgs
 	err = converge(ctx, c, ref, &oldArgs, a)
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
@@ -366,6 +382,9 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 	}
 	if ref.Node == "" {
 		ref.Node = req.State.Node
+	}
+	if err := awaitNode(ctx, c, ref.Node, vmLabel(req.State, req.State.VirtualMachineArgs), "destroyed"); err != nil {
+		return infer.DeleteResponse{}, err
 	}
 	st, err := c.VMStatus(ctx, ref)
 	if pve.IsConfigMissing(err) {

@@ -46,6 +46,7 @@ type Client struct {
 	version  string
 	ids      *IDAllocator
 	memory   *MemoryClaims
+	inv      inventoryCache
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 }
@@ -133,10 +134,12 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 }
 
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, body(params), out))
 }
 
 func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, body(params), out))
 }
 
@@ -165,6 +168,7 @@ func stringParams(params map[string]any) map[string]string {
 }
 
 func (c *Client) delete(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	if len(params) > 0 {
 		path += "?" + encodeQuery(params)
 	}
