@@ -81,8 +81,13 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 			return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 		}
 		if exists {
-			v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
-				"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
+			if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
+				p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
+					"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
+			} else {
+				v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
+					"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
+			}
 		}
 	}
 	return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
@@ -114,6 +119,15 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	if err != nil {
 		return infer.CreateResponse[DownloadFileState]{}, err
 	}
+	// a finished download may be the file a replacement replaces: only a
+	// create the state knows nothing of adopts it
+	who := resourceIdentity(ctx)
+	if d, ours := interruptedDownload(ctx, c, a, who.id); ours && (d.Running || (who.fresh && who.held != a.Node+"/"+st.VolumeID)) {
+		if vol, ok := adoptDownload(ctx, c, a, st, d); ok {
+			st.Size = int(vol.Size)
+			return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
+		}
+	}
 	_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
 	if err != nil {
 		return infer.CreateResponse[DownloadFileState]{}, err
@@ -128,7 +142,7 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 			return infer.CreateResponse[DownloadFileState]{}, err
 		}
 	}
-	r := pve.DownloadRequest{Node: a.Node, Storage: a.Storage, URL: a.URL, Content: string(a.content()),
+	r := pve.DownloadRequest{Node: a.Node, Storage: a.Storage, URL: pve.DownloadURL(a.URL, who.id), Content: string(a.content()),
 		FileName: st.FileName, VerifyCertificates: a.VerifyCertificates}
 	if a.Checksum != nil && a.ChecksumAlgorithm != nil {
 		r.Checksum, r.ChecksumAlgorithm = *a.Checksum, string(*a.ChecksumAlgorithm)
@@ -229,4 +243,39 @@ func (*DownloadFile) Delete(ctx context.Context, req infer.DeleteRequest[Downloa
 		return infer.DeleteResponse{}, err
 	}
 	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, volid)
+}
+
+// interruptedDownload finds the download of this file that a create of the
+// same resource started and could not record (see pve identity.go): the
+// file's newest download task, carrying the resource's identity, running
+// or done.
+func interruptedDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, id string) (pve.DownloadTask, bool) {
+	if id == "" {
+		return pve.DownloadTask{}, false
+	}
+	d, found, err := c.LastDownload(ctx, a.Node, a.fileName())
+	if err != nil || !found || d.URL != pve.DownloadURL(a.URL, id) {
+		return d, false
+	}
+	ok, _ := pve.TaskSucceeded(d.Status)
+	return d, d.Running || ok
+}
+
+// adoptDownload waits for an interrupted run's download (if it still runs)
+// and returns the file it made.
+func adoptDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, st DownloadFileState, d pve.DownloadTask) (pve.Volume, bool) {
+	if d.Running {
+		pve.Logf(ctx, "an interrupted run's download of %s into %s on node %s is still running: waiting for it",
+			a.URL, st.VolumeID, a.Node)
+		if err := c.WaitTask(ctx, d.UPID); err != nil {
+			pve.Logf(ctx, "that download failed (%v): downloading again", err)
+			return pve.Volume{}, false
+		}
+	}
+	vol, found, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+	if err != nil || !found {
+		return pve.Volume{}, false
+	}
+	pve.Warnf(ctx, "adopting %s on node %s: an interrupted run downloaded it from %s", st.VolumeID, a.Node, a.URL)
+	return vol, true
 }

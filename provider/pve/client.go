@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
@@ -47,6 +48,8 @@ type Client struct {
 	ids      *IDAllocator
 	memory   *MemoryClaims
 	inv      inventoryCache
+	// own holds the UPIDs of the tasks this process started and awaits
+	own sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 }

@@ -116,7 +116,7 @@ func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any)
 	p := copyParams(params)
 	p["vmid"] = ref.VMID
 	return DefaultRetry.Retry(ctx, "creating "+ref.String(), false, func(ctx context.Context) error {
-		return c.startTask(ctx, func(upid *string) error {
+		return c.startTaskAt(ctx, "after-create-task-started", func(upid *string) error {
 			return c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid)
 		})
 	})
@@ -154,7 +154,7 @@ func (c *Client) CloneVM(ctx context.Context, src, dst VMRef, o CloneOptions) er
 	}
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("cloning %s into VM %d on node %s", src, dst.VMID, dst.Node), false,
 		func(ctx context.Context) error {
-			return c.startTask(ctx, func(upid *string) error {
+			return c.startTaskAt(ctx, "after-clone-task-started", func(upid *string) error {
 				return c.post(ctx, src.path("/clone"), p, upid)
 			})
 		})
