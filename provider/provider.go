@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"os"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/enginewatch"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
@@ -85,6 +87,9 @@ func Run(ctx context.Context, version string) error {
 	prov, err := New()
 	if err != nil {
 		return err
+	}
+	if addr := enginewatch.EngineAddress(os.Args); addr != "" {
+		go enginewatch.Watch(ctx, addr, enginewatch.Options{})
 	}
 	return comProvider.MainContext(ctx, Name, func(host *comProvider.HostClient) (rpc.ResourceProviderServer, error) {
 		srv, err := p.RawServer(Name, version, prov)(host)

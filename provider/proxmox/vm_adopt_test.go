@@ -147,7 +147,6 @@ func TestCreateAdoptsOnlyItsOwnHalfMadeVM(t *testing.T) {
 	}
 }
 
-
 // A download an interrupted create started is recognised by the identity
 // its URL's fragment carries: one still running is awaited and adopted,
 // one that finished is adopted (no "already exists" at preview), and none
