@@ -52,6 +52,7 @@ type Client struct {
 	own sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
+	privs    privilegeCache
 }
 
 // Connect builds a client and proves the connection with one authenticated

@@ -90,9 +90,7 @@ func (s *Server) DeleteVM(vmid int) error {
 	for _, vol := range s.vmVolumesLocked(v) {
 		delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
 	}
-	for _, p := range s.pools {
-		delete(p.vms, vmid)
-	}
+	s.removeVMAccessLocked(vmid)
 	delete(s.vms, vmid)
 	return nil
 }

@@ -48,6 +48,7 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 
 	c := s.clusterFor(cfg.Cluster().ID())
 	ec := newEtcdCluster()
+	ec.cluster = c.id
 	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true}
 	ec.members = []*etcdMember{member}
 	s.etcds[ec.id] = ec

@@ -312,6 +312,16 @@ func (n *Node) reset(req resetRequest) (nextStep, bool) {
 		}
 	}
 
+	if req.wipeSys && systemDisk != "" || slices.Contains(req.partitions, "EPHEMERAL") {
+		// The etcd data went with the wipe: this member never runs again,
+		// and its cluster ends if it was the last (quorum.go).
+		s.mu.Lock()
+		if n.etcd != nil {
+			n.etcd.wiped = true
+		}
+		s.mu.Unlock()
+	}
+
 	if len(req.partitions) > 0 && systemDisk != "" {
 		err := n.updateState(func(ps *persistState) {
 			for _, label := range req.partitions {
