@@ -84,6 +84,7 @@ func New() (p.Provider, error) {
 	prov = cluster.WithPlainInputs(prov)
 	// A due admin-certificate renewal shows as unknown in previews.
 	prov = talos.WithRenewalPreview(prov, time.Now)
+	prov = talos.WithDeleteURN(prov)
 	prov = withEnumDescriptions(prov, moduleMap)
 	prov = proxmox.WithIdentity(prov)
 	return proxmox.WithTimeouts(prov), nil

@@ -53,7 +53,12 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	}
 	// a missing privilege first: without it the reads below would say a
 	// bridge or storage does not exist
-	if failures := checkPrivileges(ctx, c, vmNeeds(a, planKeys(a), cloneSourceConfig(ctx, c, a, u), c.Version(), u)); len(failures) > 0 {
+	oldPool := ""
+	if old != nil && old.Pool != nil {
+		oldPool = *old.Pool
+	}
+	needs := vmNeeds(a, planKeys(a), cloneSourceConfig(ctx, c, a, u), oldPool, c.Version(), u)
+	if failures := checkPrivileges(ctx, c, needs); len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
 	}
 	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u)
