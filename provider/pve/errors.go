@@ -32,11 +32,11 @@ func (e *APIError) Error() string {
 	case 401:
 		msg += " (the API token was refused: check `apiToken`, PROXMOX_VE_API_TOKEN, as USER@REALM!TOKENID=SECRET)"
 	case 403:
-		// pve-access-control: a privilege-separated token (privsep=1) has
-		// only the ACLs given to the token itself, never more than its user
+		// pve-access-control: a privilege-separated token (privsep=1) holds
+		// what both its own ACLs and its user's give
 		msg += " (the API token lacks a privilege on that path: grant it with `pveum acl modify <path> " +
-			"--tokens USER@REALM!TOKENID --roles <role>`; a privilege-separated token needs its own ACLs, " +
-			"the user's are not enough)"
+			"--tokens USER@REALM!TOKENID --roles <role>`; a privilege-separated token needs it in its own ACLs " +
+			"and its user in theirs; the README's \"Proxmox privileges\" section lists what the provider needs)"
 	}
 	return msg
 }

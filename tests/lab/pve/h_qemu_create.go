@@ -191,7 +191,7 @@ func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[str
 	for k, val := range created {
 		conf[k] = val
 	}
-	conf["meta"] = fmt.Sprintf("creation-qemu=9.2.0,ctime=%d", time.Now().Unix())
+	conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", time.Now().Unix())
 	if _, ok := conf["boot"]; !ok {
 		if b := s.defaultBootOrder(conf); b != "" {
 			conf["boot"] = b

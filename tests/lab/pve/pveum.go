@@ -112,6 +112,27 @@ func (s *Server) Pveum(line string) (string, error) {
 	return "", fmt.Errorf("pveum: the lab does not know the command %q", line)
 }
 
+// PveumScript runs the pveum lines of a script (a recipe as documented:
+// lines starting with "pveum", "#" comments and other lines ignored) and
+// returns the tokens it minted, by full token id.
+func (s *Server) PveumScript(script string) (map[string]string, error) {
+	tokens := map[string]string{}
+	for _, l := range strings.Split(script, "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		if l = strings.TrimSpace(l); !strings.HasPrefix(l, "pveum ") {
+			continue
+		}
+		out, err := s.Pveum(l)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l, err)
+		}
+		if id, _, ok := strings.Cut(out, "="); ok {
+			tokens[id] = out
+		}
+	}
+	return tokens, nil
+}
+
 func first(errs ...error) error {
 	for _, e := range errs {
 		if e != nil {

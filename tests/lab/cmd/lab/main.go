@@ -93,7 +93,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
 	fs.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
 	fs.Var((*multiFlag)(&c.pveum), "pveum", "a pveum command run at start, as on a node: users, tokens, roles, ACLs (repeatable; see tests/lab/README.md)")
-	fs.StringVar(&c.pveumFile, "pveum-file", "", "a file of pveum commands, one a line (# comments), run at start after -pveum")
+	fs.StringVar(&c.pveumFile, "pveum-file", "", "a file of pveum command lines (other lines and # comments ignored: a documented recipe works as it is), run at start after -pveum")
 	return c, fs.Parse(args)
 }
 
@@ -183,26 +183,23 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 // runPveum runs the -pveum commands, then those of the file, and returns
 // the tokens they minted by full token id.
 func runPveum(srv *pve.Server, lines []string, file string) (map[string]string, error) {
+	script := ""
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "pveum ") {
+			l = "pveum " + l
+		}
+		script += l + "\n"
+	}
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("-pveum-file: %w", err)
 		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-				lines = append(lines, l)
-			}
-		}
+		script += string(b)
 	}
-	tokens := map[string]string{}
-	for _, l := range lines {
-		out, err := srv.Pveum(l)
-		if err != nil {
-			return nil, fmt.Errorf("-pveum %q: %w", l, err)
-		}
-		if id, _, ok := strings.Cut(out, "="); ok {
-			tokens[id] = out
-		}
+	tokens, err := srv.PveumScript(script)
+	if err != nil {
+		return nil, fmt.Errorf("-pveum: %w", err)
 	}
 	return tokens, nil
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
 type syncBuf struct {
@@ -118,5 +120,37 @@ func TestParseFaultFlags(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-fault-script", "task=qmstart,oops=1"}); err == nil {
 		t.Fatal("a bad rule was accepted")
+	}
+}
+
+// TestPveumFileRunsTheREADMERecipe: the README's least-privilege recipe,
+// saved as a file, runs through -pveum-file and mints the provider's token.
+func TestPveumFileRunsTheREADMERecipe(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "\n## Proxmox privileges\n")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	file := filepath.Join(t.TempDir(), "recipe.sh")
+	if err := os.WriteFile(file, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := pve.Start(pve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tokens, err := runPveum(srv, nil, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := tokens["pulumi@pve!ci"]; !strings.HasPrefix(tok, "pulumi@pve!ci=") {
+		t.Fatalf("the recipe minted %v", tokens)
+	}
+	if got := srv.Permissions("pulumi@pve!ci", "/vms/100"); !got["VM.Allocate"] || got["Permissions.Modify"] {
+		t.Errorf("the recipe's token on /vms/100: %v", got)
 	}
 }
