@@ -8,7 +8,7 @@ import (
 func TestControlPlaneCount(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		count *int   // nil: left out
+		count *int // nil: left out
 		nodes int
 		want  int    // control planes planned
 		err   string // or this error
