@@ -2,6 +2,7 @@ package talosconfig
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -17,10 +18,21 @@ import (
 func ParseRelease(v string) (semver.Version, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(v), "v")
 	core, _, _ := strings.Cut(strings.SplitN(s, "+", 2)[0], "-")
-	if parts := strings.Split(core, "."); len(parts) < 3 && s != "" {
+	if parts := strings.Split(core, "."); len(parts) < 3 && numeric(parts) {
 		return semver.Version{}, fmt.Errorf("%q names a release line, not a release: write the full version, like %s", v, releaseExample(parts))
 	}
 	return ParseVersion(v)
+}
+
+// numeric reports whether every part is a number ("1", "12"), so that
+// "latest" or "" get ParseVersion's error rather than "release line".
+func numeric(parts []string) bool {
+	for _, p := range parts {
+		if _, err := strconv.ParseUint(p, 10, 64); err != nil {
+			return false
+		}
+	}
+	return len(parts) > 0
 }
 
 // releaseExample is a release on the line a partial version names, from the

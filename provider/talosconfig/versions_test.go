@@ -137,6 +137,7 @@ func TestParseReleaseRefusesReleaseLines(t *testing.T) {
 		"v1.12.5":        "",
 		"1.35.2":         "",
 		"v1.13.0-beta.1": "",
+		"latest":         "not a semantic version",
 	} {
 		_, err := ParseRelease(in)
 		switch {
