@@ -33,6 +33,8 @@ type config struct {
 	timeScale float64 // of the labs the creates run in
 	out       string  // markdown report, "" for none
 	work      string
+	root      string // the repository (default: the working folder)
+	note      string // what this run measures, in the report
 }
 
 func main() {
@@ -47,6 +49,7 @@ func main() {
 	flag.IntVar(&c.scaleTo, "large-scale-to", 117, "workers of the large shape after its scale-out")
 	flag.Float64Var(&c.timeScale, "time-scale", 1, "the lab's time scale for creates (1: realistic durations)")
 	flag.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write (empty: none)")
+	flag.StringVar(&c.note, "note", "", "a line for the report saying what this run measures (\"before X\", \"after X\")")
 	flag.StringVar(&c.work, "work", ".cache/bench", "work folder (stacks, logs)")
 	flag.Parse()
 	rep, err := run(c)

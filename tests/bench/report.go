@@ -201,14 +201,21 @@ func (r *results) text() string {
 	return b.String()
 }
 
-// markdown is docs/benchmarks.md.
+// reportIntro opens docs/benchmarks.md; each run adds a section below it, newest first.
+const reportIntro = "# Benchmarks\n\n" +
+	"Written by `make bench` (tests/bench): the provider against the lab (tests/lab) with the real Pulumi CLI. " +
+	"Request counts come from the lab itself (`GET /lab/stats`); the critical path is computed from the lab's own " +
+	"durations. The machine is shared: compare load-independent figures (request counts, CPU time, critical-path " +
+	"ratios at time scale 1, where the lab's waits dominate) rather than wall times. Each run adds a section " +
+	"here, newest first; `make bench BENCH_FLAGS='-note ...'` says what it measured.\n"
+
+// markdown is this run's section of docs/benchmarks.md.
 func (r *results) markdown() string {
 	var b strings.Builder
-	b.WriteString("# Benchmarks\n\n")
-	b.WriteString("Written by `make bench` (tests/bench): the provider against the lab (tests/lab) with the real Pulumi CLI. " +
-		"Request counts come from the lab itself (`GET /lab/stats`); the critical path is computed from the lab's own " +
-		"durations. The machine is shared: compare load-independent figures (request counts, CPU time, critical-path " +
-		"ratios at time scale 1, where the lab's waits dominate) rather than wall times. Run it again with `make bench`.\n\n")
+	fmt.Fprintf(&b, "## %s, commit %s\n\n", r.started.UTC().Format("2006-01-02 15:04 UTC"), r.commit)
+	if r.note != "" {
+		b.WriteString(r.note + "\n\n")
+	}
 	for _, h := range r.header() {
 		b.WriteString(h + "\n\n")
 	}
@@ -220,4 +227,14 @@ func (r *results) markdown() string {
 		b.WriteString("\n" + k + "\n")
 	}
 	return b.String()
+}
+
+// withReport is the report file's text with this run's section added above the earlier
+// runs' (old is the file's text, "" when there is none).
+func (r *results) withReport(old string) string {
+	earlier := ""
+	if i := strings.Index(old, "\n## "); i >= 0 {
+		earlier = "\n" + old[i+1:]
+	}
+	return reportIntro + "\n" + r.markdown() + earlier
 }

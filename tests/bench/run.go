@@ -70,6 +70,7 @@ type results struct {
 	cpus      int
 	timeScale float64
 	runs      int
+	note      string
 	creates   []createResult
 	previews  []previewResult
 	cold      []measured
@@ -112,7 +113,7 @@ func run(c config) (*results, error) {
 			return nil, fmt.Errorf("-large %q: one shape like 3+97", c.large)
 		}
 	}
-	r := &results{started: time.Now(), commit: gitCommit(b.root, c.out), cpus: runtime.NumCPU(), timeScale: c.timeScale, runs: c.runs}
+	r := &results{started: time.Now(), commit: gitCommit(b.root, c.out), cpus: runtime.NumCPU(), timeScale: c.timeScale, runs: c.runs, note: c.note}
 
 	for range c.runs {
 		m, err := coldStart(b.provider)
@@ -152,7 +153,15 @@ func run(c config) (*results, error) {
 		}
 	}
 	if c.out != "" {
-		if err := os.WriteFile(filepath.Join(b.root, c.out), []byte(r.markdown()), 0o644); err != nil {
+		out := c.out
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(b.root, out)
+		}
+		old, err := os.ReadFile(out)
+		if err != nil && !os.IsNotExist(err) {
+			return r, err
+		}
+		if err := os.WriteFile(out, []byte(r.withReport(string(old))), 0o644); err != nil {
 			return r, err
 		}
 		b.progress("wrote %s", c.out)
@@ -162,9 +171,13 @@ func run(c config) (*results, error) {
 
 // setup finds the tools and the provider and lays out the plugin folder.
 func setup(c config) (*bench, error) {
-	root, err := os.Getwd()
-	if err != nil {
-		return nil, err
+	root := c.root
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		root = wd
 	}
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return nil, fmt.Errorf("run the benchmark from the repository root (make bench)")
