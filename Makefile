@@ -182,7 +182,7 @@ go-test: tools provider
 # Example: make bench BENCH_FLAGS='-runs 1 -clusters 3+2 -previews 6,60 -large ""'
 BENCH_FLAGS ?=
 .PHONY: bench
-bench: tools provider
+bench: $(PULUMI) $(YAMLHOST) provider
 	@mkdir -p $(CACHE)/bench
 	go build -o $(CACHE)/bench/bench ./tests/bench
 	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) $(CACHE)/bench/bench $(BENCH_FLAGS)
