@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/clienv"
 )
 
 // stack is one Pulumi YAML project with its own hermetic Pulumi environment (PULUMI_HOME,
@@ -47,21 +49,7 @@ func newStack(b *bench, name string, shape clusterShape, l *labRun) (*stack, err
 			return nil, err
 		}
 	}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(k, "PULUMI_") && !strings.HasPrefix(k, "PROXMOX_VE_") && k != "PATH" {
-			s.env = append(s.env, kv)
-		}
-	}
-	s.env = append(s.env,
-		"PATH="+b.tools+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"PULUMI_HOME="+filepath.Join(dir, "home"),
-		"PULUMI_BACKEND_URL=file://"+filepath.ToSlash(filepath.Join(dir, "backend")),
-		"PULUMI_CONFIG_PASSPHRASE=proxmoxtalos-bench",
-		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true",
-		"PULUMI_IGNORE_AMBIENT_PLUGINS=true",
-		"PULUMI_SKIP_UPDATE_CHECK=true",
-		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING=true",
+	s.env = append(clienv.Hermetic(b.tools, filepath.Join(dir, "home"), filepath.Join(dir, "backend"), "proxmoxtalos-bench"),
 		"NO_COLOR=1",
 		"PROXMOX_VE_ENDPOINT="+l.lab.Endpoint(),
 		"PROXMOX_VE_API_TOKEN="+l.lab.APIToken(),
