@@ -384,15 +384,15 @@ func (f *fanout) healthProps() pulumi.Map {
 		"kubeconfig":          f.kube.Kubeconfig,
 		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
 	}
-	// Nodes that were down come back in this update without a change the
-	// check would notice: it checks again, so that the update reports a
-	// healthy cluster only once it saw one.
-	var started []string
-	for _, n := range f.plan.Down() {
-		started = append(started, n.Name)
+	// Nodes that were down or lost their VM come back in this update
+	// without a change the check would notice: it checks again, so that the
+	// update reports a healthy cluster only once it saw one.
+	var back []string
+	for _, n := range append(f.plan.Down(), f.plan.Missing()...) {
+		back = append(back, n.Name)
 	}
-	if len(started) > 0 {
-		m["recheck"] = pulumi.String("VMs that were not running: " + strings.Join(started, ", "))
+	if len(back) > 0 {
+		m["recheck"] = pulumi.String("VMs that were not running or missing: " + strings.Join(back, ", "))
 	}
 	return withNodes(m, cps, workers, others)
 }
