@@ -157,6 +157,9 @@ func run(c config) (*results, error) {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(b.root, out)
 		}
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return r, err
+		}
 		old, err := os.ReadFile(out)
 		if err != nil && !os.IsNotExist(err) {
 			return r, err
