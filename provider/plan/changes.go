@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -20,11 +21,15 @@ const (
 	ActionReplace        // a new VM replaces the old one
 	ActionAdd
 	ActionRemove
+	// ActionRecreate: the node's VM was deleted outside Pulumi; a new one
+	// takes its place and the node rejoins.
+	ActionRecreate
 )
 
 var actionNames = map[Action]string{
 	ActionNone: "unchanged", ActionUpdate: "updated in place", ActionReboot: "rebooted",
 	ActionUpgrade: "upgraded", ActionReplace: "replaced", ActionAdd: "added", ActionRemove: "removed",
+	ActionRecreate: "created again",
 }
 
 func (a Action) String() string { return actionNames[a] }
@@ -179,7 +184,7 @@ func compareNode(o, n *NodeState) NodeChange {
 	}
 
 	if o.Config != nil {
-		for _, k := range sortedKeys(n.Config) {
+		for _, k := range slices.Sorted(maps.Keys(n.Config)) {
 			if o.Config[k] != n.Config[k] {
 				c.ConfigChanged = append(c.ConfigChanged, k)
 			}
