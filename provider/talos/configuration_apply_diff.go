@@ -213,13 +213,8 @@ func desiredVersion(args ConfigurationApplyArgs) (version, image string) {
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
 	log := p.GetLogger(ctx)
 
-	warning, err := checkNodeUpgrade(req.State, req.Inputs)
-	if err != nil {
+	if err := checkNodeUpgrade(req.State, req.Inputs); err != nil {
 		return infer.DiffResponse{}, err
-	}
-
-	if warning != "" {
-		log.Warning(warning)
 	}
 
 	d, notes := diffConfigurationApply(req.State, req.Inputs)
@@ -237,23 +232,18 @@ func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[Confi
 
 // checkNodeUpgrade checks, at preview, the Talos upgrade an update would run
 // (as the component's plan does for its nodes): an error for a jump the node
-// refuses, a warning for one that skips a minor release.
-func checkNodeUpgrade(old ConfigurationApplyState, in ConfigurationApplyArgs) (warning string, err error) {
+// refuses or one that skips a minor release.
+func checkNodeUpgrade(old ConfigurationApplyState, in ConfigurationApplyArgs) error {
 	want, _ := desiredVersion(in)
 	if want == "" || old.RunningVersion == "" || sameTalosVersion(want, old.RunningVersion) {
-		return "", nil
+		return nil
 	}
 
-	warning, err = talosconfig.CheckUpgrade(old.RunningVersion, want)
-	if err != nil {
-		return "", fmt.Errorf("node %s runs Talos %s and cannot be upgraded to %s: %w", nodeLabel(in), old.RunningVersion, want, err)
+	if err := talosconfig.CheckUpgrade(old.RunningVersion, want); err != nil {
+		return fmt.Errorf("node %s runs Talos %s and cannot be upgraded to %s: %w", nodeLabel(in), old.RunningVersion, want, err)
 	}
 
-	if warning != "" {
-		warning = "node " + nodeLabel(in) + ": " + warning
-	}
-
-	return warning, nil
+	return nil
 }
 
 type diffNote struct {

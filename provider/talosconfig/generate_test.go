@@ -40,14 +40,14 @@ func TestGenerateCarriesInputs(t *testing.T) {
 		if disk != "/dev/sda" || m.Install().Image() != in.InstallImage {
 			t.Errorf("%s: install disk %q image %q", role, disk, m.Install().Image())
 		}
-		if got := cfg.Cluster().Endpoint().String(); got != in.Endpoint {
+		if got := cfg.K8sClusterConfig().ClusterEndpoint().String(); got != in.Endpoint {
 			t.Errorf("%s: endpoint %s", role, got)
 		}
-		if cfg.Cluster().Name() != "lab" {
-			t.Errorf("%s: cluster name %q", role, cfg.Cluster().Name())
+		if cfg.K8sClusterConfig().ClusterName() != "lab" {
+			t.Errorf("%s: cluster name %q", role, cfg.K8sClusterConfig().ClusterName())
 		}
-		if !strings.HasSuffix(m.Kubelet().Image(), ":v"+res.KubernetesVersion) || res.KubernetesVersion != "1.35.2" {
-			t.Errorf("%s: kubelet image %s, version %s", role, m.Kubelet().Image(), res.KubernetesVersion)
+		if !strings.HasSuffix(cfg.K8sKubeletConfig().Image(), ":v"+res.KubernetesVersion) || res.KubernetesVersion != "1.35.4" {
+			t.Errorf("%s: kubelet image %s, version %s", role, cfg.K8sKubeletConfig().Image(), res.KubernetesVersion)
 		}
 		if !strings.Contains(strings.Join(m.Security().CertSANs(), ","), "k8s.lab.example") {
 			t.Errorf("%s: cert SANs %v lack the extra SAN", role, m.Security().CertSANs())
@@ -130,7 +130,7 @@ link: eth0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"] != "true" {
+	if got := cfg.K8sKubeletConfig().ExtraArgs()["rotate-server-certificates"]; len(got) != 1 || got[0] != "true" {
 		t.Errorf("strategic merge patch not applied")
 	}
 	if h := cfg.NetworkHostnameConfig(); h == nil || h.Hostname() != "cp-1" {

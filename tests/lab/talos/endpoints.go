@@ -25,10 +25,10 @@ func (s *Sim) endpointNodes(n *Node) (nodes []*Node, ok bool) {
 		return nil, false
 	}
 
-	id := n.active.Cluster().ID()
+	id := clusterID(n.active)
 	add := func(x *Node) {
 		if x != nil && x.active != nil && isControlPlane(x.active) &&
-			x.active.Cluster().ID() == id && !slices.Contains(nodes, x) {
+			clusterID(x.active) == id && !slices.Contains(nodes, x) {
 			nodes = append(nodes, x)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
-	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 )
 
 // RuntimeValidate checks each Kubernetes image tag against the Talos that
@@ -76,10 +75,11 @@ func imageTagErrors(running string, cfg config.Provider) []error {
 		return nil
 	}
 
-	images := []string{raw.Machine().Kubelet().Image()}
+	images := []string{kubeletImage(raw)}
 
 	if raw.ClusterConfig != nil && raw.Machine().Type().IsControlPlane() {
-		images = append(images, raw.Cluster().APIServer().Image(), raw.Cluster().ControllerManager().Image(), raw.Cluster().Scheduler().Image())
+		cp := controlPlaneImages(raw)
+		images = append(images, cp[:]...)
 	}
 
 	var errs []error
@@ -101,7 +101,7 @@ func kubernetesSupportedOn(running, imageRef string) error {
 		return fmt.Errorf("failed to parse Talos version: %w", err)
 	}
 
-	k8s, err := v1alpha1.KubernetesVersionFromImageRef(imageRef)
+	k8s, err := compatibility.KubernetesVersionFromImageRef(imageRef)
 	if err != nil {
 		return fmt.Errorf("failed to parse Kubernetes version from image reference %q: %w", imageRef, err)
 	}

@@ -99,13 +99,14 @@ func addonsOf(cps []*Node) clusterAddons {
 // external cloud provider manifests, CNI URLs and inline manifests.
 func manifestText(cfg config.Provider) string {
 	cl := cfg.Cluster()
+	legacy := legacyCluster(cfg)
 
-	parts := slices.Concat(cl.ExtraManifestURLs(), cl.Network().CNI().URLs())
+	parts := slices.Concat(legacy.ExtraManifestURLs(), legacy.CNI().URLs())
 	if cl.ExternalCloudProvider().Enabled() {
 		parts = append(parts, cl.ExternalCloudProvider().ManifestURLs()...)
 	}
 
-	for _, m := range cl.InlineManifests() {
+	for _, m := range cfg.K8sInlineManifestConfigs() {
 		parts = append(parts, m.Name(), m.Contents())
 	}
 
@@ -116,7 +117,7 @@ func manifestText(cfg config.Provider) string {
 // CNI is installed; the lab recognises common CNIs in the manifests.
 func cniReady(cps []*Node) (bool, string) {
 	for _, n := range cps {
-		cni := n.active.Cluster().Network().CNI()
+		cni := legacyCluster(n.active).CNI()
 		if cni.Name() != "none" {
 			return true, ""
 		}
@@ -133,11 +134,11 @@ func cniReady(cps []*Node) (bool, string) {
 }
 
 func externalCloudProvider(cfg config.Provider) bool {
-	return cfg.Machine().Kubelet().ExtraArgs()["cloud-provider"] == "external"
+	return kubeletArg(cfg, "cloud-provider") == "external"
 }
 
 func rotatesServerCerts(cfg config.Provider) bool {
-	return cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"] == "true"
+	return kubeletArg(cfg, "rotate-server-certificates") == "true"
 }
 
 // reconcileKubelets registers nodes whose kubelet reaches the API server, and

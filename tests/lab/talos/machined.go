@@ -2,7 +2,6 @@ package talos
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,7 +115,7 @@ func (m *machined) Kubeconfig(_ *emptypb.Empty, srv machine.MachineService_Kubec
 		return err
 	}
 
-	kc, err := adminKubeconfig(cfg.Cluster())
+	kc, err := adminKubeconfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -170,17 +169,3 @@ func (n *Node) send(ev nodeEvent) {
 	}()
 }
 
-// GenerateConfiguration on a configured node generates with the secrets of
-// its active config, and workers refuse (v1alpha1_server.go, v1.12.5).
-func (m *machined) GenerateConfiguration(_ context.Context, in *machine.GenerateConfigurationRequest) (*machine.GenerateConfigurationResponse, error) {
-	cfg, err := m.current()
-	if err != nil {
-		return nil, err
-	}
-
-	if !isControlPlane(cfg) {
-		return nil, errors.New("config can't be generated on worker nodes")
-	}
-
-	return generateConfiguration(in, m.node.runningVersion(), cfg)
-}

@@ -46,7 +46,7 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
-	c := s.clusterFor(cfg.Cluster().ID())
+	c := s.clusterFor(clusterID(cfg))
 	ec := newEtcdCluster()
 	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true}
 	ec.members = []*etcdMember{member}

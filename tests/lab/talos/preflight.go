@@ -6,7 +6,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
-	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 )
 
 // upgradePreflight is the installer's pre-flight in upgrade mode
@@ -49,18 +48,18 @@ func preflightChecks(host, installer string, cfg config.Provider) error {
 
 	// The real check reads the images from the KubeletSpec and the control
 	// plane component configs, which the lab derives from the machine config.
-	components := []struct{ name, image string }{{"kubelet", raw.Machine().Kubelet().Image()}}
+	components := []struct{ name, image string }{{"kubelet", kubeletImage(raw)}}
 
 	if raw.ClusterConfig != nil && raw.Machine().Type().IsControlPlane() {
 		components = append(components,
-			struct{ name, image string }{"kube-apiserver", raw.Cluster().APIServer().Image()},
-			struct{ name, image string }{"kube-scheduler", raw.Cluster().Scheduler().Image()},
-			struct{ name, image string }{"kube-controller-manager", raw.Cluster().ControllerManager().Image()},
+			struct{ name, image string }{"kube-apiserver", controlPlaneImages(raw)[0]},
+			struct{ name, image string }{"kube-scheduler", controlPlaneImages(raw)[2]},
+			struct{ name, image string }{"kube-controller-manager", controlPlaneImages(raw)[1]},
 		)
 	}
 
 	for _, c := range components {
-		k8s, err := v1alpha1.KubernetesVersionFromImageRef(c.image)
+		k8s, err := compatibility.KubernetesVersionFromImageRef(c.image)
 		if err != nil {
 			return fmt.Errorf("error parsing %s version: %w", c.name, err)
 		}

@@ -78,7 +78,7 @@ func (s *Sim) nodeReadyProblem(n *Node, name string) string {
 		return ""
 	}
 
-	c := s.clusters[n.active.Cluster().ID()]
+	c := s.clusters[clusterID(n.active)]
 
 	var kn *kubeNode
 	if c != nil {
