@@ -16,8 +16,8 @@ import (
 
 // Defaults of MachineSecrets inputs.
 const (
-	defaultCertificateLifetimeHrs = 8760      // one year, as talosctl issues
-	defaultRenewalWindowHrs       = 720       // 30 days
+	defaultCertificateLifetimeHrs = 8760 // one year, as talosctl issues
+	defaultRenewalWindowHrs       = 720  // 30 days
 )
 
 // MachineSecrets is the cluster's secrets bundle (CAs, keys, tokens) and an

@@ -200,8 +200,8 @@ func TestGenerateErrors(t *testing.T) {
 			[]string{"secrets bundle is missing"}},
 		{"bad role", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.Role = "master"; return in }(),
 			[]string{"controlplane", "worker"}},
-		{"talos too new", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.TalosVersion = "v1.13.0"; return in }(),
-			[]string{"v1.8.0 to v1.12.x"}},
+		{"talos too new", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.TalosVersion = "v1.15.0"; return in }(),
+			[]string{"v1.8.0 to v1.14.x", "the newest is v1.14.1"}},
 	} {
 		_, err := Generate(tc.in)
 		if err == nil {

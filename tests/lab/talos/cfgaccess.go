@@ -39,7 +39,9 @@ func clusterEndpoint(cfg config.Config) *url.URL {
 	return nil
 }
 
-func kubeletImage(cfg interface{ K8sKubeletConfig() config.K8sKubeletConfig }) string {
+func kubeletImage(cfg interface {
+	K8sKubeletConfig() config.K8sKubeletConfig
+}) string {
 	if k := cfg.K8sKubeletConfig(); k != nil {
 		return k.Image()
 	}

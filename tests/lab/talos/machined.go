@@ -168,4 +168,3 @@ func (n *Node) send(ev nodeEvent) {
 		}
 	}()
 }
-

@@ -170,4 +170,3 @@ func (st *storageServer) Disks(context.Context, *emptypb.Empty) (*storage.DisksR
 func loadConfig(b []byte) (config.Provider, error) {
 	return configloader.NewFromBytes(b)
 }
-

@@ -8,8 +8,8 @@ import (
 )
 
 const (
-	talosCCM     = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/v1.12.0/docs/deploy/cloud-controller-manager.yml"
-	csrApprover  = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.11.0/deploy/standalone-install.yaml"
+	talosCCM         = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/v1.12.0/docs/deploy/cloud-controller-manager.yml"
+	csrApprover      = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.11.0/deploy/standalone-install.yaml"
 	kubeletImageLine = "        image: ghcr.io/siderolabs/kubelet:v1.35.2\n"
 )
 
