@@ -2,7 +2,8 @@
 # the README's "Building and testing" section explains every target.
 #
 # Everything this file installs lands in ignored folders of the repository:
-#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod)
+#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), talosctl
+#                (built from tools/talosctl/go.mod)
 #   bin/         the provider plugin binary
 #   .cache/      npm, pip, Maven and Pulumi caches, the demo's state
 # Go's own module and build caches stay where `go env` puts them.
@@ -17,12 +18,14 @@ TOOLS_BIN := $(ROOT)/.tools/bin
 CACHE     := $(ROOT)/.cache
 PULUMI    := $(TOOLS_BIN)/pulumi
 YAMLHOST  := $(TOOLS_BIN)/pulumi-language-yaml
+TALOSCTL  := $(TOOLS_BIN)/talosctl
 PROVIDER  := $(ROOT)/bin/pulumi-resource-proxmoxtalos
 SCHEMA    := schema/schema.json
 
 # Tool versions come from tools/go.mod, so bumping a tool is a one-line change there.
 PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
+TALOS_VERSION  := $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/siderolabs/talos" && $$(i+1) ~ /^v[0-9]/) print $$(i+1)}' tools/talosctl/go.mod)
 
 # -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
 GO_TEST_FLAGS ?= -count=1 -timeout 60m
@@ -38,7 +41,7 @@ MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 help:
 	@echo "make demo             build, start the lab, pulumi up a 3+2 TalosCluster, list its nodes, destroy, stop the lab"
 	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
-	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) into .tools/bin"
+	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + talosctl $(TALOS_VERSION) into .tools/bin"
 	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
@@ -51,7 +54,7 @@ help:
 # Tools: built only when missing or when tools/go.mod changed.
 
 .PHONY: tools
-tools: $(PULUMI) $(YAMLHOST)
+tools: $(PULUMI) $(YAMLHOST) $(TALOSCTL)
 
 $(PULUMI): tools/go.mod tools/go.sum
 	@echo "building Pulumi CLI $(PULUMI_VERSION) (several minutes the first time)"
@@ -64,6 +67,16 @@ $(YAMLHOST): tools/go.mod tools/go.sum
 	cd tools && go build -o $@ \
 		-ldflags "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=$(YAML_VERSION)" \
 		github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
+
+# talosctl, the real Talos client, for the tests that run it against the lab's nodes and for
+# `make demo`. Built as upstream builds it (CGO off, tag grpcnotrace, -s -w); its version is
+# the one compiled into machinery's gendata, so no ldflags are needed.
+# tools/talosctl/source.sh lays out talos's source in .tools/talos-src (go.mod replaces the
+# module with it) and explains the one build fix it applies.
+$(TALOSCTL): tools/talosctl/go.mod tools/talosctl/go.sum tools/talosctl/source.sh
+	@echo "building talosctl $(TALOS_VERSION) (several minutes the first time)"
+	cd tools/talosctl && ./source.sh $(TALOS_VERSION) $(ROOT)/.tools/talos-src && \
+		CGO_ENABLED=0 go build -tags grpcnotrace -ldflags "-s -w" -o $@ github.com/siderolabs/talos/cmd/talosctl
 
 # ---------------------------------------------------------------------------------------------
 # Provider, schema, SDKs.

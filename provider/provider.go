@@ -5,20 +5,30 @@ package provider
 
 import (
 	"context"
+	"os"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	comProvider "github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
+	rpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/enginewatch"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
 // Name is the Pulumi package name.
 const Name = "proxmoxtalos"
+
+// PluginDownloadURL is where the engine downloads the provider plugin from when a program
+// needs it: the GitHub releases of this repository (tag v<version>, assets named
+// pulumi-resource-proxmoxtalos-v<version>-<os>-<arch>.tar.gz, as make dist builds them). The
+// repository part is needed: without it the engine looks in "pulumi-proxmoxtalos".
+const PluginDownloadURL = "github://api.github.com/proxmoxtalos/proxmoxtalos"
 
 // moduleMap names the Pulumi module of each Go package whose name is not the module's.
 var moduleMap = map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}
@@ -33,6 +43,7 @@ func New() (p.Provider, error) {
 		WithRepository("https://github.com/proxmoxtalos/proxmoxtalos").
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
+		WithPluginDownloadURL(PluginDownloadURL).
 		WithNamespace("proxmoxtalos").
 		WithLanguageMap(languageMap()).
 		WithConfig(infer.Config(&config.Config{})).
@@ -73,7 +84,9 @@ func New() (p.Provider, error) {
 	prov = cluster.WithPlainInputs(prov)
 	// A due admin-certificate renewal shows as unknown in previews.
 	prov = talos.WithRenewalPreview(prov, time.Now)
+	prov = talos.WithDeleteURN(prov)
 	prov = withEnumDescriptions(prov, moduleMap)
+	prov = proxmox.WithIdentity(prov)
 	return proxmox.WithTimeouts(prov), nil
 }
 
@@ -83,5 +96,24 @@ func Run(ctx context.Context, version string) error {
 	if err != nil {
 		return err
 	}
-	return p.RunProvider(ctx, Name, version, prov)
+	if addr := enginewatch.EngineAddress(os.Args); addr != "" {
+		go enginewatch.Watch(ctx, addr, enginewatch.Options{})
+	}
+	return comProvider.MainContext(ctx, Name, func(host *comProvider.HostClient) (rpc.ResourceProviderServer, error) {
+		srv, err := p.RawServer(Name, version, prov)(host)
+		if err != nil {
+			return nil, err
+		}
+		return instanceRecorder{srv}, nil
+	})
+}
+
+// instanceRecorder hands the provider resource's ID, which the engine sends
+// with Configure and infer does not pass on, to the VM create identities
+// (see proxmox identity.go).
+type instanceRecorder struct{ rpc.ResourceProviderServer }
+
+func (s instanceRecorder) Configure(ctx context.Context, req *rpc.ConfigureRequest) (*rpc.ConfigureResponse, error) {
+	proxmox.SetProviderInstance(req.GetId())
+	return s.ResourceProviderServer.Configure(ctx, req)
 }

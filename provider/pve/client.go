@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
@@ -30,6 +31,12 @@ type Options struct {
 // DefaultRequestTimeout bounds one HTTP request to the API.
 const DefaultRequestTimeout = 60 * time.Second
 
+// connectRetryFor bounds the retries of the connection check: long enough
+// for a restarting pveproxy, short enough that a wrong endpoint fails soon.
+const connectRetryFor = 15 * time.Second
+
+var connectRetry = RetryPolicy{Initial: 500 * time.Millisecond, Max: 4 * time.Second}
+
 // Client is a connected Proxmox VE API client. It is safe for concurrent use;
 // one Client serves a whole provider process so that VMID allocation is
 // serialized across all resources.
@@ -40,8 +47,12 @@ type Client struct {
 	version  string
 	ids      *IDAllocator
 	memory   *MemoryClaims
+	inv      inventoryCache
+	// own holds the UPIDs of the tasks this process started and awaits
+	own sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
+	privs    privilegeCache
 }
 
 // Connect builds a client and proves the connection with one authenticated
@@ -84,7 +95,15 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		Version string `json:"version"`
 		Release string `json:"release"`
 	}
-	if err := c.get(ctx, "/version", &v); err != nil {
+	// a passing failure (a 500 while pveproxy restarts, a proxy's 502, a
+	// dropped connection) must not fail every resource of the run: retried
+	// for a short while; a refused token or certificate never is
+	rctx, cancel := context.WithTimeout(ctx, connectRetryFor)
+	defer cancel()
+	err = connectRetry.Retry(rctx, "GET /version", true, func(context.Context) error {
+		return c.get(ctx, "/version", &v)
+	})
+	if err != nil {
 		return nil, c.connectError(err)
 	}
 	c.version = v.Version
@@ -119,10 +138,12 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 }
 
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, body(params), out))
 }
 
 func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, body(params), out))
 }
 
@@ -151,6 +172,7 @@ func stringParams(params map[string]any) map[string]string {
 }
 
 func (c *Client) delete(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	if len(params) > 0 {
 		path += "?" + encodeQuery(params)
 	}

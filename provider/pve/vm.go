@@ -84,16 +84,24 @@ func (c *Client) VMConfig(ctx context.Context, ref VMRef) (VMConfig, error) {
 
 // VMStatus reads whether the VM runs.
 func (c *Client) VMStatus(ctx context.Context, ref VMRef) (VMStatus, error) {
+	var st VMStatus
+	err := DefaultRetry.Retry(ctx, "reading the status of "+ref.String(), true, func(ctx context.Context) error {
+		var err error
+		st, err = c.vmStatusOnce(ctx, ref)
+		return err
+	})
+	return st, err
+}
+
+// vmStatusOnce reads the VM's status once, without retries.
+func (c *Client) vmStatusOnce(ctx context.Context, ref VMRef) (VMStatus, error) {
 	var raw struct {
 		Status    string          `json:"status"`
 		QMPStatus string          `json:"qmpstatus"`
 		Lock      string          `json:"lock"`
 		Agent     json.RawMessage `json:"agent"`
 	}
-	err := DefaultRetry.Retry(ctx, "reading the status of "+ref.String(), true, func(ctx context.Context) error {
-		return c.get(ctx, ref.path("/status/current"), &raw)
-	})
-	if err != nil {
+	if err := c.get(ctx, ref.path("/status/current"), &raw); err != nil {
 		return VMStatus{}, err
 	}
 	agent := strings.Trim(string(raw.Agent), `"`)
@@ -108,7 +116,7 @@ func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any)
 	p := copyParams(params)
 	p["vmid"] = ref.VMID
 	return DefaultRetry.Retry(ctx, "creating "+ref.String(), false, func(ctx context.Context) error {
-		return c.startTask(ctx, func(upid *string) error {
+		return c.startTaskAt(ctx, "after-create-task-started", func(upid *string) error {
 			return c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid)
 		})
 	})
@@ -146,7 +154,7 @@ func (c *Client) CloneVM(ctx context.Context, src, dst VMRef, o CloneOptions) er
 	}
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("cloning %s into VM %d on node %s", src, dst.VMID, dst.Node), false,
 		func(ctx context.Context) error {
-			return c.startTask(ctx, func(upid *string) error {
+			return c.startTaskAt(ctx, "after-clone-task-started", func(upid *string) error {
 				return c.post(ctx, src.path("/clone"), p, upid)
 			})
 		})
@@ -208,23 +216,38 @@ func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
 	return err
 }
 
-// powerAction runs one status/<action> call and waits for its task.
-func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any) error {
-	return c.retryVM(ctx, ref, action+" "+ref.String(), false, func(ctx context.Context) error {
-		return c.startTask(ctx, func(upid *string) error {
+// powerAction runs one status/<action> call and waits for its task. Such a
+// call is safe to repeat once the VM is seen not to be in the state it
+// brings about (done): after a server error, a proxy error or a task that
+// failed for a passing cause, the VM's state is read, and a VM that is
+// there already (the call ran, or someone else did it) is success. A
+// failure with a cause that stays (a missing bridge, too little memory) is
+// not repeated.
+func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any, done func(VMStatus) bool) error {
+	return c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
+		err := c.startTask(ctx, func(upid *string) error {
 			return c.post(ctx, ref.path("/status/"+action), params, upid)
 		})
+		if err != nil && done != nil {
+			if st, serr := c.vmStatusOnce(ctx, ref); serr == nil && done(st) {
+				return nil
+			}
+		}
+		return err
 	})
 }
 
+func running(st VMStatus) bool    { return st.Running() }
+func notRunning(st VMStatus) bool { return !st.Running() }
+
 // StartVM starts the VM and waits until QEMU runs.
 func (c *Client) StartVM(ctx context.Context, ref VMRef) error {
-	return c.powerAction(ctx, ref, "start", nil)
+	return c.powerAction(ctx, ref, "start", nil, running)
 }
 
 // StopVM stops the VM at once (like pulling the plug).
 func (c *Client) StopVM(ctx context.Context, ref VMRef) error {
-	return c.powerAction(ctx, ref, "stop", nil)
+	return c.powerAction(ctx, ref, "stop", nil, notRunning)
 }
 
 // ShutdownVM asks the guest to shut down (ACPI, or the agent when enabled)
@@ -232,13 +255,14 @@ func (c *Client) StopVM(ctx context.Context, ref VMRef) error {
 func (c *Client) ShutdownVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
 	return c.powerAction(ctx, ref, "shutdown", map[string]any{
 		"timeout": int(timeout.Seconds()), "forceStop": true,
-	})
+	}, notRunning)
 }
 
 // RebootVM is Proxmox's reboot: shut down, then start again (applying
-// pending changes). It fails when the guest ignores the ACPI request.
+// pending changes). It fails when the guest ignores the ACPI request. It
+// is not repeated: whether a reboot happened cannot be seen afterwards.
 func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
-	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())})
+	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())}, nil)
 }
 
 // RestartVM shuts the VM down (stopping it hard after timeout) and starts it
@@ -345,13 +369,16 @@ func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error
 // ClusterVM is one guest as /cluster/resources lists it: a VM, or with
 // Type "lxc" a container (VMIDs are unique across both).
 type ClusterVM struct {
-	VMID     int
-	Type     string // qemu or lxc
-	Node     string
-	Name     string
+	VMID int
+	Type string // qemu or lxc
+	Node string
+	Name string
+	// Status is "running", "stopped", or "unknown" while its node is down.
 	Status   string
 	Template bool
 	Pool     string
+	// Lock is the config lock the guest holds ("create", "clone", ...).
+	Lock string
 	// Tags as Proxmox lists them (";"-separated, lower-cased, sorted).
 	Tags []string
 }
@@ -383,36 +410,8 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 // ClusterGuests lists every VM and container of the cluster: what a new
 // VMID must not collide with.
 func (c *Client) ClusterGuests(ctx context.Context) ([]ClusterVM, error) {
-	var items []struct {
-		Type     string      `json:"type"`
-		VMID     json.Number `json:"vmid"`
-		Node     string      `json:"node"`
-		Name     string      `json:"name"`
-		Status   string      `json:"status"`
-		Template json.Number `json:"template"`
-		Pool     string      `json:"pool"`
-		Tags     string      `json:"tags"`
-	}
-	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
-		return c.get(ctx, "/cluster/resources?type=vm", &items)
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []ClusterVM
-	for _, it := range items {
-		if it.Type != "qemu" && it.Type != "lxc" {
-			continue
-		}
-		id, err := it.VMID.Int64()
-		if err != nil {
-			continue
-		}
-		out = append(out, ClusterVM{VMID: int(id), Type: it.Type, Node: it.Node, Name: it.Name, Status: it.Status,
-			Template: it.Template.String() == "1", Pool: it.Pool,
-			Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
-	}
-	return out, nil
+	inv, err := c.readInventory(ctx, "?type=vm")
+	return inv.Guests, err
 }
 
 func copyParams(params map[string]any) map[string]any {

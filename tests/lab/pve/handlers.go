@@ -8,6 +8,7 @@ import "fmt"
 func (s *Server) registerHandlers() error {
 	h := map[string]handlerFunc{
 		"GET /version":                                s.hVersion,
+		"GET /access/permissions":                     s.hPermissions,
 		"GET /cluster/nextid":                         s.hNextID,
 		"GET /cluster/resources":                      s.hResources,
 		"GET /cluster/status":                         s.hClusterStatus,
@@ -53,6 +54,8 @@ func (s *Server) registerHandlers() error {
 		"POST /nodes/{node}/qemu/{vmid}/status/reboot":               s.hReboot,
 		"POST /nodes/{node}/qemu/{vmid}/status/reset":                s.hReset,
 		"POST /nodes/{node}/qemu/{vmid}/clone":                       s.hQemuClone,
+		"GET /nodes/{node}/qemu/{vmid}/migrate":                      s.hMigratePrecondition,
+		"POST /nodes/{node}/qemu/{vmid}/migrate":                     s.hMigrate,
 		"PUT /nodes/{node}/qemu/{vmid}/resize":                       s.hResize,
 		"POST /nodes/{node}/qemu/{vmid}/move_disk":                   s.hMoveDisk,
 		"POST /nodes/{node}/qemu/{vmid}/template":                    s.hTemplate,

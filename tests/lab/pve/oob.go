@@ -90,9 +90,7 @@ func (s *Server) DeleteVM(vmid int) error {
 	for _, vol := range s.vmVolumesLocked(v) {
 		delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
 	}
-	for _, p := range s.pools {
-		delete(p.vms, vmid)
-	}
+	s.removeVMAccessLocked(vmid)
 	delete(s.vms, vmid)
 	return nil
 }
@@ -150,6 +148,14 @@ func (s *Server) RestartNode(name string, down time.Duration) error {
 	}
 	s.powerLossLocked(n, down)
 	return nil
+}
+
+// NodeOnline reports whether a node answers (false while it is down).
+func (s *Server) NodeOnline(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(name)
+	return n != nil && n.online
 }
 
 // rollNodeRestartLocked decides whether a task of type typ restarts its

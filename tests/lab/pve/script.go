@@ -41,6 +41,10 @@ type FaultRule struct {
 	// NodeOff: a Task rule takes the task's node down in the middle of
 	// the task instead of failing it.
 	NodeOff bool
+	// Lost: a Call rule lets the call run and loses its answer: the client
+	// sees the error although the call did what it asked (a proxy that
+	// failed on the way back).
+	Lost bool
 	// After delays a PowerOff rule (real time, from when it is set).
 	After time.Duration
 	// For is how long a node taken down stays unreachable (default
@@ -70,6 +74,9 @@ func (r FaultRule) String() string {
 	}
 	if r.NodeOff {
 		parts = append(parts, "node-off")
+	}
+	if r.Lost {
+		parts = append(parts, "lost")
 	}
 	return strings.Join(parts, ",")
 }
@@ -114,6 +121,9 @@ func (r FaultRule) validate() error {
 	if r.NodeOff && r.Task == "" {
 		return fmt.Errorf("lab: fault rule %q: node-off applies to task rules", r)
 	}
+	if r.Lost && r.Call == "" {
+		return fmt.Errorf("lab: fault rule %q: lost applies to call rules", r)
+	}
 	if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 		return fmt.Errorf("lab: fault rule %q: status %d is not an HTTP error status", r, r.Status)
 	}
@@ -129,8 +139,8 @@ func (r FaultRule) validate() error {
 //	power-off=pve2,after=10s,for=30s
 //
 // Keys: call, task, power-off (what the rule strikes), node, nth, count,
-// status, msg (the rest of the rule: it may hold commas), node-off, after,
-// for.
+// status, msg (the rest of the rule: it may hold commas), node-off, lost,
+// after, for.
 func ParseFaultScript(script string) ([]FaultRule, error) {
 	var out []FaultRule
 	for _, text := range strings.Split(script, ";") {
@@ -178,13 +188,15 @@ func parseFaultRule(text string) (FaultRule, error) {
 			r.Message = val
 		case "node-off":
 			r.NodeOff = val == "" || val == "1" || val == "true"
+		case "lost":
+			r.Lost = val == "" || val == "1" || val == "true"
 		case "after":
 			r.After, err = time.ParseDuration(val)
 		case "for":
 			r.For, err = time.ParseDuration(val)
 		default:
 			return r, fmt.Errorf("lab: fault rule %q: unknown key %q (call, task, power-off, node, nth, count, "+
-				"status, msg, node-off, after, for)", text, key)
+				"status, msg, node-off, lost, after, for)", text, key)
 		}
 		if err != nil {
 			return r, fmt.Errorf("lab: fault rule %q: %s: %w", text, key, err)
@@ -205,6 +217,7 @@ type FaultStrike struct {
 // scriptState counts the events each rule of the current script matched.
 type scriptState struct {
 	seen    []int
+	calls   map[string]int
 	gen     int // bumped by SetFaults: pending power-offs of older scripts are void
 	strikes []FaultStrike
 }
@@ -222,6 +235,7 @@ func (s *Server) FaultStrikes() []FaultStrike {
 func (s *Server) resetScriptLocked() {
 	s.script.gen++
 	s.script.seen = make([]int, len(s.faults.Script))
+	s.script.calls = map[string]int{}
 	s.script.strikes = nil
 	gen := s.script.gen
 	for i, r := range s.faults.Script {
@@ -261,10 +275,11 @@ func (s *Server) recordStrikeLocked(r FaultRule, what string) {
 	s.script.strikes = append(s.script.strikes, FaultStrike{Rule: r, What: what, At: time.Now()})
 }
 
-// scriptCallLocked counts an API call against the call rules and returns
-// the error of the rule that strikes it, if any. Called with s.mu held.
-func (s *Server) scriptCallLocked(method, schemaPath, node, path string) *apiError {
-	var hit *apiError
+// scriptCallLocked counts an API call (see Calls) and matches it against
+// the call rules: it returns the error of the rule that strikes it, if
+// any, and whether the call runs first (Lost). Called with s.mu held.
+func (s *Server) scriptCallLocked(method, schemaPath, node, path string) (hit *apiError, lost bool) {
+	s.script.calls[method+" "+schemaPath]++
 	for i, r := range s.faults.Script {
 		if r.Call == "" || r.Call != method+" "+schemaPath || (r.Node != "" && r.Node != node) {
 			continue
@@ -281,9 +296,18 @@ func (s *Server) scriptCallLocked(method, schemaPath, node, path string) *apiErr
 		if msg == "" {
 			msg = "lab fault injection: internal server error (script)"
 		}
-		hit = &apiError{code: status, msg: msg + "\n"}
+		hit, lost = &apiError{code: status, msg: msg + "\n"}, r.Lost
 	}
-	return hit
+	return hit, lost
+}
+
+// Calls counts the API calls of a method and schema path that passed
+// authentication and node checks since the faults were last set ("POST
+// /nodes/{node}/qemu"): what tests check when a call must not be repeated.
+func (s *Server) Calls(call string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.script.calls[call]
 }
 
 // scriptTaskLocked counts a new task against the task rules: fail says the

@@ -182,3 +182,24 @@ func TestScriptPowerOffAndOnboot(t *testing.T) {
 		t.Fatalf("strikes %+v", st)
 	}
 }
+
+// A lost call runs, and the client still sees the error: what a proxy that
+// fails on the way back does. Calls counts what reached the API.
+func TestScriptLostAnswer(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	s.SetFaults(Faults{Script: []FaultRule{{Call: "POST /nodes/{node}/qemu", Lost: true}}})
+	_, err := node.NewVirtualMachine(ctx, 100, opt("cores", 1))
+	mustContain(t, err, "500 lab fault injection")
+	if err := s.WaitTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if vms := s.VMs(); len(vms) != 1 || vms[0].VMID != 100 || vms[0].Lock != "" {
+		t.Fatalf("the lost create did not run: %+v", vms)
+	}
+	if n := s.Calls("POST /nodes/{node}/qemu"); n != 1 {
+		t.Fatalf("Calls = %d, want 1", n)
+	}
+}

@@ -13,6 +13,7 @@ var (
 	errEtcdUnhealthy        = errors.New("etcdserver: unhealthy cluster")
 	errEtcdNoLeader         = errors.New("etcdserver: no leader")
 	errEtcdMemberNotFound   = errors.New("etcdserver: member not found")
+	errEtcdPeerURLExist     = errors.New("etcdserver: Peer URLs already exists")
 )
 
 // etcdCluster is one simulated etcd cluster: its members and which of them
@@ -20,7 +21,10 @@ var (
 // checks (strict-reconfig-check, on by default).
 type etcdCluster struct {
 	id      uint64
+	cluster string // the Talos cluster.id it was bootstrapped for
 	members []*etcdMember
+	// hadQuorum: a majority of members ran at some point (quorum.go).
+	hadQuorum bool
 }
 
 type etcdMember struct {
@@ -30,6 +34,7 @@ type etcdMember struct {
 	learner bool
 	started bool // has published its name (etcd IsStarted)
 	running bool // the node's etcd process is up right now
+	wiped   bool // the node's etcd data was wiped (reset): it never runs again
 }
 
 func newEtcdCluster() *etcdCluster {
@@ -91,6 +96,15 @@ func (c *etcdCluster) add(name, addr string) (*etcdMember, error) {
 	n := len(c.voting()) + 1
 	if !(started == 1 && n == 2) && started < n/2+1 {
 		return nil, errEtcdNotEnoughStarted
+	}
+
+	// etcd refuses a second member with the same peer URL (membership
+	// ErrPeerURLexists): a node that comes back at its address with empty
+	// data must have its old member removed first.
+	for _, m := range c.members {
+		if m.addr == addr {
+			return nil, errEtcdPeerURLExist
+		}
 	}
 
 	m := &etcdMember{id: rand.Uint64(), name: name, addr: addr, started: true, running: true}

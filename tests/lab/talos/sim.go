@@ -72,6 +72,10 @@ type Sim struct {
 	// skew and skewSeen record Kubernetes version-skew violations (skew.go).
 	skew     []SkewViolation
 	skewSeen map[string]bool
+	// quorum records etcd quorum losses; quorumOpen indexes the ongoing
+	// episode of each etcd cluster (quorum.go).
+	quorum     []QuorumLoss
+	quorumOpen map[*etcdCluster]int
 
 	kick chan struct{}
 	done chan struct{}

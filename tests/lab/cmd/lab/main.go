@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +33,10 @@ type State struct {
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
 	FactoryURL   string   `json:"factoryUrl"` // the lab's Image Factory (http://127.0.0.1:<port>)
-	PID          int      `json:"pid"`
+	// Tokens are the tokens -pveum commands minted: full token id ->
+	// USER@REALM!NAME=SECRET.
+	Tokens map[string]string `json:"tokens,omitempty"`
+	PID    int               `json:"pid"`
 }
 
 // config is what the flags set.
@@ -49,7 +53,15 @@ type config struct {
 	caFile    string
 	quiet     bool
 	noTalos   bool
+	pveum     []string // pveum command lines run at start, in order
+	pveumFile string   // a file of them, one a line
 }
+
+// multiFlag collects a repeated flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // parseFlags reads the command line.
 func parseFlags(args []string) (config, error) {
@@ -80,6 +92,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
 	fs.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
+	fs.Var((*multiFlag)(&c.pveum), "pveum", "a pveum command run at start, as on a node: users, tokens, roles, ACLs (repeatable; see tests/lab/README.md)")
+	fs.StringVar(&c.pveumFile, "pveum-file", "", "a file of pveum command lines (other lines and # comments ignored: a documented recipe works as it is), run at start after -pveum")
 	return c, fs.Parse(args)
 }
 
@@ -116,6 +130,10 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 	defer l.Close()
+	tokens, err := runPveum(l.PVE, c.pveum, c.pveumFile)
+	if err != nil {
+		return err
+	}
 
 	caFile, stateFile := c.caFile, c.stateFile
 	if caFile == "" {
@@ -135,7 +153,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	st := State{
 		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
-		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), PID: os.Getpid(),
+		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), Tokens: tokens, PID: os.Getpid(),
 	}
 	if stateFile != "" {
 		b, _ := json.MarshalIndent(st, "", "  ")
@@ -151,12 +169,48 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
 	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
+	for _, id := range sortedKeys(tokens) {
+		fmt.Fprintf(stdout, "token:         %s\n", tokens[id])
+	}
 	if stateFile != "" {
 		fmt.Fprintf(stdout, "state file:    %s\n", stateFile)
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping")
 	return nil
+}
+
+// runPveum runs the -pveum commands, then those of the file, and returns
+// the tokens they minted by full token id.
+func runPveum(srv *pve.Server, lines []string, file string) (map[string]string, error) {
+	script := ""
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "pveum ") {
+			l = "pveum " + l
+		}
+		script += l + "\n"
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("-pveum-file: %w", err)
+		}
+		script += string(b)
+	}
+	tokens, err := srv.PveumScript(script)
+	if err != nil {
+		return nil, fmt.Errorf("-pveum: %w", err)
+	}
+	return tokens, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func splitComma(s string) []string {
