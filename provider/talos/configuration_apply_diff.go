@@ -61,7 +61,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	if args.MachineConfiguration != "" {
 		// Validated the way a nocloud node validates it on apply (cloud mode:
 		// the install section is checked by the node against its disks).
-		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud); err != nil {
+		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud, validationVersion(args)); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "machineConfiguration", Reason: err.Error()})
 		} else if f := checkVersionMatchesImage(args); f != nil {
 			fails = append(fails, *f)
@@ -201,6 +201,19 @@ func desiredVersion(args ConfigurationApplyArgs) (version, image string) {
 	v, _ := talosapi.ImageVersion(image)
 
 	return v, image
+}
+
+// validationVersion is the Talos version a configuration is validated for:
+// the one the node is to run, else (no version known) the newest this
+// provider knows, as a node of that release checks it.
+func validationVersion(args ConfigurationApplyArgs) string {
+	if v, _ := desiredVersion(args); v != "" {
+		if _, err := talosconfig.CheckTalosVersion(v); err == nil {
+			return v
+		}
+	}
+
+	return talosconfig.DefaultTalosVersion
 }
 
 // Diff says what an update does, property by property. Configuration

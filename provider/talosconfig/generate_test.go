@@ -235,10 +235,10 @@ func TestValidateRejectsBrokenConfig(t *testing.T) {
 	t.Parallel()
 	cfg := mustGenerate(t, baseInput(t, "v1.12.5", RoleWorker))
 	broken := strings.Replace(cfg, "disk: /dev/sda", "disk: \"\"", 1)
-	if _, err := Validate(broken, Metal); err == nil || !strings.Contains(err.Error(), "install disk") {
+	if _, err := Validate(broken, Metal, "v1.12.5"); err == nil || !strings.Contains(err.Error(), "install disk") {
 		t.Errorf("Validate(metal, no disk) = %v", err)
 	}
-	if _, err := Validate(broken, Cloud); err != nil {
+	if _, err := Validate(broken, Cloud, "v1.12.5"); err != nil {
 		t.Errorf("Validate(cloud, no disk) = %v", err)
 	}
 	if Metal.InContainer() || Cloud.InContainer() || !Metal.RequiresInstall() || Cloud.RequiresInstall() {

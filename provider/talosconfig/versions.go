@@ -7,6 +7,13 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/compatibility"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos110"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos111"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos112"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos113"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos114"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos18"
+	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos19"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
 	talosversion "github.com/siderolabs/talos/pkg/machinery/version"
@@ -61,6 +68,35 @@ var newestPatch = map[uint64]string{
 	12: "v1.12.7",
 	13: "v1.13.8",
 	14: DefaultTalosVersion,
+}
+
+// kubernetesRange is the Kubernetes support matrix: the oldest and newest
+// Kubernetes each Talos minor runs, as machinery's compatibility/talos1xx
+// packages state it (the table of docs.siderolabs.com/talos/v1.14/
+// getting-started/support-matrix). CheckKubernetesVersion asks machinery
+// itself; this table names the range in messages.
+var kubernetesRange = map[uint64][2]semver.Version{
+	8:  {talos18.MinimumKubernetesVersion, talos18.MaximumKubernetesVersion},
+	9:  {talos19.MinimumKubernetesVersion, talos19.MaximumKubernetesVersion},
+	10: {talos110.MinimumKubernetesVersion, talos110.MaximumKubernetesVersion},
+	11: {talos111.MinimumKubernetesVersion, talos111.MaximumKubernetesVersion},
+	12: {talos112.MinimumKubernetesVersion, talos112.MaximumKubernetesVersion},
+	13: {talos113.MinimumKubernetesVersion, talos113.MaximumKubernetesVersion},
+	14: {talos114.MinimumKubernetesVersion, talos114.MaximumKubernetesVersion},
+}
+
+// KubernetesMinors returns the Kubernetes minor versions a Talos minor
+// supports, oldest first.
+func KubernetesMinors(talosMinor uint64) []uint64 {
+	r, ok := kubernetesRange[talosMinor]
+	if !ok {
+		return nil
+	}
+	var out []uint64
+	for m := r[0].Minor; m <= r[1].Minor; m++ {
+		out = append(out, m)
+	}
+	return out
 }
 
 // DefaultTalosVersion is the Talos release of the machinery the provider is
@@ -136,7 +172,9 @@ func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
 		return fmt.Errorf("kubernetes version %s: %w", kubernetesVersion, err)
 	}
 	if err := k8s.SupportedWith(talos); err != nil {
-		return fmt.Errorf("%w; Talos %d.%d defaults to Kubernetes %s", err, tv.Major, tv.Minor, defaultKubernetes[tv.Minor])
+		minors := KubernetesMinors(tv.Minor)
+		return fmt.Errorf("%w: Talos %d.%d runs Kubernetes 1.%d to 1.%d (support matrix) and defaults to %s; pick one of those or another Talos version",
+			err, tv.Major, tv.Minor, minors[0], minors[len(minors)-1], defaultKubernetes[tv.Minor])
 	}
 	return nil
 }
