@@ -32,7 +32,8 @@ type memberInfo struct {
 func discoveryOn(cfg config.Provider) bool {
 	d := cfg.Cluster().Discovery()
 
-	return d.Enabled() && d.Registries().Service().Enabled()
+	// The service registry is a DiscoveryServiceConfig since machinery v1.14.
+	return d.Enabled() && len(cfg.DiscoveryServiceConfigs()) > 0
 }
 
 // discoveryMembers lists the running nodes that share n's cluster ID and
@@ -44,13 +45,13 @@ func (s *Sim) discoveryMembers(n *Node) []memberInfo {
 		return nil
 	}
 
-	id := n.active.Cluster().ID()
+	id := clusterID(n.active)
 
 	var out []memberInfo
 
 	for x := range s.nodes {
 		if x.phase != PhaseRunning || x.active == nil || x.ps == nil || !x.addr.IsValid() || x.hostname == "" ||
-			x.active.Cluster().ID() != id || !discoveryOn(x.active) {
+			clusterID(x.active) != id || !discoveryOn(x.active) {
 			continue
 		}
 
@@ -63,7 +64,7 @@ func (s *Sim) discoveryMembers(n *Node) []memberInfo {
 		}
 
 		if isControlPlane(x.active) {
-			m.apiServerPrt = x.active.Cluster().LocalAPIServerPort()
+			m.apiServerPrt = apiServerPort(x.active)
 		}
 
 		out = append(out, m)
@@ -106,14 +107,14 @@ func publishStaticPods(ctx context.Context, st state.State, snap resourceSnapsho
 	var pods []*k8s.StaticPod
 
 	if snap.active != nil && isControlPlane(snap.active) {
-		c := snap.active.Cluster()
+		c := controlPlaneImages(snap.active)
 
 		for _, p := range []struct {
 			name, image string
 		}{
-			{"kube-apiserver", c.APIServer().Image()},
-			{"kube-controller-manager", c.ControllerManager().Image()},
-			{"kube-scheduler", c.Scheduler().Image()},
+			{"kube-apiserver", c[0]},
+			{"kube-controller-manager", c[1]},
+			{"kube-scheduler", c[2]},
 		} {
 			r := k8s.NewStaticPod(k8s.NamespaceName, p.name)
 			r.TypedSpec().Pod = map[string]any{
