@@ -180,6 +180,10 @@ require (
 	lukechampine.com/frand v1.5.1 // indirect
 )
 
+// machinery v1.14.1 requires cosi-project/runtime v1.16.3 and rtnetlink/v2
+// v2.2.1-0.20260802200809-43bafec815b3, which the Go module proxy here does not serve:
+// the nearest served releases stand in (as in tools/talosctl). Remove both once they
+// are served: a module with replace directives cannot be `go install`ed by version.
 replace github.com/cosi-project/runtime => github.com/cosi-project/runtime v1.16.2
 
 replace github.com/jsimonetti/rtnetlink/v2 => github.com/jsimonetti/rtnetlink/v2 v2.2.0
