@@ -3,7 +3,8 @@
 #
 # Everything this file installs lands in ignored folders of the repository:
 #   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), talosctl
-#                (built from tools/talosctl/go.mod)
+#                (built from tools/talosctl/go.mod), and the lab's kube-apiserver and etcd
+#                (built from tools/kube/go.mod)
 #   bin/         the provider plugin binary
 #   .cache/      npm, pip, Maven and Pulumi caches, the demo's state
 # Go's own module and build caches stay where `go env` puts them.
@@ -25,6 +26,12 @@ SCHEMA    := schema/schema.json
 # Tool versions come from tools/go.mod, so bumping a tool is a one-line change there.
 PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
+# The lab's real kube-apiserver and etcd (tools/kube/go.mod); the binaries carry their versions
+# in their names, which is how the lab (tests/lab/talos/kubebin.go) finds them.
+KUBE_VERSION   := $(shell awk '$$1=="k8s.io/kubernetes"{print $$2}' tools/kube/go.mod)
+ETCD_VERSION   := $(shell awk '$$1=="go.etcd.io/etcd/server/v3"{print $$2}' tools/kube/go.mod)
+KUBE_APISERVER := $(TOOLS_BIN)/kube-apiserver-$(KUBE_VERSION)
+ETCD           := $(TOOLS_BIN)/etcd-$(ETCD_VERSION)
 TALOS_VERSION  := $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/siderolabs/talos" && $$(i+1) ~ /^v[0-9]/) print $$(i+1)}' tools/talosctl/go.mod)
 
 # -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
@@ -41,7 +48,8 @@ MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 help:
 	@echo "make demo             build, start the lab, pulumi up a 3+2 TalosCluster, list its nodes, destroy, stop the lab"
 	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
-	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + talosctl $(TALOS_VERSION) into .tools/bin"
+	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + talosctl $(TALOS_VERSION) + kube-tools into .tools/bin"
+	@echo "make kube-tools       the lab's kube-apiserver $(KUBE_VERSION) and etcd $(ETCD_VERSION) into .tools/bin"
 	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
@@ -54,7 +62,7 @@ help:
 # Tools: built only when missing or when tools/go.mod changed.
 
 .PHONY: tools
-tools: $(PULUMI) $(YAMLHOST) $(TALOSCTL)
+tools: $(PULUMI) $(YAMLHOST) $(TALOSCTL) kube-tools
 
 $(PULUMI): tools/go.mod tools/go.sum
 	@echo "building Pulumi CLI $(PULUMI_VERSION) (several minutes the first time)"
@@ -77,6 +85,26 @@ $(TALOSCTL): tools/talosctl/go.mod tools/talosctl/go.sum tools/talosctl/source.s
 	@echo "building talosctl $(TALOS_VERSION) (several minutes the first time)"
 	cd tools/talosctl && ./source.sh $(TALOS_VERSION) $(ROOT)/.tools/talos-src && \
 		CGO_ENABLED=0 go build -tags grpcnotrace -ldflags "-s -w" -o $@ github.com/siderolabs/talos/cmd/talosctl
+
+# The lab's Kubernetes control plane: the real kube-apiserver (k8s.io/kubernetes, its staging
+# modules mapped to their v0.x releases in tools/kube/go.mod) with its version set as the
+# Kubernetes release build sets it, and the real etcd server.
+.PHONY: kube-tools
+kube-tools: $(KUBE_APISERVER) $(ETCD)
+
+$(KUBE_APISERVER): tools/kube/go.mod tools/kube/go.sum
+	@echo "building kube-apiserver $(KUBE_VERSION) for the lab (a few minutes the first time)"
+	cd tools/kube && go build -o $@ -ldflags "-s -w \
+		-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+		-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))) \
+		-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))) \
+		-X k8s.io/component-base/version.gitTreeState=clean \
+		-X k8s.io/component-base/version.buildDate=$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+		k8s.io/kubernetes/cmd/kube-apiserver
+
+$(ETCD): tools/kube/go.mod tools/kube/go.sum
+	@echo "building etcd $(ETCD_VERSION) for the lab"
+	cd tools/kube && go build -o $@ -ldflags "-s -w" go.etcd.io/etcd/server/v3
 
 # ---------------------------------------------------------------------------------------------
 # Provider, schema, SDKs.
