@@ -110,10 +110,10 @@ func refine(s plan.Summary, nodes []*plan.Node, configs map[string]string, want 
 // image tag, or "".
 func kubeletVersion(config string) string {
 	cfg, err := configloader.NewFromBytes([]byte(config))
-	if err != nil || cfg.K8sKubeletConfig() == nil {
+	if err != nil || cfg.Machine() == nil {
 		return ""
 	}
-	v, _ := talosapi.ImageVersion(cfg.K8sKubeletConfig().Image())
+	v, _ := talosapi.ImageVersion(cfg.Machine().Kubelet().Image())
 	return v
 }
 

@@ -67,7 +67,7 @@ func TestDiffChecksTheTalosUpgrade(t *testing.T) {
 		{running: "v1.13.8"}, // a downgrade by one minor, as talosctl allows
 		{running: "v1.10.7", wantErr: "set talosVersion to v1.11.6 first"},
 		{running: "v1.9.5", wantErr: "refuses to move to v1.12.5"},
-		{running: "v1.14.1", wantErr: "set talosVersion to v1.13.8 first"},
+		{running: "v1.14.1", wantErr: "set talosVersion to v1.13.9 first"},
 	} {
 		err := checkNodeUpgrade(ConfigurationApplyState{RunningVersion: tc.running}, args)
 

@@ -114,8 +114,8 @@ func TestControlPlaneComponentsLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if !strings.HasSuffix(cfg.K8sAPIServerConfig().Image(), ":v1.35.2") || !strings.HasSuffix(cfg.K8sKubeletConfig().Image(), ":v1.34.1") {
-		t.Fatalf("node runs kube-apiserver %s, kubelet %s: want the components moved, the kubelet kept", cfg.K8sAPIServerConfig().Image(), cfg.K8sKubeletConfig().Image())
+	if !strings.HasSuffix(cfg.Cluster().APIServer().Image(), ":v1.35.2") || !strings.HasSuffix(cfg.Machine().Kubelet().Image(), ":v1.34.1") {
+		t.Fatalf("node runs kube-apiserver %s, kubelet %s: want the components moved, the kubelet kept", cfg.Cluster().APIServer().Image(), cfg.Machine().Kubelet().Image())
 	}
 
 	if got := sim.Node(cp).Status().Boots; got != bootsBefore {

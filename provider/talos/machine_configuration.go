@@ -95,7 +95,7 @@ func (a *GetMachineConfigurationArgs) Annotate(an infer.Annotator) {
 		"`talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this "+
 		"package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.")
 	an.Describe(&a.KubernetesVersion, "Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. "+
-		"Default: the version the Talos release line ships (1.35.4 for Talos 1.12, 1.36.2 for 1.13, 1.37.0 for 1.14).")
+		"Default: the version the Talos release line ships (1.35.4 for Talos 1.12, 1.36.3 for 1.13, 1.37.0 for 1.14).")
 	an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
 	an.SetDefault(&a.InstallDisk, "/dev/sda")
 	an.Describe(&a.InstallImage, "Installer image, for example the `installerImage` of getImageFactory "+

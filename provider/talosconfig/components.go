@@ -99,17 +99,12 @@ func ComponentImagesOf(machineConfig []byte) (ComponentImages, error) {
 		return ComponentImages{}, fmt.Errorf("the node is a %s, not a control plane: only control planes run the Kubernetes control plane components", cfg.Machine().Type())
 	}
 
-	// The K8s*Config accessors read the v1alpha1 cluster section or, in a
-	// Talos 1.14 configuration, its Kube*Config documents.
-	api, cm, sched, proxy := cfg.K8sAPIServerConfig(), cfg.K8sControllerManagerConfig(), cfg.K8sSchedulerConfig(), cfg.K8sProxyConfig()
-	if api == nil || cm == nil || sched == nil || proxy == nil {
-		return ComponentImages{}, errors.New("the node's machine configuration lacks a Kubernetes control plane component section")
-	}
+	c := cfg.Cluster()
 
 	return ComponentImages{
-		APIServer:         api.Image(),
-		ControllerManager: cm.Image(),
-		Scheduler:         sched.Image(),
-		Proxy:             proxy.Image(),
+		APIServer:         c.APIServer().Image(),
+		ControllerManager: c.ControllerManager().Image(),
+		Scheduler:         c.Scheduler().Image(),
+		Proxy:             c.Proxy().Image(),
 	}, nil
 }

@@ -27,15 +27,16 @@ func TestRetagComponentsChangesOnlyComponentImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.K8sAPIServerConfig().Image(); got != "mirror.example/k8s/kube-apiserver:v1.35.2" {
+	c := cfg.Cluster()
+	if got := c.APIServer().Image(); got != "mirror.example/k8s/kube-apiserver:v1.35.2" {
 		t.Errorf("apiServer image %s: the repository (a mirror) must stay, the tag change", got)
 	}
-	for _, img := range []string{cfg.K8sControllerManagerConfig().Image(), cfg.K8sSchedulerConfig().Image(), cfg.K8sProxyConfig().Image()} {
+	for _, img := range []string{c.ControllerManager().Image(), c.Scheduler().Image(), c.Proxy().Image()} {
 		if !strings.HasSuffix(img, ":v1.35.2") {
 			t.Errorf("component image %s not moved to v1.35.2", img)
 		}
 	}
-	if got := cfg.K8sKubeletConfig().Image(); !strings.HasSuffix(got, ":v1.34.1") {
+	if got := cfg.Machine().Kubelet().Image(); !strings.HasSuffix(got, ":v1.34.1") {
 		t.Errorf("kubelet image %s: it must stay for the second phase", got)
 	}
 

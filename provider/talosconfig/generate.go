@@ -129,7 +129,7 @@ func generateOptions(in Input) ([]generate.Option, string, error) {
 	if in.Secrets == nil {
 		return nil, "", fmt.Errorf("secrets bundle is missing: create one with MachineSecrets")
 	}
-	if err := in.Secrets.Validate(nil); err != nil { // nil: Kubernetes enabled
+	if err := in.Secrets.Validate(); err != nil {
 		return nil, "", fmt.Errorf("secrets bundle is incomplete: %w", err)
 	}
 	contract, err := VersionContract(in.TalosVersion)

@@ -40,14 +40,14 @@ func TestGenerateCarriesInputs(t *testing.T) {
 		if disk != "/dev/sda" || m.Install().Image() != in.InstallImage {
 			t.Errorf("%s: install disk %q image %q", role, disk, m.Install().Image())
 		}
-		if got := cfg.K8sClusterConfig().ClusterEndpoint().String(); got != in.Endpoint {
+		if got := cfg.Cluster().Endpoint().String(); got != in.Endpoint {
 			t.Errorf("%s: endpoint %s", role, got)
 		}
-		if cfg.K8sClusterConfig().ClusterName() != "lab" {
-			t.Errorf("%s: cluster name %q", role, cfg.K8sClusterConfig().ClusterName())
+		if cfg.Cluster().Name() != "lab" {
+			t.Errorf("%s: cluster name %q", role, cfg.Cluster().Name())
 		}
-		if !strings.HasSuffix(cfg.K8sKubeletConfig().Image(), ":v"+res.KubernetesVersion) || res.KubernetesVersion != "1.35.4" {
-			t.Errorf("%s: kubelet image %s, version %s", role, cfg.K8sKubeletConfig().Image(), res.KubernetesVersion)
+		if !strings.HasSuffix(m.Kubelet().Image(), ":v"+res.KubernetesVersion) || res.KubernetesVersion != "1.35.4" {
+			t.Errorf("%s: kubelet image %s, version %s", role, m.Kubelet().Image(), res.KubernetesVersion)
 		}
 		if !strings.Contains(strings.Join(m.Security().CertSANs(), ","), "k8s.lab.example") {
 			t.Errorf("%s: cert SANs %v lack the extra SAN", role, m.Security().CertSANs())
@@ -130,7 +130,7 @@ link: eth0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.K8sKubeletConfig().ExtraArgs()["rotate-server-certificates"]; len(got) != 1 || got[0] != "true" {
+	if got := cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"]; len(got) != 1 || got[0] != "true" {
 		t.Errorf("strategic merge patch not applied")
 	}
 	if h := cfg.NetworkHostnameConfig(); h == nil || h.Hostname() != "cp-1" {
@@ -200,6 +200,18 @@ func TestGenerateErrors(t *testing.T) {
 			[]string{"secrets bundle is missing"}},
 		{"bad role", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.Role = "master"; return in }(),
 			[]string{"controlplane", "worker"}},
+		// Talos 1.14 nodes run 1.13-contract configurations: 1.14 documents
+		// are refused with the v1alpha1 field to use instead.
+		{"1.14 document in a patch", baseInput(t, "v1.14.1", RoleWorker,
+			"apiVersion: v1alpha1\nkind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.37.0\n"),
+			[]string{"patch 1 of 1", "KubeletConfig is a Talos 1.14 document", "v1.13 contract", ".machine.kubelet"}},
+		{"1.14 document after a 1.13 one", baseInput(t, "v1.14.1", RoleWorker,
+			"machine:\n  nodeLabels:\n    a: b\n", "apiVersion: v1alpha1\nkind: KubeSpanConfig\n---\napiVersion: v1alpha1\nkind: UnattendedInstallConfig\n"),
+			[]string{"patch 2 of 2", "UnattendedInstallConfig is a Talos 1.14 document", ".machine.install"}},
+		// The node checks its Kubernetes images with its own version.
+		{"kubelet newer than the node's Talos", baseInput(t, "v1.13.9", RoleWorker,
+			"machine:\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:v1.37.0\n"),
+			[]string{"after patch 1 of 1", "kubelet image is not valid", "too new to be used with Talos 1.13.9"}},
 		{"talos too new", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.TalosVersion = "v1.15.0"; return in }(),
 			[]string{"v1.8.0 to v1.14.x", "the newest is v1.14.1"}},
 	} {

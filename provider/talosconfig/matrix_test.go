@@ -42,7 +42,7 @@ func TestSupportMatrix(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if got := cfg.K8sKubeletConfig().Image(); !strings.HasSuffix(got, ":v"+in.KubernetesVersion) {
+						if got := cfg.Machine().Kubelet().Image(); !strings.HasSuffix(got, ":v"+in.KubernetesVersion) {
 							t.Errorf("Talos %s, Kubernetes %s, %s: kubelet image %s", talos, in.KubernetesVersion, role, got)
 						}
 						want, _ := VersionContract(talos)

@@ -55,8 +55,7 @@ func UnmarshalSecrets(secretsYAML string) (*secrets.Bundle, error) {
 	if err := dec.Decode(&bundle); err != nil {
 		return nil, fmt.Errorf("secrets bundle is not the YAML of `talosctl gen secrets` (%s)", yamlErrorWithoutValues(err))
 	}
-	// nil: a contract with Kubernetes enabled, as every cluster here runs it.
-	if err := bundle.Validate(nil); err != nil {
+	if err := bundle.Validate(); err != nil {
 		return nil, fmt.Errorf("secrets bundle is incomplete: %w", err)
 	}
 	// The clock only dates certificates issued through the bundle's own

@@ -11,7 +11,7 @@ import (
 func TestNewSecretsFollowsContract(t *testing.T) {
 	t.Parallel()
 	b := testBundle(t, "v1.12.5")
-	if err := b.Validate(nil); err != nil {
+	if err := b.Validate(); err != nil {
 		t.Fatalf("bundle does not validate: %v", err)
 	}
 	if b.Secrets.SecretboxEncryptionSecret == "" || b.Secrets.AESCBCEncryptionSecret != "" {

@@ -56,8 +56,7 @@ func Validate(configYAML string, mode RuntimeMode, talosVersion string) ([]strin
 		return nil, fmt.Errorf("machine configuration does not parse: %s", scrubDecodeError(err))
 	}
 	warnings, err := cfg.Validate(mode)
-	err = withoutImageTagErrors(err)
-	if tagErrs := imageTagErrorsFor(cfg, TalosTag(tv)); len(tagErrs) > 0 {
+	if tagErrs := imageTagErrorsFor(cfg, tv); len(tagErrs) > 0 {
 		err = multierror.Append(err, tagErrs...)
 	}
 	if err != nil {

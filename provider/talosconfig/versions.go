@@ -5,56 +5,52 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
-	"github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos110"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos111"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos112"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos113"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos114"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos18"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility/talos19"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
-	talosversion "github.com/siderolabs/talos/pkg/machinery/version"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosrelease"
 )
 
-// Talos minors this package generates configurations for. machinery v1.14.1
-// knows version contracts up to 1.14 (config/contract.go); it cannot describe
-// keys a newer Talos added. Releases older than 1.8 are out of upstream support
-// and have no default Kubernetes version below.
+// Talos minors this package generates configurations for. The pinned
+// machinery (v1.13.9) describes releases up to 1.13; 1.14's rules come from
+// talosrelease's table of its tag. Releases older than 1.8 are out of
+// upstream support and have no default Kubernetes version below.
 const (
 	minTalosMinor = 8
 	maxTalosMinor = 14
 )
 
-// maxContractMinor is the newest configuration contract generated. The 1.14
-// contract moves the install, kubelet, Kubernetes control plane, network,
-// sysctl and discovery settings out of the v1alpha1 document into new ones
+// maxContractMinor is the newest configuration contract generated: the
+// newest machinery v1.13.9 knows (config/contract.go). The 1.14 contract
+// moves the install, kubelet, Kubernetes control plane, network, sysctl and
+// discovery settings out of the v1alpha1 document into new ones
 // (UnattendedInstallConfig, KubeletConfig, KubeAPIServerConfig, ...;
 // config/generate/init.go at v1.14.1), and Talos refuses a configuration
 // that sets both forms ("kubelet config is already set in v1alpha1 config
-// (.machine.kubelet)", config/types/k8s/kubelet.go). The configurations this
-// package writes, and the patches users wrote for them, use the v1alpha1
-// fields; a 1.14 node runs a 1.13-contract configuration as it is (Talos
-// keeps older contracts valid), so 1.14 nodes get the 1.13 contract.
+// (.machine.kubelet)", config/types/k8s/kubelet.go at v1.14.1). The
+// configurations this package writes, and the patches users wrote for them,
+// use the v1alpha1 fields; a 1.14 node runs a 1.13-contract configuration
+// as it is (Talos keeps older contracts valid), so 1.14 nodes get the 1.13
+// contract, and patches bringing 1.14-only documents are refused (see
+// checkNewerDocuments).
 const maxContractMinor = 13
 
 // defaultKubernetes is the Kubernetes version each Talos minor defaults to:
 // pkg/machinery/constants/constants.go DefaultKubernetesVersion at the newest
 // patch tag of each line in siderolabs/talos (v1.8.4, v1.9.6, v1.10.9,
-// v1.11.6, v1.12.7, v1.13.8); 1.14 uses the pinned machinery's own constant.
-// The range each minor supports is machinery's compatibility/talos1xx
-// (MinimumKubernetesVersion .. MaximumKubernetesVersion), the support matrix
-// of docs.siderolabs.com/talos/v1.xx/getting-started/support-matrix.
+// v1.11.6, v1.12.7); 1.13 is the pinned machinery's own constant, 1.14
+// talosrelease's row of its tag (v1.14.1). The range each minor supports is
+// its compatibility/talos1xx (MinimumKubernetesVersion ..
+// MaximumKubernetesVersion), the support matrix of
+// docs.siderolabs.com/talos/v1.xx/getting-started/support-matrix.
 var defaultKubernetes = map[uint64]string{
 	8:  "1.31.4",
 	9:  "1.32.4",
 	10: "1.33.6",
 	11: "1.34.1",
 	12: "1.35.4",
-	13: "1.36.2",
-	14: constants.DefaultKubernetesVersion,
+	13: constants.DefaultKubernetesVersion,
+	14: talosrelease.NewerDefaultKubernetes(14),
 }
 
 // newestPatch is the newest patch of each Talos minor known to this package
@@ -66,43 +62,27 @@ var newestPatch = map[uint64]string{
 	10: "v1.10.9",
 	11: "v1.11.6",
 	12: "v1.12.7",
-	13: "v1.13.8",
-	14: DefaultTalosVersion,
-}
-
-// kubernetesRange is the Kubernetes support matrix: the oldest and newest
-// Kubernetes each Talos minor runs, as machinery's compatibility/talos1xx
-// packages state it (the table of docs.siderolabs.com/talos/v1.14/
-// getting-started/support-matrix). CheckKubernetesVersion asks machinery
-// itself; this table names the range in messages.
-var kubernetesRange = map[uint64][2]semver.Version{
-	8:  {talos18.MinimumKubernetesVersion, talos18.MaximumKubernetesVersion},
-	9:  {talos19.MinimumKubernetesVersion, talos19.MaximumKubernetesVersion},
-	10: {talos110.MinimumKubernetesVersion, talos110.MaximumKubernetesVersion},
-	11: {talos111.MinimumKubernetesVersion, talos111.MaximumKubernetesVersion},
-	12: {talos112.MinimumKubernetesVersion, talos112.MaximumKubernetesVersion},
-	13: {talos113.MinimumKubernetesVersion, talos113.MaximumKubernetesVersion},
-	14: {talos114.MinimumKubernetesVersion, talos114.MaximumKubernetesVersion},
+	13: "v1.13.9",
+	14: talosrelease.NewerTag(14),
 }
 
 // KubernetesMinors returns the Kubernetes minor versions a Talos minor
 // supports, oldest first.
 func KubernetesMinors(talosMinor uint64) []uint64 {
-	r, ok := kubernetesRange[talosMinor]
+	r, ok := talosrelease.Of(talosMinor)
 	if !ok {
 		return nil
 	}
 	var out []uint64
-	for m := r[0].Minor; m <= r[1].Minor; m++ {
+	for m := r.MinKubernetes.Minor; m <= r.MaxKubernetes.Minor; m++ {
 		out = append(out, m)
 	}
 	return out
 }
 
-// DefaultTalosVersion is the Talos release of the machinery the provider is
-// built with: the newest version it generates configurations for, and the
-// default of every talosVersion input.
-var DefaultTalosVersion = strings.TrimSpace(talosversion.Tag)
+// DefaultTalosVersion is the newest Talos release this provider knows (the
+// newest patch of the newest minor): the default of every talosVersion input.
+var DefaultTalosVersion = newestPatch[maxTalosMinor]
 
 // SupportedTalosVersions describes, for messages and docs, which Talos versions
 // configurations can be generated for.
@@ -153,7 +133,8 @@ func VersionContract(talosVersion string) (*config.VersionContract, error) {
 }
 
 // CheckKubernetesVersion checks that a Talos version supports a Kubernetes
-// version, using machinery's compatibility matrix (compatibility/talos1xx).
+// version, with machinery's rule over each release's compatibility/talos1xx
+// (talosrelease).
 func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
 	tv, err := CheckTalosVersion(talosVersion)
 	if err != nil {
@@ -163,15 +144,7 @@ func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes version: %w", err)
 	}
-	talos, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(tv)})
-	if err != nil {
-		return fmt.Errorf("talos version %s: %w", TalosTag(tv), err)
-	}
-	k8s, err := compatibility.ParseKubernetesVersion(kv.String())
-	if err != nil {
-		return fmt.Errorf("kubernetes version %s: %w", kubernetesVersion, err)
-	}
-	if err := k8s.SupportedWith(talos); err != nil {
+	if err := talosrelease.KubernetesSupported(tv, kv); err != nil {
 		minors := KubernetesMinors(tv.Minor)
 		return fmt.Errorf("%w: Talos %d.%d runs Kubernetes 1.%d to 1.%d (support matrix) and defaults to %s; pick one of those or another Talos version",
 			err, tv.Major, tv.Minor, minors[0], minors[len(minors)-1], defaultKubernetes[tv.Minor])
@@ -202,8 +175,9 @@ func NormalizeKubernetesVersion(kubernetesVersion string) (string, error) {
 // CheckUpgrade checks a Talos OS upgrade (or downgrade) of a node running
 // from to the version to, and refuses what Talos refuses or advises against,
 // naming the version to take instead:
-//   - what the node itself refuses (machinery compatibility:
-//     TalosVersion.UpgradeableFrom, the check the installer runs);
+//   - what the node itself refuses (machinery compatibility
+//     TalosVersion.UpgradeableFrom, the check the installer runs, over
+//     talosrelease's rules);
 //   - a jump over a minor release: Talos tests upgrades only between
 //     adjacent minors and says to stop at the latest patch of every
 //     intermediate minor ("Supported upgrade paths" in
@@ -222,16 +196,8 @@ func CheckUpgrade(from, to string) error {
 	if fv.EQ(tv) {
 		return nil
 	}
-	target, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(tv)})
-	if err != nil {
-		return err
-	}
-	host, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(fv)})
-	if err != nil {
-		return err
-	}
 	next := nextStep(fv, tv)
-	if err := target.UpgradeableFrom(host); err != nil {
+	if err := talosrelease.UpgradeableFrom(tv, fv); err != nil {
 		return fmt.Errorf("a node running Talos %s refuses to move to %s (%w); go through each minor release: set talosVersion to %s first",
 			TalosTag(fv), TalosTag(tv), err, next)
 	}

@@ -101,10 +101,15 @@ func TestDefaultKubernetesVersionsAreSupported(t *testing.T) {
 			t.Errorf("default Kubernetes %s for Talos %s is not supported: %v", k8s, talos, err)
 		}
 	}
-	if k, _ := DefaultKubernetesVersion(DefaultTalosVersion); k != constants.DefaultKubernetesVersion {
-		t.Errorf("Talos %s default = %s, want machinery's %s", DefaultTalosVersion, k, constants.DefaultKubernetesVersion)
+	// 1.13 is the pinned machinery's line: its own constant; 1.14 the
+	// constant of v1.14.1 (talosrelease checks its row against the tag).
+	if k, _ := DefaultKubernetesVersion("v1.13.9"); k != constants.DefaultKubernetesVersion {
+		t.Errorf("Talos 1.13 default = %s, want machinery's %s", k, constants.DefaultKubernetesVersion)
 	}
-	if DefaultTalosVersion != newestPatch[maxTalosMinor] || !strings.HasPrefix(DefaultTalosVersion, "v1."+strconv.Itoa(maxTalosMinor)+".") {
+	if k, _ := DefaultKubernetesVersion(DefaultTalosVersion); k != "1.37.0" {
+		t.Errorf("Talos %s default = %s, want 1.37.0 (constants.go at v1.14.1)", DefaultTalosVersion, k)
+	}
+	if DefaultTalosVersion != "v1.14.1" || DefaultTalosVersion != newestPatch[maxTalosMinor] {
 		t.Errorf("default Talos %s is not the newest %d.x patch (%s)", DefaultTalosVersion, maxTalosMinor, newestPatch[maxTalosMinor])
 	}
 }
@@ -126,10 +131,10 @@ func TestCheckUpgrade(t *testing.T) {
 		{from: "v1.14.1", to: "v1.13.8"},
 		{from: "v1.10.9", to: "v1.12.5", wantErr: []string{"skips a minor release", "set talosVersion to v1.11.6 first, then to v1.12.5"}},
 		// Talos 1.14 accepts a 1.12 host (talos114.MinimumHostUpgradeVersion) but advises against it.
-		{from: "v1.12.7", to: "v1.14.1", wantErr: []string{"skips a minor release", "set talosVersion to v1.13.8 first"}},
+		{from: "v1.12.7", to: "v1.14.1", wantErr: []string{"skips a minor release", "set talosVersion to v1.13.9 first"}},
 		{from: "v1.11.6", to: "v1.14.1", wantErr: []string{"too old to upgrade", "set talosVersion to v1.12.7 first"}},
 		{from: "v1.9.6", to: "v1.12.5", wantErr: []string{"too old to upgrade", "v1.10.9 first"}},
-		{from: "v1.14.1", to: "v1.12.7", wantErr: []string{"v1.13.8 first"}},
+		{from: "v1.14.1", to: "v1.12.7", wantErr: []string{"v1.13.9 first"}},
 		{from: "v1.12.5", to: "v1.15.0", wantErr: []string{"not supported", "the newest is " + DefaultTalosVersion}},
 		{from: "nope", to: "v1.12.5", wantErr: []string{"current talos version"}},
 	} {

@@ -104,7 +104,7 @@ func (s *Sim) reconcile() bool {
 
 	for n := range s.nodes {
 		if n.phase == PhaseRunning && n.active != nil {
-			c := s.clusterFor(clusterID(n.active))
+			c := s.clusterFor(n.active.Cluster().ID())
 			members[c] = append(members[c], n)
 		}
 	}
@@ -274,13 +274,13 @@ func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time) bool
 
 	for _, n := range nodes {
 		if !n.apiReadyAt.IsZero() && n.addr.IsValid() {
-			want[netip.AddrPortFrom(n.addr, uint16(apiServerPort(n.active)))] = n
+			want[netip.AddrPortFrom(n.addr, uint16(n.active.Cluster().LocalAPIServerPort()))] = n
 		}
 	}
 
 	for vip, leader := range c.vipLeader {
 		if leader != nil && !leader.apiReadyAt.IsZero() {
-			want[netip.AddrPortFrom(vip, uint16(apiServerPort(leader.active)))] = leader
+			want[netip.AddrPortFrom(vip, uint16(leader.active.Cluster().LocalAPIServerPort()))] = leader
 		}
 	}
 
@@ -319,7 +319,7 @@ func (s *Sim) apiReachable(c *cluster, n *Node) bool {
 }
 
 func endpointAddrPort(cfg config.Provider) (netip.AddrPort, bool) {
-	u := clusterEndpoint(cfg)
+	u := cfg.Cluster().Endpoint()
 	if u == nil {
 		return netip.AddrPort{}, false
 	}

@@ -32,8 +32,7 @@ type memberInfo struct {
 func discoveryOn(cfg config.Provider) bool {
 	d := cfg.Cluster().Discovery()
 
-	// The service registry is a DiscoveryServiceConfig since machinery v1.14.
-	return d.Enabled() && len(cfg.DiscoveryServiceConfigs()) > 0
+	return d.Enabled() && d.Registries().Service().Enabled()
 }
 
 // discoveryMembers lists the running nodes that share n's cluster ID and
@@ -45,13 +44,13 @@ func (s *Sim) discoveryMembers(n *Node) []memberInfo {
 		return nil
 	}
 
-	id := clusterID(n.active)
+	id := n.active.Cluster().ID()
 
 	var out []memberInfo
 
 	for x := range s.nodes {
 		if x.phase != PhaseRunning || x.active == nil || x.ps == nil || !x.addr.IsValid() || x.hostname == "" ||
-			clusterID(x.active) != id || !discoveryOn(x.active) {
+			x.active.Cluster().ID() != id || !discoveryOn(x.active) {
 			continue
 		}
 
@@ -64,7 +63,7 @@ func (s *Sim) discoveryMembers(n *Node) []memberInfo {
 		}
 
 		if isControlPlane(x.active) {
-			m.apiServerPrt = apiServerPort(x.active)
+			m.apiServerPrt = x.active.Cluster().LocalAPIServerPort()
 		}
 
 		out = append(out, m)
@@ -107,14 +106,14 @@ func publishStaticPods(ctx context.Context, st state.State, snap resourceSnapsho
 	var pods []*k8s.StaticPod
 
 	if snap.active != nil && isControlPlane(snap.active) {
-		c := controlPlaneImages(snap.active)
+		c := snap.active.Cluster()
 
 		for _, p := range []struct {
 			name, image string
 		}{
-			{"kube-apiserver", c[0]},
-			{"kube-controller-manager", c[1]},
-			{"kube-scheduler", c[2]},
+			{"kube-apiserver", c.APIServer().Image()},
+			{"kube-controller-manager", c.ControllerManager().Image()},
+			{"kube-scheduler", c.Scheduler().Image()},
 		} {
 			r := k8s.NewStaticPod(k8s.NamespaceName, p.name)
 			r.TypedSpec().Pod = map[string]any{

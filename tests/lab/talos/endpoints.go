@@ -25,10 +25,10 @@ func (s *Sim) endpointNodes(n *Node) (nodes []*Node, ok bool) {
 		return nil, false
 	}
 
-	id := clusterID(n.active)
+	id := n.active.Cluster().ID()
 	add := func(x *Node) {
 		if x != nil && x.active != nil && isControlPlane(x.active) &&
-			clusterID(x.active) == id && !slices.Contains(nodes, x) {
+			x.active.Cluster().ID() == id && !slices.Contains(nodes, x) {
 			nodes = append(nodes, x)
 		}
 	}

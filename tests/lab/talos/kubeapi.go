@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	stdx509 "crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -82,25 +81,22 @@ func (k *kubeServer) stop() {
 // cluster.apiServer.certSANs, kubernetes.default...), and client
 // certificates verified against the cluster CA.
 func apiServerTLS(n *Node, addr netip.Addr, c *cluster) (*tls.Config, error) {
-	cas := n.active.K8sAPIServerCAConfig()
-	if cas == nil || cas.IssuingCA() == nil {
-		return nil, errors.New("cluster.ca: the configuration has no Kubernetes CA key")
-	}
+	cl := n.active.Cluster()
 
-	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cas.IssuingCA())
+	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cl.IssuingCA())
 	if err != nil {
 		return nil, fmt.Errorf("cluster.ca: %w", err)
 	}
 
 	ips := []netip.Addr{addr, n.addr}
-	dns := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + n.active.K8sNetworkConfig().DNSDomain(), "localhost", strings.ToLower(n.hostname)}
+	dns := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + cl.Network().DNSDomain(), "localhost", strings.ToLower(n.hostname)}
 
 	for vip := range c.vipLeader {
 		ips = append(ips, vip)
 	}
 
-	names := slices.Clone(n.active.K8sAPIServerConfig().CertSANs())
-	if u := clusterEndpoint(n.active); u != nil {
+	names := slices.Clone(cl.CertSANs())
+	if u := cl.Endpoint(); u != nil {
 		names = append(names, u.Hostname())
 	}
 
@@ -129,13 +125,12 @@ func apiServerTLS(n *Node, addr netip.Addr, c *cluster) (*tls.Config, error) {
 		return nil, err
 	}
 
-	// AcceptedCAs starts with the issuing CA (config/config/k8s.go, v1.14.1).
-	var trusted [][]byte
-	for _, a := range cas.AcceptedCAs() {
-		trusted = append(trusted, a.Crt)
+	cas := [][]byte{cl.IssuingCA().Crt}
+	for _, a := range cl.AcceptedCAs() {
+		cas = append(cas, a.Crt)
 	}
 
-	pool, err := certPool(trusted...)
+	pool, err := certPool(cas...)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +291,7 @@ func (k *kubeServer) version(w http.ResponseWriter) {
 
 	v := ""
 	if node != nil && node.active != nil {
-		v = imageTag(apiServerImage(node.active))
+		v = imageTag(node.active.Cluster().APIServer().Image())
 	}
 	s.mu.Unlock()
 

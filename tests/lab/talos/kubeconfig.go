@@ -20,18 +20,13 @@ import (
 // (CN/O and lifetime from cluster.adminKubeconfig, defaults admin,
 // system:masters, one year), the cluster endpoint, and the issuing plus
 // accepted CAs as the server CA bundle; names "<cluster>", "admin@<cluster>".
-func adminKubeconfig(cfg config.Config) ([]byte, error) {
-	cas := cfg.K8sAPIServerCAConfig()
-	if cas == nil || cas.IssuingCA() == nil {
-		return nil, fmt.Errorf("error getting Kubernetes CA: the configuration has no Kubernetes CA key")
-	}
-
-	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cas.IssuingCA())
+func adminKubeconfig(cl config.ClusterConfig) ([]byte, error) {
+	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cl.IssuingCA())
 	if err != nil {
 		return nil, fmt.Errorf("error getting Kubernetes CA: %w", err)
 	}
 
-	admin := cfg.Cluster().AdminKubeconfig()
+	admin := cl.AdminKubeconfig()
 
 	kp, err := x509.NewKeyPair(ca,
 		x509.CommonName(admin.CommonName()),
@@ -48,27 +43,22 @@ func adminKubeconfig(cfg config.Config) ([]byte, error) {
 	pem := x509.NewCertificateAndKeyFromKeyPair(kp)
 
 	var caBundle []byte
-	// AcceptedCAs starts with the issuing CA since Talos 1.14; the bundle
-	// keeps the other accepted CAs first and the issuing one last.
-	for _, a := range cas.AcceptedCAs() {
-		if !bytes.Equal(a.Crt, cas.IssuingCA().Crt) {
-			caBundle = append(caBundle, a.Crt...)
-		}
+	for _, a := range cl.AcceptedCAs() {
+		caBundle = append(caBundle, a.Crt...)
 	}
 
-	caBundle = append(caBundle, cas.IssuingCA().Crt...)
+	caBundle = append(caBundle, cl.IssuingCA().Crt...)
 
-	name := clusterName(cfg)
-	user := "admin@" + name
+	user := "admin@" + cl.Name()
 
 	doc := kubeconfigDoc{
 		APIVersion: "v1",
 		Kind:       "Config",
-		Clusters: []namedCluster{{Name: name, Cluster: kubeconfigCluster{
-			Server: clusterEndpoint(cfg).String(), CertificateAuthorityData: caBundle,
+		Clusters: []namedCluster{{Name: cl.Name(), Cluster: kubeconfigCluster{
+			Server: cl.Endpoint().String(), CertificateAuthorityData: caBundle,
 		}}},
 		Contexts: []namedContext{{Name: user, Context: kubeconfigContext{
-			Cluster: name, Namespace: "default", User: user,
+			Cluster: cl.Name(), Namespace: "default", User: user,
 		}}},
 		CurrentContext: user,
 		Preferences:    map[string]any{},

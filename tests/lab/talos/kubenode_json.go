@@ -88,7 +88,7 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 
 	for m := range s.nodes {
 		if m.phase == PhaseRunning && m.active != nil && isControlPlane(m.active) && !m.apiReadyAt.IsZero() &&
-			clusterID(m.active) == c.id {
+			m.active.Cluster().ID() == c.id {
 			cps = append(cps, m)
 		}
 	}
@@ -127,29 +127,19 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 	if isControlPlane(cfg) {
 		out.Metadata.Labels["node-role.kubernetes.io/control-plane"] = ""
 		out.Metadata.Labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
+
+		if !cfg.Cluster().ScheduleOnControlPlanes() {
+			out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: "node-role.kubernetes.io/control-plane", Effect: "NoSchedule"})
+		}
 	}
 
-	node := cfg.K8sNodeConfig()
-	if node == nil {
-		return out
+	maps.Copy(out.Metadata.Labels, cfg.Machine().NodeLabels())
+
+	if ann := cfg.Machine().NodeAnnotations(); len(ann) > 0 {
+		out.Metadata.Annotations = maps.Clone(map[string]string(ann))
 	}
 
-	maps.Copy(out.Metadata.Labels, node.Labels())
-
-	if ann := node.Annotations(); len(ann) > 0 {
-		out.Metadata.Annotations = maps.Clone(ann)
-	}
-
-	// The node's taints include the control plane's NoSchedule taint unless
-	// scheduling on control planes is allowed (k8sNodeConfigShim.Taints,
-	// v1.14.1); it comes first, as the kubelet registers it.
-	taints := maps.Clone(node.Taints())
-	if effect, ok := taints[cpTaint]; ok {
-		out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: cpTaint, Effect: effect})
-		delete(taints, cpTaint)
-	}
-
-	for key, val := range taints {
+	for key, val := range cfg.Machine().NodeTaints() {
 		value, effect, ok := strings.Cut(val, ":")
 		if !ok {
 			value, effect = "", val
@@ -180,7 +170,7 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 	}
 
 	out.Status.NodeInfo = map[string]string{
-		"kubeletVersion":          imageTag(kubeletImage(cfg)),
+		"kubeletVersion":          imageTag(cfg.Machine().Kubelet().Image()),
 		"osImage":                 "Talos (" + st.version + ")",
 		"operatingSystem":         "linux",
 		"architecture":            "amd64",
@@ -197,6 +187,3 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 
 	return out
 }
-
-// cpTaint is the control plane taint key.
-const cpTaint = "node-role.kubernetes.io/control-plane"

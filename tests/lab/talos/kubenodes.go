@@ -99,14 +99,13 @@ func addonsOf(cps []*Node) clusterAddons {
 // external cloud provider manifests, CNI URLs and inline manifests.
 func manifestText(cfg config.Provider) string {
 	cl := cfg.Cluster()
-	legacy := legacyCluster(cfg)
 
-	parts := slices.Concat(legacy.ExtraManifestURLs(), legacy.CNI().URLs())
+	parts := slices.Concat(cl.ExtraManifestURLs(), cl.Network().CNI().URLs())
 	if cl.ExternalCloudProvider().Enabled() {
 		parts = append(parts, cl.ExternalCloudProvider().ManifestURLs()...)
 	}
 
-	for _, m := range cfg.K8sInlineManifestConfigs() {
+	for _, m := range cl.InlineManifests() {
 		parts = append(parts, m.Name(), m.Contents())
 	}
 
@@ -117,7 +116,7 @@ func manifestText(cfg config.Provider) string {
 // CNI is installed; the lab recognises common CNIs in the manifests.
 func cniReady(cps []*Node) (bool, string) {
 	for _, n := range cps {
-		cni := legacyCluster(n.active).CNI()
+		cni := n.active.Cluster().Network().CNI()
 		if cni.Name() != "none" {
 			return true, ""
 		}
@@ -139,6 +138,16 @@ func externalCloudProvider(cfg config.Provider) bool {
 
 func rotatesServerCerts(cfg config.Provider) bool {
 	return kubeletArg(cfg, "rotate-server-certificates") == "true"
+}
+
+// kubeletArg is a kubelet extra argument's value: machinery v1.13 keeps
+// repeatable values (map[string][]string); the kubelet takes the last.
+func kubeletArg(cfg config.Provider, name string) string {
+	if v := cfg.Machine().Kubelet().ExtraArgs()[name]; len(v) > 0 {
+		return v[len(v)-1]
+	}
+
+	return ""
 }
 
 // reconcileKubelets registers nodes whose kubelet reaches the API server, and

@@ -120,7 +120,7 @@ func (m *machined) Kubeconfig(_ *emptypb.Empty, srv machine.MachineService_Kubec
 		return err
 	}
 
-	kc, err := adminKubeconfig(cfg)
+	kc, err := adminKubeconfig(cfg.Cluster())
 	if err != nil {
 		return err
 	}

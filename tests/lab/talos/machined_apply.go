@@ -158,7 +158,7 @@ func (n *Node) setActive(applied appliedConfig) {
 	n.hostname = configHostname(applied.cfg, n.machine, n.ps, n.addr)
 
 	if applied.cfg != nil {
-		s.checkSkew(clusterID(applied.cfg))
+		s.checkSkew(applied.cfg.Cluster().ID())
 	}
 	s.mu.Unlock()
 

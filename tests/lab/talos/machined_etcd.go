@@ -47,7 +47,7 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
-	c := s.clusterFor(clusterID(cfg))
+	c := s.clusterFor(cfg.Cluster().ID())
 	ec := newEtcdCluster()
 	ec.cluster = c.id
 	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true}

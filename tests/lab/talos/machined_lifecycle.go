@@ -154,7 +154,7 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 	n.hostname = configHostname(applied.cfg, n.machine, ps, n.addr)
 	n.phase = PhaseRunning
 	n.bootedAt = nowFunc()
-	s.checkSkew(clusterID(applied.cfg))
+	s.checkSkew(applied.cfg.Cluster().ID())
 	n.etcdFailedLogged = false
 	gen := n.gen
 	cp := isControlPlane(applied.cfg)
@@ -226,7 +226,7 @@ func (n *Node) drain() {
 		return
 	}
 
-	if c := s.clusters[clusterID(n.active)]; c != nil {
+	if c := s.clusters[n.active.Cluster().ID()]; c != nil {
 		for _, kn := range c.kubeNodes {
 			if kn.node == n {
 				kn.unschedulable = true

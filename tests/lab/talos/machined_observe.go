@@ -308,12 +308,12 @@ func (m *machined) Containers(_ context.Context, in *machine.ContainersRequest) 
 		}
 	case constants.K8sContainerdNamespace:
 		if cfg != nil && isControlPlane(cfg) {
-			c := controlPlaneImages(cfg)
+			c := cfg.Cluster()
 
 			for i, p := range []struct{ name, image string }{
-				{"kube-apiserver", c[0]},
-				{"kube-controller-manager", c[1]},
-				{"kube-scheduler", c[2]},
+				{"kube-apiserver", c.APIServer().Image()},
+				{"kube-controller-manager", c.ControllerManager().Image()},
+				{"kube-scheduler", c.Scheduler().Image()},
 			} {
 				pod := "kube-system/" + p.name + "-" + hostname
 				list = append(list, &machine.ContainerInfo{

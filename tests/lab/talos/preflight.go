@@ -3,9 +3,10 @@ package talos
 import (
 	"fmt"
 
-	"github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility"
+	"github.com/blang/semver/v4"
 	"github.com/siderolabs/talos/pkg/machinery/config"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosrelease"
 )
 
 // upgradePreflight is the installer's pre-flight in upgrade mode
@@ -27,17 +28,19 @@ func upgradePreflight(host, installer string, cfg config.Provider) error {
 }
 
 func preflightChecks(host, installer string, cfg config.Provider) error {
-	hostVersion, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: host})
+	hostVersion, err := semver.ParseTolerant(host)
 	if err != nil {
 		return fmt.Errorf("error parsing host Talos version: %w", err)
 	}
 
-	installerVersion, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: installer})
+	installerVersion, err := semver.ParseTolerant(installer)
 	if err != nil {
 		return fmt.Errorf("error parsing installer Talos version: %w", err)
 	}
 
-	if err := installerVersion.UpgradeableFrom(hostVersion); err != nil {
+	// machinery's UpgradeableFrom and SupportedWith over talosrelease's
+	// rules (the pinned machinery v1.13.9 does not know Talos 1.14).
+	if err := talosrelease.UpgradeableFrom(installerVersion, hostVersion); err != nil {
 		return err
 	}
 
@@ -48,23 +51,23 @@ func preflightChecks(host, installer string, cfg config.Provider) error {
 
 	// The real check reads the images from the KubeletSpec and the control
 	// plane component configs, which the lab derives from the machine config.
-	components := []struct{ name, image string }{{"kubelet", kubeletImage(raw)}}
+	components := []struct{ name, image string }{{"kubelet", raw.Machine().Kubelet().Image()}}
 
 	if raw.ClusterConfig != nil && raw.Machine().Type().IsControlPlane() {
 		components = append(components,
-			struct{ name, image string }{"kube-apiserver", controlPlaneImages(raw)[0]},
-			struct{ name, image string }{"kube-scheduler", controlPlaneImages(raw)[2]},
-			struct{ name, image string }{"kube-controller-manager", controlPlaneImages(raw)[1]},
+			struct{ name, image string }{"kube-apiserver", raw.Cluster().APIServer().Image()},
+			struct{ name, image string }{"kube-scheduler", raw.Cluster().Scheduler().Image()},
+			struct{ name, image string }{"kube-controller-manager", raw.Cluster().ControllerManager().Image()},
 		)
 	}
 
 	for _, c := range components {
-		k8s, err := compatibility.KubernetesVersionFromImageRef(c.image)
+		k8s, err := talosrelease.KubernetesFromImage(c.image)
 		if err != nil {
 			return fmt.Errorf("error parsing %s version: %w", c.name, err)
 		}
 
-		if err := k8s.SupportedWith(installerVersion); err != nil {
+		if err := talosrelease.KubernetesSupported(installerVersion, k8s); err != nil {
 			return fmt.Errorf("component %s version issue: %w", c.name, err)
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Sim) nodeReadyProblem(n *Node, name string) string {
 		return ""
 	}
 
-	c := s.clusters[clusterID(n.active)]
+	c := s.clusters[n.active.Cluster().ID()]
 
 	var kn *kubeNode
 	if c != nil {

@@ -45,11 +45,11 @@ func (s *Sim) SkewViolations() []SkewViolation {
 // its oldest running kube-apiserver (sim.mu held). It runs whenever a
 // node's configuration changes and on every reconcile step, so a
 // violation that lasts an instant is seen.
-func (s *Sim) checkSkew(id string) {
+func (s *Sim) checkSkew(clusterID string) {
 	var apiServers, kubelets []*Node
 
 	for n := range s.nodes {
-		if n.phase != PhaseRunning || n.active == nil || clusterID(n.active) != id {
+		if n.phase != PhaseRunning || n.active == nil || n.active.Cluster().ID() != clusterID {
 			continue
 		}
 
@@ -63,7 +63,7 @@ func (s *Sim) checkSkew(id string) {
 	oldest, oldestTag := -1, ""
 
 	for _, n := range apiServers {
-		tag := imageTag(apiServerImage(n.active))
+		tag := imageTag(n.active.Cluster().APIServer().Image())
 		if m, ok := minorOf(tag); ok && (oldest < 0 || m < oldest) {
 			oldest, oldestTag = m, tag
 		}
@@ -74,12 +74,12 @@ func (s *Sim) checkSkew(id string) {
 	}
 
 	for _, n := range kubelets {
-		tag := imageTag(kubeletImage(n.active))
+		tag := imageTag(n.active.Machine().Kubelet().Image())
 		if m, ok := minorOf(tag); !ok || m <= oldest {
 			continue
 		}
 
-		v := SkewViolation{Cluster: id, Node: n.hostname, Kubelet: tag, APIServer: oldestTag, At: time.Now()}
+		v := SkewViolation{Cluster: clusterID, Node: n.hostname, Kubelet: tag, APIServer: oldestTag, At: time.Now()}
 		key := v.Node + "|" + v.Kubelet + "|" + v.APIServer
 
 		if s.skewSeen == nil {

@@ -113,7 +113,9 @@ func TestKubernetesCheckedAgainstTheNodesTalos(t *testing.T) {
 		{"v1.12.5", "v1alpha1.Config: 4 errors occurred:\n\t* kubelet image is not valid: version of Kubernetes 1.29.3 is too old to be used with Talos 1.12.5"},
 		{"v1.10.6", ""},
 		{"v1.8.0", ""},
-		{"v1.13.0", "kube-scheduler image is not valid: compatibility with version 1.13.0 is not supported"},
+		{"v1.13.0", "kubelet image is not valid: version of Kubernetes 1.29.3 is too old to be used with Talos 1.13.0"},
+		{"v1.14.1", "kube-scheduler image is not valid: version of Kubernetes 1.29.3 is too old to be used with Talos 1.14.1"},
+		{"v1.15.0", "kube-scheduler image is not valid: compatibility with version 1.15.0 is not supported"},
 	} {
 		err := kubernetesCheckedFor(tc.running, cfg, nil)
 		if tc.want == "" && err != nil {

@@ -8,14 +8,14 @@ import (
 )
 
 const (
-	talosCCM         = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/v1.12.0/docs/deploy/cloud-controller-manager.yml"
-	csrApprover      = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.11.0/deploy/standalone-install.yaml"
-	kubeletImageLine = "        image: ghcr.io/siderolabs/kubelet:v1.35.2\n"
+	talosCCM     = "https://raw.githubusercontent.com/siderolabs/talos-cloud-controller-manager/v1.12.0/docs/deploy/cloud-controller-manager.yml"
+	csrApprover  = "https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.11.0/deploy/standalone-install.yaml"
+	kubeletImage = "        image: ghcr.io/siderolabs/kubelet:v1.35.2\n"
 )
 
 // externalKubelet sets kubelet cloud-provider: external and serving cert rotation.
 func externalKubelet(s string) string {
-	return replaceOnce(kubeletImageLine, kubeletImageLine+"        extraArgs:\n            cloud-provider: external\n            rotate-server-certificates: \"true\"\n")(s)
+	return replaceOnce(kubeletImage, kubeletImage+"        extraArgs:\n            cloud-provider: external\n            rotate-server-certificates: \"true\"\n")(s)
 }
 
 func withManifests(urls ...string) func(string) string {
