@@ -94,8 +94,9 @@ func (a *GetMachineConfigurationArgs) Annotate(an infer.Annotator) {
 		"nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than "+
 		"`talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this "+
 		"package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.")
-	an.Describe(&a.KubernetesVersion, "Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. "+
-		"Default: the version the Talos release line ships (1.35.4 for Talos 1.12, 1.36.3 for 1.13, 1.37.0 for 1.14).")
+	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as "+
+		"`v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line "+
+		"ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).")
 	an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
 	an.SetDefault(&a.InstallDisk, "/dev/sda")
 	an.Describe(&a.InstallImage, "Installer image, for example the `installerImage` of getImageFactory "+

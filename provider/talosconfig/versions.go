@@ -113,9 +113,9 @@ func CheckTalosVersion(talosVersion string) (semver.Version, error) {
 		return v, fmt.Errorf("talos version: %w", err)
 	}
 	if v.Major != 1 || v.Minor < minTalosMinor || v.Minor > maxTalosMinor {
-		return v, fmt.Errorf("talos version %s is not supported: this provider generates configurations for Talos %s "+
-			"(machinery %s); pick a version in that range (the newest is %s) or upgrade the provider for newer Talos releases",
-			TalosTag(v), SupportedTalosVersions, DefaultTalosVersion, DefaultTalosVersion)
+		return v, fmt.Errorf("talos version %s is not supported: this provider generates configurations for Talos %s; "+
+			"pick a version in that range (the newest is %s) or upgrade the provider for newer Talos releases",
+			TalosTag(v), SupportedTalosVersions, DefaultTalosVersion)
 	}
 	return v, nil
 }
