@@ -16,6 +16,10 @@ require (
 	github.com/siderolabs/crypto v0.6.5
 	github.com/siderolabs/grpc-proxy v0.5.1
 	github.com/siderolabs/net v0.4.0
+	// machinery v1.14.x is blocked: v1.14.1 requires github.com/cosi-project/runtime v1.16.3 and
+	// github.com/jsimonetti/rtnetlink/v2 v2.2.1-0.20260802200809-43bafec815b3, which the Go module
+	// proxy here does not serve, and this module takes no replace directives (`go install` by
+	// version must work). Talos 1.14 comes from provider/talosrelease until they are served.
 	github.com/siderolabs/talos/pkg/machinery v1.13.9
 	go.yaml.in/yaml/v4 v4.0.0-rc.6
 	golang.org/x/mod v0.42.0
