@@ -2,7 +2,8 @@
 # the README's "Building and testing" section explains every target.
 #
 # Everything this file installs lands in ignored folders of the repository:
-#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod)
+#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), and the lab's
+#                kube-apiserver and etcd (built from tools/kube/go.mod)
 #   bin/         the provider plugin binary
 #   .cache/      npm, pip, Maven and Pulumi caches, the demo's state
 # Go's own module and build caches stay where `go env` puts them.
@@ -23,6 +24,12 @@ SCHEMA    := schema/schema.json
 # Tool versions come from tools/go.mod, so bumping a tool is a one-line change there.
 PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
+# The lab runs the real kube-apiserver and etcd (tools/kube/go.mod); the binaries carry their
+# versions in their names, which is how the lab (tests/lab/talos/kubebin.go) finds them.
+KUBE_VERSION   := $(shell awk '$$1=="k8s.io/kubernetes"{print $$2}' tools/kube/go.mod)
+ETCD_VERSION   := $(shell awk '$$1=="go.etcd.io/etcd/server/v3"{print $$2}' tools/kube/go.mod)
+KUBE_APISERVER := $(TOOLS_BIN)/kube-apiserver-$(KUBE_VERSION)
+ETCD           := $(TOOLS_BIN)/etcd-$(ETCD_VERSION)
 
 GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 25m
 export PATH := $(TOOLS_BIN):$(PATH)
@@ -37,7 +44,8 @@ MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 help:
 	@echo "make demo             build, start the lab, pulumi up a 3+2 TalosCluster, list its nodes, destroy, stop the lab"
 	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
-	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) into .tools/bin"
+	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + kube-tools into .tools/bin"
+	@echo "make kube-tools       the lab's kube-apiserver $(KUBE_VERSION) and etcd $(ETCD_VERSION) into .tools/bin"
 	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
@@ -49,7 +57,7 @@ help:
 # Tools: built only when missing or when tools/go.mod changed.
 
 .PHONY: tools
-tools: $(PULUMI) $(YAMLHOST)
+tools: $(PULUMI) $(YAMLHOST) kube-tools
 
 $(PULUMI): tools/go.mod tools/go.sum
 	@echo "building Pulumi CLI $(PULUMI_VERSION) (several minutes the first time)"
@@ -62,6 +70,26 @@ $(YAMLHOST): tools/go.mod tools/go.sum
 	cd tools && go build -o $@ \
 		-ldflags "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=$(YAML_VERSION)" \
 		github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
+
+# The lab's Kubernetes control plane: the real kube-apiserver (k8s.io/kubernetes, its staging
+# modules mapped to their v0.x releases in tools/kube/go.mod) with its version set as the
+# Kubernetes release build sets it, and the real etcd server.
+.PHONY: kube-tools
+kube-tools: $(KUBE_APISERVER) $(ETCD)
+
+$(KUBE_APISERVER): tools/kube/go.mod tools/kube/go.sum
+	@echo "building kube-apiserver $(KUBE_VERSION) for the lab (a few minutes the first time)"
+	cd tools/kube && go build -o $@ -ldflags "-s -w \
+		-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+		-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))) \
+		-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))) \
+		-X k8s.io/component-base/version.gitTreeState=clean \
+		-X k8s.io/component-base/version.buildDate=$$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+		k8s.io/kubernetes/cmd/kube-apiserver
+
+$(ETCD): tools/kube/go.mod tools/kube/go.sum
+	@echo "building etcd $(ETCD_VERSION) for the lab"
+	cd tools/kube && go build -o $@ -ldflags "-s -w" go.etcd.io/etcd/server/v3
 
 # ---------------------------------------------------------------------------------------------
 # Provider, schema, SDKs.

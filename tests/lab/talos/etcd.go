@@ -19,8 +19,10 @@ var (
 // are running right now. Membership changes follow etcd's reconfiguration
 // checks (strict-reconfig-check, on by default).
 type etcdCluster struct {
-	id      uint64
-	members []*etcdMember
+	id       uint64
+	members  []*etcdMember
+	leaderID uint64      // the member that leads while it runs (leader)
+	alarms   []EtcdAlarm // active alarms (SetEtcdAlarm), cleared by a disarm
 }
 
 type etcdMember struct {
@@ -56,6 +58,32 @@ func (c *etcdCluster) voting() []*etcdMember {
 	}
 
 	return out
+}
+
+// leader is the member leading the cluster: it keeps leading while it runs;
+// otherwise, with quorum, the running voting member with the lowest ID.
+func (c *etcdCluster) leader() *etcdMember {
+	if !c.hasQuorum() {
+		return nil
+	}
+
+	if m := c.member(c.leaderID); m != nil && m.running && !m.learner {
+		return m
+	}
+
+	var l *etcdMember
+
+	for _, m := range c.voting() {
+		if m.running && (l == nil || m.id < l.id) {
+			l = m
+		}
+	}
+
+	if l != nil {
+		c.leaderID = l.id
+	}
+
+	return l
 }
 
 // hasQuorum: a majority of voting members runs, so a leader can be elected.

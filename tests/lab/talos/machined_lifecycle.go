@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
@@ -216,18 +217,51 @@ func (n *Node) drain() {
 	s := n.sim
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 
 	if n.active == nil {
+		s.mu.Unlock()
+
 		return
 	}
 
-	if c := s.clusters[n.active.Cluster().ID()]; c != nil {
-		for _, kn := range c.kubeNodes {
-			if kn.node == n {
-				kn.unschedulable = true
+	c := s.clusters[n.active.Cluster().ID()]
+
+	var kn *kubeNode
+
+	if c != nil {
+		for _, k := range c.kubeNodes {
+			if k.node == n {
+				k.unschedulable, kn = true, k
 			}
 		}
+	}
+
+	var agent *kubeAgent
+	if c != nil {
+		agent = c.agent
+	}
+	s.mu.Unlock()
+
+	if kn == nil || agent == nil {
+		return
+	}
+
+	// Talos cordons through the Kubernetes API before it goes on; with the
+	// API unreachable it gives up after a while and goes on all the same.
+	agent.nudge()
+
+	deadline := time.Now().Add(10 * time.Second)
+
+	for time.Now().Before(deadline) && n.ctx.Err() == nil {
+		s.mu.Lock()
+		done := kn.cordoned || kn.registered.IsZero()
+		s.mu.Unlock()
+
+		if done {
+			return
+		}
+
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

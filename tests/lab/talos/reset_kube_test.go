@@ -32,10 +32,22 @@ func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 		waitFor(t, c.v.m.Name+" off", func() bool { return c.v.node.Status().Phase == PhaseOff })
 	}
 
-	nodes, err := tc.kubeNodes(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The node lifecycle controller notices the silent kubelets.
+	var nodes []kubeNodeObj
+
+	waitFor(t, "w1 and w2 unreachable", func() bool {
+		var err error
+		nodes, err = tc.kubeNodes(t)
+
+		for _, name := range []string{"w1", "w2"} {
+			n, ok := nodeByName(nodes, name)
+			if err != nil || !ok || readyStatus(n) != "Unknown" || !hasTaint(n, "node.kubernetes.io/unreachable") {
+				return false
+			}
+		}
+
+		return true
+	})
 
 	for _, c := range []struct {
 		name     string
@@ -77,7 +89,7 @@ func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 		}
 	}
 
-	nodes, err = tc.kubeNodes(t)
+	nodes, err := tc.kubeNodes(t)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,9 @@ type Sim struct {
 	// skew and skewSeen record Kubernetes version-skew violations (skew.go).
 	skew     []SkewViolation
 	skewSeen map[string]bool
+	// dir holds the real control planes' files (kubecp.go), made on first use.
+	dir     string
+	dirOnce sync.Once
 
 	kick chan struct{}
 	done chan struct{}
@@ -140,6 +143,8 @@ func (s *Sim) Close() {
 
 	close(s.done)
 	s.wg.Wait()
+
+	s.closeKube()
 }
 
 // Node returns the running node that owns an address, or nil.

@@ -1,0 +1,326 @@
+package talos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// NodeEtcd is what a control plane's machined reaches etcd with: its etcd
+// client, built from the control plane endpoints, or its own member on
+// localhost:2379. machined's etcd API (EtcdMemberList, EtcdStatus,
+// EtcdAlarmList/Disarm, EtcdSnapshot, EtcdDefragment, EtcdForfeitLeadership,
+// EtcdRemoveMemberByID, EtcdLeaveCluster: talosctl etcd …) answers through
+// it. Errors are etcd's (errEtcdNoLeader, errEtcdDial, errEtcdNotEnoughStarted,
+// errEtcdUnhealthy, errEtcdMemberNotFound, …) for the caller to wrap as
+// Talos does. Every method takes sim.mu itself: call it without holding it.
+//
+// Today it is backed by the lab's etcd model (etcd.go); the membership and
+// quorum rules are etcd's. Status numbers and Snapshot are those of the
+// cluster's real etcd once it backs every member (see README).
+type NodeEtcd interface {
+	// Members is MemberList through the endpoints (local: on this node's
+	// own member, the QueryLocal form).
+	Members(ctx context.Context, local bool) ([]EtcdMemberInfo, error)
+	// Status is this node's member's Maintenance.Status.
+	Status(ctx context.Context) (EtcdMemberStatus, error)
+	// Alarms lists the cluster's alarms; DisarmAlarms clears them and
+	// returns the ones it cleared.
+	Alarms(ctx context.Context) ([]EtcdAlarm, error)
+	DisarmAlarms(ctx context.Context) ([]EtcdAlarm, error)
+	// Defragment defragments this node's member.
+	Defragment(ctx context.Context) error
+	// ForfeitLeadership moves leadership away from this node's member when
+	// it leads; it returns the new leader's name ("" when it did not lead).
+	ForfeitLeadership(ctx context.Context) (string, error)
+	// Snapshot writes a snapshot of the keyspace (etcd's snapshot format).
+	Snapshot(ctx context.Context, w io.Writer) error
+	// RemoveMember removes a member by ID through the endpoints.
+	RemoveMember(ctx context.Context, id uint64) error
+	// Leave removes this node's member (graceful, retried while etcd says
+	// the cluster is unhealthy), stops etcd and deletes its data.
+	Leave(ctx context.Context) error
+}
+
+// EtcdMemberInfo is a member as MemberList shows it.
+type EtcdMemberInfo struct {
+	ID         uint64
+	Name       string // "" until the member started (published its name)
+	PeerURLs   []string
+	ClientURLs []string
+	IsLearner  bool
+}
+
+// EtcdMemberStatus is a member's Maintenance.Status answer.
+type EtcdMemberStatus struct {
+	MemberID         uint64
+	Version          string // etcd server version, "3.6.6"
+	StorageVersion   string
+	DBSize           int64
+	DBSizeInUse      int64
+	Leader           uint64
+	RaftIndex        uint64
+	RaftTerm         uint64
+	RaftAppliedIndex uint64
+	Errors           []string
+	IsLearner        bool
+}
+
+// EtcdAlarm is an active alarm ("NOSPACE", "CORRUPT") on a member.
+type EtcdAlarm struct {
+	MemberID uint64
+	Alarm    string
+}
+
+// errEtcdNotSimulated: what the model cannot answer yet.
+var errEtcdNotSimulated = errors.New("etcd snapshots are not simulated by the lab yet")
+
+// Etcd returns the node's etcd client.
+func (n *Node) Etcd() NodeEtcd { return modelEtcd{n: n} }
+
+// modelEtcd answers from the lab's etcd model.
+type modelEtcd struct{ n *Node }
+
+func (e modelEtcd) Members(ctx context.Context, local bool) ([]EtcdMemberInfo, error) {
+	n, s := e.n, e.n.sim
+
+	s.mu.Lock()
+
+	var (
+		ec  *etcdCluster
+		err error
+	)
+
+	switch {
+	case !local:
+		ec, err = s.etcdClient(n)
+	case n.etcd == nil || !n.etcd.running:
+		err = errEtcdDial
+	case !n.etcdCluster.hasQuorum():
+		err = errEtcdNoLeader
+	default:
+		ec = n.etcdCluster
+	}
+
+	if err != nil {
+		s.mu.Unlock()
+
+		return nil, s.etcdFailure(ctx, err)
+	}
+
+	defer s.mu.Unlock()
+
+	out := make([]EtcdMemberInfo, 0, len(ec.members))
+
+	for _, m := range ec.members {
+		name := m.name
+		if !m.started {
+			name = ""
+		}
+
+		out = append(out, EtcdMemberInfo{
+			ID: m.id, Name: name, IsLearner: m.learner,
+			PeerURLs:   []string{"https://" + joinPort(m.addr, 2380)},
+			ClientURLs: []string{"https://" + joinPort(m.addr, 2379)},
+		})
+	}
+
+	return out, nil
+}
+
+// local is this node's running member and its cluster (sim.mu held).
+func (e modelEtcd) local() (*etcdMember, *etcdCluster, error) {
+	n := e.n
+
+	switch {
+	case n.etcd == nil || !n.etcd.running:
+		return nil, nil, errEtcdDial
+	case !n.etcdCluster.hasQuorum():
+		return nil, nil, errEtcdNoLeader
+	default:
+		return n.etcd, n.etcdCluster, nil
+	}
+}
+
+func (e modelEtcd) Status(ctx context.Context) (EtcdMemberStatus, error) {
+	s := e.n.sim
+
+	s.mu.Lock()
+	m, ec, err := e.local()
+
+	if err != nil {
+		s.mu.Unlock()
+
+		return EtcdMemberStatus{}, s.etcdFailure(ctx, err)
+	}
+	defer s.mu.Unlock()
+
+	var leader uint64
+	if l := ec.leader(); l != nil {
+		leader = l.id
+	}
+
+	return EtcdMemberStatus{
+		MemberID: m.id, Version: etcdVersion(), StorageVersion: storageVersion(etcdVersion()),
+		Leader: leader, IsLearner: m.learner, Errors: alarmErrors(ec.alarms),
+	}, nil
+}
+
+func (e modelEtcd) Alarms(ctx context.Context) ([]EtcdAlarm, error) {
+	s := e.n.sim
+
+	s.mu.Lock()
+	_, ec, err := e.local()
+
+	if err != nil {
+		s.mu.Unlock()
+
+		return nil, s.etcdFailure(ctx, err)
+	}
+	defer s.mu.Unlock()
+
+	return slices.Clone(ec.alarms), nil
+}
+
+func (e modelEtcd) DisarmAlarms(ctx context.Context) ([]EtcdAlarm, error) {
+	s := e.n.sim
+
+	s.mu.Lock()
+	_, ec, err := e.local()
+
+	if err != nil {
+		s.mu.Unlock()
+
+		return nil, s.etcdFailure(ctx, err)
+	}
+	defer s.mu.Unlock()
+
+	out := ec.alarms
+	ec.alarms = nil
+
+	return out, nil
+}
+
+func (e modelEtcd) Defragment(ctx context.Context) error {
+	s := e.n.sim
+
+	s.mu.Lock()
+	_, _, err := e.local()
+	s.mu.Unlock()
+
+	if err != nil {
+		return s.etcdFailure(ctx, err)
+	}
+
+	return nil
+}
+
+func (e modelEtcd) ForfeitLeadership(ctx context.Context) (string, error) {
+	s := e.n.sim
+
+	s.mu.Lock()
+	m, ec, err := e.local()
+
+	if err != nil {
+		s.mu.Unlock()
+
+		return "", s.etcdFailure(ctx, err)
+	}
+	defer s.mu.Unlock()
+
+	if ec.leader() != m {
+		return "", nil
+	}
+
+	for _, o := range ec.voting() {
+		if o != m && o.running {
+			ec.leaderID = o.id
+
+			return o.name, nil
+		}
+	}
+
+	return "", nil
+}
+
+func (e modelEtcd) Snapshot(context.Context, io.Writer) error {
+	return errEtcdNotSimulated
+}
+
+func (e modelEtcd) RemoveMember(ctx context.Context, id uint64) error {
+	n, s := e.n, e.n.sim
+
+	s.mu.Lock()
+
+	ec, err := s.etcdClient(n)
+	if err != nil {
+		s.mu.Unlock()
+
+		return s.etcdFailure(ctx, err)
+	}
+
+	err = s.removeMember(ec, id)
+	s.mu.Unlock()
+
+	if err == nil {
+		s.nudge()
+	}
+
+	return err
+}
+
+func (e modelEtcd) Leave(ctx context.Context) error {
+	return e.n.leaveEtcd(ctx)
+}
+
+// SetEtcdAlarm raises an alarm on the etcd cluster of the node at addr (as
+// a full disk raises NOSPACE): tests of alarm handling.
+func (s *Sim) SetEtcdAlarm(n *Node, alarm string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if n.etcd == nil || n.etcdCluster == nil {
+		return fmt.Errorf("node %s runs no etcd member", n.addr)
+	}
+
+	n.etcdCluster.alarms = append(n.etcdCluster.alarms, EtcdAlarm{MemberID: n.etcd.id, Alarm: alarm})
+
+	return nil
+}
+
+func alarmErrors(alarms []EtcdAlarm) []string {
+	var out []string
+	for _, a := range alarms {
+		out = append(out, fmt.Sprintf("memberID:%d alarm:%s", a.MemberID, a.Alarm))
+	}
+
+	return out
+}
+
+// etcdVersion is the version of the etcd the lab runs ("3.6.6").
+func etcdVersion() string {
+	if t, err := FindKubeTools(); err == nil {
+		return trimV(t.EtcdVersion)
+	}
+
+	return ""
+}
+
+// storageVersion is the storage version etcd reports: its major.minor.0.
+func storageVersion(v string) string {
+	major, rest, ok := cutDot(v)
+	if !ok {
+		return ""
+	}
+
+	minor, _, _ := cutDot(rest)
+
+	return major + "." + minor + ".0"
+}
+
+func trimV(v string) string { return strings.TrimPrefix(v, "v") }
+
+func cutDot(s string) (string, string, bool) { return strings.Cut(s, ".") }
