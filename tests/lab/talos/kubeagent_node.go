@@ -17,7 +17,7 @@ import (
 
 type nodeResult struct {
 	registered bool
-	cordoned   bool // Talos's cordon is in the API
+	cordoned   bool   // Talos's cordon is in the API
 	ready      string // the Ready condition's status in the API
 	gone       bool   // no such Node object
 	err        error

@@ -95,7 +95,7 @@ func (a *kubeAgent) syncMirrorPod(ctx context.Context, v kubeletView, sp staticP
 			},
 			"spec": obj{
 				"nodeName": v.name, "hostNetwork": true, "priorityClassName": "system-cluster-critical",
-				"containers": []obj{{"name": sp.component, "image": sp.image, "command": []string{"/usr/local/bin/" + sp.component}}},
+				"containers":  []obj{{"name": sp.component, "image": sp.image, "command": []string{"/usr/local/bin/" + sp.component}}},
 				"tolerations": []obj{{"operator": "Exists", "effect": "NoExecute"}},
 			},
 		}

@@ -203,4 +203,3 @@ func providerID(kind ccmKind, n *Node) string {
 		return ""
 	}
 }
-

@@ -2,8 +2,8 @@ package talos
 
 import (
 	"fmt"
-	"os"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
