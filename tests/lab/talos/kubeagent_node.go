@@ -373,7 +373,7 @@ func kcmNodeSpec(o obj, _ kubeletView, alloc *cidrAllocator) bool {
 
 	taints := taintsOf(spec)
 	ready := nodeReadyStatus(o)
-	now := rfc3339(time.Now())
+	added := map[string]bool{}
 
 	want := map[string]bool{
 		"node.kubernetes.io/not-ready":     ready == "False",
@@ -393,13 +393,14 @@ func kcmNodeSpec(o obj, _ kubeletView, alloc *cidrAllocator) bool {
 			switch {
 			case on && !has:
 				taints = append(taints, kubeTaint{Key: key, Effect: eff})
+				added[key+"|"+eff] = true
 			case !on && has:
 				taints = slices.DeleteFunc(taints, func(t kubeTaint) bool { return t.Key == key && t.Effect == eff })
 			}
 		}
 	}
 
-	setTaintsTimed(spec, taints, now)
+	setTaintsTimed(spec, taints, added)
 
 	return !reflect.DeepEqual(before, o)
 }
@@ -435,16 +436,19 @@ func setTaint(taints []kubeTaint, t kubeTaint) []kubeTaint {
 
 // setTaints writes taints back, keeping each existing taint's timeAdded.
 func setTaints(spec map[string]any, taints []kubeTaint) {
-	setTaintsTimed(spec, taints, "")
+	setTaintsTimed(spec, taints, nil)
 }
 
-func setTaintsTimed(spec map[string]any, taints []kubeTaint, now string) {
-	added := map[string]any{}
+// setTaintsTimed: the NoExecute taints in added get timeAdded now (the taint
+// manager stamps the ones it adds).
+func setTaintsTimed(spec map[string]any, taints []kubeTaint, added map[string]bool) {
+	now := rfc3339(time.Now())
+	times := map[string]any{}
 
 	raw, _ := spec["taints"].([]any)
 	for _, r := range raw {
 		if m, ok := r.(map[string]any); ok && m["timeAdded"] != nil {
-			added[fieldString(m, "key")+"|"+fieldString(m, "effect")] = m["timeAdded"]
+			times[fieldString(m, "key")+"|"+fieldString(m, "effect")] = m["timeAdded"]
 		}
 	}
 
@@ -462,9 +466,9 @@ func setTaintsTimed(spec map[string]any, taints []kubeTaint, now string) {
 			m["value"] = t.Value
 		}
 
-		if ta, ok := added[t.Key+"|"+t.Effect]; ok {
+		if ta, ok := times[t.Key+"|"+t.Effect]; ok {
 			m["timeAdded"] = ta
-		} else if now != "" && t.Effect == "NoExecute" {
+		} else if added[t.Key+"|"+t.Effect] && t.Effect == "NoExecute" {
 			m["timeAdded"] = now
 		}
 
