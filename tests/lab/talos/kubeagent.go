@@ -147,7 +147,8 @@ func (a *kubeAgent) round() {
 		results[v.name] = a.syncNode(ctx, v, current[v.name], alloc)
 	}
 
-	a.syncMirrorPods(ctx, views)
+	// Nodes registered in this round get their mirror pods in the next.
+	a.syncMirrorPods(ctx, views, list.Items)
 	a.syncCSRs(ctx, views, approver)
 
 	s.mu.Lock()

@@ -25,12 +25,20 @@ import (
 // kube-controller-manager's csrsigning signs approved ones with the cluster
 // CA. Without an approver they stay Pending, as on a real cluster.
 func (a *kubeAgent) syncCSRs(ctx context.Context, views []kubeletView, approver bool) {
+	wanted := false
+
 	for _, v := range views {
+		wanted = wanted || v.servingCSR
+
 		if v.live && v.servingCSR && !a.csrs[v.name].Equal(v.boot) {
 			if err := a.requestServingCert(ctx, v); err == nil {
 				a.csrs[v.name] = v.boot
 			}
 		}
+	}
+
+	if !wanted && len(a.csrs) == 0 {
+		return // no kubelet requests serving certificates
 	}
 
 	var list struct {

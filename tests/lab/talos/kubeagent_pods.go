@@ -16,7 +16,7 @@ import (
 // with the static pod's hash, owned by the Node; a changed static pod
 // replaces its mirror pod. Orphans (a deleted Node's mirror pods and
 // lease) go as kube-controller-manager's garbage collector removes them.
-func (a *kubeAgent) syncMirrorPods(ctx context.Context, views []kubeletView) {
+func (a *kubeAgent) syncMirrorPods(ctx context.Context, views []kubeletView, nodes []obj) {
 	var pods struct {
 		Items []obj `json:"items"`
 	}
@@ -30,16 +30,8 @@ func (a *kubeAgent) syncMirrorPods(ctx context.Context, views []kubeletView) {
 		existing[fieldString(p, "metadata", "name")] = p
 	}
 
-	var nodes struct {
-		Items []obj `json:"items"`
-	}
-
-	if err := a.admin.do(ctx, http.MethodGet, "/api/v1/nodes", "", nil, &nodes); err != nil {
-		return
-	}
-
 	uids := map[string]string{}
-	for _, n := range nodes.Items {
+	for _, n := range nodes {
 		uids[fieldString(n, "metadata", "name")] = fieldString(n, "metadata", "uid")
 	}
 

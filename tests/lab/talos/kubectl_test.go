@@ -187,7 +187,7 @@ func watchNodes(t *testing.T, k *kubectl) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	cmd := exec.CommandContext(ctx, k.bin, "get", "nodes", "--watch", "--output-watch-events", "-o", "custom-columns=NAME:.metadata.name,TIER:.metadata.labels.lab\\.example/tier")
+	cmd := exec.CommandContext(ctx, k.bin, "get", "nodes", "--watch", "--output-watch-events", "-L", "lab.example/tier")
 	cmd.Env = k.env
 
 	stdout, err := cmd.StdoutPipe()
@@ -209,13 +209,13 @@ func watchNodes(t *testing.T, k *kubectl) {
 		line := lines.Text()
 		seen = append(seen, line)
 
-		if !labeled && strings.HasPrefix(line, "ADDED") && strings.Contains(line, "w2") {
+		if !labeled && regexp.MustCompile(`^ADDED\s+w2\s`).MatchString(line) {
 			labeled = true
 
 			k.run("", "label", "node", "w2", "lab.example/tier=green")
 		}
 
-		if regexp.MustCompile(`^MODIFIED\s+w2\s+green`).MatchString(line) {
+		if regexp.MustCompile(`^MODIFIED\s+w2\s.*\sgreen$`).MatchString(line) {
 			return
 		}
 	}
