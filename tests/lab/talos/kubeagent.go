@@ -33,6 +33,7 @@ type kubeAgent struct {
 	leases   map[string]time.Time
 	csrs     map[string]time.Time // node -> boot whose serving CSR was created
 	rbacDone bool
+	logged   map[string]bool
 }
 
 type postedStatus struct {
@@ -141,50 +142,56 @@ func (a *kubeAgent) round() {
 	}
 
 	alloc := newCIDRAllocator(podCIDRs, list.Items)
-	results := map[string]nodeResult{}
+	changed := false
 
+	// Each node's outcome flows back at once (Talos waits on its cordon).
 	for _, v := range views {
-		results[v.name] = a.syncNode(ctx, v, current[v.name], alloc)
+		r := a.syncNode(ctx, v, current[v.name], alloc)
+		changed = a.writeBack(v, r) || changed
+	}
+
+	if changed {
+		s.nudge()
 	}
 
 	// Nodes registered in this round get their mirror pods in the next.
 	a.syncMirrorPods(ctx, views, list.Items)
 	a.syncCSRs(ctx, views, approver)
+}
+
+// writeBack records what the API holds for a node in the simulation.
+func (a *kubeAgent) writeBack(v kubeletView, r nodeResult) bool {
+	s := a.sim
 
 	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	kn := a.c.kubeNodes[v.name]
+	if kn == nil {
+		return false
+	}
+
+	if r.gone && !v.live && (kn.node == nil || !kubeletRuns(kn.node.phase) || !kn.bootedAt.Equal(kn.node.bootedAt)) {
+		delete(a.c.kubeNodes, v.name)
+
+		return true
+	}
+
 	changed := false
 
-	for _, v := range views {
-		kn := a.c.kubeNodes[v.name]
-		if kn == nil {
-			continue
-		}
-
-		r := results[v.name]
-
-		switch {
-		case r.gone && !v.live && (kn.node == nil || kn.node.phase != PhaseRunning || !kn.bootedAt.Equal(kn.node.bootedAt)):
-			delete(a.c.kubeNodes, v.name)
-			changed = true
-		case r.err == nil:
-			if r.registered && !kn.registered.Equal(v.boot) {
-				kn.registered = v.boot
-				changed = true
-			}
-
-			if kn.apiReady != r.ready {
-				kn.apiReady = r.ready
-				changed = true
-			}
-
-			kn.cordoned = r.cordoned
-		}
+	if r.registered && !kn.registered.Equal(v.boot) {
+		kn.registered = v.boot
+		changed = true
 	}
-	s.mu.Unlock()
 
-	if changed {
-		s.nudge()
+	if kn.apiReady != r.ready {
+		kn.apiReady = r.ready
+		changed = true
 	}
+
+	kn.cordoned = r.cordoned
+
+	return changed
 }
 
 func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
@@ -218,4 +225,24 @@ func (a *kubeAgent) kubelet(name, version string) *kubeClient {
 	}
 
 	return c.as("kubelet/" + version + " (linux/amd64) kubernetes")
+}
+
+// logErr logs a failed request once per distinct error (a conflict is the
+// normal outcome of a concurrent update and is retried silently).
+func (a *kubeAgent) logErr(what string, err error) {
+	if err == nil || isKubeStatus(err, http.StatusConflict) {
+		return
+	}
+
+	msg := what + ": " + err.Error()
+	if a.logged[msg] {
+		return
+	}
+
+	if a.logged == nil {
+		a.logged = map[string]bool{}
+	}
+
+	a.logged[msg] = true
+	a.sim.log.Warn("kubernetes client: "+msg, "cluster", a.c.id)
 }

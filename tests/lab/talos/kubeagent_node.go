@@ -40,6 +40,8 @@ func (a *kubeAgent) syncNode(ctx context.Context, v kubeletView, cur obj, alloc 
 		}
 
 		if err := a.register(ctx, v); err != nil {
+			a.logErr("kubelet registering node "+v.name, err)
+
 			return nodeResult{err: err}
 		}
 
@@ -55,6 +57,7 @@ func (a *kubeAgent) syncNode(ctx context.Context, v kubeletView, cur obj, alloc 
 	if v.live {
 		if st, err := a.postStatus(ctx, v, cur); err != nil {
 			res.err = err
+			a.logErr("kubelet posting the status of node "+v.name, err)
 		} else if st != nil {
 			cur, res.ready = st, nodeReadyStatus(st)
 		}
@@ -84,6 +87,7 @@ func (a *kubeAgent) syncNode(ctx context.Context, v kubeletView, cur obj, alloc 
 		var out obj
 		if err := a.admin.as(ctl.ua).do(ctx, http.MethodPut, path, "", next, &out); err != nil {
 			res.err = err
+			a.logErr(ctl.ua+" updating node "+v.name, err)
 
 			break // a conflict: the next round reads the object again
 		}

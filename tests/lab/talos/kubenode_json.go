@@ -83,7 +83,7 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 			cordon: kn.unschedulable, providerID: kn.providerID,
 		}
 
-		v.live = n != nil && n.phase == PhaseRunning && n.active != nil && kn.bootedAt.Equal(n.bootedAt)
+		v.live = n != nil && kubeletRuns(n.phase) && n.active != nil && kn.bootedAt.Equal(n.bootedAt)
 		if !v.live {
 			out = append(out, v)
 
@@ -183,6 +183,13 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 	}
 
 	return out
+}
+
+// kubeletRuns: the kubelet (and Talos's controllers) run while the node is up,
+// also while an upgrade, reset or shutdown sequence drains it; they stop with
+// the services, when the node reboots or powers off.
+func kubeletRuns(p Phase) bool {
+	return p == PhaseRunning || p == PhaseUpgrading || p == PhaseResetting || p == PhaseShuttingDown
 }
 
 // bootID changes with every boot of the machine, as /proc/sys/kernel/random/boot_id.

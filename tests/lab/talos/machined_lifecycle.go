@@ -254,8 +254,13 @@ func (n *Node) drain() {
 
 	for time.Now().Before(deadline) && n.ctx.Err() == nil {
 		s.mu.Lock()
-		done := kn.cordoned || kn.registered.IsZero()
+		done := kn.cordoned || c.kube == nil
 		s.mu.Unlock()
+
+		if !done {
+			_, serving := c.kube.serving()
+			done = !serving
+		}
 
 		if done {
 			return

@@ -61,6 +61,8 @@ func TestUpgradePreflightKeepsVersion(t *testing.T) {
 	}
 
 	// Still upgradeable: the pre-flight refuses only what Talos refuses.
+	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+
 	if _, err := c.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: installerNext}); err != nil {
 		t.Fatal(err)
 	}
