@@ -299,7 +299,9 @@ func adminTalosconfig(t *testing.T, in *generate.Input) *clientconfig.Config {
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Bounds a whole test: clusters start real kube-apiservers, slower on a
+	// loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 
 	return ctx
