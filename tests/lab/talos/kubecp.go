@@ -145,6 +145,7 @@ type kubeProcs struct {
 	store    uint64
 	etcd     *proc
 	etcdURL  string
+	ports    []int // etcd's client and peer ports: kept across restarts (the apiserver's --etcd-servers)
 	api      *proc
 	apiAddr  string
 	emulated string
@@ -220,7 +221,17 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 	switch {
 	case w.etcdUp && (have.etcd == nil || have.etcd.exited()):
 		if have.etcd != nil {
-			k.logf("etcd exited", "output", have.etcd.lastLines(5))
+			out := have.etcd.lastLines(5)
+			k.logf("etcd exited", "output", out)
+
+			// Its ports were taken meanwhile: new ones, and an apiserver
+			// that knows them.
+			if strings.Contains(out, "address already in use") {
+				have.ports = nil
+				have.api.stop(5 * time.Second)
+				have.api = nil
+				k.setServing("", false, "etcd restarts on new ports")
+			}
 		}
 
 		if err := k.startEtcd(w, have); err != nil {
@@ -266,10 +277,16 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 }
 
 func (k *kubeControlPlane) startEtcd(w kubeWant, have *kubeProcs) error {
-	ports, err := freePorts(2)
-	if err != nil {
-		return err
+	if have.ports == nil {
+		ports, err := freePorts(2)
+		if err != nil {
+			return err
+		}
+
+		have.ports = ports
 	}
+
+	ports := have.ports
 
 	client := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	peer := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
