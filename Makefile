@@ -2,8 +2,9 @@
 # the README's "Building and testing" section explains every target.
 #
 # Everything this file installs lands in ignored folders of the repository:
-#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), and the lab's
-#                kube-apiserver and etcd (built from tools/kube/go.mod)
+#   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), talosctl
+#                (built from tools/talosctl/go.mod), and the lab's kube-apiserver and etcd
+#                (built from tools/kube/go.mod)
 #   bin/         the provider plugin binary
 #   .cache/      npm, pip, Maven and Pulumi caches, the demo's state
 # Go's own module and build caches stay where `go env` puts them.
@@ -18,6 +19,7 @@ TOOLS_BIN := $(ROOT)/.tools/bin
 CACHE     := $(ROOT)/.cache
 PULUMI    := $(TOOLS_BIN)/pulumi
 YAMLHOST  := $(TOOLS_BIN)/pulumi-language-yaml
+TALOSCTL  := $(TOOLS_BIN)/talosctl
 PROVIDER  := $(ROOT)/bin/pulumi-resource-proxmoxtalos
 SCHEMA    := schema/schema.json
 
@@ -30,8 +32,10 @@ KUBE_VERSION   := $(shell awk '$$1=="k8s.io/kubernetes"{print $$2}' tools/kube/g
 ETCD_VERSION   := $(shell awk '$$1=="go.etcd.io/etcd/server/v3"{print $$2}' tools/kube/go.mod)
 KUBE_APISERVER := $(TOOLS_BIN)/kube-apiserver-$(KUBE_VERSION)
 ETCD           := $(TOOLS_BIN)/etcd-$(ETCD_VERSION)
+TALOS_VERSION  := $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/siderolabs/talos" && $$(i+1) ~ /^v[0-9]/) print $$(i+1)}' tools/talosctl/go.mod)
 
-GO_TEST_FLAGS ?= -p 2 -count=1 -timeout 25m
+# -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
+GO_TEST_FLAGS ?= -count=1 -timeout 60m
 export PATH := $(TOOLS_BIN):$(PATH)
 
 # Caches for the language toolchains, kept inside the (ignored) repository folder so that a
@@ -44,12 +48,13 @@ MVN := mvn -B -q -Dmaven.repo.local=$(CACHE)/m2
 help:
 	@echo "make demo             build, start the lab, pulumi up a 3+2 TalosCluster, list its nodes, destroy, stop the lab"
 	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
-	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + kube-tools into .tools/bin"
+	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + talosctl $(TALOS_VERSION) + kube-tools into .tools/bin"
 	@echo "make kube-tools       the lab's kube-apiserver $(KUBE_VERSION) and etcd $(ETCD_VERSION) into .tools/bin"
 	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
+	@echo "make tidy             go mod tidy in the root module and in tests/e2e (after a dependency bump)"
 	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
 	@echo "make lab-schema       tests/lab/pveapi/schema.json from ../shared/pve-api (PVE_APIDATA=...)"
 
@@ -57,7 +62,7 @@ help:
 # Tools: built only when missing or when tools/go.mod changed.
 
 .PHONY: tools
-tools: $(PULUMI) $(YAMLHOST) kube-tools
+tools: $(PULUMI) $(YAMLHOST) $(TALOSCTL) kube-tools
 
 $(PULUMI): tools/go.mod tools/go.sum
 	@echo "building Pulumi CLI $(PULUMI_VERSION) (several minutes the first time)"
@@ -70,6 +75,16 @@ $(YAMLHOST): tools/go.mod tools/go.sum
 	cd tools && go build -o $@ \
 		-ldflags "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=$(YAML_VERSION)" \
 		github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
+
+# talosctl, the real Talos client, for the tests that run it against the lab's nodes and for
+# `make demo`. Built as upstream builds it (CGO off, tag grpcnotrace, -s -w); its version is
+# the one compiled into machinery's gendata, so no ldflags are needed.
+# tools/talosctl/source.sh lays out talos's source in .tools/talos-src (go.mod replaces the
+# module with it) and explains the one build fix it applies.
+$(TALOSCTL): tools/talosctl/go.mod tools/talosctl/go.sum tools/talosctl/source.sh
+	@echo "building talosctl $(TALOS_VERSION) (several minutes the first time)"
+	cd tools/talosctl && ./source.sh $(TALOS_VERSION) $(ROOT)/.tools/talos-src && \
+		CGO_ENABLED=0 go build -tags grpcnotrace -ldflags "-s -w" -o $@ github.com/siderolabs/talos/cmd/talosctl
 
 # The lab's Kubernetes control plane: the real kube-apiserver (k8s.io/kubernetes, its staging
 # modules mapped to their v0.x releases in tools/kube/go.mod) with its version set as the
@@ -145,8 +160,25 @@ test: tools provider check-generated check-lab-schema go-test sdk-checks
 .PHONY: go-test
 go-test: tools provider
 	go vet ./...
+	cd tests/e2e && go vet ./...
 	cd gen/javagen && go vet ./... && go test ./...
-	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) go test $(GO_TEST_FLAGS) ./...
+	@# tests/e2e is a module of its own (it needs replace directives the root module, which
+	@# `go install ...@vX` builds, must not have). Its tests run beside the root module's, one
+	@# package at a time each, as the single `go test -p 2 ./...` ran them before; the root
+	@# module's output is printed after the e2e tests' so the two do not interleave.
+	@mkdir -p $(CACHE); export PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER); \
+	echo "go test ./... (root module, output below when done) and tests/e2e ./... (streamed)"; \
+	go test $(GO_TEST_FLAGS) -p 1 ./... > $(CACHE)/go-test-root.log 2>&1 & pid=$$!; \
+	e2e=0; (cd tests/e2e && go test $(GO_TEST_FLAGS) -p 1 ./...) || e2e=$$?; \
+	root=0; wait $$pid || root=$$?; \
+	echo "--- root module:"; cat $(CACHE)/go-test-root.log; \
+	if [ $$root -ne 0 ] || [ $$e2e -ne 0 ]; then echo "go-test: root module exit $$root, tests/e2e exit $$e2e"; exit 1; fi
+
+# After a change of go.mod (a dependency bump), the tests module follows the root module.
+.PHONY: tidy
+tidy:
+	go mod tidy
+	cd tests/e2e && go mod tidy
 
 .PHONY: sdk-checks
 sdk-checks:

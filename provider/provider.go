@@ -20,6 +20,12 @@ import (
 // Name is the Pulumi package name.
 const Name = "proxmoxtalos"
 
+// PluginDownloadURL is where the engine downloads the provider plugin from when a program
+// needs it: the GitHub releases of this repository (tag v<version>, assets named
+// pulumi-resource-proxmoxtalos-v<version>-<os>-<arch>.tar.gz, as make dist builds them). The
+// repository part is needed: without it the engine looks in "pulumi-proxmoxtalos".
+const PluginDownloadURL = "github://api.github.com/proxmoxtalos/proxmoxtalos"
+
 // moduleMap names the Pulumi module of each Go package whose name is not the module's.
 var moduleMap = map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}
 
@@ -33,6 +39,7 @@ func New() (p.Provider, error) {
 		WithRepository("https://github.com/proxmoxtalos/proxmoxtalos").
 		WithPublisher("proxmoxtalos").
 		WithLicense("Apache-2.0").
+		WithPluginDownloadURL(PluginDownloadURL).
 		WithNamespace("proxmoxtalos").
 		WithLanguageMap(languageMap()).
 		WithConfig(infer.Config(&config.Config{})).
@@ -73,6 +80,7 @@ func New() (p.Provider, error) {
 	prov = cluster.WithPlainInputs(prov)
 	// A due admin-certificate renewal shows as unknown in previews.
 	prov = talos.WithRenewalPreview(prov, time.Now)
+	prov = talos.WithDeleteURN(prov)
 	prov = withEnumDescriptions(prov, moduleMap)
 	return proxmox.WithTimeouts(prov), nil
 }

@@ -20,6 +20,9 @@ func fixture(t *testing.T) []byte {
 	return b
 }
 
+// downloadURL is the fixture's pluginDownloadURL (provider.PluginDownloadURL).
+const downloadURL = "github://api.github.com/proxmoxtalos/proxmoxtalos"
+
 func TestGoSDKIsItsOwnModule(t *testing.T) {
 	t.Parallel()
 	files, err := generate(fixture(t), "go", "v3.259.0")
@@ -38,6 +41,9 @@ func TestGoSDKIsItsOwnModule(t *testing.T) {
 	// The secret input must be wrapped as a secret by the SDK before it leaves the program.
 	if !strings.Contains(toy, "pulumi.ToSecret(args.Token)") {
 		t.Errorf("the secret input token is not made secret in toy.go")
+	}
+	if u := string(files["go/proxmoxtalos/internal/pulumiUtilities.go"]); !strings.Contains(u, `pulumi.PluginDownloadURL("`+downloadURL+`")`) {
+		t.Errorf("the Go SDK does not pass the plugin download URL with resources (internal/pulumiUtilities.go)")
 	}
 	for p := range files {
 		if p != "go.mod" && !strings.HasPrefix(p, "go/") {
@@ -69,8 +75,13 @@ func TestNodePackageMetadata(t *testing.T) {
 	if pkg.Dependencies["@pulumi/pulumi"] == "" || pkg.DevDependencies["typescript"] != "5.9.3" {
 		t.Errorf("package.json dependencies not pinned as in the schema: %v %v", pkg.Dependencies, pkg.DevDependencies)
 	}
-	if _, ok := pkg.Pulumi["server"]; ok {
-		t.Errorf("package.json names a plugin download server; the provider is installed from a local build")
+	// The Node.js SDK passes the schema's plugin download URL with every resource (utilities.ts)
+	// and names it in package.json, where the engine reads it for the plugin install.
+	if pkg.Pulumi["server"] != downloadURL {
+		t.Errorf("package.json pulumi.server is %v, want %s", pkg.Pulumi["server"], downloadURL)
+	}
+	if u := string(files["nodejs/utilities.ts"]); !strings.Contains(u, `pluginDownloadURL: "`+downloadURL+`"`) {
+		t.Errorf("nodejs/utilities.ts does not pass the plugin download URL with resources:\n%s", u)
 	}
 	if pkg.Repository == "" {
 		t.Errorf("package.json has no repository")
@@ -91,6 +102,16 @@ func TestPythonPackageHasTypesAndReadme(t *testing.T) {
 		if !strings.Contains(pyproject, want) {
 			t.Errorf("pyproject.toml lacks %s:\n%s", want, pyproject)
 		}
+	}
+	var plugin struct {
+		Resource bool   `json:"resource"`
+		Server   string `json:"server"`
+	}
+	if err := json.Unmarshal(files["python/pulumi_proxmoxtalos/pulumi-plugin.json"], &plugin); err != nil || !plugin.Resource || plugin.Server != downloadURL {
+		t.Errorf("pulumi-plugin.json does not name the plugin download URL: %+v %v", plugin, err)
+	}
+	if u := string(files["python/pulumi_proxmoxtalos/_utilities.py"]); !strings.Contains(u, `return "`+downloadURL+`"`) {
+		t.Errorf("_utilities.py does not pass the plugin download URL with resources")
 	}
 	for _, p := range []string{"python/README.md", "python/pulumi_proxmoxtalos/py.typed", "python/pulumi_proxmoxtalos/proxmox/toy.py"} {
 		if _, ok := files[p]; !ok {

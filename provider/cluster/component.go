@@ -147,7 +147,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		}
 	}
 
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts}, prev: prev}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings)}, prev: prev}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
@@ -170,13 +170,19 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 			return nil, err
 		}
 	}
+	warnings = append(warnings, p.PowerNotes()...)
+	if q := p.Quorum(); q != "" {
+		warnings = append(warnings, q)
+	}
 	for _, w := range warnings {
 		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
+	base := plan.Compare(prev, next)
+	p.MarkPower(&base)
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
-		base: plan.Compare(prev, next)}
+		base: base}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
 		f.skipRegistration = im.SkipSchematicRegistration

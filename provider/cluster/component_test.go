@@ -9,6 +9,8 @@ import (
 
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 )
 
 func TestNewClusterFanOut(t *testing.T) {
@@ -211,8 +213,9 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	if w := strs(healthGate(t, second, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
 		t.Errorf("existing lab-workers-2's gate requires workers %v", w)
 	}
-	// On an existing cluster the component stages are gated on every node
-	// and do not wait for VMs (which wait for applies, which wait for the
+	// On an existing cluster whose nodes all run and answer, the component
+	// stages are gated on every node and wait only for VMs that wait for
+	// nothing (a running VM waits for an apply, which waits for the
 	// stages).
 	for _, st := range second.byType("ControlPlaneComponents") {
 		g := st.inputs.Get("healthGate").AsMap()
@@ -220,10 +223,13 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 			t.Errorf("stage %s gate %v: want every existing node required", st.name, g)
 		}
 		for _, d := range st.deps {
-			if strings.HasPrefix(d, "VirtualMachine::") {
-				t.Errorf("stage %s of an existing node waits for %s", st.name, d)
+			if vm, ok := strings.CutPrefix(d, "VirtualMachine::"); ok && len(appliesIn(second.get(t, "VirtualMachine", vm).deps)) > 0 {
+				t.Errorf("stage %s waits for %s, which waits for %v", st.name, d, second.get(t, "VirtualMachine", vm).deps)
 			}
 		}
+	}
+	if h := second.get(t, "ClusterHealth", "lab-healthy"); h.inputs.Get("recheck").IsString() {
+		t.Errorf("the final check of a cluster whose VMs all run checks again: %v", h.inputs.Get("recheck"))
 	}
 
 	for _, c := range []struct{ kind, res, dep string }{
@@ -635,4 +641,65 @@ func TestNoReplacementOfExistingNodes(t *testing.T) {
 	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-3" {
 		t.Errorf("new template: summary %q", s)
 	}
+}
+
+// A VM found stopped (a start that failed, stopped outside Pulumi) is
+// started first: its step waits for nothing, its stage waits for it, the
+// stages do not require it, the final check runs again, and the preview
+// says so per node and with etcd's quorum.
+func TestStoppedVMsAreRepairedFirst(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	down := map[string]bool{"lab-cp-2": true, "lab-cp-3": true, "lab-workers-1": true}
+	for i := range inv.vms {
+		if down[inv.vms[i].Name] {
+			inv.vms[i].Status = "stopped"
+			delete(running, addressOfVM(inv.vms[i]))
+		}
+	}
+
+	rec, resp, err := constructDry(t, true, inv, baseInputs(), running)
+	must(t, err)
+	want := "3 started first (VM stopped): lab-cp-2, lab-cp-3, lab-workers-1; etcd: 1 of 3 control planes running (lab-cp-2, lab-cp-3 not), " +
+		"quorum lost: the cluster accepts no change until a majority runs"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("preview summary %q\nwant %q", s, want)
+	}
+	for name := range down {
+		vm := rec.get(t, "VirtualMachine", name)
+		if a := appliesIn(vm.deps); len(a) > 0 {
+			t.Errorf("stopped %s's VM waits for %v", name, a)
+		}
+	}
+	if vm := rec.get(t, "VirtualMachine", "lab-workers-2"); !depends(vm, "ConfigurationApply::lab-workers-1") {
+		t.Errorf("running lab-workers-2's VM does not roll behind lab-workers-1: %v", vm.deps)
+	}
+	if st := rec.get(t, "ControlPlaneComponents", "lab-cp-2-components"); !depends(st, "VirtualMachine::lab-cp-2") {
+		t.Errorf("stopped lab-cp-2's stage does not wait for its VM: %v", st.deps)
+	}
+	g := rec.get(t, "ControlPlaneComponents", "lab-cp-1-components").inputs.Get("healthGate").AsMap()
+	if cps, w := strs(g.Get("controlPlanes")), strs(g.Get("workers")); !slices.Equal(cps, []string{"10.0.0.10"}) || !slices.Equal(w, []string{"10.0.0.14"}) {
+		t.Errorf("stage gate requires control planes %v, workers %v: want only the nodes that run", cps, w)
+	}
+	h := rec.get(t, "ClusterHealth", "lab-healthy")
+	if r := h.inputs.Get("recheck").AsString(); r != "VMs that were not running: lab-cp-2, lab-cp-3, lab-workers-1" {
+		t.Errorf("final check recheck %q", r)
+	}
+}
+
+func addressOfVM(vm plan.ObservedVM) string {
+	a, _, _ := strings.Cut(vm.NICs[0].Address, "/")
+	return a
+}
+
+// appliesIn are the node steps among deps (an ISO download is no node's).
+func appliesIn(deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		if !strings.HasPrefix(d, "DownloadFile::") && !strings.HasPrefix(d, "ImageFactorySchematic::") {
+			out = append(out, d)
+		}
+	}
+	return out
 }

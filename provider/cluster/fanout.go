@@ -14,7 +14,9 @@ import (
 // fanout registers the plan's resources.
 //
 // Order and dependencies carry the rollout rules for creation, updates and
-// removals alike (Pulumi deletes a resource before what it depends on):
+// removals alike (Pulumi deletes a resource before what it depends on). The
+// plan decides what each node's steps wait for (plan.Waits); this layer
+// wires it:
 //
 //   - Every node's ConfigurationApply has a health gate: an update that
 //     changes the node waits until the nodes before it in rollout order
@@ -29,15 +31,17 @@ import (
 //   - Workers whose VM exists chain the same way after the control planes.
 //     Workers whose VM is new are configured in parallel once the control
 //     planes are: a pool of new workers need not wait for each other.
-//   - The VM of an existing node waits for the previous node's apply, so
-//     that changes restarting VMs roll one at a time too.
+//   - The VM of a node whose VM runs waits for the previous node's apply,
+//     so that changes restarting VMs roll one at a time too. A VM that is
+//     new, stopped or missing waits for nothing: no wait may depend on the
+//     node it would bring up, so a stopped VM is started by the next up.
 //   - Kubernetes upgrades go in two phases (componentStages): every control
 //     plane's components, one node at a time, then, through the applies,
 //     the kubelets. Every apply waits for the last component stage.
 //   - Workers depend on the control planes, so they leave first.
 //   - One cluster-level ClusterHealth, after every node, gates the
 //     kubeconfig output: the API answers on the endpoint (the VIP, once
-//     elected).
+//     elected). When the update starts VMs that were down, it checks again.
 type fanout struct {
 	ctx         *pulumi.Context
 	comp        *TalosCluster
@@ -137,30 +141,18 @@ func (f *fanout) register() error {
 		return err
 	}
 
-	var (
-		prev    pulumi.Resource // the previous node's apply in rollout order
-		lastCP  pulumi.Resource // the last control plane's apply
-		applies []pulumi.Resource
-	)
+	var applies []pulumi.Resource
 	for i, nodeName := range p.Rollout {
 		n := nodes[nodeName]
-		var vmDeps []pulumi.Resource
-		if n.Existing {
-			vmDeps = append(vmDeps, prev)
-		}
-		vm := f.vms[n.Name] // new control planes' VMs come with their stages
+		vm := f.vms[n.Name] // VMs a stage waits for are registered with it
 		if vm == nil {
-			if vm, err = f.vm(n, vmDeps); err != nil {
+			if vm, err = f.vm(n, f.applyOf(n.Waits.VM)); err != nil {
 				return err
 			}
 		}
-		after := prev
-		if newWorker(n) {
-			after = lastCP
-		}
 		// Every node but the first joins a bootstrapped cluster: its gate
 		// checks the nodes before it through etcd and Kubernetes.
-		deps := []pulumi.Resource{vm, after, f.schematic, lastStage}
+		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.schematic, lastStage}
 		if f.boot != nil {
 			deps = append(deps, f.boot)
 		}
@@ -175,10 +167,6 @@ func (f *fanout) register() error {
 		}
 		if f.kube == nil {
 			return fmt.Errorf("plan bootstraps %q, which is not the first control plane of the rollout", p.Bootstrap)
-		}
-		prev = apply
-		if n.Role == plan.RoleControlPlane {
-			lastCP = apply
 		}
 		applies = append(applies, apply)
 	}
@@ -196,6 +184,16 @@ func (f *fanout) register() error {
 // newWorker is a worker whose VM does not exist yet: new workers are
 // configured in parallel.
 func newWorker(n *plan.Node) bool { return n.Role == plan.RoleWorker && !n.Existing }
+
+// applyOf is the named node's apply, nil for "" (a Waits field that waits
+// for nothing). The rollout registers a node's apply before any step that
+// waits for it.
+func (f *fanout) applyOf(name string) pulumi.Resource {
+	if name == "" {
+		return nil
+	}
+	return f.applies[name]
+}
 
 // schematicProps register the plan's Image Factory schematic.
 func (f *fanout) schematicProps() pulumi.Map {
@@ -242,7 +240,7 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 	return pulumi.ToSecret(out).(pulumi.StringMapOutput)
 }
 
-func (f *fanout) vm(n *plan.Node, deps []pulumi.Resource) (*virtualMachine, error) {
+func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, error) {
 	var iso pulumi.StringInput
 	if b := n.VM.Boot; b.ISOFile != "" {
 		if d := f.isos[n.VM.Host+"|"+plan.ISOVolumeID(b.ISOStorage, b.ISOFile)]; d != nil {
@@ -381,11 +379,22 @@ func withNodes(m pulumi.Map, cps, workers, others []string) pulumi.Map {
 // endpoint; the removed nodes are tolerated (Pulumi deletes them after).
 func (f *fanout) healthProps() pulumi.Map {
 	cps, workers, others := f.split(f.plan.Rollout)
-	return withNodes(pulumi.Map{
+	m := pulumi.Map{
 		"clientConfiguration": f.secrets.ClientConfiguration,
 		"kubeconfig":          f.kube.Kubeconfig,
 		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
-	}, cps, workers, others)
+	}
+	// Nodes that were down come back in this update without a change the
+	// check would notice: it checks again, so that the update reports a
+	// healthy cluster only once it saw one.
+	var started []string
+	for _, n := range f.plan.Down() {
+		started = append(started, n.Name)
+	}
+	if len(started) > 0 {
+		m["recheck"] = pulumi.String("VMs that were not running: " + strings.Join(started, ", "))
+	}
+	return withNodes(m, cps, workers, others)
 }
 
 func (f *fanout) outputs() {

@@ -261,7 +261,7 @@ func observedFrom(t *testing.T, rec *recorder) []plan.ObservedVM {
 	for i, reg := range rec.byType("VirtualMachine") {
 		in := reg.inputs
 		vm := plan.ObservedVM{
-			VMID: 101 + i, Host: in.Get("node").AsString(), Name: in.Get("name").AsString(),
+			VMID: 101 + i, Host: in.Get("node").AsString(), Name: in.Get("name").AsString(), Status: "running",
 			Cores:     int(in.Get("cpu").AsMap().Get("cores").AsNumber()),
 			Sockets:   int(in.Get("cpu").AsMap().Get("sockets").AsNumber()),
 			CPUType:   in.Get("cpu").AsMap().Get("type").AsString(),

@@ -58,7 +58,9 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 		if err != nil {
 			return nil, fmt.Errorf("reading the configuration of %s, a VM of cluster %s: %w", ref, cluster, err)
 		}
-		out = append(out, observeVM(vm.VMID, vm.Node, cfg))
+		o := observeVM(vm.VMID, vm.Node, cfg)
+		o.Status = vm.Status
+		out = append(out, o)
 	}
 	return out, nil
 }

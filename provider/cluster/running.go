@@ -122,5 +122,21 @@ func withRunningVersions(prev *plan.State, readings map[string]nodeReading) []st
 	return warnings
 }
 
+// silentNodes are the nodes that did not answer as configured Talos nodes
+// (nil when none was asked): the plan does not make the first steps of an
+// update wait for their health (plan.Waits).
+func silentNodes(readings map[string]nodeReading) map[string]bool {
+	if readings == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for name, r := range readings {
+		if r.err != nil || r.running.Config == "" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // unknownVersions says what the plan does without a node's versions.
 const unknownVersions = "versions left out of the program are planned from the nodes that answered, else the provider's defaults: set talosVersion and kubernetesVersion to be sure"

@@ -23,9 +23,10 @@ type controlPlaneComponents struct {
 // A stage changes nothing on a node whose components already run the
 // version, or that is not configured yet: a new cluster's stages, and those
 // an existing stack gets on its first update with this provider, are
-// no-ops. A new node's stage waits for its VM, so that it finds the node
-// (in maintenance mode) rather than no one; an existing node's stage does
-// not, since that VM may itself wait for an apply.
+// no-ops. A stage reads what its node runs, so it waits for the node's VM
+// when that VM waits for nothing (new, stopped or missing: plan.Waits), to
+// find the node booting rather than no one; a running node's VM may itself
+// wait for an apply, which waits for the stages.
 func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, error) {
 	gate := f.stageGate()
 
@@ -39,8 +40,8 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 
 		deps := []pulumi.Resource{prev}
 
-		if !n.Existing {
-			vm, err := f.vm(n, nil)
+		if n.Waits.StageOnVM {
+			vm, err := f.vm(n)
 			if err != nil {
 				return nil, err
 			}
@@ -68,20 +69,13 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 	return prev, nil
 }
 
-// stageGate is the health gate of the component stages: the nodes that
-// exist before this update must be healthy before and after each control
-// plane's components move; new and removed nodes are tolerated. Nil when no
-// control plane exists yet (a new cluster: nothing to gate).
+// stageGate is the health gate of the component stages: the nodes the plan
+// requires (those that run, answered configured and keep their VM in this
+// update) must be healthy before and after each control plane's components
+// move; the others are tolerated, their own applies' gates check them later.
+// Nil when no control plane is required (a new cluster: nothing to gate).
 func (f *fanout) stageGate() pulumi.Map {
-	var existing []string
-
-	for i := range f.plan.Nodes {
-		if f.plan.Nodes[i].Existing {
-			existing = append(existing, f.plan.Nodes[i].Name)
-		}
-	}
-
-	cps, workers, others := f.split(existing)
+	cps, workers, others := f.split(f.plan.StageRequires)
 	if len(cps) == 0 {
 		return nil
 	}

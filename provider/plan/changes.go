@@ -53,6 +53,12 @@ type Summary struct {
 	TalosUpgrade string
 	// Total is the number of nodes after the update.
 	Total int
+	// Started are the existing nodes whose VM does not run (stopped outside
+	// Pulumi, a start that failed, a host that restarted): the update
+	// starts them first. Unknown are those whose Proxmox node is offline.
+	Started, Unknown []string
+	// Quorum says what etcd has while control planes are down (Plan.Quorum).
+	Quorum string
 }
 
 // Compare says what changes from the old state to the new one. old may be
@@ -159,20 +165,8 @@ func compareNode(o, n *NodeState) NodeChange {
 	}
 	changedS("kubernetesVersion", o.KubernetesVersion, n.KubernetesVersion, ActionUpdate)
 
-	// CPU and memory changes take effect when the VM restarts (Proxmox
-	// hotplugs only network, disk and usb by default); cloud-init is read by
-	// Talos at boot.
-	changedI("cores", o.Cores, n.Cores, ActionReboot)
-	changedI("sockets", o.Sockets, n.Sockets, ActionReboot)
-	changedS("cpuType", o.CPUType, n.CPUType, ActionReboot)
-	if o.MemoryMiB != 0 && o.MemoryMiB != n.MemoryMiB {
-		raise(ActionReboot, "memory %d → %d MiB", o.MemoryMiB, n.MemoryMiB)
-	}
-	if o.SecondaryAddress != n.SecondaryAddress {
-		raise(ActionReboot, "secondaryAddress %s → %s", orDash(o.SecondaryAddress), orDash(n.SecondaryAddress))
-	}
-	if o.CloudInit != "" && o.CloudInit != n.CloudInit && o.Address == n.Address && o.SecondaryAddress == n.SecondaryAddress {
-		raise(ActionReboot, "network settings (gateway, DNS) change")
+	for _, r := range restartReasons(o, n) {
+		raise(ActionReboot, "%s", r)
 	}
 	if o.NICs != "" && o.NICs != n.NICs {
 		raise(ActionUpdate, "network devices change")
@@ -195,6 +189,33 @@ func compareNode(o, n *NodeState) NodeChange {
 		raise(ActionUpdate, "machine config: %s", strings.Join(c.ConfigChanged, ", "))
 	}
 	return c
+}
+
+// restartReasons are the changes of a node that restart its VM. CPU and
+// memory changes take effect when the VM restarts (Proxmox hotplugs only
+// network, disk and usb by default); cloud-init is read by Talos at boot.
+func restartReasons(o, n *NodeState) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	if o.Cores != 0 && o.Cores != n.Cores {
+		add("cores %d → %d", o.Cores, n.Cores)
+	}
+	if o.Sockets != 0 && o.Sockets != n.Sockets {
+		add("sockets %d → %d", o.Sockets, n.Sockets)
+	}
+	if o.CPUType != "" && o.CPUType != n.CPUType {
+		add("cpuType %s → %s", o.CPUType, orDash(n.CPUType))
+	}
+	if o.MemoryMiB != 0 && o.MemoryMiB != n.MemoryMiB {
+		add("memory %d → %d MiB", o.MemoryMiB, n.MemoryMiB)
+	}
+	if o.SecondaryAddress != n.SecondaryAddress {
+		add("secondaryAddress %s → %s", orDash(o.SecondaryAddress), orDash(n.SecondaryAddress))
+	}
+	if o.CloudInit != "" && o.CloudInit != n.CloudInit && o.Address == n.Address && o.SecondaryAddress == n.SecondaryAddress {
+		add("network settings (gateway, DNS) change")
+	}
+	return out
 }
 
 func orDash(s string) string {

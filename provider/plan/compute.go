@@ -64,6 +64,7 @@ func Compute(spec Spec, facts Facts, prev *State) (*Plan, error) {
 	b.buildCluster()
 	b.buildNodes()
 	b.buildOrders()
+	b.buildWaits()
 	if b.probs.any() {
 		return nil, b.probs.err()
 	}

@@ -40,6 +40,9 @@ type ObservedVM struct {
 	NICs         []NICConfig
 	DNSServers   []string
 	SearchDomain string
+	// Status is the VM's status as Proxmox lists it ("running",
+	// "stopped", ...; "unknown" when its node is offline).
+	Status string
 }
 
 // Rebuild reconstructs the State of cluster from the VMs Proxmox holds, for
@@ -93,7 +96,7 @@ func Rebuild(cluster string, vms []ObservedVM) (*State, []string) {
 
 func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 	ns := NodeState{
-		Name: vm.Name, Host: vm.Host, VMID: vm.VMID,
+		Name: vm.Name, Host: vm.Host, VMID: vm.VMID, Power: powerOf(vm.Status),
 		Cores: vm.Cores, Sockets: vm.Sockets, CPUType: vm.CPUType, MemoryMiB: vm.MemoryMiB,
 	}
 	if ns.Name == "" {

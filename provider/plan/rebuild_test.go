@@ -26,7 +26,7 @@ func observe(p *Plan, firstID int) []ObservedVM {
 			VMID: id, Host: vm.Host, Name: vm.Name, Tags: tags,
 			Cores: vm.Cores, Sockets: vm.Sockets, CPUType: vm.CPUType, MemoryMiB: vm.MemoryMiB,
 			Disks: disks, ISOStorage: vm.Boot.ISOStorage, ISOVolume: ISOVolumeID(vm.Boot.ISOStorage, vm.Boot.ISOFile), NICs: slices.Clone(vm.NICs),
-			DNSServers: slices.Clone(vm.DNSServers), SearchDomain: vm.SearchDomain,
+			DNSServers: slices.Clone(vm.DNSServers), SearchDomain: vm.SearchDomain, Status: "running",
 		})
 	}
 	return out

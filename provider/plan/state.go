@@ -58,6 +58,9 @@ type NodeState struct {
 	Image string `json:"image,omitempty"`
 	// Config fingerprints each machine configuration input by name.
 	Config map[string]string `json:"config,omitempty"`
+	// Power is what Proxmox reported for a rebuilt node's VM: an
+	// observation, not part of what the node is planned to be.
+	Power Power `json:"-"`
 }
 
 // State returns the digest of the plan.
@@ -93,6 +96,8 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		KubernetesVersion: p.Cluster.KubernetesVersion,
 		Image:             shortID(p.Cluster.Image.SchematicID),
 		Config:            p.configFingerprints(n),
+		// Once the plan is applied, every node's VM runs.
+		Power: PowerRunning,
 	}
 	if len(n.VM.NICs) > 1 {
 		ns.SecondaryAddress = addressOnly(n.VM.NICs[1].Address)

@@ -14,6 +14,15 @@ const NoNodeChanges = "no node changes"
 // a time, control planes first (Talos v1.12.4 → v1.12.5)".
 func (s Summary) String() string {
 	var parts []string
+	if len(s.Unknown) > 0 {
+		parts = append(parts, fmt.Sprintf("%d unknown (Proxmox node offline, not checked): %s", len(s.Unknown), nameList(s.Unknown)))
+	}
+	if len(s.Started) > 0 {
+		parts = append(parts, fmt.Sprintf("%d started first (VM stopped): %s", len(s.Started), nameList(s.Started)))
+	}
+	if s.Quorum != "" {
+		parts = append(parts, s.Quorum)
+	}
 	for _, a := range []Action{ActionAdd, ActionRemove, ActionReplace, ActionUpgrade, ActionReboot, ActionUpdate} {
 		if p := s.part(a); p != "" {
 			parts = append(parts, p)

@@ -17,6 +17,10 @@ type Facts struct {
 	// Hosts by Proxmox node name. nil skips the capacity checks (and the
 	// plan says so in a warning); a non-nil map must hold every pool host.
 	Hosts map[string]HostFacts
+	// Silent are the existing nodes that did not answer as configured
+	// Talos nodes when asked what they run before planning (down, in
+	// maintenance mode, unreachable); nil when the nodes were not asked.
+	Silent map[string]bool
 }
 
 // HostFacts is one Proxmox node's state.
@@ -44,6 +48,9 @@ type Plan struct {
 	// Rollout is the order for upgrades: control planes first, one at a
 	// time, then workers.
 	Rollout []string
+	// StageRequires are the nodes the control plane component stages (the
+	// first phase of a Kubernetes upgrade) require to be healthy (waits.go).
+	StageRequires []string
 	// ISOs lists the image downloads: on each host, the ISO of the plan's
 	// version and schematic when a new node boots it, and every ISO an
 	// existing node booted from (empty when cloning a template).
@@ -143,8 +150,13 @@ type Node struct {
 	Ordinal int
 	// Existing is true when the node is in the previous state.
 	Existing bool
-	VM       VM
-	Config   NodeConfig
+	// Power is the state of an existing node's VM as Proxmox reported it
+	// before planning (PowerNone for a new node).
+	Power Power
+	// Waits says what the node's steps wait for in an update (waits.go).
+	Waits  Waits
+	VM     VM
+	Config NodeConfig
 }
 
 // VM is the Proxmox side of a node.

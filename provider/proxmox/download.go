@@ -26,6 +26,9 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	if err != nil {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 	}
+	if failures := checkPrivileges(ctx, c, downloadNeeds(a.Node, a.Storage)); len(failures) > 0 {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
+	}
 	v := &validator{u: u}
 	nodes, err := c.Nodes(ctx)
 	if err != nil {

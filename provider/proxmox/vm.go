@@ -50,6 +50,11 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 	}
+	// a missing privilege first: without it the reads below would say a
+	// bridge or storage does not exist
+	if failures := checkPrivileges(ctx, c, vmNeeds(a, planKeys(a), cloneSourceConfig(ctx, c, a, u), c.Version(), u)); len(failures) > 0 {
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
+	}
 	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u)
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err

@@ -110,14 +110,25 @@ func splitAddresses(addrs []netip.Addr) (v4, v6 []string) {
 	return v4, v6
 }
 
+var agentReadRetry = pve.RetryPolicy{Initial: 250 * time.Millisecond, Max: 2 * time.Second}
+
 // guestAddresses asks the guest agent once for the guest's addresses. It
 // answers nothing (and no error) when the agent does not answer yet.
 func guestAddresses(ctx context.Context, c *pve.Client, ref pve.VMRef) ([]netip.Addr, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	ifaces, err := c.AgentInterfaces(ctx, ref)
+	var ifaces []pve.AgentInterface
+	// a passing server or proxy error on this read must not fail a refresh
+	err := agentReadRetry.Retry(ctx, "asking the guest agent of "+ref.String()+" for its addresses", true,
+		func(ctx context.Context) error {
+			var err error
+			if ifaces, err = c.AgentInterfaces(ctx, ref); pve.IsAgentNotRunning(err) {
+				return nil // not up yet: no addresses, nothing to retry
+			}
+			return err
+		})
 	if err != nil {
-		if pve.IsAgentNotRunning(err) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return nil, nil
 		}
 		return nil, err

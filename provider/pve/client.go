@@ -30,6 +30,12 @@ type Options struct {
 // DefaultRequestTimeout bounds one HTTP request to the API.
 const DefaultRequestTimeout = 60 * time.Second
 
+// connectRetryFor bounds the retries of the connection check: long enough
+// for a restarting pveproxy, short enough that a wrong endpoint fails soon.
+const connectRetryFor = 15 * time.Second
+
+var connectRetry = RetryPolicy{Initial: 500 * time.Millisecond, Max: 4 * time.Second}
+
 // Client is a connected Proxmox VE API client. It is safe for concurrent use;
 // one Client serves a whole provider process so that VMID allocation is
 // serialized across all resources.
@@ -42,6 +48,7 @@ type Client struct {
 	memory   *MemoryClaims
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
+	privs    privilegeCache
 }
 
 // Connect builds a client and proves the connection with one authenticated
@@ -84,7 +91,15 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		Version string `json:"version"`
 		Release string `json:"release"`
 	}
-	if err := c.get(ctx, "/version", &v); err != nil {
+	// a passing failure (a 500 while pveproxy restarts, a proxy's 502, a
+	// dropped connection) must not fail every resource of the run: retried
+	// for a short while; a refused token or certificate never is
+	rctx, cancel := context.WithTimeout(ctx, connectRetryFor)
+	defer cancel()
+	err = connectRetry.Retry(rctx, "GET /version", true, func(context.Context) error {
+		return c.get(ctx, "/version", &v)
+	})
+	if err != nil {
 		return nil, c.connectError(err)
 	}
 	c.version = v.Version
@@ -119,19 +134,30 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 }
 
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
-	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, stringParams(params), out))
+	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, body(params), out))
 }
 
 func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
-	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, stringParams(params), out))
+	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, body(params), out))
+}
+
+// body is what go-proxmox marshals as the request body: nil (no body at all)
+// when there are no parameters. A typed nil map would be marshalled as the
+// JSON text "null": PVE 7 and later decode that to no parameters (JSON::XS 4
+// allows non-reference texts), but PVE before 6.2 parsed any body as a form
+// (pve-http-server commit 3e05f16 added application/json), 6.x's JSON::XS 3
+// refuses "null", and strict proxies in front of PVE refuse a JSON body
+// that is not an object.
+func body(params map[string]any) any {
+	if len(params) == 0 {
+		return nil
+	}
+	return stringParams(params)
 }
 
 // stringParams sends every value as a string, as the Proxmox web UI and pvesh
 // do with form encoding, so that booleans arrive as 1/0 rather than JSON true.
 func stringParams(params map[string]any) map[string]string {
-	if params == nil {
-		return nil
-	}
 	out := make(map[string]string, len(params))
 	for k, v := range params {
 		out[k] = paramString(v)

@@ -236,7 +236,7 @@ func TestAuthErrorsKeepTheReason(t *testing.T) {
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || Classify(err) != KindAuth ||
 		!strings.Contains(err.Error(), "Permission check failed (/vms/104, VM.Audit)") ||
-		!strings.Contains(err.Error(), "privilege-separated token needs its own ACLs") {
+		!strings.Contains(err.Error(), "privilege-separated token needs it in its own ACLs and its user in theirs") {
 		t.Fatalf("403: %v", err)
 	}
 	if strings.Contains(err.Error(), "5ecret") {

@@ -32,11 +32,11 @@ func (e *APIError) Error() string {
 	case 401:
 		msg += " (the API token was refused: check `apiToken`, PROXMOX_VE_API_TOKEN, as USER@REALM!TOKENID=SECRET)"
 	case 403:
-		// pve-access-control: a privilege-separated token (privsep=1) has
-		// only the ACLs given to the token itself, never more than its user
+		// pve-access-control: a privilege-separated token (privsep=1) holds
+		// what both its own ACLs and its user's give
 		msg += " (the API token lacks a privilege on that path: grant it with `pveum acl modify <path> " +
-			"--tokens USER@REALM!TOKENID --roles <role>`; a privilege-separated token needs its own ACLs, " +
-			"the user's are not enough)"
+			"--tokens USER@REALM!TOKENID --roles <role>`; a privilege-separated token needs it in its own ACLs " +
+			"and its user in theirs; the README's \"Proxmox privileges\" section lists what the provider needs)"
 	}
 	return msg
 }
@@ -139,8 +139,30 @@ func classifyText(msg string) Kind {
 		// that ignored a shutdown or reboot (qemu-server QemuServer.pm
 		// _do_vm_stop), and retrying waits the whole timeout again.
 		return KindLocked
+	case transientFailure(m):
+		return KindTransient
 	}
 	return KindOther
+}
+
+// transientFailure reports (lower-cased) failure texts of Proxmox tasks
+// and calls whose cause passes: a command that ran out of time
+// ("command '/sbin/lvcreate ...' failed: got timeout", pve-common
+// PVE/Cmd.pm run_command), systemd not answering in time while a VM's
+// scope is set up ("timeout waiting on systemd", pve-common
+// PVE/Systemd.pm), and a download whose network failed (wget exits with 4:
+// "Network failure"). A guest that ignored a shutdown ("VM quit/powerdown
+// failed - got timeout") is not among them: asking again waits as long.
+func transientFailure(m string) bool {
+	switch {
+	case strings.Contains(m, "quit/powerdown failed"):
+		return false
+	case strings.Contains(m, "failed: got timeout") || strings.Contains(m, "timeout waiting on systemd"):
+		return true
+	case strings.Contains(m, "download failed") && strings.HasSuffix(strings.TrimSpace(m), "exit code 4"):
+		return true
+	}
+	return false
 }
 
 func isTLSError(err error) bool {

@@ -15,6 +15,16 @@ import (
 // and connects a client to it.
 func startLab(t *testing.T, opts labpve.Options) (*labpve.Server, *pve.Client, context.Context) {
 	t.Helper()
+	s, c, ctx, err := startAndConnect(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, ctx
+}
+
+// startAndConnect is startLab that returns the connection error.
+func startAndConnect(t *testing.T, opts labpve.Options) (*labpve.Server, *pve.Client, context.Context, error) {
+	t.Helper()
 	if opts.Seed == 0 {
 		opts.Seed = 7
 	}
@@ -26,10 +36,7 @@ func startLab(t *testing.T, opts labpve.Options) (*labpve.Server, *pve.Client, c
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	c, err := pve.Connect(ctx, pve.Options{Endpoint: s.Endpoint(), APIToken: s.APIToken(), CACertPEM: string(s.CACertPEM())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, c, ctx
+	return s, c, ctx, err
 }
 
 // A create whose node restarts mid-task: the wait rides out the node's 595s,

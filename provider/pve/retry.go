@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -22,22 +23,34 @@ var DefaultRetry = RetryPolicy{Initial: 250 * time.Millisecond, Max: 5 * time.Se
 
 // Retryable reports whether an operation that failed with err may be run
 // again. A lock timeout or "VM is locked" means Proxmox refused before doing
-// anything, so it is always safe. Proxy errors and lost connections are
-// ambiguous for calls that change state: the request may have run. Those are
-// retried only when the operation is idempotent.
+// anything, so it is always safe, and so is a task that failed for a cause
+// that passes (its worker ran its cleanup: a failed create or clone removes
+// what it made). Proxy errors and lost connections are ambiguous for calls
+// that change state: the request may have run. Those are retried only when
+// the operation is idempotent.
 func Retryable(err error, idempotent bool) bool {
 	switch Classify(err) {
 	case KindLocked:
 		return true
 	case KindTransient, KindUnreachable:
-		return idempotent || notSent(err)
+		return idempotent || notSent(err) || isTaskFailure(err)
 	}
 	return false
+}
+
+func isTaskFailure(err error) bool {
+	var te *TaskError
+	return errors.As(err, &te)
 }
 
 // maxServerErrorRetries bounds the retries of an idempotent call that
 // failed with a plain server error (see IsServerError).
 const maxServerErrorRetries = 2
+
+// maxTaskRetries bounds the retries of a task that failed for a cause that
+// passes: a second or third run normally gets through, and a cause that
+// keeps coming back is worth reporting.
+const maxTaskRetries = 3
 
 // IsServerError reports an HTTP 5xx answer that is nothing more specific
 // (not a lock, a missing object or a proxy failure): Proxmox says the call
@@ -63,8 +76,10 @@ func notSent(err error) bool {
 }
 
 // Retry runs op until it succeeds, fails with an error that is not
-// retryable, or the time is up (ctx's deadline, else p.MaxElapsed). Retries
-// are logged through the context's logger with what is being retried and why.
+// retryable, or the time is up (ctx's deadline, else p.MaxElapsed). A
+// plain server error (idempotent calls only) and a failed task get a few
+// more tries, not the whole budget a lock gets. Each reason for retrying is
+// logged once through the context's logger, with what is being retried.
 func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op func(ctx context.Context) error) error {
 	start := time.Now()
 	deadline, hasDeadline := ctx.Deadline()
@@ -73,10 +88,14 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 	}
 	wait := p.Initial
 	var last error // the last answer worth reporting
-	serverErrors := 0
+	serverErrors, taskFailures := 0, 0
+	logged := map[string]bool{}
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil {
+			if attempt > 1 {
+				Logf(ctx, "%s: succeeded after %d attempts", what, attempt)
+			}
 			return nil
 		}
 		if ctx.Err() != nil && last != nil {
@@ -84,14 +103,18 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 			return fmt.Errorf("%s: gave up after %d attempts over %s (%v): %w",
 				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
 		}
-		if !Retryable(err, idempotent) {
-			// a plain server error on a call that is safe to repeat may be
-			// a passing hiccup (pmxcfs, a restarting pvedaemon): a few
-			// more tries, not the whole budget a lock gets
-			if !idempotent || !IsServerError(err) || serverErrors >= maxServerErrorRetries {
-				return err
+		switch {
+		case Retryable(err, idempotent) && isTaskFailure(err) && Classify(err) != KindLocked:
+			if taskFailures++; taskFailures > maxTaskRetries {
+				return fmt.Errorf("%s: failed %d times: %w", what, taskFailures, err)
 			}
+		case Retryable(err, idempotent):
+		case idempotent && IsServerError(err) && serverErrors < maxServerErrorRetries:
+			// a plain server error on a call that is safe to repeat may be
+			// a passing hiccup (pmxcfs, a restarting pvedaemon)
 			serverErrors++
+		default:
+			return err
 		}
 		last = err
 		if ctx.Err() != nil {
@@ -104,7 +127,10 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 			return fmt.Errorf("%s: still failing after %d attempts over %s: %w",
 				what, attempt, time.Since(start).Round(time.Second), err)
 		}
-		Logf(ctx, "%s: %s (%v); retrying in %s", what, Classify(err), err, sleep.Round(10*time.Millisecond))
+		if reason := retryReason(err); !logged[reason] {
+			logged[reason] = true
+			Logf(ctx, "%s: %s; retrying (with backoff up to %s)", what, reason, p.Max)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, attempt, ctx.Err(), err)
@@ -114,4 +140,11 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 			wait = p.Max
 		}
 	}
+}
+
+// retryReason names why an attempt failed, the same for the same cause:
+// its kind and the first line of the error.
+func retryReason(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return fmt.Sprintf("%s (%s)", Classify(err), msg)
 }

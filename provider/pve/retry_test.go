@@ -23,8 +23,44 @@ func TestRetryRetriesLocksUntilSuccess(t *testing.T) {
 	if err != nil || calls != 3 {
 		t.Fatalf("err %v after %d calls, want success after 3", err, calls)
 	}
-	if len(logged) != 2 || !strings.Contains(logged[0], "starting VM 104") || !strings.Contains(logged[0], "locked") {
-		t.Errorf("retries not logged with what and why: %q", logged)
+	// the reason once (not once per retry), then the success
+	if len(logged) != 2 || !strings.Contains(logged[0], "starting VM 104") || !strings.Contains(logged[0], "locked") ||
+		!strings.Contains(logged[1], "succeeded after 3 attempts") {
+		t.Errorf("retries not logged once with what and why: %q", logged)
+	}
+}
+
+// A task that failed for a passing cause is run again a bounded number of
+// times, each new reason logged once; a failure that stays is not retried.
+func TestRetryTaskFailures(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond, MaxElapsed: time.Minute}
+	var logged []string
+	ctx := WithLogger(context.Background(), func(m string) { logged = append(logged, m) })
+	systemd := &TaskError{UPID: UPID{Node: "pve1", Type: "qmstart", ID: "104"}, ExitStatus: "timeout waiting on systemd"}
+	lvm := &TaskError{UPID: UPID{Node: "pve1", Type: "qmcreate", ID: "104"},
+		ExitStatus: "unable to create VM 104 - command '/sbin/lvcreate -aly -V 4194304k' failed: got timeout"}
+	calls := 0
+	err := p.Retry(ctx, "x", false, func(context.Context) error {
+		calls++
+		return []error{systemd, systemd, lvm, systemd, lvm}[calls-1]
+	})
+	if err == nil || calls != 1+maxTaskRetries {
+		t.Fatalf("%d calls, err %v: want an error after %d", calls, err, 1+maxTaskRetries)
+	}
+	if len(logged) != 2 || !strings.Contains(logged[0], "systemd") || !strings.Contains(logged[1], "lvcreate") {
+		t.Errorf("each reason not logged once: %q", logged)
+	}
+	for _, permanent := range []string{"start failed: QEMU exited with code 1", "VM quit/powerdown failed - got timeout",
+		"unexpected status", "storage 'nosuch' does not exist"} {
+		calls = 0
+		_ = p.Retry(context.Background(), "x", true, func(context.Context) error {
+			calls++
+			return &TaskError{UPID: UPID{Node: "pve1", Type: "qmstart"}, ExitStatus: permanent}
+		})
+		if calls != 1 {
+			t.Errorf("task failure %q was retried (%d calls)", permanent, calls)
+		}
 	}
 }
 

@@ -44,12 +44,44 @@ func (c *Client) DownloadURL(ctx context.Context, r DownloadRequest) error {
 		p["verify-certificates"] = *r.VerifyCertificates
 	}
 	path := fmt.Sprintf("/nodes/%s/storage/%s/download-url", r.Node, r.Storage)
-	// not idempotent: a retried download after a lost answer would fail on
-	// the file the first one wrote; only lock answers are retried
-	return DefaultRetry.Retry(ctx, fmt.Sprintf("downloading %s to %s on node %s", r.FileName, r.Storage, r.Node), false,
+	// Sending it again is safe once it is known not to have run: an answer
+	// lost to a server or proxy error may hide a download that started, so
+	// that download is awaited, or its file found, before another is sent.
+	// A refusal ("refusing to override existing file") is not repeated.
+	return DefaultRetry.Retry(ctx, fmt.Sprintf("downloading %s to %s on node %s", r.FileName, r.Storage, r.Node), true,
 		func(ctx context.Context) error {
-			return c.startTask(ctx, func(upid *string) error { return c.post(ctx, path, p, upid) })
+			err := c.startTask(ctx, func(upid *string) error { return c.post(ctx, path, p, upid) })
+			if err == nil || isTaskFailure(err) || (!IsServerError(err) && !Retryable(err, true)) {
+				return err
+			}
+			if upid, ok := c.activeTask(ctx, r.Node, "download", r.FileName); ok {
+				Logf(ctx, "a download of %s on node %s is running already (the answer to the request was lost); waiting for it", r.FileName, r.Node)
+				return c.WaitTask(ctx, upid)
+			}
+			if _, found, ferr := c.findVolumeOnce(ctx, r.Node, r.Storage, r.VolumeID()); ferr == nil && found {
+				return nil
+			}
+			return err
 		})
+}
+
+// activeTask finds a running task of type typ for id on node (the id as
+// PVE's encode_text leaves plain names: letters, digits, '-', '_', '.').
+func (c *Client) activeTask(ctx context.Context, node, typ, id string) (string, bool) {
+	var tasks []struct {
+		UPID string `json:"upid"`
+		ID   string `json:"id"`
+	}
+	path := fmt.Sprintf("/nodes/%s/tasks?source=active&typefilter=%s&limit=500", node, url.QueryEscape(typ))
+	if err := c.get(ctx, path, &tasks); err != nil {
+		return "", false
+	}
+	for _, t := range tasks {
+		if t.ID == id {
+			return t.UPID, true
+		}
+	}
+	return "", false
 }
 
 // Volume is one entry of a storage's content list.
@@ -63,6 +95,17 @@ type Volume struct {
 
 // StorageContent lists the volumes of one content type in a storage on node.
 func (c *Client) StorageContent(ctx context.Context, node, storage, content string) ([]Volume, error) {
+	var out []Volume
+	err := DefaultRetry.Retry(ctx, fmt.Sprintf("listing storage %s on node %s", storage, node), true,
+		func(ctx context.Context) error {
+			var err error
+			out, err = c.storageContentOnce(ctx, node, storage, content)
+			return err
+		})
+	return out, err
+}
+
+func (c *Client) storageContentOnce(ctx context.Context, node, storage, content string) ([]Volume, error) {
 	var items []struct {
 		VolID   string      `json:"volid"`
 		Content string      `json:"content"`
@@ -73,9 +116,7 @@ func (c *Client) StorageContent(ctx context.Context, node, storage, content stri
 	if content != "" {
 		path += "?content=" + url.QueryEscape(content)
 	}
-	err := DefaultRetry.Retry(ctx, fmt.Sprintf("listing storage %s on node %s", storage, node), true,
-		func(ctx context.Context) error { return c.get(ctx, path, &items) })
-	if err != nil {
+	if err := c.get(ctx, path, &items); err != nil {
 		return nil, err
 	}
 	out := make([]Volume, 0, len(items))
@@ -89,6 +130,16 @@ func (c *Client) StorageContent(ctx context.Context, node, storage, content stri
 // FindVolume looks a volume up in its storage's content list.
 func (c *Client) FindVolume(ctx context.Context, node, storage, volid string) (Volume, bool, error) {
 	vols, err := c.StorageContent(ctx, node, storage, "")
+	return findVolume(vols, volid, err)
+}
+
+// findVolumeOnce is FindVolume without retries.
+func (c *Client) findVolumeOnce(ctx context.Context, node, storage, volid string) (Volume, bool, error) {
+	vols, err := c.storageContentOnce(ctx, node, storage, "")
+	return findVolume(vols, volid, err)
+}
+
+func findVolume(vols []Volume, volid string, err error) (Volume, bool, error) {
 	if err != nil {
 		return Volume{}, false, err
 	}

@@ -84,16 +84,24 @@ func (c *Client) VMConfig(ctx context.Context, ref VMRef) (VMConfig, error) {
 
 // VMStatus reads whether the VM runs.
 func (c *Client) VMStatus(ctx context.Context, ref VMRef) (VMStatus, error) {
+	var st VMStatus
+	err := DefaultRetry.Retry(ctx, "reading the status of "+ref.String(), true, func(ctx context.Context) error {
+		var err error
+		st, err = c.vmStatusOnce(ctx, ref)
+		return err
+	})
+	return st, err
+}
+
+// vmStatusOnce reads the VM's status once, without retries.
+func (c *Client) vmStatusOnce(ctx context.Context, ref VMRef) (VMStatus, error) {
 	var raw struct {
 		Status    string          `json:"status"`
 		QMPStatus string          `json:"qmpstatus"`
 		Lock      string          `json:"lock"`
 		Agent     json.RawMessage `json:"agent"`
 	}
-	err := DefaultRetry.Retry(ctx, "reading the status of "+ref.String(), true, func(ctx context.Context) error {
-		return c.get(ctx, ref.path("/status/current"), &raw)
-	})
-	if err != nil {
+	if err := c.get(ctx, ref.path("/status/current"), &raw); err != nil {
 		return VMStatus{}, err
 	}
 	agent := strings.Trim(string(raw.Agent), `"`)
@@ -208,23 +216,38 @@ func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
 	return err
 }
 
-// powerAction runs one status/<action> call and waits for its task.
-func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any) error {
-	return c.retryVM(ctx, ref, action+" "+ref.String(), false, func(ctx context.Context) error {
-		return c.startTask(ctx, func(upid *string) error {
+// powerAction runs one status/<action> call and waits for its task. Such a
+// call is safe to repeat once the VM is seen not to be in the state it
+// brings about (done): after a server error, a proxy error or a task that
+// failed for a passing cause, the VM's state is read, and a VM that is
+// there already (the call ran, or someone else did it) is success. A
+// failure with a cause that stays (a missing bridge, too little memory) is
+// not repeated.
+func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any, done func(VMStatus) bool) error {
+	return c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
+		err := c.startTask(ctx, func(upid *string) error {
 			return c.post(ctx, ref.path("/status/"+action), params, upid)
 		})
+		if err != nil && done != nil {
+			if st, serr := c.vmStatusOnce(ctx, ref); serr == nil && done(st) {
+				return nil
+			}
+		}
+		return err
 	})
 }
 
+func running(st VMStatus) bool    { return st.Running() }
+func notRunning(st VMStatus) bool { return !st.Running() }
+
 // StartVM starts the VM and waits until QEMU runs.
 func (c *Client) StartVM(ctx context.Context, ref VMRef) error {
-	return c.powerAction(ctx, ref, "start", nil)
+	return c.powerAction(ctx, ref, "start", nil, running)
 }
 
 // StopVM stops the VM at once (like pulling the plug).
 func (c *Client) StopVM(ctx context.Context, ref VMRef) error {
-	return c.powerAction(ctx, ref, "stop", nil)
+	return c.powerAction(ctx, ref, "stop", nil, notRunning)
 }
 
 // ShutdownVM asks the guest to shut down (ACPI, or the agent when enabled)
@@ -232,13 +255,14 @@ func (c *Client) StopVM(ctx context.Context, ref VMRef) error {
 func (c *Client) ShutdownVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
 	return c.powerAction(ctx, ref, "shutdown", map[string]any{
 		"timeout": int(timeout.Seconds()), "forceStop": true,
-	})
+	}, notRunning)
 }
 
 // RebootVM is Proxmox's reboot: shut down, then start again (applying
-// pending changes). It fails when the guest ignores the ACPI request.
+// pending changes). It fails when the guest ignores the ACPI request. It
+// is not repeated: whether a reboot happened cannot be seen afterwards.
 func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
-	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())})
+	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())}, nil)
 }
 
 // RestartVM shuts the VM down (stopping it hard after timeout) and starts it

@@ -54,6 +54,7 @@ type ClusterHealthArgs struct {
 	Kubeconfig          *string             `pulumi:"kubeconfig,optional" provider:"secret"`
 	KubernetesEndpoint  *string             `pulumi:"kubernetesEndpoint,optional"`
 	Triggers            []string            `pulumi:"triggers,optional"`
+	Recheck             *string             `pulumi:"recheck,optional"`
 	OtherNodes          []string            `pulumi:"otherNodes,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
 	// Requires is derived in Check; see Annotate.
@@ -70,6 +71,9 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to check instead of the kubeconfig's server, for "+
 		"example the first control plane's `https://192.168.1.21:6443` before the VIP answers.")
 	an.Describe(&a.Triggers, "Any values; when one changes, health is checked again on update.")
+	an.Describe(&a.Recheck, "A reason to check again in this update, whatever else changes: for example nodes that "+
+		"were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update "+
+		"checks health again; unset, it is no reason to.")
 	an.Describe(&a.OtherNodes, "Addresses of the cluster's nodes that this check does not require: nodes later in "+
 		"a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They "+
 		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
@@ -221,6 +225,12 @@ func diffClusterHealth(old, in ClusterHealthArgs) infer.DiffResponse {
 				dd[name] = upd
 			}
 		}
+	}
+
+	// Nodes that come back without any input changing (VMs started after
+	// being down) are checked whenever a reason is given.
+	if in.Recheck != nil && *in.Recheck != "" {
+		dd["recheck"] = upd
 	}
 
 	// Credentials (a renewed certificate or kubeconfig) and otherNodes are

@@ -57,3 +57,24 @@ func TestClusterHealthDiffIsOneLine(t *testing.T) {
 		t.Errorf("another worker address: %+v", d.DetailedDiff)
 	}
 }
+
+// A recheck reason checks again whenever it is set, also when the previous
+// update had the same one (nodes down again); dropping it is no change.
+func TestClusterHealthDiffRecheck(t *testing.T) {
+	t.Parallel()
+	why := "VMs that were not running: demo-cp-2"
+	old := ClusterHealthArgs{ControlPlanes: []string{"10.0.0.10"}}
+	in := old
+	in.Recheck = &why
+	for _, prev := range []*string{nil, &why} {
+		old.Recheck = prev
+		if d := diffClusterHealth(old, in); !d.HasChanges || d.DetailedDiff["recheck"].Kind != p.Update {
+			t.Errorf("recheck after %v: %+v", prev, d.DetailedDiff)
+		}
+	}
+	dropped := in
+	dropped.Recheck = nil
+	if d := diffClusterHealth(in, dropped); d.HasChanges {
+		t.Errorf("recheck dropped reported: %+v", d.DetailedDiff)
+	}
+}

@@ -46,7 +46,11 @@ Refresh reads the configuration the node runs and reports drift; a node found ba
 Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
 Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
 end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
-reset without leaving, and the destroy logs so.
+reset without leaving, and the destroy logs so. A destroy always finishes: a node that does not answer on the
+Talos API within 30 seconds (its VM stopped, deleted or unreachable) is not reset, with a warning naming it; a
+control plane's etcd member is then removed through reset.controlPlanes, and its Kubernetes Node object deleted.
+A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
+that would leave the running members short of a majority), with a warning naming them.
 
 ## Example
 
@@ -106,7 +110,8 @@ func (r *ResetOnDelete) Annotate(a infer.Annotator) {
 		"`kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the "+
 		"object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries "+
 		"this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. "+
-		"Default: none, the Node object stays.")
+		"When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed "+
+		"through the first of them that answers too. Default: none, the Node object stays.")
 }
 
 // HealthGate is the cluster health a node's changes wait for.

@@ -3,7 +3,6 @@ package talos
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -325,106 +324,6 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 	}
 
 	return infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: req.Inputs, State: st}, nil
-}
-
-// Delete resets the node when asked; otherwise the node keeps running.
-func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest[ConfigurationApplyState]) (infer.DeleteResponse, error) {
-	st := req.State
-	if st.Reset == nil || !boolOr(st.Reset.Enabled, false) {
-		return infer.DeleteResponse{}, nil
-	}
-
-	t, err := nodeTarget(st.Node, st.Endpoints, st.ClientConfiguration)
-	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-
-	ctx, cancel, err := withTimeout(ctx, st.Timeouts, "delete")
-	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	defer cancel()
-
-	o := apiOptions(ctx, r.opts)
-
-	// The Kubernetes node name is read before the reset wipes it.
-	nodename := ""
-	if len(st.Reset.ControlPlanes) > 0 {
-		nodename = r.nodename(ctx, t, st, o)
-	}
-
-	err = talosapi.Reset(ctx, t, talosapi.ResetRequest{
-		Graceful: boolOr(st.Reset.Graceful, true),
-		Reboot:   boolOr(st.Reset.Reboot, false),
-	}, o)
-	if err != nil {
-		return infer.DeleteResponse{}, fmt.Errorf("%w (to destroy anyway, change reset (enabled: false to leave the node alone, or graceful: false) and run pulumi up first)", err)
-	}
-
-	if len(st.Reset.ControlPlanes) > 0 {
-		removeKubernetesNode(ctx, st, t.Creds, nodename, o)
-	}
-
-	return infer.DeleteResponse{}, nil
-}
-
-// nodename is the node's Kubernetes node name: what the node reports, or
-// the hostname of its configuration when it does not answer over mTLS (a
-// node reset outside Pulumi is in maintenance mode).
-func (r *ConfigurationApply) nodename(ctx context.Context, t talosapi.Target, st ConfigurationApplyState, o talosapi.Options) string {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-
-	name, err := talosapi.ReadNodename(rctx, t, o)
-	if err == nil && name != "" {
-		return name
-	}
-
-	return talosapi.ConfigNodename([]byte(st.MachineConfiguration))
-}
-
-// removeKubernetesNode deletes the reset node's Node object, which Talos
-// leaves behind. The node is gone already: a failure here only warns, so
-// that the VM can be destroyed and the update goes on.
-func removeKubernetesNode(ctx context.Context, st ConfigurationApplyState, creds *talosapi.Credentials, nodename string, o talosapi.Options) {
-	log := p.GetLogger(ctx)
-
-	if nodename == "" {
-		log.Warningf("node %s was reset, but its Kubernetes node name is unknown (it did not answer and its configuration sets no hostname): delete its Node object with kubectl delete node", st.Node)
-
-		return
-	}
-
-	res, err := talosapi.RemoveKubernetesNode(ctx, talosapi.RemoveNodeRequest{
-		Name: nodename, Address: st.Node, ControlPlanes: st.Reset.ControlPlanes, Creds: creds,
-	}, o)
-
-	switch {
-	case err != nil:
-		log.Warningf("node %s was reset, but its Kubernetes Node object %s could not be deleted: %s; delete it with kubectl delete node %s", st.Node, nodename, err, nodename)
-	case res.Skipped != "":
-		log.Warningf("node %s was reset; Kubernetes Node object %s is kept: %s", st.Node, nodename, res.Skipped)
-	case !res.Found:
-		log.Infof("node %s was reset; it has no Kubernetes Node object %s (any more)", st.Node, nodename)
-	default:
-		log.Infof("node %s was reset; its Kubernetes Node object %s (%s, %s) was deleted through control plane %s", st.Node, nodename, cordonText(res.Cordoned), readyText(res.Ready), res.Via)
-	}
-}
-
-func cordonText(cordoned bool) string {
-	if cordoned {
-		return "cordoned"
-	}
-
-	return "not cordoned"
-}
-
-func readyText(ready bool) string {
-	if ready {
-		return "Ready"
-	}
-
-	return "NotReady"
 }
 
 // scrubError replaces secret values of the configuration that a node's

@@ -81,7 +81,7 @@ func TestDriftRefreshAndMaintenanceDrop(t *testing.T) {
 
 	// The node is reset by hand and comes back in maintenance mode: refresh
 	// drops the resource so that the next up applies the configuration again.
-	if err := talosapi.Reset(context.Background(), talosapi.Target{Node: cp.String(), Creds: creds}, talosapi.ResetRequest{Reboot: true}, fastOpts); err != nil {
+	if _, err := talosapi.Reset(context.Background(), talosapi.Target{Node: cp.String(), Creds: creds}, talosapi.ResetRequest{Reboot: true}, fastOpts); err != nil {
 		t.Fatal(err)
 	}
 

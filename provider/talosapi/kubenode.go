@@ -221,3 +221,11 @@ func ConfigNodename(machineConfig []byte) string {
 
 	return ""
 }
+
+// ConfigIsControlPlane reports whether a machine configuration is a control
+// plane's (machine.type controlplane or init).
+func ConfigIsControlPlane(machineConfig []byte) bool {
+	cfg, err := loadConfig(machineConfig)
+
+	return err == nil && cfg.Machine() != nil && cfg.Machine().Type().IsControlPlane()
+}

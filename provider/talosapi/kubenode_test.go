@@ -62,7 +62,7 @@ func TestRemoveKubernetesNodeAfterReset(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := talosapi.Reset(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ResetRequest{Graceful: true}, o); err != nil {
+	if _, err := talosapi.Reset(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ResetRequest{Graceful: true}, o); err != nil {
 		t.Fatal(err)
 	}
 

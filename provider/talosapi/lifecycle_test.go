@@ -63,7 +63,7 @@ func TestSingleNodeLifecycle(t *testing.T) {
 	ro := o
 	ro.Progress = func(msg string) { progress = append(progress, msg) }
 
-	if err := talosapi.Reset(ctx, target, talosapi.ResetRequest{Graceful: true}, ro); err != nil {
+	if _, err := talosapi.Reset(ctx, target, talosapi.ResetRequest{Graceful: true}, ro); err != nil {
 		t.Fatalf("graceful reset of the last etcd member: %v", err)
 	}
 
@@ -173,7 +173,7 @@ func TestClusterDayTwo(t *testing.T) {
 	}
 
 	// Graceful reset of a control plane: etcd keeps two members.
-	if err := talosapi.Reset(ctx, talosapi.Target{Node: cps[2], Creds: creds}, talosapi.ResetRequest{Graceful: true}, o); err != nil {
+	if _, err := talosapi.Reset(ctx, talosapi.Target{Node: cps[2], Creds: creds}, talosapi.ResetRequest{Graceful: true}, o); err != nil {
 		t.Fatal(err)
 	}
 
@@ -218,7 +218,7 @@ func TestResetWithRebootReturnsToMaintenance(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := talosapi.Reset(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.ResetRequest{Graceful: true, Reboot: true}, o); err != nil {
+	if _, err := talosapi.Reset(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.ResetRequest{Graceful: true, Reboot: true}, o); err != nil {
 		t.Fatal(err)
 	}
 

@@ -21,6 +21,18 @@ type ResetRequest struct {
 	// Reboot reboots the node afterwards (back into maintenance mode when it
 	// boots from the ISO); otherwise it powers off.
 	Reboot bool
+	// ProbeMembers, for a graceful reset of a control plane, is how long
+	// each other etcd member's node is given to answer: etcd refuses the
+	// leave while the members left running would not be a majority, so
+	// members whose nodes do not answer are removed first, as many as the
+	// leave needs (ResetResult.Removed). Zero leaves them alone.
+	ProbeMembers time.Duration
+}
+
+// ResetResult says what a reset did besides resetting the node.
+type ResetResult struct {
+	// Removed are the etcd members removed so that the node could leave.
+	Removed []DownMember
 }
 
 // Reset wipes a configured node's system disk (talosctl reset defaults).
@@ -28,19 +40,21 @@ type ResetRequest struct {
 // and stopped its services; the wipe and power-off follow on the node); with
 // reboot, until the node answers in maintenance mode. A node already in
 // maintenance mode is left alone.
-func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
+func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetResult, error) {
 	o = o.withDefaults()
+
+	var res ResetResult
 
 	conn, err := Connect(ctx, t, o)
 	if err != nil {
-		return err
+		return res, err
 	}
 
 	if conn.Mode == ModeMaintenance {
 		conn.Close() //nolint:errcheck
 		o.report("node %s is in maintenance mode already: nothing to reset", t.Node)
 
-		return nil
+		return res, nil
 	}
 
 	if req.Graceful && lastEtcdMember(ctx, o, conn, t) {
@@ -53,6 +67,14 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 		req.Graceful = false
 	}
 
+	if req.Graceful && req.ProbeMembers > 0 && isEtcdMember(ctx, o, conn) {
+		if res.Removed, err = clearDownMembers(ctx, o, conn, t, req.ProbeMembers); err != nil {
+			conn.Close() //nolint:errcheck
+
+			return res, fmt.Errorf("node %s cannot leave etcd while other members are down: %w", t.Node, err)
+		}
+	}
+
 	actx, cancel := o.attemptContext(ctx)
 	_, err = conn.client.ResetGenericWithResponse(conn.nodeContext(actx), &machineapi.ResetRequest{Graceful: req.Graceful, Reboot: req.Reboot})
 
@@ -60,7 +82,7 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 	conn.Close() //nolint:errcheck
 
 	if err != nil {
-		return fmt.Errorf("node %s refused the reset (graceful=%v): %s", t.Node, req.Graceful, statusMessage(err))
+		return res, fmt.Errorf("node %s refused the reset (graceful=%v): %s", t.Node, req.Graceful, statusMessage(err))
 	}
 
 	o.report("node %s accepted the reset (graceful=%v, reboot=%v)", t.Node, req.Graceful, req.Reboot)
@@ -68,7 +90,7 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 	seenResetting := false
 	accepted := time.Now()
 
-	return o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
+	return res, o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			if classify(err) == failTransient && !req.Reboot {
@@ -106,6 +128,17 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) error {
 
 		return false, "stage " + stage.String(), nil
 	})
+}
+
+// isEtcdMember reports whether the node runs an etcd member (workers and
+// control planes without etcd answer the local member list with an error).
+func isEtcdMember(ctx context.Context, o Options, conn *Conn) bool {
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	_, err := conn.client.EtcdMemberList(conn.nodeContext(actx), &machineapi.EtcdMemberListRequest{QueryLocal: true})
+
+	return err == nil
 }
 
 // lastEtcdMember reports whether the node is its cluster's only etcd member:

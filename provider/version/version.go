@@ -2,5 +2,33 @@
 // from the VERSION file so that the binary, the schema and every SDK agree.
 package version
 
-// Version is overwritten with -ldflags "-X .../provider/version.Version=...".
-var Version = "0.0.0-dev"
+import (
+	"runtime/debug"
+	"strings"
+)
+
+// unset is the version of a build that was given none.
+const unset = "0.0.0-dev"
+
+// Version is overwritten with -ldflags "-X .../provider/version.Version=..." (make provider,
+// make dist). A `go install .../provider/cmd/pulumi-resource-proxmoxtalos@vX.Y.Z` build has
+// no ldflags: it takes X.Y.Z from the module version Go records in the binary.
+var Version = unset
+
+func init() {
+	if Version != unset {
+		return
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		Version = fromModuleVersion(bi.Main.Version)
+	}
+}
+
+// fromModuleVersion turns the main module's version as Go records it ("v0.2.0" for a
+// go install of a tag, "(devel)" or "" for a build inside a checkout) into ours.
+func fromModuleVersion(v string) string {
+	if !strings.HasPrefix(v, "v") || v == "(devel)" {
+		return unset
+	}
+	return strings.TrimPrefix(v, "v")
+}

@@ -76,6 +76,9 @@ func run(example string) error {
 	if err := showKubernetesNodes(cli); err != nil {
 		return err
 	}
+	if err := showTalosMembers(root, work, cli); err != nil {
+		return err
+	}
 
 	step("pulumi destroy")
 	if err := cli.run("destroy", "--yes", "--skip-preview"); err != nil {

@@ -314,7 +314,11 @@ func TestClusterLifecycle(t *testing.T) {
 			t.Errorf("control plane %s is not an etcd member after 1 -> 3", a)
 		}
 	}
-	rep = talosapi.CheckHealth(ctx, talosapi.HealthRequest{
+	// A context of its own: the previous one's 30 s may have passed in the
+	// steps since.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	rep = talosapi.CheckHealth(ctx2, talosapi.HealthRequest{
 		ControlPlanes: []string{l.addr(10), l.addr(11), l.addr(12)}, Workers: []string{l.addr(13), l.addr(14)}, Creds: creds,
 		Kubeconfig: []byte(out.Kubeconfig),
 	}, talosapi.Options{})

@@ -72,7 +72,7 @@ func checkUnchangedThenDestroy(t *testing.T, l *exampleLab, stack auto.Stack) {
 
 // The Go examples are modules of their own, as a user builds them (pulumi up runs go build
 // in the folder): their main packages and go.mod/go.sum must build and vet there. The tests
-// above import only their cluster packages, through the root module.
+// above import only their cluster packages, through tests/e2e/go.mod.
 func TestGoExamplesBuildAsModules(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"go", "go-resources"} {

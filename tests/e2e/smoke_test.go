@@ -120,7 +120,7 @@ outputs:
 
 // An inline Go program through the Automation API, with the same hermetic environment, the
 // lab config as typed stack config, and the generated Go SDK (sdk/, its own module, used
-// here through the replace directive in go.mod) calling the provider.
+// here through the replace directive in tests/e2e/go.mod) calling the provider.
 func TestInlineProgramSeesLabConfig(t *testing.T) {
 	t.Parallel()
 	env := harness.NewEnv(t)

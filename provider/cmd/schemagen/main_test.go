@@ -34,10 +34,11 @@ func TestSchemaCarriesPackageMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	var spec struct {
-		Name       string                    `json:"name"`
-		Version    string                    `json:"version"`
-		Repository string                    `json:"repository"`
-		Language   map[string]map[string]any `json:"language"`
+		Name              string                    `json:"name"`
+		Version           string                    `json:"version"`
+		Repository        string                    `json:"repository"`
+		PluginDownloadURL string                    `json:"pluginDownloadURL"`
+		Language          map[string]map[string]any `json:"language"`
 	}
 	if err := json.Unmarshal(b, &spec); err != nil {
 		t.Fatal(err)
@@ -50,7 +51,9 @@ func TestSchemaCarriesPackageMetadata(t *testing.T) {
 			t.Errorf("schema language.%s.%s is not set", lang, key)
 		}
 	}
-	if strings.Contains(string(b), "pluginDownloadURL") {
-		t.Errorf("the schema names a plugin download URL; the provider is installed from a local build")
+	// Every SDK passes this URL with each resource, so the engine downloads the plugin
+	// from the repository's GitHub releases by itself.
+	if spec.PluginDownloadURL != "github://api.github.com/proxmoxtalos/proxmoxtalos" {
+		t.Errorf("schema pluginDownloadURL is %q, want the GitHub releases of proxmoxtalos/proxmoxtalos", spec.PluginDownloadURL)
 	}
 }

@@ -77,6 +77,10 @@ export class ClusterHealth extends pulumi.CustomResource {
      */
     declare public readonly otherNodes: pulumi.Output<string[] | undefined>;
     /**
+     * A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+     */
+    declare public readonly recheck: pulumi.Output<string | undefined>;
+    /**
      * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      */
     declare public readonly requires: pulumi.Output<string | undefined>;
@@ -116,6 +120,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["kubeconfig"] = args?.kubeconfig ? pulumi.secret(args.kubeconfig) : undefined;
             resourceInputs["kubernetesEndpoint"] = args?.kubernetesEndpoint;
             resourceInputs["otherNodes"] = args?.otherNodes;
+            resourceInputs["recheck"] = args?.recheck;
             resourceInputs["requires"] = args?.requires;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["triggers"] = args?.triggers;
@@ -129,6 +134,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["kubernetesEndpoint"] = undefined /*out*/;
             resourceInputs["nodes"] = undefined /*out*/;
             resourceInputs["otherNodes"] = undefined /*out*/;
+            resourceInputs["recheck"] = undefined /*out*/;
             resourceInputs["requires"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["triggers"] = undefined /*out*/;
@@ -169,6 +175,10 @@ export interface ClusterHealthArgs {
      * Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
      */
     otherNodes?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+     */
+    recheck?: pulumi.Input<string | undefined>;
     /**
      * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      */

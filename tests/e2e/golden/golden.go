@@ -2,7 +2,7 @@
 // truly varies between runs is normalised (the lab's address block and
 // ports, durations, HMAC fingerprints keyed by random cluster secrets,
 // random MAC addresses and UUIDs); everything a reviewer reads stays.
-// `go test ./tests/e2e/ -run Golden -update` rewrites the files.
+// `cd tests/e2e && go test . -run Golden -update` rewrites the files.
 package golden
 
 import (
@@ -122,12 +122,19 @@ var stepHeader = regexp.MustCompile(`^ {4}[^ \[].*: \([a-z-]+\)$`)
 
 var urnLine = regexp.MustCompile(`^ +\[urn=(.*)\]$`)
 
+// heartbeat is the line the CLI's non-interactive display prints when no
+// step has finished for a while ("@ previewing update...."): it says how
+// slow the machine was, not what the preview shows, and it may fall between
+// two steps' blocks.
+var heartbeat = regexp.MustCompile(`(?m)^@ [a-z]+ [a-z]+\.*\n`)
+
 // SortSteps orders the resource blocks of a preview by resource name and
 // type (each node's resources together): the engine
 // reports steps of independent resources in the order it reaches them,
-// which varies between runs. Lines outside the blocks keep their place.
+// which varies between runs. Lines outside the blocks keep their place;
+// progress heartbeats are dropped.
 func SortSteps(text string) string {
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(heartbeat.ReplaceAllString(text, ""), "\n")
 
 	type block struct {
 		urn   string

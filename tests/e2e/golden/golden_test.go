@@ -80,12 +80,14 @@ func TestSortSteps(t *testing.T) {
 	in := `Previewing update (test):
   pulumi:pulumi:Stack: (same)
     [urn=urn:pulumi:test::demo::pulumi:pulumi:Stack::demo-test]
+@ previewing update....
     ~ proxmoxtalos:proxmox:VirtualMachine: (update)
         [id=pve2/<vmid>]
         [urn=urn:b]
       ~ cpu: {
           ~ cores: 2 => 4
         }
+@ previewing update....
     +-proxmoxtalos:proxmox:DownloadFile: (replace)
         [id=pve1/x]
         [urn=urn:a]

@@ -55,28 +55,44 @@ func (s *Server) hClusterStatus(*request) (any, error) {
 	return out, nil
 }
 
-// hResources is /cluster/resources with the optional type filter.
+// hResources is /cluster/resources with the optional type filter
+// (pve-manager PVE/API2/Cluster.pm resources): guests the caller holds
+// VM.Audit on (their pool only with Pool.Audit on it), every node (its
+// usage only with Sys.Audit on it), storages with Datastore.Audit, pools
+// with Pool.Audit.
 func (s *Server) hResources(r *request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	typ := r.p["type"]
 	var out []map[string]any
 	if typ == "" || typ == "vm" {
+		audit := func(id int, e map[string]any) {
+			if !s.hasLocked(r.user, fmt.Sprintf("/vms/%d", id), "VM.Audit") {
+				return
+			}
+			if p, ok := e["pool"].(string); ok && !s.hasLocked(r.user, "/pool/"+p, "Pool.Audit") {
+				delete(e, "pool")
+			}
+			out = append(out, e)
+		}
 		for _, id := range s.vmIDsLocked() {
-			out = append(out, s.vmResourceLocked(s.vms[id]))
+			audit(id, s.vmResourceLocked(s.vms[id]))
 		}
 		for _, id := range s.containerIDsLocked() {
-			out = append(out, s.cts[id].resource(id))
+			audit(id, s.cts[id].resource(id))
 		}
 	}
 	if typ == "" || typ == "node" {
 		for _, n := range s.nodes {
-			out = append(out, s.nodeSummaryLocked(n, true))
+			out = append(out, s.nodeEntryLocked(r.user, n, true))
 		}
 	}
 	if typ == "" || typ == "storage" {
 		for _, n := range s.nodes {
 			for _, st := range n.storages {
+				if !s.hasLocked(r.user, "/storage/"+st.spec.ID, "Datastore.Audit") {
+					continue
+				}
 				out = append(out, map[string]any{
 					"id": "storage/" + n.spec.Name + "/" + st.spec.ID, "type": "storage", "storage": st.spec.ID,
 					"node": n.spec.Name, "status": availability(n.online), "content": strings.Join(st.spec.Content, ","),
@@ -85,9 +101,11 @@ func (s *Server) hResources(r *request) (any, error) {
 			}
 		}
 	}
-	if typ == "" {
+	if typ == "" || typ == "pool" {
 		for _, id := range sortedKeys(s.pools) {
-			out = append(out, map[string]any{"id": "/pool/" + id, "type": "pool", "pool": id})
+			if s.hasLocked(r.user, "/pool/"+id, "Pool.Audit") {
+				out = append(out, map[string]any{"id": "/pool/" + id, "type": "pool", "pool": id})
+			}
 		}
 	}
 	if out == nil {
@@ -123,6 +141,19 @@ func (s *Server) vmResourceLocked(v *vm) map[string]any {
 		res["pool"] = p
 	}
 	return res
+}
+
+// nodeEntryLocked is a node as /nodes and /cluster/resources list it: its
+// usage figures only for callers with Sys.Audit on it (API2Tools.pm
+// extract_node_stats with $exclude_stats).
+func (s *Server) nodeEntryLocked(user string, n *node, resource bool) map[string]any {
+	m := s.nodeSummaryLocked(n, resource)
+	if !s.hasLocked(user, "/nodes/"+n.spec.Name, "Sys.Audit") {
+		for _, k := range []string{"uptime", "cpu", "mem", "disk", "maxcpu", "maxmem", "maxdisk"} {
+			delete(m, k)
+		}
+	}
+	return m
 }
 
 func (s *Server) nodeSummaryLocked(n *node, resource bool) map[string]any {
@@ -167,13 +198,20 @@ func (s *Server) poolOfLocked(vmid int) string {
 	return ""
 }
 
-// hClusterTasks lists recent tasks of all nodes.
-func (s *Server) hClusterTasks(*request) (any, error) {
+// hClusterTasks lists recent tasks of all nodes: all of them with
+// Sys.Audit on /, else those whose user is the caller. The user of a
+// token's task is the token's user, so a token sees none of its own tasks
+// here (pve-manager PVE/API2/Cluster.pm tasks compares the split user).
+func (s *Server) hClusterTasks(r *request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	all := s.hasLocked(r.user, "/", "Sys.Audit")
 	out := []map[string]any{}
 	for i := len(s.taskOrder) - 1; i >= 0; i-- {
-		out = append(out, taskListEntry(s.taskOrder[i]))
+		e := taskListEntry(s.taskOrder[i])
+		if all || e["user"] == r.user {
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }
@@ -181,7 +219,11 @@ func (s *Server) hClusterTasks(*request) (any, error) {
 func taskListEntry(t *task) map[string]any {
 	e := map[string]any{
 		"upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart, "starttime": t.start.Unix(),
-		"type": t.typ, "id": t.id, "user": t.user,
+		"type": t.typ, "id": t.id,
+	}
+	e["user"], e["tokenid"] = t.owner()
+	if e["tokenid"] == "" {
+		delete(e, "tokenid")
 	}
 	if t.done {
 		e["status"] = t.exit
@@ -190,11 +232,19 @@ func taskListEntry(t *task) map[string]any {
 	return e
 }
 
-// hStorageList is /storage: the storage configuration (storage.cfg).
-func (s *Server) hStorageList(*request) (any, error) {
+// hStorageList is /storage: the storage configuration (storage.cfg), of
+// the storages the caller holds Datastore.Audit or
+// Datastore.AllocateSpace on (pve-storage API2/Storage/Config.pm index).
+func (s *Server) hStorageList(r *request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.storageConfigsLocked(""), nil
+	out := []map[string]any{}
+	for _, c := range s.storageConfigsLocked("") {
+		if s.checkAnyLocked(r.user, "/storage/"+c["storage"].(string), "Datastore.Audit", "Datastore.AllocateSpace") == nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) hStorageGet(r *request) (any, error) {

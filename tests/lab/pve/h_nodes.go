@@ -6,12 +6,14 @@ import (
 	"time"
 )
 
-func (s *Server) hNodes(*request) (any, error) {
+// hNodes is GET /nodes (pve-manager PVE/API2/Nodes.pm index): every node,
+// its usage only for callers with Sys.Audit on it.
+func (s *Server) hNodes(r *request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []map[string]any{}
 	for _, n := range s.nodes {
-		out = append(out, s.nodeSummaryLocked(n, false))
+		out = append(out, s.nodeEntryLocked(r.user, n, false))
 	}
 	return out, nil
 }
@@ -61,6 +63,12 @@ func (s *Server) hNetwork(r *request) (any, error) {
 	out := []map[string]any{}
 	for _, iface := range s.interfaces(n) {
 		t := iface["type"].(string)
+		// bridges only where the caller may audit or use them
+		// (PVE/API2/Network.pm index, check_sdn_bridge)
+		if t == "bridge" && r.user != "root@pam" &&
+			!s.checkSDNBridgeLocked(r.user, "localnetwork", iface["iface"].(string), "SDN.Audit", "SDN.Use") {
+			continue
+		}
 		switch typ {
 		case "", "include_sdn":
 		case "any_bridge", "any_local_bridge":
@@ -135,11 +143,25 @@ func (s *Server) taskLocked(r *request) (*task, error) {
 	return t, nil
 }
 
+// taskAccessLocked: the task's owner may read (and stop) it, anyone else
+// needs priv on the task's node (pve-manager PVE/API2/Tasks.pm
+// $check_task_user: a token owns its tasks, a user its own and its tokens').
+func (s *Server) taskAccessLocked(r *request, t *task, priv string) error {
+	user, tokenid := t.owner()
+	if r.user == user || (tokenid != "" && r.user == user+"!"+tokenid) {
+		return nil
+	}
+	return s.checkLocked(r.user, "/nodes/"+r.p["node"], priv)
+}
+
 func (s *Server) hTaskStatus(r *request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.taskLocked(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.taskAccessLocked(r, t, "Sys.Audit"); err != nil {
 		return nil, err
 	}
 	return t.status(true), nil
@@ -159,6 +181,9 @@ func (s *Server) hTaskIndex(r *request) (any, error) {
 func (s *Server) hTaskLog(r *request) (any, error) {
 	s.mu.Lock()
 	t, err := s.taskLocked(r)
+	if err == nil {
+		err = s.taskAccessLocked(r, t, "Sys.Audit")
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -195,6 +220,9 @@ func (s *Server) hTaskLog(r *request) (any, error) {
 func (s *Server) hTaskStop(r *request) (any, error) {
 	s.mu.Lock()
 	t, err := s.taskLocked(r)
+	if err == nil {
+		err = s.taskAccessLocked(r, t, "Sys.Modify")
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -214,11 +242,20 @@ func (s *Server) hNodeTasks(r *request) (any, error) {
 	if v, ok := r.p["limit"]; ok {
 		limit, _ = strconv.Atoi(v)
 	}
+	auditor := s.hasLocked(r.user, "/nodes/"+r.p["node"], "Sys.Audit")
 	var all []map[string]any
 	for i := len(s.taskOrder) - 1; i >= 0; i-- {
 		t := s.taskOrder[i]
 		if t.node != r.p["node"] {
 			continue
+		}
+		if user, tokenid := t.owner(); !auditor && r.user != user && (tokenid == "" || r.user != user+"!"+tokenid) {
+			continue
+		}
+		if f := r.p["userfilter"]; f != "" {
+			if user, _ := t.owner(); !strings.Contains(strings.ToLower(user), strings.ToLower(f)) {
+				continue
+			}
 		}
 		if v := r.p["vmid"]; v != "" && t.id != v {
 			continue

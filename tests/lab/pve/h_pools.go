@@ -21,6 +21,11 @@ func (s *Server) hPoolList(r *request) (any, error) {
 	}
 	out := []map[string]any{}
 	for _, id := range sortedKeys(s.pools) {
+		// pools the caller may audit (a listing by poolid checks
+		// Pool.Audit but ignores the answer: Pool.pm index)
+		if !s.hasLocked(r.user, "/pool/"+id, "Pool.Audit") {
+			continue
+		}
 		e := map[string]any{"poolid": id}
 		if c := s.pools[id].comment; c != "" {
 			e["comment"] = c
@@ -99,21 +104,36 @@ func (s *Server) hPoolUpdate(r *request) (any, error) {
 	// Validate everything before changing anything (the real code works on
 	// a copy of user.cfg and writes it only at the end).
 	vmids := []int{}
+	// a permission error inside lock_user_config becomes part of its
+	// "update pools failed: ..." die: a 500, not a 403
+	permFail := func(err error) error { return fail("update pools failed: %s", errorText(err)) }
 	for _, v := range splitList(r.p["vms"]) {
 		vmid, _ := strconv.Atoi(v)
+		// changing a pool's members changes who may do what with them
+		if err := s.checkPermModifyLocked(r.user, "/vms/"+v); err != nil {
+			return nil, permFail(err)
+		}
 		switch {
 		case del && !p.vms[vmid]:
 			return nil, fail("update pools failed: VM %d is not a pool member\n", vmid)
 		case !del && p.vms[vmid]:
 			return nil, fail("update pools failed: VM %d is already a pool member\n", vmid)
 		case !del:
-			if other := s.poolOfLocked(vmid); other != "" && r.p["allow-move"] != "1" {
-				return nil, fail("update pools failed: VM %d belongs already to pool '%s' and 'allow-move' is not set\n", vmid, other)
+			if other := s.poolOfLocked(vmid); other != "" {
+				if r.p["allow-move"] != "1" {
+					return nil, fail("update pools failed: VM %d belongs already to pool '%s' and 'allow-move' is not set\n", vmid, other)
+				}
+				if err := s.checkLocked(r.user, "/pool/"+other, "Pool.Allocate"); err != nil {
+					return nil, permFail(err)
+				}
 			}
 		}
 		vmids = append(vmids, vmid)
 	}
 	for _, st := range splitList(r.p["storage"]) {
+		if err := s.checkPermModifyLocked(r.user, "/storage/"+st); err != nil {
+			return nil, permFail(err)
+		}
 		if del && !p.storage[st] {
 			return nil, fail("update pools failed: Storage '%s' is not a pool member\n", st)
 		}

@@ -108,6 +108,7 @@ func (s *Server) hConfigPut(r *request) (any, error) { return s.updateVM(r, true
 
 // configUpdate is a parsed update request.
 type configUpdate struct {
+	user     string // who asks: the checks that depend on current values run in the update
 	params   map[string]string
 	deletes  []string
 	reverts  map[string]bool
@@ -121,7 +122,7 @@ type configUpdate struct {
 // worker (POST).
 func (s *Server) updateVM(r *request, sync bool) (any, error) {
 	vmid, nodeName := r.vmid(), r.p["node"]
-	u := configUpdate{params: map[string]string{}, reverts: map[string]bool{}, digest: r.p["digest"], skipLock: r.p["skiplock"] == "1", force: r.p["force"] == "1"}
+	u := configUpdate{user: r.user, params: map[string]string{}, reverts: map[string]bool{}, digest: r.p["digest"], skipLock: r.p["skiplock"] == "1", force: r.p["force"] == "1"}
 	for k, val := range r.p {
 		if !notConfigKeys[k] && k != "force" {
 			u.params[k] = val
@@ -159,13 +160,11 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 		}
 		u.deletes = append(u.deletes, opt)
 	}
-	if err := checkModifyPerm(r.user, u.deletes); err != nil {
-		return nil, err
-	}
-	if err := checkModifyPerm(r.user, sortedKeys(u.params)); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
+	if err := s.checkUpdatePermsLocked(r.user, vmid, &u); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	if err := s.checkDriveParamsLocked(nodeName, u.params, ""); err != nil {
 		s.mu.Unlock()
 		return nil, err
@@ -210,6 +209,97 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 		defer unlock()
 		return s.applyUpdate(l, nodeName, vmid, &u)
 	})
+}
+
+// checkUpdatePermsLocked is $update_vm_api's permission part before the
+// config is loaded: each deleted and set option, the storages of new
+// drives, the bridges of new NICs. What depends on the current values
+// (the drive being replaced, tags) is checked as the update runs.
+func (s *Server) checkUpdatePermsLocked(user string, vmid int, u *configUpdate) error {
+	if err := s.checkModifyConfigLocked(user, vmid, "", u.deletes); err != nil {
+		return err
+	}
+	if err := s.checkModifyConfigLocked(user, vmid, "", sortedKeys(u.params)); err != nil {
+		return err
+	}
+	if err := s.checkStorageAccessLocked(user, vmid, u.params, ""); err != nil {
+		return err
+	}
+	return s.checkBridgeAccessLocked(user, u.params)
+}
+
+// checkDrivePermLocked is $check_drive_perms: a cloud-init drive needs
+// VM.Config.Cloudinit and VM.Config.CDROM, a CD drive VM.Config.CDROM, a
+// disk VM.Config.Disk.
+func (s *Server) checkDrivePermLocked(user string, vmid int, key, value string) error {
+	if user == "root@pam" {
+		return nil
+	}
+	d, _ := s.parseDrive(key, value)
+	switch {
+	case strings.Contains(d["file"], "cloudinit"):
+		return s.checkVMLocked(user, vmid, "", false, "VM.Config.Cloudinit", "VM.Config.CDROM")
+	case d["media"] == "cdrom":
+		return s.checkVMLocked(user, vmid, "", false, "VM.Config.CDROM")
+	}
+	return s.checkVMLocked(user, vmid, "", false, "VM.Config.Disk")
+}
+
+// checkDeletePermLocked is the per-option check $updatefn makes as it
+// deletes opt (current value val).
+func (s *Server) checkDeletePermLocked(user string, v *vm, opt, val string) error {
+	if user == "root@pam" {
+		return nil
+	}
+	prefix, _, indexed := keyIndex(opt)
+	switch {
+	case indexed && prefix == "unused":
+		return s.checkVMLocked(user, v.vmid, "", false, "VM.Config.Disk")
+	case isDriveKey(opt):
+		return s.checkDrivePermLocked(user, v.vmid, opt, val)
+	case indexed && prefix == "serial":
+		if val != "socket" {
+			return fail("only root can delete '%s' config for real devices\n", opt)
+		}
+		return s.checkVMLocked(user, v.vmid, "", false, "VM.Config.HWType")
+	case opt == "tags":
+		// assert_tag_permissions; with the default tag access ("free")
+		// any tag is allowed then
+		return s.checkVMLocked(user, v.vmid, "", false, "VM.Config.Options")
+	case indexed && prefix == "net":
+		if cur, ok := v.conf[opt]; ok {
+			return s.checkBridgeAccessLocked(user, map[string]string{opt: cur})
+		}
+	}
+	return nil
+}
+
+// checkSetPermLocked is the per-option check $updatefn makes as it sets opt
+// to val: the drive it replaces and the new one, serial ports, tags, the
+// bridge of the NIC it replaces.
+func (s *Server) checkSetPermLocked(user string, v *vm, opt, val string) error {
+	if user == "root@pam" {
+		return nil
+	}
+	prefix, _, indexed := keyIndex(opt)
+	switch {
+	case isDriveKey(opt):
+		if old, ok := v.conf[opt]; ok {
+			if err := s.checkDrivePermLocked(user, v.vmid, opt, old); err != nil {
+				return err
+			}
+		}
+		return s.checkDrivePermLocked(user, v.vmid, opt, val)
+	case indexed && prefix == "serial":
+		if old, ok := v.conf[opt]; (!ok || old == "socket") && val == "socket" {
+			return s.checkVMLocked(user, v.vmid, "", false, "VM.Config.HWType")
+		}
+		return fail("only root can modify '%s' config for real devices\n", opt)
+	case opt == "tags", indexed && prefix == "net":
+		// as for a deletion: the tag privilege, the current NIC's bridge
+		return s.checkDeletePermLocked(user, v, opt, val)
+	}
+	return nil
 }
 
 // loadAndCheckLocked is $load_and_check_config.
@@ -299,6 +389,9 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 			logf("cannot delete '%s' - not set in current configuration!", opt)
 			continue
 		}
+		if err := s.checkDeletePermLocked(u.user, v, opt, val); err != nil {
+			return err
+		}
 		_, isPending := v.pending[opt]
 		delete(v.pending, opt)
 		if explicitBoot && contains(bootOrder, opt) {
@@ -333,6 +426,9 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 		val := u.params[opt]
 		if cur, ok := v.pending[opt]; ok && cur == val {
 			continue
+		}
+		if err := s.checkSetPermLocked(u.user, v, opt, val); err != nil {
+			return err
 		}
 		switch {
 		case isDriveKey(opt):

@@ -10,14 +10,14 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pveapi"
 )
 
-// hQemuList is GET /nodes/{node}/qemu.
+// hQemuList is GET /nodes/{node}/qemu: the VMs the caller holds VM.Audit on.
 func (s *Server) hQemuList(r *request) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []map[string]any{}
 	for _, id := range s.vmIDsLocked() {
 		v := s.vms[id]
-		if v.node != r.p["node"] {
+		if v.node != r.p["node"] || !s.hasLocked(r.user, fmt.Sprintf("/vms/%d", id), "VM.Audit") {
 			continue
 		}
 		st := s.vmStatusLocked(v)
@@ -51,6 +51,41 @@ var notConfigKeys = map[string]bool{
 	"background_delay": true, "skip_cloud_init": true,
 }
 
+// checkCreatePermsLocked is create_vm's permission part: the pool must
+// exist, the default storage needs Datastore.AllocateSpace, the VM
+// VM.Allocate on /vms/<vmid> or on the pool, then every option, drive and
+// bridge its own privilege.
+func (s *Server) checkCreatePermsLocked(r *request, vmid int, params map[string]string) error {
+	pool, hasPool := r.p["pool"]
+	if hasPool {
+		if err := s.poolMustExistLocked(pool); err != nil {
+			return err
+		}
+	}
+	if st, ok := r.p["storage"]; ok {
+		if err := s.checkLocked(r.user, "/storage/"+st, "Datastore.AllocateSpace"); err != nil {
+			return err
+		}
+	}
+	if !s.hasLocked(r.user, fmt.Sprintf("/vms/%d", vmid), "VM.Allocate") &&
+		!(pool != "" && s.hasLocked(r.user, "/pool/"+pool, "VM.Allocate")) && r.user != "root@pam" {
+		return permError("")
+	}
+	if err := s.checkStorageAccessLocked(r.user, vmid, params, r.p["storage"]); err != nil {
+		return err
+	}
+	if err := s.checkModifyConfigLocked(r.user, vmid, pool, sortedKeys(params)); err != nil {
+		return err
+	}
+	if err := checkSerialPerm(r.user, params); err != nil {
+		return fail("%s", err.Error())
+	}
+	if err := s.checkSerialSocketLocked(r.user, vmid, pool, params); err != nil {
+		return err
+	}
+	return s.checkBridgeAccessLocked(r.user, params)
+}
+
 // hQemuCreate is create_vm (qemu-server src/PVE/API2/Qemu.pm): synchronous
 // checks, create_and_lock_config (a config with "lock: create"), then a
 // qmcreate worker that allocates disks and writes the config; a failed
@@ -68,18 +103,10 @@ func (s *Server) hQemuCreate(r *request) (any, error) {
 			params[k] = v
 		}
 	}
-	if err := checkModifyPerm(r.user, sortedKeys(params)); err != nil {
-		return nil, err
-	}
-	if err := checkSerialPerm(r.user, params); err != nil {
-		return nil, fail("%s", err.Error())
-	}
 	s.mu.Lock()
-	if pool, ok := r.p["pool"]; ok {
-		if err := s.poolMustExistLocked(pool); err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
+	if err := s.checkCreatePermsLocked(r, vmid, params); err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
 	if err := s.checkDriveParamsLocked(nodeName, params, r.p["storage"]); err != nil {
 		s.mu.Unlock()
@@ -164,7 +191,7 @@ func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[str
 	for k, val := range created {
 		conf[k] = val
 	}
-	conf["meta"] = fmt.Sprintf("creation-qemu=9.2.0,ctime=%d", time.Now().Unix())
+	conf["meta"] = fmt.Sprintf("creation-qemu=10.1.2,ctime=%d", time.Now().Unix())
 	if _, ok := conf["boot"]; !ok {
 		if b := s.defaultBootOrder(conf); b != "" {
 			conf["boot"] = b
@@ -270,6 +297,12 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 			if !full && !strings.Contains(d["file"], "cloudinit") && !src.isTemplate() {
 				return nil, false, fail("Linked clone feature is not supported for '%s' (%s)\n", d["file"], k)
 			}
+		}
+		if err := s.checkCloneStorageAccessLocked(r.user, src.conf, storageID); err != nil {
+			return nil, false, err
+		}
+		if err := s.checkBridgeAccessLocked(r.user, src.conf); err != nil {
+			return nil, false, err
 		}
 		if target != "" {
 			return nil, false, fail("can't clone VM to node '%s' (VM uses local storage)\n", target)

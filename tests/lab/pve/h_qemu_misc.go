@@ -80,9 +80,7 @@ func (s *Server) hDestroy(r *request) (any, error) {
 			delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
 			l.Logf("Removed volume '%s'", vol.volid())
 		}
-		for _, p := range s.pools {
-			delete(p.vms, vmid)
-		}
+		s.removeVMAccessLocked(vmid)
 		if purge {
 			l.Logf("purging VM %d from related configurations..", vmid)
 		}

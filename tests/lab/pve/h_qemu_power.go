@@ -19,7 +19,26 @@ func (s *Server) hStatusCurrent(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.vmStatusLocked(v), nil
+	st := s.vmStatusLocked(v)
+	if v.running {
+		// what vmstatus($vmid, 1) adds from QMP for a running VM: the
+		// balloon (enabled unless balloon=0), block and NIC counters
+		st["proxmox-support"] = map[string]any{}
+		blocks := map[string]any{}
+		for _, k := range sortedKeys(v.runConf) {
+			if isDriveKey(k) {
+				blocks[k] = map[string]any{"rd_bytes": 0, "wr_bytes": 0, "rd_operations": 0, "wr_operations": 0}
+			}
+		}
+		st["blockstat"] = blocks
+		if intOr(v.runConf, "balloon", 1) != 0 {
+			max := st["maxmem"].(int64)
+			st["balloon"] = max
+			st["freemem"] = max - st["mem"].(int64)
+			st["ballooninfo"] = map[string]any{"actual": max, "max_mem": max, "total_mem": max, "free_mem": st["freemem"]}
+		}
+	}
+	return st, nil
 }
 
 func (s *Server) hStatusIndex(r *request) (any, error) {

@@ -25,6 +25,10 @@ func (s *Server) hNodeStorages(r *request) (any, error) {
 	n := s.node(r.p["node"])
 	out := []map[string]any{}
 	for _, st := range n.storages {
+		// storages the caller may audit or allocate on (Status.pm index)
+		if s.checkAnyLocked(r.user, "/storage/"+st.spec.ID, "Datastore.Audit", "Datastore.AllocateSpace") != nil {
+			continue
+		}
 		if c := r.p["content"]; c != "" && !st.hasContent(c) {
 			continue
 		}
@@ -86,6 +90,10 @@ func (s *Server) hContentList(r *request) (any, error) {
 		if id := r.p["vmid"]; id != "" && strconv.Itoa(v.owner) != id {
 			continue
 		}
+		// only volumes the caller may read (Content.pm index)
+		if s.checkVolumeAccessLocked(r.user, 0, v.volid()) != nil {
+			continue
+		}
 		out = append(out, volumeEntry(v))
 	}
 	return out, nil
@@ -137,6 +145,9 @@ func (s *Server) hContentGet(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkVolumeAccessLocked(r.user, 0, sid+":"+name); err != nil {
+		return nil, err
+	}
 	v, ok := st.volumes[name]
 	if !ok {
 		return nil, fail("volume_size_info on '%s:%s' failed - no format\n", sid, name)
@@ -161,6 +172,11 @@ func (s *Server) hContentDelete(r *request) (any, error) {
 	}
 	sid, name, err := realVolumeID(st.spec.ID, r.p["volume"])
 	if err != nil {
+		return nil, err
+	}
+	// Content.pm delete: Datastore.Allocate on the storage (backups, which
+	// the lab has none of, need less)
+	if err := s.checkLocked(r.user, "/storage/"+sid, "Datastore.Allocate"); err != nil {
 		return nil, err
 	}
 	id := sid

@@ -8,6 +8,7 @@ import "fmt"
 func (s *Server) registerHandlers() error {
 	h := map[string]handlerFunc{
 		"GET /version":                                s.hVersion,
+		"GET /access/permissions":                     s.hPermissions,
 		"GET /cluster/nextid":                         s.hNextID,
 		"GET /cluster/resources":                      s.hResources,
 		"GET /cluster/status":                         s.hClusterStatus,

@@ -67,7 +67,10 @@ func (s *Server) hMoveDisk(r *request) (any, error) {
 		return v, d, src, st, nil
 	}
 	s.mu.Lock()
-	_, _, _, _, err := check()
+	err := s.checkLocked(r.user, "/storage/"+storeID, "Datastore.AllocateSpace")
+	if err == nil {
+		_, _, _, _, err = check()
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err

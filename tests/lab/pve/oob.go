@@ -90,9 +90,7 @@ func (s *Server) DeleteVM(vmid int) error {
 	for _, vol := range s.vmVolumesLocked(v) {
 		delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
 	}
-	for _, p := range s.pools {
-		delete(p.vms, vmid)
-	}
+	s.removeVMAccessLocked(vmid)
 	delete(s.vms, vmid)
 	return nil
 }
@@ -114,24 +112,33 @@ func (s *Server) StopVM(vmid int) error {
 	return nil
 }
 
-// SetFaults replaces the injected faults at run time.
+// SetFaults replaces the injected faults at run time; the counting of the
+// script's rules starts afresh. An invalid rule panics: it is a mistake in
+// the test that sets it.
 func (s *Server) SetFaults(f Faults) {
+	if err := f.Validate(); err != nil {
+		panic(err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	f.Script = append([]FaultRule(nil), f.Script...)
 	s.faults = f
+	s.resetScriptLocked()
 }
 
 // Faults returns the injected faults.
 func (s *Server) Faults() Faults {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.faults
+	f := s.faults
+	f.Script = append([]FaultRule(nil), f.Script...)
+	return f
 }
 
 // RestartNode takes a node offline for down (real time), as a power loss
 // does: its running VMs stop, its running tasks die (see powerLossLocked),
-// and its API answers 595 until it is back. VMs are not restarted
-// automatically (onboot is not simulated).
+// and its API answers 595 until it is back. Once back it starts its VMs
+// with onboot=1, as pve-guests.service does (see startAllLocked).
 func (s *Server) RestartNode(name string, down time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,9 +189,12 @@ func (s *Server) powerLossLocked(n *node, down time.Duration) {
 		case <-s.ctx.Done():
 		}
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		n.online, n.bootTime = true, time.Now()
-		s.mu.Unlock()
 		s.logf("node %s is back", n.spec.Name)
+		if s.ctx.Err() == nil {
+			s.startAllLocked(n)
+		}
 	}()
 }
 

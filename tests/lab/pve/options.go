@@ -89,6 +89,20 @@ type Faults struct {
 	// NodeDowntime is how long a restarting node stays unreachable (real
 	// time, not scaled). Default 2s.
 	NodeDowntime time.Duration
+	// Script holds deterministic faults (see FaultRule): the Nth call of
+	// an endpoint, the Nth task of a type, a node powered off for a time.
+	// Setting the faults starts counting afresh.
+	Script []FaultRule
+}
+
+// Validate checks the script's rules.
+func (f Faults) Validate() error {
+	for _, r := range f.Script {
+		if err := r.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f Faults) nodeDowntime() time.Duration {
@@ -158,6 +172,9 @@ func (o *Options) withDefaults() error {
 	}
 	if o.MACPrefix == "" {
 		o.MACPrefix = "BC:24:11"
+	}
+	if err := o.Faults.Validate(); err != nil {
+		return err
 	}
 	if o.TimeScale < 0 {
 		return fmt.Errorf("lab: time scale %v is negative", o.TimeScale)

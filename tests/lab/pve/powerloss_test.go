@@ -161,7 +161,7 @@ func TestInjectedTaskFailureCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exit := waitExit(t, ctx, task); !strings.Contains(exit, "fault injection") {
+	if exit := waitExit(t, ctx, task); !strings.HasSuffix(exit, "failed: got timeout") {
 		t.Fatalf("create with TaskFailureRate 1: %q", exit)
 	}
 	if vms := s.VMs(); len(vms) != 0 {

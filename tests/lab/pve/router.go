@@ -3,6 +3,7 @@ package pve
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,7 +48,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	user, aerr := s.authenticate(hr)
 	if aerr != nil {
-		// pve-http-server delays failed logins by 3 seconds.
+		// pve-http-server delays refused logins by 3 seconds
+		// (src/PVE/APIServer/AnyEvent.pm: "always delay unauthorized
+		// calls by 3 seconds"), scaled by the lab's time scale.
 		s.sleepReal(3 * time.Second)
 		writeError(w, aerr)
 		return
@@ -74,6 +77,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		}
 		raw[k] = v
 	}
+	s.mu.Lock()
+	permErr := s.checkAPI2Locked(m, rel, user, raw)
+	s.mu.Unlock()
+	if permErr != nil {
+		writeError(w, asAPIError(permErr))
+		return
+	}
 	if nodeName, ok := pathVars["node"]; ok {
 		if e := s.checkNodeReachable(nodeName); e != nil {
 			writeError(w, e)
@@ -89,7 +99,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.faults.ServerErrorOnCall = ""
 		inject = "ServerErrorOnCall"
 	}
+	scripted, lost := s.scriptCallLocked(hr.Method, m.Path, pathVars["node"], rel)
 	s.mu.Unlock()
+	if scripted != nil && inject == "" && !lost {
+		writeError(w, scripted)
+		return
+	}
 	if inject != "" {
 		writeError(w, fail("lab fault injection: internal server error (%s)\n", inject))
 		return
@@ -100,12 +115,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	data, err := h(&request{ctx: hr.Context(), method: m, p: params, raw: raw, user: user})
+	if scripted != nil && inject == "" {
+		writeError(w, scripted) // the call ran; its answer is lost
+		return
+	}
 	if err != nil {
-		if ae, ok := err.(*apiError); ok {
-			writeError(w, ae)
-		} else {
-			writeError(w, fail("%s", err.Error()))
-		}
+		writeError(w, asAPIError(err))
 		return
 	}
 	if r, ok := data.(result); ok {
@@ -128,11 +143,13 @@ func writeTotal(w http.ResponseWriter, data any, total int) {
 	_, _ = w.Write(body)
 }
 
-// authenticate accepts only the lab's API token. Like
-// PVE::APIServer::Formatter::extract_auth_value it reads
-// "PVEAPIToken=<id>=<secret>" from the Authorization header; a missing
-// token is "No ticket", a wrong one "Authentication failed!" (pve-manager
-// PVE/HTTPServer.pm auth_handler), both 401 without a body.
+// authenticate checks the API token of the request like
+// PVE::AccessControl::verify_token: "PVEAPIToken=<id>=<secret>" in the
+// Authorization header (PVE::APIServer::Formatter::extract_auth_value), a
+// known token of an enabled, unexpired user. A missing token is "No
+// ticket", any refused one "Authentication failed!" (pve-manager
+// PVE/HTTPServer.pm auth_handler), both 401 without a body. It returns the
+// token id, which is the request's user (the authid tasks carry).
 func (s *Server) authenticate(hr *http.Request) (string, *apiError) {
 	header := hr.Header.Get("Authorization")
 	token := ""
@@ -150,12 +167,48 @@ func (s *Server) authenticate(hr *http.Request) (string, *apiError) {
 	if tok, err := url.PathUnescape(token); err == nil {
 		token = tok
 	}
-	i := strings.LastIndex(token, "=")
-	if i < 0 || token[:i] != s.opts.TokenID || token[i+1:] != s.opts.TokenSecret {
-		s.logf("authentication failure: API token does not match")
+	refuse := func(why string) (string, *apiError) {
+		// pveproxy logs "authentication failure; rhost=... user=... msg=..."
+		s.logf("authentication failure: %s", why)
 		return "", &apiError{code: http.StatusUnauthorized, msg: "Authentication failed!\n", noBody: true}
 	}
-	return s.opts.TokenID, nil
+	i := strings.LastIndex(token, "=")
+	if i < 0 {
+		return refuse("no tokenid specified")
+	}
+	id, secret := token[:i], token[i+1:]
+	user, name, ok := splitTokenID(id)
+	if !ok {
+		return refuse(fmt.Sprintf("'%s' is not a valid token ID", id))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.access.users[user]
+	now := time.Now().Unix()
+	switch {
+	case u == nil:
+		return refuse(fmt.Sprintf("no such user ('%s')", user))
+	case !u.enabled:
+		return refuse(fmt.Sprintf("user '%s' is disabled", user))
+	case u.expire != 0 && u.expire < now:
+		return refuse(fmt.Sprintf("user '%s' access expired", user))
+	case u.tokens[name] == nil:
+		return refuse(fmt.Sprintf("no such token '%s' for user '%s'", name, user))
+	case u.tokens[name].expire != 0 && u.tokens[name].expire < now:
+		return refuse(fmt.Sprintf("token '%s' access expired", name))
+	case subtle.ConstantTimeCompare([]byte(u.tokens[name].secret), []byte(secret)) != 1:
+		return refuse(fmt.Sprintf("invalid token value for '%s'", id))
+	}
+	return id, nil
+}
+
+// asAPIError makes any handler error an answer: an *apiError as it is,
+// anything else a 500 with its text (a die in a handler).
+func asAPIError(err error) *apiError {
+	if ae, ok := err.(*apiError); ok {
+		return ae
+	}
+	return fail("%s", err.Error())
 }
 
 // readParams decodes the body (JSON or form, PUT and POST only) and the
@@ -172,6 +225,9 @@ func readParams(hr *http.Request) (map[string]any, *apiError) {
 		}
 		ct, _, _ := mime.ParseMediaType(hr.Header.Get("Content-Type"))
 		if ct == "application/json" {
+			// decode_json of the JSON text "null" is undef with JSON::XS 4
+			// (allow_nonref on by default, PVE 7 and later): no parameters,
+			// which is what decoding "null" into a map gives here too.
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.UseNumber()
 			var obj map[string]any

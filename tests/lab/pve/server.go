@@ -41,7 +41,9 @@ type Server struct {
 	flocks    map[int]*flock
 	rng       *mrand.Rand
 	faults    Faults
+	script    scriptState
 	pid       uint32
+	access    *access // users, tokens, roles, ACLs (user.cfg); guarded by mu
 
 	caPEM    []byte
 	ln       net.Listener
@@ -92,6 +94,11 @@ func Start(opts Options) (*Server, error) {
 		flocks: map[int]*flock{}, rng: mrand.New(mrand.NewSource(seed)),
 		faults: opts.Faults, pid: 100000, caPEM: caPEM, ln: ln, ctx: ctx, cancel: cancel,
 	}
+	if err := s.addAdminToken(); err != nil {
+		ln.Close()
+		cancel()
+		return nil, err
+	}
 	for _, ns := range opts.Nodes {
 		n := &node{spec: ns, online: true, bootTime: s.bootTime}
 		for _, st := range ns.Storages {
@@ -99,6 +106,7 @@ func Start(opts Options) (*Server, error) {
 		}
 		s.nodes = append(s.nodes, n)
 	}
+	s.resetScriptLocked()
 	if err := s.registerHandlers(); err != nil {
 		ln.Close()
 		cancel()
@@ -149,6 +157,23 @@ func (s *Server) APIURL() string { return s.Endpoint() + "/api2/json" }
 
 // CACertPEM is the CA that signed the server certificate.
 func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.caPEM...) }
+
+// addAdminToken creates the lab's admin token, Options.TokenID: a token
+// without privilege separation, so it holds its user's rights, all of
+// them (root@pam's, or an Administrator ACL on / for another user).
+func (s *Server) addAdminToken() error {
+	s.access = newAccess()
+	user, name, ok := splitTokenID(s.opts.TokenID)
+	if !ok {
+		return fmt.Errorf("lab: TokenID %q is not a token id USER@REALM!NAME", s.opts.TokenID)
+	}
+	if s.access.users[user] == nil {
+		s.access.users[user] = &accessUser{enabled: true, groups: map[string]bool{}, tokens: map[string]*apiToken{}}
+		s.access.acl.users[user] = map[string]bool{"Administrator": true}
+	}
+	_, err := s.addTokenLocked(user, name, false, s.opts.TokenSecret)
+	return err
+}
 
 // APIToken is the full token, "USER@REALM!TOKENID=SECRET".
 func (s *Server) APIToken() string { return s.opts.TokenID + "=" + s.opts.TokenSecret }

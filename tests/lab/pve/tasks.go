@@ -110,9 +110,19 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 	l := &taskLog{s: s, t: t}
 	ctx, cancel := context.WithCancelCause(context.WithValue(s.ctx, taskKey{}, t))
 	t.cancel = cancel
-	inject := s.rollLocked(s.faults.TaskFailureRate)
-	if restart, down := s.rollNodeRestartLocked(typ); restart && !inject {
+	var inject error
+	if s.rollLocked(s.faults.TaskFailureRate) {
+		inject = transientTaskError(typ, id)
+	}
+	scripted, scriptDown := s.scriptTaskLocked(node, typ, id, t.upid)
+	if inject == nil {
+		inject = scripted
+	}
+	if restart, down := s.rollNodeRestartLocked(typ); restart && inject == nil {
 		t.restartDown = down
+	}
+	if scriptDown > 0 && inject == nil {
+		t.restartDown = scriptDown
 	}
 	s.wg.Add(1)
 	go func() {
@@ -120,8 +130,9 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 		defer cancel(nil)
 		var err error
 		switch {
-		case inject:
-			err = fmt.Errorf("lab fault injection: %s task failed (TaskFailureRate)\n", typ)
+		case inject != nil:
+			s.logf("fault injection: task %s fails: %v", t.upid, inject)
+			err = inject
 			if undo != nil {
 				undo()
 			}
@@ -178,13 +189,27 @@ func errorText(err error) string {
 	return err.Error()
 }
 
+// owner is the task's user split as the task API reports it
+// (pve-manager PVE/API2/Tasks.pm $convert_token_task): a token's task has
+// user "root@pam" and tokenid "lab"; the UPID keeps the full token id.
+func (t *task) owner() (user, tokenid string) {
+	if u, name, ok := splitTokenID(t.user); ok {
+		return u, name
+	}
+	return t.user, ""
+}
+
 // status answers /tasks/{upid}/status. The first read of a task always
 // reports it running, so clients see the asynchronous path even at time
 // scale 0.
 func (t *task) status(consume bool) map[string]any {
 	st := map[string]any{
 		"upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart,
-		"starttime": t.start.Unix(), "type": t.typ, "id": t.id, "user": t.user,
+		"starttime": t.start.Unix(), "type": t.typ, "id": t.id,
+	}
+	st["user"], st["tokenid"] = t.owner()
+	if st["tokenid"] == "" {
+		delete(st, "tokenid")
 	}
 	running := !t.done
 	if consume && !t.statusReadOnce {

@@ -33,8 +33,18 @@ func TestTaskFormatAndLog(t *testing.T) {
 		t.Fatalf("first status %q completed=%v", task.Status, task.IsCompleted)
 	}
 	waitOK(t, ctx, task)
-	if task.Type != "qmcreate" || task.ID != "100" || task.User != "root@pam!lab" || task.Node != "pve1" {
+	// The task API splits the token id into user and tokenid, the UPID
+	// keeps it whole (pve-manager PVE/API2/Tasks.pm $convert_token_task).
+	if task.Type != "qmcreate" || task.ID != "100" || task.User != "root@pam" || task.Node != "pve1" ||
+		!strings.HasSuffix(string(task.UPID), ":root@pam!lab:") {
 		t.Fatalf("task fields: %+v", task)
+	}
+	var raw map[string]any
+	if err := c.Get(ctx, "/nodes/pve1/tasks/"+string(task.UPID)+"/status", &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw["user"] != "root@pam" || raw["tokenid"] != "lab" {
+		t.Fatalf("task status user %v tokenid %v, want root@pam and lab", raw["user"], raw["tokenid"])
 	}
 	log, err := task.Log(ctx, 0, 50)
 	if err != nil {

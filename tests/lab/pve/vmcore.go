@@ -75,6 +75,9 @@ func intOr(conf map[string]string, key string, def int) int {
 func (s *Server) vmStatusLocked(v *vm) map[string]any {
 	conf := v.conf
 	cpus := intOr(conf, "cores", 1) * intOr(conf, "sockets", 1)
+	if n := s.node(v.node); n != nil && cpus > n.spec.Cores {
+		cpus = n.spec.Cores // no more than the host has
+	}
 	if vc := intOr(conf, "vcpus", 0); vc > 0 {
 		cpus = vc
 	}
@@ -98,18 +101,36 @@ func (s *Server) vmStatusLocked(v *vm) map[string]any {
 	if s.agentEnabled(conf) {
 		st["agent"] = 1
 	}
+	// PVE 9's vmstatus (qemu-server QemuServer.pm, 9.1.3): host memory,
+	// pressure stall figures, serial, balloon_min and shares
+	if b := intOr(conf, "balloon", 0); b > 0 {
+		st["balloon_min"] = int64(b) << 20
+		st["shares"] = intOr(conf, "shares", 1000)
+	}
+	for k := range conf {
+		if p, _, ok := keyIndex(k); ok && p == "serial" {
+			st["serial"] = 1
+		}
+	}
+	st["memhost"] = 0
 	if v.running {
 		st["status"] = "running"
 		st["qmpstatus"] = "running"
 		st["uptime"] = int64(time.Since(v.startedAt).Seconds())
 		st["pid"] = 10000 + v.vmid%50000
 		st["mem"] = (v.memoryMiB << 20) / 2
+		st["memhost"] = st["mem"]
 		st["cpu"] = 0.02
-		st["running-machine"] = "pc-i440fx-9.2+pve1"
-		if strings.HasPrefix(v.runConf["machine"], "q35") {
-			st["running-machine"] = "pc-q35-9.2+pve1"
+		for _, k := range []string{"pressurecpusome", "pressurecpufull", "pressureiosome", "pressureiofull", "pressurememorysome", "pressurememoryfull"} {
+			st[k] = 0
 		}
-		st["running-qemu"] = "9.2.0"
+		// QEMU 10.1 (pve-qemu-kvm of PVE 9.1): machine type and version
+		// as query-machines and query-version report them
+		st["running-machine"] = "pc-i440fx-10.1+pve0"
+		if strings.HasPrefix(v.runConf["machine"], "q35") {
+			st["running-machine"] = "pc-q35-10.1+pve0"
+		}
+		st["running-qemu"] = "10.1.2"
 	} else {
 		st["status"] = "stopped"
 		st["qmpstatus"] = "stopped"

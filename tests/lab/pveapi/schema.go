@@ -44,6 +44,10 @@ type Method struct {
 	Method   string            `json:"method"`
 	AllowAny bool              `json:"additionalProperties,omitempty"`
 	Params   map[string]*Param `json:"params"`
+	// Permissions is nil where the schema has none: root@pam only.
+	Permissions *Permissions `json:"permissions,omitempty"`
+	// NoToken: API tokens are refused (allowtoken 0).
+	NoToken  bool `json:"noToken,omitempty"`
 	segments []string
 }
 

@@ -129,6 +129,10 @@ func (s *Sim) reconcile() bool {
 		s.checkSkew(c.id)
 	}
 
+	for _, ec := range s.etcds {
+		s.checkQuorum(ec.cluster, ec)
+	}
+
 	s.mu.Unlock()
 
 	for _, f := range after {
@@ -191,6 +195,10 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 			continue
 		}
 
+		if err := s.removeNamesake(ec, n, after); err != nil {
+			continue // etcd refuses for now: retried
+		}
+
 		m, err := ec.add(n.hostname, n.addr.String())
 		if err != nil {
 			continue // etcd refuses for now (no leader, not enough started members): retried
@@ -216,6 +224,33 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 	}
 
 	return changed
+}
+
+// removeNamesake removes a member with the joining node's hostname before
+// it joins (sim.mu held): a control plane joins only with empty etcd data,
+// so such a member is this node's previous life (a VM replaced at the same
+// name), which would conflict with the new member. Talos does the same
+// (internal/app/machined/pkg/system/services/etcd.go addMember: "if
+// there's already a member with same hostname, it should be removed").
+func (s *Sim) removeNamesake(ec *etcdCluster, n *Node, after *[]func()) error {
+	for _, m := range ec.members {
+		if m.name != n.hostname {
+			continue
+		}
+
+		if err := s.removeMember(ec, m.id); err != nil {
+			return err
+		}
+
+		id := m.id
+		*after = append(*after, func() {
+			n.logf("removed the etcd member of this node's previous install", "member", strconv.FormatUint(id, 16))
+		})
+
+		return nil
+	}
+
+	return nil
 }
 
 func (s *Sim) etcdByID(id uint64) *etcdCluster {

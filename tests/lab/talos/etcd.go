@@ -13,16 +13,20 @@ var (
 	errEtcdUnhealthy        = errors.New("etcdserver: unhealthy cluster")
 	errEtcdNoLeader         = errors.New("etcdserver: no leader")
 	errEtcdMemberNotFound   = errors.New("etcdserver: member not found")
+	errEtcdPeerURLExist     = errors.New("etcdserver: Peer URLs already exists")
 )
 
 // etcdCluster is one simulated etcd cluster: its members and which of them
 // are running right now. Membership changes follow etcd's reconfiguration
 // checks (strict-reconfig-check, on by default).
 type etcdCluster struct {
-	id       uint64
-	members  []*etcdMember
-	leaderID uint64      // the member that leads while it runs (leader)
-	alarms   []EtcdAlarm // active alarms (SetEtcdAlarm), cleared by a disarm
+	id      uint64
+	cluster string // the Talos cluster.id it was bootstrapped for
+	members []*etcdMember
+	// hadQuorum: a majority of members ran at some point (quorum.go).
+	hadQuorum bool
+	leaderID  uint64      // the member that leads while it runs (leader)
+	alarms    []EtcdAlarm // active alarms (SetEtcdAlarm), cleared by a disarm
 }
 
 type etcdMember struct {
@@ -32,6 +36,7 @@ type etcdMember struct {
 	learner bool
 	started bool // has published its name (etcd IsStarted)
 	running bool // the node's etcd process is up right now
+	wiped   bool // the node's etcd data was wiped (reset): it never runs again
 }
 
 func newEtcdCluster() *etcdCluster {
@@ -119,6 +124,15 @@ func (c *etcdCluster) add(name, addr string) (*etcdMember, error) {
 	n := len(c.voting()) + 1
 	if !(started == 1 && n == 2) && started < n/2+1 {
 		return nil, errEtcdNotEnoughStarted
+	}
+
+	// etcd refuses a second member with the same peer URL (membership
+	// ErrPeerURLexists): a node that comes back at its address with empty
+	// data must have its old member removed first.
+	for _, m := range c.members {
+		if m.addr == addr {
+			return nil, errEtcdPeerURLExist
+		}
 	}
 
 	m := &etcdMember{id: rand.Uint64(), name: name, addr: addr, started: true, running: true}

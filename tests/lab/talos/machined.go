@@ -14,6 +14,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/api/storage"
+	timeapi "github.com/siderolabs/talos/pkg/machinery/api/time"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
@@ -29,6 +30,7 @@ type machined struct {
 func registerMachined(srv *grpc.Server, n *Node) {
 	machine.RegisterMachineServiceServer(srv, &machined{node: n})
 	storage.RegisterStorageServiceServer(srv, &storageServer{node: n})
+	timeapi.RegisterTimeServiceServer(srv, &timeServer{node: n})
 
 	n.sim.mu.Lock()
 	st := n.servers.state
@@ -60,8 +62,11 @@ func checkControlplane(cfg config.Provider, api string) error {
 }
 
 func (m *machined) Version(context.Context, *emptypb.Empty) (*machine.VersionResponse, error) {
-	n := m.node
+	return m.node.version(), nil
+}
 
+// version is what the Version API reports about the running image.
+func (n *Node) version() *machine.VersionResponse {
 	n.sim.mu.Lock()
 	img := n.image
 	n.sim.mu.Unlock()
@@ -79,7 +84,7 @@ func (m *machined) Version(context.Context, *emptypb.Empty) (*machine.VersionRes
 		},
 		Platform: &machine.PlatformInfo{Name: img.Platform, Mode: mode},
 		Features: &machine.FeaturesInfo{Rbac: true},
-	}}}, nil
+	}}}
 }
 
 func (m *machined) Hostname(context.Context, *emptypb.Empty) (*machine.HostnameResponse, error) {
@@ -137,7 +142,7 @@ func (m *machined) Reboot(context.Context, *machine.RebootRequest) (*machine.Reb
 
 	actor := uuid.New().String()
 	m.node.logf("reboot via API received", "actor", actor)
-	m.node.send(nodeEvent{kind: evReboot})
+	m.node.send(nodeEvent{kind: evReboot, actor: actor})
 
 	return &machine.RebootResponse{Messages: []*machine.Reboot{{ActorId: actor}}}, nil
 }
@@ -150,7 +155,7 @@ func (m *machined) Shutdown(context.Context, *machine.ShutdownRequest) (*machine
 
 	actor := uuid.New().String()
 	m.node.logf("shutdown via API received", "actor", actor)
-	m.node.send(nodeEvent{kind: evShutdown})
+	m.node.send(nodeEvent{kind: evShutdown, actor: actor})
 
 	return &machine.ShutdownResponse{Messages: []*machine.Shutdown{{ActorId: actor}}}, nil
 }

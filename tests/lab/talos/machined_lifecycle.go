@@ -69,9 +69,9 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 			return nil, fmt.Errorf("error adding staged upgrade image ref tag: %w", err)
 		}
 
-		n.send(nodeEvent{kind: evReboot})
+		n.send(nodeEvent{kind: evReboot, actor: actor})
 	} else {
-		n.send(nodeEvent{kind: evUpgrade, image: img})
+		n.send(nodeEvent{kind: evUpgrade, image: img, actor: actor})
 	}
 
 	return &machine.UpgradeResponse{Messages: []*machine.Upgrade{{Ack: "Upgrade request received", ActorId: actor}}}, nil
@@ -139,7 +139,7 @@ func (m *machined) Reset(_ context.Context, in *machine.ResetRequest) (*machine.
 		req.wipeSys = false
 	}
 
-	n.send(nodeEvent{kind: evReset, reset: req})
+	n.send(nodeEvent{kind: evReset, reset: req, actor: actor})
 
 	return &machine.ResetResponse{Messages: []*machine.Reset{{ActorId: actor}}}, nil
 }
@@ -189,18 +189,22 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 
 		switch ev.kind {
 		case evReboot:
+			seq := n.startSequence("reboot", ev.actor)
 			n.drain()
+			seq.phases(shutdownPhases...)
 
 			return stepReboot
 		case evShutdown:
+			seq := n.startSequence("shutdown", ev.actor)
 			n.setPhase(PhaseShuttingDown)
 			n.drain()
+			seq.phases(shutdownPhases...)
 
 			return stepPowerOff
 		case evUpgrade:
-			return n.upgrade(ev.image)
+			return n.upgrade(ev.image, n.startSequence("upgrade", ev.actor))
 		case evReset:
-			if step, ok := n.reset(ev.reset); ok {
+			if step, ok := n.reset(ev.reset, n.startSequence("reset", ev.actor)); ok {
 				return step
 			}
 		}
@@ -272,9 +276,11 @@ func (n *Node) drain() {
 
 // upgrade is the upgrade sequence: drain, install the new image onto the
 // system disk (etcd data and config are kept), reboot into it.
-func (n *Node) upgrade(img Image) nextStep {
+func (n *Node) upgrade(img Image, seq *sequence) nextStep {
 	n.setPhase(PhaseUpgrading)
+	seq.phases(sequencePhase{"drain", "cordonAndDrainNode"})
 	n.drain()
+	seq.phases(upgradePhases...)
 
 	if !n.sim.sleep(n.ctx, installDuration) {
 		return stepStop
@@ -291,24 +297,27 @@ func (n *Node) upgrade(img Image) nextStep {
 
 	if err := upgradePreflight(host, img.Version, cfg); err != nil {
 		n.logf("upgrade failed", "error", err)
+		seq.fail(err)
 
 		return n.failBoot()
 	}
 
 	if err := n.updateState(func(ps *persistState) { ps.image = img }); err != nil {
 		n.logf("upgrade failed", "error", err)
+		seq.fail(err)
 
 		return n.failBoot()
 	}
 
 	n.logf("upgrade successful", "image", img.String())
+	seq.phases(sequencePhase{"meta", "reloadMeta"}, sequencePhase{"kexec", "kexecPrepare"}, sequencePhase{"stopEverything", "stopAllServices"})
 
 	return stepReboot
 }
 
 // reset is the reset sequence. A failure to leave etcd aborts it and the
 // node keeps running (ok=false), as the sequence error only gets logged.
-func (n *Node) reset(req resetRequest) (nextStep, bool) {
+func (n *Node) reset(req resetRequest, seq *sequence) (nextStep, bool) {
 	s := n.sim
 
 	s.mu.Lock()
@@ -329,6 +338,7 @@ func (n *Node) reset(req resetRequest) (nextStep, bool) {
 		if cp && hasEtcd {
 			if err := n.leaveEtcd(n.ctx); err != nil {
 				n.logf("reset failed", "error", err)
+				seq.fail(err)
 				n.setPhase(PhaseRunning)
 
 				return stepStop, false
@@ -349,6 +359,16 @@ func (n *Node) reset(req resetRequest) (nextStep, bool) {
 
 			return n.failBoot(), true
 		}
+	}
+
+	if req.wipeSys && systemDisk != "" || slices.Contains(req.partitions, "EPHEMERAL") {
+		// The etcd data went with the wipe: this member never runs again,
+		// and its cluster ends if it was the last (quorum.go).
+		s.mu.Lock()
+		if n.etcd != nil {
+			n.etcd.wiped = true
+		}
+		s.mu.Unlock()
 	}
 
 	if len(req.partitions) > 0 && systemDisk != "" {
@@ -372,6 +392,7 @@ func (n *Node) reset(req resetRequest) (nextStep, bool) {
 	}
 
 	n.logf("reset done", "wiped", fmt.Sprint(wipe), "partitions", fmt.Sprint(req.partitions))
+	seq.phases(sequencePhase{"stopEverything", "stopAllServices"})
 
 	if req.reboot {
 		return stepReboot, true

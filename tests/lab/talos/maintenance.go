@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -81,11 +82,24 @@ func (m *maintenanceServer) GenerateClientConfiguration(context.Context, *machin
 	return nil, status.Error(codes.Unimplemented, "client configuration (talosconfig) can't be generated in the maintenance mode")
 }
 
-// Version, Upgrade, Reset, MetaWrite need the admin role, which network
-// peers never have in maintenance mode.
+// Version needs the admin role up to Talos 1.12, which network peers never
+// have in maintenance mode. From 1.13 on, maintenance mode is machined's own
+// API behind apid in read-only role mode (controllers/runtime/
+// api_service_config.go, v1.13.0), where readers may ask for the version;
+// without a config there are no features.
 func (m *maintenanceServer) Version(ctx context.Context, _ *emptypb.Empty) (*machine.VersionResponse, error) {
+	if v, err := semver.ParseTolerant(m.node.runningVersion()); err == nil && v.GTE(semver.MustParse("1.13.0-alpha.3")) {
+		reply := m.node.version()
+		reply.Messages[0].Features = nil
+
+		return reply, nil
+	}
+
 	return nil, assertAdmin(ctx)
 }
+
+// Upgrade, Reset, MetaWrite need the admin role, which network peers never
+// have in maintenance mode.
 
 func (m *maintenanceServer) Upgrade(ctx context.Context, _ *machine.UpgradeRequest) (*machine.UpgradeResponse, error) {
 	return nil, assertAdmin(ctx)

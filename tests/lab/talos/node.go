@@ -84,7 +84,8 @@ const (
 
 type nodeEvent struct {
 	kind  nodeEventKind
-	gen   int // the configured boot it was requested in
+	gen   int    // the configured boot it was requested in
+	actor string // the API call's actor ID, carried by the sequence's events
 	image Image
 	reset resetRequest
 }
@@ -267,6 +268,10 @@ func (n *Node) setPhase(p Phase) {
 func (n *Node) logf(msg string, args ...any) {
 	n.sim.mu.Lock()
 	name, addr := n.machine.Name, n.addr
+
+	if n.servers != nil && n.servers.logs != nil {
+		n.servers.logs.talos(consoleLine(msg, args))
+	}
 	n.sim.mu.Unlock()
 
 	args = append([]any{"vm", name, "vmid", n.machine.VMID}, args...)

@@ -61,6 +61,7 @@ func TestUpgradePreflightKeepsVersion(t *testing.T) {
 	}
 
 	// Still upgradeable: the pre-flight refuses only what Talos refuses.
+	// (Running comes before apid listens: wait for it as a client retries.)
 	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
 
 	if _, err := c.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: installerNext}); err != nil {

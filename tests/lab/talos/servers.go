@@ -25,6 +25,8 @@ import (
 // nodeServers is what listens for one boot of a node.
 type nodeServers struct {
 	state       state.State // the node's resources
+	events      *eventBuffer
+	logs        *bootLogs
 	maintenance *grpc.Server
 	maintConns  *connSet // connections to the maintenance server
 	apid        *apid
@@ -47,7 +49,7 @@ func (n *Node) newBootResources() error {
 	}
 
 	n.sim.mu.Lock()
-	n.servers = &nodeServers{state: st, vips: map[netip.Addr]net.Listener{}}
+	n.servers = &nodeServers{state: st, events: newEventBuffer(), logs: newBootLogs(n.image), vips: map[netip.Addr]net.Listener{}}
 	n.sim.mu.Unlock()
 
 	n.publish()
@@ -295,6 +297,9 @@ func (n *Node) stopServers() {
 		l.Close() //nolint:errcheck
 	}
 
+	srvs.events.close()
+	srvs.logs.close()
+
 	if srvs.maintenance != nil {
 		stopGRPC(srvs.maintenance, srvs.maintConns, grace)
 	}
@@ -357,9 +362,23 @@ func (n *Node) publish() {
 	s.mu.Lock()
 
 	snap := resourceSnapshot{
-		stage:    machineStage(n.phase),
-		addr:     n.addr,
-		hostname: n.hostname,
+		stage:      machineStage(n.phase),
+		hostname:   n.hostname,
+		nics:       n.machine.NICs,
+		machine:    n.machine,
+		image:      n.image,
+		extensions: n.extensions,
+		active:     n.active,
+		members:    s.discoveryMembers(n),
+	}
+
+	if n.addr.IsValid() {
+		snap.addr = netip.PrefixFrom(n.addr, 32)
+
+		if ci := n.machine.CloudInit; ci != nil && len(ci.Interfaces) > 0 {
+			snap.addr = netip.PrefixFrom(n.addr, ci.Interfaces[0].Address.Bits())
+			snap.gateway = ci.Interfaces[0].Gateway
+		}
 	}
 
 	snap.devices, _ = linuxDevices(n.machine.Disks)
@@ -398,6 +417,8 @@ func (n *Node) publish() {
 		snap.etcdMember = n.etcd.id
 	}
 	s.mu.Unlock()
+
+	snap.events, snap.logs = srvs.events, srvs.logs
 
 	if err := publishResources(srvs.state, snap); err != nil {
 		n.logf("updating node resources failed", "error", err)

@@ -117,3 +117,19 @@ func (svc serviceState) proto() *machine.ServiceInfo {
 		},
 	}
 }
+
+// event is the ServiceStateEvent of the service's current state.
+func (svc serviceState) event() *machine.ServiceStateEvent {
+	action := machine.ServiceStateEvent_Action(machine.ServiceStateEvent_Action_value[strings.ToUpper(svc.state)])
+
+	return &machine.ServiceStateEvent{
+		Service: svc.id,
+		Action:  action,
+		Message: svc.msg,
+		Health: &machine.ServiceHealth{
+			Unknown:     !svc.healthKnown,
+			Healthy:     svc.healthy,
+			LastMessage: svc.msg,
+		},
+	}
+}

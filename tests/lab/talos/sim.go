@@ -75,6 +75,10 @@ type Sim struct {
 	// dir holds the real control planes' files (kubecp.go), made on first use.
 	dir     string
 	dirOnce sync.Once
+	// quorum records etcd quorum losses; quorumOpen indexes the ongoing
+	// episode of each etcd cluster (quorum.go).
+	quorum     []QuorumLoss
+	quorumOpen map[*etcdCluster]int
 
 	kick chan struct{}
 	done chan struct{}

@@ -41,6 +41,8 @@ type ClusterHealth struct {
 	Nodes pulumi.StringMapOutput `pulumi:"nodes"`
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes pulumi.StringArrayOutput `pulumi:"otherNodes"`
+	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+	Recheck pulumi.StringPtrOutput `pulumi:"recheck"`
 	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
 	Requires pulumi.StringPtrOutput `pulumi:"requires"`
 	// How long to wait for health (create and update). Default `10m`.
@@ -120,6 +122,8 @@ type clusterHealthArgs struct {
 	KubernetesEndpoint *string `pulumi:"kubernetesEndpoint"`
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes []string `pulumi:"otherNodes"`
+	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+	Recheck *string `pulumi:"recheck"`
 	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
 	Requires *string `pulumi:"requires"`
 	// How long to wait for health (create and update). Default `10m`.
@@ -144,6 +148,8 @@ type ClusterHealthArgs struct {
 	KubernetesEndpoint pulumi.StringPtrInput
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes pulumi.StringArrayInput
+	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+	Recheck pulumi.StringPtrInput
 	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
 	Requires pulumi.StringPtrInput
 	// How long to wait for health (create and update). Default `10m`.
@@ -274,6 +280,11 @@ func (o ClusterHealthOutput) Nodes() pulumi.StringMapOutput {
 // Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 func (o ClusterHealthOutput) OtherNodes() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringArrayOutput { return v.OtherNodes }).(pulumi.StringArrayOutput)
+}
+
+// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+func (o ClusterHealthOutput) Recheck() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ClusterHealth) pulumi.StringPtrOutput { return v.Recheck }).(pulumi.StringPtrOutput)
 }
 
 // Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.

@@ -323,7 +323,7 @@ func (o HealthGatePtrOutput) Workers() pulumi.StringArrayOutput {
 
 // Reset the node when the resource is destroyed: its system disk is wiped.
 type ResetOnDelete struct {
-	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
 	ControlPlanes []string `pulumi:"controlPlanes"`
 	// Reset the node on destroy. Default `false`: the node keeps running its configuration.
 	Enabled *bool `pulumi:"enabled"`
@@ -346,7 +346,7 @@ type ResetOnDeleteInput interface {
 
 // Reset the node when the resource is destroyed: its system disk is wiped.
 type ResetOnDeleteArgs struct {
-	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+	// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
 	ControlPlanes pulumi.StringArrayInput `pulumi:"controlPlanes"`
 	// Reset the node on destroy. Default `false`: the node keeps running its configuration.
 	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
@@ -434,7 +434,7 @@ func (o ResetOnDeleteOutput) ToResetOnDeletePtrOutputWithContext(ctx context.Con
 	}).(ResetOnDeletePtrOutput)
 }
 
-// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
 func (o ResetOnDeleteOutput) ControlPlanes() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v ResetOnDelete) []string { return v.ControlPlanes }).(pulumi.StringArrayOutput)
 }
@@ -478,7 +478,7 @@ func (o ResetOnDeletePtrOutput) Elem() ResetOnDeleteOutput {
 	}).(ResetOnDeleteOutput)
 }
 
-// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+// Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
 func (o ResetOnDeletePtrOutput) ControlPlanes() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ResetOnDelete) []string {
 		if v == nil {

@@ -313,7 +313,7 @@ class ResetOnDeleteArgsDict(TypedDict):
     """
     control_planes: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+    Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
     """
     enabled: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
     """
@@ -338,7 +338,7 @@ class ResetOnDeleteArgs:
         """
         Reset the node when the resource is destroyed: its system disk is wiped.
 
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
         :param pulumi.Input[_builtins.bool] enabled: Reset the node on destroy. Default `false`: the node keeps running its configuration.
         :param pulumi.Input[_builtins.bool] graceful: Cordon and drain the node and, on a control plane, leave etcd first, so the cluster keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. Set `false` only for a node whose cluster is gone.
         :param pulumi.Input[_builtins.bool] reboot: Reboot after the reset (a node booted from the ISO comes back in maintenance mode). Default `false`: the node powers off.
@@ -356,7 +356,7 @@ class ResetOnDeleteArgs:
     @pulumi.getter(name="controlPlanes")
     def control_planes(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+        Control plane addresses (Talos API) to delete the node's Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
         """
         return pulumi.get(self, "control_planes")
 

@@ -27,6 +27,7 @@ class ClusterHealthArgs:
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -40,6 +41,7 @@ class ClusterHealthArgs:
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+        :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         :param pulumi.Input['TimeoutsArgs'] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
@@ -55,6 +57,8 @@ class ClusterHealthArgs:
             pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
         if other_nodes is not None:
             pulumi.set(__self__, "other_nodes", other_nodes)
+        if recheck is not None:
+            pulumi.set(__self__, "recheck", recheck)
         if requires is not None:
             pulumi.set(__self__, "requires", requires)
         if timeouts is not None:
@@ -138,6 +142,18 @@ class ClusterHealthArgs:
 
     @_builtins.property
     @pulumi.getter
+    def recheck(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+        """
+        return pulumi.get(self, "recheck")
+
+    @recheck.setter
+    def recheck(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "recheck", value)
+
+    @_builtins.property
+    @pulumi.getter
     def requires(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
@@ -197,6 +213,7 @@ class ClusterHealth(pulumi.CustomResource):
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -224,6 +241,7 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
+        :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
@@ -270,6 +288,7 @@ class ClusterHealth(pulumi.CustomResource):
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -293,6 +312,7 @@ class ClusterHealth(pulumi.CustomResource):
             __props__.__dict__["kubeconfig"] = None if kubeconfig is None else pulumi.Output.secret(kubeconfig)
             __props__.__dict__["kubernetes_endpoint"] = kubernetes_endpoint
             __props__.__dict__["other_nodes"] = other_nodes
+            __props__.__dict__["recheck"] = recheck
             __props__.__dict__["requires"] = requires
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["triggers"] = triggers
@@ -329,6 +349,7 @@ class ClusterHealth(pulumi.CustomResource):
         __props__.__dict__["kubernetes_endpoint"] = None
         __props__.__dict__["nodes"] = None
         __props__.__dict__["other_nodes"] = None
+        __props__.__dict__["recheck"] = None
         __props__.__dict__["requires"] = None
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["triggers"] = None
@@ -390,6 +411,14 @@ class ClusterHealth(pulumi.CustomResource):
         Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         """
         return pulumi.get(self, "other_nodes")
+
+    @_builtins.property
+    @pulumi.getter
+    def recheck(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+        """
+        return pulumi.get(self, "recheck")
 
     @_builtins.property
     @pulumi.getter

@@ -301,7 +301,11 @@ class ConfigurationApply(pulumi.CustomResource):
         Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
         Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
         end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
-        reset without leaving, and the destroy logs so.
+        reset without leaving, and the destroy logs so. A destroy always finishes: a node that does not answer on the
+        Talos API within 30 seconds (its VM stopped, deleted or unreachable) is not reset, with a warning naming it; a
+        control plane's etcd member is then removed through reset.controlPlanes, and its Kubernetes Node object deleted.
+        A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
+        that would leave the running members short of a majority), with a warning naming them.
 
         ## Example
 
@@ -359,7 +363,11 @@ class ConfigurationApply(pulumi.CustomResource):
         Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
         Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
         end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
-        reset without leaving, and the destroy logs so.
+        reset without leaving, and the destroy logs so. A destroy always finishes: a node that does not answer on the
+        Talos API within 30 seconds (its VM stopped, deleted or unreachable) is not reset, with a warning naming it; a
+        control plane's etcd member is then removed through reset.controlPlanes, and its Kubernetes Node object deleted.
+        A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
+        that would leave the running members short of a majority), with a warning naming them.
 
         ## Example
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +33,10 @@ type State struct {
 	Nodes        []string `json:"nodes"`
 	AddressBlock string   `json:"addressBlock"`
 	FactoryURL   string   `json:"factoryUrl"` // the lab's Image Factory (http://127.0.0.1:<port>)
-	PID          int      `json:"pid"`
+	// Tokens are the tokens -pveum commands minted: full token id ->
+	// USER@REALM!NAME=SECRET.
+	Tokens map[string]string `json:"tokens,omitempty"`
+	PID    int               `json:"pid"`
 }
 
 // config is what the flags set.
@@ -49,30 +53,55 @@ type config struct {
 	caFile    string
 	quiet     bool
 	noTalos   bool
+	pveum     []string // pveum command lines run at start, in order
+	pveumFile string   // a file of them, one a line
+}
+
+// multiFlag collects a repeated flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// parseFlags reads the command line.
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.IntVar(&c.port, "port", 0, "TCP port on 127.0.0.1 (0: any free port)")
+	fs.StringVar(&c.nodes, "nodes", "pve1,pve2,pve3", "comma-separated node names")
+	fs.Int64Var(&c.memory, "memory", 65536, "memory of each node in MiB")
+	fs.IntVar(&c.cores, "cores", 16, "CPU cores of each node")
+	fs.StringVar(&c.bridges, "bridges", "vmbr0", "comma-separated bridges present on every node")
+	fs.Float64Var(&c.scale, "time-scale", 1, "duration multiplier: 0 as fast as possible, 1 realistic")
+	fs.Int64Var(&c.seed, "seed", 0, "seed for MACs, UUIDs, faults and the address block (0: random)")
+	fs.Float64Var(&c.faults.LockTimeoutRate, "fault-lock-timeout", 0, "fraction of config-lock acquisitions that fail with 'got timeout'")
+	fs.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
+	fs.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
+	fs.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
+	fs.Float64Var(&c.faults.NodeRestartRate, "fault-node-restart", 0, "fraction of tasks whose node loses power mid-task (the worker dies, running VMs stop)")
+	fs.DurationVar(&c.faults.NodeDowntime, "fault-node-downtime", 2*time.Second, "how long a restarted node stays unreachable")
+	fs.Func("fault-script", "deterministic faults, rules separated by ';' (repeatable), for example "+
+		"'call=POST /nodes/{node}/qemu/{vmid}/status/start,nth=1; task=qmclone,nth=2; power-off=pve2,after=30s,for=1m' "+
+		"(see tests/lab/README.md)", func(v string) error {
+		rules, err := pve.ParseFaultScript(v)
+		c.faults.Script = append(c.faults.Script, rules...)
+		return err
+	})
+	fs.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
+	fs.StringVar(&c.stateFile, "info-file", "", "same as -state")
+	fs.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
+	fs.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
+	fs.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
+	fs.Var((*multiFlag)(&c.pveum), "pveum", "a pveum command run at start, as on a node: users, tokens, roles, ACLs (repeatable; see tests/lab/README.md)")
+	fs.StringVar(&c.pveumFile, "pveum-file", "", "a file of pveum command lines (other lines and # comments ignored: a documented recipe works as it is), run at start after -pveum")
+	return c, fs.Parse(args)
 }
 
 func main() {
-	var c config
-	flag.IntVar(&c.port, "port", 0, "TCP port on 127.0.0.1 (0: any free port)")
-	flag.StringVar(&c.nodes, "nodes", "pve1,pve2,pve3", "comma-separated node names")
-	flag.Int64Var(&c.memory, "memory", 65536, "memory of each node in MiB")
-	flag.IntVar(&c.cores, "cores", 16, "CPU cores of each node")
-	flag.StringVar(&c.bridges, "bridges", "vmbr0", "comma-separated bridges present on every node")
-	flag.Float64Var(&c.scale, "time-scale", 1, "duration multiplier: 0 as fast as possible, 1 realistic")
-	flag.Int64Var(&c.seed, "seed", 0, "seed for MACs, UUIDs, faults and the address block (0: random)")
-	flag.Float64Var(&c.faults.LockTimeoutRate, "fault-lock-timeout", 0, "fraction of config-lock acquisitions that fail with 'got timeout'")
-	flag.Float64Var(&c.faults.TaskFailureRate, "fault-task", 0, "fraction of tasks that fail")
-	flag.Float64Var(&c.faults.ServerErrorRate, "fault-500", 0, "fraction of API calls answered with HTTP 500")
-	flag.DurationVar(&c.faults.AgentDelay, "fault-agent-delay", 0, "time after boot before the guest agent answers")
-	flag.Float64Var(&c.faults.NodeRestartRate, "fault-node-restart", 0, "fraction of tasks whose node loses power mid-task (the worker dies, running VMs stop)")
-	flag.DurationVar(&c.faults.NodeDowntime, "fault-node-downtime", 2*time.Second, "how long a restarted node stays unreachable")
-	flag.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
-	flag.StringVar(&c.stateFile, "info-file", "", "same as -state")
-	flag.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
-	flag.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
-	flag.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
-	flag.Parse()
-
+	c, err := parseFlags(os.Args[1:])
+	if err != nil {
+		os.Exit(2) // the flag package printed the error and the usage
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, c, os.Stdout); err != nil {
@@ -101,6 +130,10 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 	defer l.Close()
+	tokens, err := runPveum(l.PVE, c.pveum, c.pveumFile)
+	if err != nil {
+		return err
+	}
 
 	caFile, stateFile := c.caFile, c.stateFile
 	if caFile == "" {
@@ -120,7 +153,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	st := State{
 		Endpoint: l.Endpoint(), APIURL: l.PVE.APIURL(), APIToken: l.APIToken(), CACertFile: caFile, CACertPEM: string(l.CACertPEM()),
-		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), PID: os.Getpid(),
+		Nodes: l.Nodes(), AddressBlock: l.AddressBlock().String(), FactoryURL: l.FactoryURL(), Tokens: tokens, PID: os.Getpid(),
 	}
 	if stateFile != "" {
 		b, _ := json.MarshalIndent(st, "", "  ")
@@ -136,12 +169,48 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
 	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
+	for _, id := range sortedKeys(tokens) {
+		fmt.Fprintf(stdout, "token:         %s\n", tokens[id])
+	}
 	if stateFile != "" {
 		fmt.Fprintf(stdout, "state file:    %s\n", stateFile)
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping")
 	return nil
+}
+
+// runPveum runs the -pveum commands, then those of the file, and returns
+// the tokens they minted by full token id.
+func runPveum(srv *pve.Server, lines []string, file string) (map[string]string, error) {
+	script := ""
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "pveum ") {
+			l = "pveum " + l
+		}
+		script += l + "\n"
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("-pveum-file: %w", err)
+		}
+		script += string(b)
+	}
+	tokens, err := srv.PveumScript(script)
+	if err != nil {
+		return nil, fmt.Errorf("-pveum: %w", err)
+	}
+	return tokens, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func splitComma(s string) []string {

@@ -24,6 +24,7 @@ import (
 // renames an endpoint is noticed here rather than at run time.
 var served = []string{
 	"GET /version",
+	"GET /access/permissions",
 	"GET /cluster/nextid",
 	"GET /cluster/resources",
 	"GET /cluster/status",
@@ -125,6 +126,18 @@ type Method struct {
 	Method   string            `json:"method"`
 	AllowAny bool              `json:"additionalProperties,omitempty"`
 	Params   map[string]*Param `json:"params"`
+	// Permissions is the schema's permission entry without its description:
+	// "check" (the test PVE::RPCEnvironment::check_api2_permissions runs)
+	// and "user" ("all": any authenticated user, the handler checks).
+	Permissions *Permissions `json:"permissions,omitempty"`
+	// NoToken: the method refuses API tokens (allowtoken 0).
+	NoToken bool `json:"noToken,omitempty"`
+}
+
+// Permissions is a method's permission entry.
+type Permissions struct {
+	Check json.RawMessage `json:"check,omitempty"`
+	User  string          `json:"user,omitempty"`
 }
 
 type node struct {
@@ -134,7 +147,9 @@ type node struct {
 }
 
 type info struct {
-	Parameters struct {
+	Permissions *Permissions `json:"permissions"`
+	AllowToken  any          `json:"allowtoken"`
+	Parameters  struct {
 		AdditionalProperties any                        `json:"additionalProperties"`
 		Properties           map[string]json.RawMessage `json:"properties"`
 	} `json:"parameters"`
@@ -184,7 +199,14 @@ func generate(in, out string, endpoints []string) error {
 		if !ok {
 			return fmt.Errorf("method %s of %s is not in %s", verb, path, in)
 		}
-		m := Method{Path: path, Method: verb, Params: map[string]*Param{}}
+		m := Method{Path: path, Method: verb, Params: map[string]*Param{}, Permissions: inf.Permissions}
+		if inf.Permissions == nil || (inf.Permissions.Check == nil && inf.Permissions.User == "") {
+			// check_api2_permissions: no entry means root@pam only.
+			m.Permissions = nil
+		}
+		if v, ok := inf.AllowToken.(float64); ok && v == 0 {
+			m.NoToken = true
+		}
 		if v, ok := inf.Parameters.AdditionalProperties.(float64); ok && v == 1 {
 			m.AllowAny = true
 		}

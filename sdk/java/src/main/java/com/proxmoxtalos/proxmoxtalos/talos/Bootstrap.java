@@ -142,6 +142,7 @@ public class Bootstrap extends com.pulumi.resources.CustomResource {
     private static com.pulumi.resources.CustomResourceOptions makeResourceOptions(@Nullable com.pulumi.resources.CustomResourceOptions options, @Nullable Output<java.lang.String> id) {
         var defaultOptions = com.pulumi.resources.CustomResourceOptions.builder()
             .version(Utilities.getVersion())
+            .pluginDownloadURL("github://api.github.com/proxmoxtalos/proxmoxtalos")
             .additionalSecretOutputs(List.of(
                 "clientConfiguration"
             ))

@@ -133,6 +133,20 @@ public class ClusterHealth extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.otherNodes);
     }
     /**
+     * A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+     * 
+     */
+    @Export(name="recheck", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> recheck;
+
+    /**
+     * @return A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+     * 
+     */
+    public Output<Optional<String>> recheck() {
+        return Codegen.optional(this.recheck);
+    }
+    /**
      * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      * 
      */
@@ -228,6 +242,7 @@ public class ClusterHealth extends com.pulumi.resources.CustomResource {
     private static com.pulumi.resources.CustomResourceOptions makeResourceOptions(@Nullable com.pulumi.resources.CustomResourceOptions options, @Nullable Output<java.lang.String> id) {
         var defaultOptions = com.pulumi.resources.CustomResourceOptions.builder()
             .version(Utilities.getVersion())
+            .pluginDownloadURL("github://api.github.com/proxmoxtalos/proxmoxtalos")
             .additionalSecretOutputs(List.of(
                 "clientConfiguration",
                 "kubeconfig"

@@ -110,6 +110,21 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+     * 
+     */
+    @Import(name="recheck")
+    private @Nullable Output<String> recheck;
+
+    /**
+     * @return A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+     * 
+     */
+    public Optional<Output<String>> recheck() {
+        return Optional.ofNullable(this.recheck);
+    }
+
+    /**
      * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      * 
      */
@@ -178,6 +193,7 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
         this.kubeconfig = $.kubeconfig;
         this.kubernetesEndpoint = $.kubernetesEndpoint;
         this.otherNodes = $.otherNodes;
+        this.recheck = $.recheck;
         this.requires = $.requires;
         this.timeouts = $.timeouts;
         this.triggers = $.triggers;
@@ -356,6 +372,27 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder otherNodes(String... otherNodes) {
             return otherNodes(List.of(otherNodes));
+        }
+
+        /**
+         * @param recheck A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder recheck(@Nullable Output<String> recheck) {
+            $.recheck = recheck;
+            return this;
+        }
+
+        /**
+         * @param recheck A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder recheck(String recheck) {
+            return recheck(Output.of(recheck));
         }
 
         /**

@@ -14,7 +14,7 @@ import javax.annotation.Nullable;
 @CustomType
 public final class ResetOnDelete {
     /**
-     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
      * 
      */
     private @Nullable List<String> controlPlanes;
@@ -36,7 +36,7 @@ public final class ResetOnDelete {
 
     private ResetOnDelete() {}
     /**
-     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. Default: none, the Node object stays.
+     * @return Control plane addresses (Talos API) to delete the node&#39;s Kubernetes Node object through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why `kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the object is deleted through that control plane&#39;s own Kubernetes API (port 6443), only if it still carries this node&#39;s address. The node itself is skipped. When none answers, the destroy still succeeds and warns. When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed through the first of them that answers too. Default: none, the Node object stays.
      * 
      */
     public List<String> controlPlanes() {

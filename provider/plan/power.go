@@ -1,0 +1,110 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Power is the state of a node's VM as Proxmox reported it before planning.
+type Power string
+
+// The states the plan tells apart.
+const (
+	// PowerNone: no VM (a new node).
+	PowerNone Power = ""
+	// PowerRunning: the VM runs.
+	PowerRunning Power = "running"
+	// PowerStopped: the VM exists and does not run (stopped outside
+	// Pulumi, a start that failed, its host restarted), or is paused.
+	PowerStopped Power = "stopped"
+	// PowerUnknown: the VM's Proxmox node is offline, so nothing about the
+	// VM can be checked.
+	PowerUnknown Power = "unknown"
+)
+
+// powerOf classifies a status of GET /cluster/resources (pve-manager
+// PVE/API2Tools.pm extract_vm_stats: "running", "stopped", "paused", ...,
+// "unknown" when its node reports nothing).
+func powerOf(status string) Power {
+	switch status {
+	case "running":
+		return PowerRunning
+	case "unknown", "":
+		return PowerUnknown
+	}
+	return PowerStopped
+}
+
+func (n *NodeState) powerOrNone() Power {
+	if n == nil {
+		return PowerNone
+	}
+	return n.Power
+}
+
+// Down lists the existing nodes whose VM does not run, in plan order.
+func (p *Plan) Down() []*Node {
+	var out []*Node
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Existing && n.Power != PowerRunning {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// PowerNotes says, one line per node, what the update does about a VM that
+// does not run: a stopped VM is started first (the update repairs it
+// without a refresh); one on an offline Proxmox node cannot be checked.
+func (p *Plan) PowerNotes() []string {
+	var out []string
+	for _, n := range p.Down() {
+		vm := fmt.Sprintf("VM %d on %s", n.VM.VMID, n.VM.Host)
+		if n.Power == PowerUnknown {
+			out = append(out, fmt.Sprintf("%s: %s is unknown (%s is offline): not checked", n.Name, vm, n.VM.Host))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s stopped, will be started", n.Name, vm))
+	}
+	return out
+}
+
+// Quorum says what etcd has while control planes of the cluster are down
+// ("" when every control plane's VM runs): the members are the existing
+// control planes, and etcd needs a majority of them running.
+func (p *Plan) Quorum() string {
+	var total, running int
+	var down []string
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if !n.Existing || n.Role != RoleControlPlane {
+			continue
+		}
+		total++
+		if n.Power == PowerRunning {
+			running++
+		} else {
+			down = append(down, n.Name)
+		}
+	}
+	if len(down) == 0 {
+		return ""
+	}
+	state := "quorum kept"
+	if running <= total/2 {
+		state = "quorum lost: the cluster accepts no change until a majority runs"
+	}
+	return fmt.Sprintf("etcd: %d of %d control planes running (%s not), %s", running, total, strings.Join(down, ", "), state)
+}
+
+// MarkPower adds to s what the update does about VMs that do not run.
+func (p *Plan) MarkPower(s *Summary) {
+	for _, n := range p.Down() {
+		if n.Power == PowerUnknown {
+			s.Unknown = append(s.Unknown, n.Name)
+		} else {
+			s.Started = append(s.Started, n.Name)
+		}
+	}
+	s.Quorum = p.Quorum()
+}

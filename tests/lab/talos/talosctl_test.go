@@ -1,0 +1,340 @@
+package talos
+
+import (
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTalosctl runs the real talosctl (the release the lab's tools pin)
+// against one bootstrapped lab cluster, a command per subtest, each with an
+// assertion on what it prints. The mutating commands (apply-config, reboot,
+// upgrade) come last.
+func TestTalosctl(t *testing.T) {
+	tc := bootCluster(t, clusterOpts{cps: 1, workers: 1})
+	tc.bootstrap(t)
+
+	x := newTalosctl(t, tc)
+	cp, w := tc.cps[0], tc.workers[0]
+	ep := cp.addr()
+
+	on := func(t *testing.T, node *vm, args ...string) string {
+		t.Helper()
+
+		return x.run(t, ep, node.addr(), args...)
+	}
+
+	t.Run("version", func(t *testing.T) {
+		out := on(t, cp, "version")
+		contains(t, "version", out, "Client:", "Server:", "NODE:        "+cp.addr().String(), "Tag:         "+testVersion, "Enabled:     RBAC")
+	})
+
+	t.Run("get rd", func(t *testing.T) {
+		out := on(t, cp, "get", "rd")
+		// machined registers every type, the meta ones included.
+		for _, typ := range []string{"resourcedefinitions.meta.cosi.dev", "namespaces.meta.cosi.dev", "members.cluster.talos.dev", "volumestatuses.block.talos.dev", "staticpods.kubernetes.talos.dev"} {
+			mustRow(t, "get rd", out, typ)
+		}
+	})
+
+	t.Run("get members", func(t *testing.T) {
+		out := on(t, cp, "get", "members")
+		mustRow(t, "cp1", out, "cp1", "controlplane", "Talos", "("+testVersion+")", `["`+cp.addr().String()+`"]`)
+		mustRow(t, "w1", out, "w1", "worker", "Talos", "("+testVersion+")", `["`+w.addr().String()+`"]`)
+	})
+
+	t.Run("get nodename", func(t *testing.T) {
+		mustRow(t, "nodename", on(t, w, "get", "nodename"), "Nodename", "w1")
+	})
+
+	t.Run("get machineconfig", func(t *testing.T) {
+		out := on(t, cp, "get", "machineconfig", "-o", "yaml")
+		contains(t, "machineconfig", out, "id: v1alpha1", "type: MachineConfigs.config.talos.dev", "type: controlplane")
+	})
+
+	t.Run("get machinestatus", func(t *testing.T) {
+		mustRow(t, "machinestatus", on(t, cp, "get", "machinestatus"), "MachineStatus", "running", "true")
+	})
+
+	t.Run("get disks", func(t *testing.T) {
+		// 20 GiB as humanize.Bytes prints it.
+		mustRow(t, "disks", on(t, cp, "get", "disks"), "Disk", "sda", "22", "GB", "scsi", "QEMU", "HARDDISK", "drive-scsi0")
+	})
+
+	t.Run("get systemdisk", func(t *testing.T) {
+		mustRow(t, "systemdisk", on(t, cp, "get", "systemdisk"), "SystemDisk", "system-disk", "sda")
+	})
+
+	t.Run("get addresses", func(t *testing.T) {
+		out := on(t, cp, "get", "addresses")
+		mustRow(t, "ens18", out, "ens18/"+cp.addr().String()+"/24", cp.addr().String()+"/24", "ens18")
+		mustRow(t, "lo", out, "lo/127.0.0.1/8", "127.0.0.1/8", "lo")
+	})
+
+	t.Run("get links", func(t *testing.T) {
+		out := on(t, cp, "get", "links")
+		mustRow(t, "ens18", out, "ens18", "ether", hexMAC(cp.addr()), "up", "true")
+		mustRow(t, "lo", out, "lo", "loopback")
+	})
+
+	t.Run("get routes", func(t *testing.T) {
+		subnet := netip.PrefixFrom(cp.addr(), 24).Masked().String()
+		mustRow(t, "connected route", on(t, cp, "get", "routes"), subnet, "ens18")
+	})
+
+	t.Run("get extensions", func(t *testing.T) {
+		out := on(t, cp, "get", "extensions")
+		mustRow(t, "qemu-guest-agent", out, "ExtensionStatus", "qemu-guest-agent")
+		mustRow(t, "schematic", out, "ExtensionStatus", "schematic", qgaID)
+	})
+
+	t.Run("get volumestatus", func(t *testing.T) {
+		out := on(t, cp, "get", "volumestatus")
+		mustRow(t, "EPHEMERAL", out, "EPHEMERAL", "partition", "ready", "/dev/sda6")
+		mustRow(t, "STATE", out, "STATE", "partition", "ready", "/dev/sda5", "105", "MB")
+		mustRow(t, "META", out, "META", "partition", "ready", "/dev/sda4")
+	})
+
+	t.Run("get mountstatus", func(t *testing.T) {
+		out := on(t, cp, "get", "mountstatus")
+		mustRow(t, "EPHEMERAL", out, "EPHEMERAL", "/dev/sda6", "/var", "xfs")
+		mustRow(t, "STATE", out, "STATE", "/dev/sda5", "/system/state", "xfs")
+	})
+
+	t.Run("get staticpods", func(t *testing.T) {
+		out := on(t, cp, "get", "staticpods")
+
+		for _, pod := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			mustRow(t, pod, out, "StaticPod", pod)
+		}
+
+		if out := on(t, w, "get", "staticpods"); strings.Contains(out, "kube-apiserver") {
+			t.Errorf("a worker runs no control plane static pods:\n%s", out)
+		}
+	})
+
+	t.Run("get etcdmembers", func(t *testing.T) {
+		member := strings.Fields(mustRow(t, "etcd members", on(t, cp, "etcd", "members"), "cp1"))
+		if len(member) < 2 {
+			t.Fatal("no member ID")
+		}
+
+		mustRow(t, "local member", on(t, cp, "get", "etcdmembers"), "EtcdMember", "local", member[1])
+	})
+
+	t.Run("get services", func(t *testing.T) {
+		out := on(t, cp, "get", "services")
+
+		for _, svc := range []string{"apid", "etcd", "kubelet", "ext-qemu-guest-agent"} {
+			mustRow(t, svc, out, "Service", svc, "true", "true", "false")
+		}
+	})
+
+	t.Run("resource versions move only with content", func(t *testing.T) {
+		version := func() string {
+			var r struct {
+				Metadata struct {
+					Version json.Number `json:"version"`
+				} `json:"metadata"`
+			}
+
+			if err := json.Unmarshal([]byte(on(t, cp, "get", "machinestatus", "-o", "json")), &r); err != nil {
+				t.Fatal(err)
+			}
+
+			return r.Metadata.Version.String()
+		}
+
+		first := version()
+
+		cp.node.publish()
+		cp.node.publish()
+
+		if second := version(); second != first {
+			t.Errorf("MachineStatus version moved from %s to %s without a change", first, second)
+		}
+	})
+
+	t.Run("services", func(t *testing.T) {
+		out := on(t, cp, "services")
+		mustRow(t, "apid", out, cp.addr().String(), "apid", "Running", "OK")
+		mustRow(t, "etcd", out, cp.addr().String(), "etcd", "Running", "OK")
+	})
+
+	t.Run("etcd members", func(t *testing.T) {
+		out := on(t, cp, "etcd", "members")
+		mustRow(t, "cp1", out, "cp1", "https://"+cp.addr().String()+":2380", "https://"+cp.addr().String()+":2379", "false")
+	})
+
+	t.Run("etcd status", func(t *testing.T) {
+		out := on(t, cp, "etcd", "status")
+		contains(t, "etcd status", out, "NODE", "MEMBER", "DB SIZE", "LEADER")
+		line := mustRow(t, "etcd status", out, cp.addr().String(), "3.6.5", "3.6.0")
+
+		// A single member leads itself: its ID is both MEMBER and LEADER.
+		if f := strings.Fields(line); len(f) < 2 || strings.Count(line, f[1]) != 2 {
+			t.Errorf("a single member is its own leader:\n%s", out)
+		}
+	})
+
+	t.Run("etcd alarm list", func(t *testing.T) {
+		if out := on(t, cp, "etcd", "alarm", "list"); strings.TrimSpace(out) != "" {
+			t.Errorf("no alarms: talosctl prints nothing, got:\n%s", out)
+		}
+	})
+
+	t.Run("etcd on a worker", func(t *testing.T) {
+		_, errOut, err := x.exec(t, ep, w.addr(), "etcd", "status")
+		if err == nil || !strings.Contains(errOut, "etcd status is only available on control plane nodes") {
+			t.Errorf("etcd status on a worker: err %v, stderr:\n%s", err, errOut)
+		}
+	})
+
+	t.Run("kubeconfig", func(t *testing.T) {
+		dir := t.TempDir()
+		on(t, cp, "kubeconfig", dir)
+
+		b, err := os.ReadFile(filepath.Join(dir, "kubeconfig"))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		contains(t, "kubeconfig", string(b), "server: https://"+ep.String()+":6443", "client-certificate-data:", "admin@")
+	})
+
+	t.Run("read", func(t *testing.T) {
+		out := on(t, cp, "read", "/proc/sys/kernel/random/boot_id")
+		if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\n$`).MatchString(out) {
+			t.Errorf("boot_id: %q", out)
+		}
+
+		contains(t, "os-release", on(t, cp, "read", "/etc/os-release"), "PRETTY_NAME=\"Talos ("+testVersion+")\"")
+
+		_, errOut, err := x.exec(t, ep, cp.addr(), "read", "/no/such/file")
+		if err == nil || !strings.Contains(errOut, "stat /no/such/file: no such file or directory") {
+			t.Errorf("read of a missing file: err %v, stderr:\n%s", err, errOut)
+		}
+	})
+
+	t.Run("logs", func(t *testing.T) {
+		contains(t, "logs kubelet", on(t, cp, "logs", "kubelet"), "service[kubelet](Running)")
+	})
+
+	t.Run("dmesg", func(t *testing.T) {
+		out := on(t, cp, "dmesg")
+		contains(t, "dmesg", out, "kern:    info:", "Linux version", "user: warning:", "[talos] ")
+	})
+
+	t.Run("memory", func(t *testing.T) {
+		out := on(t, cp, "memory")
+		contains(t, "memory", out, "TOTAL", "USED", "FREE", "AVAILABLE")
+		mustRow(t, "memory", out, cp.addr().String(), "1928")
+	})
+
+	t.Run("events", func(t *testing.T) {
+		// The whole history of this boot, then talosctl follows until stopped.
+		out, _, _ := x.execFor(t, 5*time.Second, ep, cp.addr(), "events", "--tail", "-1")
+		contains(t, "events", out, "EVENT", "ACTOR", "SOURCE", "talos/runtime/machine.MachineStatusEvent", "RUNNING", "ready: true",
+			"talos/runtime/machine.ServiceStateEvent", "kubelet", "RUNNING: Health check successful")
+	})
+
+	t.Run("time", func(t *testing.T) {
+		mustRow(t, "time", on(t, cp, "time"), cp.addr().String(), "time.cloudflare.com")
+	})
+
+	t.Run("containers", func(t *testing.T) {
+		mustRow(t, "system", on(t, cp, "containers"), "system", "apid", "RUNNING")
+		mustRow(t, "k8s.io", on(t, cp, "containers", "-k"), "k8s.io", "kube-system/kube-apiserver-cp1:kube-apiserver", "CONTAINER_RUNNING")
+	})
+
+	cfgFile := filepath.Join(t.TempDir(), "cp.yaml")
+	if err := os.WriteFile(cfgFile, tc.cpConfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	labelled := filepath.Join(t.TempDir(), "cp-labelled.yaml")
+	if err := os.WriteFile(labelled, []byte(replaceOnce("machine:\n", "machine:\n    sysctls:\n        net.core.somaxconn: \"65535\"\n")(string(tc.cpConfig))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("apply-config", func(t *testing.T) {
+		// talosctl prints the node's answer (mode details) on stderr.
+		apply := func(args ...string) string {
+			_, errOut := x.runBoth(t, ep, cp.addr(), append([]string{"apply-config"}, args...)...)
+
+			return errOut
+		}
+
+		contains(t, "dry run", apply("--file", cfgFile, "--dry-run"), "Dry run summary:", "No changes.")
+		contains(t, "dry run with a change", apply("--file", labelled, "--dry-run"), "Dry run summary:", "net.core.somaxconn")
+		contains(t, "no-reboot", apply("--file", labelled, "--mode", "no-reboot"), "Applied configuration without a reboot")
+		contains(t, "staged", apply("--file", cfgFile, "--mode", "staged"), "Staged configuration to be applied after the next reboot")
+		contains(t, "try", apply("--file", labelled, "--mode", "try", "--timeout", "10m"), "automatically reverted back in 10m0s")
+		contains(t, "auto", apply("--file", cfgFile), "Applied configuration without a reboot")
+	})
+
+	t.Run("reboot", func(t *testing.T) {
+		before := on(t, w, "read", "/proc/sys/kernel/random/boot_id")
+
+		_, errOut, err := x.exec(t, ep, w.addr(), "reboot")
+		if err != nil {
+			t.Fatalf("reboot: %v\n%s", err, errOut)
+		}
+
+		contains(t, "reboot progress", errOut, "waiting for actor ID", "events check condition met", "post check passed")
+
+		if after := on(t, w, "read", "/proc/sys/kernel/random/boot_id"); after == before {
+			t.Errorf("boot ID %q did not change across the reboot", after)
+		}
+	})
+
+	t.Run("upgrade", func(t *testing.T) {
+		target := "v1.12.6"
+		image := "factory.talos.dev/nocloud-installer/" + qgaID + ":" + target
+
+		out, errOut, err := x.exec(t, ep, w.addr(), "upgrade", "--image", image)
+		if err != nil {
+			t.Fatalf("upgrade: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+		}
+
+		contains(t, "upgrade progress", errOut, "New upgrade API is not available, falling back to legacy", "post check passed")
+		contains(t, "version after upgrade", on(t, w, "version"), "Tag:         "+target)
+	})
+}
+
+// TestTalosctlMaintenance: `talosctl get disks --insecure` on a node in
+// maintenance mode. talosctl 1.14 first asks each node's version; a 1.12
+// node refuses Version in maintenance mode, so the command fails exactly as
+// against a real 1.12 node, and works against a 1.13+ node.
+func TestTalosctlMaintenance(t *testing.T) {
+	x := &talosctl{bin: talosctlBin(t), config: filepath.Join(t.TempDir(), "none"), home: t.TempDir()}
+	s, _ := newSim(t)
+	ip := addressBlock()
+
+	old := newVM("old", ip(31), "scsi0")
+	old.start(s)
+
+	current := newVM("current", ip(32), "virtio0")
+	current.m.CDROM = strings.ReplaceAll(isoURL, testVersion, "v1.14.1")
+	current.start(s)
+
+	waitPhase(t, old.node, PhaseMaintenance)
+	waitPhase(t, current.node, PhaseMaintenance)
+
+	_, errOut, err := x.exec(t, old.addr(), old.addr(), "get", "disks", "--insecure")
+	if err == nil || !strings.Contains(errOut, "error getting server version: rpc error: code = Unimplemented desc = API is not implemented in maintenance mode") {
+		t.Errorf("get disks --insecure on a 1.12 node: err %v, stderr:\n%s", err, errOut)
+	}
+
+	out := x.run(t, current.addr(), current.addr(), "get", "disks", "--insecure")
+	mustRow(t, "disks", out, "Disk", "vda", "22", "GB", "virtio")
+
+	if _, ok := row(out, "SystemDisk"); ok {
+		t.Errorf("a live ISO boot has no system disk:\n%s", out)
+	}
+}
