@@ -98,10 +98,22 @@ func TestVIPAndCloudControllerManager(t *testing.T) {
 
 	waitFor(t, "worker apid", func() bool { _, err := tc.client(t, tc.workers[0]).Version(ctx); return err == nil })
 
-	nodes, err := tc.kubeNodes(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The CCM initialises each node once it registered.
+	var nodes []kubeNodeObj
+
+	waitFor(t, "every node initialised by the CCM", func() bool {
+		var err error
+		nodes, err = tc.kubeNodes(t)
+
+		for _, v := range tc.all() {
+			n, ok := nodeByName(nodes, v.m.Name)
+			if err != nil || !ok || n.Spec.ProviderID == "" || hasTaint(n, "node.cloudprovider.kubernetes.io/uninitialized") {
+				return false
+			}
+		}
+
+		return true
+	})
 
 	for _, v := range tc.all() {
 		n, ok := nodeByName(nodes, v.m.Name)
