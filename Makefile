@@ -26,8 +26,8 @@ SCHEMA    := schema/schema.json
 # Tool versions come from tools/go.mod, so bumping a tool is a one-line change there.
 PULUMI_VERSION := $(shell awk '$$1=="github.com/pulumi/pulumi/pkg/v3"{print $$2}' tools/go.mod)
 YAML_VERSION   := $(shell awk '$$1=="github.com/pulumi/pulumi-yaml"{print $$2}' tools/go.mod)
-# The lab runs the real kube-apiserver and etcd (tools/kube/go.mod); the binaries carry their
-# versions in their names, which is how the lab (tests/lab/talos/kubebin.go) finds them.
+# The lab's real kube-apiserver and etcd (tools/kube/go.mod); the binaries carry their versions
+# in their names, which is how the lab (tests/lab/talos/kubebin.go) finds them.
 KUBE_VERSION   := $(shell awk '$$1=="k8s.io/kubernetes"{print $$2}' tools/kube/go.mod)
 ETCD_VERSION   := $(shell awk '$$1=="go.etcd.io/etcd/server/v3"{print $$2}' tools/kube/go.mod)
 KUBE_APISERVER := $(TOOLS_BIN)/kube-apiserver-$(KUBE_VERSION)

@@ -15,9 +15,9 @@ const (
 
 	// Language SDK versions the generated SDKs depend on. They match the Pulumi engine the
 	// project builds against (go.mod, tools/go.mod). Lockfiles/constraints pin exactly.
-	pulumiNodeSDK   = "^3.259.0"
-	pulumiPythonSDK = ">=3.259.0,<4.0.0"
-	pulumiJavaSDK   = "1.16.0"
+	pulumiNodeSDK   = "^3.270.0"
+	pulumiPythonSDK = ">=3.272.0,<4.0.0"
+	pulumiJavaSDK   = "1.36.1"
 	typescript      = "5.9.3"
 )
 
@@ -40,7 +40,7 @@ func languageMap() map[string]any {
 			"packageName":          PythonPackage,
 			"readme":               pythonReadme,
 			"respectSchemaVersion": true,
-			"pythonRequires":       ">=3.10", // pulumi 3.259.0 on PyPI: Requires-Python >=3.10
+			"pythonRequires":       ">=3.10", // pulumi 3.272.0 on PyPI: Requires-Python >=3.10
 			"requires":             map[string]string{"pulumi": pulumiPythonSDK},
 			"pyproject":            map[string]any{"enabled": true},
 		},

@@ -5,14 +5,18 @@ package provider
 
 import (
 	"context"
+	"os"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	comProvider "github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
+	rpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/enginewatch"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
@@ -82,6 +86,7 @@ func New() (p.Provider, error) {
 	prov = talos.WithRenewalPreview(prov, time.Now)
 	prov = talos.WithDeleteURN(prov)
 	prov = withEnumDescriptions(prov, moduleMap)
+	prov = proxmox.WithIdentity(prov)
 	return proxmox.WithTimeouts(prov), nil
 }
 
@@ -91,5 +96,24 @@ func Run(ctx context.Context, version string) error {
 	if err != nil {
 		return err
 	}
-	return p.RunProvider(ctx, Name, version, prov)
+	if addr := enginewatch.EngineAddress(os.Args); addr != "" {
+		go enginewatch.Watch(ctx, addr, enginewatch.Options{})
+	}
+	return comProvider.MainContext(ctx, Name, func(host *comProvider.HostClient) (rpc.ResourceProviderServer, error) {
+		srv, err := p.RawServer(Name, version, prov)(host)
+		if err != nil {
+			return nil, err
+		}
+		return instanceRecorder{srv}, nil
+	})
+}
+
+// instanceRecorder hands the provider resource's ID, which the engine sends
+// with Configure and infer does not pass on, to the VM create identities
+// (see proxmox identity.go).
+type instanceRecorder struct{ rpc.ResourceProviderServer }
+
+func (s instanceRecorder) Configure(ctx context.Context, req *rpc.ConfigureRequest) (*rpc.ConfigureResponse, error) {
+	proxmox.SetProviderInstance(req.GetId())
+	return s.ResourceProviderServer.Configure(ctx, req)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
@@ -42,6 +43,18 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
 	}
+	for _, n := range nodes {
+		if n.Name != a.Node || n.Online {
+			continue
+		}
+		if req.OldInputs.Len() == 0 {
+			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
+		} else {
+			// an existing file: a node down must not stall every preview
+			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
+		}
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+	}
 	storages, err := c.Storages(ctx, a.Node)
 	if err != nil {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
@@ -71,8 +84,13 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 			return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 		}
 		if exists {
-			v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
-				"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
+			if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
+				p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
+					"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
+			} else {
+				v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
+					"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
+			}
 		}
 	}
 	return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
@@ -104,6 +122,15 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	if err != nil {
 		return infer.CreateResponse[DownloadFileState]{}, err
 	}
+	// a finished download may be the file a replacement replaces: only a
+	// create the state knows nothing of adopts it
+	who := resourceIdentity(ctx)
+	if d, ours := interruptedDownload(ctx, c, a, who.id); ours && (d.Running || (who.fresh && who.held != a.Node+"/"+st.VolumeID)) {
+		if vol, ok := adoptDownload(ctx, c, a, st, d); ok {
+			st.Size = int(vol.Size)
+			return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
+		}
+	}
 	_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
 	if err != nil {
 		return infer.CreateResponse[DownloadFileState]{}, err
@@ -118,7 +145,7 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 			return infer.CreateResponse[DownloadFileState]{}, err
 		}
 	}
-	r := pve.DownloadRequest{Node: a.Node, Storage: a.Storage, URL: a.URL, Content: string(a.content()),
+	r := pve.DownloadRequest{Node: a.Node, Storage: a.Storage, URL: pve.DownloadURL(a.URL, who.id), Content: string(a.content()),
 		FileName: st.FileName, VerifyCertificates: a.VerifyCertificates}
 	if a.Checksum != nil && a.ChecksumAlgorithm != nil {
 		r.Checksum, r.ChecksumAlgorithm = *a.Checksum, string(*a.ChecksumAlgorithm)
@@ -177,6 +204,10 @@ func (*DownloadFile) Read(ctx context.Context, req infer.ReadRequest[DownloadFil
 		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
 	}
 	volid := storage + ":" + content + "/" + file
+	if req.Inputs.Node != "" && nodeOffline(ctx, c, node) {
+		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", node, volid))
+		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{ID: req.ID, Inputs: req.Inputs, State: req.State}, nil
+	}
 	vol, found, err := c.FindVolume(ctx, node, storage, volid)
 	if err != nil || !found {
 		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{}, err
@@ -210,5 +241,44 @@ func (*DownloadFile) Delete(ctx context.Context, req infer.DeleteRequest[Downloa
 	if err != nil {
 		return infer.DeleteResponse{}, err
 	}
-	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, storage+":"+content+"/"+file)
+	volid := storage + ":" + content + "/" + file
+	if err := awaitNode(ctx, c, node, volid, "deleted"); err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, volid)
+}
+
+// interruptedDownload finds the download of this file that a create of the
+// same resource started and could not record (see pve identity.go): the
+// file's newest download task, carrying the resource's identity, running
+// or done.
+func interruptedDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, id string) (pve.DownloadTask, bool) {
+	if id == "" {
+		return pve.DownloadTask{}, false
+	}
+	d, found, err := c.LastDownload(ctx, a.Node, a.fileName())
+	if err != nil || !found || d.URL != pve.DownloadURL(a.URL, id) {
+		return d, false
+	}
+	ok, _ := pve.TaskSucceeded(d.Status)
+	return d, d.Running || ok
+}
+
+// adoptDownload waits for an interrupted run's download (if it still runs)
+// and returns the file it made.
+func adoptDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, st DownloadFileState, d pve.DownloadTask) (pve.Volume, bool) {
+	if d.Running {
+		pve.Logf(ctx, "an interrupted run's download of %s into %s on node %s is still running: waiting for it",
+			a.URL, st.VolumeID, a.Node)
+		if err := c.WaitTask(ctx, d.UPID); err != nil {
+			pve.Logf(ctx, "that download failed (%v): downloading again", err)
+			return pve.Volume{}, false
+		}
+	}
+	vol, found, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+	if err != nil || !found {
+		return pve.Volume{}, false
+	}
+	pve.Warnf(ctx, "adopting %s on node %s: an interrupted run downloaded it from %s", st.VolumeID, a.Node, a.URL)
+	return vol, true
 }

@@ -104,7 +104,14 @@ func (e *env) checkFailures(typ, name string, olds, news property.Map) []p.Check
 // create runs Check, a preview Create and a real Create.
 func (e *env) create(typ, name string, inputs property.Map) (string, property.Map) {
 	e.t.Helper()
-	checked := e.check(typ, name, property.Map{}, inputs)
+	return e.createReplacement(typ, name, property.Map{}, inputs)
+}
+
+// createReplacement is create as the engine runs it to replace a resource
+// whose state holds olds: Check sees the old inputs.
+func (e *env) createReplacement(typ, name string, olds, inputs property.Map) (string, property.Map) {
+	e.t.Helper()
+	checked := e.check(typ, name, olds, inputs)
 	if _, err := e.s.Create(p.CreateRequest{Urn: urn(typ, name), Properties: checked, DryRun: true}); err != nil {
 		e.t.Fatalf("preview create %s: %v", name, err)
 	}

@@ -124,8 +124,10 @@ func slicesContains(list []string, s string) bool {
 // power actions and destroy. keys are the config keys and values it sets
 // (createParams); source is the config of the clone source when known;
 // pveVersion picks the guest agent privilege; u tells which inputs are
-// known at preview.
-func vmNeeds(a VirtualMachineArgs, keys map[string]any, source map[string]string, pveVersion string, u unknowns) []need {
+// known at preview. oldPool is the pool the previous inputs named: taking
+// the VM out of it (pool "" or another pool; an unset pool is not managed)
+// needs Pool.Allocate there too.
+func vmNeeds(a VirtualMachineArgs, keys map[string]any, source map[string]string, oldPool, pveVersion string, u unknowns) []need {
 	vmPath, inherit, pool := "/vms", true, ""
 	if a.VMID != nil && u.known("vmId") {
 		vmPath, inherit = fmt.Sprintf("/vms/%d", *a.VMID), false
@@ -193,6 +195,10 @@ func vmNeeds(a VirtualMachineArgs, keys map[string]any, source map[string]string
 			n.Or.Any = true
 		}
 		needs = append(needs, n)
+	}
+	if a.Pool != nil && oldPool != "" && oldPool != pool && u.known("pool") {
+		needs = append(needs, need{Input: "pool", Path: "/pool/" + oldPool, Privs: []string{"Pool.Allocate"},
+			Role: "PVEPoolAdmin", Why: "to take the VM out of pool " + oldPool})
 	}
 	return append(needs, vmResourceNeeds(a, source, pool, u)...)
 }

@@ -40,20 +40,22 @@ func TestVMNeedsFollowInputs(t *testing.T) {
 	t.Parallel()
 	id := 104
 	enabled := true
-	a := VirtualMachineArgs{Node: "pve1", VMID: &id, Agent: &VirtualMachineAgent{Enabled: &enabled},
+	none := ""
+	a := VirtualMachineArgs{Node: "pve1", VMID: &id, Pool: &none, Agent: &VirtualMachineAgent{Enabled: &enabled},
 		NetworkDevices: []VirtualMachineNetworkDevice{{Bridge: "vmbr1", VLANID: &id}}}
 	keys, err := createParams(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var paths, privs []string
-	for _, n := range vmNeeds(a, keys, nil, "8.4.1", unknowns{}) {
+	for _, n := range vmNeeds(a, keys, nil, "k8s", "8.4.1", unknowns{}) {
 		paths = append(paths, n.Path)
 		privs = append(privs, n.Privs...)
 	}
 	joined := strings.Join(paths, " ")
 	if !strings.Contains(joined, "/vms/104") || strings.Contains(joined, "/vms ") ||
-		!strings.Contains(joined, "/sdn/zones/localnetwork/vmbr1/104") || !strings.Contains(joined, "/nodes/pve1") {
+		!strings.Contains(joined, "/sdn/zones/localnetwork/vmbr1/104") || !strings.Contains(joined, "/nodes/pve1") ||
+		!strings.Contains(joined, "/pool/k8s") {
 		t.Errorf("paths: %v", paths)
 	}
 	if p := strings.Join(privs, " "); !strings.Contains(p, "VM.Monitor") || strings.Contains(p, "VM.GuestAgent.Audit") ||

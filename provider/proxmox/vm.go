@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -52,7 +53,12 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	}
 	// a missing privilege first: without it the reads below would say a
 	// bridge or storage does not exist
-	if failures := checkPrivileges(ctx, c, vmNeeds(a, planKeys(a), cloneSourceConfig(ctx, c, a, u), c.Version(), u)); len(failures) > 0 {
+	oldPool := ""
+	if old != nil && old.Pool != nil {
+		oldPool = *old.Pool
+	}
+	needs := vmNeeds(a, planKeys(a), cloneSourceConfig(ctx, c, a, u), oldPool, c.Version(), u)
+	if failures := checkPrivileges(ctx, c, needs); len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
 	}
 	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u)
@@ -65,12 +71,18 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
 }
 
-// Diff classifies each change as in place or replacing (see diffVM).
+// Diff classifies each change as in place or replacing (see diffVM), and
+// adds what happened to the VM outside Pulumi (see withLive): a VM stopped,
+// deleted or out of reach shows in the preview without a refresh.
 func (*VirtualMachine) Diff(ctx context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
 	if err := checkNewVMIDFree(ctx, req.State, req.Inputs); err != nil {
 		return infer.DiffResponse{}, err
 	}
-	return diffVM(req.State, req.Inputs), nil
+	d := diffVM(req.State, req.Inputs)
+	if req.State.VMID == 0 || diffReplaces(d) {
+		return d, nil
+	}
+	return withLive(ctx, d, checkLive(ctx, req.State, req.Inputs)), nil
 }
 
 // checkNewVMIDFree refuses a vmId change to an id another guest holds. Check
@@ -148,16 +160,23 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	}
 	// once created (and started), Proxmox counts the VM's memory itself
 	defer c.MemoryClaims().Release(req.Name)
-	ref, err := createVM(ctx, c, a)
+	id := resourceIdentity(ctx)
+	ref, err := createVM(ctx, c, a, id)
 	if ref.VMID == 0 {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
 	if err == nil {
-		err = converge(ctx, c, ref, nil, a)
+		err = converge(ctx, c, ref, nil, a, id.id)
 	}
 	// read back with a context of its own: ctx may be what ran out
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
+	if id.id != "" {
+		// the VM goes to the state now, with or without an error
+		if herr := handOver(rctx, c, ref, id.id, false); herr != nil {
+			err = errors.Join(err, fmt.Errorf("marking %s as created: %w", ref, herr))
+		}
+	}
 	st, found, rerr := readState(rctx, c, ref, a)
 	switch {
 	case err == nil && rerr == nil && found:
@@ -181,38 +200,46 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 // taken by another client between allocation and create.
 const maxCreateAttempts = 5
 
-// createVM creates the VM and returns its ref once it exists. A zero ref
-// means nothing was created.
-func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs) (pve.VMRef, error) {
+// createVM creates the VM, or adopts the one an interrupted create of the
+// same resource left (see adoptOwn), and returns its ref once it exists. A
+// zero ref means nothing was created.
+func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, error) {
+	if id.id != "" {
+		if ref, ok, err := adoptOwn(ctx, c, a, id); err != nil || ok {
+			return ref, err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		var (
-			id      int
+			vmid    int
 			release func()
 			err     error
 		)
 		if a.VMID != nil {
-			id = *a.VMID
-			release, err = c.IDs().Reserve(id)
+			vmid = *a.VMID
+			release, err = c.IDs().Reserve(vmid)
 		} else {
-			id, release, err = c.IDs().Allocate(ctx)
+			vmid, release, err = c.IDs().Allocate(ctx)
 		}
 		if err != nil {
 			return pve.VMRef{}, err
 		}
-		ref := pve.VMRef{Node: a.Node, VMID: id}
-		err = createOnce(ctx, c, ref, a)
+		killpoint.Reach("after-vmid-allocation")
+		ref := pve.VMRef{Node: a.Node, VMID: vmid}
+		err = createOnce(ctx, c, ref, a, id.id)
 		release()
 		switch {
 		case err == nil:
 			return ref, nil
 		case pve.IsAlreadyExists(err) && a.VMID == nil && attempt < maxCreateAttempts:
-			pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", id, err)
+			pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
 			continue
 		case pve.IsAlreadyExists(err) && a.VMID != nil:
 			return pve.VMRef{}, fmt.Errorf("vmId %d is already in use (%w): choose another vmId, or leave it unset "+
-				"to allocate one", id, err)
+				"to allocate one", vmid, err)
 		}
-		// a failed create task normally removes what it made; make sure
+		// a failed create task normally removes what it made, and an
+		// answer lost on the way may hide one that ran: make sure
 		_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
 		switch {
 		case ferr == nil && !found && pve.IsServerError(err) && attempt < maxCreateAttempts && ctx.Err() == nil:
@@ -231,7 +258,7 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs) (pve.VMR
 		case ferr != nil:
 			// unknown: keep the VM in the state rather than risk one that
 			// Pulumi does not know; a read drops it if it does not exist
-			return ref, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, id, ferr)
+			return ref, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, vmid, ferr)
 		}
 		return ref, err
 	}
@@ -247,7 +274,11 @@ func cloneSource(a VirtualMachineArgs) pve.VMRef {
 	return src
 }
 
-func createOnce(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs) error {
+// createOnce sends the one call that makes the VM, carrying the create's
+// identity id (when known) from that call on: a creating tag on a create,
+// a creating line in the description of a clone (a clone cannot be given
+// tags), which keeps the source's description, or the one the inputs give.
+func createOnce(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs, id string) error {
 	if cl := a.Clone; cl != nil {
 		src := cloneSource(a)
 		o := pve.CloneOptions{Full: cl.Full == nil || *cl.Full}
@@ -260,10 +291,21 @@ func createOnce(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMach
 		if a.Pool != nil {
 			o.Pool = *a.Pool
 		}
+		if id != "" {
+			desc := a.Description
+			if desc == nil {
+				srcConf, err := c.VMConfig(ctx, src)
+				if err != nil {
+					return fmt.Errorf("reading the clone source %s: %w", src, err)
+				}
+				desc = ptr(srcConf["description"])
+			}
+			o.Description = pve.WithCreatingLine(*desc, id)
+		}
 		pve.Logf(ctx, "cloning VM %d on node %s into VM %d on node %s", cl.VMID, src.Node, ref.VMID, ref.Node)
 		return c.CloneVM(ctx, src, ref, o)
 	}
-	params, err := createParams(a)
+	params, err := createParams(creatingArgs(a, pve.VMConfig{}, id))
 	if err != nil {
 		return err
 	}
@@ -290,6 +332,13 @@ func (*VirtualMachine) Read(ctx context.Context, req infer.ReadRequest[VirtualMa
 	}
 	in := req.Inputs
 	importing := req.State.VMID == 0 && in.Node == ""
+	if !importing && ref.Node != "" && nodeOffline(ctx, c, ref.Node) {
+		// nothing can be read from a node that is down: keep what the
+		// state says rather than wait for it
+		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", ref.Node,
+			vmLabel(req.State, in)))
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{ID: req.ID, Inputs: in, State: req.State}, nil
+	}
 	if importing {
 		o, found, err := observe(ctx, c, ref, true)
 		if err != nil || !found {
@@ -336,8 +385,14 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	ref := pve.VMRef{Node: old.Node, VMID: old.VMID}
+	if err := awaitNode(ctx, c, ref.Node, vmLabel(old, a), "updated"); err != nil {
+		return infer.UpdateResponse[VirtualMachineState]{}, err
+	}
 	oldArgs := old.VirtualMachineArgs
-	err = converge(ctx, c, ref, &oldArgs, a)
+	err = converge(ctx, c, ref, &oldArgs, a, "")
+	if id := resourceIdentity(ctx); err == nil && id.id != "" {
+		err = handOver(ctx, c, ref, id.id, true)
+	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
 	st, found, rerr := readState(rctx, c, ref, a)
@@ -371,6 +426,9 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 	}
 	if ref.Node == "" {
 		ref.Node = req.State.Node
+	}
+	if err := awaitNode(ctx, c, ref.Node, vmLabel(req.State, req.State.VirtualMachineArgs), "destroyed"); err != nil {
+		return infer.DeleteResponse{}, err
 	}
 	st, err := c.VMStatus(ctx, ref)
 	if pve.IsConfigMissing(err) {

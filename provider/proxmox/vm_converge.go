@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -27,11 +28,15 @@ func shutdownTimeout(a VirtualMachineArgs) time.Duration {
 // pending changes, power state, and the wait for the guest agent. It serves
 // Update, and Create after the VM exists, so that a create that failed
 // half-way is finished by the next update.
-func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs) error {
+//
+// creating is the identity of a create in progress: the VM keeps its
+// creating tag (see creatingArgs) until the create hands it over.
+func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string) error {
 	live, err := c.VMConfig(ctx, ref)
 	if err != nil {
 		return err
 	}
+	a = creatingArgs(a, live, creating)
 	plan, err := planConfig(old, a, live)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
@@ -52,6 +57,7 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 			return err
 		}
 	}
+	killpoint.Reach("after-config")
 	logImportSourceChanges(ctx, ref, old, a, live)
 	if err := convergePool(ctx, c, ref, a); err != nil {
 		return err
@@ -74,6 +80,7 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 		if err := c.StartVM(ctx, ref); err != nil {
 			return err
 		}
+		killpoint.Reach("after-start")
 	case !wantRunning && st.Running():
 		why := "started: false"
 		if template {

@@ -29,8 +29,13 @@ func observeArgs(o observation) VirtualMachineArgs {
 		return nil
 	}
 	a.Name = str("name")
-	a.Description = str("description")
-	if t := normalizeTags(pve.SplitTags(c["tags"])); len(t) > 0 {
+	if d, ok := c["description"]; ok {
+		if d = pve.WithoutCreatingLine(d); d != "" {
+			a.Description = &d
+		}
+	}
+	// the provider's own tags are not the program's (see pve identity.go)
+	if t := normalizeTags(pve.UserTags(pve.SplitTags(c["tags"]))); len(t) > 0 {
 		a.Tags = t
 	}
 	if o.Pool != "" {

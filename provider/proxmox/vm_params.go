@@ -3,6 +3,7 @@ package proxmox
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,7 +116,9 @@ func scalarConfig(a VirtualMachineArgs, live pve.VMConfig) map[string]string {
 	set("name", a.Name)
 	set("description", a.Description)
 	if a.Tags != nil {
-		c["tags"] = strings.Join(normalizeTags(a.Tags), ";")
+		// the provider's own tags stay (see pve identity.go)
+		keep := pve.SystemTags(pve.SplitTags(live["tags"]))
+		c["tags"] = strings.Join(normalizeTags(append(slices.Clone(a.Tags), keep...)), ";")
 	}
 	if c["name"] == "" {
 		delete(c, "name") // an empty name is refused by Check; never a removal

@@ -73,6 +73,9 @@ func memoryHotplug(ctx context.Context, old VirtualMachineState) bool {
 	if err != nil {
 		return false
 	}
+	// a preview never waits for a node that does not answer
+	ctx, cancel := context.WithTimeout(ctx, liveReadTimeout)
+	defer cancel()
 	cfg, err := c.VMConfig(ctx, pve.VMRef{Node: old.Node, VMID: old.VMID})
 	if err != nil {
 		return false

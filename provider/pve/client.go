@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
@@ -46,6 +47,9 @@ type Client struct {
 	version  string
 	ids      *IDAllocator
 	memory   *MemoryClaims
+	inv      inventoryCache
+	// own holds the UPIDs of the tasks this process started and awaits
+	own sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 	privs    privilegeCache
@@ -134,10 +138,12 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 }
 
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, body(params), out))
 }
 
 func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, body(params), out))
 }
 
@@ -166,6 +172,7 @@ func stringParams(params map[string]any) map[string]string {
 }
 
 func (c *Client) delete(ctx context.Context, path string, params map[string]any, out any) error {
+	c.inv.changes.Add(1)
 	if len(params) > 0 {
 		path += "?" + encodeQuery(params)
 	}

@@ -50,38 +50,21 @@ func (c *Client) DownloadURL(ctx context.Context, r DownloadRequest) error {
 	// A refusal ("refusing to override existing file") is not repeated.
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("downloading %s to %s on node %s", r.FileName, r.Storage, r.Node), true,
 		func(ctx context.Context) error {
-			err := c.startTask(ctx, func(upid *string) error { return c.post(ctx, path, p, upid) })
+			err := c.startTaskAt(ctx, "after-download-started", func(upid *string) error { return c.post(ctx, path, p, upid) })
 			if err == nil || isTaskFailure(err) || (!IsServerError(err) && !Retryable(err, true)) {
 				return err
 			}
-			if upid, ok := c.activeTask(ctx, r.Node, "download", r.FileName); ok {
+			// PVE's task id is the file name (encode_text leaves plain
+			// names as they are)
+			if running, _ := c.ForeignActiveTasks(ctx, r.Node, "download", r.FileName); len(running) > 0 {
 				Logf(ctx, "a download of %s on node %s is running already (the answer to the request was lost); waiting for it", r.FileName, r.Node)
-				return c.WaitTask(ctx, upid)
+				return c.WaitTask(ctx, running[0])
 			}
 			if _, found, ferr := c.findVolumeOnce(ctx, r.Node, r.Storage, r.VolumeID()); ferr == nil && found {
 				return nil
 			}
 			return err
 		})
-}
-
-// activeTask finds a running task of type typ for id on node (the id as
-// PVE's encode_text leaves plain names: letters, digits, '-', '_', '.').
-func (c *Client) activeTask(ctx context.Context, node, typ, id string) (string, bool) {
-	var tasks []struct {
-		UPID string `json:"upid"`
-		ID   string `json:"id"`
-	}
-	path := fmt.Sprintf("/nodes/%s/tasks?source=active&typefilter=%s&limit=500", node, url.QueryEscape(typ))
-	if err := c.get(ctx, path, &tasks); err != nil {
-		return "", false
-	}
-	for _, t := range tasks {
-		if t.ID == id {
-			return t.UPID, true
-		}
-	}
-	return "", false
 }
 
 // Volume is one entry of a storage's content list.

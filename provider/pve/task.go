@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 )
 
 // UPID identifies a Proxmox task:
@@ -163,6 +165,12 @@ func (c *Client) taskLogTail(ctx context.Context, id UPID, n int) []string {
 
 // startTask runs a call that answers with a task id and waits for the task.
 func (c *Client) startTask(ctx context.Context, call func(out *string) error) error {
+	return c.startTaskAt(ctx, "", call)
+}
+
+// startTaskAt is startTask that passes the named kill point (a test hook,
+// see package killpoint) once the task runs.
+func (c *Client) startTaskAt(ctx context.Context, point string, call func(out *string) error) error {
 	var upid string
 	if err := call(&upid); err != nil {
 		return err
@@ -170,5 +178,29 @@ func (c *Client) startTask(ctx context.Context, call func(out *string) error) er
 	if upid == "" {
 		return nil // some calls answer null when there was nothing to do
 	}
+	c.own.Store(upid, true)
+	defer c.own.Delete(upid)
+	killpoint.Reach(point)
 	return c.WaitTask(ctx, upid)
+}
+
+// ForeignActiveTasks lists the running tasks of type typ for id on node
+// that this process did not start: the work of another client, or of a
+// run of the provider that was killed.
+func (c *Client) ForeignActiveTasks(ctx context.Context, node, typ, id string) ([]string, error) {
+	var tasks []struct {
+		UPID string `json:"upid"`
+		ID   string `json:"id"`
+	}
+	path := fmt.Sprintf("/nodes/%s/tasks?source=active&typefilter=%s&limit=500", node, url.QueryEscape(typ))
+	if err := c.get(ctx, path, &tasks); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range tasks {
+		if _, mine := c.own.Load(t.UPID); t.ID == id && !mine {
+			out = append(out, t.UPID)
+		}
+	}
+	return out, nil
 }

@@ -116,7 +116,7 @@ func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any)
 	p := copyParams(params)
 	p["vmid"] = ref.VMID
 	return DefaultRetry.Retry(ctx, "creating "+ref.String(), false, func(ctx context.Context) error {
-		return c.startTask(ctx, func(upid *string) error {
+		return c.startTaskAt(ctx, "after-create-task-started", func(upid *string) error {
 			return c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid)
 		})
 	})
@@ -154,7 +154,7 @@ func (c *Client) CloneVM(ctx context.Context, src, dst VMRef, o CloneOptions) er
 	}
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("cloning %s into VM %d on node %s", src, dst.VMID, dst.Node), false,
 		func(ctx context.Context) error {
-			return c.startTask(ctx, func(upid *string) error {
+			return c.startTaskAt(ctx, "after-clone-task-started", func(upid *string) error {
 				return c.post(ctx, src.path("/clone"), p, upid)
 			})
 		})
@@ -369,13 +369,16 @@ func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error
 // ClusterVM is one guest as /cluster/resources lists it: a VM, or with
 // Type "lxc" a container (VMIDs are unique across both).
 type ClusterVM struct {
-	VMID     int
-	Type     string // qemu or lxc
-	Node     string
-	Name     string
+	VMID int
+	Type string // qemu or lxc
+	Node string
+	Name string
+	// Status is "running", "stopped", or "unknown" while its node is down.
 	Status   string
 	Template bool
 	Pool     string
+	// Lock is the config lock the guest holds ("create", "clone", ...).
+	Lock string
 	// Tags as Proxmox lists them (";"-separated, lower-cased, sorted).
 	Tags []string
 }
@@ -407,36 +410,8 @@ func (c *Client) ClusterVMs(ctx context.Context) ([]ClusterVM, error) {
 // ClusterGuests lists every VM and container of the cluster: what a new
 // VMID must not collide with.
 func (c *Client) ClusterGuests(ctx context.Context) ([]ClusterVM, error) {
-	var items []struct {
-		Type     string      `json:"type"`
-		VMID     json.Number `json:"vmid"`
-		Node     string      `json:"node"`
-		Name     string      `json:"name"`
-		Status   string      `json:"status"`
-		Template json.Number `json:"template"`
-		Pool     string      `json:"pool"`
-		Tags     string      `json:"tags"`
-	}
-	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
-		return c.get(ctx, "/cluster/resources?type=vm", &items)
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []ClusterVM
-	for _, it := range items {
-		if it.Type != "qemu" && it.Type != "lxc" {
-			continue
-		}
-		id, err := it.VMID.Int64()
-		if err != nil {
-			continue
-		}
-		out = append(out, ClusterVM{VMID: int(id), Type: it.Type, Node: it.Node, Name: it.Name, Status: it.Status,
-			Template: it.Template.String() == "1", Pool: it.Pool,
-			Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
-	}
-	return out, nil
+	inv, err := c.readInventory(ctx, "?type=vm")
+	return inv.Guests, err
 }
 
 func copyParams(params map[string]any) map[string]any {

@@ -22,10 +22,13 @@ import (
 // Pulumi YAML project against the lab: create 3 control planes + 2 workers
 // with the CCM and a VIP, a second preview tcWithout changes, configuration
 // changes with and tcWithout reboots, a Talos upgrade node by node, scaling
-// workers 2->3->2 and control planes 3->1, and destroy.
+// workers 2->3->2 and control planes 3->1, and destroy. All of it with the
+// least-privilege token of the README's "Proxmox privileges" recipe, not an
+// administrator's.
 func TestClusterLifecycle(t *testing.T) {
 	t.Parallel()
 	l := startTCLab(t)
+	l.useRecipeToken(t, readmeRecipe(t))
 	env := harness.NewEnv(t)
 	prog := l.program(3, 2)
 	p := harness.NewYAMLProject(t, env, "cluster", prog.render(t))
@@ -70,6 +73,11 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	}
 	ids := tcVMIDs(out.Nodes)
+	// the VMs were made by the recipe's token (the UPIDs carry it)
+	if mine, admin := l.logLines(regexp.MustCompile(`:qm(create|clone):[0-9]+:pulumi@pve!ci:`)),
+		l.logLines(regexp.MustCompile(`:qm(create|clone):[0-9]+:root@pam!lab:`)); len(mine) == 0 || len(admin) > 0 {
+		t.Errorf("VM creation tasks by the recipe's token: %d, by the admin token: %d", len(mine), len(admin))
+	}
 
 	// A second preview shows nothing to do, also after a refresh.
 	tcTimed(t, "second preview", func() harness.Result { return p.Preview(t, "--expect-no-changes") })

@@ -42,6 +42,16 @@ export class VirtualMachine extends pulumi.CustomResource {
         return new VirtualMachine(name, undefined as any, { ...opts, id: id });
     }
 
+    /**
+     * Check whether an existing VirtualMachine resource with the given ID exists.
+     *
+     * @param id The _unique_ provider ID of the resource to check.
+     * @param opts Optional settings to control the behavior of the CustomResource.
+     */
+    public static exists(id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): pulumi.Output<boolean> {
+        return pulumi.runtime.existsResource("proxmoxtalos:proxmox:VirtualMachine", id, {}, { ...opts }, undefined);
+    }
+
     /** @internal */
     public static readonly __pulumiType = 'proxmoxtalos:proxmox:VirtualMachine';
 

@@ -34,6 +34,16 @@ export class ClusterHealth extends pulumi.CustomResource {
         return new ClusterHealth(name, undefined as any, { ...opts, id: id });
     }
 
+    /**
+     * Check whether an existing ClusterHealth resource with the given ID exists.
+     *
+     * @param id The _unique_ provider ID of the resource to check.
+     * @param opts Optional settings to control the behavior of the CustomResource.
+     */
+    public static exists(id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): pulumi.Output<boolean> {
+        return pulumi.runtime.existsResource("proxmoxtalos:talos:ClusterHealth", id, {}, { ...opts }, undefined);
+    }
+
     /** @internal */
     public static readonly __pulumiType = 'proxmoxtalos:talos:ClusterHealth';
 

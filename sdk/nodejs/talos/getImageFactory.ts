@@ -13,12 +13,12 @@ import * as utilities from "../utilities";
 export function getImageFactory(args: GetImageFactoryArgs, opts?: pulumi.InvokeOptions): Promise<GetImageFactoryResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invoke("proxmoxtalos:talos:getImageFactory", {
-        "architecture": args.architecture,
+        "architecture": (args.architecture) ?? "amd64",
         "extensions": args.extensions,
-        "factoryUrl": args.factoryUrl,
+        "factoryUrl": (args.factoryUrl) ?? "https://factory.talos.dev",
         "installerRegistry": args.installerRegistry,
         "kernelArgs": args.kernelArgs,
-        "platform": args.platform,
+        "platform": (args.platform) ?? "nocloud",
         "talosVersion": args.talosVersion,
     }, opts);
 }
@@ -90,12 +90,12 @@ export interface GetImageFactoryResult {
 export function getImageFactoryOutput(args: GetImageFactoryOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetImageFactoryResult> {
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invokeOutput("proxmoxtalos:talos:getImageFactory", {
-        "architecture": args.architecture,
+        "architecture": (args.architecture) ?? "amd64",
         "extensions": args.extensions,
-        "factoryUrl": args.factoryUrl,
+        "factoryUrl": (args.factoryUrl) ?? "https://factory.talos.dev",
         "installerRegistry": args.installerRegistry,
         "kernelArgs": args.kernelArgs,
-        "platform": args.platform,
+        "platform": (args.platform) ?? "nocloud",
         "talosVersion": args.talosVersion,
     }, opts);
 }

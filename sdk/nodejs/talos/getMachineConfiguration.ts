@@ -17,13 +17,13 @@ export function getMachineConfiguration(args: GetMachineConfigurationArgs, opts?
         "clusterEndpoint": args.clusterEndpoint,
         "clusterName": args.clusterName,
         "configPatches": args.configPatches,
-        "installDisk": args.installDisk,
+        "installDisk": (args.installDisk) ?? "/dev/sda",
         "installImage": args.installImage,
         "kubernetesVersion": args.kubernetesVersion,
         "machineSecrets": args.machineSecrets,
         "machineType": args.machineType,
         "talosVersion": args.talosVersion,
-        "validationMode": args.validationMode,
+        "validationMode": (args.validationMode) ?? "metal",
         "versionContract": args.versionContract,
     }, opts);
 }
@@ -107,13 +107,13 @@ export function getMachineConfigurationOutput(args: GetMachineConfigurationOutpu
         "clusterEndpoint": args.clusterEndpoint,
         "clusterName": args.clusterName,
         "configPatches": args.configPatches,
-        "installDisk": args.installDisk,
+        "installDisk": (args.installDisk) ?? "/dev/sda",
         "installImage": args.installImage,
         "kubernetesVersion": args.kubernetesVersion,
         "machineSecrets": args.machineSecrets,
         "machineType": args.machineType,
         "talosVersion": args.talosVersion,
-        "validationMode": args.validationMode,
+        "validationMode": (args.validationMode) ?? "metal",
         "versionContract": args.versionContract,
     }, opts);
 }

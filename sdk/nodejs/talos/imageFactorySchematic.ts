@@ -36,6 +36,16 @@ export class ImageFactorySchematic extends pulumi.CustomResource {
         return new ImageFactorySchematic(name, undefined as any, { ...opts, id: id });
     }
 
+    /**
+     * Check whether an existing ImageFactorySchematic resource with the given ID exists.
+     *
+     * @param id The _unique_ provider ID of the resource to check.
+     * @param opts Optional settings to control the behavior of the CustomResource.
+     */
+    public static exists(id: pulumi.Input<string>, opts?: pulumi.CustomResourceOptions): pulumi.Output<boolean> {
+        return pulumi.runtime.existsResource("proxmoxtalos:talos:ImageFactorySchematic", id, {}, { ...opts }, undefined);
+    }
+
     /** @internal */
     public static readonly __pulumiType = 'proxmoxtalos:talos:ImageFactorySchematic';
 

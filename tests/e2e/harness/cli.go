@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -159,8 +160,27 @@ func (p *Project) MustRun(t testing.TB, args ...string) Result {
 // RunInput is Run with stdin.
 func (p *Project) RunInput(t testing.TB, stdin io.Reader, args ...string) Result {
 	t.Helper()
+	r := p.start(t, stdin, nil, args...)
+	return r.Wait(t)
+}
+
+// RunWith is Run with extra environment variables for this run only (and
+// so for the plugins the CLI starts), for example a test hook.
+func (p *Project) RunWith(t testing.TB, vars map[string]string, args ...string) Result {
+	t.Helper()
+	return p.start(t, nil, vars, args...).Wait(t)
+}
+
+// Start runs the CLI in the background, with extra environment variables
+// (may be nil): the test can watch it, kill it, and wait for it.
+func (p *Project) Start(t testing.TB, vars map[string]string, args ...string) *Running {
+	t.Helper()
+	return p.start(t, nil, vars, args...)
+}
+
+func (p *Project) start(t testing.TB, stdin io.Reader, vars map[string]string, args ...string) *Running {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
-	defer cancel()
 	full := append([]string{"--non-interactive"}, args...)
 	if needsStack(args) {
 		full = append(full, "--stack", p.Stack)
@@ -168,21 +188,84 @@ func (p *Project) RunInput(t testing.TB, stdin io.Reader, args ...string) Result
 	cmd := exec.CommandContext(ctx, filepath.Join(p.Env.ToolsBin, "pulumi"), full...)
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env.Environ()
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := Result{Args: full, Stdout: stdout.String(), Stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("pulumi %s did not finish within %s\n%s", strings.Join(full, " "), CommandTimeout, r)
-	case errors.As(err, &exit):
-		r.ExitCode = exit.ExitCode()
-	case err != nil:
+	r := &Running{args: full, cmd: cmd, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
 		t.Fatalf("running pulumi %s: %v", strings.Join(full, " "), err)
 	}
+	go func() {
+		r.err = cmd.Wait()
+		close(r.done)
+	}()
 	return r
+}
+
+// Running is a CLI run in the background.
+type Running struct {
+	args           []string
+	cmd            *exec.Cmd
+	ctx            context.Context
+	cancel         context.CancelFunc
+	stdout, stderr lockedBuffer
+	done           chan struct{}
+	err            error
+}
+
+// PID is the CLI's process id.
+func (r *Running) PID() int { return r.cmd.Process.Pid }
+
+// Output is what the CLI printed so far (stdout and stderr).
+func (r *Running) Output() string { return r.stdout.String() + r.stderr.String() }
+
+// Kill sends SIGKILL to the CLI process only, as an OOM kill or a lost CI
+// runner does: the plugins it started are left to notice by themselves.
+func (r *Running) Kill(t testing.TB) {
+	t.Helper()
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing pulumi %s: %v", strings.Join(r.args, " "), err)
+	}
+}
+
+// Wait waits for the run to end. A killed run is not a failure (its exit
+// code is -1).
+func (r *Running) Wait(t testing.TB) Result {
+	t.Helper()
+	<-r.done
+	defer r.cancel()
+	res := Result{Args: r.args, Stdout: r.stdout.String(), Stderr: r.stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case r.ctx.Err() != nil:
+		t.Fatalf("pulumi %s did not finish within %s\n%s", strings.Join(r.args, " "), CommandTimeout, res)
+	case errors.As(r.err, &exit):
+		res.ExitCode = exit.ExitCode()
+	case r.err != nil:
+		t.Fatalf("running pulumi %s: %v", strings.Join(r.args, " "), r.err)
+	}
+	return res
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while the CLI writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // needsStack tells whether a command takes --stack (everything but stack init, which

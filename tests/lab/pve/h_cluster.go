@@ -137,6 +137,12 @@ func (s *Server) vmResourceLocked(v *vm) map[string]any {
 		}
 	}
 	res["maxcpu"] = st["cpus"]
+	if n := s.node(v.node); n != nil && !n.online {
+		// a node that is down sends no status updates: pve-manager
+		// PVE/API2Tools.pm extract_vm_stats answers 'unknown' for a guest
+		// without current data; its config (lock, tags) is cluster-wide
+		res["status"] = "unknown"
+	}
 	if p := s.poolOfLocked(v.vmid); p != "" {
 		res["pool"] = p
 	}

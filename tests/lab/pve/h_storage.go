@@ -302,7 +302,10 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 			}
 		}
 		l.Logf("downloading %s to %s", rawURL, dest)
-		data := RemoteFileContent(rawURL)
+		// wget never sends a URL's #fragment: what arrives, and so the
+		// file, is the same without it
+		fetched, _, _ := strings.Cut(rawURL, "#")
+		data := RemoteFileContent(fetched)
 		s.mu.Lock()
 		_, exists := st.volumes[name]
 		s.mu.Unlock()
@@ -323,7 +326,7 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 			return fmt.Errorf("download failed: command '/usr/bin/wget --progress=dot:giga -O %s.tmp_dwnl.%d %s' failed: exit code 4\n", dest, 1234, rawURL)
 		}
 		if fetch := s.opts.Fetch; fetch != nil {
-			if err := fetch(ctx, rawURL); err != nil {
+			if err := fetch(ctx, fetched); err != nil {
 				// wget's words for an HTTP error answer, then its exit code 8.
 				l.Logf("HTTP request sent, awaiting response... %s", err)
 				l.Logf("ERROR %s.", strings.Replace(err.Error(), " ", ": ", 1))
@@ -348,7 +351,7 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 		}
 		st.volumes[name] = &volume{
 			storage: st.spec.ID, name: name, content: content, format: format, size: size, fileSize: fileSize,
-			ctime: time.Now().Unix(), image: Image{Volume: st.spec.ID + ":" + name, SourceURL: rawURL},
+			ctime: time.Now().Unix(), image: Image{Volume: st.spec.ID + ":" + name, SourceURL: fetched},
 		}
 		l.Logf("download of '%s' to '%s' finished", rawURL, dest)
 		return nil

@@ -54,6 +54,8 @@ func (s *Server) registerHandlers() error {
 		"POST /nodes/{node}/qemu/{vmid}/status/reboot":               s.hReboot,
 		"POST /nodes/{node}/qemu/{vmid}/status/reset":                s.hReset,
 		"POST /nodes/{node}/qemu/{vmid}/clone":                       s.hQemuClone,
+		"GET /nodes/{node}/qemu/{vmid}/migrate":                      s.hMigratePrecondition,
+		"POST /nodes/{node}/qemu/{vmid}/migrate":                     s.hMigrate,
 		"PUT /nodes/{node}/qemu/{vmid}/resize":                       s.hResize,
 		"POST /nodes/{node}/qemu/{vmid}/move_disk":                   s.hMoveDisk,
 		"POST /nodes/{node}/qemu/{vmid}/template":                    s.hTemplate,

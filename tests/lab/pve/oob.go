@@ -150,6 +150,14 @@ func (s *Server) RestartNode(name string, down time.Duration) error {
 	return nil
 }
 
+// NodeOnline reports whether a node answers (false while it is down).
+func (s *Server) NodeOnline(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(name)
+	return n != nil && n.online
+}
+
 // rollNodeRestartLocked decides whether a task of type typ restarts its
 // node, and for how long. Called with s.mu held.
 func (s *Server) rollNodeRestartLocked(typ string) (bool, time.Duration) {

@@ -11,8 +11,8 @@ import (
 	"sync"
 )
 
-// The lab runs the real kube-apiserver and etcd for every simulated cluster.
-// Both are built from the Go modules pinned in tools/kube/go.mod into
+// The real kube-apiserver and etcd for the simulated clusters are built from
+// the Go modules pinned in tools/kube/go.mod into
 // .tools/bin by `make kube-tools` (part of `make tools`), named with their
 // versions so that a bump never runs a stale binary.
 

@@ -110,7 +110,9 @@ func TestStagedUpgradeAndMetalInstallerPitfall(t *testing.T) {
 
 	// The vanilla installer is a metal image: after the upgrade the node
 	// ignores cloud-init, has no address in the lab, and the log says why.
-	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+	// (A control plane's upgrade asks etcd first: wait for apid and etcd,
+	// which comes up a moment after apid.)
+	waitFor(t, "apid and etcd", func() bool { return apidAndEtcd(ctx, c) })
 
 	if _, err := c.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: "ghcr.io/siderolabs/installer:v1.12.6"}); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
 package talos
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
 	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
 )
 
@@ -34,7 +36,7 @@ func TestUpgradePreflightKeepsVersion(t *testing.T) {
 		{installer111, true,
 			"pre-flight checks failed: component kubelet version issue: version of Kubernetes 1.35.2 is too new to be used with Talos 1.11.5"},
 	} {
-		waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+		waitFor(t, "apid and etcd", func() bool { return apidAndEtcd(ctx, c) })
 
 		boots := v.node.Status().Boots
 		before := strings.Count(tc.logs.String(), up.log)
@@ -61,8 +63,9 @@ func TestUpgradePreflightKeepsVersion(t *testing.T) {
 	}
 
 	// Still upgradeable: the pre-flight refuses only what Talos refuses.
-	// (Running comes before apid listens: wait for it as a client retries.)
-	waitFor(t, "apid", func() bool { _, err := c.Version(ctx); return err == nil })
+	// (Running comes before apid listens, and etcd a moment after: a
+	// control plane's upgrade asks etcd first.)
+	waitFor(t, "apid and etcd", func() bool { return apidAndEtcd(ctx, c) })
 
 	if _, err := c.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: installerNext}); err != nil {
 		t.Fatal(err)
@@ -96,4 +99,11 @@ func TestPreflightChecks(t *testing.T) {
 			t.Errorf("%s -> %s: %v, want %q", tc.host, tc.installer, err, tc.want)
 		}
 	}
+}
+
+// apidAndEtcd: a control plane answers and its etcd member runs.
+func apidAndEtcd(ctx context.Context, c *client.Client) bool {
+	_, err := c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
+
+	return err == nil
 }

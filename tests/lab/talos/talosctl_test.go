@@ -135,6 +135,12 @@ func TestTalosctl(t *testing.T) {
 		}
 	})
 
+	t.Run("get --watch", func(t *testing.T) {
+		// The watch bootstraps with what exists, then follows until stopped.
+		out, _, _ := x.execFor(t, 5*time.Second, ep, cp.addr(), "get", "machinestatus", "--watch")
+		mustRow(t, "watch", out, "+", "MachineStatus", "machine", "running", "true")
+	})
+
 	t.Run("resource versions move only with content", func(t *testing.T) {
 		version := func() string {
 			var r struct {

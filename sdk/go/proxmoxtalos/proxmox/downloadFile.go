@@ -98,6 +98,12 @@ func (DownloadFileState) ElementType() reflect.Type {
 	return reflect.TypeOf((*downloadFileState)(nil)).Elem()
 }
 
+// DownloadFileExists checks whether an existing DownloadFile resource with the given ID exists.
+func DownloadFileExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *DownloadFileState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:proxmox:DownloadFile", id, state, "", opts...)
+}
+
 type downloadFileArgs struct {
 	// The expected checksum (hex) of the downloaded file; Proxmox fails the download when it differs.
 	Checksum *string `pulumi:"checksum"`

@@ -139,6 +139,12 @@ func (VirtualMachineState) ElementType() reflect.Type {
 	return reflect.TypeOf((*virtualMachineState)(nil)).Elem()
 }
 
+// VirtualMachineExists checks whether an existing VirtualMachine resource with the given ID exists.
+func VirtualMachineExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *VirtualMachineState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:proxmox:VirtualMachine", id, state, "", opts...)
+}
+
 type virtualMachineArgs struct {
 	// The QEMU guest agent. The guest must run the agent (Talos: the `qemu-guest-agent` extension).
 	Agent *VirtualMachineAgent `pulumi:"agent"`

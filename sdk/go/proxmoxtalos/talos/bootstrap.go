@@ -90,6 +90,12 @@ func (BootstrapState) ElementType() reflect.Type {
 	return reflect.TypeOf((*bootstrapState)(nil)).Elem()
 }
 
+// BootstrapExists checks whether an existing Bootstrap resource with the given ID exists.
+func BootstrapExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *BootstrapState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:Bootstrap", id, state, "", opts...)
+}
+
 type bootstrapArgs struct {
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`

@@ -109,6 +109,12 @@ func (ClusterHealthState) ElementType() reflect.Type {
 	return reflect.TypeOf((*clusterHealthState)(nil)).Elem()
 }
 
+// ClusterHealthExists checks whether an existing ClusterHealth resource with the given ID exists.
+func ClusterHealthExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *ClusterHealthState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:ClusterHealth", id, state, "", opts...)
+}
+
 type clusterHealthArgs struct {
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`

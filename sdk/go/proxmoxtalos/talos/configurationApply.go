@@ -149,6 +149,12 @@ func (ConfigurationApplyState) ElementType() reflect.Type {
 	return reflect.TypeOf((*configurationApplyState)(nil)).Elem()
 }
 
+// ConfigurationApplyExists checks whether an existing ConfigurationApply resource with the given ID exists.
+func ConfigurationApplyExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *ConfigurationApplyState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:ConfigurationApply", id, state, "", opts...)
+}
+
 type configurationApplyArgs struct {
 	// How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
 	ApplyMode *ApplyMode `pulumi:"applyMode"`

@@ -107,6 +107,12 @@ func (ControlPlaneComponentsState) ElementType() reflect.Type {
 	return reflect.TypeOf((*controlPlaneComponentsState)(nil)).Elem()
 }
 
+// ControlPlaneComponentsExists checks whether an existing ControlPlaneComponents resource with the given ID exists.
+func ControlPlaneComponentsExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *ControlPlaneComponentsState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:ControlPlaneComponents", id, state, "", opts...)
+}
+
 type controlPlaneComponentsArgs struct {
 	// Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
 	Change *string `pulumi:"change"`

@@ -108,6 +108,12 @@ func (ImageFactorySchematicState) ElementType() reflect.Type {
 	return reflect.TypeOf((*imageFactorySchematicState)(nil)).Elem()
 }
 
+// ImageFactorySchematicExists checks whether an existing ImageFactorySchematic resource with the given ID exists.
+func ImageFactorySchematicExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *ImageFactorySchematicState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:ImageFactorySchematic", id, state, "", opts...)
+}
+
 type imageFactorySchematicArgs struct {
 	// CPU architecture of the images. Changing it changes the URL outputs.
 	Architecture *Architecture `pulumi:"architecture"`

@@ -102,6 +102,12 @@ func (KubeconfigState) ElementType() reflect.Type {
 	return reflect.TypeOf((*kubeconfigState)(nil)).Elem()
 }
 
+// KubeconfigExists checks whether an existing Kubeconfig resource with the given ID exists.
+func KubeconfigExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *KubeconfigState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:Kubeconfig", id, state, "", opts...)
+}
+
 type kubeconfigArgs struct {
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`

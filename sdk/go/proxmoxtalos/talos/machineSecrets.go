@@ -88,6 +88,12 @@ func (MachineSecretsState) ElementType() reflect.Type {
 	return reflect.TypeOf((*machineSecretsState)(nil)).Elem()
 }
 
+// MachineSecretsExists checks whether an existing MachineSecrets resource with the given ID exists.
+func MachineSecretsExists(ctx *pulumi.Context,
+	id pulumi.StringInput, state *MachineSecretsState, opts ...pulumi.ResourceOption) pulumi.BoolOutput {
+	return ctx.ExistsResource("proxmoxtalos:talos:MachineSecrets", id, state, "", opts...)
+}
+
 type machineSecretsArgs struct {
 	// Validity of each admin client certificate, in hours. Applies to the next certificate issued.
 	ClientCertificateLifetimeHours *int `pulumi:"clientCertificateLifetimeHours"`

@@ -329,6 +329,12 @@ class DownloadFile(pulumi.CustomResource):
         __props__.__dict__["volume_id"] = None
         return DownloadFile(resource_name, opts=opts, __props__=__props__)
 
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:proxmox:DownloadFile', id, __props__, opts or pulumi.ResourceOptions())
+
     @_builtins.property
     @pulumi.getter
     def checksum(self) -> pulumi.Output[Optional[_builtins.str]]:

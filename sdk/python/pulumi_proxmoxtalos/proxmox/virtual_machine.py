@@ -449,19 +449,19 @@ class VirtualMachine(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 agent: pulumi.Input[Optional[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict']]] = None,
+                 agent: pulumi.Input[Optional[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict', 'outputs.VirtualMachineAgent']]] = None,
                  bios: pulumi.Input[Optional['Bios']] = None,
-                 clone: pulumi.Input[Optional[Union['VirtualMachineCloneArgs', 'VirtualMachineCloneArgsDict']]] = None,
-                 cloud_init: pulumi.Input[Optional[Union['VirtualMachineCloudInitArgs', 'VirtualMachineCloudInitArgsDict']]] = None,
-                 cpu: pulumi.Input[Optional[Union['VirtualMachineCpuArgs', 'VirtualMachineCpuArgsDict']]] = None,
+                 clone: pulumi.Input[Optional[Union['VirtualMachineCloneArgs', 'VirtualMachineCloneArgsDict', 'outputs.VirtualMachineClone']]] = None,
+                 cloud_init: pulumi.Input[Optional[Union['VirtualMachineCloudInitArgs', 'VirtualMachineCloudInitArgsDict', 'outputs.VirtualMachineCloudInit']]] = None,
+                 cpu: pulumi.Input[Optional[Union['VirtualMachineCpuArgs', 'VirtualMachineCpuArgsDict', 'outputs.VirtualMachineCpu']]] = None,
                  description: pulumi.Input[Optional[_builtins.str]] = None,
-                 disks: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineDiskArgs', 'VirtualMachineDiskArgsDict']]]]] = None,
-                 efi_disk: pulumi.Input[Optional[Union['VirtualMachineEfiDiskArgs', 'VirtualMachineEfiDiskArgsDict']]] = None,
+                 disks: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineDiskArgs', 'VirtualMachineDiskArgsDict', 'outputs.VirtualMachineDisk']]]]] = None,
+                 efi_disk: pulumi.Input[Optional[Union['VirtualMachineEfiDiskArgs', 'VirtualMachineEfiDiskArgsDict', 'outputs.VirtualMachineEfiDisk']]] = None,
                  iso: pulumi.Input[Optional[_builtins.str]] = None,
                  machine: pulumi.Input[Optional[_builtins.str]] = None,
-                 memory: pulumi.Input[Optional[Union['VirtualMachineMemoryArgs', 'VirtualMachineMemoryArgsDict']]] = None,
+                 memory: pulumi.Input[Optional[Union['VirtualMachineMemoryArgs', 'VirtualMachineMemoryArgsDict', 'outputs.VirtualMachineMemory']]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
-                 network_devices: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineNetworkDeviceArgs', 'VirtualMachineNetworkDeviceArgsDict']]]]] = None,
+                 network_devices: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineNetworkDeviceArgs', 'VirtualMachineNetworkDeviceArgsDict', 'outputs.VirtualMachineNetworkDevice']]]]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  on_boot: pulumi.Input[Optional[_builtins.bool]] = None,
                  os_type: pulumi.Input[Optional['OsType']] = None,
@@ -500,19 +500,19 @@ class VirtualMachine(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict']] agent: The QEMU guest agent. The guest must run the agent (Talos: the `qemu-guest-agent` extension).
+        :param pulumi.Input[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict', 'outputs.VirtualMachineAgent']] agent: The QEMU guest agent. The guest must run the agent (Talos: the `qemu-guest-agent` extension).
         :param pulumi.Input['Bios'] bios: Firmware. Default `seabios`.
-        :param pulumi.Input[Union['VirtualMachineCloneArgs', 'VirtualMachineCloneArgsDict']] clone: Clone this VM or template instead of creating an empty VM. Changing it replaces the VM.
-        :param pulumi.Input[Union['VirtualMachineCloudInitArgs', 'VirtualMachineCloudInitArgsDict']] cloud_init: A Proxmox cloud-init drive (NoCloud) with network settings; no file is uploaded.
-        :param pulumi.Input[Union['VirtualMachineCpuArgs', 'VirtualMachineCpuArgsDict']] cpu: CPU topology and model.
+        :param pulumi.Input[Union['VirtualMachineCloneArgs', 'VirtualMachineCloneArgsDict', 'outputs.VirtualMachineClone']] clone: Clone this VM or template instead of creating an empty VM. Changing it replaces the VM.
+        :param pulumi.Input[Union['VirtualMachineCloudInitArgs', 'VirtualMachineCloudInitArgsDict', 'outputs.VirtualMachineCloudInit']] cloud_init: A Proxmox cloud-init drive (NoCloud) with network settings; no file is uploaded.
+        :param pulumi.Input[Union['VirtualMachineCpuArgs', 'VirtualMachineCpuArgsDict', 'outputs.VirtualMachineCpu']] cpu: CPU topology and model.
         :param pulumi.Input[_builtins.str] description: Free-form notes shown in the Proxmox UI.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['VirtualMachineDiskArgs', 'VirtualMachineDiskArgsDict']]]] disks: Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
-        :param pulumi.Input[Union['VirtualMachineEfiDiskArgs', 'VirtualMachineEfiDiskArgsDict']] efi_disk: The EFI variables disk for `bios: ovmf`.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['VirtualMachineDiskArgs', 'VirtualMachineDiskArgsDict', 'outputs.VirtualMachineDisk']]]] disks: Disks, each on its own interface. Growing a disk is done in place; shrinking is refused. A disk removed from the list is deleted with its data. A clone keeps the template's disks: list a template disk's interface to grow it.
+        :param pulumi.Input[Union['VirtualMachineEfiDiskArgs', 'VirtualMachineEfiDiskArgsDict', 'outputs.VirtualMachineEfiDisk']] efi_disk: The EFI variables disk for `bios: ovmf`.
         :param pulumi.Input[_builtins.str] iso: An ISO volume to insert in the CD drive `ide2` and boot from after the first disk, `<storage>:iso/<file>` (for example the `volumeId` of a DownloadFile). Changed in place; `""` ejects it and removes the CD drive.
         :param pulumi.Input[_builtins.str] machine: The QEMU machine type, for example `q35` or `pc-q35-9.0`. Default: Proxmox's (`i440fx`).
-        :param pulumi.Input[Union['VirtualMachineMemoryArgs', 'VirtualMachineMemoryArgsDict']] memory: Memory. Default: Proxmox's 512 MiB.
+        :param pulumi.Input[Union['VirtualMachineMemoryArgs', 'VirtualMachineMemoryArgsDict', 'outputs.VirtualMachineMemory']] memory: Memory. Default: Proxmox's 512 MiB.
         :param pulumi.Input[_builtins.str] name: The VM name, a DNS name. Proxmox also uses it as the cloud-init hostname.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['VirtualMachineNetworkDeviceArgs', 'VirtualMachineNetworkDeviceArgsDict']]]] network_devices: Network devices; the first is `net0`, the next `net1`, and so on.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['VirtualMachineNetworkDeviceArgs', 'VirtualMachineNetworkDeviceArgsDict', 'outputs.VirtualMachineNetworkDevice']]]] network_devices: Network devices; the first is `net0`, the next `net1`, and so on.
         :param pulumi.Input[_builtins.str] node: The Proxmox VE node the VM runs on. Changing it replaces the VM (no migration).
         :param pulumi.Input[_builtins.bool] on_boot: Start the VM when the Proxmox node boots. Default `false`.
         :param pulumi.Input['OsType'] os_type: The guest OS type. Default: Proxmox's `other`; use `l26` for Linux and Talos.
@@ -570,19 +570,19 @@ class VirtualMachine(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 agent: pulumi.Input[Optional[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict']]] = None,
+                 agent: pulumi.Input[Optional[Union['VirtualMachineAgentArgs', 'VirtualMachineAgentArgsDict', 'outputs.VirtualMachineAgent']]] = None,
                  bios: pulumi.Input[Optional['Bios']] = None,
-                 clone: pulumi.Input[Optional[Union['VirtualMachineCloneArgs', 'VirtualMachineCloneArgsDict']]] = None,
-                 cloud_init: pulumi.Input[Optional[Union['VirtualMachineCloudInitArgs', 'VirtualMachineCloudInitArgsDict']]] = None,
-                 cpu: pulumi.Input[Optional[Union['VirtualMachineCpuArgs', 'VirtualMachineCpuArgsDict']]] = None,
+                 clone: pulumi.Input[Optional[Union['VirtualMachineCloneArgs', 'VirtualMachineCloneArgsDict', 'outputs.VirtualMachineClone']]] = None,
+                 cloud_init: pulumi.Input[Optional[Union['VirtualMachineCloudInitArgs', 'VirtualMachineCloudInitArgsDict', 'outputs.VirtualMachineCloudInit']]] = None,
+                 cpu: pulumi.Input[Optional[Union['VirtualMachineCpuArgs', 'VirtualMachineCpuArgsDict', 'outputs.VirtualMachineCpu']]] = None,
                  description: pulumi.Input[Optional[_builtins.str]] = None,
-                 disks: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineDiskArgs', 'VirtualMachineDiskArgsDict']]]]] = None,
-                 efi_disk: pulumi.Input[Optional[Union['VirtualMachineEfiDiskArgs', 'VirtualMachineEfiDiskArgsDict']]] = None,
+                 disks: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineDiskArgs', 'VirtualMachineDiskArgsDict', 'outputs.VirtualMachineDisk']]]]] = None,
+                 efi_disk: pulumi.Input[Optional[Union['VirtualMachineEfiDiskArgs', 'VirtualMachineEfiDiskArgsDict', 'outputs.VirtualMachineEfiDisk']]] = None,
                  iso: pulumi.Input[Optional[_builtins.str]] = None,
                  machine: pulumi.Input[Optional[_builtins.str]] = None,
-                 memory: pulumi.Input[Optional[Union['VirtualMachineMemoryArgs', 'VirtualMachineMemoryArgsDict']]] = None,
+                 memory: pulumi.Input[Optional[Union['VirtualMachineMemoryArgs', 'VirtualMachineMemoryArgsDict', 'outputs.VirtualMachineMemory']]] = None,
                  name: pulumi.Input[Optional[_builtins.str]] = None,
-                 network_devices: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineNetworkDeviceArgs', 'VirtualMachineNetworkDeviceArgsDict']]]]] = None,
+                 network_devices: pulumi.Input[Optional[Sequence[pulumi.Input[Union['VirtualMachineNetworkDeviceArgs', 'VirtualMachineNetworkDeviceArgsDict', 'outputs.VirtualMachineNetworkDevice']]]]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  on_boot: pulumi.Input[Optional[_builtins.bool]] = None,
                  os_type: pulumi.Input[Optional['OsType']] = None,
@@ -690,6 +690,12 @@ class VirtualMachine(pulumi.CustomResource):
         __props__.__dict__["template"] = None
         __props__.__dict__["vm_id"] = None
         return VirtualMachine(resource_name, opts=opts, __props__=__props__)
+
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:proxmox:VirtualMachine', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter

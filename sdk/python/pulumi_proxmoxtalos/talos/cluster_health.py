@@ -207,7 +207,7 @@ class ClusterHealth(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  control_planes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
@@ -215,7 +215,7 @@ class ClusterHealth(pulumi.CustomResource):
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  requires: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
@@ -235,7 +235,7 @@ class ClusterHealth(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration.
+        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses of every control plane node (not the VIP).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
@@ -243,7 +243,7 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: How long to wait for health (create and update). Default `10m`.
+        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
         """
@@ -282,7 +282,7 @@ class ClusterHealth(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  control_planes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
@@ -290,7 +290,7 @@ class ClusterHealth(pulumi.CustomResource):
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  requires: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
@@ -355,6 +355,12 @@ class ClusterHealth(pulumi.CustomResource):
         __props__.__dict__["triggers"] = None
         __props__.__dict__["workers"] = None
         return ClusterHealth(resource_name, opts=opts, __props__=__props__)
+
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:ClusterHealth', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")

@@ -256,19 +256,19 @@ class ConfigurationApply(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
+                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
-                 reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']]] = None,
+                 reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
-                 upgrade: pulumi.Input[Optional[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict']]] = None,
+                 upgrade: pulumi.Input[Optional[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict', 'outputs.UpgradeOptions']]] = None,
                  __props__=None):
         """
         Applies a machine configuration to a Talos node and keeps the node running it.
@@ -312,19 +312,19 @@ class ConfigurationApply(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
-        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
+        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
         :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
-        :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
+        :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
-        :param pulumi.Input[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']] reset: What destroy does to the node. Default: nothing (the node keeps running).
+        :param pulumi.Input[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']] reset: What destroy does to the node. Default: nothing (the node keeps running).
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
-        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
-        :param pulumi.Input[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict']] upgrade: How Talos upgrades are run.
+        :param pulumi.Input[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict', 'outputs.UpgradeOptions']] upgrade: How Talos upgrades are run.
         """
         ...
     @overload
@@ -387,19 +387,19 @@ class ConfigurationApply(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  config_change: pulumi.Input[Optional[_builtins.str]] = None,
                  config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
+                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
-                 reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict']]] = None,
+                 reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
-                 upgrade: pulumi.Input[Optional[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict']]] = None,
+                 upgrade: pulumi.Input[Optional[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict', 'outputs.UpgradeOptions']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -476,6 +476,12 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["try_timeout"] = None
         __props__.__dict__["upgrade"] = None
         return ConfigurationApply(resource_name, opts=opts, __props__=__props__)
+
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:ConfigurationApply', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter(name="appliedMode")

@@ -143,12 +143,12 @@ class ControlPlaneComponents(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  change: pulumi.Input[Optional[_builtins.str]] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
+                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  __props__=None):
         """
         Moves one control plane's Kubernetes components (kube-apiserver, kube-controller-manager,
@@ -174,12 +174,12 @@ class ControlPlaneComponents(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.str] change: Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
+        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
-        :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
+        :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] kubernetes_version: The Kubernetes version the control plane components must run, like `v1.35.2`. A change updates the resource, which moves the components (not the kubelet) to it.
         :param pulumi.Input[_builtins.str] node: The control plane's own address (IP or DNS name, optional `:port`, default port 50000).
-        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
         """
         ...
     @overload
@@ -224,12 +224,12 @@ class ControlPlaneComponents(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  change: pulumi.Input[Optional[_builtins.str]] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict']]] = None,
+                 health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -286,6 +286,12 @@ class ControlPlaneComponents(pulumi.CustomResource):
         __props__.__dict__["outcome"] = None
         __props__.__dict__["timeouts"] = None
         return ControlPlaneComponents(resource_name, opts=opts, __props__=__props__)
+
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:ControlPlaneComponents', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter

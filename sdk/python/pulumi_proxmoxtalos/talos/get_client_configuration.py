@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from .. import _utilities
+from . import outputs
 from ._inputs import *
 
 __all__ = [
@@ -47,7 +48,7 @@ class AwaitableGetClientConfigurationResult(GetClientConfigurationResult):
             talos_config=self.talos_config)
 
 
-def get_client_configuration(client_configuration: Optional[Union['ClientConfiguration', 'ClientConfigurationDict']] = None,
+def get_client_configuration(client_configuration: Optional[Union['ClientConfiguration', 'ClientConfigurationDict', 'outputs.ClientConfiguration']] = None,
                              cluster_name: Optional[_builtins.str] = None,
                              endpoints: Optional[Sequence[_builtins.str]] = None,
                              nodes: Optional[Sequence[_builtins.str]] = None,
@@ -55,7 +56,7 @@ def get_client_configuration(client_configuration: Optional[Union['ClientConfigu
     """
     Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
 
-    :param Union['ClientConfiguration', 'ClientConfigurationDict'] client_configuration: The `clientConfiguration` output of MachineSecrets. Secret.
+    :param Union['ClientConfiguration', 'ClientConfigurationDict', 'outputs.ClientConfiguration'] client_configuration: The `clientConfiguration` output of MachineSecrets. Secret.
     :param _builtins.str cluster_name: Name of the talosconfig context (use the cluster name).
     :param Sequence[_builtins.str] endpoints: Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, which only answers once etcd runs.
     :param Sequence[_builtins.str] nodes: Default target nodes of the context. Default: none (talosctl then needs --nodes).
@@ -70,7 +71,7 @@ def get_client_configuration(client_configuration: Optional[Union['ClientConfigu
 
     return AwaitableGetClientConfigurationResult(
         talos_config=pulumi.get(__ret__, 'talos_config'))
-def get_client_configuration_output(client_configuration: pulumi.Input[Optional[Union['ClientConfiguration', 'ClientConfigurationDict']]] = None,
+def get_client_configuration_output(client_configuration: pulumi.Input[Optional[Union['ClientConfiguration', 'ClientConfigurationDict', 'outputs.ClientConfiguration']]] = None,
                                     cluster_name: pulumi.Input[Optional[_builtins.str]] = None,
                                     endpoints: pulumi.Input[Optional[Sequence[_builtins.str]]] = None,
                                     nodes: pulumi.Input[Optional[Optional[Sequence[_builtins.str]]]] = None,
@@ -78,7 +79,7 @@ def get_client_configuration_output(client_configuration: pulumi.Input[Optional[
     """
     Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
 
-    :param Union['ClientConfiguration', 'ClientConfigurationDict'] client_configuration: The `clientConfiguration` output of MachineSecrets. Secret.
+    :param Union['ClientConfiguration', 'ClientConfigurationDict', 'outputs.ClientConfiguration'] client_configuration: The `clientConfiguration` output of MachineSecrets. Secret.
     :param _builtins.str cluster_name: Name of the talosconfig context (use the cluster name).
     :param Sequence[_builtins.str] endpoints: Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, which only answers once etcd runs.
     :param Sequence[_builtins.str] nodes: Default target nodes of the context. Default: none (talosctl then needs --nodes).

@@ -138,6 +138,12 @@ def get_image_factory(architecture: Optional['Architecture'] = None,
     :param _builtins.str platform: Talos platform: `nocloud` reads addresses from Proxmox cloud-init.
     :param _builtins.str talos_version: Talos version, for example `v1.12.5`.
     """
+    if architecture is None:
+        architecture = 'amd64'
+    if factory_url is None:
+        factory_url = 'https://factory.talos.dev'
+    if platform is None:
+        platform = 'nocloud'
     __args__ = dict()
     __args__['architecture'] = architecture
     __args__['extensions'] = extensions
@@ -176,6 +182,12 @@ def get_image_factory_output(architecture: pulumi.Input[Optional[Optional['Archi
     :param _builtins.str platform: Talos platform: `nocloud` reads addresses from Proxmox cloud-init.
     :param _builtins.str talos_version: Talos version, for example `v1.12.5`.
     """
+    if architecture is None:
+        architecture = 'amd64'
+    if factory_url is None:
+        factory_url = 'https://factory.talos.dev'
+    if platform is None:
+        platform = 'nocloud'
     __args__ = dict()
     __args__['architecture'] = architecture
     __args__['extensions'] = extensions

@@ -112,6 +112,10 @@ def get_machine_configuration(additional_sans: Optional[Sequence[_builtins.str]]
     :param 'ValidationMode' validation_mode: Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
     :param _builtins.str version_contract: Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
     """
+    if install_disk is None:
+        install_disk = '/dev/sda'
+    if validation_mode is None:
+        validation_mode = 'metal'
     __args__ = dict()
     __args__['additionalSans'] = additional_sans
     __args__['clusterEndpoint'] = cluster_endpoint
@@ -162,6 +166,10 @@ def get_machine_configuration_output(additional_sans: pulumi.Input[Optional[Opti
     :param 'ValidationMode' validation_mode: Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
     :param _builtins.str version_contract: Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
     """
+    if install_disk is None:
+        install_disk = '/dev/sda'
+    if validation_mode is None:
+        validation_mode = 'metal'
     __args__ = dict()
     __args__['additionalSans'] = additional_sans
     __args__['clusterEndpoint'] = cluster_endpoint

@@ -189,7 +189,7 @@ class ImageFactorySchematic(pulumi.CustomResource):
                  factory_url: pulumi.Input[Optional[_builtins.str]] = None,
                  installer_registry: pulumi.Input[Optional[_builtins.str]] = None,
                  kernel_args: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 meta: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SchematicMetaArgs', 'SchematicMetaArgsDict']]]]] = None,
+                 meta: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SchematicMetaArgs', 'SchematicMetaArgsDict', 'outputs.SchematicMeta']]]]] = None,
                  platform: pulumi.Input[Optional[_builtins.str]] = None,
                  skip_registration: pulumi.Input[Optional[_builtins.bool]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -217,7 +217,7 @@ class ImageFactorySchematic(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] factory_url: Base URL of the Image Factory (or of a mirror) to register with and build URLs from.
         :param pulumi.Input[_builtins.str] installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images. Default: the factory URL's host and path (the Image Factory is also a registry).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] kernel_args: Extra kernel arguments baked into the images, for example `console=ttyS0`. Changing them replaces the resource. Default: none.
-        :param pulumi.Input[Sequence[pulumi.Input[Union['SchematicMetaArgs', 'SchematicMetaArgsDict']]]] meta: Initial META partition values. Changing them replaces the resource. Default: none.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['SchematicMetaArgs', 'SchematicMetaArgsDict', 'outputs.SchematicMeta']]]] meta: Initial META partition values. Changing them replaces the resource. Default: none.
         :param pulumi.Input[_builtins.str] platform: Talos platform of the image URLs: `nocloud` reads addresses from Proxmox cloud-init.
         :param pulumi.Input[_builtins.bool] skip_registration: Do not contact the factory: for mirrors that serve a fixed set of schematics and have no API. The ID and URLs are computed offline. Default: false.
         :param pulumi.Input[_builtins.str] talos_version: Talos version of the image URLs, for example `v1.12.5`; also the version whose official extensions are checked. Without it the URL outputs are empty.
@@ -264,7 +264,7 @@ class ImageFactorySchematic(pulumi.CustomResource):
                  factory_url: pulumi.Input[Optional[_builtins.str]] = None,
                  installer_registry: pulumi.Input[Optional[_builtins.str]] = None,
                  kernel_args: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 meta: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SchematicMetaArgs', 'SchematicMetaArgsDict']]]]] = None,
+                 meta: pulumi.Input[Optional[Sequence[pulumi.Input[Union['SchematicMetaArgs', 'SchematicMetaArgsDict', 'outputs.SchematicMeta']]]]] = None,
                  platform: pulumi.Input[Optional[_builtins.str]] = None,
                  skip_registration: pulumi.Input[Optional[_builtins.bool]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
@@ -336,6 +336,12 @@ class ImageFactorySchematic(pulumi.CustomResource):
         __props__.__dict__["skip_registration"] = None
         __props__.__dict__["talos_version"] = None
         return ImageFactorySchematic(resource_name, opts=opts, __props__=__props__)
+
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:ImageFactorySchematic', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter

@@ -127,12 +127,12 @@ class Kubeconfig(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  renew_before: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  __props__=None):
         """
         An admin kubeconfig for the cluster, issued by a control plane node (as talosctl kubeconfig does).
@@ -150,12 +150,12 @@ class Kubeconfig(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']] client_configuration: The cluster's Talos client configuration.
+        :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through. Default: the node itself.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to write into the kubeconfig, like `https://192.168.1.220:6443` (a host alone gets https and port 6443). Default: the cluster endpoint of the node's configuration. Changing it rewrites the kubeconfig without contacting the node.
         :param pulumi.Input[_builtins.str] node: The address of a control plane node to ask for the kubeconfig.
         :param pulumi.Input[_builtins.str] renew_before: Fetch a new kubeconfig in a later update when the client certificate expires within this Go duration. Default `720h` (30 days).
-        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict']] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
         """
         ...
     @overload
@@ -192,12 +192,12 @@ class Kubeconfig(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict']]] = None,
+                 client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  renew_before: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict']]] = None,
+                 timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -256,6 +256,12 @@ class Kubeconfig(pulumi.CustomResource):
         __props__.__dict__["server"] = None
         __props__.__dict__["timeouts"] = None
         return Kubeconfig(resource_name, opts=opts, __props__=__props__)
+
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:Kubeconfig', id, __props__, opts or pulumi.ResourceOptions())
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")

@@ -200,6 +200,12 @@ class MachineSecrets(pulumi.CustomResource):
         __props__.__dict__["talos_version"] = None
         return MachineSecrets(resource_name, opts=opts, __props__=__props__)
 
+    @staticmethod
+    def exists(id: pulumi.Input[str],
+            opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
+        __props__: dict = {}
+        return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:MachineSecrets', id, __props__, opts or pulumi.ResourceOptions())
+
     @_builtins.property
     @pulumi.getter(name="clientCertificateExpiry")
     def client_certificate_expiry(self) -> pulumi.Output[_builtins.str]:

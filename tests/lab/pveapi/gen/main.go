@@ -70,6 +70,8 @@ var served = []string{
 	"POST /nodes/{node}/qemu/{vmid}/status/reboot",
 	"POST /nodes/{node}/qemu/{vmid}/status/reset",
 	"POST /nodes/{node}/qemu/{vmid}/clone",
+	"GET /nodes/{node}/qemu/{vmid}/migrate",
+	"POST /nodes/{node}/qemu/{vmid}/migrate",
 	"PUT /nodes/{node}/qemu/{vmid}/resize",
 	"POST /nodes/{node}/qemu/{vmid}/move_disk",
 	"POST /nodes/{node}/qemu/{vmid}/template",

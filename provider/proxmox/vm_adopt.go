@@ -1,0 +1,197 @@
+package proxmox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+// A create first looks for a VM it made before and could not hand over: the
+// provider or the CLI was killed, or the answer was lost. Such a VM carries
+// the create's identity (pve identity.go); it is adopted and brought to the
+// inputs by converge, instead of a second VM being made.
+
+// ownVM is a VM found with the create's identity.
+type ownVM struct {
+	pve.ClusterVM
+	// handed: it carries the owner tag (its create finished); otherwise it
+	// carries the creating tag or line.
+	handed bool
+}
+
+// findOwn lists the VMs that carry identity id. For a clone it first waits
+// for clones of the same source that another process started and that
+// still run (a killed run's clone goes on in Proxmox, and its VM shows the
+// identity only once the copy ends), then also reads the description of
+// the VMs that could be that clone.
+func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string) ([]ownVM, error) {
+	if a.Clone != nil {
+		if err := awaitForeignClones(ctx, c, cloneSource(a)); err != nil {
+			return nil, err
+		}
+	}
+	inv, err := c.Inventory(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("looking for a VM an interrupted run created for this resource: %w", err)
+	}
+	var out []ownVM
+	for _, g := range inv.Guests {
+		if g.Type != "qemu" {
+			continue
+		}
+		switch {
+		case slices.Contains(g.Tags, pve.OwnerTag(id, g.VMID)):
+			out = append(out, ownVM{ClusterVM: g, handed: true})
+		case slices.Contains(g.Tags, pve.CreatingTag(id)):
+			out = append(out, ownVM{ClusterVM: g})
+		case a.Clone != nil && !g.Template && g.Name == cloneName(a, inv) && !pve.IsCreating(g.Tags):
+			cfg, err := c.VMConfig(ctx, pve.VMRef{Node: g.Node, VMID: g.VMID})
+			if err != nil && !pve.IsConfigMissing(err) {
+				return nil, fmt.Errorf("reading VM %d on node %s to see whether an interrupted run cloned it for "+
+					"this resource: %w", g.VMID, g.Node, err)
+			}
+			if pve.HasCreatingLine(cfg["description"], id) {
+				out = append(out, ownVM{ClusterVM: g})
+			}
+		}
+	}
+	return out, nil
+}
+
+// cloneName is the name a clone gets: the inputs' name, else Proxmox's
+// "Copy-of-VM-<source name or VMID>" (qemu-server API2/Qemu.pm clone_vm).
+func cloneName(a VirtualMachineArgs, inv pve.Inventory) string {
+	if a.Name != nil && *a.Name != "" {
+		return *a.Name
+	}
+	if src, ok := inv.Guest(a.Clone.VMID); ok && src.Name != "" {
+		return "Copy-of-VM-" + src.Name
+	}
+	return "Copy-of-VM-" + strconv.Itoa(a.Clone.VMID)
+}
+
+// awaitForeignClones waits for the clones of src that run and that this
+// process did not start. Waiting only delays a create: the clone may be
+// another program's, which is then left alone.
+func awaitForeignClones(ctx context.Context, c *pve.Client, src pve.VMRef) error {
+	running, err := c.ForeignActiveTasks(ctx, src.Node, "qmclone", strconv.Itoa(src.VMID))
+	if err != nil {
+		return fmt.Errorf("looking for clones of %s that an interrupted run started: %w", src, err)
+	}
+	for _, upid := range running {
+		pve.Logf(ctx, "a clone of %s started before this run is still copying; waiting for it, as it may be "+
+			"this resource's VM from an interrupted run", src)
+		if err := c.WaitTask(ctx, upid); err != nil && ctx.Err() != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adoptOwn finds the VM an interrupted create made for this resource and
+// returns it, after destroying the extra half-made copies. A create that
+// is a replacement (the state still holds a VM for the resource) adopts
+// only a VM still being created: a handed-over one may be the very VM it
+// replaces, and the VM the state holds is never adopted. A VM on another
+// node than the inputs' is not adopted; a half-made one there is destroyed.
+func adoptOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, bool, error) {
+	found, err := findOwn(ctx, c, a, id.id)
+	if err != nil || len(found) == 0 {
+		return pve.VMRef{}, false, err
+	}
+	pick := -1
+	for i, vm := range found {
+		usable := vm.Node == a.Node && (!vm.handed || id.fresh) &&
+			vmResourceID(pve.VMRef{Node: vm.Node, VMID: vm.VMID}) != id.held
+		better := pick < 0 || (vm.handed && !found[pick].handed)
+		if usable && better {
+			pick = i
+		}
+	}
+	var errs []error
+	for i, vm := range found {
+		if i == pick || vm.handed || vmResourceID(pve.VMRef{Node: vm.Node, VMID: vm.VMID}) == id.held {
+			continue
+		}
+		ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
+		pve.Logf(ctx, "destroying %s: an interrupted run began creating it for this resource, and %s", ref,
+			map[bool]string{true: "another VM is adopted instead", false: "it is not on the node the program names"}[pick >= 0])
+		if err := destroyHalfMade(ctx, c, ref); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if pick < 0 {
+		return pve.VMRef{}, false, errors.Join(errs...)
+	}
+	vm := found[pick]
+	ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
+	what := "began creating"
+	if vm.handed {
+		what = "created, without Pulumi recording it,"
+	}
+	pve.Warnf(ctx, "adopting %s (%q): an interrupted run %s it for this resource; it is completed instead of a "+
+		"second VM being made", ref, vm.Name, what)
+	return ref, true, nil
+}
+
+// destroyHalfMade stops and destroys a VM an interrupted create left.
+func destroyHalfMade(ctx context.Context, c *pve.Client, ref pve.VMRef) error {
+	if st, err := c.VMStatus(ctx, ref); err == nil && st.Running() {
+		if err := c.StopVM(ctx, ref); err != nil {
+			return err
+		}
+	}
+	return c.DeleteVM(ctx, ref)
+}
+
+// creatingArgs adds the creating tag to the tags the inputs want, so that
+// the VM carries it until it is handed over: given tags are kept, and when
+// the program does not manage tags, the VM's own (live) ones.
+func creatingArgs(a VirtualMachineArgs, live pve.VMConfig, id string) VirtualMachineArgs {
+	if id == "" {
+		return a
+	}
+	tags := a.Tags
+	if tags == nil {
+		tags = pve.UserTags(pve.SplitTags(live["tags"]))
+	}
+	a.Tags = append(slices.Clone(tags), pve.CreatingTag(id))
+	return a
+}
+
+// handOver replaces the creating tag and line by the owner tag, once the
+// create gives the VM to Pulumi; system tags copied from a clone source go
+// too. It asks nothing of Proxmox when there is nothing to change.
+//
+// With onlyIfCreating, a VM that does not carry this identity's creating
+// tag or line is left as it is: an update finishes what a create could not
+// (its hand-over failed), but does not claim a VM that was imported.
+func handOver(ctx context.Context, c *pve.Client, ref pve.VMRef, id string, onlyIfCreating bool) error {
+	live, err := c.VMConfig(ctx, ref)
+	if err != nil {
+		return err
+	}
+	tags := pve.SplitTags(live["tags"])
+	if onlyIfCreating && !slices.Contains(tags, pve.CreatingTag(id)) && !pve.HasCreatingLine(live["description"], id) {
+		return nil
+	}
+	want := append(pve.UserTags(tags), pve.OwnerTag(id, ref.VMID))
+	set := map[string]any{}
+	var remove []string
+	if strings.Join(normalizeTags(want), ";") != strings.Join(normalizeTags(tags), ";") {
+		set["tags"] = strings.Join(normalizeTags(want), ";")
+	}
+	if desc := pve.WithoutCreatingLine(live["description"]); desc != live["description"] {
+		if desc == "" {
+			remove = append(remove, "description")
+		} else {
+			set["description"] = desc
+		}
+	}
+	return c.UpdateVMConfig(ctx, ref, set, remove)
+}

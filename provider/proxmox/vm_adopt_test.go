@@ -1,0 +1,207 @@
+package proxmox_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	proxmoxres "github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+)
+
+// identityOf is the identity the creates of resource name get in tests
+// (no provider instance: the URN alone).
+func identityOf(name string) string { return proxmoxres.IdentityOf(urn(vmType, name)) }
+
+func labTags(t *testing.T, e *env, vmid int) []string {
+	t.Helper()
+	cur, _, ok := e.lab.VMConfig(vmid)
+	if !ok {
+		t.Fatalf("VM %d is gone", vmid)
+	}
+	return pve.SplitTags(cur["tags"])
+}
+
+// A VM that an interrupted create made (it carries the resource's creating
+// tag: stopped, no further configuration) is adopted by the next create of
+// the same resource and finished: one VM, the same VMID, handed over.
+func TestCreateAdoptsAnInterruptedCreate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	ctx := context.Background()
+	node, err := e.adminClient().Node(ctx, "pve1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := identityOf("half")
+	task, err := node.NewVirtualMachine(ctx, 321, proxmox.VirtualMachineOption{Name: "name", Value: "half"},
+		proxmox.VirtualMachineOption{Name: "tags", Value: pve.CreatingTag(id)},
+		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Wait(ctx, 10*time.Millisecond, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	in := property.NewMap(plainVM("pve1", "half"))
+	_, st := e.create(vmType, "half", in)
+	if vmid := getNum(t, st, "vmId"); vmid != 321 {
+		t.Fatalf("created VM %d instead of adopting VM 321", vmid)
+	}
+	vms := e.lab.VMs()
+	if len(vms) != 1 || vms[0].Status != "running" {
+		t.Fatalf("VMs %+v", vms)
+	}
+	tags := labTags(t, e, 321)
+	if !slices.Contains(tags, pve.OwnerTag(id, 321)) || pve.IsCreating(tags) {
+		t.Fatalf("tags after the hand-over: %v", tags)
+	}
+	if tags := getStrings(st, "tags"); len(tags) != 0 {
+		t.Fatalf("the provider's tags leak into the state: %v", tags)
+	}
+}
+
+// A clone that an interrupted run started is still copying when the next
+// create of the resource runs: the create waits for it and adopts it (its
+// description carries the create's line), rather than cloning again; the
+// source's description is what the clone keeps.
+func TestCreateWaitsForAndAdoptsAnInterruptedClone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{TimeScale: 1})
+	tid := e.createTemplate()
+	ctx := context.Background()
+	if err := e.lab.SetVMConfig(tid, "description", "golden image"); err != nil {
+		t.Fatal(err)
+	}
+	id := identityOf("clone1")
+	node, _ := e.adminClient().Node(ctx, "pve1")
+	tmpl, err := node.VirtualMachine(ctx, tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, task, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: 330, Name: "clone1", Full: proxmox.IntOrBool(true),
+		Description: pve.WithCreatingLine("golden image", id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := property.NewMap(map[string]property.Value{
+		"node": str("pve1"), "name": str("clone1"), "started": boolean(false),
+		"clone": obj(map[string]property.Value{"vmId": num(tid)}),
+	})
+	_, st := e.create(vmType, "clone1", in)
+	if vmid := getNum(t, st, "vmId"); vmid != 330 {
+		t.Fatalf("cloned VM %d instead of adopting VM 330 (clone task %s)", vmid, task.UPID)
+	}
+	if n := len(e.lab.VMs()); n != 2 {
+		t.Fatalf("%d VMs, want the template and one clone: %+v", n, e.lab.VMs())
+	}
+	cur, _, _ := e.lab.VMConfig(330)
+	if cur["description"] != "golden image" || !slices.Contains(pve.SplitTags(cur["tags"]), pve.OwnerTag(id, 330)) {
+		t.Fatalf("clone after the hand-over: %v", cur)
+	}
+}
+
+// A replacement never adopts the VM it replaces, nor a VM another stack's
+// create left (another identity); a half-made copy on a node the inputs do
+// not name is destroyed, not adopted.
+func TestCreateAdoptsOnlyItsOwnHalfMadeVM(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	ctx := context.Background()
+	mk := func(node string, vmid int, tag string) {
+		n, _ := e.adminClient().Node(ctx, node)
+		task, err := n.NewVirtualMachine(ctx, vmid, proxmox.VirtualMachineOption{Name: "tags", Value: tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Wait(ctx, 10*time.Millisecond, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := identityOf("vm")
+	mk("pve1", 401, pve.CreatingTag("0123456789abcdef0123")) // another stack's
+	mk("pve2", 402, pve.CreatingTag(id))                     // ours, on the wrong node
+	mk("pve1", 403, pve.OwnerTag(id, 403))                   // ours, handed over: the VM the state holds
+	// a replacement: the engine's Check with the old inputs, its Diff with
+	// the state, then the create
+	olds := property.NewMap(plainVM("pve1", "vm"))
+	state := olds.Set("vmId", num(403)).Set("smbiosUuid", str("")).Set("status", str("stopped")).
+		Set("macAddresses", arr()).Set("ipv4Addresses", arr()).Set("ipv6Addresses", arr())
+	e.diff(vmType, "vm", "pve1/403", state, olds, olds)
+	_, st := e.createReplacement(vmType, "vm", olds, olds)
+	vmid := getNum(t, st, "vmId")
+	if vmid == 401 || vmid == 402 || vmid == 403 {
+		t.Fatalf("the replacement adopted VM %d", vmid)
+	}
+	got := map[int]bool{}
+	for _, vm := range e.lab.VMs() {
+		got[vm.VMID] = true
+	}
+	if !got[401] || got[402] || !got[403] || !got[vmid] {
+		t.Fatalf("VMs after the create: %v (want 401 and 403 kept, 402 destroyed, %d new)", got, vmid)
+	}
+}
+
+// A download an interrupted create started is recognised by the identity
+// its URL's fragment carries: one still running is awaited and adopted,
+// one that finished is adopted (no "already exists" at preview), and none
+// is downloaded twice. Another resource's file of that name is not.
+func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{TimeScale: 0.5})
+	ctx := context.Background()
+	in := isoInputs("pve2")
+	url := in.Get("url").AsString()
+	st, err := e.adminClient().Node(ctx, "pve2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage, err := st.Storage(ctx, "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := proxmoxres.IdentityOf(urn(downloadType, "iso"))
+	if _, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(url, id)); err != nil {
+		t.Fatal(err)
+	}
+	fileID, state := e.create(downloadType, "iso", in)
+	if fileID != "pve2/local:iso/lablinux-1.0-agent.iso" || state.Get("size").AsNumber() <= 0 {
+		t.Fatalf("create: %s %v", fileID, state)
+	}
+	downloads := func() int {
+		n := 0
+		for _, task := range e.lab.PVE.Tasks() {
+			if task.Type == "download" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := downloads(); n != 1 {
+		t.Fatalf("%d downloads, want the interrupted one only", n)
+	}
+	// finished before the next create: adopted too, also at preview
+	e.delete(downloadType, "iso", fileID, state)
+	task, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(url, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Wait(ctx, 10*time.Millisecond, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.checkFailures(downloadType, "iso", property.Map{}, in); len(f) != 0 {
+		t.Fatalf("preview of a finished interrupted download: %v", f)
+	}
+	e.create(downloadType, "iso", in)
+	if n := downloads(); n != 2 {
+		t.Fatalf("%d downloads, want 2 (the two interrupted ones, no other)", n)
+	}
+	if f := e.checkFailures(downloadType, "other", property.Map{}, in); len(f) != 1 {
+		t.Fatalf("another resource's preview of the same file: %v", f)
+	}
+}

@@ -1,0 +1,46 @@
+package proxmox
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
+
+func TestJudgeLive(t *testing.T) {
+	st := VirtualMachineState{VirtualMachineArgs: VirtualMachineArgs{Node: "pve1", Name: ptr("cp1")}, VMID: 104}
+	news := st.VirtualMachineArgs
+	stoppedArgs := news
+	stoppedArgs.Started = ptr(false)
+	tmpl := news
+	tmpl.Template = ptr(true)
+	guest := func(node, name, status string) pve.ClusterVM {
+		return pve.ClusterVM{VMID: 104, Type: "qemu", Node: node, Name: name, Status: status}
+	}
+	for _, tc := range []struct {
+		name  string
+		inv   pve.Inventory
+		news  VirtualMachineArgs
+		want  liveKind
+		words string
+	}{
+		{"running as it should", pve.Inventory{Guests: []pve.ClusterVM{guest("pve1", "cp1", "running")}}, news, liveAsExpected, ""},
+		{"stopped", pve.Inventory{Guests: []pve.ClusterVM{guest("pve1", "cp1", "stopped")}}, news, liveStopped,
+			"VM cp1 (VM 104 on node pve1) is stopped: it will be started"},
+		{"stopped as it should", pve.Inventory{Guests: []pve.ClusterVM{guest("pve1", "cp1", "stopped")}}, stoppedArgs, liveAsExpected, ""},
+		{"running but started: false", pve.Inventory{Guests: []pve.ClusterVM{guest("pve1", "cp1", "running")}}, stoppedArgs, liveRunning,
+			"will be shut down"},
+		{"a template never runs", pve.Inventory{Guests: []pve.ClusterVM{guest("pve1", "cp1", "stopped")}}, tmpl, liveAsExpected, ""},
+		{"deleted", pve.Inventory{}, news, liveGone, "no longer exists in Proxmox"},
+		{"vmid reused by another VM elsewhere", pve.Inventory{Guests: []pve.ClusterVM{guest("pve2", "other", "running")}}, news, liveGone, ""},
+		{"a container took the vmid", pve.Inventory{Guests: []pve.ClusterVM{{VMID: 104, Type: "lxc", Node: "pve1", Name: "cp1"}}}, news, liveGone, ""},
+		{"migrated", pve.Inventory{Guests: []pve.ClusterVM{guest("pve2", "cp1", "running")}}, news, liveAsExpected, ""},
+		{"node offline", pve.Inventory{Guests: []pve.ClusterVM{guest("pve1", "cp1", "unknown")}, Offline: map[string]bool{"pve1": true}},
+			news, liveUnknown, "node pve1 is offline or does not answer: VM cp1 (VM 104 on node pve1) could not be checked"},
+	} {
+		f := judgeLive(tc.inv, st, tc.news)
+		if f.kind != tc.want || !strings.Contains(f.msg, tc.words) {
+			t.Errorf("%s: got %v %q, want %v with %q", tc.name, f.kind, f.msg, tc.want, tc.words)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package pve
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Inventory is what the cluster reports about its guests and nodes at one
+// moment. It comes from one GET /cluster/resources, which the node the
+// client talks to answers from the cluster's shared state (pve-manager
+// PVE/API2/Cluster.pm resources): fast and complete even while another
+// node is down, when that node's guests read status "unknown".
+type Inventory struct {
+	Guests []ClusterVM
+	// Offline holds the nodes that are not online.
+	Offline map[string]bool
+}
+
+// Guest finds the guest with VMID id.
+func (inv Inventory) Guest(id int) (ClusterVM, bool) {
+	for _, g := range inv.Guests {
+		if g.VMID == id {
+			return g, true
+		}
+	}
+	return ClusterVM{}, false
+}
+
+// inventoryCache shares one read of the inventory between the operations
+// of one provider process that ask within maxAge (the Diffs of a preview).
+// Any change this client makes (a POST, PUT or DELETE) voids it.
+type inventoryCache struct {
+	mu      sync.Mutex
+	at      time.Time
+	gen     int64 // changes counted when it was read
+	inv     Inventory
+	changes atomic.Int64
+}
+
+// Inventory returns the cluster's inventory as read at most maxAge ago.
+func (c *Client) Inventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
+	c.inv.mu.Lock()
+	defer c.inv.mu.Unlock()
+	gen := c.inv.changes.Load()
+	if !c.inv.at.IsZero() && time.Since(c.inv.at) <= maxAge && c.inv.gen == gen {
+		return c.inv.inv, nil
+	}
+	inv, err := c.readInventory(ctx, "")
+	if err != nil {
+		return Inventory{}, err
+	}
+	c.inv.at, c.inv.gen, c.inv.inv = time.Now(), gen, inv
+	return inv, nil
+}
+
+// readInventory reads /cluster/resources with the query given ("" or
+// "?type=vm").
+func (c *Client) readInventory(ctx context.Context, query string) (Inventory, error) {
+	var items []struct {
+		Type     string      `json:"type"`
+		VMID     json.Number `json:"vmid"`
+		Node     string      `json:"node"`
+		Name     string      `json:"name"`
+		Status   string      `json:"status"`
+		Template json.Number `json:"template"`
+		Pool     string      `json:"pool"`
+		Tags     string      `json:"tags"`
+		Lock     string      `json:"lock"`
+	}
+	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
+		return c.get(ctx, "/cluster/resources"+query, &items)
+	})
+	if err != nil {
+		return Inventory{}, err
+	}
+	inv := Inventory{Offline: map[string]bool{}}
+	for _, it := range items {
+		switch it.Type {
+		case "node":
+			if it.Status != "online" {
+				inv.Offline[it.Node] = true
+			}
+		case "qemu", "lxc":
+			id, err := it.VMID.Int64()
+			if err != nil {
+				continue
+			}
+			inv.Guests = append(inv.Guests, ClusterVM{VMID: int(id), Type: it.Type, Node: it.Node, Name: it.Name,
+				Status: it.Status, Template: it.Template.String() == "1", Pool: it.Pool, Lock: it.Lock,
+				Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
+		}
+	}
+	return inv, nil
+}
