@@ -145,7 +145,10 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 		}
 
 		ready, reason, msg := "True", "KubeletReady", "kubelet is posting ready status"
-		if !cni {
+		switch {
+		case !kn.shuttingDown.IsZero() && kn.shuttingDown.Equal(kn.bootedAt):
+			ready, reason, msg = "False", "KubeletNotReady", "node is shutting down"
+		case !cni:
 			ready, reason, msg = "False", "KubeletNotReady", cniWhy
 		}
 

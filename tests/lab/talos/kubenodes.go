@@ -27,6 +27,8 @@ type kubeNode struct {
 	registered time.Time
 	apiReady   string
 	cordoned   bool // the API holds Talos's cordon (talos.dev/cordoned)
+	// shuttingDown is the boot whose kubelet got the shutdown signal.
+	shuttingDown time.Time
 }
 
 // kubeletStatus is the part of a Node object's status and metadata that
