@@ -22,6 +22,9 @@ type Component struct {
 	inventory func(ctx context.Context) (Inventory, error)
 	// readConfig reads a node's running configuration; nil asks the node.
 	readConfig configReader
+	// readMembers asks a control plane which nodes the cluster knows; nil
+	// asks through the Talos API (talosapi.ReadMembers).
+	readMembers membersReader
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -120,6 +123,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		comp     *TalosCluster
 		secrets  *machineSecrets
 		readings map[string]nodeReading
+		members  map[string]string
 	)
 	if prev != nil {
 		comp = &TalosCluster{}
@@ -144,10 +148,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		} else {
 			readings = readNodes(ctx.Context(), prev, creds, read)
 			warnings = append(warnings, withRunningVersions(prev, readings)...)
+			members = c.members(ctx.Context(), prev, readings, creds)
 		}
 	}
 
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings)}, prev: prev}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
@@ -158,6 +163,9 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		return nil, err // *plan.Error names the component already
 	}
 	if err := checkConfigs(p); err != nil {
+		return fail(err)
+	}
+	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
 		return fail(err)
 	}
 	warnings = append(warnings, p.Warnings...)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,8 +10,10 @@ import (
 
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/siderolabs/talos/pkg/machinery/client/config"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 func TestNewClusterFanOut(t *testing.T) {
@@ -162,8 +165,14 @@ func TestNewClusterFanOut(t *testing.T) {
 			t.Errorf("output %s is not secret", k)
 		}
 	}
-	if tc := state.Get("talosconfig").AsString(); !strings.Contains(tc, "10.0.0.10") || strings.Contains(tc, "10.0.0.5") {
-		t.Errorf("talosconfig endpoints: want the control planes' own addresses, never the VIP:\n%s", tc)
+	// talosconfig as talosctl would set it up: the control planes as
+	// endpoints (never the VIP), the first control plane as the one default
+	// node (talosctl kubeconfig refuses several; etcd needs a control plane).
+	tc, err := config.FromString(state.Get("talosconfig").AsString())
+	must(t, err)
+	if ctx := tc.Contexts[tc.Context]; ctx == nil || !slices.Equal(ctx.Endpoints, []string{"10.0.0.10", "10.0.0.11", "10.0.0.12"}) ||
+		!slices.Equal(ctx.Nodes, []string{"10.0.0.10"}) {
+		t.Errorf("talosconfig context %q: %+v", tc.Context, ctx)
 	}
 	nodes := state.Get("nodes").AsArray()
 	if nodes.Len() != 5 {
@@ -683,7 +692,7 @@ func TestStoppedVMsAreRepairedFirst(t *testing.T) {
 		t.Errorf("stage gate requires control planes %v, workers %v: want only the nodes that run", cps, w)
 	}
 	h := rec.get(t, "ClusterHealth", "lab-healthy")
-	if r := h.inputs.Get("recheck").AsString(); r != "VMs that were not running: lab-cp-2, lab-cp-3, lab-workers-1" {
+	if r := h.inputs.Get("recheck").AsString(); r != "VMs that were not running or missing: lab-cp-2, lab-cp-3, lab-workers-1" {
 		t.Errorf("final check recheck %q", r)
 	}
 }
@@ -702,4 +711,72 @@ func appliesIn(deps []string) []string {
 		}
 	}
 	return out
+}
+
+// knownAs answers the cluster's own view of its nodes.
+func knownAs(m map[string]string) membersReader {
+	return func(context.Context, []string, *talosapi.Credentials) (map[string]string, error) { return m, nil }
+}
+
+// A VM deleted outside Pulumi, whose node the cluster still knows, is
+// created again at its address (not as a new node, not as an update): its
+// VM waits for nothing, and the preview says so per node.
+func TestDeletedVMIsCreatedAgain(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	known, _ := running.members(context.Background(), nil, nil)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-workers-1" })
+	delete(running, "10.0.0.13")
+
+	rec, resp, err := constructKnown(t, true, inv, baseInputs(), running, knownAs(known))
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "1 created again (VM deleted outside Pulumi): lab-workers-1" {
+		t.Errorf("summary %q", s)
+	}
+	vm := rec.get(t, "VirtualMachine", "lab-workers-1")
+	ip := vm.inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap().Get("address").AsString()
+	if ip != "10.0.0.13/24" {
+		t.Errorf("the new VM gets %s, want the node's address 10.0.0.13/24", ip)
+	}
+	if a := appliesIn(vm.deps); len(a) > 0 {
+		t.Errorf("the new VM waits for %v", a)
+	}
+	if warnings := strs(resp.State.Get("warnings")); !slices.Contains(warnings, "lab-workers-1: VM missing (deleted outside Pulumi), will be created again at 10.0.0.13 and rejoin the cluster") {
+		t.Errorf("warnings %v", warnings)
+	}
+}
+
+// A VM on a Proxmox node that is offline: its configuration is not read
+// (that would wait for the node), the node keeps its address (the cluster
+// knows it), the preview shows it unknown, and an update refuses to change
+// anything.
+func TestOfflineHostNodesAreUnknown(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	known, _ := running.members(context.Background(), nil, nil)
+	var host string
+	for i, vm := range inv.vms {
+		if vm.Name == "lab-cp-2" {
+			host = vm.Host
+			inv.vms[i] = plan.ObservedVM{VMID: vm.VMID, Host: vm.Host, Name: vm.Name, Tags: vm.Tags, Status: "unknown", ConfigUnknown: true}
+		}
+	}
+	delete(running, "10.0.0.11")
+
+	rec, resp, err := constructKnown(t, true, inv, baseInputs(), running, knownAs(known))
+	must(t, err)
+	want := "1 unknown (Proxmox node offline, not checked): lab-cp-2; etcd: 2 of 3 control planes running (lab-cp-2 not), quorum kept"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("summary %q\nwant %q", s, want)
+	}
+	if a := rec.get(t, "ConfigurationApply", "lab-cp-2").inputs.Get("node").AsString(); a != "10.0.0.11" {
+		t.Errorf("lab-cp-2 is planned at %s, want its address 10.0.0.11", a)
+	}
+
+	_, _, err = constructKnown(t, false, inv, baseInputs(), running, knownAs(known))
+	if err == nil || !strings.Contains(err.Error(), "Proxmox node "+host+" is offline: lab-cp-2 (VM") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Errorf("update with a node on an offline host: %v", err)
+	}
 }

@@ -384,15 +384,15 @@ func (f *fanout) healthProps() pulumi.Map {
 		"kubeconfig":          f.kube.Kubeconfig,
 		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
 	}
-	// Nodes that were down come back in this update without a change the
-	// check would notice: it checks again, so that the update reports a
-	// healthy cluster only once it saw one.
-	var started []string
-	for _, n := range f.plan.Down() {
-		started = append(started, n.Name)
+	// Nodes that were down or lost their VM come back in this update
+	// without a change the check would notice: it checks again, so that the
+	// update reports a healthy cluster only once it saw one.
+	var back []string
+	for _, n := range append(f.plan.Down(), f.plan.Missing()...) {
+		back = append(back, n.Name)
 	}
-	if len(started) > 0 {
-		m["recheck"] = pulumi.String("VMs that were not running: " + strings.Join(started, ", "))
+	if len(back) > 0 {
+		m["recheck"] = pulumi.String("VMs that were not running or missing: " + strings.Join(back, ", "))
 	}
 	return withNodes(m, cps, workers, others)
 }
@@ -405,13 +405,14 @@ func (f *fanout) outputs() {
 		return v[0].(string)
 	})).(pulumi.StringOutput)
 
-	var nodeNames, addrs []string
+	var nodeNames []string
 	for i := range p.Nodes {
 		nodeNames = append(nodeNames, p.Nodes[i].Name)
-		addrs = append(addrs, addressOf(&p.Nodes[i]))
 	}
+	// One default node: talosctl refuses commands that need a single node
+	// (kubeconfig) with several, and etcd commands need a control plane.
 	c.Talosconfig = pulumi.ToSecret(f.secrets.ClientConfiguration.ApplyT(func(cc map[string]string) (string, error) {
-		return talosconfig.ClientConfiguration(p.Cluster.Name, p.Endpoints.Talos, addrs,
+		return talosconfig.ClientConfiguration(p.Cluster.Name, p.Endpoints.Talos, []string{p.Endpoints.Bootstrap},
 			[]byte(cc["caCertificate"]), talosconfig.ClientCertificate{CertPEM: []byte(cc["clientCertificate"]), KeyPEM: []byte(cc["clientKey"])})
 	})).(pulumi.StringOutput)
 

@@ -176,6 +176,18 @@ func (r runningConfigs) read(_ context.Context, node string, _ *talosapi.Credent
 	return runningNode{Config: c, TalosVersion: v}, nil
 }
 
+// members are the nodes the cluster knows: those that run a
+// configuration, by the hostname it sets.
+func (r runningConfigs) members(context.Context, []string, *talosapi.Credentials) (map[string]string, error) {
+	out := map[string]string{}
+	for addr, c := range r {
+		if name := talosapi.ConfigNodename([]byte(c)); name != "" {
+			out[name] = addr
+		}
+	}
+	return out, nil
+}
+
 // appliedConfigs are the configurations a construct gave the nodes, by
 // address: what they run after an up.
 func appliedConfigs(rec *recorder) runningConfigs {
@@ -208,15 +220,23 @@ func existingCluster(t *testing.T, inputs map[string]any) (*fakeInventory, *reco
 // passes unknown inputs on as unknown, an update drops them.
 func constructDry(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, running ...runningConfigs) (*recorder, p.ConstructResponse, error) {
 	t.Helper()
-	rec := &recorder{}
 	nodes := runningConfigs{}
 	for _, r := range running {
 		maps.Copy(nodes, r)
 	}
+	return constructKnown(t, dryRun, inv, inputs, nodes, nodes.members)
+}
+
+// constructKnown is constructDry with the cluster's own view of its nodes
+// (Kubernetes Node objects, etcd members) given apart from what answers.
+func constructKnown(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, nodes runningConfigs, members membersReader) (*recorder, p.ConstructResponse, error) {
+	t.Helper()
+	rec := &recorder{}
 	prov, err := infer.NewProviderBuilder().
 		WithComponents(infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{
-			inventory:  func(context.Context) (Inventory, error) { return inv, nil },
-			readConfig: nodes.read,
+			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
+			readConfig:  nodes.read,
+			readMembers: members,
 		})).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}).
 		Build()

@@ -48,9 +48,20 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 	if err != nil {
 		return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
 	}
+	offline, err := i.offlineHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []plan.ObservedVM
 	for _, vm := range vms {
 		if vm.Template || !slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) {
+			continue
+		}
+		if offline[vm.Node] || vm.Status == "unknown" {
+			// Its configuration lives on a node that does not answer:
+			// reading it would wait for as long as the node is down.
+			out = append(out, plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags,
+				Status: "unknown", ConfigUnknown: true})
 			continue
 		}
 		ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
@@ -61,6 +72,20 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 		o := observeVM(vm.VMID, vm.Node, cfg)
 		o.Status = vm.Status
 		out = append(out, o)
+	}
+	return out, nil
+}
+
+// offlineHosts are the Proxmox nodes that do not answer: a request for one
+// of their VMs goes through pveproxy to them (proxyto node) and fails.
+func (i *pveInventory) offlineHosts(ctx context.Context) (map[string]bool, error) {
+	nodes, err := i.c.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Proxmox nodes' status: %w", err)
+	}
+	out := map[string]bool{}
+	for _, n := range nodes {
+		out[n.Name] = !n.Online
 	}
 	return out, nil
 }

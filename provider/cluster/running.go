@@ -86,6 +86,9 @@ func readNodes(ctx context.Context, prev *plan.State, creds *talosapi.Credential
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, n := range prev.Nodes {
+		if n.Power == plan.PowerUnknown {
+			continue // on an offline host: nothing to ask, warned as unknown
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -107,7 +110,10 @@ func withRunningVersions(prev *plan.State, readings map[string]nodeReading) []st
 	var warnings []string
 	for i := range prev.Nodes {
 		n := &prev.Nodes[i]
-		r := readings[n.Name]
+		r, asked := readings[n.Name]
+		if !asked {
+			continue
+		}
 		if r.err != nil {
 			warnings = append(warnings, fmt.Sprintf("node %s did not say what it runs (%s): its Talos and Kubernetes versions are not known, nor what a configuration change does to it; %s", n.Name, firstLine(r.err.Error()), unknownVersions))
 			continue

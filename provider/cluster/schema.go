@@ -25,7 +25,7 @@ import (
 // WithPlainInputs makes the provider's schema mark the component's inputs
 // plain, and its Construct refuse inputs that are not known yet.
 func WithPlainInputs(prov p.Provider) p.Provider {
-	prov.Construct = refuseUnknownInputs(prov.Construct)
+	prov.Construct = quietShutdown(refuseUnknownInputs(prov.Construct))
 	get := prov.GetSchema
 	prov.GetSchema = func(ctx context.Context, req p.GetSchemaRequest) (p.GetSchemaResponse, error) {
 		resp, err := get(ctx, req)

@@ -16,7 +16,10 @@
 //	after-clone-task-started   POST .../clone answered with its task
 //	after-config               the VM's configuration was applied, not yet started
 //	after-start                the VM was started, the create not yet handed back
+//	after-hand-over            the VM is marked as handed to Pulumi, which has
+//	                           not recorded it yet
 //	after-download-started     POST .../download-url answered with its task
+//	after-destroy-task-started DELETE /nodes/{node}/qemu/{vmid} answered with its task
 package killpoint
 
 import (

@@ -136,7 +136,7 @@ func (b *builder) allocateAddresses() {
 		}
 	}
 	b.checkVIP(sp)
-	b.assign(sp, func(s *slot) string { return s.explicit.Address }, func(s *slot) string { return prevField(s, false) },
+	b.assign(sp, func(s *slot) string { return s.explicit.Address }, func(s *slot) string { return b.prevField(s, false) },
 		func(s *slot, a string) { s.address = a }, ".address")
 	b.primary = sp
 
@@ -145,7 +145,7 @@ func (b *builder) allocateAddresses() {
 		if !ok {
 			return
 		}
-		b.assign(ssp, func(s *slot) string { return s.explicit.SecondaryAddress }, func(s *slot) string { return prevField(s, true) },
+		b.assign(ssp, func(s *slot) string { return s.explicit.SecondaryAddress }, func(s *slot) string { return b.prevField(s, true) },
 			func(s *slot, a string) { s.secondary = a }, ".secondaryAddress")
 		b.secondary = ssp
 	} else if sec != nil {
@@ -157,14 +157,19 @@ func (b *builder) allocateAddresses() {
 	}
 }
 
-func prevField(s *slot, secondary bool) string {
-	if s.prev == nil {
-		return ""
-	}
-	if secondary {
+// prevField is the address a node had: from its VM, else (a VM on an
+// offline host, or one deleted outside Pulumi) the one the cluster knows
+// it by (Facts.Members), so that it comes back where it was.
+func (b *builder) prevField(s *slot, secondary bool) string {
+	switch {
+	case secondary && s.prev != nil:
 		return s.prev.SecondaryAddress
+	case secondary:
+		return ""
+	case s.prev != nil && s.prev.Address != "":
+		return s.prev.Address
 	}
-	return s.prev.Address
+	return b.facts.Members[s.name]
 }
 
 func (b *builder) checkVIP(sp *addrSpace) {

@@ -77,7 +77,7 @@ func (b *builder) buildNodes() {
 	for _, s := range b.slots {
 		n := Node{
 			Name: s.name, Role: s.role, Pool: s.pool, Ordinal: s.ordinal, Existing: s.prev != nil,
-			Power:  s.prev.powerOrNone(),
+			Power:  b.power(s),
 			VM:     b.buildVM(s, hosts[s.host]),
 			Config: b.buildConfig(s),
 		}

@@ -20,11 +20,15 @@ const (
 	ActionReplace        // a new VM replaces the old one
 	ActionAdd
 	ActionRemove
+	// ActionRecreate: the node's VM was deleted outside Pulumi; a new one
+	// takes its place and the node rejoins.
+	ActionRecreate
 )
 
 var actionNames = map[Action]string{
 	ActionNone: "unchanged", ActionUpdate: "updated in place", ActionReboot: "rebooted",
 	ActionUpgrade: "upgraded", ActionReplace: "replaced", ActionAdd: "added", ActionRemove: "removed",
+	ActionRecreate: "created again",
 }
 
 func (a Action) String() string { return actionNames[a] }

@@ -20,6 +20,9 @@ const (
 	// PowerUnknown: the VM's Proxmox node is offline, so nothing about the
 	// VM can be checked.
 	PowerUnknown Power = "unknown"
+	// PowerMissing: the node has no VM although the cluster knows it
+	// (deleted outside Pulumi): a new VM takes its place.
+	PowerMissing Power = "missing"
 )
 
 // powerOf classifies a status of GET /cluster/resources (pve-manager
@@ -35,11 +38,27 @@ func powerOf(status string) Power {
 	return PowerStopped
 }
 
-func (n *NodeState) powerOrNone() Power {
-	if n == nil {
-		return PowerNone
+// power is what the plan knows of a node's VM (Node.Power).
+func (b *builder) power(s *slot) Power {
+	switch {
+	case s.prev != nil:
+		return s.prev.Power
+	case b.facts.Members[s.name] != "":
+		return PowerMissing
 	}
-	return n.Power
+	return PowerNone
+}
+
+// Missing lists the nodes whose VM is gone although the cluster knows
+// them, in plan order.
+func (p *Plan) Missing() []*Node {
+	var out []*Node
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Power == PowerMissing {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Down lists the existing nodes whose VM does not run, in plan order.
@@ -58,6 +77,9 @@ func (p *Plan) Down() []*Node {
 // without a refresh); one on an offline Proxmox node cannot be checked.
 func (p *Plan) PowerNotes() []string {
 	var out []string
+	for _, n := range p.Missing() {
+		out = append(out, fmt.Sprintf("%s: VM missing (deleted outside Pulumi), will be created again at %s and rejoin the cluster", n.Name, addressOnly(n.VM.NICs[0].Address)))
+	}
 	for _, n := range p.Down() {
 		vm := fmt.Sprintf("VM %d on %s", n.VM.VMID, n.VM.Host)
 		if n.Power == PowerUnknown {
@@ -77,7 +99,7 @@ func (p *Plan) Quorum() string {
 	var down []string
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
-		if !n.Existing || n.Role != RoleControlPlane {
+		if !n.Existing && n.Power != PowerMissing || n.Role != RoleControlPlane {
 			continue
 		}
 		total++
@@ -97,8 +119,16 @@ func (p *Plan) Quorum() string {
 	return fmt.Sprintf("etcd: %d of %d control planes running (%s not), %s", running, total, strings.Join(down, ", "), state)
 }
 
-// MarkPower adds to s what the update does about VMs that do not run.
+// MarkPower adds to s what the update does about VMs that do not run or
+// are missing: a missing node is created again, not added.
 func (p *Plan) MarkPower(s *Summary) {
+	for _, n := range p.Missing() {
+		for i := range s.Nodes {
+			if c := &s.Nodes[i]; c.Name == n.Name && c.Action == ActionAdd {
+				c.Action, c.Why, c.Reasons = ActionRecreate, []string{"VM deleted outside Pulumi"}, []string{"VM deleted outside Pulumi"}
+			}
+		}
+	}
 	for _, n := range p.Down() {
 		if n.Power == PowerUnknown {
 			s.Unknown = append(s.Unknown, n.Name)

@@ -43,6 +43,10 @@ type ObservedVM struct {
 	// Status is the VM's status as Proxmox lists it ("running",
 	// "stopped", ...; "unknown" when its node is offline).
 	Status string
+	// ConfigUnknown: the VM's configuration could not be read (its node
+	// is offline): only what the cluster's resource list says is known
+	// (VMID, host, name, tags, status).
+	ConfigUnknown bool
 }
 
 // Rebuild reconstructs the State of cluster from the VMs Proxmox holds, for
@@ -119,6 +123,11 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 		return ns, fmt.Errorf("is a worker without a %s<name> tag", TagPoolPrefix)
 	}
 	ns.Ordinal = ordinalOf(cluster, ns.Pool, ns.Name)
+	if vm.ConfigUnknown {
+		// Only its identity: what Compare does not know is no change,
+		// and its address comes from the cluster (Facts.Members).
+		return ns, nil
+	}
 
 	if len(vm.NICs) == 0 || addressOnly(vm.NICs[0].Address) == "" {
 		return ns, fmt.Errorf("has no static cloud-init address on net0")

@@ -24,8 +24,8 @@ func (b *builder) checkReplacements() {
 	var bus, toTemplate, toISO []string
 	for _, s := range b.slots {
 		p := s.prev
-		if p == nil {
-			continue
+		if p == nil || p.Power == PowerUnknown {
+			continue // a VM whose configuration is not known shows no change
 		}
 		if p.DiskInterface != "" && b.diskBus != "" && p.DiskInterface != b.diskBus+"0" {
 			bus = append(bus, s.name)

@@ -23,7 +23,7 @@ func (s Summary) String() string {
 	if s.Quorum != "" {
 		parts = append(parts, s.Quorum)
 	}
-	for _, a := range []Action{ActionAdd, ActionRemove, ActionReplace, ActionUpgrade, ActionReboot, ActionUpdate} {
+	for _, a := range []Action{ActionRecreate, ActionAdd, ActionRemove, ActionReplace, ActionUpgrade, ActionReboot, ActionUpdate} {
 		if p := s.part(a); p != "" {
 			parts = append(parts, p)
 		}
@@ -64,7 +64,7 @@ func (s Summary) part(a Action) string {
 	// Which nodes: all of them, or by name (added and removed nodes always
 	// by name: that is what the update is about).
 	who, list := fmt.Sprintf("%d", n), ": "+nameList(names)
-	if n == s.Total && n > 1 && a != ActionAdd && a != ActionRemove {
+	if n == s.Total && n > 1 && a != ActionAdd && a != ActionRemove && a != ActionRecreate {
 		who, list = fmt.Sprintf("all %d nodes", n), ""
 	}
 	oneAtATime := ""
@@ -74,6 +74,8 @@ func (s Summary) part(a Action) string {
 	switch a {
 	case ActionAdd:
 		return fmt.Sprintf("%s added%s", who, list)
+	case ActionRecreate:
+		return fmt.Sprintf("%s created again (VM deleted outside Pulumi)%s", who, list)
 	case ActionRemove:
 		// What the graceful reset does before a VM is deleted.
 		how := "drained first"

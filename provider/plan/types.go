@@ -21,6 +21,11 @@ type Facts struct {
 	// Talos nodes when asked what they run before planning (down, in
 	// maintenance mode, unreachable); nil when the nodes were not asked.
 	Silent map[string]bool
+	// Members are the nodes the cluster itself knows (its Kubernetes Node
+	// objects and etcd members) with their address; nil when not asked. A
+	// planned node without a VM that the cluster knows lost its VM outside
+	// Pulumi, and is created again at that address.
+	Members map[string]string
 }
 
 // HostFacts is one Proxmox node's state.
@@ -151,7 +156,8 @@ type Node struct {
 	// Existing is true when the node is in the previous state.
 	Existing bool
 	// Power is the state of an existing node's VM as Proxmox reported it
-	// before planning (PowerNone for a new node).
+	// before planning: PowerNone for a new node, PowerMissing for one whose
+	// VM is gone although the cluster knows the node.
 	Power Power
 	// Waits says what the node's steps wait for in an update (waits.go).
 	Waits  Waits

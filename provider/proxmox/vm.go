@@ -151,6 +151,9 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 		if a.VMID != nil {
 			st.VMID = *a.VMID
 		}
+		if w := adoptionPreview(ctx, resourceIdentity(ctx)); w != "" {
+			p.GetLogger(ctx).Warning(w)
+		}
 		return infer.CreateResponse[VirtualMachineState]{Output: st}, nil
 	}
 	ctx, cancel, c, err := operation(ctx, defaultCreateTimeout)
@@ -176,6 +179,7 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 		if herr := handOver(rctx, c, ref, id.id, false); herr != nil {
 			err = errors.Join(err, fmt.Errorf("marking %s as created: %w", ref, herr))
 		}
+		killpoint.Reach("after-hand-over")
 	}
 	st, found, rerr := readState(rctx, c, ref, a)
 	switch {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -194,4 +195,53 @@ func handOver(ctx context.Context, c *pve.Client, ref pve.VMRef, id string, only
 		}
 	}
 	return c.UpdateVMConfig(ctx, ref, set, remove)
+}
+
+// interruptedOwnVM says (as a warning for the preview) why a VM that holds
+// the vmId the inputs pin is no conflict: an interrupted run made it for
+// this resource, or it is being cloned and may be. "" when it is another's.
+func interruptedOwnVM(ctx context.Context, c *pve.Client, vm pve.ClusterVM, id string) string {
+	if id == "" || vm.Type != "qemu" {
+		return ""
+	}
+	ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
+	own := slices.Contains(vm.Tags, pve.CreatingTag(id)) || slices.Contains(vm.Tags, pve.OwnerTag(id, vm.VMID))
+	if !own && len(pve.SystemTags(vm.Tags)) == 0 {
+		cfg, err := c.VMConfig(ctx, ref)
+		if err == nil && pve.HasCreatingLine(cfg["description"], id) {
+			own = true
+		} else if err == nil && vm.Lock == "clone" && cfg["name"] == "" {
+			return fmt.Sprintf("%s is being cloned right now; if an interrupted run of this program started "+
+				"the clone, `pulumi up` adopts it, otherwise the create fails: vmId %d is taken", ref, vm.VMID)
+		}
+	}
+	if !own {
+		return ""
+	}
+	return fmt.Sprintf("%s holds vmId %d: an interrupted run created it for this resource, and `pulumi up` "+
+		"adopts and finishes it", ref, vm.VMID)
+}
+
+// adoptionPreview says at preview that the create will adopt a VM an
+// interrupted run left, when the inventory shows one with the resource's
+// tags (a clone whose copy had not ended shows only to the create).
+func adoptionPreview(ctx context.Context, id identity) string {
+	c, err := config.Client(ctx)
+	if err != nil || id.id == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveReadTimeout)
+	defer cancel()
+	inv, err := c.Inventory(ctx, liveMaxAge)
+	if err != nil {
+		return ""
+	}
+	for _, g := range inv.Guests {
+		creating := slices.Contains(g.Tags, pve.CreatingTag(id.id))
+		if creating || (id.fresh && slices.Contains(g.Tags, pve.OwnerTag(id.id, g.VMID))) {
+			return fmt.Sprintf("VM %d %q on node %s was created for this resource by an interrupted run: "+
+				"it is adopted and finished, not made a second time", g.VMID, g.Name, g.Node)
+		}
+	}
+	return ""
 }

@@ -205,3 +205,32 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 		t.Fatalf("another resource's preview of the same file: %v", f)
 	}
 }
+
+// A VM an interrupted create left on the vmId the inputs pin is no
+// conflict at preview: the create adopts it. Another VM on that vmId is.
+func TestPinnedVMIDHeldByAnInterruptedCreate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	ctx := context.Background()
+	node, _ := e.adminClient().Node(ctx, "pve1")
+	for vmid, tag := range map[int]string{450: pve.CreatingTag(identityOf("pinned")), 451: "someone-else"} {
+		task, err := node.NewVirtualMachine(ctx, vmid, proxmox.VirtualMachineOption{Name: "tags", Value: tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Wait(ctx, 10*time.Millisecond, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := property.NewMap(plainVM("pve1", "pinned")).Set("vmId", num(450))
+	if f := e.checkFailures(vmType, "pinned", property.Map{}, in); len(f) != 0 {
+		t.Fatalf("preview of the interrupted create: %v", f)
+	}
+	if _, st := e.create(vmType, "pinned", in); getNum(t, st, "vmId") != 450 {
+		t.Fatalf("create: %v", st)
+	}
+	other := property.NewMap(plainVM("pve1", "other")).Set("vmId", num(451))
+	if f := e.checkFailures(vmType, "other", property.Map{}, other); len(f) != 1 || f[0].Property != "vmId" {
+		t.Fatalf("preview of a vmId another VM holds: %v", f)
+	}
+}

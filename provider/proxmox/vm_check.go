@@ -89,10 +89,15 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 	}
 	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
 		for _, vm := range vms {
-			if vm.VMID == *a.VMID && !isOwnVM(vm, old) {
-				v.fail("vmId", "vmId %d is already used by %s %q on node %s: choose another vmId, leave it unset to "+
-					"allocate one, or import the existing VM", vm.VMID, vm.Kind(), vm.Name, vm.Node)
+			if vm.VMID != *a.VMID || isOwnVM(vm, old) {
+				continue
 			}
+			if w := interruptedOwnVM(ctx, client, vm, resourceIdentity(ctx).id); w != "" {
+				v.warnings = append(v.warnings, w)
+				continue
+			}
+			v.fail("vmId", "vmId %d is already used by %s %q on node %s: choose another vmId, leave it unset to "+
+				"allocate one, or import the existing VM", vm.VMID, vm.Kind(), vm.Name, vm.Node)
 		}
 		if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
 			v.fail("vmId", "vmId %d is also given to resource %q of this program: each VM needs its own vmId", *a.VMID, other)

@@ -283,7 +283,7 @@ func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
 	// idempotent: destroying again a VM that the first call destroyed
 	// answers "does not exist", which is success here
 	err := c.retryVM(ctx, ref, "destroying "+ref.String(), true, func(ctx context.Context) error {
-		return c.startTask(ctx, func(upid *string) error {
+		return c.startTaskAt(ctx, "after-destroy-task-started", func(upid *string) error {
 			return c.delete(ctx, ref.path(""), p, upid)
 		})
 	})

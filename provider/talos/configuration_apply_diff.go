@@ -49,7 +49,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	}
 
 	if args.TalosVersion != nil && *args.TalosVersion != "" {
-		if _, err := talosconfig.ParseVersion(*args.TalosVersion); err != nil {
+		if _, err := talosconfig.ParseRelease(*args.TalosVersion); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "talosVersion", Reason: err.Error()})
 		}
 	}
@@ -113,7 +113,7 @@ func checkVersionMatchesImage(args ConfigurationApplyArgs) *p.CheckFailure {
 		return nil
 	}
 
-	want, err := talosconfig.ParseVersion(*args.TalosVersion)
+	want, err := talosconfig.ParseRelease(*args.TalosVersion)
 	if err != nil {
 		return nil // reported above
 	}

@@ -132,3 +132,46 @@ func TestRemoveEtcdMemberOfAGoneControlPlane(t *testing.T) {
 		t.Fatalf("etcd after removing cp3's member: %v", err)
 	}
 }
+
+// The cluster's own view of its nodes: the Kubernetes Node objects (a
+// powered-off worker's stays) and the etcd members, by name.
+func TestReadMembers(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	cp, worker := ip(2).String(), ip(3).String()
+
+	simtest.Boot(s, "cp1", ip(2), "scsi0")
+	w := simtest.Boot(s, "w1", ip(3), "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	creds := adminCreds(t)
+
+	if _, err := talosapi.Apply(ctx, talosapi.Target{Node: cp, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Apply(ctx, talosapi.Target{Node: worker, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleWorker, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, talosapi.Target{Node: cp, Creds: creds}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp}, Workers: []string{worker}, Creds: creds, KubeconfigFrom: []string{cp}}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	w.PowerOff()
+
+	// The worker is asked first and does not answer: the control plane does.
+	m, err := talosapi.ReadMembers(ctx, []string{worker, cp}, creds, o, 3*time.Second)
+	if err != nil || m["cp1"] != cp || m["w1"] != worker || len(m) != 2 {
+		t.Fatalf("members %v %v, want cp1 and the powered-off w1 with their addresses", m, err)
+	}
+}

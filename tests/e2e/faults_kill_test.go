@@ -18,7 +18,7 @@ import (
 // killPoints are the places of a create where the provider is killed (see
 // provider/killpoint).
 var killPoints = []string{"after-vmid-allocation", "after-create-task-started", "after-clone-task-started",
-	"after-config", "after-start", "after-download-started"}
+	"after-config", "after-start", "after-hand-over", "after-download-started"}
 
 // killStack has both kinds of create (two clones of template 9000 and a VM
 // made from nothing that boots an ISO the stack downloads), each VM with a
@@ -87,7 +87,8 @@ func requireConverged(t *testing.T, l *lab.Lab, export, when string) {
 // The provider killed at each point of a create (SIGKILL: no cleanup, no
 // answer), then what Pulumi tells the user (`up` again, after a `refresh`
 // for every other point): the stack ends with exactly its VMs and ISO, no
-// duplicate, no orphan, no second VM on an address; destroy leaves nothing.
+// duplicate, no orphan, no second VM on an address. A destroy killed while
+// a VM is destroyed is finished by the next destroy, which leaves nothing.
 func TestFaultsKillProviderDuringCreate(t *testing.T) {
 	t.Parallel()
 	l, labConfig := harness.StartLab(t, lab.Options{Booter: pve.BasicBooter})
@@ -110,8 +111,13 @@ func TestFaultsKillProviderDuringCreate(t *testing.T) {
 			t.Fatalf("%s: up after the kill: %s", point, up)
 		}
 		requireConverged(t, l, p.StackExport(t), "after killing the provider "+point)
+		// destroy, killed while a VM is being destroyed, then again
+		killed = p.RunWith(t, map[string]string{"PROXMOXTALOS_TEST_KILL_AT": "after-destroy-task-started"}, "destroy", "--yes")
+		if killed.ExitCode == 0 {
+			t.Fatalf("%s: the provider was not killed during destroy: %s", point, killed)
+		}
 		if r := p.Destroy(t); r.ExitCode != 0 {
-			t.Fatalf("%s: destroy: %s", point, r)
+			t.Fatalf("%s: destroy after the killed destroy: %s", point, r)
 		}
 		if vms, isos := labVMIDs(l), labISOs(l); len(vms)+len(isos) > 0 {
 			t.Fatalf("%s: destroy left VMs %v and ISOs %v", point, vms, isos)
@@ -120,7 +126,7 @@ func TestFaultsKillProviderDuringCreate(t *testing.T) {
 }
 
 // requireAllKnownOrCreating: after a kill, every VM in the lab is in the
-// state or carries a creating identity for the next run to adopt.
+// state or carries its resource's identity for the next run to adopt.
 func requireAllKnownOrCreating(t *testing.T, l *lab.Lab, export, when string) {
 	t.Helper()
 	known := map[string]bool{}
@@ -132,9 +138,9 @@ func requireAllKnownOrCreating(t *testing.T, l *lab.Lab, export, when string) {
 			continue
 		}
 		cur, _, _ := l.VMConfig(vm.VMID)
-		if !ppve.IsCreating(ppve.SplitTags(cur["tags"])) && !strings.Contains(cur["description"], "proxmoxtalos-creating: ") &&
+		if len(ppve.SystemTags(ppve.SplitTags(cur["tags"]))) == 0 && !strings.Contains(cur["description"], "proxmoxtalos-creating: ") &&
 			vm.Lock != "clone" {
-			t.Fatalf("%s: VM %d (%s) is neither in the state nor marked as being created: %v", when, vm.VMID, vm.Name, cur)
+			t.Fatalf("%s: VM %d (%s) is neither in the state nor marked with its resource's identity: %v", when, vm.VMID, vm.Name, cur)
 		}
 	}
 }

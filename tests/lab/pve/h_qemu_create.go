@@ -174,7 +174,7 @@ func (s *Server) createVM(ctx context.Context, l *taskLog, v *vm, params map[str
 		return err
 	}
 	defer unlock()
-	if err := s.sleep(ctx, time.Second); err != nil {
+	if err := s.sleep(ctx, createDuration); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -118,7 +118,7 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 	}
 	s.mu.Unlock()
 
-	if err := s.sleep(ctx, 1500*time.Millisecond); err != nil {
+	if err := s.sleep(ctx, startDuration); err != nil {
 		return err
 	}
 

@@ -334,7 +334,7 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 			}
 		}
 		size, fileSize := remoteFileSize(content, format)
-		if err := s.sleep(ctx, time.Duration(fileSize/(100<<20))*time.Second+time.Second); err != nil {
+		if err := s.sleep(ctx, downloadDuration(fileSize)); err != nil {
 			return err
 		}
 		if algo != "" {

@@ -55,6 +55,7 @@ type config struct {
 	noTalos   bool
 	pveum     []string // pveum command lines run at start, in order
 	pveumFile string   // a file of them, one a line
+	statsFile string   // where to write what the API served, on exit
 }
 
 // multiFlag collects a repeated flag.
@@ -89,6 +90,8 @@ func parseFlags(args []string) (config, error) {
 	})
 	fs.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
 	fs.StringVar(&c.stateFile, "info-file", "", "same as -state")
+	fs.StringVar(&c.statsFile, "stats", "", "on exit, write what the Proxmox API served as JSON to this file: requests by kind and by VM, "+
+		"each task's status polls (also served live at GET /lab/stats, see tests/lab/README.md)")
 	fs.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
 	fs.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
@@ -177,6 +180,15 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping")
+	if c.statsFile != "" {
+		b, err := json.MarshalIndent(l.PVE.Stats(), "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.statsFile, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write stats file: %w", err)
+		}
+	}
 	return nil
 }
 

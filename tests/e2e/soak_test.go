@@ -1,0 +1,358 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+// The fault campaign (issue 10): seeded runs of a 3+2 TalosCluster through
+// create, scale-out, Talos upgrade and destroy, each with one kind of
+// Proxmox fault at a given rate. Every step may take two `up`s; after each,
+// the lab must hold exactly the stack's VMs: no orphan, no VMID claimed
+// twice, no second VM on a name or address, and etcd never lost quorum.
+//
+// `make soak` runs the whole campaign (PROXMOXTALOS_SOAK=full, 20 seeds per
+// kind and rate, SOAK_RUNS and SOAK_PARALLEL to change) and prints the
+// table; `make test` runs one short run to keep it working.
+
+// soakKind is one kind of fault, at a rate.
+type soakKind struct {
+	name   string
+	faults func(rate float64, seed int64) pve.Faults
+}
+
+var soakKinds = []soakKind{
+	{"500", func(r float64, _ int64) pve.Faults { return pve.Faults{ServerErrorRate: r} }},
+	{"task", func(r float64, _ int64) pve.Faults { return pve.Faults{TaskFailureRate: r} }},
+	{"lock-timeout", func(r float64, _ int64) pve.Faults { return pve.Faults{LockTimeoutRate: r} }},
+	{"scripted", scriptedFaults},
+}
+
+// scriptedFaults draws, from the seed, the lab's deterministic faults at
+// rate r: each of the first calls that start, create or clone a VM or
+// download a file loses its answer (the call did its work, the client saw
+// an error) with probability r, each qmstart task fails for a passing cause
+// with probability r, and with probability r per step a Proxmox node loses
+// power for a few seconds during it.
+func scriptedFaults(r float64, seed int64) pve.Faults {
+	rnd := rand.New(rand.NewPCG(uint64(seed), 0x50a))
+	var rules []pve.FaultRule
+	for _, call := range []string{
+		"POST /nodes/{node}/qemu/{vmid}/status/start",
+		"POST /nodes/{node}/qemu",
+		"POST /nodes/{node}/storage/{storage}/download-url",
+	} {
+		for nth := 1; nth <= 12; nth++ {
+			if rnd.Float64() < r {
+				rules = append(rules, pve.FaultRule{Call: call, Nth: nth, Lost: true})
+			}
+		}
+	}
+	for nth := 1; nth <= 12; nth++ {
+		if rnd.Float64() < r {
+			rules = append(rules, pve.FaultRule{Task: "qmstart", Nth: nth})
+		}
+	}
+	for step := range 4 {
+		if rnd.Float64() < r {
+			rules = append(rules, pve.FaultRule{PowerOff: fmt.Sprintf("pve%d", 1+rnd.IntN(3)),
+				After: time.Duration(step*20+rnd.IntN(15)) * time.Second, For: 3 * time.Second})
+		}
+	}
+	return pve.Faults{Script: rules}
+}
+
+// soakRun is the outcome of one run.
+type soakRun struct {
+	kind string
+	rate float64
+	seed int64
+	// ups are the `up`s (or destroys) each step took; 0: it did not
+	// converge within two.
+	ups                                         []int
+	orphans, dupVMIDs, dupVMs, dupAddrs, losses int
+	took                                        time.Duration
+	failure                                     string
+}
+
+func (r soakRun) converged(within int) bool {
+	for _, n := range r.ups {
+		if n == 0 || n > within {
+			return false
+		}
+	}
+	return len(r.ups) == len(soakSteps)
+}
+
+// soakSteps are what every run does to its cluster.
+var soakSteps = []string{"create 3+2", "scale workers to 3", "Talos v1.12.5 → v1.12.6", "destroy"}
+
+func TestSoak(t *testing.T) {
+	t.Parallel()
+	full := os.Getenv("PROXMOXTALOS_SOAK") == "full"
+	runs, parallel := 1, 1
+	kinds, rates := soakKinds[:1], []float64{0.05}
+	if full {
+		runs, parallel, kinds, rates = 20, 1, soakKinds, []float64{0.05, 0.15}
+	}
+	runs = envInt(t, "SOAK_RUNS", runs)
+	parallel = envInt(t, "SOAK_PARALLEL", parallel)
+	if k := os.Getenv("SOAK_KINDS"); k != "" {
+		kinds = slices.DeleteFunc(slices.Clone(soakKinds), func(s soakKind) bool { return !slices.Contains(strings.Split(k, ","), s.name) })
+	}
+
+	type job struct {
+		kind soakKind
+		rate float64
+		seed int64
+	}
+	var jobs []job
+	for _, k := range kinds {
+		for _, r := range rates {
+			for i := range runs {
+				jobs = append(jobs, job{k, r, int64(9100 + i)})
+			}
+		}
+	}
+	results := make([]soakRun, len(jobs))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(fmt.Sprintf("%s-%g-%d", j.kind.name, j.rate, j.seed), func(t *testing.T) {
+				results[i] = runSoak(t, j.kind, j.rate, j.seed)
+				t.Logf("%s", results[i].line())
+			})
+		}()
+	}
+	wg.Wait()
+
+	table := soakTable(results)
+	t.Logf("fault campaign (%d runs per kind and rate):\n%s", runs, table)
+	if out := os.Getenv("SOAK_TABLE"); out != "" {
+		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, r := range results {
+		if r.orphans+r.dupVMIDs+r.dupVMs+r.dupAddrs+r.losses > 0 {
+			t.Errorf("%s", r.line())
+		}
+	}
+	for _, g := range soakGoals(results) {
+		t.Errorf("goal not met: %s", g)
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
+// runSoak runs the steps with the faults on, each step at most twice; a
+// step that does not converge then is retried once without faults (so the
+// run can go on and clean up) and counts as not converged.
+func runSoak(t *testing.T, kind soakKind, rate float64, seed int64) soakRun {
+	start := time.Now()
+	res := soakRun{kind: kind.name, rate: rate, seed: seed}
+	l := startTCLabWith(t, lab.Options{Seed: seed})
+	env := harness.NewEnv(t)
+	prog := l.program(3, 2)
+	p := harness.NewYAMLProject(t, env, "soak", prog.render(t))
+	p.ConfigureLab(t, l.conn)
+
+	for i, step := range soakSteps {
+		switch i {
+		case 1:
+			prog.Workers = 3
+		case 2:
+			prog.TalosVersion = "v1.12.6"
+		}
+		p.WriteProgram(t, "soak", prog.render(t))
+		run := p.Up
+		if i == 3 {
+			run = p.Destroy
+		}
+		// A fresh draw of the kind's faults for each step: scripted rules
+		// count calls from when they are set.
+		l.SetFaults(kind.faults(rate, seed*10+int64(i)))
+		ups := 0
+		for attempt := 1; attempt <= 2; attempt++ {
+			if r := run(t); r.ExitCode == 0 {
+				ups = attempt
+				break
+			} else {
+				t.Logf("%s, attempt %d, failed:\n%s", step, attempt, tail(r.Output(), 40))
+			}
+		}
+		l.SetFaults(pve.Faults{})
+		res.ups = append(res.ups, ups)
+		if ups == 0 {
+			if r := run(t); r.ExitCode != 0 {
+				res.failure = fmt.Sprintf("%s: still failing without faults: %s", step, tail(r.Output(), 5))
+			}
+		}
+		res.count(t, l, p, i == 3)
+		if res.failure != "" {
+			p.Destroy(t)
+			break
+		}
+	}
+	res.losses = len(l.Talos().QuorumLosses())
+	res.took = time.Since(start)
+	return res
+}
+
+// count adds the invariant violations of the lab against the stack now:
+// VMs the state does not know (after destroy: any VM left), VMIDs the
+// state holds twice, and names or addresses two VMs share.
+func (r *soakRun) count(t *testing.T, l *tcLab, p *harness.Project, destroyed bool) {
+	known := map[string]bool{}
+	vmids := map[string]int{}
+	for _, id := range stateIDs(t, p.StackExport(t), vmType) {
+		known[id] = true
+		_, vmid, _ := strings.Cut(id, "/")
+		vmids[vmid]++
+	}
+	for _, n := range vmids {
+		r.dupVMIDs += n - 1
+	}
+	names, addrs := map[string]int{}, map[string]int{}
+	for _, vm := range l.VMs() {
+		if vm.Template {
+			continue
+		}
+		if destroyed || !known[fmt.Sprintf("%s/%d", vm.Node, vm.VMID)] {
+			r.orphans++
+		}
+		names[vm.Name]++
+		cfg, _, _ := l.VMConfig(vm.VMID)
+		if ip := ipOf(cfg["ipconfig0"]); ip != "" {
+			addrs[ip]++
+		}
+	}
+	for _, n := range names {
+		r.dupVMs += n - 1
+	}
+	for _, n := range addrs {
+		r.dupAddrs += n - 1
+	}
+}
+
+// ipOf is the address of a cloud-init ipconfig ("ip=10.0.0.5/24,gw=...").
+func ipOf(ipconfig string) string {
+	for _, kv := range strings.Split(ipconfig, ",") {
+		if v, ok := strings.CutPrefix(kv, "ip="); ok {
+			a, _, _ := strings.Cut(v, "/")
+			return a
+		}
+	}
+	return ""
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func (r soakRun) line() string {
+	s := fmt.Sprintf("%s at %g%%, seed %d: ups per step %v, %s; orphans %d, duplicate VMIDs %d, duplicate VMs %d, duplicate addresses %d, quorum losses %d",
+		r.kind, r.rate*100, r.seed, r.ups, r.took.Round(time.Second), r.orphans, r.dupVMIDs, r.dupVMs, r.dupAddrs, r.losses)
+	if r.failure != "" {
+		s += "; " + r.failure
+	}
+	return s
+}
+
+// soakTable sums the runs per kind and rate.
+func soakTable(results []soakRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| faults | runs | converged in 1 up per step | within 2 | orphans | duplicate VMIDs | duplicate VMs | duplicate addresses | quorum losses | mean run |\n")
+	fmt.Fprintf(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	type key struct {
+		kind string
+		rate float64
+	}
+	var order []key
+	rows := map[key][]soakRun{}
+	for _, r := range results {
+		k := key{r.kind, r.rate}
+		if rows[k] == nil {
+			order = append(order, k)
+		}
+		rows[k] = append(rows[k], r)
+	}
+	for _, k := range order {
+		var one, two, orphans, vmids, vms, addrs, losses int
+		var took time.Duration
+		for _, r := range rows[k] {
+			if r.converged(1) {
+				one++
+			}
+			if r.converged(2) {
+				two++
+			}
+			orphans, vmids, vms, addrs, losses = orphans+r.orphans, vmids+r.dupVMIDs, vms+r.dupVMs, addrs+r.dupAddrs, losses+r.losses
+			took += r.took
+		}
+		n := len(rows[k])
+		fmt.Fprintf(&b, "| %s %g %% | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", k.kind, k.rate*100, n, one, two,
+			orphans, vmids, vms, addrs, losses, (took / time.Duration(n)).Round(time.Second))
+	}
+	return b.String()
+}
+
+// soakGoals lists the goals of issue 10 the runs miss: at 5 %, at least 19
+// of 20 runs converge in one up per step and all within two; at 15 %, all
+// within two. (Scaled to the number of runs.)
+func soakGoals(results []soakRun) []string {
+	var missed []string
+	type key struct {
+		kind string
+		rate float64
+	}
+	one, two, n := map[key]int{}, map[key]int{}, map[key]int{}
+	for _, r := range results {
+		k := key{r.kind, r.rate}
+		n[k]++
+		if r.converged(1) {
+			one[k]++
+		}
+		if r.converged(2) {
+			two[k]++
+		}
+	}
+	for k, total := range n {
+		if two[k] < total {
+			missed = append(missed, fmt.Sprintf("%s at %g %%: %d of %d runs converged within two ups per step", k.kind, k.rate*100, two[k], total))
+		}
+		if k.rate <= 0.05 && one[k]*20 < total*19 {
+			missed = append(missed, fmt.Sprintf("%s at %g %%: %d of %d runs converged in one up per step (goal 19 of 20)", k.kind, k.rate*100, one[k], total))
+		}
+	}
+	slices.Sort(missed)
+	return missed
+}
