@@ -14,7 +14,9 @@ import (
 	"strings"
 )
 
-//go:embed examples
+// all: because the Python programs are named __main__.py.
+//
+//go:embed all:examples
 var files embed.FS
 
 // Example is one program under examples/.

@@ -80,12 +80,12 @@ func TestYAMLCheckFindsMistakes(t *testing.T) {
 		}{{"a"}}}},
 	}
 	for program, want := range map[string]string{
-		"resources: {r: {type: p:m:Q, properties: {size: 1}}}":                          "unknown resource type p:m:Q",
-		"resources: {r: {type: p:m:R, properties: {}}}":                                 "required input size",
-		"resources: {r: {type: p:m:R, properties: {size: 1, colour: 2}}}":               "r.colour",
-		"resources: {r: {type: p:m:R, properties: {size: one}}}":                        "r.size",
-		"resources: {r: {type: p:m:R, properties: {size: 1, kind: b}}}":                 "r.kind",
-		"resources: {r: {type: p:m:R, properties: {size: 1}}}\noutputs: {o: ${r.nope}}": "r has no output nope",
+		"resources: {r: {type: p:m:Q, properties: {size: 1}}}":                             "unknown resource type p:m:Q",
+		"resources: {r: {type: p:m:R, properties: {}}}":                                    "required input size",
+		"resources: {r: {type: p:m:R, properties: {size: 1, colour: 2}}}":                  "r.colour",
+		"resources: {r: {type: p:m:R, properties: {size: one}}}":                           "r.size",
+		"resources: {r: {type: p:m:R, properties: {size: 1, kind: b}}}":                    "r.kind",
+		"resources: {r: {type: p:m:R, properties: {size: 1}}}\noutputs:\n  o: ${r.nope}\n": "r has no output nope",
 	} {
 		got := strings.Join(checkYAML(&s, []byte(program)), "\n")
 		if !strings.Contains(got, want) {
@@ -144,7 +144,11 @@ func checkYAML(s *schemaSpec, src []byte) []string {
 	var probs []string
 	outputs := map[string]map[string]schemaProp{}
 	for name, r := range prog.Resources {
-		res, ok := s.Resources[r.Type]
+		typ := r.Type
+		if parts := strings.Split(typ, ":"); len(parts) == 2 { // pkg:Type is pkg:index:Type
+			typ = parts[0] + ":index:" + parts[1]
+		}
+		res, ok := s.Resources[typ]
 		if !ok {
 			probs = append(probs, fmt.Sprintf("%s: unknown resource type %s", name, r.Type))
 			continue
