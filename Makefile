@@ -55,6 +55,7 @@ help:
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
 	@echo "make tidy             go mod tidy in the root module and in tests/e2e (after a dependency bump)"
+	@echo "make bench            benchmarks against the lab (BENCH_FLAGS=...): table on stdout, docs/benchmarks.md"
 	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
 	@echo "make soak             the fault campaign: seeded 3+2 runs under each fault kind, table at the end"
 	@echo "make lab-schema       tests/lab/pveapi/schema.json from ../shared/pve-api (PVE_APIDATA=...)"
@@ -174,6 +175,18 @@ go-test: tools provider
 	root=0; wait $$pid || root=$$?; \
 	echo "--- root module:"; cat $(CACHE)/go-test-root.log; \
 	if [ $$root -ne 0 ] || [ $$e2e -ne 0 ]; then echo "go-test: root module exit $$root, tests/e2e exit $$e2e"; exit 1; fi
+
+# Benchmarks (tests/bench): creates at the lab's time scale 1 against its critical path,
+# Proxmox requests and task polls as the lab counted them, previews, cold start, memory; min
+# and median over BENCH_FLAGS' -runs, with the load average. Writes docs/benchmarks.md.
+# `make test` runs it once at tiny scale (TestBenchTinyScale) only to keep it working.
+# Example: make bench BENCH_FLAGS='-runs 1 -clusters 3+2 -previews 6,60 -large ""'
+BENCH_FLAGS ?=
+.PHONY: bench
+bench: $(PULUMI) $(YAMLHOST) provider
+	@mkdir -p $(CACHE)/bench
+	go build -o $(CACHE)/bench/bench ./tests/bench
+	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) $(CACHE)/bench/bench $(BENCH_FLAGS)
 
 # The fault campaign of issue 10 (tests/e2e/soak_test.go): 20 seeded runs per fault kind and
 # rate (5 % and 15 %), each a 3+2 TalosCluster through create, scale-out, Talos upgrade and

@@ -49,10 +49,12 @@ func (a *TalosClusterArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.ClusterName, "Name of the cluster, a DNS label such as `homelab`. It prefixes every node name "+
 		"(`<clusterName>-cp-1`, `<clusterName>-<pool>-1`), tags the cluster's VMs (`cluster-<clusterName>`) and "+
 		"cannot change once the cluster exists.")
-	an.Describe(&a.TalosVersion, "Talos version the nodes run, like `v1.12.5`. Default: the version the cluster "+
+	an.Describe(&a.TalosVersion, "Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line "+
+		"such as `v1.12` is refused, as it does not say which release). Default: the version the cluster "+
 		"runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades "+
 		"the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.")
-	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.35.0`; checked against the Talos version's "+
+	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is "+
+		"refused); checked against the Talos version's "+
 		"support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. "+
 		"Upgrades go one minor version at a time, in two phases: the control plane components (API server, "+
 		"controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by "+
@@ -186,8 +188,8 @@ type Network struct {
 func (n *Network) Annotate(a infer.Annotator) {
 	a.Describe(n, "The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).")
 	a.Describe(&n.Bridge, "Bridge on the hosts. Default `vmbr0`.")
-	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default: untagged.")
-	a.Describe(&n.Mtu, "MTU of the NIC. Default: the bridge's.")
+	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default (or 0): untagged.")
+	a.Describe(&n.Mtu, "MTU of the NIC. Default (or 0): the bridge's.")
 	a.Describe(&n.Subnet, "The node subnet in CIDR form, like `192.168.1.0/24`.")
 	a.Describe(&n.Gateway, "Default gateway of the nodes.")
 	a.Describe(&n.AddressRange, "Range that node addresses are allocated from, in node order, for nodes without "+
@@ -212,8 +214,8 @@ type Nic struct {
 func (n *Nic) Annotate(a infer.Annotator) {
 	a.Describe(n, "A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).")
 	a.Describe(&n.Bridge, "Bridge on the hosts, like `vmbr1`.")
-	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default: untagged.")
-	a.Describe(&n.Mtu, "MTU of the NIC. Default: the bridge's.")
+	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default (or 0): untagged.")
+	a.Describe(&n.Mtu, "MTU of the NIC. Default (or 0): the bridge's.")
 	a.Describe(&n.Subnet, "Subnet in CIDR form. Default: none, the NIC uses DHCP.")
 	a.Describe(&n.Gateway, "Gateway on this network, if any.")
 	a.Describe(&n.AddressRange, "Range that secondary addresses are allocated from.")
@@ -234,7 +236,7 @@ func (r *AddressRange) Annotate(a infer.Annotator) {
 
 // ControlPlane describes the control plane nodes.
 type ControlPlane struct {
-	Count   int               `pulumi:"count,optional"`
+	Count   *int              `pulumi:"count,optional"`
 	Nodes   []NodeSettings    `pulumi:"nodes,optional"`
 	Size    *VmSize           `pulumi:"size,optional"`
 	Labels  map[string]string `pulumi:"labels,optional"`
@@ -246,7 +248,7 @@ type ControlPlane struct {
 func (c *ControlPlane) Annotate(a infer.Annotator) {
 	a.Describe(c, "The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.")
 	a.Describe(&c.Count, "Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). "+
-		"Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one "+
+		"Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one "+
 		"at a time, each leaving etcd before its VM is destroyed.")
 	a.Describe(&c.Nodes, "Control planes listed one by one (name, host, address, ...) instead of `count`.")
 	a.Describe(&c.Size, "VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.")
@@ -271,7 +273,7 @@ type WorkerPool struct {
 func (w *WorkerPool) Annotate(a infer.Annotator) {
 	a.Describe(w, "A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.")
 	a.Describe(&w.Name, "Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).")
-	a.Describe(&w.Count, "Number of workers. Default 0. Scaling down removes the highest-numbered workers, "+
+	a.Describe(&w.Count, "Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, "+
 		"each drained before its VM is destroyed.")
 	a.Describe(&w.Nodes, "Workers listed one by one instead of `count`.")
 	a.Describe(&w.Size, "VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.")
@@ -303,7 +305,7 @@ func (n *NodeSettings) Annotate(a infer.Annotator) {
 	a.Describe(&n.Address, "Address on the primary network, without prefix length. Default: allocated from "+
 		"`network.addressRange`.")
 	a.Describe(&n.SecondaryAddress, "Address on the secondary network.")
-	a.Describe(&n.VmId, "VMID of the VM. Default: allocated safely by the provider.")
+	a.Describe(&n.VmId, "VMID of the VM. Default (or 0): allocated safely by the provider.")
 	a.Describe(&n.MacAddress, "MAC address of the primary NIC. Default: derived from the cluster and node name, "+
 		"stable for the node's life.")
 	a.Describe(&n.Labels, "Kubernetes labels of this node, added to the pool's.")
@@ -313,20 +315,22 @@ func (n *NodeSettings) Annotate(a infer.Annotator) {
 
 // VmSize is the hardware of a VM.
 type VmSize struct {
-	Cores    int `pulumi:"cores,optional"`
-	Sockets  int `pulumi:"sockets,optional"`
-	Memory   int `pulumi:"memory,optional"`
-	DiskSize int `pulumi:"diskSize,optional"`
+	Cores    *int `pulumi:"cores,optional"`
+	Sockets  *int `pulumi:"sockets,optional"`
+	Memory   *int `pulumi:"memory,optional"`
+	DiskSize *int `pulumi:"diskSize,optional"`
 }
 
 // Annotate documents the size.
 func (s *VmSize) Annotate(a infer.Annotator) {
 	a.Describe(s, "The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.")
-	a.Describe(&s.Cores, "CPU cores per socket. Default 2. A change restarts the VMs one at a time.")
-	a.Describe(&s.Sockets, "CPU sockets. Default 1.")
-	a.Describe(&s.Memory, "Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control "+
+	a.Describe(&s.Cores, "CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change "+
+		"restarts the VMs one at a time.")
+	a.Describe(&s.Sockets, "CPU sockets. Default 1 (0 is refused).")
+	a.Describe(&s.Memory, "Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control "+
 		"planes and 1024 on workers. A change restarts the VMs one at a time.")
-	a.Describe(&s.DiskSize, "OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.")
+	a.Describe(&s.DiskSize, "OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the "+
+		"default). Disks grow in place and never shrink.")
 }
 
 // DataDisk is an extra disk on each worker of a pool.

@@ -10,6 +10,7 @@ import (
 
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/siderolabs/talos/pkg/machinery/client/config"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -164,8 +165,14 @@ func TestNewClusterFanOut(t *testing.T) {
 			t.Errorf("output %s is not secret", k)
 		}
 	}
-	if tc := state.Get("talosconfig").AsString(); !strings.Contains(tc, "10.0.0.10") || strings.Contains(tc, "10.0.0.5") {
-		t.Errorf("talosconfig endpoints: want the control planes' own addresses, never the VIP:\n%s", tc)
+	// talosconfig as talosctl would set it up: the control planes as
+	// endpoints (never the VIP), the first control plane as the one default
+	// node (talosctl kubeconfig refuses several; etcd needs a control plane).
+	tc, err := config.FromString(state.Get("talosconfig").AsString())
+	must(t, err)
+	if ctx := tc.Contexts[tc.Context]; ctx == nil || !slices.Equal(ctx.Endpoints, []string{"10.0.0.10", "10.0.0.11", "10.0.0.12"}) ||
+		!slices.Equal(ctx.Nodes, []string{"10.0.0.10"}) {
+		t.Errorf("talosconfig context %q: %+v", tc.Context, ctx)
 	}
 	nodes := state.Get("nodes").AsArray()
 	if nodes.Len() != 5 {

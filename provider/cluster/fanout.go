@@ -405,13 +405,14 @@ func (f *fanout) outputs() {
 		return v[0].(string)
 	})).(pulumi.StringOutput)
 
-	var nodeNames, addrs []string
+	var nodeNames []string
 	for i := range p.Nodes {
 		nodeNames = append(nodeNames, p.Nodes[i].Name)
-		addrs = append(addrs, addressOf(&p.Nodes[i]))
 	}
+	// One default node: talosctl refuses commands that need a single node
+	// (kubeconfig) with several, and etcd commands need a control plane.
 	c.Talosconfig = pulumi.ToSecret(f.secrets.ClientConfiguration.ApplyT(func(cc map[string]string) (string, error) {
-		return talosconfig.ClientConfiguration(p.Cluster.Name, p.Endpoints.Talos, addrs,
+		return talosconfig.ClientConfiguration(p.Cluster.Name, p.Endpoints.Talos, []string{p.Endpoints.Bootstrap},
 			[]byte(cc["caCertificate"]), talosconfig.ClientCertificate{CertPEM: []byte(cc["clientCertificate"]), KeyPEM: []byte(cc["clientKey"])})
 	})).(pulumi.StringOutput)
 

@@ -27,8 +27,10 @@ type TalosCluster struct {
 func (c *TalosCluster) Annotate(a infer.Annotator) {
 	a.Describe(&c.Kubeconfig, "Admin kubeconfig pointing at `endpoint`. It resolves once the cluster is healthy "+
 		"through that endpoint (for a VIP: once the VIP answers). Secret.")
-	a.Describe(&c.Talosconfig, "talosconfig for `talosctl`, with the control planes' own addresses as endpoints "+
-		"(never the VIP) and every node as a default target. Secret.")
+	a.Describe(&c.Talosconfig, "talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: "+
+		"the control planes' own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) "+
+		"and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or "+
+		"`dashboard` work without `-n`; give `-n <address>` for other nodes (the `nodes` output lists them). Secret.")
 	a.Describe(&c.MachineSecrets, "The cluster's Talos secrets bundle (CAs, keys, tokens) in the YAML form of "+
 		"`talosctl gen secrets`. Back it up: it is needed to recover the cluster. Secret.")
 	a.Describe(&c.Endpoint, "The Kubernetes API URL, like `https://192.168.1.220:6443`.")

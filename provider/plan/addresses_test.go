@@ -49,7 +49,7 @@ func TestAddressesStableAcrossScaling(t *testing.T) {
 		},
 		{
 			name: "control planes 3 -> 1 keeps the first",
-			edit: func(s *Spec) { s.ControlPlane.Count = 1 },
+			edit: func(s *Spec) { s.ControlPlane.Count = ptr(1) },
 			want: map[string]string{"lab-cp-1": "10.0.0.10"},
 		},
 	}
@@ -78,9 +78,9 @@ func TestAddressesStableAcrossScaling(t *testing.T) {
 func TestControlPlaneScaleOutAroundExistingWorkers(t *testing.T) {
 	t.Parallel()
 	spec := baseSpec()
-	spec.ControlPlane.Count = 1
+	spec.ControlPlane.Count = ptr(1)
 	one := mustCompute(t, spec, roomy(), nil)
-	spec.ControlPlane.Count = 3
+	spec.ControlPlane.Count = ptr(3)
 	three := mustCompute(t, spec, roomy(), one.State())
 	want := map[string]string{
 		"lab-cp-1": "10.0.0.10", "lab-workers-1": "10.0.0.11", "lab-workers-2": "10.0.0.12",

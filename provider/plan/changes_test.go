@@ -26,7 +26,7 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name:    "raise a pool's cores",
-			edit:    func(s *Spec) { s.WorkerPools[0].Size.Cores = 4 },
+			edit:    func(s *Spec) { s.WorkerPools[0].Size.Cores = ptr(4) },
 			want:    map[string]Action{"lab-workers-1": ActionReboot, "lab-workers-2": ActionReboot},
 			reason:  "cores 2 → 4",
 			summary: "2 rebooted one at a time (cores 2 → 4): lab-workers-1, lab-workers-2",
@@ -72,13 +72,13 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name:    "remove a control plane and a worker",
-			edit:    func(s *Spec) { s.ControlPlane.Count = 1; s.WorkerPools[0].Count = 1 },
+			edit:    func(s *Spec) { s.ControlPlane.Count = ptr(1); s.WorkerPools[0].Count = 1 },
 			want:    map[string]Action{"lab-cp-2": ActionRemove, "lab-cp-3": ActionRemove, "lab-workers-2": ActionRemove},
 			summary: "3 removed one at a time (drained, control planes leave etcd first): lab-cp-2, lab-cp-3, lab-workers-2",
 		},
 		{
 			name:    "remove control planes",
-			edit:    func(s *Spec) { s.ControlPlane.Count = 1 },
+			edit:    func(s *Spec) { s.ControlPlane.Count = ptr(1) },
 			want:    map[string]Action{"lab-cp-2": ActionRemove, "lab-cp-3": ActionRemove},
 			summary: "2 removed one at a time (etcd leave first): lab-cp-2, lab-cp-3",
 		},
@@ -96,7 +96,7 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name:   "grow a disk",
-			edit:   func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 40 },
+			edit:   func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = ptr(40) },
 			want:   map[string]Action{"lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
 			reason: "diskSize 20 → 40 GiB",
 		},

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -242,7 +243,7 @@ func (b *builder) checkHosts() {
 		}
 		if b.facts.Hosts != nil {
 			if _, ok := b.facts.Hosts[h.Node]; !ok {
-				b.probs.add(f+".node", "%q is not a node of the Proxmox cluster; its nodes are: %s", h.Node, strings.Join(sortedKeys(b.facts.Hosts), ", "))
+				b.probs.add(f+".node", "%q is not a node of the Proxmox cluster; its nodes are: %s", h.Node, strings.Join(slices.Sorted(maps.Keys(b.facts.Hosts)), ", "))
 			}
 		}
 	}
@@ -255,15 +256,16 @@ func (b *builder) checkHosts() {
 // (docs.siderolabs.com system requirements: control plane 2 cores, 2 GiB,
 // 10 GiB disk; worker 1 core, 1 GiB, 10 GiB disk).
 func (b *builder) checkSizes() {
-	b.checkSize("controlPlane.size", &b.spec.ControlPlane.Size, 2, 2048)
+	b.cpSize = b.checkSize("controlPlane.size", b.spec.ControlPlane.Size, 2, 2048)
+	b.poolSizes = make([]hardware, len(b.spec.WorkerPools))
 	for i := range b.spec.WorkerPools {
 		wp := &b.spec.WorkerPools[i]
 		f := idx("workerPools", i)
-		b.checkSize(f+".size", &wp.Size, 1, 1024)
+		b.poolSizes[i] = b.checkSize(f+".size", wp.Size, 1, 1024)
 		for j, d := range wp.DataDisks {
 			df := idx(f+".dataDisks", j)
 			if d.SizeGiB < 1 {
-				b.probs.add(df+".size", "a data disk needs a size of at least 1 GiB")
+				b.probs.add(df+".size", "%d GiB: a data disk needs a size of at least 1 GiB", d.SizeGiB)
 			}
 			if d.Volume != "" && (!checkDNSLabel(d.Volume) || len(d.Volume) > maxVolumeName) {
 				b.probs.add(df+".volume", "%q is not a valid volume name (a DNS label of at most %d characters); Talos mounts it at /var/mnt/<volume>", d.Volume, maxVolumeName)
@@ -280,24 +282,44 @@ func (b *builder) checkSizes() {
 	}
 }
 
-func (b *builder) checkSize(field string, sz *Size, minCores, minMemMiB int) {
-	sz.Cores = orDefaultInt(sz.Cores, DefaultCores)
-	sz.Sockets = orDefaultInt(sz.Sockets, DefaultSockets)
-	sz.MemoryMiB = orDefaultInt(sz.MemoryMiB, DefaultMemoryMiB)
-	sz.DiskGiB = orDefaultInt(sz.DiskGiB, DefaultDiskGiB)
-	if sz.Cores*sz.Sockets < minCores {
-		b.probs.add(field+".cores", "%d vCPUs is below Talos' minimum of %d for this role", sz.Cores*sz.Sockets, minCores)
+// checkSize resolves a size's defaults. A value given as 0 is refused, not
+// taken for the default: it says something the VM cannot be.
+func (b *builder) checkSize(field string, sz Size, minCores, minMemMiB int) hardware {
+	given := func(name string, v *int, def int, unit string) int {
+		if v == nil {
+			return def
+		}
+		if *v == 0 {
+			b.probs.add(field+"."+name, "0%s is not a size: give at least the minimum, or leave %s out for the default %d%s", unit, name, def, unit)
+		}
+		return *v
 	}
-	if sz.MemoryMiB < minMemMiB {
+	hw := hardware{
+		Cores:     given("cores", sz.Cores, DefaultCores, ""),
+		Sockets:   given("sockets", sz.Sockets, DefaultSockets, ""),
+		MemoryMiB: given("memory", sz.MemoryMiB, DefaultMemoryMiB, " MiB"),
+		DiskGiB:   given("diskSize", sz.DiskGiB, DefaultDiskGiB, " GiB"),
+	}
+	if hw.Cores == 0 || hw.Sockets == 0 || hw.MemoryMiB == 0 || hw.DiskGiB == 0 {
+		return hw // reported above
+	}
+	if hw.Sockets < 0 {
+		b.probs.add(field+".sockets", "%d sockets: a VM has at least 1", hw.Sockets)
+	}
+	if hw.Cores*hw.Sockets < minCores {
+		b.probs.add(field+".cores", "%d vCPUs is below Talos' minimum of %d for this role", hw.Cores*hw.Sockets, minCores)
+	}
+	if hw.MemoryMiB < minMemMiB {
 		hint := ""
-		if sz.MemoryMiB <= 64 {
+		if hw.MemoryMiB <= 64 {
 			hint = " (the unit is MiB: 4 GiB is 4096)"
 		}
-		b.probs.add(field+".memory", "%d MiB is below Talos' minimum of %d MiB for this role%s", sz.MemoryMiB, minMemMiB, hint)
+		b.probs.add(field+".memory", "%d MiB is below Talos' minimum of %d MiB for this role%s", hw.MemoryMiB, minMemMiB, hint)
 	}
-	if sz.DiskGiB < 10 {
-		b.probs.add(field+".diskSize", "%d GiB is below Talos' minimum system disk of 10 GiB", sz.DiskGiB)
+	if hw.DiskGiB < 10 {
+		b.probs.add(field+".diskSize", "%d GiB is below Talos' minimum system disk of 10 GiB", hw.DiskGiB)
 	}
+	return hw
 }
 
 func validVMID(id int) bool { return id >= 100 && id <= 999999999 }
@@ -330,13 +352,4 @@ func boolOr(p *bool, def bool) bool {
 		return def
 	}
 	return *p
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

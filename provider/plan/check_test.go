@@ -8,22 +8,24 @@ import (
 func TestControlPlaneCount(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		count int
+		count *int // nil: left out
 		nodes int
 		want  int    // control planes planned
 		err   string // or this error
 	}{
-		{count: 0, want: 3},
-		{count: 1, want: 1},
-		{count: 3, want: 3},
-		{count: 5, want: 5},
-		{count: 2, err: "controlPlane.count: 2 control planes: etcd needs an odd number"},
-		{count: 4, err: "use 1, 3 or 5"},
-		{count: 7, err: "7 control planes"},
-		{count: -1, err: "cannot be negative"},
+		{want: 3},
+		{count: ptr(0), err: "controlPlane.count: 0 control planes: a Talos cluster needs 1, 3 or 5"},
+		{count: ptr(1), want: 1},
+		{count: ptr(3), want: 3},
+		{count: ptr(5), want: 5},
+		{count: ptr(2), err: "controlPlane.count: 2 control planes: etcd needs an odd number"},
+		{count: ptr(4), err: "use 1, 3 or 5"},
+		{count: ptr(7), err: "7 control planes"},
+		{count: ptr(-1), err: "cannot be negative"},
 		{nodes: 3, want: 3},
+		{count: ptr(0), nodes: 3, want: 3},
 		{nodes: 2, err: "controlPlane.nodes: 2 control planes"},
-		{count: 1, nodes: 3, err: "controlPlane.count: count is 1 but 3 nodes are listed"},
+		{count: ptr(1), nodes: 3, err: "controlPlane.count: count is 1 but 3 nodes are listed"},
 	} {
 		t.Run("", func(t *testing.T) {
 			t.Parallel()
@@ -75,9 +77,15 @@ func TestSpecValidation(t *testing.T) {
 		{"duplicate node name", func(s *Spec) {
 			s.WorkerPools = append(s.WorkerPools, WorkerPool{Name: "db", Nodes: []NodeSpec{{Name: "lab-workers-1"}}})
 		}, []string{"workerPools[1].nodes[0]:", `"lab-workers-1" is used twice`}},
-		{"memory in GiB by mistake", func(s *Spec) { s.ControlPlane.Size.MemoryMiB = 8 }, []string{"controlPlane.size.memory:", "8 MiB is below Talos' minimum of 2048 MiB", "the unit is MiB"}},
-		{"one core control plane", func(s *Spec) { s.ControlPlane.Size.Cores = 1 }, []string{"controlPlane.size.cores:", "1 vCPUs is below Talos' minimum of 2"}},
-		{"tiny disk", func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 5 }, []string{"workerPools[0].size.diskSize:", "minimum system disk of 10 GiB"}},
+		{"memory in GiB by mistake", func(s *Spec) { s.ControlPlane.Size.MemoryMiB = ptr(8) }, []string{"controlPlane.size.memory:", "8 MiB is below Talos' minimum of 2048 MiB", "the unit is MiB"}},
+		{"one core control plane", func(s *Spec) { s.ControlPlane.Size.Cores = ptr(1) }, []string{"controlPlane.size.cores:", "1 vCPUs is below Talos' minimum of 2"}},
+		{"tiny disk", func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = ptr(5) }, []string{"workerPools[0].size.diskSize:", "minimum system disk of 10 GiB"}},
+		{"zero disk", func(s *Spec) { s.ControlPlane.Size.DiskGiB = ptr(0) }, []string{"controlPlane.size.diskSize:", "0 GiB is not a size", "leave diskSize out for the default 20 GiB"}},
+		{"zero memory", func(s *Spec) { s.WorkerPools[0].Size.MemoryMiB = ptr(0) }, []string{"workerPools[0].size.memory:", "0 MiB is not a size", "default 4096 MiB"}},
+		{"zero cores", func(s *Spec) { s.WorkerPools[0].Size.Cores = ptr(0) }, []string{"workerPools[0].size.cores:", "0 is not a size", "default 2"}},
+		{"zero sockets", func(s *Spec) { s.ControlPlane.Size.Sockets = ptr(0) }, []string{"controlPlane.size.sockets:", "0 is not a size", "default 1"}},
+		{"negative sockets", func(s *Spec) { s.ControlPlane.Size.Sockets = ptr(-2) }, []string{"controlPlane.size.sockets:", "-2 sockets"}},
+		{"zero data disk", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 0}} }, []string{"workerPools[0].dataDisks[0].size:", "0 GiB: a data disk needs"}},
 		{"kvm64", func(s *Spec) { s.VM.CPUType = "kvm64" }, []string{"vm.cpuType:", "lacks x86-64-v2"}},
 		{"bad tag", func(s *Spec) { s.VM.Tags = []string{"-x"} }, []string{"vm.tags[0]:", "not a Proxmox tag"}},
 		{"ide disks", func(s *Spec) { s.DiskInterface = "ide" }, []string{"diskInterface:", `use "scsi", "virtio" or "sata"`}},

@@ -25,6 +25,9 @@ type builder struct {
 	primary      *addrSpace
 	secondary    *addrSpace
 	vip          netip.Addr
+	// Sizes with their defaults: the control planes' and each pool's.
+	cpSize    hardware
+	poolSizes []hardware
 }
 
 // Compute plans a cluster: it checks the spec, places every node on a host,

@@ -153,8 +153,8 @@ func TestComputeReportsAllProblemsAtOnce(t *testing.T) {
 	t.Parallel()
 	spec := baseSpec()
 	spec.Name = "Bad_Name"
-	spec.ControlPlane.Count = 2
-	spec.WorkerPools[0].Size.MemoryMiB = 512
+	spec.ControlPlane.Count = ptr(2)
+	spec.WorkerPools[0].Size.MemoryMiB = ptr(512)
 	msg := computeErr(t, spec, roomy(), nil)
 	wantContains(t, msg, "3 problems", "clusterName:", "controlPlane.count:", "workerPools[0].size.memory:")
 }
@@ -197,7 +197,7 @@ func jsonString(v any) (string, error) {
 // in 4 pools on 8 hosts, then re-plans it against its own state.
 func BenchmarkCompute(b *testing.B) {
 	spec := baseSpec()
-	spec.ControlPlane.Count = 5
+	spec.ControlPlane.Count = ptr(5)
 	spec.Network.AddressRange.End = "10.0.0.250"
 	spec.Hosts = nil
 	f := Facts{Hosts: map[string]HostFacts{}}

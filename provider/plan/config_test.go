@@ -236,7 +236,7 @@ func TestEndpoint(t *testing.T) {
 			t.Parallel()
 			spec := baseSpec()
 			spec.Endpoint, spec.VIP = tt.endpoint, tt.vip
-			spec.ControlPlane.Count = tt.cps
+			spec.ControlPlane.Count = ptr(tt.cps)
 			if tt.endpoint != "" {
 				spec.ExtraSANs = []string{"extra.example.com"}
 			}
@@ -323,7 +323,7 @@ func TestImage(t *testing.T) {
 	t.Run("ISO only on hosts with nodes", func(t *testing.T) {
 		t.Parallel()
 		spec := baseSpec()
-		spec.ControlPlane.Count = 1
+		spec.ControlPlane.Count = ptr(1)
 		spec.WorkerPools = nil
 		p := mustCompute(t, spec, roomy(), nil)
 		if len(p.ISOs) != 1 || p.ISOs[0].Host != "pve1" || p.ISOs[0].Storage != "local" {

@@ -9,11 +9,11 @@ import (
 func TestScaleInRemovalOrder(t *testing.T) {
 	t.Parallel()
 	spec := baseSpec()
-	spec.ControlPlane.Count = 5
+	spec.ControlPlane.Count = ptr(5)
 	spec.WorkerPools = []WorkerPool{{Name: "a", Count: 3}, {Name: "b", Count: 2}}
 	prev := mustCompute(t, spec, roomy(), nil).State()
 
-	spec.ControlPlane.Count = 1
+	spec.ControlPlane.Count = ptr(1)
 	spec.WorkerPools[0].Count = 1
 	spec.WorkerPools[1].Count = 1
 	p := mustCompute(t, spec, roomy(), prev)
@@ -155,7 +155,7 @@ func TestDayTwoErrors(t *testing.T) {
 		},
 		{
 			name: "shrink a disk",
-			edit: func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = 15 },
+			edit: func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = ptr(15) },
 			want: []string{"node lab-workers-1 has a 20 GiB OS disk: disks cannot shrink (to 15 GiB)"},
 		},
 		{
@@ -187,12 +187,12 @@ func TestControlPlanesThreeToOneToThree(t *testing.T) {
 	t.Parallel()
 	spec := baseSpec()
 	three := mustCompute(t, spec, roomy(), nil)
-	spec.ControlPlane.Count = 1
+	spec.ControlPlane.Count = ptr(1)
 	one := mustCompute(t, spec, roomy(), three.State())
 	if got := Compare(three.State(), one.State()).Names(ActionRemove); !slices.Equal(got, []string{"lab-cp-2", "lab-cp-3"}) {
 		t.Errorf("3->1 removes %v", got)
 	}
-	spec.ControlPlane.Count = 3
+	spec.ControlPlane.Count = ptr(3)
 	again := mustCompute(t, spec, roomy(), one.State())
 	// The re-added control planes take the freed addresses and hosts back.
 	if !slices.Equal(again.Endpoints.Talos, three.Endpoints.Talos) {

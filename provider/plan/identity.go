@@ -19,7 +19,7 @@ type slot struct {
 	explicit  NodeSpec
 	listed    bool // from a nodes list rather than a count
 	poolIndex int  // index in spec.WorkerPools; -1 for control planes
-	size      Size
+	size      hardware
 	dataDisks []DataDisk
 	prev      *NodeState
 
@@ -45,13 +45,20 @@ func defaultNodeName(cluster, pool string, ordinal int) string {
 // removes the highest ordinals and never renames the others.
 func (b *builder) expandNodes() {
 	cp := &b.spec.ControlPlane
-	count := cp.Count
-	if count == 0 && len(cp.Nodes) == 0 {
+	count := 0
+	switch {
+	case cp.Count != nil:
+		count = *cp.Count
+	case len(cp.Nodes) == 0:
 		count = DefaultControlPlanes
 	}
 	n := count
 	if len(cp.Nodes) > 0 {
 		n = len(cp.Nodes)
+	}
+	if cp.Count != nil && *cp.Count == 0 && len(cp.Nodes) == 0 {
+		b.probs.add("controlPlane.count", "0 control planes: a Talos cluster needs 1, 3 or 5 (etcd needs an odd number of members); leave count out for the default 3")
+		return
 	}
 	if n != 1 && n != 3 && n != 5 {
 		field := "controlPlane.count"
@@ -60,7 +67,7 @@ func (b *builder) expandNodes() {
 		}
 		b.probs.add(field, "%d control planes: etcd needs an odd number of members to keep quorum; use 1, 3 or 5", n)
 	}
-	b.expandPool(ControlPlanePool, RoleControlPlane, -1, "controlPlane", count, cp.Nodes, cp.Size, nil)
+	b.expandPool(ControlPlanePool, RoleControlPlane, -1, "controlPlane", count, cp.Nodes, b.cpSize, nil)
 
 	seenPools := map[string]int{}
 	for i, wp := range b.spec.WorkerPools {
@@ -81,12 +88,12 @@ func (b *builder) expandNodes() {
 			continue
 		}
 		seenPools[wp.Name] = i
-		b.expandPool(wp.Name, RoleWorker, i, field, wp.Count, wp.Nodes, wp.Size, wp.DataDisks)
+		b.expandPool(wp.Name, RoleWorker, i, field, wp.Count, wp.Nodes, b.poolSizes[i], wp.DataDisks)
 	}
 	b.checkUniqueNames()
 }
 
-func (b *builder) expandPool(pool string, role Role, poolIndex int, field string, count int, nodes []NodeSpec, size Size, disks []DataDisk) {
+func (b *builder) expandPool(pool string, role Role, poolIndex int, field string, count int, nodes []NodeSpec, size hardware, disks []DataDisk) {
 	if len(nodes) > 0 {
 		if count != 0 && count != len(nodes) {
 			b.probs.add(field+".count", "count is %d but %d nodes are listed: set only one of count and nodes", count, len(nodes))

@@ -37,7 +37,7 @@ func TestPlacement(t *testing.T) {
 		{
 			name: "five control planes on three hosts: no host holds a quorum",
 			edit: func(s *Spec) {
-				s.ControlPlane.Count = 5
+				s.ControlPlane.Count = ptr(5)
 				s.WorkerPools = nil
 			},
 			facts: roomy(),
@@ -79,7 +79,7 @@ func TestPlacement(t *testing.T) {
 		{
 			name: "each pool is spread on its own",
 			edit: func(s *Spec) {
-				s.ControlPlane.Count = 1
+				s.ControlPlane.Count = ptr(1)
 				s.WorkerPools = []WorkerPool{{Name: "a", Count: 2}, {Name: "b", Count: 2}}
 			},
 			facts: roomy(),
@@ -131,8 +131,8 @@ func TestCapacityErrors(t *testing.T) {
 		{
 			name: "the pool as a whole is short",
 			edit: func(s *Spec) {
-				s.ControlPlane.Size.MemoryMiB = 8192
-				s.WorkerPools[0].Size.MemoryMiB = 8192
+				s.ControlPlane.Size.MemoryMiB = ptr(8192)
+				s.WorkerPools[0].Size.MemoryMiB = ptr(8192)
 			},
 			facts: facts(8192, "pve1", "pve2", "pve3"),
 			want:  []string{"hosts:", "5 new VM(s) need 40960 MiB", "24576 MiB free", "short by 16384 MiB"},
@@ -166,7 +166,7 @@ func TestCapacityErrors(t *testing.T) {
 			name: "more vCPUs than a pinned host has",
 			edit: func(s *Spec) {
 				s.ControlPlane.Nodes = []NodeSpec{{Host: "pve1"}}
-				s.ControlPlane.Size.Cores = 16
+				s.ControlPlane.Size.Cores = ptr(16)
 			},
 			facts: roomy(),
 			want:  []string{"controlPlane.nodes[0]:", "needs 16 vCPUs but host pve1 has 8 CPUs"},
@@ -208,7 +208,7 @@ func TestCapacityCountsOnlyWhatIsNew(t *testing.T) {
 		t.Fatalf("unchanged cluster on full hosts: %v", err)
 	}
 	// Growing every worker by 2 GiB needs 2 GiB on pve1 and pve2.
-	spec.WorkerPools[0].Size.MemoryMiB = 6144
+	spec.WorkerPools[0].Size.MemoryMiB = ptr(6144)
 	wantContains(t, computeErr(t, spec, tight, prev), "host pve1 has 1024 MiB", "need 2048 MiB more", "short by 1024 MiB")
 	// Adding a worker needs its whole memory.
 	spec = baseSpec()

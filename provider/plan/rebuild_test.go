@@ -83,7 +83,7 @@ func TestRebuildThenScaleOutKeepsAddresses(t *testing.T) {
 	p := mustCompute(t, spec, roomy(), nil)
 	st, _ := Rebuild("lab", observe(p, 100))
 	spec.WorkerPools[0].Count = 3
-	spec.ControlPlane.Size.MemoryMiB = 8192
+	spec.ControlPlane.Size.MemoryMiB = ptr(8192)
 	next := mustCompute(t, spec, roomy(), st)
 	for _, old := range p.Nodes {
 		if got := node(t, next, old.Name).VM.NICs[0].Address; got != old.VM.NICs[0].Address {

@@ -141,8 +141,8 @@ type AddressRange struct {
 // ControlPlane describes the control plane nodes.
 type ControlPlane struct {
 	// Count of control planes: 1, 3 or 5 (etcd needs an odd number).
-	// Default 3. Leave it 0 when Nodes lists them.
-	Count int
+	// nil means the default 3, or as many as Nodes lists; 0 is refused.
+	Count *int
 	// Nodes lists control planes explicitly instead of Count.
 	Nodes   []NodeSpec
 	Size    Size
@@ -184,16 +184,23 @@ type NodeSpec struct {
 	Patches []string
 }
 
-// Size is a VM's hardware.
+// Size is a VM's hardware as the spec gives it: nil means the default, and
+// an explicit 0 is refused (a VM of 0 cores or a 0 GiB disk is a mistake,
+// not a request for the default).
 type Size struct {
 	// Cores per socket. Default 2.
-	Cores int
+	Cores *int
 	// Sockets. Default 1.
-	Sockets int
+	Sockets *int
 	// MemoryMiB of dedicated memory. Default 4096.
-	MemoryMiB int
+	MemoryMiB *int
 	// DiskGiB of the OS disk. Default 20.
-	DiskGiB int
+	DiskGiB *int
+}
+
+// hardware is a Size with its defaults resolved.
+type hardware struct {
+	Cores, Sockets, MemoryMiB, DiskGiB int
 }
 
 // DataDisk is an extra disk on each node of a worker pool.

@@ -22,6 +22,18 @@ func (b *builder) resolveVersions() {
 	s := &b.spec
 	prevTalos, prevK8s := b.prevVersions()
 
+	if s.TalosVersion != "" {
+		if _, err := talosconfig.ParseRelease(s.TalosVersion); err != nil {
+			b.probs.add("talosVersion", "%v", err)
+			return
+		}
+	}
+	if s.KubernetesVersion != "" {
+		if _, err := talosconfig.ParseRelease(s.KubernetesVersion); err != nil {
+			b.probs.add("kubernetesVersion", "%v", err)
+			return
+		}
+	}
 	talos := orDefault(s.TalosVersion, orDefault(prevTalos, DefaultTalosVersion))
 	tv, err := talosconfig.CheckTalosVersion(talos)
 	if err != nil {

@@ -117,8 +117,8 @@ func TestNoWaitDependsOnItself(t *testing.T) {
 	t.Parallel()
 	created := mustCompute(t, baseSpec(), roomy(), nil)
 	moreCores := baseSpec()
-	moreCores.WorkerPools[0].Size.Cores = 4
-	moreCores.ControlPlane.Size.Cores = 4
+	moreCores.WorkerPools[0].Size.Cores = ptr(4)
+	moreCores.ControlPlane.Size.Cores = ptr(4)
 	upgrade := baseSpec()
 	upgrade.KubernetesVersion = "v1.35.3"
 	scaled := baseSpec()

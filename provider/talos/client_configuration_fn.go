@@ -36,7 +36,8 @@ func (a *GetClientConfigurationArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.ClusterName, "Name of the talosconfig context (use the cluster name).")
 	an.Describe(&a.Endpoints, "Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, "+
 		"which only answers once etcd runs.")
-	an.Describe(&a.Nodes, "Default target nodes of the context. Default: none (talosctl then needs --nodes).")
+	an.Describe(&a.Nodes, "Default target nodes of the context. Default: the first endpoint, so that `talosctl "+
+		"kubeconfig` and `etcd members` work without `-n` (they need one control plane).")
 	an.Describe(&a.ClientConfiguration, "The `clientConfiguration` output of MachineSecrets. Secret.")
 }
 
@@ -52,7 +53,11 @@ func (f *GetClientConfiguration) Invoke(ctx context.Context, req infer.FunctionR
 	if _, err := talosconfig.CertificateNotAfter([]byte(cc.ClientCertificate)); err != nil {
 		return infer.FunctionResponse[GetClientConfigurationResult]{}, fmt.Errorf("clientConfiguration.clientCertificate: %w; pass the clientConfiguration output of MachineSecrets", err)
 	}
-	text, err := talosconfig.ClientConfiguration(in.ClusterName, in.Endpoints, in.Nodes, []byte(cc.CACertificate),
+	nodes := in.Nodes
+	if len(nodes) == 0 && len(in.Endpoints) > 0 {
+		nodes = in.Endpoints[:1]
+	}
+	text, err := talosconfig.ClientConfiguration(in.ClusterName, in.Endpoints, nodes, []byte(cc.CACertificate),
 		talosconfig.ClientCertificate{CertPEM: []byte(cc.ClientCertificate), KeyPEM: []byte(cc.ClientKey)})
 	if err != nil {
 		return infer.FunctionResponse[GetClientConfigurationResult]{}, fmt.Errorf("getClientConfiguration: %w", err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -49,7 +48,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	}
 
 	if args.TalosVersion != nil && *args.TalosVersion != "" {
-		if _, err := talosconfig.ParseVersion(*args.TalosVersion); err != nil {
+		if _, err := talosconfig.ParseRelease(*args.TalosVersion); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "talosVersion", Reason: err.Error()})
 		}
 	}
@@ -113,7 +112,7 @@ func checkVersionMatchesImage(args ConfigurationApplyArgs) *p.CheckFailure {
 		return nil
 	}
 
-	want, err := talosconfig.ParseVersion(*args.TalosVersion)
+	want, err := talosconfig.ParseRelease(*args.TalosVersion)
 	if err != nil {
 		return nil // reported above
 	}
@@ -465,14 +464,7 @@ func sameReset(a, b *ResetOnDelete) bool {
 	return reflect.DeepEqual(x, y) && slices.Equal(a.ControlPlanes, b.ControlPlanes)
 }
 
+// equalStrings: the same strings, in any order.
 func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-
-	x, y := append([]string(nil), a...), append([]string(nil), b...)
-	sort.Strings(x)
-	sort.Strings(y)
-
-	return reflect.DeepEqual(x, y)
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }

@@ -44,6 +44,11 @@ func TestCheckRefusesTalosVersionOtherThanImageTag(t *testing.T) {
 		t.Fatalf("talosVersion v1.12.7 with an image tagged v1.12.6: failures %q", fails)
 	}
 
+	// A release line does not say which release the node upgrades to.
+	if fails := check("v1.12"); len(fails) != 1 || !strings.Contains(fails[0], `talosVersion: "v1.12" names a release line, not a release`) {
+		t.Errorf("talosVersion v1.12: failures %q", fails)
+	}
+
 	for _, same := range []string{"v1.12.6", "1.12.6"} {
 		if fails := check(same); len(fails) != 0 {
 			t.Errorf("talosVersion %s with an image tagged v1.12.6: failures %q", same, fails)

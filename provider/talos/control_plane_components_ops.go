@@ -28,7 +28,7 @@ func (*ControlPlaneComponents) Check(ctx context.Context, req infer.CheckRequest
 	args.Change = nil
 
 	if args.KubernetesVersion != "" {
-		if _, err := talosconfig.NormalizeKubernetesVersion(args.KubernetesVersion); err != nil {
+		if _, err := talosconfig.ParseRelease(args.KubernetesVersion); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "kubernetesVersion", Reason: err.Error() + " (write it like v1.35.2)"})
 		} else {
 			args.Change = componentsChangeLine(req.OldInputs, args.KubernetesVersion)

@@ -123,6 +123,23 @@ func TestGetClientConfiguration(t *testing.T) {
 	if ctx := cfg.Contexts["lab"]; ctx == nil || len(ctx.Endpoints) != 2 || ctx.Nodes[0] != "192.168.1.11" {
 		t.Errorf("context %+v", cfg.Contexts)
 	}
+	// Without nodes, the first endpoint is the default node (talosctl
+	// kubeconfig refuses several, etcd commands need a control plane).
+	resp, err = s.Invoke(p.InvokeRequest{Token: clientToken, Args: property.NewMap(map[string]property.Value{
+		"clusterName":         str("lab"),
+		"endpoints":           strs("192.168.1.12", "192.168.1.11"),
+		"clientConfiguration": state.Get("clientConfiguration"),
+	})})
+	if err != nil || len(resp.Failures) > 0 {
+		t.Fatalf("invoke without nodes: %v %v", err, resp.Failures)
+	}
+	cfg, err = clientconfig.FromString(plain(resp.Return.Get("talosConfig")).AsString())
+	if err != nil {
+		t.Fatalf("talosctl cannot read it: %v", err)
+	}
+	if ctx := cfg.Contexts["lab"]; ctx == nil || len(ctx.Nodes) != 1 || ctx.Nodes[0] != "192.168.1.12" {
+		t.Errorf("default nodes: %+v", cfg.Contexts["lab"])
+	}
 	resp, err = s.Invoke(p.InvokeRequest{Token: clientToken, Args: property.NewMap(map[string]property.Value{
 		"clusterName": str("lab"), "endpoints": strs("192.168.1.11"),
 		"clientConfiguration": property.New(property.NewMap(map[string]property.Value{

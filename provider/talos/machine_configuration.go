@@ -91,8 +91,9 @@ func (a *GetMachineConfigurationArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.VersionContract, "Generate for an older Talos release than `talosVersion`, for example `v1.11` while "+
 		"nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than "+
 		"`talosVersion`. Default: the minor release of `talosVersion`.")
-	an.Describe(&a.KubernetesVersion, "Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. "+
-		"Default: the version the Talos release line ships (1.35.2 for Talos 1.12).")
+	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as "+
+		"`v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line "+
+		"ships (`v1.35.2` for Talos v1.12).")
 	an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
 	an.SetDefault(&a.InstallDisk, "/dev/sda")
 	an.Describe(&a.InstallImage, "Installer image, for example the `installerImage` of getImageFactory "+

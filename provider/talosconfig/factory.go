@@ -146,7 +146,7 @@ func FactoryURLs(schematicID, talosVersion string, opts FactoryOptions) (Factory
 	if !schematicIDPattern.MatchString(schematicID) {
 		return FactoryImages{}, fmt.Errorf("schematic ID %q is not 64 lowercase hex characters", schematicID)
 	}
-	v, err := ParseVersion(talosVersion)
+	v, err := ParseRelease(talosVersion)
 	if err != nil {
 		return FactoryImages{}, fmt.Errorf("talos version: %w", err)
 	}

@@ -153,6 +153,8 @@ func generateOptions(in Input) ([]generate.Option, string, error) {
 	k8s := in.KubernetesVersion
 	if strings.TrimSpace(k8s) == "" {
 		k8s, _ = DefaultKubernetesVersion(in.TalosVersion) //nolint:errcheck // checked by VersionContract
+	} else if _, err := ParseRelease(k8s); err != nil {
+		return nil, "", fmt.Errorf("kubernetes version: %w", err)
 	}
 	k8s, err = NormalizeKubernetesVersion(k8s)
 	if err != nil {

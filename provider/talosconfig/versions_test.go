@@ -126,3 +126,25 @@ func TestCheckUpgrade(t *testing.T) {
 		}
 	}
 }
+
+func TestParseReleaseRefusesReleaseLines(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"1.12":           `"1.12" names a release line, not a release: write the full version, like v1.12.5`,
+		"v1.35":          `like v1.35.2`,
+		"v1.99":          `like v1.99.0`,
+		"1":              `"1" names a release line`,
+		"v1.12.5":        "",
+		"1.35.2":         "",
+		"v1.13.0-beta.1": "",
+		"latest":         "not a semantic version",
+	} {
+		_, err := ParseRelease(in)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("ParseRelease(%q): %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("ParseRelease(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}

@@ -79,7 +79,7 @@ export class TalosCluster extends pulumi.ComponentResource {
      */
     declare public readonly talosVersion: pulumi.Output<string>;
     /**
-     * talosconfig for `talosctl`, with the control planes' own addresses as endpoints (never the VIP) and every node as a default target. Secret.
+     * talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: the control planes' own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or `dashboard` work without `-n`; give `-n <address>` for other nodes (the `nodes` output lists them). Secret.
      */
     declare public /*out*/ readonly talosconfig: pulumi.Output<string>;
     /**
@@ -216,7 +216,7 @@ export interface TalosClusterArgs {
      */
     installDisk?: string;
     /**
-     * Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
      */
     kubernetesVersion?: string;
     /**
@@ -236,7 +236,7 @@ export interface TalosClusterArgs {
      */
     registryMirrors?: {[key: string]: inputs.RegistryMirrorArgs};
     /**
-     * Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+     * Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
      */
     talosVersion?: string;
     /**

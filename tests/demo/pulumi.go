@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/clienv"
 )
 
 // pulumiCLI runs the project's own Pulumi CLI in the example folder with a hermetic
@@ -22,23 +24,7 @@ const stack = "demo"
 
 func newPulumi(root, work, projectDir string) *pulumiCLI {
 	tools := filepath.Join(root, ".tools", "bin")
-	env := []string{}
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "PULUMI_") && name != "PATH" {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"PULUMI_HOME="+filepath.Join(work, "pulumi-home"),
-		"PULUMI_BACKEND_URL=file://"+filepath.ToSlash(filepath.Join(work, "backend")),
-		"PULUMI_CONFIG_PASSPHRASE=proxmoxtalos-demo",
-		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true",
-		"PULUMI_IGNORE_AMBIENT_PLUGINS=true",
-		"PULUMI_SKIP_UPDATE_CHECK=true",
-		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING=true",
-	)
+	env := clienv.Hermetic(tools, filepath.Join(work, "pulumi-home"), filepath.Join(work, "backend"), "proxmoxtalos-demo")
 	return &pulumiCLI{
 		bin:        filepath.Join(tools, "pulumi"),
 		dir:        projectDir,

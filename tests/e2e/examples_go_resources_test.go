@@ -94,6 +94,9 @@ func checkClusterOutputs(t *testing.T, l *exampleLab, outputs auto.OutputMap, wa
 	if s, _ := talosconfig.Value.(string); !talosconfig.Secret || !strings.Contains(s, l.addr(11)) || strings.Contains(s, l.addr(10)) {
 		t.Errorf("talosconfig output: secret=%v, want a secret talosconfig with the control planes' own addresses as endpoints, never the VIP", talosconfig.Secret)
 	}
+	if s, _ := talosconfig.Value.(string); s != "" {
+		checkTalosctlWithoutNodes(t, s, l.addr(11))
+	}
 	if got := outputs["endpoint"].Value; got != vip {
 		t.Errorf("endpoint output = %v, want %s", got, vip)
 	}

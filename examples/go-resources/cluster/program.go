@@ -178,8 +178,9 @@ func Program(ctx *pulumi.Context) error {
 	talosconfig := talos.GetClientConfigurationOutput(ctx, talos.GetClientConfigurationOutputArgs{
 		ClusterName:         pulumi.String(s.ClusterName),
 		ClientConfiguration: secrets.ClientConfiguration,
-		Endpoints:           cpAddrs,
-		Nodes:               cpAddrs,
+		// Default node: the first endpoint, so talosctl kubeconfig and
+		// etcd commands work without -n.
+		Endpoints: cpAddrs,
 	})
 
 	ctx.Export("kubeconfig", pulumi.ToSecret(kubeconfig.Kubeconfig))

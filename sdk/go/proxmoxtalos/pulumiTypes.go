@@ -656,7 +656,7 @@ func (o CniPtrOutput) Name() CniNamePtrOutput {
 
 // The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
 type ControlPlane struct {
-	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
 	Count *int `pulumi:"count"`
 	// Kubernetes labels of the control plane nodes.
 	Labels map[string]string `pulumi:"labels"`
@@ -683,7 +683,7 @@ type ControlPlaneInput interface {
 
 // The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
 type ControlPlaneArgs struct {
-	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+	// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
 	Count *int `pulumi:"count"`
 	// Kubernetes labels of the control plane nodes.
 	Labels map[string]string `pulumi:"labels"`
@@ -775,7 +775,7 @@ func (o ControlPlaneOutput) ToControlPlanePtrOutputWithContext(ctx context.Conte
 	}).(ControlPlanePtrOutput)
 }
 
-// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
 func (o ControlPlaneOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ControlPlane) *int { return v.Count }).(pulumi.IntPtrOutput)
 }
@@ -829,7 +829,7 @@ func (o ControlPlanePtrOutput) Elem() ControlPlaneOutput {
 	}).(ControlPlaneOutput)
 }
 
-// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+// Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
 func (o ControlPlanePtrOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ControlPlane) *int {
 		if v == nil {
@@ -1882,7 +1882,7 @@ type Network struct {
 	DnsServers []string `pulumi:"dnsServers"`
 	// Default gateway of the nodes.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default: the bridge's.
+	// MTU of the NIC. Default (or 0): the bridge's.
 	Mtu *int `pulumi:"mtu"`
 	// DNS search domain. Default: the Proxmox host's.
 	SearchDomain *string `pulumi:"searchDomain"`
@@ -1890,7 +1890,7 @@ type Network struct {
 	Secondary *Nic `pulumi:"secondary"`
 	// The node subnet in CIDR form, like `192.168.1.0/24`.
 	Subnet string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default: untagged.
+	// VLAN tag, 1-4094. Default (or 0): untagged.
 	Vlan *int `pulumi:"vlan"`
 }
 
@@ -1915,7 +1915,7 @@ type NetworkArgs struct {
 	DnsServers []string `pulumi:"dnsServers"`
 	// Default gateway of the nodes.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default: the bridge's.
+	// MTU of the NIC. Default (or 0): the bridge's.
 	Mtu *int `pulumi:"mtu"`
 	// DNS search domain. Default: the Proxmox host's.
 	SearchDomain *string `pulumi:"searchDomain"`
@@ -1923,7 +1923,7 @@ type NetworkArgs struct {
 	Secondary *NicArgs `pulumi:"secondary"`
 	// The node subnet in CIDR form, like `192.168.1.0/24`.
 	Subnet string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default: untagged.
+	// VLAN tag, 1-4094. Default (or 0): untagged.
 	Vlan *int `pulumi:"vlan"`
 }
 
@@ -1974,7 +1974,7 @@ func (o NetworkOutput) Gateway() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Network) *string { return v.Gateway }).(pulumi.StringPtrOutput)
 }
 
-// MTU of the NIC. Default: the bridge's.
+// MTU of the NIC. Default (or 0): the bridge's.
 func (o NetworkOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Network) *int { return v.Mtu }).(pulumi.IntPtrOutput)
 }
@@ -1994,7 +1994,7 @@ func (o NetworkOutput) Subnet() pulumi.StringOutput {
 	return o.ApplyT(func(v Network) string { return v.Subnet }).(pulumi.StringOutput)
 }
 
-// VLAN tag, 1-4094. Default: untagged.
+// VLAN tag, 1-4094. Default (or 0): untagged.
 func (o NetworkOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Network) *int { return v.Vlan }).(pulumi.IntPtrOutput)
 }
@@ -2007,11 +2007,11 @@ type Nic struct {
 	Bridge string `pulumi:"bridge"`
 	// Gateway on this network, if any.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default: the bridge's.
+	// MTU of the NIC. Default (or 0): the bridge's.
 	Mtu *int `pulumi:"mtu"`
 	// Subnet in CIDR form. Default: none, the NIC uses DHCP.
 	Subnet *string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default: untagged.
+	// VLAN tag, 1-4094. Default (or 0): untagged.
 	Vlan *int `pulumi:"vlan"`
 }
 
@@ -2034,11 +2034,11 @@ type NicArgs struct {
 	Bridge string `pulumi:"bridge"`
 	// Gateway on this network, if any.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default: the bridge's.
+	// MTU of the NIC. Default (or 0): the bridge's.
 	Mtu *int `pulumi:"mtu"`
 	// Subnet in CIDR form. Default: none, the NIC uses DHCP.
 	Subnet *string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default: untagged.
+	// VLAN tag, 1-4094. Default (or 0): untagged.
 	Vlan *int `pulumi:"vlan"`
 }
 
@@ -2135,7 +2135,7 @@ func (o NicOutput) Gateway() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Nic) *string { return v.Gateway }).(pulumi.StringPtrOutput)
 }
 
-// MTU of the NIC. Default: the bridge's.
+// MTU of the NIC. Default (or 0): the bridge's.
 func (o NicOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Nic) *int { return v.Mtu }).(pulumi.IntPtrOutput)
 }
@@ -2145,7 +2145,7 @@ func (o NicOutput) Subnet() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Nic) *string { return v.Subnet }).(pulumi.StringPtrOutput)
 }
 
-// VLAN tag, 1-4094. Default: untagged.
+// VLAN tag, 1-4094. Default (or 0): untagged.
 func (o NicOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Nic) *int { return v.Vlan }).(pulumi.IntPtrOutput)
 }
@@ -2204,7 +2204,7 @@ func (o NicPtrOutput) Gateway() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// MTU of the NIC. Default: the bridge's.
+// MTU of the NIC. Default (or 0): the bridge's.
 func (o NicPtrOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Nic) *int {
 		if v == nil {
@@ -2224,7 +2224,7 @@ func (o NicPtrOutput) Subnet() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// VLAN tag, 1-4094. Default: untagged.
+// VLAN tag, 1-4094. Default (or 0): untagged.
 func (o NicPtrOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Nic) *int {
 		if v == nil {
@@ -2252,7 +2252,7 @@ type NodeSettings struct {
 	SecondaryAddress *string `pulumi:"secondaryAddress"`
 	// Kubernetes taints of this node, added to the pool's.
 	Taints []Taint `pulumi:"taints"`
-	// VMID of the VM. Default: allocated safely by the provider.
+	// VMID of the VM. Default (or 0): allocated safely by the provider.
 	VmId *int `pulumi:"vmId"`
 }
 
@@ -2285,7 +2285,7 @@ type NodeSettingsArgs struct {
 	SecondaryAddress *string `pulumi:"secondaryAddress"`
 	// Kubernetes taints of this node, added to the pool's.
 	Taints []TaintArgs `pulumi:"taints"`
-	// VMID of the VM. Default: allocated safely by the provider.
+	// VMID of the VM. Default (or 0): allocated safely by the provider.
 	VmId *int `pulumi:"vmId"`
 }
 
@@ -2381,7 +2381,7 @@ func (o NodeSettingsOutput) Taints() TaintArrayOutput {
 	return o.ApplyT(func(v NodeSettings) []Taint { return v.Taints }).(TaintArrayOutput)
 }
 
-// VMID of the VM. Default: allocated safely by the provider.
+// VMID of the VM. Default (or 0): allocated safely by the provider.
 func (o NodeSettingsOutput) VmId() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v NodeSettings) *int { return v.VmId }).(pulumi.IntPtrOutput)
 }
@@ -3235,13 +3235,13 @@ func (o VmOptionsPtrOutput) Tags() pulumi.StringArrayOutput {
 
 // The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 type VmSize struct {
-	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+	// CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
-	// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+	// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
 	DiskSize *int `pulumi:"diskSize"`
-	// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+	// Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
 	Memory *int `pulumi:"memory"`
-	// CPU sockets. Default 1.
+	// CPU sockets. Default 1 (0 is refused).
 	Sockets *int `pulumi:"sockets"`
 }
 
@@ -3258,13 +3258,13 @@ type VmSizeInput interface {
 
 // The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 type VmSizeArgs struct {
-	// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+	// CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
-	// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+	// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
 	DiskSize *int `pulumi:"diskSize"`
-	// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+	// Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
 	Memory *int `pulumi:"memory"`
-	// CPU sockets. Default 1.
+	// CPU sockets. Default 1 (0 is refused).
 	Sockets *int `pulumi:"sockets"`
 }
 
@@ -3346,22 +3346,22 @@ func (o VmSizeOutput) ToVmSizePtrOutputWithContext(ctx context.Context) VmSizePt
 	}).(VmSizePtrOutput)
 }
 
-// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+// CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
 func (o VmSizeOutput) Cores() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VmSize) *int { return v.Cores }).(pulumi.IntPtrOutput)
 }
 
-// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
 func (o VmSizeOutput) DiskSize() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VmSize) *int { return v.DiskSize }).(pulumi.IntPtrOutput)
 }
 
-// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+// Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
 func (o VmSizeOutput) Memory() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VmSize) *int { return v.Memory }).(pulumi.IntPtrOutput)
 }
 
-// CPU sockets. Default 1.
+// CPU sockets. Default 1 (0 is refused).
 func (o VmSizeOutput) Sockets() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VmSize) *int { return v.Sockets }).(pulumi.IntPtrOutput)
 }
@@ -3390,7 +3390,7 @@ func (o VmSizePtrOutput) Elem() VmSizeOutput {
 	}).(VmSizeOutput)
 }
 
-// CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+// CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
 func (o VmSizePtrOutput) Cores() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {
@@ -3400,7 +3400,7 @@ func (o VmSizePtrOutput) Cores() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
 func (o VmSizePtrOutput) DiskSize() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {
@@ -3410,7 +3410,7 @@ func (o VmSizePtrOutput) DiskSize() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+// Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
 func (o VmSizePtrOutput) Memory() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {
@@ -3420,7 +3420,7 @@ func (o VmSizePtrOutput) Memory() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// CPU sockets. Default 1.
+// CPU sockets. Default 1 (0 is refused).
 func (o VmSizePtrOutput) Sockets() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {
@@ -3432,7 +3432,7 @@ func (o VmSizePtrOutput) Sockets() pulumi.IntPtrOutput {
 
 // A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
 type WorkerPool struct {
-	// Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+	// Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
 	Count *int `pulumi:"count"`
 	// Extra disks on each worker.
 	DataDisks []DataDisk `pulumi:"dataDisks"`
@@ -3463,7 +3463,7 @@ type WorkerPoolInput interface {
 
 // A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
 type WorkerPoolArgs struct {
-	// Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+	// Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
 	Count *int `pulumi:"count"`
 	// Extra disks on each worker.
 	DataDisks []DataDiskArgs `pulumi:"dataDisks"`
@@ -3533,7 +3533,7 @@ func (o WorkerPoolOutput) ToWorkerPoolOutputWithContext(ctx context.Context) Wor
 	return o
 }
 
-// Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+// Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
 func (o WorkerPoolOutput) Count() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v WorkerPool) *int { return v.Count }).(pulumi.IntPtrOutput)
 }

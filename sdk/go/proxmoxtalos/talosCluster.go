@@ -55,7 +55,7 @@ type TalosCluster struct {
 	Summary pulumi.StringOutput `pulumi:"summary"`
 	// The Talos version the nodes are planned to run.
 	TalosVersion pulumi.StringOutput `pulumi:"talosVersion"`
-	// talosconfig for `talosctl`, with the control planes' own addresses as endpoints (never the VIP) and every node as a default target. Secret.
+	// talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: the control planes' own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or `dashboard` work without `-n`; give `-n <address>` for other nodes (the `nodes` output lists them). Secret.
 	Talosconfig pulumi.StringOutput `pulumi:"talosconfig"`
 	// Things worth knowing that did not stop the update (for example control planes that share a host).
 	Warnings pulumi.StringArrayOutput `pulumi:"warnings"`
@@ -115,7 +115,7 @@ type talosClusterArgs struct {
 	InlineManifests []InlineManifest `pulumi:"inlineManifests"`
 	// The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
 	InstallDisk *string `pulumi:"installDisk"`
-	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+	// Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
 	Network Network `pulumi:"network"`
@@ -125,7 +125,7 @@ type talosClusterArgs struct {
 	Patches []string `pulumi:"patches"`
 	// Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
 	RegistryMirrors map[string]RegistryMirror `pulumi:"registryMirrors"`
-	// Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+	// Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
 	TalosVersion *string `pulumi:"talosVersion"`
 	// A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
 	Vip *string `pulumi:"vip"`
@@ -167,7 +167,7 @@ type TalosClusterArgs struct {
 	InlineManifests []InlineManifestArgs
 	// The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
 	InstallDisk *string
-	// Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+	// Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
 	KubernetesVersion *string
 	// The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
 	Network NetworkArgs
@@ -177,7 +177,7 @@ type TalosClusterArgs struct {
 	Patches []string
 	// Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
 	RegistryMirrors map[string]RegistryMirrorArgs
-	// Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+	// Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
 	TalosVersion *string
 	// A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
 	Vip *string
@@ -311,7 +311,7 @@ func (o TalosClusterOutput) TalosVersion() pulumi.StringOutput {
 	return o.ApplyT(func(v *TalosCluster) pulumi.StringOutput { return v.TalosVersion }).(pulumi.StringOutput)
 }
 
-// talosconfig for `talosctl`, with the control planes' own addresses as endpoints (never the VIP) and every node as a default target. Secret.
+// talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: the control planes' own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or `dashboard` work without `-n`; give `-n <address>` for other nodes (the `nodes` output lists them). Secret.
 func (o TalosClusterOutput) Talosconfig() pulumi.StringOutput {
 	return o.ApplyT(func(v *TalosCluster) pulumi.StringOutput { return v.Talosconfig }).(pulumi.StringOutput)
 }

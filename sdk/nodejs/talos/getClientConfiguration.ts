@@ -34,7 +34,7 @@ export interface GetClientConfigurationArgs {
      */
     endpoints: string[];
     /**
-     * Default target nodes of the context. Default: none (talosctl then needs --nodes).
+     * Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
      */
     nodes?: string[];
 }
@@ -72,7 +72,7 @@ export interface GetClientConfigurationOutputArgs {
      */
     endpoints: pulumi.Input<pulumi.Input<string>[]>;
     /**
-     * Default target nodes of the context. Default: none (talosctl then needs --nodes).
+     * Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
      */
     nodes?: pulumi.Input<pulumi.Input<string>[] | undefined>;
 }

@@ -54,7 +54,7 @@ export interface GetMachineConfigurationArgs {
      */
     installImage: string;
     /**
-     * Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
      */
     kubernetesVersion?: string;
     /**
@@ -144,7 +144,7 @@ export interface GetMachineConfigurationOutputArgs {
      */
     installImage: pulumi.Input<string>;
     /**
-     * Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
      */
     kubernetesVersion?: pulumi.Input<string | undefined>;
     /**

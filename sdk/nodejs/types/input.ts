@@ -69,7 +69,7 @@ export interface CniArgs {
  */
 export interface ControlPlaneArgs {
     /**
-     * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+     * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
      */
     count?: number;
     /**
@@ -243,7 +243,7 @@ export interface NetworkArgs {
      */
     gateway?: string;
     /**
-     * MTU of the NIC. Default: the bridge's.
+     * MTU of the NIC. Default (or 0): the bridge's.
      */
     mtu?: number;
     /**
@@ -259,7 +259,7 @@ export interface NetworkArgs {
      */
     subnet: string;
     /**
-     * VLAN tag, 1-4094. Default: untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged.
      */
     vlan?: number;
 }
@@ -281,7 +281,7 @@ export interface NicArgs {
      */
     gateway?: string;
     /**
-     * MTU of the NIC. Default: the bridge's.
+     * MTU of the NIC. Default (or 0): the bridge's.
      */
     mtu?: number;
     /**
@@ -289,7 +289,7 @@ export interface NicArgs {
      */
     subnet?: string;
     /**
-     * VLAN tag, 1-4094. Default: untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged.
      */
     vlan?: number;
 }
@@ -331,7 +331,7 @@ export interface NodeSettingsArgs {
      */
     taints?: inputs.TaintArgs[];
     /**
-     * VMID of the VM. Default: allocated safely by the provider.
+     * VMID of the VM. Default (or 0): allocated safely by the provider.
      */
     vmId?: number;
 }
@@ -443,19 +443,19 @@ export interface VmOptionsArgs {
  */
 export interface VmSizeArgs {
     /**
-     * CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+     * CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
      */
     cores?: number;
     /**
-     * OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+     * OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
      */
     diskSize?: number;
     /**
-     * Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+     * Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      */
     memory?: number;
     /**
-     * CPU sockets. Default 1.
+     * CPU sockets. Default 1 (0 is refused).
      */
     sockets?: number;
 }
@@ -465,7 +465,7 @@ export interface VmSizeArgs {
  */
 export interface WorkerPoolArgs {
     /**
-     * Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+     * Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
      */
     count?: number;
     /**

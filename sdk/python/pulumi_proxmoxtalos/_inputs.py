@@ -304,7 +304,7 @@ class ControlPlaneArgsDict(TypedDict):
     """
     count: NotRequired[_builtins.int]
     """
-    Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+    Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
     """
     labels: NotRequired[Mapping[str, _builtins.str]]
     """
@@ -339,7 +339,7 @@ class ControlPlaneArgs:
         """
         The control plane nodes: `count` (1, 3 or 5; default 3) or explicit `nodes`, their VM size (default 2 cores, 4096 MiB memory, 20 GiB disk), labels, taints and patches.
 
-        :param _builtins.int count: Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+        :param _builtins.int count: Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
         :param Mapping[str, _builtins.str] labels: Kubernetes labels of the control plane nodes.
         :param Sequence['NodeSettingsArgs'] nodes: Control planes listed one by one (name, host, address, ...) instead of `count`.
         :param Sequence[_builtins.str] patches: Machine configuration patches for the control planes.
@@ -363,7 +363,7 @@ class ControlPlaneArgs:
     @pulumi.getter
     def count(self) -> Optional[_builtins.int]:
         """
-        Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+        Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
         """
         return pulumi.get(self, "count")
 
@@ -994,7 +994,7 @@ class NetworkArgsDict(TypedDict):
     """
     mtu: NotRequired[_builtins.int]
     """
-    MTU of the NIC. Default: the bridge's.
+    MTU of the NIC. Default (or 0): the bridge's.
     """
     search_domain: NotRequired[_builtins.str]
     """
@@ -1006,7 +1006,7 @@ class NetworkArgsDict(TypedDict):
     """
     vlan: NotRequired[_builtins.int]
     """
-    VLAN tag, 1-4094. Default: untagged.
+    VLAN tag, 1-4094. Default (or 0): untagged.
     """
 
 @pulumi.input_type
@@ -1029,10 +1029,10 @@ class NetworkArgs:
         :param _builtins.str bridge: Bridge on the hosts. Default `vmbr0`.
         :param Sequence[_builtins.str] dns_servers: DNS servers of the nodes. Default: the Proxmox host's.
         :param _builtins.str gateway: Default gateway of the nodes.
-        :param _builtins.int mtu: MTU of the NIC. Default: the bridge's.
+        :param _builtins.int mtu: MTU of the NIC. Default (or 0): the bridge's.
         :param _builtins.str search_domain: DNS search domain. Default: the Proxmox host's.
         :param 'NicArgs' secondary: A second NIC on every node, for example a storage network.
-        :param _builtins.int vlan: VLAN tag, 1-4094. Default: untagged.
+        :param _builtins.int vlan: VLAN tag, 1-4094. Default (or 0): untagged.
         """
         pulumi.set(__self__, "subnet", subnet)
         if address_range is not None:
@@ -1116,7 +1116,7 @@ class NetworkArgs:
     @pulumi.getter
     def mtu(self) -> Optional[_builtins.int]:
         """
-        MTU of the NIC. Default: the bridge's.
+        MTU of the NIC. Default (or 0): the bridge's.
         """
         return pulumi.get(self, "mtu")
 
@@ -1152,7 +1152,7 @@ class NetworkArgs:
     @pulumi.getter
     def vlan(self) -> Optional[_builtins.int]:
         """
-        VLAN tag, 1-4094. Default: untagged.
+        VLAN tag, 1-4094. Default (or 0): untagged.
         """
         return pulumi.get(self, "vlan")
 
@@ -1179,7 +1179,7 @@ class NicArgsDict(TypedDict):
     """
     mtu: NotRequired[_builtins.int]
     """
-    MTU of the NIC. Default: the bridge's.
+    MTU of the NIC. Default (or 0): the bridge's.
     """
     subnet: NotRequired[_builtins.str]
     """
@@ -1187,7 +1187,7 @@ class NicArgsDict(TypedDict):
     """
     vlan: NotRequired[_builtins.int]
     """
-    VLAN tag, 1-4094. Default: untagged.
+    VLAN tag, 1-4094. Default (or 0): untagged.
     """
 
 @pulumi.input_type
@@ -1205,9 +1205,9 @@ class NicArgs:
         :param _builtins.str bridge: Bridge on the hosts, like `vmbr1`.
         :param 'AddressRangeArgs' address_range: Range that secondary addresses are allocated from.
         :param _builtins.str gateway: Gateway on this network, if any.
-        :param _builtins.int mtu: MTU of the NIC. Default: the bridge's.
+        :param _builtins.int mtu: MTU of the NIC. Default (or 0): the bridge's.
         :param _builtins.str subnet: Subnet in CIDR form. Default: none, the NIC uses DHCP.
-        :param _builtins.int vlan: VLAN tag, 1-4094. Default: untagged.
+        :param _builtins.int vlan: VLAN tag, 1-4094. Default (or 0): untagged.
         """
         pulumi.set(__self__, "bridge", bridge)
         if address_range is not None:
@@ -1261,7 +1261,7 @@ class NicArgs:
     @pulumi.getter
     def mtu(self) -> Optional[_builtins.int]:
         """
-        MTU of the NIC. Default: the bridge's.
+        MTU of the NIC. Default (or 0): the bridge's.
         """
         return pulumi.get(self, "mtu")
 
@@ -1285,7 +1285,7 @@ class NicArgs:
     @pulumi.getter
     def vlan(self) -> Optional[_builtins.int]:
         """
-        VLAN tag, 1-4094. Default: untagged.
+        VLAN tag, 1-4094. Default (or 0): untagged.
         """
         return pulumi.get(self, "vlan")
 
@@ -1332,7 +1332,7 @@ class NodeSettingsArgsDict(TypedDict):
     """
     vm_id: NotRequired[_builtins.int]
     """
-    VMID of the VM. Default: allocated safely by the provider.
+    VMID of the VM. Default (or 0): allocated safely by the provider.
     """
 
 @pulumi.input_type
@@ -1358,7 +1358,7 @@ class NodeSettingsArgs:
         :param Sequence[_builtins.str] patches: Machine configuration patches for this node.
         :param _builtins.str secondary_address: Address on the secondary network.
         :param Sequence['TaintArgs'] taints: Kubernetes taints of this node, added to the pool's.
-        :param _builtins.int vm_id: VMID of the VM. Default: allocated safely by the provider.
+        :param _builtins.int vm_id: VMID of the VM. Default (or 0): allocated safely by the provider.
         """
         if address is not None:
             pulumi.set(__self__, "address", address)
@@ -1479,7 +1479,7 @@ class NodeSettingsArgs:
     @pulumi.getter(name="vmId")
     def vm_id(self) -> Optional[_builtins.int]:
         """
-        VMID of the VM. Default: allocated safely by the provider.
+        VMID of the VM. Default (or 0): allocated safely by the provider.
         """
         return pulumi.get(self, "vm_id")
 
@@ -1917,19 +1917,19 @@ class VmSizeArgsDict(TypedDict):
     """
     cores: NotRequired[_builtins.int]
     """
-    CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+    CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
     """
     disk_size: NotRequired[_builtins.int]
     """
-    OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+    OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
     """
     memory: NotRequired[_builtins.int]
     """
-    Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+    Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
     """
     sockets: NotRequired[_builtins.int]
     """
-    CPU sockets. Default 1.
+    CPU sockets. Default 1 (0 is refused).
     """
 
 @pulumi.input_type
@@ -1942,10 +1942,10 @@ class VmSizeArgs:
         """
         The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 
-        :param _builtins.int cores: CPU cores per socket. Default 2. A change restarts the VMs one at a time.
-        :param _builtins.int disk_size: OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
-        :param _builtins.int memory: Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
-        :param _builtins.int sockets: CPU sockets. Default 1.
+        :param _builtins.int cores: CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
+        :param _builtins.int disk_size: OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+        :param _builtins.int memory: Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+        :param _builtins.int sockets: CPU sockets. Default 1 (0 is refused).
         """
         if cores is not None:
             pulumi.set(__self__, "cores", cores)
@@ -1960,7 +1960,7 @@ class VmSizeArgs:
     @pulumi.getter
     def cores(self) -> Optional[_builtins.int]:
         """
-        CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+        CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
         """
         return pulumi.get(self, "cores")
 
@@ -1972,7 +1972,7 @@ class VmSizeArgs:
     @pulumi.getter(name="diskSize")
     def disk_size(self) -> Optional[_builtins.int]:
         """
-        OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+        OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
         """
         return pulumi.get(self, "disk_size")
 
@@ -1984,7 +1984,7 @@ class VmSizeArgs:
     @pulumi.getter
     def memory(self) -> Optional[_builtins.int]:
         """
-        Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+        Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
         """
         return pulumi.get(self, "memory")
 
@@ -1996,7 +1996,7 @@ class VmSizeArgs:
     @pulumi.getter
     def sockets(self) -> Optional[_builtins.int]:
         """
-        CPU sockets. Default 1.
+        CPU sockets. Default 1 (0 is refused).
         """
         return pulumi.get(self, "sockets")
 
@@ -2015,7 +2015,7 @@ class WorkerPoolArgsDict(TypedDict):
     """
     count: NotRequired[_builtins.int]
     """
-    Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+    Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
     """
     data_disks: NotRequired[Sequence['DataDiskArgsDict']]
     """
@@ -2057,7 +2057,7 @@ class WorkerPoolArgs:
         A pool of worker nodes with one name, size (default 2 cores, 4096 MiB memory, 20 GiB disk), data disks, labels, taints and patches; `count` (default 0) or explicit `nodes`.
 
         :param _builtins.str name: Name of the pool, a DNS label; part of each worker's name (`<clusterName>-<name>-1`).
-        :param _builtins.int count: Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+        :param _builtins.int count: Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
         :param Sequence['DataDiskArgs'] data_disks: Extra disks on each worker.
         :param Mapping[str, _builtins.str] labels: Kubernetes labels of the pool's nodes.
         :param Sequence['NodeSettingsArgs'] nodes: Workers listed one by one instead of `count`.
@@ -2097,7 +2097,7 @@ class WorkerPoolArgs:
     @pulumi.getter
     def count(self) -> Optional[_builtins.int]:
         """
-        Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+        Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
         """
         return pulumi.get(self, "count")
 

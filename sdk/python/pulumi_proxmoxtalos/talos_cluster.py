@@ -64,11 +64,11 @@ class TalosClusterArgs:
         :param 'ImageArgs' image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
         :param Sequence['InlineManifestArgs'] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
-        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
         :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         :param Mapping[str, 'RegistryMirrorArgs'] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
-        :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+        :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         :param _builtins.str vip: A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
         :param 'VmOptionsArgs' vm: Settings for every VM of the cluster.
         :param Sequence[_builtins.str] worker_patches: Patches for every worker, applied before the pool's own patches.
@@ -304,7 +304,7 @@ class TalosClusterArgs:
     @pulumi.getter(name="kubernetesVersion")
     def kubernetes_version(self) -> Optional[_builtins.str]:
         """
-        Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+        Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         """
         return pulumi.get(self, "kubernetes_version")
 
@@ -352,7 +352,7 @@ class TalosClusterArgs:
     @pulumi.getter(name="talosVersion")
     def talos_version(self) -> Optional[_builtins.str]:
         """
-        Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+        Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         """
         return pulumi.get(self, "talos_version")
 
@@ -484,12 +484,12 @@ class TalosCluster(pulumi.ComponentResource):
         :param Union['ImageArgs', 'ImageArgsDict'] image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
         :param Sequence[Union['InlineManifestArgs', 'InlineManifestArgsDict']] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
-        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.0`; checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+        :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         :param Union['NetworkArgs', 'NetworkArgsDict'] network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
         :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
         :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         :param Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
-        :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+        :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         :param _builtins.str vip: A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
         :param Union['VmOptionsArgs', 'VmOptionsArgsDict'] vm: Settings for every VM of the cluster.
         :param Sequence[_builtins.str] worker_patches: Patches for every worker, applied before the pool's own patches.
@@ -684,7 +684,7 @@ class TalosCluster(pulumi.ComponentResource):
     @pulumi.getter
     def talosconfig(self) -> pulumi.Output[_builtins.str]:
         """
-        talosconfig for `talosctl`, with the control planes' own addresses as endpoints (never the VIP) and every node as a default target. Secret.
+        talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: the control planes' own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or `dashboard` work without `-n`; give `-n <address>` for other nodes (the `nodes` output lists them). Secret.
         """
         return pulumi.get(self, "talosconfig")
 

@@ -9,9 +9,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +84,7 @@ func (s *Server) hContentList(r *request) (any, error) {
 		return nil, err
 	}
 	out := []map[string]any{}
-	for _, name := range sortedKeys(st.volumes) {
+	for _, name := range slices.Sorted(maps.Keys(st.volumes)) {
 		v := st.volumes[name]
 		if c := r.p["content"]; c != "" && v.content != c {
 			continue
@@ -334,7 +336,7 @@ func (s *Server) hDownloadURL(r *request) (any, error) {
 			}
 		}
 		size, fileSize := remoteFileSize(content, format)
-		if err := s.sleep(ctx, time.Duration(fileSize/(100<<20))*time.Second+time.Second); err != nil {
+		if err := s.sleep(ctx, downloadDuration(fileSize)); err != nil {
 			return err
 		}
 		if algo != "" {

@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type handlerFunc func(r *request) (any, error)
 // parameter merge, node resolution (proxyto), then the handler, which
 // validates its parameters first.
 func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	if hr.URL.Path == "/lab/stats" {
+		s.serveStats(w, hr)
+		return
+	}
 	rel, ok := strings.CutPrefix(hr.URL.Path, "/api2/json")
 	if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) {
 		writeError(w, &apiError{code: http.StatusNotImplemented, msg: "no such uri", noBody: true})
@@ -56,12 +61,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	m, pathVars := s.schema.Find(hr.Method, rel)
-	h := s.handlers[hr.Method+" "+pathTemplate(m)]
+	kind := hr.Method + " " + pathTemplate(m)
+	var raw map[string]any
+	var data any
+	h := s.handlers[kind]
+	if m == nil {
+		kind = hr.Method + " (no such path)"
+	}
+	defer func() { s.counted(kind, pathVars, raw, data) }()
 	if m == nil || h == nil {
 		writeError(w, &apiError{code: http.StatusNotImplemented, msg: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, rel)})
 		return
 	}
-	raw, perr := readParams(hr)
+	var perr *apiError
+	raw, perr = readParams(hr)
 	if perr != nil {
 		writeError(w, perr)
 		return
@@ -114,7 +127,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, paramError(errs))
 		return
 	}
-	data, err := h(&request{ctx: hr.Context(), method: m, p: params, raw: raw, user: user})
+	var err error
+	data, err = h(&request{ctx: hr.Context(), method: m, p: params, raw: raw, user: user})
 	if scripted != nil && inject == "" {
 		writeError(w, scripted) // the call ran; its answer is lost
 		return
@@ -251,12 +265,7 @@ func readParams(hr *http.Request) (map[string]any, *apiError) {
 }
 
 func addForm(out map[string]any, form url.Values) {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(form)) {
 		vs := form[k]
 		if len(vs) == 1 {
 			out[k] = vs[0]

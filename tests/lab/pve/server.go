@@ -52,6 +52,7 @@ type Server struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	handlers map[string]handlerFunc
+	stats    stats // what the API served (stats.go)
 }
 
 // Start builds a cluster from opts and serves its API until Close.

@@ -107,6 +107,7 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 	t.upid = upid(node, t.pid, t.pstart, now, typ, id, user)
 	s.tasks[t.upid] = t
 	s.taskOrder = append(s.taskOrder, t)
+	s.stats.taskStarted(t)
 	l := &taskLog{s: s, t: t}
 	ctx, cancel := context.WithCancelCause(context.WithValue(s.ctx, taskKey{}, t))
 	t.cancel = cancel

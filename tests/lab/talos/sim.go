@@ -53,6 +53,32 @@ const (
 	installFailPause  = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
 )
 
+// NodeDurations are how long a simulated node's steps take at time scale 1,
+// for benchmarks that compute a cluster's critical path from the same
+// numbers the simulator waits.
+type NodeDurations struct {
+	// Boot: firmware to the Talos API (maintenance mode, or apid).
+	Boot time.Duration
+	// Install and Reboot: after the first configuration, before the
+	// configured boot.
+	Install, Reboot time.Duration
+	// CRI: configured boot to CRI up; bootstrap is accepted from then on.
+	CRI time.Duration
+	// EtcdJoin: after CRI, until a control plane joins etcd.
+	EtcdJoin time.Duration
+	// APIServer: etcd member running to kube-apiserver ready.
+	APIServer time.Duration
+	// Kubelet: configured boot to the node registered (once an API server
+	// answers on the cluster endpoint).
+	Kubelet time.Duration
+}
+
+// RealisticNodeDurations are the simulator's durations at time scale 1.
+func RealisticNodeDurations() NodeDurations {
+	return NodeDurations{Boot: bootDuration, Install: installDuration, Reboot: rebootDuration, CRI: criDuration,
+		EtcdJoin: etcdJoinDuration, APIServer: apiServerDuration, Kubelet: kubeletDuration}
+}
+
 // Sim is one simulated world of Talos nodes: nodes find each other by
 // address (apid forwarding, etcd, Kubernetes), as on one flat network.
 type Sim struct {

@@ -29,7 +29,7 @@ type GetClientConfigurationArgs struct {
 	ClusterName string `pulumi:"clusterName"`
 	// Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, which only answers once etcd runs.
 	Endpoints []string `pulumi:"endpoints"`
-	// Default target nodes of the context. Default: none (talosctl then needs --nodes).
+	// Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
 	Nodes []string `pulumi:"nodes"`
 }
 
@@ -50,7 +50,7 @@ type GetClientConfigurationOutputArgs struct {
 	ClusterName pulumi.StringInput `pulumi:"clusterName"`
 	// Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, which only answers once etcd runs.
 	Endpoints pulumi.StringArrayInput `pulumi:"endpoints"`
-	// Default target nodes of the context. Default: none (talosctl then needs --nodes).
+	// Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
 	Nodes pulumi.StringArrayInput `pulumi:"nodes"`
 }
 

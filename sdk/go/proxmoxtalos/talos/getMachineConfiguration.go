@@ -35,7 +35,7 @@ type GetMachineConfigurationArgs struct {
 	InstallDisk *string `pulumi:"installDisk"`
 	// Installer image, for example the `installerImage` of getImageFactory (`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.
 	InstallImage string `pulumi:"installImage"`
-	// Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+	// Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.
 	MachineSecrets string `pulumi:"machineSecrets"`
@@ -78,7 +78,7 @@ type GetMachineConfigurationOutputArgs struct {
 	InstallDisk pulumi.StringPtrInput `pulumi:"installDisk"`
 	// Installer image, for example the `installerImage` of getImageFactory (`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.
 	InstallImage pulumi.StringInput `pulumi:"installImage"`
-	// Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+	// Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
 	KubernetesVersion pulumi.StringPtrInput `pulumi:"kubernetesVersion"`
 	// The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.
 	MachineSecrets pulumi.StringInput `pulumi:"machineSecrets"`

@@ -59,7 +59,7 @@ def get_client_configuration(client_configuration: Optional[Union['ClientConfigu
     :param Union['ClientConfiguration', 'ClientConfigurationDict', 'outputs.ClientConfiguration'] client_configuration: The `clientConfiguration` output of MachineSecrets. Secret.
     :param _builtins.str cluster_name: Name of the talosconfig context (use the cluster name).
     :param Sequence[_builtins.str] endpoints: Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, which only answers once etcd runs.
-    :param Sequence[_builtins.str] nodes: Default target nodes of the context. Default: none (talosctl then needs --nodes).
+    :param Sequence[_builtins.str] nodes: Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
     """
     __args__ = dict()
     __args__['clientConfiguration'] = client_configuration
@@ -82,7 +82,7 @@ def get_client_configuration_output(client_configuration: pulumi.Input[Optional[
     :param Union['ClientConfiguration', 'ClientConfigurationDict', 'outputs.ClientConfiguration'] client_configuration: The `clientConfiguration` output of MachineSecrets. Secret.
     :param _builtins.str cluster_name: Name of the talosconfig context (use the cluster name).
     :param Sequence[_builtins.str] endpoints: Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, which only answers once etcd runs.
-    :param Sequence[_builtins.str] nodes: Default target nodes of the context. Default: none (talosctl then needs --nodes).
+    :param Sequence[_builtins.str] nodes: Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
     """
     __args__ = dict()
     __args__['clientConfiguration'] = client_configuration

@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -55,6 +56,7 @@ type config struct {
 	noTalos   bool
 	pveum     []string // pveum command lines run at start, in order
 	pveumFile string   // a file of them, one a line
+	statsFile string   // where to write what the API served, on exit
 }
 
 // multiFlag collects a repeated flag.
@@ -89,6 +91,8 @@ func parseFlags(args []string) (config, error) {
 	})
 	fs.StringVar(&c.stateFile, "state", "", "write the lab's state (endpoint, token, CA) as JSON to this file")
 	fs.StringVar(&c.stateFile, "info-file", "", "same as -state")
+	fs.StringVar(&c.statsFile, "stats", "", "on exit, write what the Proxmox API served as JSON to this file: requests by kind and by VM, "+
+		"each task's status polls (also served live at GET /lab/stats, see tests/lab/README.md)")
 	fs.StringVar(&c.caFile, "ca-file", "", "write the CA certificate here (default: next to the state file, or a temp file)")
 	fs.BoolVar(&c.quiet, "quiet", false, "do not log API tasks")
 	fs.BoolVar(&c.noTalos, "no-talos", false, "boot nothing in VMs (no simulated Talos nodes)")
@@ -169,7 +173,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
 	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
-	for _, id := range sortedKeys(tokens) {
+	for _, id := range slices.Sorted(maps.Keys(tokens)) {
 		fmt.Fprintf(stdout, "token:         %s\n", tokens[id])
 	}
 	if stateFile != "" {
@@ -177,6 +181,15 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping")
+	if c.statsFile != "" {
+		b, err := json.MarshalIndent(l.PVE.Stats(), "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.statsFile, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write stats file: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -202,15 +215,6 @@ func runPveum(srv *pve.Server, lines []string, file string) (map[string]string, 
 		return nil, fmt.Errorf("-pveum: %w", err)
 	}
 	return tokens, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func splitComma(s string) []string {

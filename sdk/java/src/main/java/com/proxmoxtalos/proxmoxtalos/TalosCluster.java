@@ -144,14 +144,14 @@ public class TalosCluster extends com.pulumi.resources.ComponentResource {
         return this.talosVersion;
     }
     /**
-     * talosconfig for `talosctl`, with the control planes&#39; own addresses as endpoints (never the VIP) and every node as a default target. Secret.
+     * talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: the control planes&#39; own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or `dashboard` work without `-n`; give `-n &lt;address&gt;` for other nodes (the `nodes` output lists them). Secret.
      * 
      */
     @Export(name="talosconfig", refs={String.class}, tree="[0]")
     private Output<String> talosconfig;
 
     /**
-     * @return talosconfig for `talosctl`, with the control planes&#39; own addresses as endpoints (never the VIP) and every node as a default target. Secret.
+     * @return talosconfig for `talosctl`, as `talosctl config endpoint`/`node` would set it up: the control planes&#39; own addresses as endpoints (never the VIP, which needs etcd: Talos advises against it) and the first control plane as the default node, so that `talosctl kubeconfig`, `etcd members` or `dashboard` work without `-n`; give `-n &lt;address&gt;` for other nodes (the `nodes` output lists them). Secret.
      * 
      */
     public Output<String> talosconfig() {

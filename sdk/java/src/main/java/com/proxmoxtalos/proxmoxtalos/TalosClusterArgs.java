@@ -241,14 +241,14 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
      * 
      */
     @Import(name="kubernetesVersion")
     private @Nullable String kubernetesVersion;
 
     /**
-     * @return Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+     * @return Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
      * 
      */
     public Optional<String> kubernetesVersion() {
@@ -316,14 +316,14 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+     * Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
      * 
      */
     @Import(name="talosVersion")
     private @Nullable String talosVersion;
 
     /**
-     * @return Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+     * @return Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
      * 
      */
     public Optional<String> talosVersion() {
@@ -632,7 +632,7 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, like `v1.35.0`; checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
+         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version&#39;s support matrix. Default: the version the cluster runs; for a new cluster, the Talos version&#39;s default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
          * 
          * @return builder
          * 
@@ -697,7 +697,7 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param talosVersion Talos version the nodes run, like `v1.12.5`. Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
+         * @param talosVersion Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
          * 
          * @return builder
          * 

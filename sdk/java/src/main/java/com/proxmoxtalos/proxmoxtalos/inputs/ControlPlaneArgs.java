@@ -25,14 +25,14 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
     public static final ControlPlaneArgs Empty = new ControlPlaneArgs();
 
     /**
-     * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+     * Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
      * 
      */
     @Import(name="count")
     private @Nullable Integer count;
 
     /**
-     * @return Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+     * @return Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
      * 
      */
     public Optional<Integer> count() {
@@ -144,7 +144,7 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param count Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3. Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
+         * @param count Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
          * 
          * @return builder
          * 

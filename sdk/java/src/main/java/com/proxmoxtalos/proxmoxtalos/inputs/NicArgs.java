@@ -67,14 +67,14 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * MTU of the NIC. Default: the bridge&#39;s.
+     * MTU of the NIC. Default (or 0): the bridge&#39;s.
      * 
      */
     @Import(name="mtu")
     private @Nullable Integer mtu;
 
     /**
-     * @return MTU of the NIC. Default: the bridge&#39;s.
+     * @return MTU of the NIC. Default (or 0): the bridge&#39;s.
      * 
      */
     public Optional<Integer> mtu() {
@@ -97,14 +97,14 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * VLAN tag, 1-4094. Default: untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged.
      * 
      */
     @Import(name="vlan")
     private @Nullable Integer vlan;
 
     /**
-     * @return VLAN tag, 1-4094. Default: untagged.
+     * @return VLAN tag, 1-4094. Default (or 0): untagged.
      * 
      */
     public Optional<Integer> vlan() {
@@ -174,7 +174,7 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mtu MTU of the NIC. Default: the bridge&#39;s.
+         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s.
          * 
          * @return builder
          * 
@@ -196,7 +196,7 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param vlan VLAN tag, 1-4094. Default: untagged.
+         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged.
          * 
          * @return builder
          * 

@@ -143,14 +143,14 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * VMID of the VM. Default: allocated safely by the provider.
+     * VMID of the VM. Default (or 0): allocated safely by the provider.
      * 
      */
     @Import(name="vmId")
     private @Nullable Integer vmId;
 
     /**
-     * @return VMID of the VM. Default: allocated safely by the provider.
+     * @return VMID of the VM. Default (or 0): allocated safely by the provider.
      * 
      */
     public Optional<Integer> vmId() {
@@ -298,7 +298,7 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param vmId VMID of the VM. Default: allocated safely by the provider.
+         * @param vmId VMID of the VM. Default (or 0): allocated safely by the provider.
          * 
          * @return builder
          * 

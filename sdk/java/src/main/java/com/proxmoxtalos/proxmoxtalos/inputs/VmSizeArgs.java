@@ -19,14 +19,14 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
     public static final VmSizeArgs Empty = new VmSizeArgs();
 
     /**
-     * CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+     * CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
      * 
      */
     @Import(name="cores")
     private @Nullable Integer cores;
 
     /**
-     * @return CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+     * @return CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
      * 
      */
     public Optional<Integer> cores() {
@@ -34,14 +34,14 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+     * OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
      * 
      */
     @Import(name="diskSize")
     private @Nullable Integer diskSize;
 
     /**
-     * @return OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+     * @return OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
      * 
      */
     public Optional<Integer> diskSize() {
@@ -49,14 +49,14 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+     * Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      * 
      */
     @Import(name="memory")
     private @Nullable Integer memory;
 
     /**
-     * @return Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+     * @return Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
      * 
      */
     public Optional<Integer> memory() {
@@ -64,14 +64,14 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * CPU sockets. Default 1.
+     * CPU sockets. Default 1 (0 is refused).
      * 
      */
     @Import(name="sockets")
     private @Nullable Integer sockets;
 
     /**
-     * @return CPU sockets. Default 1.
+     * @return CPU sockets. Default 1 (0 is refused).
      * 
      */
     public Optional<Integer> sockets() {
@@ -106,7 +106,7 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param cores CPU cores per socket. Default 2. A change restarts the VMs one at a time.
+         * @param cores CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
          * 
          * @return builder
          * 
@@ -117,7 +117,7 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param diskSize OS disk size in GiB. Default 20, at least 10. Disks grow in place and never shrink.
+         * @param diskSize OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
          * 
          * @return builder
          * 
@@ -128,7 +128,7 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param memory Memory in MiB (4 GiB is 4096). Default 4096. Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
+         * @param memory Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
          * 
          * @return builder
          * 
@@ -139,7 +139,7 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param sockets CPU sockets. Default 1.
+         * @param sockets CPU sockets. Default 1 (0 is refused).
          * 
          * @return builder
          * 

@@ -27,14 +27,14 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
     public static final WorkerPoolArgs Empty = new WorkerPoolArgs();
 
     /**
-     * Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+     * Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
      * 
      */
     @Import(name="count")
     private @Nullable Integer count;
 
     /**
-     * @return Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+     * @return Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
      * 
      */
     public Optional<Integer> count() {
@@ -178,7 +178,7 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param count Number of workers. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
+         * @param count Number of workers; 0 is a pool without nodes. Default 0. Scaling down removes the highest-numbered workers, each drained before its VM is destroyed.
          * 
          * @return builder
          * 

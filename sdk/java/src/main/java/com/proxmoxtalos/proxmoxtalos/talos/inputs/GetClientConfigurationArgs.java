@@ -64,14 +64,14 @@ public final class GetClientConfigurationArgs extends com.pulumi.resources.Invok
     }
 
     /**
-     * Default target nodes of the context. Default: none (talosctl then needs --nodes).
+     * Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
      * 
      */
     @Import(name="nodes")
     private @Nullable Output<List<String>> nodes;
 
     /**
-     * @return Default target nodes of the context. Default: none (talosctl then needs --nodes).
+     * @return Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
      * 
      */
     public Optional<Output<List<String>>> nodes() {
@@ -179,7 +179,7 @@ public final class GetClientConfigurationArgs extends com.pulumi.resources.Invok
         }
 
         /**
-         * @param nodes Default target nodes of the context. Default: none (talosctl then needs --nodes).
+         * @param nodes Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
          * 
          * @return builder
          * 
@@ -190,7 +190,7 @@ public final class GetClientConfigurationArgs extends com.pulumi.resources.Invok
         }
 
         /**
-         * @param nodes Default target nodes of the context. Default: none (talosctl then needs --nodes).
+         * @param nodes Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
          * 
          * @return builder
          * 
@@ -200,7 +200,7 @@ public final class GetClientConfigurationArgs extends com.pulumi.resources.Invok
         }
 
         /**
-         * @param nodes Default target nodes of the context. Default: none (talosctl then needs --nodes).
+         * @param nodes Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
          * 
          * @return builder
          * 

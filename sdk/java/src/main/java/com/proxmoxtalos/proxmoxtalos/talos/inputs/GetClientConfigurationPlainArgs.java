@@ -63,14 +63,14 @@ public final class GetClientConfigurationPlainArgs extends com.pulumi.resources.
     }
 
     /**
-     * Default target nodes of the context. Default: none (talosctl then needs --nodes).
+     * Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
      * 
      */
     @Import(name="nodes")
     private @Nullable List<String> nodes;
 
     /**
-     * @return Default target nodes of the context. Default: none (talosctl then needs --nodes).
+     * @return Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
      * 
      */
     public Optional<List<String>> nodes() {
@@ -148,7 +148,7 @@ public final class GetClientConfigurationPlainArgs extends com.pulumi.resources.
         }
 
         /**
-         * @param nodes Default target nodes of the context. Default: none (talosctl then needs --nodes).
+         * @param nodes Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
          * 
          * @return builder
          * 
@@ -159,7 +159,7 @@ public final class GetClientConfigurationPlainArgs extends com.pulumi.resources.
         }
 
         /**
-         * @param nodes Default target nodes of the context. Default: none (talosctl then needs --nodes).
+         * @param nodes Default target nodes of the context. Default: the first endpoint, so that `talosctl kubeconfig` and `etcd members` work without `-n` (they need one control plane).
          * 
          * @return builder
          * 

@@ -111,14 +111,14 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
     }
 
     /**
-     * Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
      * 
      */
     @Import(name="kubernetesVersion")
     private @Nullable Output<String> kubernetesVersion;
 
     /**
-     * @return Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+     * @return Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
      * 
      */
     public Optional<Output<String>> kubernetesVersion() {
@@ -382,7 +382,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
          * 
          * @return builder
          * 
@@ -393,7 +393,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
          * 
          * @return builder
          * 

@@ -110,14 +110,14 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
     }
 
     /**
-     * Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
      * 
      */
     @Import(name="kubernetesVersion")
     private @Nullable String kubernetesVersion;
 
     /**
-     * @return Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+     * @return Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
      * 
      */
     public Optional<String> kubernetesVersion() {
@@ -321,7 +321,7 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, for example `1.35.2`; checked against the Talos support matrix. Default: the version the Talos release line ships (1.35.2 for Talos 1.12).
+         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
          * 
          * @return builder
          * 

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for the provider as the benchmark's own binary
+// does (wrap.go): the plugin folder links this binary under the provider's name.
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == providerBinary {
+		os.Exit(wrapProvider())
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchTinyScale runs the whole benchmark once at the smallest scale, as `make test`
+// does to keep it working: a 1+1 create, 2-node previews, a 1+1 "large" cluster scaled to
+// 1+2, cold start. It checks that every figure was measured (the lab counted requests and
+// task polls, the wrapper recorded provider CPU and memory), not how fast anything was.
+func TestBenchTinyScale(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider := os.Getenv("PROXMOXTALOS_PROVIDER_BIN")
+	if provider == "" {
+		provider = filepath.Join(root, "bin", providerBinary)
+	}
+	for _, f := range []string{provider, filepath.Join(root, ".tools", "bin", "pulumi")} {
+		if _, err := os.Stat(f); err != nil {
+			if os.Getenv("PROXMOXTALOS_E2E") == "0" {
+				t.Skipf("PROXMOXTALOS_E2E=0 and %s is missing: skipping the benchmark", f)
+			}
+			t.Fatalf("%s is missing: run `make tools provider` (or set PROXMOXTALOS_E2E=0 to skip)", f)
+		}
+	}
+	t.Setenv("PROXMOXTALOS_PROVIDER_BIN", provider)
+	out := filepath.Join(t.TempDir(), "benchmarks.md")
+	earlier := "## 2026-01-01 10:00 UTC, commit 0000000\n\nan earlier run\n"
+	if err := os.WriteFile(out, []byte(reportIntro+"\n"+earlier), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := run(config{runs: 1, clusters: "1+1", previews: "2", large: "1+1", scaleTo: 2, timeScale: 0,
+		out: out, work: t.TempDir(), root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if len(r.creates) != 1 || len(r.creates[0].ups) != 1 || len(r.creates[0].destroys) != 1 {
+		t.Fatalf("creates: %+v", r.creates)
+	}
+	up := r.creates[0].ups[0]
+	if up.vms != 2 || up.stats.ByKind["POST /nodes/{node}/qemu"] != 2 || up.stats.ByKind[kindTaskStatus] == 0 || len(up.stats.Tasks) < 3 {
+		t.Fatalf("the lab's counts of the create: %d VMs, %v, %d tasks", up.vms, up.stats.ByKind, len(up.stats.Tasks))
+	}
+	if up.m.cpu <= 0 || up.m.rssMiB <= 0 || up.m.wall <= 0 {
+		t.Fatalf("the create's provider usage was not recorded: %+v", up.m)
+	}
+	if p := r.previews; len(p) != 1 || len(p[0].fresh) != 1 || len(p[0].noop) != 1 || p[0].noop[0].stats.Requests == 0 || p[0].noop[0].m.cpu <= 0 {
+		t.Fatalf("previews: %+v", p)
+	}
+	if l := r.large; l == nil || l.scale.stats.ByKind["POST /nodes/{node}/qemu"] != 1 || l.destr.stats.ByKind["DELETE /nodes/{node}/qemu/{vmid}"] != 3 {
+		t.Fatalf("large cluster: %+v", l)
+	}
+	if len(r.cold) != 1 || r.cold[0].wall <= 0 || r.cold[0].rssMiB <= 0 {
+		t.Fatalf("cold start: %+v", r.cold)
+	}
+	md, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(md), "# Benchmarks\n"); n != 1 || !strings.HasSuffix(string(md), "\n"+earlier) {
+		t.Errorf("the report does not keep the earlier run below the new one:\n%s", md)
+	}
+	for _, want := range []string{"| create 1+1: up / critical path |", "| create 1+1: status polls per task |",
+		"| preview 2 nodes, no changes: provider CPU (s) |", "| large 1+1: create (s) |", "requests per VM by kind"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the report has no %q:\n%s", want, md)
+		}
+	}
+}

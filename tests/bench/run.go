@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+// bench holds where things are.
+type bench struct {
+	cfg       config
+	root      string
+	work      string
+	tools     string // .tools/bin: the Pulumi CLI and the YAML language host
+	provider  string // the real provider binary
+	pluginDir string // holds this program as the provider (wrap.go)
+	progress  func(format string, args ...any)
+}
+
+// labRun is one lab, started in this process.
+type labRun struct{ lab *lab.Lab }
+
+func (b *bench) startLab(timeScale float64, hosts []string) (*labRun, error) {
+	var nodes []pve.NodeSpec
+	for _, h := range hosts {
+		n := pve.DefaultNode(h)
+		n.MemoryMiB, n.Cores = 256<<10, 64 // room for 120 nodes of 2 GiB over 5 hosts
+		nodes = append(nodes, n)
+	}
+	l, err := lab.Start(context.Background(), lab.Options{Nodes: nodes, TimeScale: timeScale})
+	if err != nil {
+		return nil, fmt.Errorf("starting the lab: %w", err)
+	}
+	return &labRun{lab: l}, nil
+}
+
+func hostsFor(nodes int) []string {
+	if nodes > 5 {
+		return []string{"pve1", "pve2", "pve3", "pve4", "pve5"}
+	}
+	return []string{"pve1", "pve2", "pve3"}
+}
+
+// step is one measured command with what the lab served during it.
+type step struct {
+	m     measured
+	stats pve.Stats
+	vms   int
+}
+
+// measure resets the lab's counts, runs the command and reads them.
+func (l *labRun) measure(s *stack, vms int, args ...string) (step, error) {
+	l.lab.PVE.ResetStats()
+	m, err := s.run(args...)
+	return step{m: m, stats: l.lab.PVE.Stats(), vms: vms}, err
+}
+
+// results are every measurement of a benchmark run.
+type results struct {
+	started   time.Time
+	commit    string
+	cpus      int
+	timeScale float64
+	runs      int
+	note      string
+	creates   []createResult
+	previews  []previewResult
+	cold      []measured
+	large     *largeResult
+}
+
+type createResult struct {
+	shape    clusterShape
+	critical lab.CriticalPath
+	ups      []step
+	destroys []step
+}
+
+type previewResult struct {
+	shape       clusterShape
+	fresh, noop []step
+}
+
+type largeResult struct {
+	shape, scaled              clusterShape
+	create, noop, scale, destr step
+}
+
+func run(c config) (*results, error) {
+	b, err := setup(c)
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := parseShapes(c.clusters)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := parseSizes(c.previews)
+	if err != nil {
+		return nil, err
+	}
+	var large []clusterShape
+	if c.large != "" {
+		if large, err = parseShapes(c.large); err != nil || len(large) != 1 {
+			return nil, fmt.Errorf("-large %q: one shape like 3+97", c.large)
+		}
+	}
+	r := &results{started: time.Now(), commit: gitCommit(b.root, c.out), cpus: runtime.NumCPU(), timeScale: c.timeScale, runs: c.runs, note: c.note}
+
+	for range c.runs {
+		m, err := coldStart(b.provider)
+		if err != nil {
+			return r, err
+		}
+		r.cold = append(r.cold, m)
+	}
+	for _, shape := range clusters {
+		shape.hosts = hostsFor(shape.nodes())
+		cr := createResult{shape: shape, critical: lab.FreshClusterCriticalPath(shape.controlPlanes)}
+		for i := range c.runs {
+			b.progress("create %s, run %d of %d (time scale %g)", shape, i+1, c.runs, c.timeScale)
+			up, destroy, err := b.createOnce(shape, fmt.Sprintf("create-%s-%d", shape, i+1))
+			if err != nil {
+				return r, err
+			}
+			cr.ups, cr.destroys = append(cr.ups, up), append(cr.destroys, destroy)
+		}
+		r.creates = append(r.creates, cr)
+	}
+	for _, shape := range sizes {
+		shape.hosts = hostsFor(shape.nodes())
+		b.progress("previews of %d nodes, %d runs each", shape.nodes(), c.runs)
+		pr, err := b.previews(shape)
+		if err != nil {
+			return r, err
+		}
+		r.previews = append(r.previews, pr)
+	}
+	if len(large) == 1 {
+		shape := large[0]
+		shape.hosts = hostsFor(6)
+		b.progress("large cluster %s: create, preview, scale to %d workers, destroy (time scale %g)", shape, c.scaleTo, c.timeScale)
+		if r.large, err = b.largeCluster(shape); err != nil {
+			return r, err
+		}
+	}
+	if c.out != "" {
+		out := c.out
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(b.root, out)
+		}
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return r, err
+		}
+		old, err := os.ReadFile(out)
+		if err != nil && !os.IsNotExist(err) {
+			return r, err
+		}
+		if err := os.WriteFile(out, []byte(r.withReport(string(old))), 0o644); err != nil {
+			return r, err
+		}
+		b.progress("wrote %s", c.out)
+	}
+	return r, nil
+}
+
+// setup finds the tools and the provider and lays out the plugin folder.
+func setup(c config) (*bench, error) {
+	root := c.root
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		root = wd
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return nil, fmt.Errorf("run the benchmark from the repository root (make bench)")
+	}
+	b := &bench{cfg: c, root: root, work: filepath.Join(root, c.work), tools: filepath.Join(root, ".tools", "bin"),
+		provider: os.Getenv("PROXMOXTALOS_PROVIDER_BIN"),
+		progress: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "==> %s (load %.1f)\n", fmt.Sprintf(format, args...), loadAverage())
+		}}
+	if b.provider == "" {
+		b.provider = filepath.Join(root, "bin", providerBinary)
+	}
+	if !filepath.IsAbs(c.work) {
+		b.work = filepath.Join(root, c.work)
+	} else {
+		b.work = c.work
+	}
+	for _, f := range []string{filepath.Join(b.tools, "pulumi"), filepath.Join(b.tools, "pulumi-language-yaml"), b.provider} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("%s is missing: run make tools provider first", f)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	b.pluginDir = filepath.Join(b.work, "plugin")
+	if err := os.MkdirAll(b.pluginDir, 0o755); err != nil {
+		return nil, err
+	}
+	link := filepath.Join(b.pluginDir, providerBinary)
+	_ = os.Remove(link)
+	if err := os.Symlink(self, link); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// createOnce creates the shape in a fresh lab, then destroys it.
+func (b *bench) createOnce(shape clusterShape, name string) (up, destroy step, err error) {
+	l, err := b.startLab(b.cfg.timeScale, shape.hosts)
+	if err != nil {
+		return up, destroy, err
+	}
+	defer l.lab.Close()
+	s, err := newStack(b, name, shape, l)
+	if err != nil {
+		return up, destroy, err
+	}
+	if up, err = l.measure(s, shape.nodes(), "up", "--yes", "--skip-preview"); err != nil {
+		return up, destroy, err
+	}
+	destroy, err = l.measure(s, shape.nodes(), "destroy", "--yes", "--skip-preview")
+	return up, destroy, err
+}
+
+// previews measures previews of a new cluster of the shape, creates it (time scale 0: only
+// the previews are measured) and measures previews without changes.
+func (b *bench) previews(shape clusterShape) (previewResult, error) {
+	pr := previewResult{shape: shape}
+	l, err := b.startLab(0, shape.hosts)
+	if err != nil {
+		return pr, err
+	}
+	defer l.lab.Close()
+	s, err := newStack(b, fmt.Sprintf("preview-%d", shape.nodes()), shape, l)
+	if err != nil {
+		return pr, err
+	}
+	for range b.cfg.runs {
+		st, err := l.measure(s, shape.nodes(), "preview")
+		if err != nil {
+			return pr, err
+		}
+		pr.fresh = append(pr.fresh, st)
+	}
+	if _, err := s.run("up", "--yes", "--skip-preview"); err != nil {
+		return pr, err
+	}
+	for range b.cfg.runs {
+		st, err := l.measure(s, shape.nodes(), "preview", "--expect-no-changes")
+		if err != nil {
+			return pr, err
+		}
+		pr.noop = append(pr.noop, st)
+	}
+	_, err = s.run("destroy", "--yes", "--skip-preview")
+	return pr, err
+}
+
+// largeCluster creates the shape, previews it without changes, scales it out and destroys it.
+func (b *bench) largeCluster(shape clusterShape) (*largeResult, error) {
+	lr := &largeResult{shape: shape, scaled: clusterShape{controlPlanes: shape.controlPlanes, workers: b.cfg.scaleTo, hosts: shape.hosts}}
+	l, err := b.startLab(b.cfg.timeScale, shape.hosts)
+	if err != nil {
+		return nil, err
+	}
+	defer l.lab.Close()
+	s, err := newStack(b, "large-"+shape.String(), shape, l)
+	if err != nil {
+		return nil, err
+	}
+	if lr.create, err = l.measure(s, shape.nodes(), "up", "--yes", "--skip-preview"); err != nil {
+		return lr, err
+	}
+	if lr.noop, err = l.measure(s, shape.nodes(), "preview", "--expect-no-changes"); err != nil {
+		return lr, err
+	}
+	if err := s.write(b, lr.scaled, l); err != nil {
+		return lr, err
+	}
+	if lr.scale, err = l.measure(s, lr.scaled.workers-shape.workers, "up", "--yes", "--skip-preview"); err != nil {
+		return lr, err
+	}
+	lr.destr, err = l.measure(s, lr.scaled.nodes(), "destroy", "--yes", "--skip-preview")
+	return lr, err
+}
+
+// gitCommit names the checkout: the short commit, "+changes" when the tree (but the
+// report) differs from it.
+func gitCommit(root, report string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	commit := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!"+report).Output(); err == nil && len(st) > 0 {
+		commit += "+changes"
+	}
+	return commit
+}

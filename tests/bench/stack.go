@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/clienv"
+)
+
+// stack is one Pulumi YAML project with its own hermetic Pulumi environment (PULUMI_HOME,
+// file backend, passphrase), the project's own CLI, and the provider reached through the
+// benchmark's wrapper (wrap.go), which records the provider's CPU time and peak memory.
+type stack struct {
+	dir      string // the project folder
+	env      []string
+	pulumi   string
+	rusage   string // where the wrapper appends one line per provider process
+	logs     string // folder of the CLI's output, one file per command
+	commands int
+}
+
+// clusterShape is what the benchmark's TalosCluster looks like.
+type clusterShape struct {
+	controlPlanes, workers int
+	hosts                  []string
+}
+
+func (c clusterShape) String() string { return fmt.Sprintf("%d+%d", c.controlPlanes, c.workers) }
+
+func (c clusterShape) nodes() int { return c.controlPlanes + c.workers }
+
+// newStack writes the project, creates its stack and points the provider at the lab
+// through the PROXMOX_VE_* variables (no token on a command line or in a file).
+func newStack(b *bench, name string, shape clusterShape, l *labRun) (*stack, error) {
+	dir := filepath.Join(b.work, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	s := &stack{dir: filepath.Join(dir, "project"), pulumi: filepath.Join(b.tools, "pulumi"),
+		rusage: filepath.Join(dir, "rusage.jsonl"), logs: filepath.Join(dir, "logs")}
+	for _, d := range []string{s.dir, s.logs, filepath.Join(dir, "home"), filepath.Join(dir, "backend")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	s.env = append(clienv.Hermetic(b.tools, filepath.Join(dir, "home"), filepath.Join(dir, "backend"), "proxmoxtalos-bench"),
+		"NO_COLOR=1",
+		"PROXMOX_VE_ENDPOINT="+l.lab.Endpoint(),
+		"PROXMOX_VE_API_TOKEN="+l.lab.APIToken(),
+		"PROXMOX_VE_CA_CERT="+string(l.lab.CACertPEM()),
+		envRealProvider+"="+b.provider,
+		envRusage+"="+s.rusage,
+	)
+	if err := s.write(b, shape, l); err != nil {
+		return nil, err
+	}
+	if _, err := s.run("stack", "init", "bench"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// write (re)writes Pulumi.yaml for the shape: a scale-out is the same project with more
+// workers.
+func (s *stack) write(b *bench, shape clusterShape, l *labRun) error {
+	prefix := l.lab.AddressPrefix()
+	var hosts strings.Builder
+	for _, h := range shape.hosts {
+		fmt.Fprintf(&hosts, "        - node: %s\n", h)
+	}
+	project := fmt.Sprintf(`name: bench
+runtime: yaml
+plugins:
+  providers:
+    - name: proxmoxtalos
+      path: %s
+resources:
+  cluster:
+    type: proxmoxtalos:TalosCluster
+    properties:
+      clusterName: bench
+      image:
+        factoryUrl: %s
+      hosts:
+%s      network:
+        subnet: %s.0/24
+        gateway: %s.1
+        addressRange: { start: %s.10, end: %s.250 }
+        dnsServers: ["%s.1"]
+      vip: %s.5
+      controlPlane:
+        count: %d
+        size: { cores: 2, memory: 2048, diskSize: 10 }
+      workerPools:
+        - name: workers
+          count: %d
+          size: { cores: 2, memory: 2048, diskSize: 10 }
+outputs:
+  summary: ${cluster.summary}
+`, b.pluginDir, l.lab.FactoryURL(), hosts.String(), prefix, prefix, prefix, prefix, prefix, prefix, shape.controlPlanes, shape.workers)
+	return os.WriteFile(filepath.Join(s.dir, "Pulumi.yaml"), []byte(project), 0o644)
+}
+
+// measured is one CLI command's figures.
+type measured struct {
+	wall time.Duration
+	// cpu is the provider processes' CPU time (user + system), summed.
+	cpu time.Duration
+	// rssMiB is the largest peak resident set of a provider process.
+	rssMiB float64
+	// load is the 1-minute load average when the command started.
+	load float64
+}
+
+// run runs one CLI command and measures it; its output goes to a log file, named in the
+// error when it fails.
+func (s *stack) run(args ...string) (measured, error) {
+	full := append([]string{"--non-interactive"}, args...)
+	if args[0] != "stack" {
+		full = append(full, "--stack", "bench")
+	}
+	s.commands++
+	logPath := filepath.Join(s.logs, fmt.Sprintf("%02d-%s.log", s.commands, strings.Join(args[:1], "-")))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return measured{}, err
+	}
+	defer logFile.Close()
+	_ = os.Remove(s.rusage)
+	cmd := exec.Command(s.pulumi, full...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.dir, s.env, logFile, logFile
+	m := measured{load: loadAverage()}
+	start := time.Now()
+	err = cmd.Run()
+	m.wall = time.Since(start)
+	if err != nil {
+		return m, fmt.Errorf("pulumi %s failed (%w); its output: %s", strings.Join(args, " "), err, logPath)
+	}
+	m.cpu, m.rssMiB, err = readRusage(s.rusage)
+	return m, err
+}
+
+// readRusage sums what the wrapper recorded for each provider process of one command.
+func readRusage(path string) (cpu time.Duration, rssMiB float64, err error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return 0, 0, nil // the command started no provider
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var u providerUsage
+		if err := json.Unmarshal(sc.Bytes(), &u); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		cpu += u.CPU
+		rssMiB = max(rssMiB, float64(u.MaxRSSKiB)/1024)
+	}
+	return cpu, rssMiB, sc.Err()
+}
+
+// loadAverage is the 1-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	_, _ = fmt.Sscan(string(b), &l)
+	return l
+}
