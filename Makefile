@@ -198,9 +198,11 @@ bench: $(PULUMI) $(YAMLHOST) provider
 	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) $(CACHE)/bench/bench $(BENCH_FLAGS)
 
 # The fault campaign of issue 10 (tests/e2e/soak_test.go): 20 seeded runs per fault kind and
-# rate, each a 3+2 TalosCluster through create, scale-out, Talos upgrade and destroy; prints
-# the table (also written to .cache/soak-table.md). Not part of `make test`, which runs one
-# short run. SOAK_RUNS, SOAK_PARALLEL and SOAK_KINDS (500,task,lock-timeout,scripted) narrow it.
+# rate (5 % and 15 %), each a 3+2 TalosCluster through create, scale-out, Talos upgrade and
+# destroy, and the kill runs (the provider killed in every step, at each kill point once);
+# prints the table (also written to .cache/soak-table.md). Not part of `make test`, which runs
+# one short run. SOAK_RUNS, SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS
+# (500,task,lock-timeout,scripted,kill) narrow it.
 .PHONY: soak
 soak: tools provider
 	@mkdir -p $(CACHE)
