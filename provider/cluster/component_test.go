@@ -572,7 +572,7 @@ func TestVersionsComeFromTheNodes(t *testing.T) {
 	inv, first := existingCluster(t, old)
 	running := appliedConfigs(first)
 
-	rec, resp, err := constructDry(t, true, inv, baseInputs(), running)
+	rec, resp, err := constructDry(t, true, inv, unversioned(), running)
 	must(t, err)
 	if tv, kv := resp.State.Get("talosVersion").AsString(), resp.State.Get("kubernetesVersion").AsString(); tv != "v1.11.3" || kv != "v1.33.4" {
 		t.Errorf("a program without versions plans Talos %s, Kubernetes %s; the cluster runs v1.11.3, v1.33.4", tv, kv)
@@ -603,7 +603,7 @@ func TestVersionsComeFromTheNodes(t *testing.T) {
 		t.Errorf("two Kubernetes minors at once: %v", err)
 	}
 	// Talos only: Kubernetes stays what runs.
-	next = baseInputs()
+	next = unversioned()
 	next["talosVersion"] = "v1.12.5"
 	_, resp, err = constructDry(t, true, inv, next, running)
 	must(t, err)
@@ -614,7 +614,7 @@ func TestVersionsComeFromTheNodes(t *testing.T) {
 	// A node that does not answer is a warning; the others say what runs.
 	partial := appliedConfigs(first)
 	delete(partial, "10.0.0.10")
-	_, resp, err = constructDry(t, true, inv, baseInputs(), partial)
+	_, resp, err = constructDry(t, true, inv, unversioned(), partial)
 	must(t, err)
 	if tv := resp.State.Get("talosVersion").AsString(); tv != "v1.11.3" {
 		t.Errorf("with lab-cp-1 down: Talos %s, want v1.11.3 from the other nodes", tv)

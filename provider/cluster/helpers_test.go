@@ -270,7 +270,19 @@ func baseInputs() map[string]any {
 		},
 		"vip":         "10.0.0.5",
 		"workerPools": []any{map[string]any{"name": "workers", "count": 2}},
+		// Pinned, so the tests do not move with the default release (the
+		// default itself is tested in provider/plan).
+		"talosVersion":      "v1.12.5",
+		"kubernetesVersion": "v1.35.2",
 	}
+}
+
+// unversioned is baseInputs of a program that names no versions.
+func unversioned() map[string]any {
+	in := baseInputs()
+	delete(in, "talosVersion")
+	delete(in, "kubernetesVersion")
+	return in
 }
 
 // observedFrom renders the VMs a construct registered as Proxmox would
