@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +38,7 @@ func TestGoSDKIsItsOwnModule(t *testing.T) {
 	}
 	toy := string(files["go/proxmoxtalos/proxmox/toy.go"])
 	if !strings.Contains(toy, "func NewToy(") {
-		t.Errorf("go/proxmoxtalos/proxmox/toy.go has no NewToy constructor; files: %v", sortedKeys(files))
+		t.Errorf("go/proxmoxtalos/proxmox/toy.go has no NewToy constructor; files: %v", slices.Sorted(maps.Keys(files)))
 	}
 	// The secret input must be wrapped as a secret by the SDK before it leaves the program.
 	if !strings.Contains(toy, "pulumi.ToSecret(args.Token)") {
@@ -87,7 +89,7 @@ func TestNodePackageMetadata(t *testing.T) {
 		t.Errorf("package.json has no repository")
 	}
 	if _, ok := files["nodejs/proxmox/toy.ts"]; !ok {
-		t.Errorf("no nodejs/proxmox/toy.ts; files: %v", sortedKeys(files))
+		t.Errorf("no nodejs/proxmox/toy.ts; files: %v", slices.Sorted(maps.Keys(files)))
 	}
 }
 
@@ -145,7 +147,7 @@ func TestGoFunctionsSendArgumentsWithDefaults(t *testing.T) {
 	}
 	fn := string(files["go/proxmoxtalos/talos/getLookup.go"])
 	if !strings.Contains(strings.Join(strings.Fields(fn), " "), "Arch pulumi.StringPtrInput") {
-		t.Fatalf("getLookup.go lacks the arch input; files: %v\n%s", sortedKeys(files), fn)
+		t.Fatalf("getLookup.go lacks the arch input; files: %v\n%s", slices.Sorted(maps.Keys(files)), fn)
 	}
 	if strings.Contains(fn, "ToOutputWithContext(ctx.Context(), args)") || strings.Contains(fn, "Defaults()") ||
 		!strings.Contains(fn, `ctx.InvokeOutput("proxmoxtalos:talos:getLookup", args,`) {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // keep lists, per language folder, entries that are not generated and must survive a
@@ -31,7 +33,7 @@ func write(root, lang string, files map[string][]byte) error {
 			return fmt.Errorf("removing the old %s: %w", filepath.Join(dir, e.Name()), err)
 		}
 	}
-	for _, p := range sortedKeys(files) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		target := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return fmt.Errorf("creating %s: %w", filepath.Dir(target), err)

@@ -1,9 +1,10 @@
 package cluster
 
 import (
+	"maps"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,13 +35,8 @@ func observeVM(vmid int, host string, cfg map[string]string) plan.ObservedVM {
 	if ns := strings.Fields(cfg["nameserver"]); len(ns) > 0 {
 		vm.DNSServers = ns
 	}
-	var keys []string
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	nics := map[int]plan.NICConfig{}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		v := cfg[k]
 		if m := diskKey.FindStringSubmatch(k); m != nil {
 			props := pve.ParsePropString(v)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -99,7 +100,7 @@ func (b *builder) checkProxmoxCCM(p *ProxmoxCCM) {
 
 func (b *builder) checkMirrors() {
 	out := []Mirror{}
-	for _, reg := range sortedKeys(b.spec.RegistryMirrors) {
+	for _, reg := range slices.Sorted(maps.Keys(b.spec.RegistryMirrors)) {
 		m := b.spec.RegistryMirrors[reg]
 		f := "registryMirrors[\"" + reg + "\"]"
 		if reg == "" || strings.Contains(reg, "://") || strings.ContainsAny(reg, "/ \t") {

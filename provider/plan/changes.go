@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -183,7 +184,7 @@ func compareNode(o, n *NodeState) NodeChange {
 	}
 
 	if o.Config != nil {
-		for _, k := range sortedKeys(n.Config) {
+		for _, k := range slices.Sorted(maps.Keys(n.Config)) {
 			if o.Config[k] != n.Config[k] {
 				c.ConfigChanged = append(c.ConfigChanged, k)
 			}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -242,7 +243,7 @@ func (b *builder) checkHosts() {
 		}
 		if b.facts.Hosts != nil {
 			if _, ok := b.facts.Hosts[h.Node]; !ok {
-				b.probs.add(f+".node", "%q is not a node of the Proxmox cluster; its nodes are: %s", h.Node, strings.Join(sortedKeys(b.facts.Hosts), ", "))
+				b.probs.add(f+".node", "%q is not a node of the Proxmox cluster; its nodes are: %s", h.Node, strings.Join(slices.Sorted(maps.Keys(b.facts.Hosts)), ", "))
 			}
 		}
 	}
@@ -351,13 +352,4 @@ func boolOr(p *bool, def bool) bool {
 		return def
 	}
 	return *p
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

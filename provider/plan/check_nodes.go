@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ func (b *builder) checkLabelsAndPatches() {
 	}
 	b.checkPatches("patches", b.spec.Patches)
 	b.checkPatches("workerPatches", b.spec.WorkerPatches)
-	for _, name := range sortedKeys(b.spec.NodePatches) {
+	for _, name := range slices.Sorted(maps.Keys(b.spec.NodePatches)) {
 		b.checkPatches("nodePatches[\""+name+"\"]", b.spec.NodePatches[name])
 	}
 

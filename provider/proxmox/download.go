@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -39,7 +40,7 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	for _, n := range nodes {
 		names = append(names, n.Name)
 	}
-	if !contains(names, a.Node) {
+	if !slices.Contains(names, a.Node) {
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
 	}
@@ -94,15 +95,6 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 		}
 	}
 	return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Diff: see diffDownload.

@@ -2,7 +2,9 @@ package proxmox
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +95,7 @@ func privilegeOf(key, value string) []string {
 		return []string{"VM.Config.Network"}
 	}
 	for priv, keys := range configKeyPrivs {
-		if slicesContains(strings.Fields(keys), key) {
+		if slices.Contains(strings.Fields(keys), key) {
 			return []string{priv}
 		}
 	}
@@ -109,15 +111,6 @@ var configKeyPrivs = map[string]string{
 }
 
 var cloudInitKeyRE = regexp.MustCompile(`^(ipconfig\d+|cicustom|cipassword|citype|ciuser|ciupgrade|nameserver|searchdomain|sshkeys)$`)
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // vmNeeds are the privileges a VirtualMachine with inputs a needs for its
 // whole life: create (or clone), every update its inputs can bring, reads,
@@ -177,15 +170,10 @@ func vmNeeds(a VirtualMachineArgs, keys map[string]any, source map[string]string
 		}
 		byPriv[p] = append(byPriv[p], "agent")
 	}
-	var privs []string
-	for p := range byPriv {
-		privs = append(privs, p)
-	}
-	sort.Strings(privs)
-	for _, p := range privs {
+	for _, p := range slices.Sorted(maps.Keys(byPriv)) {
 		ks := byPriv[p]
 		sort.Strings(ks)
-		needs = append(needs, vm(inputOfKeys(ks), "to set "+strings.Join(dedup(ks), ", "), p))
+		needs = append(needs, vm(inputOfKeys(ks), "to set "+strings.Join(slices.Compact(slices.Clone(ks)), ", "), p))
 	}
 	if len(ciKeys) > 0 {
 		sort.Strings(ciKeys)
@@ -259,7 +247,7 @@ func vmResourceNeeds(a VirtualMachineArgs, source map[string]string, pool string
 		// clone_vm: Datastore.AllocateSpace where each disk of the source
 		// goes (linked clones too), SDN.Use on the source's bridges
 		full := c.Full == nil || *c.Full
-		for _, k := range sortedKeys(source) {
+		for _, k := range slices.Sorted(maps.Keys(source)) {
 			switch {
 			case diskInterfaceRE.MatchString(k) || k == efiDiskKey:
 				if p := privilegeOf(k, source[k]); len(p) != 1 || p[0] != "VM.Config.Disk" {
@@ -315,16 +303,6 @@ func inputOfKeys(keys []string) string {
 		}
 	}
 	return ""
-}
-
-func dedup(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if len(out) == 0 || out[len(out)-1] != s {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // holds reports whether privileges (what Proxmox answered for n.Path)

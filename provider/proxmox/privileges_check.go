@@ -3,6 +3,8 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,7 +109,7 @@ func privilegeFailures(tokenID string, needs []need, lookup func(path string) (m
 	var out []p.CheckFailure
 	for _, path := range order {
 		g := gaps[path]
-		privs := sortedKeys(g.privs)
+		privs := slices.Sorted(maps.Keys(g.privs))
 		where := path
 		if g.inherit {
 			where += " (propagated to the VMs below it, as a VM without vmId gets a new id)"

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -261,7 +262,7 @@ func checkCloneAcrossNodes(ctx context.Context, c *checkReads, v *validator, a V
 		shared[s.Name] = s.Shared
 	}
 	var local []string
-	for _, k := range sortedKeys(cfg) {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if !volumeKeyRE.MatchString(k) {
 			continue
 		}

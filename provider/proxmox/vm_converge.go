@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -194,7 +195,7 @@ func removeUnusedVolumes(ctx context.Context, c *pve.Client, ref pve.VMRef, volu
 }
 
 func describeChange(plan configPlan) string {
-	keys := sortedKeys(plan.Set)
+	keys := slices.Sorted(maps.Keys(plan.Set))
 	for _, d := range plan.Delete {
 		keys = append(keys, "-"+d)
 	}

@@ -1,9 +1,9 @@
 package proxmox
 
 import (
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -215,18 +215,9 @@ func collapse(path string, other map[string]string) string {
 }
 
 func unionKeys(a, b map[string]string) []string {
-	seen := map[string]bool{}
-	var keys []string
-	for _, m := range []map[string]string{a, b} {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	sort.Strings(keys)
-	return keys
+	keys := append(slices.Collect(maps.Keys(a)), slices.Collect(maps.Keys(b))...)
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // adoptImportSources: where a disk that exists in the state came from is

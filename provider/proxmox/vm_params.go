@@ -2,6 +2,7 @@ package proxmox
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -82,7 +83,7 @@ func planConfig(old *VirtualMachineArgs, a VirtualMachineArgs, live pve.VMConfig
 	}
 	p := configPlan{Set: map[string]any{}}
 	want := scalarConfig(a, live)
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		switch {
 		case want[k] == "":
 			if _, present := live[k]; present {
@@ -290,13 +291,4 @@ func sameKV(a, b map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

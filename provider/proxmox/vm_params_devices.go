@@ -2,6 +2,8 @@ package proxmox
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -331,7 +333,7 @@ func cloudInitSlot(ci *VirtualMachineCloudInit, live pve.VMConfig) string {
 }
 
 func findCloudInitDrive(live pve.VMConfig) (string, bool) {
-	for _, k := range sortedKeys(live) {
+	for _, k := range slices.Sorted(maps.Keys(live)) {
 		if diskInterfaceRE.MatchString(k) && parseDisk(live[k]).CloudInit {
 			return k, true
 		}

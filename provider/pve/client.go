@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,7 +185,7 @@ func (c *Client) delete(ctx context.Context, path string, params map[string]any,
 // expects them (booleans as 1/0).
 func encodeQuery(params map[string]any) string {
 	var b strings.Builder
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if b.Len() > 0 {
 			b.WriteByte('&')
 		}

@@ -3,7 +3,6 @@ package talos
 import (
 	"context"
 	"reflect"
-	"sort"
 	"strconv"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -237,7 +236,7 @@ func diffClusterHealth(old, in ClusterHealthArgs) infer.DiffResponse {
 	// not a reason to check again: the next check uses them.
 	for name, changed := range map[string]bool{
 		"endpoints": !equalStrings(old.Endpoints, in.Endpoints),
-		"triggers":  !reflect.DeepEqual(sorted(old.Triggers), sorted(in.Triggers)),
+		"triggers":  !equalStrings(old.Triggers, in.Triggers),
 		"timeouts":  !reflect.DeepEqual(old.Timeouts, in.Timeouts),
 	} {
 		if changed {
@@ -260,11 +259,4 @@ func (r *ClusterHealth) Update(ctx context.Context, req infer.UpdateRequest[Clus
 	}
 
 	return infer.UpdateResponse[ClusterHealthState]{Output: st}, nil
-}
-
-func sorted(s []string) []string {
-	out := append([]string{}, s...)
-	sort.Strings(out)
-
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -465,14 +464,7 @@ func sameReset(a, b *ResetOnDelete) bool {
 	return reflect.DeepEqual(x, y) && slices.Equal(a.ControlPlanes, b.ControlPlanes)
 }
 
+// equalStrings: the same strings, in any order.
 func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-
-	x, y := append([]string(nil), a...), append([]string(nil), b...)
-	sort.Strings(x)
-	sort.Strings(y)
-
-	return reflect.DeepEqual(x, y)
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }

@@ -1,7 +1,9 @@
 package talosconfig
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 )
 
@@ -84,12 +86,7 @@ func diffNodes(a, b any, parts []any, report func([]any)) {
 		for k := range bm {
 			keys[k] = true
 		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			av, inA := am[k]
 			bv, inB := bm[k]
 			if !inA || !inB {

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,7 +115,7 @@ func walkLeaves(node any, parts []any, fn func(parts []any, v any)) {
 			fn(parts, v)
 			return
 		}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			walkLeaves(v[k], appendPart(parts, k), fn)
 		}
 	case []any:
@@ -134,15 +135,6 @@ func appendPart(parts []any, p any) []any {
 	out := make([]any, len(parts), len(parts)+1)
 	copy(out, parts)
 	return append(out, p)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // lineRefs keeps only the line numbers of a YAML error: its text can quote

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +137,7 @@ func TestFaultsStackConverges(t *testing.T) {
 		t.Fatalf("converged state holds %d VMs and the lab %d (%v), want 6", len(after), len(labVMIDs(l)), labVMIDs(l))
 	}
 	for urn, id := range before {
-		if now, ok := after[urn]; ok && now != id && containsID(labVMIDs(l), id) {
+		if now, ok := after[urn]; ok && now != id && slices.Contains(labVMIDs(l), id) {
 			t.Errorf("%s was replaced: %s then %s", urn, id, now)
 		}
 	}
@@ -165,13 +166,4 @@ func TestFaultsStackConverges(t *testing.T) {
 			}
 		}
 	}
-}
-
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

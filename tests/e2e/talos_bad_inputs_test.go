@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +148,7 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	mustFail(t, "preview with a broken patch", p.Preview(t), "after patch 1 of 1", "static hostname is already set")
 
 	if res := stateResources(t, p); res["secrets"] == nil || res["cp"] != nil {
-		t.Errorf("state after the broken patch: %v", keys(res))
+		t.Errorf("state after the broken patch: %v", slices.Sorted(maps.Keys(res)))
 	}
 
 	inMaintenance("a broken patch")
@@ -217,13 +219,4 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 
 	mustSucceed(t, "preview after the fix", p.Preview(t, "--expect-no-changes"))
 	mustSucceed(t, "destroy", p.Destroy(t))
-}
-
-func keys(m map[string]map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-
-	return out
 }

@@ -3,8 +3,10 @@ package pve
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,7 +66,7 @@ func pveum(t *testing.T, s *Server, lines ...string) string {
 	return last
 }
 
-func privs(m map[string]bool) []string { return sortedKeys(m) }
+func privs(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 
 // TestBuiltinRoles: the predefined roles hold the privileges
 // pve-access-control's create_roles gives them.

@@ -2,7 +2,9 @@ package pve
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,7 +24,7 @@ const cloudInitSize = 4 << 20
 // worker is forked, answered as parameter errors.
 // defaultStorage is create_vm's "storage" parameter ("" on config updates).
 func (s *Server) checkDriveParamsLocked(nodeName string, params map[string]string, defaultStorage string) error {
-	for _, key := range sortedKeys(params) {
+	for _, key := range slices.Sorted(maps.Keys(params)) {
 		if !isDriveKey(key) {
 			continue
 		}
@@ -108,7 +110,7 @@ func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map
 	res := map[string]string{}
 	var created []*volume
 	fail := func(err error) (map[string]string, []*volume, error) { return nil, created, err }
-	for _, key := range sortedKeys(settings) {
+	for _, key := range slices.Sorted(maps.Keys(settings)) {
 		if !isDriveKey(key) {
 			continue
 		}
@@ -230,7 +232,7 @@ func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map
 // cloudInitKey names another drive that already holds a cloud-init volume.
 func (s *Server) cloudInitKey(conf map[string]string, key string, more map[string]string) string {
 	for _, m := range []map[string]string{conf, more} {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if k == key || !isDriveKey(k) {
 				continue
 			}

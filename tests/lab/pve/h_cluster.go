@@ -2,6 +2,8 @@ package pve
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +104,7 @@ func (s *Server) hResources(r *request) (any, error) {
 		}
 	}
 	if typ == "" || typ == "pool" {
-		for _, id := range sortedKeys(s.pools) {
+		for _, id := range slices.Sorted(maps.Keys(s.pools)) {
 			if s.hasLocked(r.user, "/pool/"+id, "Pool.Audit") {
 				out = append(out, map[string]any{"id": "/pool/" + id, "type": "pool", "pool": id})
 			}
@@ -196,7 +198,7 @@ func (s *Server) nodeUsedMemLocked(name string) int64 {
 }
 
 func (s *Server) poolOfLocked(vmid int) string {
-	for _, id := range sortedKeys(s.pools) {
+	for _, id := range slices.Sorted(maps.Keys(s.pools)) {
 		if s.pools[id].vms[vmid] {
 			return id
 		}

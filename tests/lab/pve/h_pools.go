@@ -1,8 +1,10 @@
 package pve
 
 import (
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,7 +22,7 @@ func (s *Server) hPoolList(r *request) (any, error) {
 		return []map[string]any{s.poolInfoLocked(p, r.p["type"])}, nil
 	}
 	out := []map[string]any{}
-	for _, id := range sortedKeys(s.pools) {
+	for _, id := range slices.Sorted(maps.Keys(s.pools)) {
 		// pools the caller may audit (a listing by poolid checks
 		// Pool.Audit but ignores the answer: Pool.pm index)
 		if !s.hasLocked(r.user, "/pool/"+id, "Pool.Audit") {
@@ -57,7 +59,7 @@ func (s *Server) poolInfoLocked(p *pool, typ string) map[string]any {
 		}
 	}
 	if typ == "" || typ == "storage" {
-		for _, st := range sortedKeys(p.storage) {
+		for _, st := range slices.Sorted(maps.Keys(p.storage)) {
 			members = append(members, map[string]any{"id": "storage/" + s.nodes[0].spec.Name + "/" + st, "type": "storage", "storage": st, "node": s.nodes[0].spec.Name})
 		}
 	}
@@ -182,7 +184,7 @@ func (s *Server) hPoolDelete(r *request) (any, error) {
 			return nil, fail("delete pool failed: pool '%s' is not empty (contains VM %d)\n", id, vmid)
 		}
 	}
-	for _, st := range sortedKeys(p.storage) {
+	for _, st := range slices.Sorted(maps.Keys(p.storage)) {
 		return nil, fail("delete pool failed: pool '%s' is not empty (contains storage '%s')\n", id, st)
 	}
 	delete(s.pools, id)

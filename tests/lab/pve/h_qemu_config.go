@@ -3,6 +3,8 @@ package pve
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +77,7 @@ func (s *Server) hPending(r *request) (any, error) {
 		keys[k] = true
 	}
 	out := []map[string]any{}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		e := map[string]any{"key": k}
 		if val, ok := v.conf[k]; ok {
 			e["value"] = s.configValue(k, val)
@@ -219,7 +221,7 @@ func (s *Server) checkUpdatePermsLocked(user string, vmid int, u *configUpdate) 
 	if err := s.checkModifyConfigLocked(user, vmid, "", u.deletes); err != nil {
 		return err
 	}
-	if err := s.checkModifyConfigLocked(user, vmid, "", sortedKeys(u.params)); err != nil {
+	if err := s.checkModifyConfigLocked(user, vmid, "", slices.Sorted(maps.Keys(u.params))); err != nil {
 		return err
 	}
 	if err := s.checkStorageAccessLocked(user, vmid, u.params, ""); err != nil {
@@ -360,7 +362,7 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 	}
 	logf := l.Logf
 	var parts []string
-	for _, k := range sortedKeys(u.params) {
+	for _, k := range slices.Sorted(maps.Keys(u.params)) {
 		val := u.params[k]
 		if k == "cipassword" {
 			val = "<hidden>"
@@ -394,7 +396,7 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 		}
 		_, isPending := v.pending[opt]
 		delete(v.pending, opt)
-		if explicitBoot && contains(bootOrder, opt) {
+		if explicitBoot && slices.Contains(bootOrder, opt) {
 			bootOrder = remove(bootOrder, opt)
 			v.pending["boot"] = "order=" + strings.Join(bootOrder, ";")
 			if len(bootOrder) == 0 {
@@ -422,7 +424,7 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 			v.delete[opt] = u.force
 		}
 	}
-	for _, opt := range sortedKeys(u.params) {
+	for _, opt := range slices.Sorted(maps.Keys(u.params)) {
 		val := u.params[opt]
 		if cur, ok := v.pending[opt]; ok && cur == val {
 			continue
@@ -442,7 +444,7 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 			}
 			v.pending[opt] = created[opt]
 			if explicitBoot {
-				if d, err := s.parseDrive(opt, val); err == nil && d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") && !contains(bootOrder, opt) {
+				if d, err := s.parseDrive(opt, val); err == nil && d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") && !slices.Contains(bootOrder, opt) {
 					bootOrder = append(bootOrder, opt)
 					v.pending["boot"] = "order=" + strings.Join(bootOrder, ";")
 				}
@@ -459,7 +461,7 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 					_, inConf := v.conf[dev]
 					_, inPending := v.pending[dev]
 					_, inParams := u.params[dev]
-					if (!inConf && !inPending && !inParams) || contains(u.deletes, dev) {
+					if (!inConf && !inPending && !inParams) || slices.Contains(u.deletes, dev) {
 						return fmt.Errorf("invalid bootorder: device '%s' does not exist'\n", dev)
 					}
 				}
@@ -493,15 +495,6 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 	}
 	s.applyPendingLocked(v)
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func remove(list []string, s string) []string {
@@ -545,7 +538,7 @@ func (s *Server) registerUnusedLocked(v *vm, driveVal string) {
 
 // applyPendingLocked is vmconfig_apply_pending for a stopped VM.
 func (s *Server) applyPendingLocked(v *vm) {
-	for _, opt := range sortedKeys(v.delete) {
+	for _, opt := range slices.Sorted(maps.Keys(v.delete)) {
 		force := v.delete[opt]
 		if isDriveKey(opt) {
 			if old, ok := v.conf[opt]; ok {
@@ -563,7 +556,7 @@ func (s *Server) applyPendingLocked(v *vm) {
 		delete(v.conf, opt)
 	}
 	v.delete = map[string]bool{}
-	for _, opt := range sortedKeys(v.pending) {
+	for _, opt := range slices.Sorted(maps.Keys(v.pending)) {
 		val := v.pending[opt]
 		if isDriveKey(opt) {
 			if old, ok := v.conf[opt]; ok && strings.SplitN(old, ",", 2)[0] != strings.SplitN(val, ",", 2)[0] {

@@ -3,6 +3,8 @@ package pve
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,7 +76,7 @@ func (s *Server) checkCreatePermsLocked(r *request, vmid int, params map[string]
 	if err := s.checkStorageAccessLocked(r.user, vmid, params, r.p["storage"]); err != nil {
 		return err
 	}
-	if err := s.checkModifyConfigLocked(r.user, vmid, pool, sortedKeys(params)); err != nil {
+	if err := s.checkModifyConfigLocked(r.user, vmid, pool, slices.Sorted(maps.Keys(params))); err != nil {
 		return err
 	}
 	if err := checkSerialPerm(r.user, params); err != nil {
@@ -286,7 +288,7 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 		if _, ok := r.p["format"]; ok && !full {
 			return nil, false, fail("parameter 'format' not allowed for linked clones\n")
 		}
-		for _, k := range sortedKeys(src.conf) {
+		for _, k := range slices.Sorted(maps.Keys(src.conf)) {
 			if !isDriveKey(k) {
 				continue
 			}
@@ -405,7 +407,7 @@ func (s *Server) hQemuClone(r *request) (any, error) {
 func (s *Server) cloneConfigLocked(l *taskLog, src *vm, srcConf map[string]string, nv *vm, full bool, storageID string, p map[string]string) (map[string]string, []*volume, error) {
 	newConf := map[string]string{}
 	var vols []*volume
-	for _, k := range sortedKeys(srcConf) {
+	for _, k := range slices.Sorted(maps.Keys(srcConf)) {
 		val := srcConf[k]
 		prefix, _, indexed := keyIndex(k)
 		switch {

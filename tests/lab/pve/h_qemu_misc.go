@@ -3,7 +3,9 @@ package pve
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -213,7 +215,7 @@ func (s *Server) hTemplate(r *request) (any, error) {
 			return err
 		}
 		v.conf["template"] = "1"
-		for _, k := range sortedKeys(v.conf) {
+		for _, k := range slices.Sorted(maps.Keys(v.conf)) {
 			if !isDriveKey(k) || (onlyDisk != "" && k != onlyDisk) {
 				continue
 			}
@@ -287,7 +289,7 @@ func (s *Server) hCloudInitPending(r *request) (any, error) {
 		keys[k] = true
 	}
 	out := []map[string]any{}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		e := map[string]any{"key": k}
 		nv, inCur := cur[k]
 		ov, inGen := gen[k]

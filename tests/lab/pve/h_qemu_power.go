@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -25,7 +27,7 @@ func (s *Server) hStatusCurrent(r *request) (any, error) {
 		// balloon (enabled unless balloon=0), block and NIC counters
 		st["proxmox-support"] = map[string]any{}
 		blocks := map[string]any{}
-		for _, k := range sortedKeys(v.runConf) {
+		for _, k := range slices.Sorted(maps.Keys(v.runConf)) {
 			if isDriveKey(k) {
 				blocks[k] = map[string]any{"rd_bytes": 0, "wr_bytes": 0, "rd_operations": 0, "wr_operations": 0}
 			}
@@ -168,7 +170,7 @@ func (s *Server) startVM(ctx context.Context, l *taskLog, v *vm, skipLock bool) 
 // and bridges that exist on the node (pve-bridge fails otherwise).
 func (s *Server) preflightLocked(l *taskLog, v *vm) error {
 	n := s.node(v.node)
-	for _, k := range sortedKeys(v.conf) {
+	for _, k := range slices.Sorted(maps.Keys(v.conf)) {
 		val := v.conf[k]
 		prefix, idx, ok := keyIndex(k)
 		switch {

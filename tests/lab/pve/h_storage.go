@@ -9,9 +9,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +84,7 @@ func (s *Server) hContentList(r *request) (any, error) {
 		return nil, err
 	}
 	out := []map[string]any{}
-	for _, name := range sortedKeys(st.volumes) {
+	for _, name := range slices.Sorted(maps.Keys(st.volumes)) {
 		v := st.volumes[name]
 		if c := r.p["content"]; c != "" && v.content != c {
 			continue

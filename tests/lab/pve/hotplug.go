@@ -1,6 +1,10 @@
 package pve
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // Hot-plug rules follow qemu-server src/PVE/QemuServer.pm
 // (vmconfig_hotplug_pending, vmconfig_update_net, vmconfig_update_disk,
@@ -37,14 +41,14 @@ func hotplugFeatures(conf map[string]string) map[string]bool {
 // order always wait for a restart.
 func (s *Server) hotplugPendingLocked(v *vm, u *configUpdate) error {
 	hp := hotplugFeatures(v.conf)
-	for _, opt := range sortedKeys(v.pending) {
+	for _, opt := range slices.Sorted(maps.Keys(v.pending)) {
 		p, _, _ := keyIndex(opt)
 		if fastPlug[opt] || p == "ipconfig" {
 			v.conf[opt] = v.pending[opt]
 			delete(v.pending, opt)
 		}
 	}
-	for _, opt := range sortedKeys(v.delete) {
+	for _, opt := range slices.Sorted(maps.Keys(v.delete)) {
 		p, _, _ := keyIndex(opt)
 		apply := false
 		switch {
@@ -75,7 +79,7 @@ func (s *Server) hotplugPendingLocked(v *vm, u *configUpdate) error {
 			delete(v.delete, opt)
 		}
 	}
-	for _, opt := range sortedKeys(v.pending) {
+	for _, opt := range slices.Sorted(maps.Keys(v.pending)) {
 		val := v.pending[opt]
 		p, _, _ := keyIndex(opt)
 		apply := false

@@ -3,6 +3,8 @@ package pve
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -19,7 +21,7 @@ import (
 // through host devices block a migration.
 func localResources(conf map[string]string) []string {
 	var out []string
-	for _, k := range sortedKeys(conf) {
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
 		prefix, _, ok := keyIndex(k)
 		switch {
 		case !ok:
@@ -54,7 +56,7 @@ func (s *Server) hMigratePrecondition(r *request) (any, error) {
 		}
 		var missing []string
 		for _, vol := range s.vmVolumesLocked(v) {
-			if n.storage(vol.storage) == nil && !contains(missing, vol.storage) {
+			if n.storage(vol.storage) == nil && !slices.Contains(missing, vol.storage) {
 				missing = append(missing, vol.storage)
 			}
 		}
@@ -75,7 +77,7 @@ func (s *Server) hMigratePrecondition(r *request) (any, error) {
 		}
 		local = append(local, e)
 	}
-	for _, key := range sortedKeys(v.conf) {
+	for _, key := range slices.Sorted(maps.Keys(v.conf)) {
 		if d, err := s.parseDrive(key, v.conf[key]); err == nil && isDriveKey(key) && d["media"] == "cdrom" &&
 			d["file"] != "none" && !strings.Contains(d["file"], "cloudinit") {
 			local = append(local, map[string]any{"volid": d["file"], "cdrom": 1, "drivename": key})
@@ -266,7 +268,7 @@ func (s *Server) scanVolumesLocked(l *taskLog, v *vm, target string, withLocal b
 		}
 		return "", vols
 	}
-	for _, volid := range sortedKeys(bad) {
+	for _, volid := range slices.Sorted(maps.Keys(bad)) {
 		l.Warnf("can't migrate local disk '%s': %s", volid, bad[volid])
 	}
 	return "can't migrate VM - check log\n", nil

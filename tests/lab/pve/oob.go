@@ -3,7 +3,8 @@ package pve
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -227,7 +228,7 @@ func (s *Server) Volumes(nodeName, storageID string) []VolumeInfo {
 	}
 	var out []VolumeInfo
 	st := n.storage(storageID)
-	for _, name := range sortedKeys(st.volumes) {
+	for _, name := range slices.Sorted(maps.Keys(st.volumes)) {
 		v := st.volumes[name]
 		out = append(out, VolumeInfo{VolID: v.volid(), Content: v.content, Format: v.format, SizeBytes: v.size, Owner: v.owner, Image: v.image, Parent: v.parent})
 	}
@@ -315,9 +316,7 @@ func (s *Server) NodeMemory(nodeName string) (total, used int64) {
 func (s *Server) Pools() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := sortedKeys(s.pools)
-	sort.Strings(ids)
-	return ids
+	return slices.Sorted(maps.Keys(s.pools))
 }
 
 // UnlockVM removes a VM's config lock, as `qm unlock <vmid>` does on the

@@ -2,6 +2,8 @@ package pve
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -85,7 +87,7 @@ func checkSerialPerm(user string, params map[string]string) error {
 	if user == "root@pam" {
 		return nil
 	}
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if p, _, ok := keyIndex(k); ok && p == "serial" && params[k] != "socket" {
 			return fmt.Errorf("only root can set '%s' config for real devices\n", k)
 		}
@@ -95,7 +97,7 @@ func checkSerialPerm(user string, params map[string]string) error {
 
 // checkSerialSocketLocked: a socket serial port needs VM.Config.HWType.
 func (s *Server) checkSerialSocketLocked(user string, vmid int, pool string, params map[string]string) error {
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if p, _, ok := keyIndex(k); ok && p == "serial" && user != "root@pam" {
 			if err := s.checkVMLocked(user, vmid, pool, false, "VM.Config.HWType"); err != nil {
 				return err
@@ -111,7 +113,7 @@ func (s *Server) checkSerialSocketLocked(user string, vmid int, pool string, par
 // import source VM.Clone on its owner or read access, a physical CD drive
 // Sys.Console on /.
 func (s *Server) checkStorageAccessLocked(user string, vmid int, params map[string]string, defStorage string) error {
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if !isDriveKey(k) {
 			continue
 		}
@@ -163,7 +165,7 @@ func (s *Server) checkStorageAccessLocked(user string, vmid int, params map[stri
 // of the source needs Datastore.AllocateSpace on the storage the copy goes
 // to (its own, or target), a physical CD drive Sys.Console on /.
 func (s *Server) checkCloneStorageAccessLocked(user string, conf map[string]string, target string) error {
-	for _, k := range sortedKeys(conf) {
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
 		if !isDriveKey(k) {
 			continue
 		}
@@ -246,7 +248,7 @@ func (s *Server) checkBridgeAccessLocked(user string, conf map[string]string) er
 	if user == "root@pam" {
 		return nil
 	}
-	for _, k := range sortedKeys(conf) {
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
 		if p, _, ok := keyIndex(k); !ok || p != "net" {
 			continue
 		}

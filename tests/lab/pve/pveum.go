@@ -2,6 +2,7 @@ package pve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) Pveum(line string) (string, error) {
 	}
 	known := func(names ...string) error {
 		for k := range opts {
-			if !contains(names, k) {
+			if !slices.Contains(names, k) {
 				return fmt.Errorf("pveum: option --%s is not supported by `pveum %s` in the lab", k, strings.Join(args[:min(len(args), 3)], " "))
 			}
 		}

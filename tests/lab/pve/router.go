@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -264,12 +265,7 @@ func readParams(hr *http.Request) (map[string]any, *apiError) {
 }
 
 func addForm(out map[string]any, form url.Values) {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(form)) {
 		vs := form[k]
 		if len(vs) == 1 {
 			out[k] = vs[0]

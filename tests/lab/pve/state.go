@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,7 +136,7 @@ func (v *vm) addUnused(volid string) string {
 // sorted, [PENDING] section last); its SHA-1 is the digest the API reports.
 func (v *vm) configFile() string {
 	var b strings.Builder
-	for _, k := range sortedKeys(v.conf) {
+	for _, k := range slices.Sorted(maps.Keys(v.conf)) {
 		fmt.Fprintf(&b, "%s: %s\n", k, v.conf[k])
 	}
 	if len(v.pending) > 0 || len(v.delete) > 0 {
@@ -142,7 +144,7 @@ func (v *vm) configFile() string {
 		if len(v.delete) > 0 {
 			fmt.Fprintf(&b, "delete: %s\n", v.pendingDeleteString())
 		}
-		for _, k := range sortedKeys(v.pending) {
+		for _, k := range slices.Sorted(maps.Keys(v.pending)) {
 			fmt.Fprintf(&b, "%s: %s\n", k, v.pending[k])
 		}
 	}

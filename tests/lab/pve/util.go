@@ -1,7 +1,6 @@
 package pve
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -12,15 +11,6 @@ func lower(s string) string { return strings.ToLower(s) }
 
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // splitList is PVE::Tools::split_list (commas, semicolons, whitespace).

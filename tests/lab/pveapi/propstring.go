@@ -3,8 +3,9 @@ package pveapi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -78,7 +79,7 @@ func parsePropertyString(props map[string]*Param, data, path, name string) (map[
 			if defaultKey != "" {
 				return nil, fmt.Errorf("duplicate key in comma-separated list property: %s\n", defaultKey)
 			}
-			for _, key := range sortedKeys(props) {
+			for _, key := range slices.Sorted(maps.Keys(props)) {
 				p := props[key]
 				if !p.DefaultKey {
 					continue
@@ -121,7 +122,7 @@ func checkObject(path string, props map[string]*Param, res map[string]string, er
 		}
 		return path + "." + k
 	}
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		p := props[k]
 		if p.Alias != "" {
 			continue
@@ -141,7 +142,7 @@ func checkObject(path string, props map[string]*Param, res map[string]string, er
 			errs.add(join(k), msg)
 		}
 	}
-	for _, k := range sortedKeys(res) {
+	for _, k := range slices.Sorted(maps.Keys(res)) {
 		p := props[k]
 		if p == nil {
 			continue
@@ -169,15 +170,6 @@ func parseBoolean(v string) string {
 	return v
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // PrintPropertyString renders keys as PVE writes a property string back
 // (print_property_string in pve-common JSONSchema.pm): the default key first
 // (combined with its key alias, "virtio=BC:24:11:..."), then the mandatory
@@ -185,7 +177,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func PrintPropertyString(props map[string]*Param, res map[string]string) string {
 	keyAlias := map[string]string{} // model -> macaddr for net's "virtio=MAC"
 	defaultKey := ""
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		p := props[k]
 		if p.DefaultKey {
 			defaultKey = k
@@ -227,12 +219,12 @@ func PrintPropertyString(props map[string]*Param, res map[string]string) string 
 	if defaultKey != "" {
 		add(defaultKey, true)
 	}
-	for _, k := range sortedKeys(res) {
+	for _, k := range slices.Sorted(maps.Keys(res)) {
 		if p := props[k]; p != nil && !p.Optional {
 			add(k, false)
 		}
 	}
-	for _, k := range sortedKeys(res) {
+	for _, k := range slices.Sorted(maps.Keys(res)) {
 		add(k, false)
 	}
 	return strings.Join(parts, ",")

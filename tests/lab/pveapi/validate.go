@@ -3,9 +3,10 @@ package pveapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -247,14 +248,9 @@ func compiled(pattern string) *regexp.Regexp {
 // formatErrors renders a nested error map the way PVE::Exception stringifies
 // "format error" (one "path: message" line each).
 func formatErrors(errs Errors) string {
-	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
 	b.WriteString("format error\n")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		fmt.Fprintf(&b, "%s: %s\n", k, errs[k])
 	}
 	return b.String()

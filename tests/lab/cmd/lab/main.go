@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -172,7 +173,7 @@ func run(ctx context.Context, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "nodes:         %s\n", strings.Join(st.Nodes, ", "))
 	fmt.Fprintf(stdout, "address block: %s\n", st.AddressBlock)
 	fmt.Fprintf(stdout, "image factory: %s\n", st.FactoryURL)
-	for _, id := range sortedKeys(tokens) {
+	for _, id := range slices.Sorted(maps.Keys(tokens)) {
 		fmt.Fprintf(stdout, "token:         %s\n", tokens[id])
 	}
 	if stateFile != "" {
@@ -214,15 +215,6 @@ func runPveum(srv *pve.Server, lines []string, file string) (map[string]string, 
 		return nil, fmt.Errorf("-pveum: %w", err)
 	}
 	return tokens, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func splitComma(s string) []string {
