@@ -36,6 +36,9 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The first gate waits for the cluster's real kube-apiserver to start;
+	// the later ones, which expect a refusal, give up soon.
+	timeout := "2m"
 	gate := func(vm string, cps ...string) map[string]property.Value {
 		var list []property.Value
 		for _, a := range cps {
@@ -46,7 +49,7 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 			"controlPlanes": property.New(list),
 			"workers":       property.New([]property.Value{property.New(worker.String())}),
 			"vm":            property.New(vm),
-			"timeout":       property.New("3s"),
+			"timeout":       property.New(timeout),
 		})}
 	}
 
@@ -59,6 +62,7 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	timeout = "3s"
 	digest := w.out("configDigest")
 	live := c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version, "machine:\n  nodeLabels:\n    tier: web\n")
 
