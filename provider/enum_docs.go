@@ -30,7 +30,8 @@ var describedEnums = []infer.Annotated{
 	new(talos.ApplyMode), new(talos.MachineType), new(talos.ValidationMode), new(talos.Architecture),
 }
 
-// withEnumDescriptions adds the enum types' descriptions to the provider's schema.
+// withEnumDescriptions adds the enum types' descriptions and the example programs to the
+// provider's schema.
 func withEnumDescriptions(prov p.Provider, moduleMap map[tokens.ModuleName]tokens.ModuleName) p.Provider {
 	get := prov.GetSchema
 	prov.GetSchema = func(ctx context.Context, req p.GetSchemaRequest) (p.GetSchemaResponse, error) {
@@ -65,6 +66,10 @@ func describeEnums(schemaJSON string, moduleMap map[tokens.ModuleName]tokens.Mod
 		e.Annotate(&a)
 		ty.Description = a.text
 		spec.Types[tok] = ty
+	}
+	// The same pass over the schema adds the example programs (schema_examples.go).
+	if err := addExamples(&spec); err != nil {
+		return "", err
 	}
 	out, err := json.Marshal(spec)
 	return string(out), err
