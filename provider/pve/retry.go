@@ -143,8 +143,10 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 }
 
 // retryReason names why an attempt failed, the same for the same cause:
-// its kind and the first line of the error.
+// its kind and the first line of the error (for a failed task, without
+// the announcement of its log, which follows on the next lines).
 func retryReason(err error) string {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimSuffix(msg, "; task log ends with:")
 	return fmt.Sprintf("%s (%s)", Classify(err), msg)
 }

@@ -37,7 +37,8 @@ func TestRetryTaskFailures(t *testing.T) {
 	p := RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond, MaxElapsed: time.Minute}
 	var logged []string
 	ctx := WithLogger(context.Background(), func(m string) { logged = append(logged, m) })
-	systemd := &TaskError{UPID: UPID{Node: "pve1", Type: "qmstart", ID: "104"}, ExitStatus: "timeout waiting on systemd"}
+	systemd := &TaskError{UPID: UPID{Node: "pve1", Type: "qmstart", ID: "104"}, ExitStatus: "timeout waiting on systemd",
+		LogTail: []string{"TASK ERROR: timeout waiting on systemd"}}
 	lvm := &TaskError{UPID: UPID{Node: "pve1", Type: "qmcreate", ID: "104"},
 		ExitStatus: "unable to create VM 104 - command '/sbin/lvcreate -aly -V 4194304k' failed: got timeout"}
 	calls := 0
@@ -48,7 +49,8 @@ func TestRetryTaskFailures(t *testing.T) {
 	if err == nil || calls != 1+maxTaskRetries {
 		t.Fatalf("%d calls, err %v: want an error after %d", calls, err, 1+maxTaskRetries)
 	}
-	if len(logged) != 2 || !strings.Contains(logged[0], "systemd") || !strings.Contains(logged[1], "lvcreate") {
+	if len(logged) != 2 || !strings.Contains(logged[0], "systemd") || !strings.Contains(logged[1], "lvcreate") ||
+		strings.Contains(logged[0], "task log") {
 		t.Errorf("each reason not logged once: %q", logged)
 	}
 	for _, permanent := range []string{"start failed: QEMU exited with code 1", "VM quit/powerdown failed - got timeout",

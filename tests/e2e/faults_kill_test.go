@@ -167,6 +167,9 @@ func TestFaultsKillCLIDuringCreate(t *testing.T) {
 			}
 			return false
 		})
+		if len(providerPIDs(t, env)) == 0 {
+			t.Fatalf("round %d: no provider runs before the kill", round)
+		}
 		run.Kill(t)
 		run.Wait(t)
 		start := time.Now()

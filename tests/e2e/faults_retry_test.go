@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,4 +71,104 @@ func TestFaultsTransientAreRetried(t *testing.T) {
 		t.Fatalf("%d start calls for 2 VMs: a start that cannot succeed was repeated", n)
 	}
 	requireAllKnown(t, l, p.StackExport(t), "after the failed starts")
+}
+
+// agentStack is one VM booting an ISO whose guest runs the QEMU guest
+// agent, so that a refresh asks the agent for its addresses.
+func agentStack(prefix string) string {
+	return fmt.Sprintf(`resources:
+  iso:
+    type: proxmoxtalos:proxmox:DownloadFile
+    properties: {node: pve1, storage: local, url: "https://images.lab.example/lab-linux-agent.iso", fileName: lab-linux-agent.iso}
+  vm1:
+    type: proxmoxtalos:proxmox:VirtualMachine
+    properties:
+      node: pve1
+      name: vm1
+      iso: ${iso.volumeId}
+      memory: {dedicated: 512}
+      agent: {enabled: true}
+      disks: [{interface: scsi0, storage: local-lvm, size: 2}]
+      networkDevices: [{bridge: vmbr0}]
+      cloudInit: {storage: local-lvm, ipConfigs: [{ipv4: {address: "%[1]s.31/24", gateway: "%[1]s.1"}}]}
+outputs:
+  addresses: ${vm1.ipv4Addresses}
+`, prefix)
+}
+
+// The other passing faults of issue 10 case 5: a refresh across 500s on
+// the guest agent's interface read keeps the addresses, and a destroy
+// across a 500 on the shutdown call, shutdown and destroy tasks that failed
+// on a lock timeout, and a destroy whose answer was lost (it ran) ends
+// with nothing left. Each reason is logged once.
+func TestFaultsTransientOnRefreshAndDestroy(t *testing.T) {
+	t.Parallel()
+	env := harness.NewEnv(t)
+	l, labConfig := harness.StartLab(t, lab.Options{Booter: pve.BasicBooter})
+	p := harness.NewYAMLProject(t, env, "retries2", agentStack(l.AddressPrefix()))
+	p.ConfigureLab(t, labConfig)
+	if up := p.Up(t); up.ExitCode != 0 {
+		t.Fatalf("up: %s", up)
+	}
+	addr := l.AddressPrefix() + ".31"
+
+	agent := "GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces"
+	l.SetFaults(pve.Faults{Script: []pve.FaultRule{{Call: agent, Count: 2}}})
+	r := p.Refresh(t)
+	if r.ExitCode != 0 {
+		t.Fatalf("refresh across two 500s on the agent read: %s", r)
+	}
+	if n := len(l.PVE.FaultStrikes()); n != 2 {
+		t.Fatalf("%d of 2 agent faults struck: %+v", n, l.PVE.FaultStrikes())
+	}
+	if n := strings.Count(diagnostics(r.Output()), "retrying"); n != 1 {
+		t.Errorf("the agent read's retry is logged %d times, want once:\n%s", n, r.Output())
+	}
+	if out := p.MustRun(t, "stack", "output", "addresses", "--json"); !strings.Contains(out.Stdout, `"`+addr+`"`) {
+		t.Fatalf("the refresh lost the guest's address %s: %s", addr, out.Stdout)
+	}
+
+	l.SetFaults(pve.Faults{Script: []pve.FaultRule{
+		{Call: "POST /nodes/{node}/qemu/{vmid}/status/shutdown"},
+		{Task: "qmshutdown"},
+		{Task: "qmdestroy"},
+		{Call: "DELETE /nodes/{node}/qemu/{vmid}", Nth: 2, Lost: true},
+	}})
+	d := p.Destroy(t)
+	if d.ExitCode != 0 {
+		t.Fatalf("destroy across passing faults: %s", d)
+	}
+	if n := len(l.PVE.FaultStrikes()); n != 4 {
+		t.Fatalf("%d of 4 destroy faults struck: %+v", n, l.PVE.FaultStrikes())
+	}
+	if vms, isos := labVMIDs(l), labISOs(l); len(vms)+len(isos) > 0 {
+		t.Fatalf("destroy left VMs %v and ISOs %v", vms, isos)
+	}
+	// one line per reason: the shutdown's 500 and its task that failed on
+	// the lock, the destroy's task that failed on the lock and its lost
+	// answer; none twice
+	diag := diagnostics(d.Output())
+	if strings.Count(diag, "retrying") != 4 || !strings.Contains(diag, "got timeout") || repeatsLine(diag) {
+		t.Errorf("the destroy's retries are not logged once per reason:\n%s", d.Output())
+	}
+}
+
+// repeatsLine reports whether a non-empty line occurs twice in text.
+func repeatsLine(text string) bool {
+	seen := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" && seen[l] {
+			return true
+		}
+		seen[l] = true
+	}
+	return false
+}
+
+// diagnostics is the Diagnostics section of a CLI run's output: each
+// message once (the progress lines repeat them).
+func diagnostics(out string) string {
+	_, diag, _ := strings.Cut(out, "Diagnostics:")
+	diag, _, _ = strings.Cut(diag, "Resources:")
+	return diag
 }

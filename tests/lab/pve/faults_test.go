@@ -142,6 +142,36 @@ func TestNodeRestart(t *testing.T) {
 	}
 }
 
+// A node that is down comes back at once on PowerOnNode and starts its
+// onboot VMs; a node that is up is left alone.
+func TestPowerOnNodeEndsTheOutage(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	createStarted(t, ctx, c, 100, opt("onboot", "1"))
+	if err := s.PowerOnNode("pve1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartNode("pve1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if s.NodeOnline("pve1") || s.VMs()[0].Status != "stopped" {
+		t.Fatalf("node online %v, VMs %+v after the power loss", s.NodeOnline("pve1"), s.VMs())
+	}
+	if err := s.PowerOnNode("pve1"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200 && (!s.NodeOnline("pve1") || s.VMs()[0].Status != "running"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !s.NodeOnline("pve1") || s.VMs()[0].Status != "running" {
+		t.Fatalf("node online %v, VMs %+v after PowerOnNode", s.NodeOnline("pve1"), s.VMs())
+	}
+	if err := s.PowerOnNode("nosuch"); err == nil {
+		t.Fatal("PowerOnNode of an unknown node succeeded")
+	}
+}
+
 func TestShutdown(t *testing.T) {
 	t.Parallel()
 	_, c := startLab(t, Options{})

@@ -151,6 +151,24 @@ func (s *Server) RestartNode(name string, down time.Duration) error {
 	return nil
 }
 
+// PowerOnNode brings a node that is down back now instead of at the end
+// of its downtime (it then starts its onboot VMs); a node that is up is
+// left alone. Tests use it to end an outage at a point of their run rather
+// than after a time that a loaded machine may overrun.
+func (s *Server) PowerOnNode(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(name)
+	if n == nil {
+		return fmt.Errorf("lab: no node %q", name)
+	}
+	if !n.online && n.powerOn != nil {
+		close(n.powerOn)
+		n.powerOn = nil
+	}
+	return nil
+}
+
 // NodeOnline reports whether a node answers (false while it is down).
 func (s *Server) NodeOnline(name string) bool {
 	s.mu.Lock()
@@ -189,16 +207,23 @@ func (s *Server) powerLossLocked(n *node, down time.Duration) {
 			t.cancel(errPowerLoss)
 		}
 	}
+	on := make(chan struct{})
+	n.powerOn = on
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		powerOff(off...)
 		select {
 		case <-time.After(down):
+		case <-on:
 		case <-s.ctx.Done():
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if n.online || (n.powerOn != nil && n.powerOn != on) {
+			return // back already, or a later power loss owns the node now
+		}
+		n.powerOn = nil
 		n.online, n.bootTime = true, time.Now()
 		s.logf("node %s is back", n.spec.Name)
 		if s.ctx.Err() == nil {

@@ -21,6 +21,9 @@ type node struct {
 	online   bool
 	bootTime time.Time
 	storages []*storage
+	// powerOn, while the node is down, ends its downtime early when
+	// closed (PowerOnNode).
+	powerOn chan struct{}
 }
 
 func (n *node) storage(id string) *storage {
