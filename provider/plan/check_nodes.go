@@ -147,11 +147,8 @@ func (b *builder) checkUpgrades() {
 	for _, pn := range b.prev.Nodes {
 		if from := pn.TalosVersion; from != "" && from != talos && !done["t"+from] {
 			done["t"+from] = true
-			warning, err := talosconfig.CheckUpgrade(from, talos)
-			if err != nil {
+			if err := talosconfig.CheckUpgrade(from, talos); err != nil {
 				b.probs.add("talosVersion", "node %s runs Talos %s: %v", pn.Name, from, err)
-			} else if warning != "" {
-				b.warn("%s", warning)
 			}
 		}
 		if from := pn.KubernetesVersion; from != "" && from != k8s && !done["k"+from] {

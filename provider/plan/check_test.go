@@ -67,7 +67,7 @@ func TestSpecValidation(t *testing.T) {
 		{"bad talos version", func(s *Spec) { s.TalosVersion = "latest" }, []string{"talosVersion:", `"latest" is not a semantic version`}},
 		{"unsupported kubernetes", func(s *Spec) { s.KubernetesVersion = "1.28.0" }, []string{"kubernetesVersion:", "Kubernetes 1.28.0 is too old to be used with Talos 1.12.5"}},
 		{"unsupported talos", func(s *Spec) { s.TalosVersion = "v1.7.0" }, []string{"talosVersion:", "talos version v1.7.0 is not supported"}},
-		{"talos newer than the provider", func(s *Spec) { s.TalosVersion = "v1.13.0" }, []string{"talosVersion:", "upgrade the provider"}},
+		{"talos newer than the provider", func(s *Spec) { s.TalosVersion = "v1.15.0" }, []string{"talosVersion:", "upgrade the provider"}},
 		{"no hosts", func(s *Spec) { s.Hosts = nil }, []string{"hosts:", "list at least one node"}},
 		{"host without node", func(s *Spec) { s.Hosts[1].Node = "" }, []string{"hosts[1].node:", "needs the Proxmox node name"}},
 		{"duplicate host", func(s *Spec) { s.Hosts[2].Node = "pve1" }, []string{"hosts[2].node:", `host "pve1" is also hosts[0]`}},

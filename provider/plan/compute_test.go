@@ -10,7 +10,9 @@ import (
 
 func TestComputeDefaultCluster(t *testing.T) {
 	t.Parallel()
-	p := mustCompute(t, baseSpec(), roomy(), nil)
+	spec := baseSpec()
+	spec.TalosVersion, spec.KubernetesVersion = "", ""
+	p := mustCompute(t, spec, roomy(), nil)
 
 	wantNames := []string{"lab-cp-1", "lab-cp-2", "lab-cp-3", "lab-workers-1", "lab-workers-2"}
 	if got := nodeNames(p); !slices.Equal(got, wantNames) {
@@ -32,8 +34,10 @@ func TestComputeDefaultCluster(t *testing.T) {
 	}
 
 	c := p.Cluster
-	if c.TalosVersion != "v1.12.5" || c.KubernetesVersion != "v1.35.2" {
-		t.Errorf("versions = %s/%s, want machinery's defaults v1.12.5/v1.35.2", c.TalosVersion, c.KubernetesVersion)
+	// The newest Talos this provider knows, and that release's default
+	// Kubernetes (constants.go at v1.14.1).
+	if c.TalosVersion != "v1.14.1" || c.KubernetesVersion != "v1.37.0" {
+		t.Errorf("versions = %s/%s, want the defaults v1.14.1/v1.37.0", c.TalosVersion, c.KubernetesVersion)
 	}
 	if c.Endpoint != "https://10.0.0.5:6443" {
 		t.Errorf("endpoint = %q, want the VIP", c.Endpoint)
@@ -47,8 +51,8 @@ func TestComputeDefaultCluster(t *testing.T) {
 	if !slices.Equal(c.Image.Extensions, []string{GuestAgentExtension}) || c.Image.Platform != "nocloud" || c.Image.SchematicID != agentOnly {
 		t.Errorf("image = %+v", c.Image)
 	}
-	if c.Image.Installer != "factory.talos.dev/nocloud-installer/"+agentOnly+":v1.12.5" ||
-		c.Image.ISO != "https://factory.talos.dev/image/"+agentOnly+"/v1.12.5/nocloud-amd64.iso" {
+	if c.Image.Installer != "factory.talos.dev/nocloud-installer/"+agentOnly+":v1.14.1" ||
+		c.Image.ISO != "https://factory.talos.dev/image/"+agentOnly+"/v1.14.1/nocloud-amd64.iso" {
 		t.Errorf("image URLs = %s %s", c.Image.ISO, c.Image.Installer)
 	}
 	if c.CNI.Name != "flannel" || c.ProxyDisabled {
@@ -90,7 +94,7 @@ func TestComputeDefaultCluster(t *testing.T) {
 	if nic.Bridge != "vmbr0" || nic.Address != "10.0.0.10/24" || nic.Gateway != "10.0.0.1" || nic.MAC == "" {
 		t.Errorf("nic = %+v", nic)
 	}
-	iso := "talos-" + DefaultTalosVersion + "-" + p.Cluster.Image.SchematicID[:12] + "-nocloud-amd64.iso"
+	iso := "talos-" + p.Cluster.TalosVersion + "-" + p.Cluster.Image.SchematicID[:12] + "-nocloud-amd64.iso"
 	if !vm.Agent || !vm.OnBoot || vm.Boot != (Boot{ISOStorage: "local", ISOFile: iso}) {
 		t.Errorf("vm agent=%v onBoot=%v boot=%+v", vm.Agent, vm.OnBoot, vm.Boot)
 	}

@@ -212,7 +212,9 @@ func TestVersionsStickToTheRunningCluster(t *testing.T) {
 	prev := mustComputeState(old)
 	// The versions are dropped from the spec (or the provider's defaults
 	// moved on): the cluster keeps running what it runs.
-	p := mustCompute(t, baseSpec(), roomy(), prev)
+	spec := baseSpec()
+	spec.TalosVersion, spec.KubernetesVersion = "", ""
+	p := mustCompute(t, spec, roomy(), prev)
 	if p.Cluster.TalosVersion != "v1.11.3" || p.Cluster.KubernetesVersion != "v1.33.4" {
 		t.Errorf("versions = %s / %s, want the running v1.11.3 / v1.33.4", p.Cluster.TalosVersion, p.Cluster.KubernetesVersion)
 	}
@@ -221,14 +223,40 @@ func TestVersionsStickToTheRunningCluster(t *testing.T) {
 	}
 }
 
-func TestTalosUpgradeSkippingAMinorWarns(t *testing.T) {
+// Talos advises against skipping a minor (upgrades are tested between
+// adjacent minors only): refused at preview, naming the release to take
+// first, also where the target would accept the host (1.14 takes 1.12).
+func TestTalosUpgradeSkippingAMinorIsRefused(t *testing.T) {
 	t.Parallel()
-	old := baseSpec()
-	old.TalosVersion, old.KubernetesVersion = "v1.10.7", "v1.33.4"
+	for _, tc := range []struct{ from, fromK8s, to, next string }{
+		{"v1.10.7", "v1.33.4", "v1.12.5", "set talosVersion to v1.11.6 first, then to v1.12.5"},
+		{"v1.12.7", "v1.35.4", "v1.14.1", "set talosVersion to v1.13.9 first, then to v1.14.1"},
+	} {
+		old := baseSpec()
+		old.TalosVersion, old.KubernetesVersion = tc.from, tc.fromK8s
+		spec := baseSpec()
+		spec.TalosVersion, spec.KubernetesVersion = tc.to, tc.fromK8s
+		got := computeErr(t, spec, roomy(), mustComputeState(old))
+		for _, want := range []string{"talosVersion:", "runs Talos " + tc.from, "skips a minor release", tc.next} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s to %s: %q lacks %q", tc.from, tc.to, got, want)
+			}
+		}
+	}
+}
+
+// 1.12 -> 1.13 -> 1.14 one minor per step, Kubernetes kept, then moved.
+func TestTalosUpgradePathToTheNewest(t *testing.T) {
+	t.Parallel()
 	spec := baseSpec()
-	spec.TalosVersion, spec.KubernetesVersion = "v1.12.5", "v1.33.4"
-	p := mustCompute(t, spec, roomy(), mustComputeState(old))
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "skips v1.11") }) {
-		t.Errorf("warnings = %v", p.Warnings)
+	spec.TalosVersion, spec.KubernetesVersion = "v1.12.7", "v1.35.4"
+	st := mustComputeState(spec)
+	for _, step := range [][2]string{{"v1.13.9", "v1.35.4"}, {"v1.14.1", "v1.35.4"}, {"v1.14.1", "v1.36.3"}, {"v1.14.1", "v1.37.0"}} {
+		spec.TalosVersion, spec.KubernetesVersion = step[0], step[1]
+		p := mustCompute(t, spec, roomy(), st)
+		if p.Cluster.TalosVersion != step[0] || p.Cluster.KubernetesVersion != step[1] {
+			t.Fatalf("step to %v: plan runs %s / %s", step, p.Cluster.TalosVersion, p.Cluster.KubernetesVersion)
+		}
+		st = p.State()
 	}
 }

@@ -7,9 +7,14 @@ import (
 )
 
 // baseSpec is a 3 control plane + 2 worker cluster on three hosts.
+// baseSpec is a cluster on Talos v1.12.5 and Kubernetes v1.35.2 (set, not
+// the defaults, so that the upgrade paths from there stay tested as the
+// defaults move).
 func baseSpec() Spec {
 	return Spec{
-		Name:  "lab",
+		Name:              "lab",
+		TalosVersion:      "v1.12.5",
+		KubernetesVersion: "v1.35.2",
 		Hosts: []Host{{Node: "pve1"}, {Node: "pve2"}, {Node: "pve3"}},
 		Network: Network{
 			NIC: NIC{

@@ -98,7 +98,7 @@ func checkConfig(t *testing.T, n *Node, configYAML, talos string) {
 	if got := m.MachineInstall.InstallImage; !strings.Contains(got, "nocloud-installer/") {
 		errorf("install image %q", got)
 	}
-	if got := m.MachineKubelet.KubeletExtraArgs["cloud-provider"]; got != "external" {
+	if got := m.MachineKubelet.KubeletExtraArgs.ToMap()["cloud-provider"]; len(got) != 1 || got[0] != "external" {
 		errorf("kubelet cloud-provider = %v", got)
 	}
 	if cl.ExternalCloudProviderConfig == nil || cl.ExternalCloudProviderConfig.ExternalEnabled == nil || !*cl.ExternalCloudProviderConfig.ExternalEnabled {
@@ -160,7 +160,7 @@ func checkConfig(t *testing.T, n *Node, configYAML, talos string) {
 		}
 		wantIn(t, n.Name, text, "kind: UserVolumeConfig", "name: data", `disk.dev_path == "/dev/sdb"`)
 		if n.Name == "lab-workers-1" {
-			if got := m.MachineKubelet.KubeletExtraArgs["max-pods"]; got != "200" {
+			if got := m.MachineKubelet.KubeletExtraArgs.ToMap()["max-pods"]; len(got) != 1 || got[0] != "200" {
 				errorf("node patch missing: max-pods = %v", got)
 			}
 		}

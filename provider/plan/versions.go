@@ -2,17 +2,15 @@ package plan
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/blang/semver/v4"
-	talosversion "github.com/siderolabs/talos/pkg/machinery/version"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
-// DefaultTalosVersion is the Talos release of the machinery the provider is
-// built with: the newest version it generates configurations for.
-var DefaultTalosVersion = strings.TrimSpace(talosversion.Tag)
+// DefaultTalosVersion is the Talos version a new cluster runs
+// (talosconfig.DefaultTalosVersion).
+var DefaultTalosVersion = talosconfig.DefaultTalosVersion
 
 // resolveVersions picks the Talos and Kubernetes versions and checks them
 // with talosconfig's rules (machinery's support matrix). A version the spec

@@ -60,7 +60,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	if args.MachineConfiguration != "" {
 		// Validated the way a nocloud node validates it on apply (cloud mode:
 		// the install section is checked by the node against its disks).
-		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud); err != nil {
+		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud, validationVersion(args)); err != nil {
 			fails = append(fails, p.CheckFailure{Property: "machineConfiguration", Reason: err.Error()})
 		} else if f := checkVersionMatchesImage(args); f != nil {
 			fails = append(fails, *f)
@@ -202,6 +202,19 @@ func desiredVersion(args ConfigurationApplyArgs) (version, image string) {
 	return v, image
 }
 
+// validationVersion is the Talos version a configuration is validated for:
+// the one the node is to run, else (no version known) the newest this
+// provider knows, as a node of that release checks it.
+func validationVersion(args ConfigurationApplyArgs) string {
+	if v, _ := desiredVersion(args); v != "" {
+		if _, err := talosconfig.CheckTalosVersion(v); err == nil {
+			return v
+		}
+	}
+
+	return talosconfig.DefaultTalosVersion
+}
+
 // Diff says what an update does, property by property. Configuration
 // changes are listed by path inside configView (secret values as
 // fingerprints), and the effect on the node (live, reboot, upgrade) is
@@ -212,13 +225,8 @@ func desiredVersion(args ConfigurationApplyArgs) (version, image string) {
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
 	log := p.GetLogger(ctx)
 
-	warning, err := checkNodeUpgrade(req.State, req.Inputs)
-	if err != nil {
+	if err := checkNodeUpgrade(req.State, req.Inputs); err != nil {
 		return infer.DiffResponse{}, err
-	}
-
-	if warning != "" {
-		log.Warning(warning)
 	}
 
 	d, notes := diffConfigurationApply(req.State, req.Inputs)
@@ -236,23 +244,18 @@ func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[Confi
 
 // checkNodeUpgrade checks, at preview, the Talos upgrade an update would run
 // (as the component's plan does for its nodes): an error for a jump the node
-// refuses, a warning for one that skips a minor release.
-func checkNodeUpgrade(old ConfigurationApplyState, in ConfigurationApplyArgs) (warning string, err error) {
+// refuses or one that skips a minor release.
+func checkNodeUpgrade(old ConfigurationApplyState, in ConfigurationApplyArgs) error {
 	want, _ := desiredVersion(in)
 	if want == "" || old.RunningVersion == "" || sameTalosVersion(want, old.RunningVersion) {
-		return "", nil
+		return nil
 	}
 
-	warning, err = talosconfig.CheckUpgrade(old.RunningVersion, want)
-	if err != nil {
-		return "", fmt.Errorf("node %s runs Talos %s and cannot be upgraded to %s: %w", nodeLabel(in), old.RunningVersion, want, err)
+	if err := talosconfig.CheckUpgrade(old.RunningVersion, want); err != nil {
+		return fmt.Errorf("node %s runs Talos %s and cannot be upgraded to %s: %w", nodeLabel(in), old.RunningVersion, want, err)
 	}
 
-	if warning != "" {
-		warning = "node " + nodeLabel(in) + ": " + warning
-	}
-
-	return warning, nil
+	return nil
 }
 
 type diffNote struct {

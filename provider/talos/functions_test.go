@@ -51,7 +51,7 @@ func TestGetMachineConfiguration(t *testing.T) {
 	if cfg.NetworkHostnameConfig().Hostname() != "cp-1" {
 		t.Errorf("patch not applied")
 	}
-	if out.Get("kubernetesVersion").AsString() != "1.35.2" || out.Get("talosVersion").AsString() != "v1.12.5" {
+	if out.Get("kubernetesVersion").AsString() != "1.35.4" || out.Get("talosVersion").AsString() != "v1.12.5" {
 		t.Errorf("versions %v %v", out.Get("kubernetesVersion"), out.Get("talosVersion"))
 	}
 	again, _ := s.Invoke(p.InvokeRequest{Token: configToken, Args: args})
@@ -73,7 +73,7 @@ func TestGetMachineConfigurationErrors(t *testing.T) {
 		{"json6902 on 1.12", map[string]property.Value{"configPatches": strs(`[{"op":"add","path":"/machine/nodeLabels","value":{}}]`)},
 			"strategic merge patch"},
 		{"unsupported kubernetes", map[string]property.Value{"kubernetesVersion": str("1.29.0")}, "too old"},
-		{"unsupported talos", map[string]property.Value{"talosVersion": str("v1.13.0")}, "v1.8.0 to v1.12.x"},
+		{"unsupported talos", map[string]property.Value{"talosVersion": str("v1.15.0")}, "v1.8.0 to v1.14.x"},
 		{"contract newer than talos", map[string]property.Value{"talosVersion": str("v1.11.5"), "kubernetesVersion": str("1.34.1"),
 			"versionContract": str("v1.12")}, "newer than Talos"},
 		{"bad secrets", map[string]property.Value{"machineSecrets": property.New("cluster: {secret: hunter2}").WithSecret(true)}, "machineSecrets"},

@@ -14,7 +14,7 @@ type GetImageFactory struct{}
 
 // GetImageFactoryArgs are the inputs.
 type GetImageFactoryArgs struct {
-	TalosVersion      string        `pulumi:"talosVersion"`
+	TalosVersion      string        `pulumi:"talosVersion,optional"`
 	Extensions        []string      `pulumi:"extensions,optional"`
 	KernelArgs        []string      `pulumi:"kernelArgs,optional"`
 	Platform          string        `pulumi:"platform,optional"`
@@ -45,7 +45,8 @@ func (f *GetImageFactory) Annotate(a infer.Annotator) {
 
 // Annotate describes the inputs.
 func (a *GetImageFactoryArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.TalosVersion, "Talos version, for example `v1.12.5`.")
+	an.Describe(&a.TalosVersion, "Talos version, for example `v1.14.1`. Default: the newest release this provider knows.")
+	an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
 	an.Describe(&a.Extensions, "Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the "+
 		"Proxmox guest agent to answer). Order changes the schematic ID. Default: none.")
 	an.Describe(&a.KernelArgs, "Extra kernel arguments baked into the images, for example `console=ttyS0`. Default: none.")

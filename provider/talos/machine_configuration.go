@@ -54,7 +54,7 @@ type GetMachineConfigurationArgs struct {
 	ClusterEndpoint   string          `pulumi:"clusterEndpoint"`
 	MachineType       MachineType     `pulumi:"machineType"`
 	MachineSecrets    string          `pulumi:"machineSecrets" provider:"secret"`
-	TalosVersion      string          `pulumi:"talosVersion"`
+	TalosVersion      string          `pulumi:"talosVersion,optional"`
 	VersionContract   string          `pulumi:"versionContract,optional"`
 	KubernetesVersion string          `pulumi:"kubernetesVersion,optional"`
 	InstallDisk       string          `pulumi:"installDisk,optional"`
@@ -86,14 +86,17 @@ func (a *GetMachineConfigurationArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.ClusterEndpoint, "Kubernetes API URL every node uses, for example `https://192.168.1.220:6443` (a VIP, a load balancer or the first control plane).")
 	an.Describe(&a.MachineType, "`controlplane` or `worker`.")
 	an.Describe(&a.MachineSecrets, "The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.")
-	an.Describe(&a.TalosVersion, "Talos version the node runs, for example `v1.12.5`. The configuration's version contract never "+
-		"exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: "+talosconfig.SupportedTalosVersions+".")
+	an.Describe(&a.TalosVersion, "Talos version the node runs, for example `v1.14.1`. The configuration's version contract never "+
+		"exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: "+talosconfig.SupportedTalosVersions+
+		". Default: the newest release this provider knows.")
+	an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
 	an.Describe(&a.VersionContract, "Generate for an older Talos release than `talosVersion`, for example `v1.11` while "+
 		"nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than "+
-		"`talosVersion`. Default: the minor release of `talosVersion`.")
-	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as "+
-		"`v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line "+
-		"ships (`v1.35.2` for Talos v1.12).")
+		"`talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this "+
+		"package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.")
+	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as "+
+		"`v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line "+
+		"ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).")
 	an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
 	an.SetDefault(&a.InstallDisk, "/dev/sda")
 	an.Describe(&a.InstallImage, "Installer image, for example the `installerImage` of getImageFactory "+

@@ -16,9 +16,8 @@ import (
 
 // Defaults of MachineSecrets inputs.
 const (
-	defaultTalosVersion           = "v1.12.5" // the pinned machinery's own version
-	defaultCertificateLifetimeHrs = 8760      // one year, as talosctl issues
-	defaultRenewalWindowHrs       = 720       // 30 days
+	defaultCertificateLifetimeHrs = 8760 // one year, as talosctl issues
+	defaultRenewalWindowHrs       = 720  // 30 days
 )
 
 // MachineSecrets is the cluster's secrets bundle (CAs, keys, tokens) and an
@@ -58,7 +57,7 @@ func (a *MachineSecretsArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.TalosVersion, "Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version "+
 		"contract of the bundle. Supported: "+talosconfig.SupportedTalosVersions+". Changing it later (a Talos "+
 		"upgrade) keeps the secrets.")
-	an.SetDefault(&a.TalosVersion, defaultTalosVersion)
+	an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
 	an.Describe(&a.ClientCertificateLifetimeHours, "Validity of each admin client certificate, in hours. Applies to "+
 		"the next certificate issued.")
 	an.SetDefault(&a.ClientCertificateLifetimeHours, defaultCertificateLifetimeHrs)

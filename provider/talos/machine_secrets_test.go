@@ -173,7 +173,7 @@ func TestMachineSecretsCheck(t *testing.T) {
 		property string
 		reason   string
 	}{
-		{"old talos", map[string]property.Value{"talosVersion": str("v1.6.0")}, "talosVersion", "v1.8.0 to v1.12.x"},
+		{"old talos", map[string]property.Value{"talosVersion": str("v1.6.0")}, "talosVersion", "v1.8.0 to v1.14.x"},
 		{"negative lifetime", map[string]property.Value{"clientCertificateLifetimeHours": property.New(-5.0)}, "clientCertificateLifetimeHours", "positive"},
 		{"window too long", map[string]property.Value{"clientCertificateLifetimeHours": property.New(24.0), "clientCertificateRenewalWindowHours": property.New(24.0)},
 			"clientCertificateRenewalWindowHours", "shorter than"},

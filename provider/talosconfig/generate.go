@@ -101,7 +101,7 @@ func Generate(in Input) (Result, error) {
 	if mode.name == "" {
 		mode = Metal
 	}
-	if _, err := Validate(string(baseYAML), mode); err != nil {
+	if _, err := Validate(string(baseYAML), mode, in.TalosVersion); err != nil {
 		return Result{}, fmt.Errorf("%s configuration before patches: %w", in.Role, err)
 	}
 	steps, err := applyPatches(baseYAML, in.Patches)
@@ -109,9 +109,9 @@ func Generate(in Input) (Result, error) {
 		return Result{}, fmt.Errorf("%s configuration: %w", in.Role, err)
 	}
 	final := steps[len(steps)-1]
-	warnings, err := Validate(final, mode)
+	warnings, err := Validate(final, mode, in.TalosVersion)
 	if err != nil {
-		return Result{}, fmt.Errorf("%s configuration%s: %w", in.Role, blamePatch(steps, mode), withHint(err))
+		return Result{}, fmt.Errorf("%s configuration%s: %w", in.Role, blamePatch(steps, mode, in.TalosVersion), withHint(err))
 	}
 	return Result{Config: final, Warnings: warnings, KubernetesVersion: k8s}, nil
 }
@@ -207,12 +207,12 @@ func applyPatches(base []byte, patches []string) ([]string, error) {
 
 // blamePatch names the first patch after which validation fails, so an
 // error says which patch to fix.
-func blamePatch(steps []string, mode RuntimeMode) string {
+func blamePatch(steps []string, mode RuntimeMode, talosVersion string) string {
 	if len(steps) == 1 {
 		return ""
 	}
 	for i := 1; i < len(steps); i++ {
-		if _, err := Validate(steps[i], mode); err != nil {
+		if _, err := Validate(steps[i], mode, talosVersion); err != nil {
 			return fmt.Sprintf(" after patch %d of %d", i, len(steps)-1)
 		}
 	}

@@ -46,7 +46,7 @@ func TestGenerateCarriesInputs(t *testing.T) {
 		if cfg.Cluster().Name() != "lab" {
 			t.Errorf("%s: cluster name %q", role, cfg.Cluster().Name())
 		}
-		if !strings.HasSuffix(m.Kubelet().Image(), ":v"+res.KubernetesVersion) || res.KubernetesVersion != "1.35.2" {
+		if !strings.HasSuffix(m.Kubelet().Image(), ":v"+res.KubernetesVersion) || res.KubernetesVersion != "1.35.4" {
 			t.Errorf("%s: kubelet image %s, version %s", role, m.Kubelet().Image(), res.KubernetesVersion)
 		}
 		if !strings.Contains(strings.Join(m.Security().CertSANs(), ","), "k8s.lab.example") {
@@ -130,7 +130,7 @@ link: eth0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"] != "true" {
+	if got := cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"]; len(got) != 1 || got[0] != "true" {
 		t.Errorf("strategic merge patch not applied")
 	}
 	if h := cfg.NetworkHostnameConfig(); h == nil || h.Hostname() != "cp-1" {
@@ -200,8 +200,20 @@ func TestGenerateErrors(t *testing.T) {
 			[]string{"secrets bundle is missing"}},
 		{"bad role", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.Role = "master"; return in }(),
 			[]string{"controlplane", "worker"}},
-		{"talos too new", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.TalosVersion = "v1.13.0"; return in }(),
-			[]string{"v1.8.0 to v1.12.x"}},
+		// Talos 1.14 nodes run 1.13-contract configurations: 1.14 documents
+		// are refused with the v1alpha1 field to use instead.
+		{"1.14 document in a patch", baseInput(t, "v1.14.1", RoleWorker,
+			"apiVersion: v1alpha1\nkind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.37.0\n"),
+			[]string{"patch 1 of 1", "KubeletConfig is a Talos 1.14 document", "v1.13 contract", ".machine.kubelet"}},
+		{"1.14 document after a 1.13 one", baseInput(t, "v1.14.1", RoleWorker,
+			"machine:\n  nodeLabels:\n    a: b\n", "apiVersion: v1alpha1\nkind: KubeSpanConfig\n---\napiVersion: v1alpha1\nkind: UnattendedInstallConfig\n"),
+			[]string{"patch 2 of 2", "UnattendedInstallConfig is a Talos 1.14 document", ".machine.install"}},
+		// The node checks its Kubernetes images with its own version.
+		{"kubelet newer than the node's Talos", baseInput(t, "v1.13.9", RoleWorker,
+			"machine:\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:v1.37.0\n"),
+			[]string{"after patch 1 of 1", "kubelet image is not valid", "too new to be used with Talos 1.13.9"}},
+		{"talos too new", func() Input { in := baseInput(t, "v1.12.5", RoleWorker); in.TalosVersion = "v1.15.0"; return in }(),
+			[]string{"v1.8.0 to v1.14.x", "the newest is v1.14.1"}},
 	} {
 		_, err := Generate(tc.in)
 		if err == nil {
@@ -235,10 +247,10 @@ func TestValidateRejectsBrokenConfig(t *testing.T) {
 	t.Parallel()
 	cfg := mustGenerate(t, baseInput(t, "v1.12.5", RoleWorker))
 	broken := strings.Replace(cfg, "disk: /dev/sda", "disk: \"\"", 1)
-	if _, err := Validate(broken, Metal); err == nil || !strings.Contains(err.Error(), "install disk") {
+	if _, err := Validate(broken, Metal, "v1.12.5"); err == nil || !strings.Contains(err.Error(), "install disk") {
 		t.Errorf("Validate(metal, no disk) = %v", err)
 	}
-	if _, err := Validate(broken, Cloud); err != nil {
+	if _, err := Validate(broken, Cloud, "v1.12.5"); err != nil {
 		t.Errorf("Validate(cloud, no disk) = %v", err)
 	}
 	if Metal.InContainer() || Cloud.InContainer() || !Metal.RequiresInstall() || Cloud.RequiresInstall() {

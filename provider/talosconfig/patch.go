@@ -7,6 +7,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
+	"gopkg.in/yaml.v3"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosrelease"
 )
 
 // PatchKind tells how a patch is applied.
@@ -36,6 +39,9 @@ func loadPatch(text string) (configpatcher.Patch, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("patch is empty")
 	}
+	if err := checkNewerDocuments(text); err != nil {
+		return nil, err
+	}
 	p, err := configpatcher.LoadPatch([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("is neither a strategic merge patch (YAML config documents) nor a JSON6902 patch "+
@@ -64,4 +70,28 @@ func applyPatch(current []byte, text string) ([]byte, error) {
 	// Re-encode so that every step has the same canonical form whatever
 	// kind of patch produced it.
 	return normalize(b)
+}
+
+// checkNewerDocuments refuses a patch that brings a document kind of a Talos
+// release newer than the configuration contracts generated here (1.14's
+// KubeletConfig, UnattendedInstallConfig, ...: talosrelease.Documents).
+// machinery would only say `"KubeletConfig" "v1alpha1": not registered`;
+// this says why and what to write instead.
+func checkNewerDocuments(text string) error {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	for {
+		var doc struct {
+			Kind string `yaml:"kind"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			return nil // the end, or YAML that LoadPatch reports on
+		}
+		if minor, ok := talosrelease.DocumentRelease(doc.Kind); ok {
+			return fmt.Errorf("document kind %s is a Talos 1.%d document: this provider generates configurations on the "+
+				"v1.%d contract at most (Talos 1.%d nodes run them as they are), where that setting is a field of the "+
+				"v1alpha1 document (for example .machine.kubelet for KubeletConfig, .machine.install for "+
+				"UnattendedInstallConfig, .cluster.apiServer for KubeAPIServerConfig); write the patch against that field",
+				doc.Kind, minor, maxContractMinor, minor)
+		}
+	}
 }

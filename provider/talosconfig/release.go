@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
-	talosversion "github.com/siderolabs/talos/pkg/machinery/version"
 )
 
 // ParseRelease parses a version that names one release: major, minor and
@@ -36,10 +35,14 @@ func numeric(parts []string) bool {
 }
 
 // releaseExample is a release on the line a partial version names, from the
-// versions the provider knows (its Talos release, each Talos line's default
-// Kubernetes), or a made-up patch release when it knows none.
+// versions the provider knows (the newest patch of each Talos line, each
+// Talos line's default Kubernetes), or a made-up patch release when it
+// knows none.
 func releaseExample(parts []string) string {
-	known := []string{strings.TrimSpace(talosversion.Tag)}
+	var known []string
+	for _, t := range newestPatch {
+		known = append(known, t)
+	}
 	for _, k := range defaultKubernetes {
 		known = append(known, "v"+strings.TrimPrefix(k, "v"))
 	}

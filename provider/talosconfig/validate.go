@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hashicorp/go-multierror"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 )
 
@@ -38,17 +39,26 @@ func (m RuntimeMode) RequiresInstall() bool { return m.install }
 func (m RuntimeMode) InContainer() bool { return false }
 
 // Validate parses a machine configuration and validates it the way a Talos
-// node does on ApplyConfiguration (configloader, then Provider.Validate).
-// It returns machinery's warnings, and machinery's message on failure.
-func Validate(configYAML string, mode RuntimeMode) ([]string, error) {
+// node running talosVersion does on ApplyConfiguration (configloader, then
+// Provider.Validate, with the Kubernetes image tags checked against
+// talosVersion: see imagetags.go). It returns machinery's warnings, and
+// machinery's message on failure.
+func Validate(configYAML string, mode RuntimeMode, talosVersion string) ([]string, error) {
 	if mode.name == "" {
 		mode = Metal
+	}
+	tv, err := CheckTalosVersion(talosVersion)
+	if err != nil {
+		return nil, err
 	}
 	cfg, err := configloader.NewFromBytes([]byte(configYAML))
 	if err != nil {
 		return nil, fmt.Errorf("machine configuration does not parse: %s", scrubDecodeError(err))
 	}
 	warnings, err := cfg.Validate(mode)
+	if tagErrs := imageTagErrorsFor(cfg, tv); len(tagErrs) > 0 {
+		err = multierror.Append(err, tagErrs...)
+	}
 	if err != nil {
 		msg := scrub(flattenErrors(err.Error()), SensitiveValues(configYAML))
 		return warnings, errors.New("machine configuration is invalid for " + mode.String() + " mode: " + msg)

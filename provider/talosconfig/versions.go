@@ -5,36 +5,88 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
-	"github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosrelease"
 )
 
-// Talos minors this package generates configurations for. machinery v1.12.5
-// knows version contracts up to 1.12 (config/contract.go); it cannot describe
-// keys a newer Talos added. Releases older than 1.8 are out of upstream support
-// and have no default Kubernetes version below.
+// Talos minors this package generates configurations for. The pinned
+// machinery (v1.13.9) describes releases up to 1.13; 1.14's rules come from
+// talosrelease's table of its tag. Releases older than 1.8 are out of
+// upstream support and have no default Kubernetes version below.
 const (
 	minTalosMinor = 8
-	maxTalosMinor = 12
+	maxTalosMinor = 14
 )
+
+// maxContractMinor is the newest configuration contract generated: the
+// newest machinery v1.13.9 knows (config/contract.go). The 1.14 contract
+// moves the install, kubelet, Kubernetes control plane, network, sysctl and
+// discovery settings out of the v1alpha1 document into new ones
+// (UnattendedInstallConfig, KubeletConfig, KubeAPIServerConfig, ...;
+// config/generate/init.go at v1.14.1), and Talos refuses a configuration
+// that sets both forms ("kubelet config is already set in v1alpha1 config
+// (.machine.kubelet)", config/types/k8s/kubelet.go at v1.14.1). The
+// configurations this package writes, and the patches users wrote for them,
+// use the v1alpha1 fields; a 1.14 node runs a 1.13-contract configuration
+// as it is (Talos keeps older contracts valid), so 1.14 nodes get the 1.13
+// contract, and patches bringing 1.14-only documents are refused (see
+// checkNewerDocuments).
+const maxContractMinor = 13
 
 // defaultKubernetes is the Kubernetes version each Talos minor defaults to:
 // pkg/machinery/constants/constants.go DefaultKubernetesVersion at the newest
-// patch tag of each line in siderolabs/talos (v1.8.4, v1.9.6, v1.10.9, v1.11.6);
-// 1.12 uses the pinned machinery's own constant.
+// patch tag of each line in siderolabs/talos (v1.8.4, v1.9.6, v1.10.9,
+// v1.11.6, v1.12.7); 1.13 is the pinned machinery's own constant, 1.14
+// talosrelease's row of its tag (v1.14.1). The range each minor supports is
+// its compatibility/talos1xx (MinimumKubernetesVersion ..
+// MaximumKubernetesVersion), the support matrix of
+// docs.siderolabs.com/talos/v1.xx/getting-started/support-matrix.
 var defaultKubernetes = map[uint64]string{
 	8:  "1.31.4",
 	9:  "1.32.4",
 	10: "1.33.6",
 	11: "1.34.1",
-	12: constants.DefaultKubernetesVersion,
+	12: "1.35.4",
+	13: constants.DefaultKubernetesVersion,
+	14: talosrelease.NewerDefaultKubernetes(14),
 }
+
+// newestPatch is the newest patch of each Talos minor known to this package
+// (the newest machinery tag the Go module proxy serves): the version an
+// upgrade path stops at.
+var newestPatch = map[uint64]string{
+	8:  "v1.8.4",
+	9:  "v1.9.6",
+	10: "v1.10.9",
+	11: "v1.11.6",
+	12: "v1.12.7",
+	13: "v1.13.9",
+	14: talosrelease.NewerTag(14),
+}
+
+// KubernetesMinors returns the Kubernetes minor versions a Talos minor
+// supports, oldest first.
+func KubernetesMinors(talosMinor uint64) []uint64 {
+	r, ok := talosrelease.Of(talosMinor)
+	if !ok {
+		return nil
+	}
+	var out []uint64
+	for m := r.MinKubernetes.Minor; m <= r.MaxKubernetes.Minor; m++ {
+		out = append(out, m)
+	}
+	return out
+}
+
+// DefaultTalosVersion is the newest Talos release this provider knows (the
+// newest patch of the newest minor): the default of every talosVersion input.
+var DefaultTalosVersion = newestPatch[maxTalosMinor]
 
 // SupportedTalosVersions describes, for messages and docs, which Talos versions
 // configurations can be generated for.
-const SupportedTalosVersions = "v1.8.0 to v1.12.x"
+const SupportedTalosVersions = "v1.8.0 to v1.14.x"
 
 // ParseVersion parses a Talos or Kubernetes version with or without a leading
 // "v" ("v1.12.5", "1.12.5", "1.12").
@@ -61,26 +113,28 @@ func CheckTalosVersion(talosVersion string) (semver.Version, error) {
 		return v, fmt.Errorf("talos version: %w", err)
 	}
 	if v.Major != 1 || v.Minor < minTalosMinor || v.Minor > maxTalosMinor {
-		return v, fmt.Errorf("talos version %s is not supported: this provider generates configurations for Talos %s "+
-			"(machinery v1.12.5); pick a version in that range or upgrade the provider for newer Talos releases",
-			TalosTag(v), SupportedTalosVersions)
+		return v, fmt.Errorf("talos version %s is not supported: this provider generates configurations for Talos %s; "+
+			"pick a version in that range (the newest is %s) or upgrade the provider for newer Talos releases",
+			TalosTag(v), SupportedTalosVersions, DefaultTalosVersion)
 	}
 	return v, nil
 }
 
 // VersionContract returns the configuration contract for a node that runs
 // talosVersion. The contract is never newer than the node: a 1.12 contract
-// writes keys (for example grubUseUKICmdline) that a 1.11 node refuses.
+// writes keys (for example grubUseUKICmdline) that a 1.11 node refuses. It
+// is at most maxContractMinor.
 func VersionContract(talosVersion string) (*config.VersionContract, error) {
 	v, err := CheckTalosVersion(talosVersion)
 	if err != nil {
 		return nil, err
 	}
-	return &config.VersionContract{Major: int(v.Major), Minor: int(v.Minor)}, nil
+	return &config.VersionContract{Major: int(v.Major), Minor: int(min(v.Minor, maxContractMinor))}, nil
 }
 
 // CheckKubernetesVersion checks that a Talos version supports a Kubernetes
-// version, using machinery's compatibility matrix (compatibility/talos1xx).
+// version, with machinery's rule over each release's compatibility/talos1xx
+// (talosrelease).
 func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
 	tv, err := CheckTalosVersion(talosVersion)
 	if err != nil {
@@ -90,16 +144,10 @@ func CheckKubernetesVersion(talosVersion, kubernetesVersion string) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes version: %w", err)
 	}
-	talos, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(tv)})
-	if err != nil {
-		return fmt.Errorf("talos version %s: %w", TalosTag(tv), err)
-	}
-	k8s, err := compatibility.ParseKubernetesVersion(kv.String())
-	if err != nil {
-		return fmt.Errorf("kubernetes version %s: %w", kubernetesVersion, err)
-	}
-	if err := k8s.SupportedWith(talos); err != nil {
-		return fmt.Errorf("%w; Talos %d.%d defaults to Kubernetes %s", err, tv.Major, tv.Minor, defaultKubernetes[tv.Minor])
+	if err := talosrelease.KubernetesSupported(tv, kv); err != nil {
+		minors := KubernetesMinors(tv.Minor)
+		return fmt.Errorf("%w: Talos %d.%d runs Kubernetes 1.%d to 1.%d (support matrix) and defaults to %s; pick one of those or another Talos version",
+			err, tv.Major, tv.Minor, minors[0], minors[len(minors)-1], defaultKubernetes[tv.Minor])
 	}
 	return nil
 }
@@ -125,49 +173,63 @@ func NormalizeKubernetesVersion(kubernetesVersion string) (string, error) {
 }
 
 // CheckUpgrade checks a Talos OS upgrade (or downgrade) of a node running
-// from to the version to. The error is what the node itself would refuse
-// (machinery compatibility: TalosVersion.UpgradeableFrom, the check the
-// installer runs). The warning is set when the jump skips a minor release:
-// Talos tests upgrades only between adjacent minors and recommends stopping
-// at the latest patch of every intermediate minor ("Supported upgrade paths"
-// in docs.siderolabs.com/talos/latest/.../upgrading-talos).
-func CheckUpgrade(from, to string) (warning string, err error) {
+// from to the version to, and refuses what Talos refuses or advises against,
+// naming the version to take instead:
+//   - what the node itself refuses (machinery compatibility
+//     TalosVersion.UpgradeableFrom, the check the installer runs, over
+//     talosrelease's rules);
+//   - a jump over a minor release: Talos tests upgrades only between
+//     adjacent minors and says to stop at the latest patch of every
+//     intermediate minor ("Supported upgrade paths" in
+//     docs.siderolabs.com/talos/v1.14/configure-your-talos-cluster/lifecycle-management/upgrading-talos).
+//
+// A downgrade by one minor passes, as talosctl upgrade allows it.
+func CheckUpgrade(from, to string) error {
 	fv, err := ParseVersion(from)
 	if err != nil {
-		return "", fmt.Errorf("current talos version: %w", err)
+		return fmt.Errorf("current talos version: %w", err)
 	}
 	tv, err := CheckTalosVersion(to)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if fv.EQ(tv) {
-		return "", nil
+		return nil
 	}
-	target, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(tv)})
-	if err != nil {
-		return "", err
+	next := nextStep(fv, tv)
+	if err := talosrelease.UpgradeableFrom(tv, fv); err != nil {
+		return fmt.Errorf("a node running Talos %s refuses to move to %s (%w); go through each minor release: set talosVersion to %s first",
+			TalosTag(fv), TalosTag(tv), err, next)
 	}
-	host, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: TalosTag(fv)})
-	if err != nil {
-		return "", err
+	if next != TalosTag(tv) {
+		return fmt.Errorf("Talos %s to %s skips a minor release: Talos supports upgrades between adjacent minor releases only, "+
+			"stopping at the latest patch of each; set talosVersion to %s first, then to %s",
+			TalosTag(fv), TalosTag(tv), next, TalosTag(tv))
 	}
-	if err := target.UpgradeableFrom(host); err != nil {
-		return "", fmt.Errorf("a node running Talos %s refuses to move to %s (%w); go through the intermediate minor releases one at a time",
-			TalosTag(fv), TalosTag(tv), err)
+	return nil
+}
+
+// nextStep is the version the path from one Talos version to another takes
+// next: the target itself within one minor release, else the newest known
+// patch of the adjacent minor towards it.
+func nextStep(from, to semver.Version) string {
+	switch {
+	case to.Major != from.Major:
+		return TalosTag(to)
+	case to.Minor > from.Minor+1:
+		return newestPatchOf(from.Minor + 1)
+	case to.Minor+1 < from.Minor:
+		return newestPatchOf(from.Minor - 1)
+	default:
+		return TalosTag(to)
 	}
-	lo, hi := fv, tv
-	if tv.LT(fv) {
-		lo, hi = tv, fv
+}
+
+func newestPatchOf(minor uint64) string {
+	if v, ok := newestPatch[minor]; ok {
+		return v
 	}
-	if hi.Major == lo.Major && hi.Minor > lo.Minor+1 {
-		var steps []string
-		for m := lo.Minor + 1; m < hi.Minor; m++ {
-			steps = append(steps, fmt.Sprintf("v%d.%d (latest patch)", lo.Major, m))
-		}
-		warning = fmt.Sprintf("Talos %s to %s skips %s: Talos tests upgrades only between adjacent minor releases; "+
-			"the recommended path stops at %s", TalosTag(fv), TalosTag(tv), strings.Join(steps, ", "), strings.Join(steps, ", then "))
-	}
-	return warning, nil
+	return fmt.Sprintf("v1.%d (its latest patch)", minor)
 }
 
 // ImageTagVersion reads the Talos version from an image reference's tag

@@ -130,7 +130,7 @@ func TestInlineProgramSeesLabConfig(t *testing.T) {
 		ctx.Export("endpoint", pulumi.String(cfg.Require("endpoint")))
 		ctx.Export("caCert", pulumi.String(cfg.Require("caCert")))
 		ctx.Export("apiToken", cfg.RequireSecret("apiToken"))
-		factory, err := talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{TalosVersion: "v1.12.5"})
+		factory, err := talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{TalosVersion: pulumi.StringRef("v1.12.5")})
 		if err != nil {
 			return err
 		}

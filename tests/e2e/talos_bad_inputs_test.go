@@ -153,11 +153,11 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 
 	inMaintenance("a broken patch")
 
-	// A Talos version machinery cannot generate for.
+	// A Talos version newer than the provider knows.
 	bad = good
-	bad.version = "v1.13.0"
+	bad.version = "v1.15.0"
 	p.WriteProgram(t, "talosbad", badInputProgram(bad))
-	mustFail(t, "preview for Talos v1.13.0", p.Preview(t), "v1.13.0", "v1.8.0 to v1.12.x")
+	mustFail(t, "preview for Talos v1.15.0", p.Preview(t), "v1.15.0", "v1.8.0 to v1.14.x", "the newest is v1.14.1")
 
 	// An install disk the node does not have: refused before anything is
 	// sent, naming the disks the node has.

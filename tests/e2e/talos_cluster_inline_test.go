@@ -59,7 +59,7 @@ func clusterProgram(block netip.Prefix, step *clusterStep) pulumi.RunFunc {
 		}
 
 		factory := func(version string) (*talos.GetImageFactoryResult, error) {
-			return talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{TalosVersion: version, Extensions: []string{"siderolabs/qemu-guest-agent"}})
+			return talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{TalosVersion: &version, Extensions: []string{"siderolabs/qemu-guest-agent"}})
 		}
 
 		base, err := factory(clusterVersion)

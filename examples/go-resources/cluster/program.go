@@ -39,7 +39,7 @@ func Program(ctx *pulumi.Context) error {
 
 	// The Image Factory schematic with the QEMU guest agent extension; computed offline.
 	image, err := talos.GetImageFactory(ctx, &talos.GetImageFactoryArgs{
-		TalosVersion: s.TalosVersion,
+		TalosVersion: pulumi.StringRef(s.TalosVersion),
 		Platform:     pulumi.StringRef("nocloud"), // addresses come from the Proxmox cloud-init drive
 		Extensions:   []string{"siderolabs/qemu-guest-agent"},
 	})

@@ -10,7 +10,8 @@ import * as utilities from "../utilities";
 /**
  * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST <factoryUrl>/schematics` once (the ID is the same), or use a mirror that has it.
  */
-export function getImageFactory(args: GetImageFactoryArgs, opts?: pulumi.InvokeOptions): Promise<GetImageFactoryResult> {
+export function getImageFactory(args?: GetImageFactoryArgs, opts?: pulumi.InvokeOptions): Promise<GetImageFactoryResult> {
+    args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invoke("proxmoxtalos:talos:getImageFactory", {
         "architecture": (args.architecture) ?? "amd64",
@@ -19,7 +20,7 @@ export function getImageFactory(args: GetImageFactoryArgs, opts?: pulumi.InvokeO
         "installerRegistry": args.installerRegistry,
         "kernelArgs": args.kernelArgs,
         "platform": (args.platform) ?? "nocloud",
-        "talosVersion": args.talosVersion,
+        "talosVersion": (args.talosVersion) ?? "v1.14.1",
     }, opts);
 }
 
@@ -49,9 +50,9 @@ export interface GetImageFactoryArgs {
      */
     platform?: string;
     /**
-     * Talos version, for example `v1.12.5`.
+     * Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
      */
-    talosVersion: string;
+    talosVersion?: string;
 }
 
 export interface GetImageFactoryResult {
@@ -87,7 +88,8 @@ export interface GetImageFactoryResult {
 /**
  * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST <factoryUrl>/schematics` once (the ID is the same), or use a mirror that has it.
  */
-export function getImageFactoryOutput(args: GetImageFactoryOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetImageFactoryResult> {
+export function getImageFactoryOutput(args?: GetImageFactoryOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetImageFactoryResult> {
+    args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invokeOutput("proxmoxtalos:talos:getImageFactory", {
         "architecture": (args.architecture) ?? "amd64",
@@ -96,7 +98,7 @@ export function getImageFactoryOutput(args: GetImageFactoryOutputArgs, opts?: pu
         "installerRegistry": args.installerRegistry,
         "kernelArgs": args.kernelArgs,
         "platform": (args.platform) ?? "nocloud",
-        "talosVersion": args.talosVersion,
+        "talosVersion": (args.talosVersion) ?? "v1.14.1",
     }, opts);
 }
 
@@ -126,7 +128,7 @@ export interface GetImageFactoryOutputArgs {
      */
     platform?: pulumi.Input<string | undefined>;
     /**
-     * Talos version, for example `v1.12.5`.
+     * Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
      */
-    talosVersion: pulumi.Input<string>;
+    talosVersion?: pulumi.Input<string | undefined>;
 }

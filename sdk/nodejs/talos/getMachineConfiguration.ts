@@ -22,7 +22,7 @@ export function getMachineConfiguration(args: GetMachineConfigurationArgs, opts?
         "kubernetesVersion": args.kubernetesVersion,
         "machineSecrets": args.machineSecrets,
         "machineType": args.machineType,
-        "talosVersion": args.talosVersion,
+        "talosVersion": (args.talosVersion) ?? "v1.14.1",
         "validationMode": (args.validationMode) ?? "metal",
         "versionContract": args.versionContract,
     }, opts);
@@ -54,7 +54,7 @@ export interface GetMachineConfigurationArgs {
      */
     installImage: string;
     /**
-     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+     * Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
      */
     kubernetesVersion?: string;
     /**
@@ -66,15 +66,15 @@ export interface GetMachineConfigurationArgs {
      */
     machineType: enums.talos.MachineType;
     /**
-     * Talos version the node runs, for example `v1.12.5`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+     * Talos version the node runs, for example `v1.14.1`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
      */
-    talosVersion: string;
+    talosVersion?: string;
     /**
      * Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
      */
     validationMode?: enums.talos.ValidationMode;
     /**
-     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
      */
     versionContract?: string;
 }
@@ -112,7 +112,7 @@ export function getMachineConfigurationOutput(args: GetMachineConfigurationOutpu
         "kubernetesVersion": args.kubernetesVersion,
         "machineSecrets": args.machineSecrets,
         "machineType": args.machineType,
-        "talosVersion": args.talosVersion,
+        "talosVersion": (args.talosVersion) ?? "v1.14.1",
         "validationMode": (args.validationMode) ?? "metal",
         "versionContract": args.versionContract,
     }, opts);
@@ -144,7 +144,7 @@ export interface GetMachineConfigurationOutputArgs {
      */
     installImage: pulumi.Input<string>;
     /**
-     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+     * Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
      */
     kubernetesVersion?: pulumi.Input<string | undefined>;
     /**
@@ -156,15 +156,15 @@ export interface GetMachineConfigurationOutputArgs {
      */
     machineType: pulumi.Input<enums.talos.MachineType>;
     /**
-     * Talos version the node runs, for example `v1.12.5`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+     * Talos version the node runs, for example `v1.14.1`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
      */
-    talosVersion: pulumi.Input<string>;
+    talosVersion?: pulumi.Input<string | undefined>;
     /**
      * Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
      */
     validationMode?: pulumi.Input<enums.talos.ValidationMode | undefined>;
     /**
-     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
      */
     versionContract?: pulumi.Input<string | undefined>;
 }

@@ -72,7 +72,7 @@ export class MachineSecrets extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly machineSecrets: pulumi.Output<string>;
     /**
-     * Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+     * Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
      */
     declare public readonly talosVersion: pulumi.Output<string | undefined>;
 
@@ -90,7 +90,7 @@ export class MachineSecrets extends pulumi.CustomResource {
             resourceInputs["clientCertificateLifetimeHours"] = (args?.clientCertificateLifetimeHours) ?? 8760;
             resourceInputs["clientCertificateRenewalWindowHours"] = (args?.clientCertificateRenewalWindowHours) ?? 720;
             resourceInputs["importSecrets"] = args?.importSecrets ? pulumi.secret(args.importSecrets) : undefined;
-            resourceInputs["talosVersion"] = (args?.talosVersion) ?? "v1.12.5";
+            resourceInputs["talosVersion"] = (args?.talosVersion) ?? "v1.14.1";
             resourceInputs["clientCertificateExpiry"] = undefined /*out*/;
             resourceInputs["clientConfiguration"] = undefined /*out*/;
             resourceInputs["machineSecrets"] = undefined /*out*/;
@@ -127,7 +127,7 @@ export interface MachineSecretsArgs {
      */
     importSecrets?: pulumi.Input<string | undefined>;
     /**
-     * Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+     * Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
      */
     talosVersion?: pulumi.Input<string | undefined>;
 }

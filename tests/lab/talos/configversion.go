@@ -17,11 +17,12 @@ import (
 // config (pkg/machinery/config/configloader/internal/decoder/decoder.go:
 // registry.New fails with `"<kind>" "<apiVersion>": not registered`, and
 // xyaml.CheckUnknownKeys with "unknown keys found during decoding:").
-// The lab itself decodes with machinery v1.12.5, so these tables say what
+// The lab itself decodes with machinery v1.14.1, so these tables say what
 // appeared after v1.8.0 (the oldest release the lab models). They were
-// derived from siderolabs/talos tags v1.8.0 .. v1.12.5: the kinds passed to
+// derived from siderolabs/talos tags v1.8.0 .. v1.14.1: the kinds passed to
 // registry.Register under pkg/machinery/config/types, and the yaml tags of
-// the config types that changed between releases.
+// the config types that changed between releases. Fields added to older
+// documents in 1.13 and 1.14 are not listed yet (see the README).
 
 // oldestModelled is the oldest Talos whose config decoder the tables cover.
 var oldestModelled = semver.MustParse("1.8.0")
@@ -57,6 +58,61 @@ var documentSince = map[string]semver.Version{
 	"TimeSyncConfig":       semver.MustParse("1.12.0"),
 	"VLANConfig":           semver.MustParse("1.12.0"),
 	"WireguardConfig":      semver.MustParse("1.12.0"),
+	// v1.13.0 (the kinds registered at v1.13.0 and v1.13.8 are the same)
+	"BlackholeRouteConfig":    semver.MustParse("1.13.0"),
+	"EnvironmentConfig":       semver.MustParse("1.13.0"),
+	"ExternalVolumeConfig":    semver.MustParse("1.13.0"),
+	"ImageVerificationConfig": semver.MustParse("1.13.0"),
+	"KubeSpanConfig":          semver.MustParse("1.13.0"),
+	"RoutingRuleConfig":       semver.MustParse("1.13.0"),
+	"TCPProbeConfig":          semver.MustParse("1.13.0"),
+	"VRFConfig":               semver.MustParse("1.13.0"),
+	// v1.14.0 (read at v1.14.1; v1.14.0 is not on the module proxy)
+	"BGPInstanceConfig":            semver.MustParse("1.14.0"),
+	"CRIBaseRuntimeSpecConfig":     semver.MustParse("1.14.0"),
+	"CRICustomizationConfig":       semver.MustParse("1.14.0"),
+	"ContainerConfig":              semver.MustParse("1.14.0"),
+	"DiscoveryIdentityConfig":      semver.MustParse("1.14.0"),
+	"DiscoveryServiceConfig":       semver.MustParse("1.14.0"),
+	"EtcFileConfig":                semver.MustParse("1.14.0"),
+	"FilesystemScrubConfig":        semver.MustParse("1.14.0"),
+	"FilesystemTrimConfig":         semver.MustParse("1.14.0"),
+	"HTTPProbeConfig":              semver.MustParse("1.14.0"),
+	"ImageCacheConfig":             semver.MustParse("1.14.0"),
+	"KernelModuleConfig":           semver.MustParse("1.14.0"),
+	"KubeAPIServerCAConfig":        semver.MustParse("1.14.0"),
+	"KubeAPIServerConfig":          semver.MustParse("1.14.0"),
+	"KubeAdmissionControlConfig":   semver.MustParse("1.14.0"),
+	"KubeAggregatorCAConfig":       semver.MustParse("1.14.0"),
+	"KubeAuditPolicyConfig":        semver.MustParse("1.14.0"),
+	"KubeAuthenticationConfig":     semver.MustParse("1.14.0"),
+	"KubeAuthorizerConfig":         semver.MustParse("1.14.0"),
+	"KubeClusterConfig":            semver.MustParse("1.14.0"),
+	"KubeControllerManagerConfig":  semver.MustParse("1.14.0"),
+	"KubeCoreDNSConfig":            semver.MustParse("1.14.0"),
+	"KubeCredentialProviderConfig": semver.MustParse("1.14.0"),
+	"KubeEtcdEncryptionConfig":     semver.MustParse("1.14.0"),
+	"KubeExternalManifestConfig":   semver.MustParse("1.14.0"),
+	"KubeFlannelCNIConfig":         semver.MustParse("1.14.0"),
+	"KubeInlineManifestConfig":     semver.MustParse("1.14.0"),
+	"KubeNetworkConfig":            semver.MustParse("1.14.0"),
+	"KubeNodeConfig":               semver.MustParse("1.14.0"),
+	"KubePrismConfig":              semver.MustParse("1.14.0"),
+	"KubeProxyConfig":              semver.MustParse("1.14.0"),
+	"KubeSchedulerConfig":          semver.MustParse("1.14.0"),
+	"KubeServiceAccountConfig":     semver.MustParse("1.14.0"),
+	"KubeStaticPodConfig":          semver.MustParse("1.14.0"),
+	"KubeTalosAPIAccessConfig":     semver.MustParse("1.14.0"),
+	"KubeletConfig":                semver.MustParse("1.14.0"),
+	"LVMLogicalVolumeConfig":       semver.MustParse("1.14.0"),
+	"LVMVolumeGroupConfig":         semver.MustParse("1.14.0"),
+	"RAIDArrayConfig":              semver.MustParse("1.14.0"),
+	"SecurityProfileConfig":        semver.MustParse("1.14.0"),
+	"SysctlConfig":                 semver.MustParse("1.14.0"),
+	"SysfsConfig":                  semver.MustParse("1.14.0"),
+	"UdevRulesConfig":              semver.MustParse("1.14.0"),
+	"UnattendedInstallConfig":      semver.MustParse("1.14.0"),
+	"VethConfig":                   semver.MustParse("1.14.0"),
 }
 
 // fieldSince: fields added after v1.8.0 to documents that existed before.

@@ -193,7 +193,6 @@ var machinedResources = []meta.ResourceWithRD{
 	&secrets.Kubernetes{},
 	&secrets.KubernetesDynamicCerts{},
 	&secrets.KubernetesRoot{},
-	&secrets.MaintenanceServiceCerts{},
 	&secrets.MaintenanceRoot{},
 	&secrets.OSRoot{},
 	&secrets.Trustd{},

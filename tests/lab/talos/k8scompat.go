@@ -6,18 +6,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	"github.com/hashicorp/go-multierror"
-
-	"github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility"
 	"github.com/siderolabs/talos/pkg/machinery/config"
-	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosrelease"
 )
 
 // RuntimeValidate checks each Kubernetes image tag against the Talos that
 // runs it (v1alpha1_validation.go ValidateKubernetesImageTag reads the
 // running version from pkg/machinery/version). In the lab that version is
-// machinery's own (v1.12.5) for every node, so kubernetesCheckedFor takes
+// machinery's own (v1.13.9) for every node, so kubernetesCheckedFor takes
 // those results out of err and puts in the same checks made with the
 // node's version: Kubernetes 1.35 is refused on a v1.11 node
 // ("version of Kubernetes 1.35.2 is too new to be used with Talos 1.11.5").
@@ -94,17 +93,14 @@ func imageTagErrors(running string, cfg config.Provider) []error {
 }
 
 // kubernetesSupportedOn is ValidateKubernetesImageTag with the node's
-// Talos version in place of the process's.
+// Talos version in place of the process's, over talosrelease's rules
+// (machinery's compatibility packages, and the Talos 1.14 row read from its
+// v1.14.1 tag, which the pinned machinery v1.13.9 does not know).
 func kubernetesSupportedOn(running, imageRef string) error {
-	talos, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: running})
+	talos, err := semver.ParseTolerant(running)
 	if err != nil {
 		return fmt.Errorf("failed to parse Talos version: %w", err)
 	}
 
-	k8s, err := v1alpha1.KubernetesVersionFromImageRef(imageRef)
-	if err != nil {
-		return fmt.Errorf("failed to parse Kubernetes version from image reference %q: %w", imageRef, err)
-	}
-
-	return k8s.SupportedWith(talos)
+	return talosrelease.KubernetesImageSupported(talos, imageRef)
 }

@@ -133,11 +133,21 @@ func cniReady(cps []*Node) (bool, string) {
 }
 
 func externalCloudProvider(cfg config.Provider) bool {
-	return cfg.Machine().Kubelet().ExtraArgs()["cloud-provider"] == "external"
+	return kubeletArg(cfg, "cloud-provider") == "external"
 }
 
 func rotatesServerCerts(cfg config.Provider) bool {
-	return cfg.Machine().Kubelet().ExtraArgs()["rotate-server-certificates"] == "true"
+	return kubeletArg(cfg, "rotate-server-certificates") == "true"
+}
+
+// kubeletArg is a kubelet extra argument's value: machinery v1.13 keeps
+// repeatable values (map[string][]string); the kubelet takes the last.
+func kubeletArg(cfg config.Provider, name string) string {
+	if v := cfg.Machine().Kubelet().ExtraArgs()[name]; len(v) > 0 {
+		return v[len(v)-1]
+	}
+
+	return ""
 }
 
 // reconcileKubelets registers nodes whose kubelet reaches the API server, and

@@ -2,7 +2,6 @@ package talos
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -173,19 +172,4 @@ func (n *Node) send(ev nodeEvent) {
 		case <-time.After(time.Minute):
 		}
 	}()
-}
-
-// GenerateConfiguration on a configured node generates with the secrets of
-// its active config, and workers refuse (v1alpha1_server.go, v1.12.5).
-func (m *machined) GenerateConfiguration(_ context.Context, in *machine.GenerateConfigurationRequest) (*machine.GenerateConfigurationResponse, error) {
-	cfg, err := m.current()
-	if err != nil {
-		return nil, err
-	}
-
-	if !isControlPlane(cfg) {
-		return nil, errors.New("config can't be generated on worker nodes")
-	}
-
-	return generateConfiguration(in, m.node.runningVersion(), cfg)
 }

@@ -2,7 +2,6 @@ package talos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/storage"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
-	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"github.com/siderolabs/talos/pkg/machinery/role"
 )
 
@@ -185,19 +183,4 @@ func (st *storageServer) Disks(context.Context, *emptypb.Empty) (*storage.DisksR
 
 func loadConfig(b []byte) (config.Provider, error) {
 	return configloader.NewFromBytes(b)
-}
-
-// GenerateConfiguration: maintenance mode generates control plane configs
-// (with fresh secrets) and refuses join configs (internal/app/maintenance/
-// server.go, v1.12.5).
-func (m *maintenanceServer) GenerateConfiguration(_ context.Context, in *machine.GenerateConfigurationRequest) (*machine.GenerateConfigurationResponse, error) {
-	if in.MachineConfig == nil {
-		return nil, errors.New("invalid generate request")
-	}
-
-	if mtype.Type(in.MachineConfig.Type) == mtype.TypeWorker {
-		return nil, errors.New("join config can't be generated in the maintenance mode")
-	}
-
-	return generateConfiguration(in, m.node.runningVersion(), nil)
 }

@@ -3,10 +3,10 @@ package talos
 import (
 	"fmt"
 
-	"github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/compatibility"
+	"github.com/blang/semver/v4"
 	"github.com/siderolabs/talos/pkg/machinery/config"
-	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosrelease"
 )
 
 // upgradePreflight is the installer's pre-flight in upgrade mode
@@ -28,17 +28,19 @@ func upgradePreflight(host, installer string, cfg config.Provider) error {
 }
 
 func preflightChecks(host, installer string, cfg config.Provider) error {
-	hostVersion, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: host})
+	hostVersion, err := semver.ParseTolerant(host)
 	if err != nil {
 		return fmt.Errorf("error parsing host Talos version: %w", err)
 	}
 
-	installerVersion, err := compatibility.ParseTalosVersion(&machine.VersionInfo{Tag: installer})
+	installerVersion, err := semver.ParseTolerant(installer)
 	if err != nil {
 		return fmt.Errorf("error parsing installer Talos version: %w", err)
 	}
 
-	if err := installerVersion.UpgradeableFrom(hostVersion); err != nil {
+	// machinery's UpgradeableFrom and SupportedWith over talosrelease's
+	// rules (the pinned machinery v1.13.9 does not know Talos 1.14).
+	if err := talosrelease.UpgradeableFrom(installerVersion, hostVersion); err != nil {
 		return err
 	}
 
@@ -60,12 +62,12 @@ func preflightChecks(host, installer string, cfg config.Provider) error {
 	}
 
 	for _, c := range components {
-		k8s, err := v1alpha1.KubernetesVersionFromImageRef(c.image)
+		k8s, err := talosrelease.KubernetesFromImage(c.image)
 		if err != nil {
 			return fmt.Errorf("error parsing %s version: %w", c.name, err)
 		}
 
-		if err := k8s.SupportedWith(installerVersion); err != nil {
+		if err := talosrelease.KubernetesSupported(installerVersion, k8s); err != nil {
 			return fmt.Errorf("component %s version issue: %w", c.name, err)
 		}
 	}

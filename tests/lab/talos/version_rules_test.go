@@ -113,7 +113,9 @@ func TestKubernetesCheckedAgainstTheNodesTalos(t *testing.T) {
 		{"v1.12.5", "v1alpha1.Config: 4 errors occurred:\n\t* kubelet image is not valid: version of Kubernetes 1.29.3 is too old to be used with Talos 1.12.5"},
 		{"v1.10.6", ""},
 		{"v1.8.0", ""},
-		{"v1.13.0", "kube-scheduler image is not valid: compatibility with version 1.13.0 is not supported"},
+		{"v1.13.0", "kubelet image is not valid: version of Kubernetes 1.29.3 is too old to be used with Talos 1.13.0"},
+		{"v1.14.1", "kube-scheduler image is not valid: version of Kubernetes 1.29.3 is too old to be used with Talos 1.14.1"},
+		{"v1.15.0", "kube-scheduler image is not valid: compatibility with version 1.15.0 is not supported"},
 	} {
 		err := kubernetesCheckedFor(tc.running, cfg, nil)
 		if tc.want == "" && err != nil {
@@ -148,6 +150,15 @@ func TestCheckConfigKnown(t *testing.T) {
 		{"document newer than the node", "v1.10.6", "apiVersion: v1alpha1\nkind: RawVolumeConfig\nname: data\n", `"RawVolumeConfig" "v1alpha1": not registered`},
 		{"document known", "v1.11.0", "apiVersion: v1alpha1\nkind: RawVolumeConfig\nname: data\n", ""},
 		{"second document", "v1.11.5", "version: v1alpha1\n---\napiVersion: v1alpha1\nkind: Layer2VIPConfig\nname: 10.0.0.5\nlink: eth0\n", `"Layer2VIPConfig" "v1alpha1": not registered`},
+		// Talos 1.13 and 1.14 documents on the releases before them, with v1.12.3+'s wrapping.
+		{"1.13 document on 1.12", "v1.12.7", "apiVersion: v1alpha1\nkind: KubeSpanConfig\n",
+			`error decoding document v1alpha1/KubeSpanConfig/ (line 1): "KubeSpanConfig" "v1alpha1": not registered`},
+		{"1.13 document on 1.13", "v1.13.8", "apiVersion: v1alpha1\nkind: KubeSpanConfig\n", ""},
+		{"1.14 document on 1.13", "v1.13.8", "apiVersion: v1alpha1\nkind: KubeletConfig\n",
+			`error decoding document v1alpha1/KubeletConfig/ (line 1): "KubeletConfig" "v1alpha1": not registered`},
+		{"1.14 install document on 1.13", "v1.13.0", "apiVersion: v1alpha1\nkind: UnattendedInstallConfig\n",
+			`error decoding document v1alpha1/UnattendedInstallConfig/ (line 1): "UnattendedInstallConfig" "v1alpha1": not registered`},
+		{"1.14 document on 1.14", "v1.14.1", "apiVersion: v1alpha1\nkind: KubeletConfig\n", ""},
 		{"release older than the tables", "v1.7.6", "version: v1alpha1\n", "simulator: the config decoder of Talos v1.7.6 (older than v1.8.0) is not modelled"},
 		{"malformed YAML is left to machinery", "v1.11.5", "machine: [\n", ""},
 	} {

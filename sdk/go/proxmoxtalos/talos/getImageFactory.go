@@ -35,8 +35,8 @@ type GetImageFactoryArgs struct {
 	KernelArgs []string `pulumi:"kernelArgs"`
 	// Talos platform: `nocloud` reads addresses from Proxmox cloud-init.
 	Platform *string `pulumi:"platform"`
-	// Talos version, for example `v1.12.5`.
-	TalosVersion string `pulumi:"talosVersion"`
+	// Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
+	TalosVersion *string `pulumi:"talosVersion"`
 }
 
 type GetImageFactoryResult struct {
@@ -74,8 +74,8 @@ type GetImageFactoryOutputArgs struct {
 	KernelArgs pulumi.StringArrayInput `pulumi:"kernelArgs"`
 	// Talos platform: `nocloud` reads addresses from Proxmox cloud-init.
 	Platform pulumi.StringPtrInput `pulumi:"platform"`
-	// Talos version, for example `v1.12.5`.
-	TalosVersion pulumi.StringInput `pulumi:"talosVersion"`
+	// Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
+	TalosVersion pulumi.StringPtrInput `pulumi:"talosVersion"`
 }
 
 func (GetImageFactoryOutputArgs) ElementType() reflect.Type {

@@ -35,17 +35,17 @@ type GetMachineConfigurationArgs struct {
 	InstallDisk *string `pulumi:"installDisk"`
 	// Installer image, for example the `installerImage` of getImageFactory (`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.
 	InstallImage string `pulumi:"installImage"`
-	// Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+	// Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
 	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.
 	MachineSecrets string `pulumi:"machineSecrets"`
 	// `controlplane` or `worker`.
 	MachineType MachineType `pulumi:"machineType"`
-	// Talos version the node runs, for example `v1.12.5`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
-	TalosVersion string `pulumi:"talosVersion"`
+	// Talos version the node runs, for example `v1.14.1`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
+	TalosVersion *string `pulumi:"talosVersion"`
 	// Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
 	ValidationMode *ValidationMode `pulumi:"validationMode"`
-	// Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+	// Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
 	VersionContract *string `pulumi:"versionContract"`
 }
 
@@ -78,17 +78,17 @@ type GetMachineConfigurationOutputArgs struct {
 	InstallDisk pulumi.StringPtrInput `pulumi:"installDisk"`
 	// Installer image, for example the `installerImage` of getImageFactory (`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.
 	InstallImage pulumi.StringInput `pulumi:"installImage"`
-	// Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+	// Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
 	KubernetesVersion pulumi.StringPtrInput `pulumi:"kubernetesVersion"`
 	// The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.
 	MachineSecrets pulumi.StringInput `pulumi:"machineSecrets"`
 	// `controlplane` or `worker`.
 	MachineType MachineTypeInput `pulumi:"machineType"`
-	// Talos version the node runs, for example `v1.12.5`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
-	TalosVersion pulumi.StringInput `pulumi:"talosVersion"`
+	// Talos version the node runs, for example `v1.14.1`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
+	TalosVersion pulumi.StringPtrInput `pulumi:"talosVersion"`
 	// Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
 	ValidationMode ValidationModePtrInput `pulumi:"validationMode"`
-	// Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+	// Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
 	VersionContract pulumi.StringPtrInput `pulumi:"versionContract"`
 }
 

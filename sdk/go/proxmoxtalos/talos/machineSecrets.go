@@ -27,7 +27,7 @@ type MachineSecrets struct {
 	ImportSecrets pulumi.StringPtrOutput `pulumi:"importSecrets"`
 	// The secrets bundle in the YAML form of `talosctl gen secrets`; pass it to getMachineConfiguration. Secret.
 	MachineSecrets pulumi.StringOutput `pulumi:"machineSecrets"`
-	// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+	// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
 	TalosVersion pulumi.StringPtrOutput `pulumi:"talosVersion"`
 }
 
@@ -45,7 +45,7 @@ func NewMachineSecrets(ctx *pulumi.Context,
 		args.ClientCertificateRenewalWindowHours = pulumi.IntPtr(720)
 	}
 	if args.TalosVersion == nil {
-		args.TalosVersion = pulumi.StringPtr("v1.12.5")
+		args.TalosVersion = pulumi.StringPtr("v1.14.1")
 	}
 	if args.ImportSecrets != nil {
 		args.ImportSecrets = pulumi.ToSecret(args.ImportSecrets).(pulumi.StringPtrInput)
@@ -101,7 +101,7 @@ type machineSecretsArgs struct {
 	ClientCertificateRenewalWindowHours *int `pulumi:"clientCertificateRenewalWindowHours"`
 	// An existing secrets bundle, as written by `talosctl gen secrets` (YAML), to adopt a cluster instead of generating new secrets. Changing it replaces the resource. Secret.
 	ImportSecrets *string `pulumi:"importSecrets"`
-	// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+	// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
 	TalosVersion *string `pulumi:"talosVersion"`
 }
 
@@ -113,7 +113,7 @@ type MachineSecretsArgs struct {
 	ClientCertificateRenewalWindowHours pulumi.IntPtrInput
 	// An existing secrets bundle, as written by `talosctl gen secrets` (YAML), to adopt a cluster instead of generating new secrets. Changing it replaces the resource. Secret.
 	ImportSecrets pulumi.StringPtrInput
-	// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+	// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
 	TalosVersion pulumi.StringPtrInput
 }
 
@@ -234,7 +234,7 @@ func (o MachineSecretsOutput) MachineSecrets() pulumi.StringOutput {
 	return o.ApplyT(func(v *MachineSecrets) pulumi.StringOutput { return v.MachineSecrets }).(pulumi.StringOutput)
 }
 
-// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+// Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
 func (o MachineSecretsOutput) TalosVersion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *MachineSecrets) pulumi.StringPtrOutput { return v.TalosVersion }).(pulumi.StringPtrOutput)
 }

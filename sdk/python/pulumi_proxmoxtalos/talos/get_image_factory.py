@@ -136,7 +136,7 @@ def get_image_factory(architecture: Optional['Architecture'] = None,
     :param _builtins.str installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images, for air-gapped sites. Default: the factory URL's host and path (the Image Factory is also a registry).
     :param Sequence[_builtins.str] kernel_args: Extra kernel arguments baked into the images, for example `console=ttyS0`. Default: none.
     :param _builtins.str platform: Talos platform: `nocloud` reads addresses from Proxmox cloud-init.
-    :param _builtins.str talos_version: Talos version, for example `v1.12.5`.
+    :param _builtins.str talos_version: Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
     """
     if architecture is None:
         architecture = 'amd64'
@@ -144,6 +144,8 @@ def get_image_factory(architecture: Optional['Architecture'] = None,
         factory_url = 'https://factory.talos.dev'
     if platform is None:
         platform = 'nocloud'
+    if talos_version is None:
+        talos_version = 'v1.14.1'
     __args__ = dict()
     __args__['architecture'] = architecture
     __args__['extensions'] = extensions
@@ -169,7 +171,7 @@ def get_image_factory_output(architecture: pulumi.Input[Optional[Optional['Archi
                              installer_registry: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
                              kernel_args: pulumi.Input[Optional[Optional[Sequence[_builtins.str]]]] = None,
                              platform: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
-                             talos_version: pulumi.Input[Optional[_builtins.str]] = None,
+                             talos_version: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
                              opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[GetImageFactoryResult]:
     """
     Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST <factoryUrl>/schematics` once (the ID is the same), or use a mirror that has it.
@@ -180,7 +182,7 @@ def get_image_factory_output(architecture: pulumi.Input[Optional[Optional['Archi
     :param _builtins.str installer_registry: Registry (`host[:port][/path]`, no scheme) serving installer images, for air-gapped sites. Default: the factory URL's host and path (the Image Factory is also a registry).
     :param Sequence[_builtins.str] kernel_args: Extra kernel arguments baked into the images, for example `console=ttyS0`. Default: none.
     :param _builtins.str platform: Talos platform: `nocloud` reads addresses from Proxmox cloud-init.
-    :param _builtins.str talos_version: Talos version, for example `v1.12.5`.
+    :param _builtins.str talos_version: Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
     """
     if architecture is None:
         architecture = 'amd64'
@@ -188,6 +190,8 @@ def get_image_factory_output(architecture: pulumi.Input[Optional[Optional['Archi
         factory_url = 'https://factory.talos.dev'
     if platform is None:
         platform = 'nocloud'
+    if talos_version is None:
+        talos_version = 'v1.14.1'
     __args__ = dict()
     __args__['architecture'] = architecture
     __args__['extensions'] = extensions

@@ -105,15 +105,17 @@ def get_machine_configuration(additional_sans: Optional[Sequence[_builtins.str]]
     :param Sequence[_builtins.str] config_patches: Patches applied in order. Strategic merge patches are YAML (one or more documents, including extra documents such as `HostnameConfig`, `Layer2VIPConfig`, `LinkConfig`). JSON6902 patches (a list of `op`/`path`/`value`) only work on single-document configurations, so not with Talos 1.12, whose configurations always have several documents. With Talos 1.12 set the hostname with a `HostnameConfig` document (`auto: off`), not `machine.network.hostname`.
     :param _builtins.str install_disk: Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.
     :param _builtins.str install_image: Installer image, for example the `installerImage` of getImageFactory (`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.
-    :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+    :param _builtins.str kubernetes_version: Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
     :param _builtins.str machine_secrets: The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.
     :param 'MachineType' machine_type: `controlplane` or `worker`.
-    :param _builtins.str talos_version: Talos version the node runs, for example `v1.12.5`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+    :param _builtins.str talos_version: Talos version the node runs, for example `v1.14.1`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
     :param 'ValidationMode' validation_mode: Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
-    :param _builtins.str version_contract: Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+    :param _builtins.str version_contract: Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
     """
     if install_disk is None:
         install_disk = '/dev/sda'
+    if talos_version is None:
+        talos_version = 'v1.14.1'
     if validation_mode is None:
         validation_mode = 'metal'
     __args__ = dict()
@@ -146,7 +148,7 @@ def get_machine_configuration_output(additional_sans: pulumi.Input[Optional[Opti
                                      kubernetes_version: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
                                      machine_secrets: pulumi.Input[Optional[_builtins.str]] = None,
                                      machine_type: pulumi.Input[Optional['MachineType']] = None,
-                                     talos_version: pulumi.Input[Optional[_builtins.str]] = None,
+                                     talos_version: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
                                      validation_mode: pulumi.Input[Optional[Optional['ValidationMode']]] = None,
                                      version_contract: pulumi.Input[Optional[Optional[_builtins.str]]] = None,
                                      opts: Optional[Union[pulumi.InvokeOptions, pulumi.InvokeOutputOptions]] = None) -> pulumi.Output[GetMachineConfigurationResult]:
@@ -159,15 +161,17 @@ def get_machine_configuration_output(additional_sans: pulumi.Input[Optional[Opti
     :param Sequence[_builtins.str] config_patches: Patches applied in order. Strategic merge patches are YAML (one or more documents, including extra documents such as `HostnameConfig`, `Layer2VIPConfig`, `LinkConfig`). JSON6902 patches (a list of `op`/`path`/`value`) only work on single-document configurations, so not with Talos 1.12, whose configurations always have several documents. With Talos 1.12 set the hostname with a `HostnameConfig` document (`auto: off`), not `machine.network.hostname`.
     :param _builtins.str install_disk: Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.
     :param _builtins.str install_image: Installer image, for example the `installerImage` of getImageFactory (`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.
-    :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+    :param _builtins.str kubernetes_version: Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
     :param _builtins.str machine_secrets: The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.
     :param 'MachineType' machine_type: `controlplane` or `worker`.
-    :param _builtins.str talos_version: Talos version the node runs, for example `v1.12.5`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+    :param _builtins.str talos_version: Talos version the node runs, for example `v1.14.1`. The configuration's version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
     :param 'ValidationMode' validation_mode: Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, so an install disk is required) or `cloud` (the node boots a ready disk image).
-    :param _builtins.str version_contract: Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+    :param _builtins.str version_contract: Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
     """
     if install_disk is None:
         install_disk = '/dev/sda'
+    if talos_version is None:
+        talos_version = 'v1.14.1'
     if validation_mode is None:
         validation_mode = 'metal'
     __args__ = dict()

@@ -30,7 +30,7 @@ class MachineSecretsArgs:
         :param pulumi.Input[_builtins.int] client_certificate_lifetime_hours: Validity of each admin client certificate, in hours. Applies to the next certificate issued.
         :param pulumi.Input[_builtins.int] client_certificate_renewal_window_hours: A `pulumi up` issues a new admin client certificate once the current one expires within this many hours. Must be shorter than the lifetime.
         :param pulumi.Input[_builtins.str] import_secrets: An existing secrets bundle, as written by `talosctl gen secrets` (YAML), to adopt a cluster instead of generating new secrets. Changing it replaces the resource. Secret.
-        :param pulumi.Input[_builtins.str] talos_version: Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+        :param pulumi.Input[_builtins.str] talos_version: Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
         """
         if client_certificate_lifetime_hours is None:
             client_certificate_lifetime_hours = 8760
@@ -43,7 +43,7 @@ class MachineSecretsArgs:
         if import_secrets is not None:
             pulumi.set(__self__, "import_secrets", import_secrets)
         if talos_version is None:
-            talos_version = 'v1.12.5'
+            talos_version = 'v1.14.1'
         if talos_version is not None:
             pulumi.set(__self__, "talos_version", talos_version)
 
@@ -87,7 +87,7 @@ class MachineSecretsArgs:
     @pulumi.getter(name="talosVersion")
     def talos_version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+        Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
         """
         return pulumi.get(self, "talos_version")
 
@@ -115,7 +115,7 @@ class MachineSecrets(pulumi.CustomResource):
         :param pulumi.Input[_builtins.int] client_certificate_lifetime_hours: Validity of each admin client certificate, in hours. Applies to the next certificate issued.
         :param pulumi.Input[_builtins.int] client_certificate_renewal_window_hours: A `pulumi up` issues a new admin client certificate once the current one expires within this many hours. Must be shorter than the lifetime.
         :param pulumi.Input[_builtins.str] import_secrets: An existing secrets bundle, as written by `talosctl gen secrets` (YAML), to adopt a cluster instead of generating new secrets. Changing it replaces the resource. Secret.
-        :param pulumi.Input[_builtins.str] talos_version: Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+        :param pulumi.Input[_builtins.str] talos_version: Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
         """
         ...
     @overload
@@ -162,7 +162,7 @@ class MachineSecrets(pulumi.CustomResource):
             __props__.__dict__["client_certificate_renewal_window_hours"] = client_certificate_renewal_window_hours
             __props__.__dict__["import_secrets"] = None if import_secrets is None else pulumi.Output.secret(import_secrets)
             if talos_version is None:
-                talos_version = 'v1.12.5'
+                talos_version = 'v1.14.1'
             __props__.__dict__["talos_version"] = talos_version
             __props__.__dict__["client_certificate_expiry"] = None
             __props__.__dict__["client_configuration"] = None
@@ -258,7 +258,7 @@ class MachineSecrets(pulumi.CustomResource):
     @pulumi.getter(name="talosVersion")
     def talos_version(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+        Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
         """
         return pulumi.get(self, "talos_version")
 

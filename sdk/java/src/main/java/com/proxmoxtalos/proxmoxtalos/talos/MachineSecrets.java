@@ -107,14 +107,14 @@ public class MachineSecrets extends com.pulumi.resources.CustomResource {
         return this.machineSecrets;
     }
     /**
-     * Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+     * Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
      * 
      */
     @Export(name="talosVersion", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> talosVersion;
 
     /**
-     * @return Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+     * @return Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
      * 
      */
     public Output<Optional<String>> talosVersion() {

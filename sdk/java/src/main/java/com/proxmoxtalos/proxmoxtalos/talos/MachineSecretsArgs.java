@@ -63,14 +63,14 @@ public final class MachineSecretsArgs extends com.pulumi.resources.ResourceArgs 
     }
 
     /**
-     * Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+     * Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
      * 
      */
     @Import(name="talosVersion")
     private @Nullable Output<String> talosVersion;
 
     /**
-     * @return Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+     * @return Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
      * 
      */
     public Optional<Output<String>> talosVersion() {
@@ -168,7 +168,7 @@ public final class MachineSecretsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param talosVersion Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+         * @param talosVersion Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
          * 
          * @return builder
          * 
@@ -179,7 +179,7 @@ public final class MachineSecretsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param talosVersion Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.12.x. Changing it later (a Talos upgrade) keeps the secrets.
+         * @param talosVersion Talos version the cluster&#39;s nodes run (for example `v1.12.5`); it sets the version contract of the bundle. Supported: v1.8.0 to v1.14.x. Changing it later (a Talos upgrade) keeps the secrets.
          * 
          * @return builder
          * 
@@ -191,7 +191,7 @@ public final class MachineSecretsArgs extends com.pulumi.resources.ResourceArgs 
         public MachineSecretsArgs build() {
             $.clientCertificateLifetimeHours = Codegen.integerProp("clientCertificateLifetimeHours").output().arg($.clientCertificateLifetimeHours).def(8760).getNullable();
             $.clientCertificateRenewalWindowHours = Codegen.integerProp("clientCertificateRenewalWindowHours").output().arg($.clientCertificateRenewalWindowHours).def(720).getNullable();
-            $.talosVersion = Codegen.stringProp("talosVersion").output().arg($.talosVersion).def("v1.12.5").getNullable();
+            $.talosVersion = Codegen.stringProp("talosVersion").output().arg($.talosVersion).def("v1.14.1").getNullable();
             return $;
         }
     }

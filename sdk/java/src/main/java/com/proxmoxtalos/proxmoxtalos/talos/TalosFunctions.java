@@ -60,6 +60,20 @@ public final class TalosFunctions {
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
      * 
      */
+    public static Output<GetImageFactoryResult> getImageFactory() {
+        return getImageFactory(GetImageFactoryArgs.Empty, InvokeOptions.Empty);
+    }
+    /**
+     * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
+     * 
+     */
+    public static CompletableFuture<GetImageFactoryResult> getImageFactoryPlain() {
+        return getImageFactoryPlain(GetImageFactoryPlainArgs.Empty, InvokeOptions.Empty);
+    }
+    /**
+     * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
+     * 
+     */
     public static Output<GetImageFactoryResult> getImageFactory(GetImageFactoryArgs args) {
         return getImageFactory(args, InvokeOptions.Empty);
     }

@@ -7,7 +7,6 @@ import com.proxmoxtalos.proxmoxtalos.talos.enums.Architecture;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.core.internal.Codegen;
-import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -110,18 +109,18 @@ public final class GetImageFactoryArgs extends com.pulumi.resources.InvokeArgs {
     }
 
     /**
-     * Talos version, for example `v1.12.5`.
+     * Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
      * 
      */
-    @Import(name="talosVersion", required=true)
-    private Output<String> talosVersion;
+    @Import(name="talosVersion")
+    private @Nullable Output<String> talosVersion;
 
     /**
-     * @return Talos version, for example `v1.12.5`.
+     * @return Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
      * 
      */
-    public Output<String> talosVersion() {
-        return this.talosVersion;
+    public Optional<Output<String>> talosVersion() {
+        return Optional.ofNullable(this.talosVersion);
     }
 
     private GetImageFactoryArgs() {}
@@ -301,18 +300,18 @@ public final class GetImageFactoryArgs extends com.pulumi.resources.InvokeArgs {
         }
 
         /**
-         * @param talosVersion Talos version, for example `v1.12.5`.
+         * @param talosVersion Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
          * 
          * @return builder
          * 
          */
-        public Builder talosVersion(Output<String> talosVersion) {
+        public Builder talosVersion(@Nullable Output<String> talosVersion) {
             $.talosVersion = talosVersion;
             return this;
         }
 
         /**
-         * @param talosVersion Talos version, for example `v1.12.5`.
+         * @param talosVersion Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
          * 
          * @return builder
          * 
@@ -325,9 +324,7 @@ public final class GetImageFactoryArgs extends com.pulumi.resources.InvokeArgs {
             $.architecture = Codegen.objectProp("architecture", Architecture.class).output().arg($.architecture).def(Architecture.Amd64).getNullable();
             $.factoryUrl = Codegen.stringProp("factoryUrl").output().arg($.factoryUrl).def("https://factory.talos.dev").getNullable();
             $.platform = Codegen.stringProp("platform").output().arg($.platform).def("nocloud").getNullable();
-            if ($.talosVersion == null) {
-                throw new MissingRequiredPropertyException("GetImageFactoryArgs", "talosVersion");
-            }
+            $.talosVersion = Codegen.stringProp("talosVersion").output().arg($.talosVersion).def("v1.14.1").getNullable();
             return $;
         }
     }

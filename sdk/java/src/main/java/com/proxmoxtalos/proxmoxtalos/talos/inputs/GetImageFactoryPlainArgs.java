@@ -6,7 +6,6 @@ package com.proxmoxtalos.proxmoxtalos.talos.inputs;
 import com.proxmoxtalos.proxmoxtalos.talos.enums.Architecture;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.core.internal.Codegen;
-import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -109,18 +108,18 @@ public final class GetImageFactoryPlainArgs extends com.pulumi.resources.InvokeA
     }
 
     /**
-     * Talos version, for example `v1.12.5`.
+     * Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
      * 
      */
-    @Import(name="talosVersion", required=true)
-    private String talosVersion;
+    @Import(name="talosVersion")
+    private @Nullable String talosVersion;
 
     /**
-     * @return Talos version, for example `v1.12.5`.
+     * @return Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
      * 
      */
-    public String talosVersion() {
-        return this.talosVersion;
+    public Optional<String> talosVersion() {
+        return Optional.ofNullable(this.talosVersion);
     }
 
     private GetImageFactoryPlainArgs() {}
@@ -240,12 +239,12 @@ public final class GetImageFactoryPlainArgs extends com.pulumi.resources.InvokeA
         }
 
         /**
-         * @param talosVersion Talos version, for example `v1.12.5`.
+         * @param talosVersion Talos version, for example `v1.14.1`. Default: the newest release this provider knows.
          * 
          * @return builder
          * 
          */
-        public Builder talosVersion(String talosVersion) {
+        public Builder talosVersion(@Nullable String talosVersion) {
             $.talosVersion = talosVersion;
             return this;
         }
@@ -254,9 +253,7 @@ public final class GetImageFactoryPlainArgs extends com.pulumi.resources.InvokeA
             $.architecture = Codegen.objectProp("architecture", Architecture.class).arg($.architecture).def(Architecture.Amd64).getNullable();
             $.factoryUrl = Codegen.stringProp("factoryUrl").arg($.factoryUrl).def("https://factory.talos.dev").getNullable();
             $.platform = Codegen.stringProp("platform").arg($.platform).def("nocloud").getNullable();
-            if ($.talosVersion == null) {
-                throw new MissingRequiredPropertyException("GetImageFactoryPlainArgs", "talosVersion");
-            }
+            $.talosVersion = Codegen.stringProp("talosVersion").arg($.talosVersion).def("v1.14.1").getNullable();
             return $;
         }
     }

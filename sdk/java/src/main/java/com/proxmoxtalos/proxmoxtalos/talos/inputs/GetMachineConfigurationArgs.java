@@ -111,14 +111,14 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
     }
 
     /**
-     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+     * Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
      * 
      */
     @Import(name="kubernetesVersion")
     private @Nullable Output<String> kubernetesVersion;
 
     /**
-     * @return Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+     * @return Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
      * 
      */
     public Optional<Output<String>> kubernetesVersion() {
@@ -156,18 +156,18 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
     }
 
     /**
-     * Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+     * Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
      * 
      */
-    @Import(name="talosVersion", required=true)
-    private Output<String> talosVersion;
+    @Import(name="talosVersion")
+    private @Nullable Output<String> talosVersion;
 
     /**
-     * @return Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+     * @return Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
      * 
      */
-    public Output<String> talosVersion() {
-        return this.talosVersion;
+    public Optional<Output<String>> talosVersion() {
+        return Optional.ofNullable(this.talosVersion);
     }
 
     /**
@@ -186,14 +186,14 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
     }
 
     /**
-     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
      * 
      */
     @Import(name="versionContract")
     private @Nullable Output<String> versionContract;
 
     /**
-     * @return Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+     * @return Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
      * 
      */
     public Optional<Output<String>> versionContract() {
@@ -382,7 +382,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+         * @param kubernetesVersion Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
          * 
          * @return builder
          * 
@@ -393,7 +393,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+         * @param kubernetesVersion Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
          * 
          * @return builder
          * 
@@ -445,18 +445,18 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param talosVersion Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+         * @param talosVersion Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
          * 
          * @return builder
          * 
          */
-        public Builder talosVersion(Output<String> talosVersion) {
+        public Builder talosVersion(@Nullable Output<String> talosVersion) {
             $.talosVersion = talosVersion;
             return this;
         }
 
         /**
-         * @param talosVersion Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+         * @param talosVersion Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
          * 
          * @return builder
          * 
@@ -487,7 +487,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param versionContract Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+         * @param versionContract Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
          * 
          * @return builder
          * 
@@ -498,7 +498,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
         }
 
         /**
-         * @param versionContract Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+         * @param versionContract Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
          * 
          * @return builder
          * 
@@ -524,9 +524,7 @@ public final class GetMachineConfigurationArgs extends com.pulumi.resources.Invo
             if ($.machineType == null) {
                 throw new MissingRequiredPropertyException("GetMachineConfigurationArgs", "machineType");
             }
-            if ($.talosVersion == null) {
-                throw new MissingRequiredPropertyException("GetMachineConfigurationArgs", "talosVersion");
-            }
+            $.talosVersion = Codegen.stringProp("talosVersion").output().arg($.talosVersion).def("v1.14.1").getNullable();
             $.validationMode = Codegen.objectProp("validationMode", ValidationMode.class).output().arg($.validationMode).def(ValidationMode.Metal).getNullable();
             return $;
         }

@@ -110,14 +110,14 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
     }
 
     /**
-     * Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+     * Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
      * 
      */
     @Import(name="kubernetesVersion")
     private @Nullable String kubernetesVersion;
 
     /**
-     * @return Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+     * @return Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
      * 
      */
     public Optional<String> kubernetesVersion() {
@@ -155,18 +155,18 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
     }
 
     /**
-     * Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+     * Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
      * 
      */
-    @Import(name="talosVersion", required=true)
-    private String talosVersion;
+    @Import(name="talosVersion")
+    private @Nullable String talosVersion;
 
     /**
-     * @return Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+     * @return Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
      * 
      */
-    public String talosVersion() {
-        return this.talosVersion;
+    public Optional<String> talosVersion() {
+        return Optional.ofNullable(this.talosVersion);
     }
 
     /**
@@ -185,14 +185,14 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
     }
 
     /**
-     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+     * Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
      * 
      */
     @Import(name="versionContract")
     private @Nullable String versionContract;
 
     /**
-     * @return Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+     * @return Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
      * 
      */
     public Optional<String> versionContract() {
@@ -321,7 +321,7 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
         }
 
         /**
-         * @param kubernetesVersion Kubernetes version, like `v1.35.2` (`1.35.2` is the same; a release line such as `v1.35` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.2` for Talos v1.12).
+         * @param kubernetesVersion Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as `v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).
          * 
          * @return builder
          * 
@@ -354,12 +354,12 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
         }
 
         /**
-         * @param talosVersion Talos version the node runs, for example `v1.12.5`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.12.x.
+         * @param talosVersion Talos version the node runs, for example `v1.14.1`. The configuration&#39;s version contract never exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: v1.8.0 to v1.14.x. Default: the newest release this provider knows.
          * 
          * @return builder
          * 
          */
-        public Builder talosVersion(String talosVersion) {
+        public Builder talosVersion(@Nullable String talosVersion) {
             $.talosVersion = talosVersion;
             return this;
         }
@@ -376,7 +376,7 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
         }
 
         /**
-         * @param versionContract Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`.
+         * @param versionContract Generate for an older Talos release than `talosVersion`, for example `v1.11` while nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than `talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.
          * 
          * @return builder
          * 
@@ -403,9 +403,7 @@ public final class GetMachineConfigurationPlainArgs extends com.pulumi.resources
             if ($.machineType == null) {
                 throw new MissingRequiredPropertyException("GetMachineConfigurationPlainArgs", "machineType");
             }
-            if ($.talosVersion == null) {
-                throw new MissingRequiredPropertyException("GetMachineConfigurationPlainArgs", "talosVersion");
-            }
+            $.talosVersion = Codegen.stringProp("talosVersion").arg($.talosVersion).def("v1.14.1").getNullable();
             $.validationMode = Codegen.objectProp("validationMode", ValidationMode.class).arg($.validationMode).def(ValidationMode.Metal).getNullable();
             return $;
         }
