@@ -35,6 +35,14 @@ ETCD           := $(TOOLS_BIN)/etcd-$(ETCD_VERSION)
 TALOS_VERSION  := $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/siderolabs/talos" && $$(i+1) ~ /^v[0-9]/) print $$(i+1)}' tools/talosctl/go.mod)
 
 # -timeout only guards against a hung test binary (CI allows 90 min in all); no test has a wall-clock limit.
+# One set of build settings for every Go build and test the Makefile runs, so that they share
+# one build cache: pure Go (release binaries need no particular libc, as Pulumi's own providers
+# build them with CGO_ENABLED=0) and -trimpath (no local paths in release binaries; and a
+# package compiles to the same cache entry from the checkout or from a module cache, which
+# keeps the go install test in tests/e2e to a link).
+export CGO_ENABLED := 0
+export GOFLAGS     := $(strip $(shell go env GOFLAGS) -trimpath)
+
 GO_TEST_FLAGS ?= -count=1 -timeout 60m
 export PATH := $(TOOLS_BIN):$(PATH)
 
@@ -55,6 +63,7 @@ help:
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
 	@echo "make tidy             go mod tidy in the root module and in tests/e2e (after a dependency bump)"
+	@echo "make dist             release artifacts into dist/ (plugin archives for 6 platforms, npm, wheel, sdist, jars), checked against VERSION"
 	@echo "make bench            benchmarks against the lab (BENCH_FLAGS=...): table on stdout, docs/benchmarks.md"
 	@echo "make lab              run the Proxmox VE + Talos lab in the foreground"
 	@echo "make soak             the fault campaign: seeded 3+2 runs under each fault kind, table at the end"
@@ -157,7 +166,7 @@ check-generated: sdks
 # Tests.
 
 .PHONY: test
-test: tools provider check-generated check-lab-schema go-test sdk-checks
+test: tools provider check-generated check-lab-schema go-test sdk-checks dist-check
 
 .PHONY: go-test
 go-test: tools provider
@@ -208,6 +217,7 @@ tidy:
 
 .PHONY: sdk-checks
 sdk-checks:
+	rm -rf $(DIST) # the SDK checks build the packages they install into dist/
 	@if [ -f $(SCHEMA) ]; then \
 		$(MAKE) --no-print-directory go-sdk-check nodejs-sdk-check python-sdk-check java-sdk-check; \
 	else \
@@ -222,17 +232,14 @@ go-sdk-check:
 # The SDK's pinned TypeScript compiler, strict, type-checking only.
 TSC = $(ROOT)/sdk/nodejs/node_modules/.bin/tsc --strict --noEmit --skipLibCheck --module nodenext --moduleResolution nodenext --target ES2022
 
-# tsc over the generated TypeScript with the SDK's pinned toolchain (package-lock.json), then
-# the npm tarball a user would get, installed into an empty project and loaded.
+# The npm tarball a user gets (dist-nodejs: tsc with the SDK's pinned toolchain, npm pack),
+# installed into an empty project, loaded and type-checked against.
 .PHONY: nodejs-sdk-check
 nodejs-sdk-check:
-	cd sdk/nodejs && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && npx tsc
-	rm -rf $(CACHE)/npm-pack $(CACHE)/npm-consumer && mkdir -p $(CACHE)/npm-pack $(CACHE)/npm-consumer
-	@# As Pulumi's own providers publish it: the compiled bin/ folder with package.json beside it.
-	cp sdk/nodejs/package.json sdk/nodejs/README.md sdk/nodejs/bin/
-	cd sdk/nodejs/bin && npm pack --pack-destination $(CACHE)/npm-pack --loglevel=error >/dev/null
+	$(MAKE) --no-print-directory dist-nodejs
+	rm -rf $(CACHE)/npm-consumer && mkdir -p $(CACHE)/npm-consumer
 	cd $(CACHE)/npm-consumer && echo '{"name":"consumer","private":true}' > package.json && \
-		npm install --no-audit --no-fund --prefer-offline --loglevel=error $(CACHE)/npm-pack/*.tgz \
+		npm install --no-audit --no-fund --prefer-offline --loglevel=error $(DIST)/$(NPM_TGZ) \
 			@pulumi/pulumi@$$(node -p 'require("$(ROOT)/sdk/nodejs/package-lock.json").packages["node_modules/@pulumi/pulumi"].version') && \
 		node -e 'const p = require("@proxmoxtalos/proxmoxtalos"); if (typeof p.Provider !== "function") { throw new Error("no Provider class in the packed SDK"); } console.log("nodejs SDK: npm pack installs and loads")'
 	@# The types are real: typed usage (ts_*_usage.ts) passes tsc --strict, each misuse
@@ -250,15 +257,15 @@ nodejs-sdk-check:
 	done
 	@echo "nodejs SDK: types checked with tsc --strict"
 
-# The wheel a user would get, installed into a fresh virtualenv with pinned dependencies
-# (tests/sdks/python-constraints.txt, also applied to the isolated build environment).
+# The wheel a user gets (dist-python), installed into a fresh virtualenv with pinned
+# dependencies (tests/sdks/python-constraints.txt, also applied to the isolated build environment).
 .PHONY: python-sdk-check
 python-sdk-check: export PIP_CONSTRAINT := $(ROOT)/tests/sdks/python-constraints.txt
 python-sdk-check:
-	rm -rf $(CACHE)/py-wheel $(CACHE)/py-venv
-	python3 -m pip wheel --quiet --no-deps --wheel-dir $(CACHE)/py-wheel ./sdk/python
+	$(MAKE) --no-print-directory dist-python
+	rm -rf $(CACHE)/py-venv
 	python3 -m venv $(CACHE)/py-venv
-	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check $(CACHE)/py-wheel/*.whl
+	$(CACHE)/py-venv/bin/pip install --quiet --disable-pip-version-check $(DIST)/$(WHEEL)
 	cd $(CACHE) && py-venv/bin/python -c 'import pulumi_proxmoxtalos as p, importlib.resources as r; \
 		assert r.files(p).joinpath("py.typed").is_file(), "py.typed missing from the wheel"; \
 		print("python SDK: wheel installs and imports,", p.__name__)'
@@ -277,18 +284,90 @@ python-sdk-check:
 	done
 	@echo "python SDK: type hints checked with mypy"
 
-# The jar a user would get (sdk/java built with Maven against com.pulumi:pulumi from Maven
+# The jar a user gets (dist-java: sdk/java built with Maven against com.pulumi:pulumi from Maven
 # Central, installed into .cache/m2), then tests/sdks/java against that jar under the Java SDK's
 # mocks: the component's secret outputs are secret in Java too. Offline once the dependencies
 # of both pom.xml files have been fetched into .cache/m2.
+MVN_STAMP   = $(CACHE)/m2/.resolved-$$(cat $(ROOT)/sdk/java/pom.xml $(ROOT)/tests/sdks/java/pom.xml | sha256sum | cut -c1-16)
+MVN_OFFLINE = $$(test -f $(MVN_STAMP) && echo -o)
+
 .PHONY: java-sdk-check
 java-sdk-check:
-	@stamp=$(CACHE)/m2/.resolved-$$(cat sdk/java/pom.xml tests/sdks/java/pom.xml | sha256sum | cut -c1-16); \
-	if [ -f $$stamp ]; then offline=-o; else offline=; fi; \
-	(cd sdk/java && $(MVN) $$offline install) 2>&1 | sed 's/\x1b\[0m//g'; \
-	echo "java SDK: compiles with Maven, jar installed into .cache/m2"; \
-	(cd tests/sdks/java && $(MVN) $$offline -Dsdk.version=$(VERSION) test) 2>&1 | sed 's/\x1b\[0m//g'; \
-	touch $$stamp; echo "java SDK: tests/sdks/java passes against the jar (secret outputs are secret)"
+	$(MAKE) --no-print-directory dist-java
+	(cd tests/sdks/java && $(MVN) $(MVN_OFFLINE) -Dsdk.version=$(VERSION) test) 2>&1 | sed 's/\x1b\[0m//g'
+	touch $(MVN_STAMP)
+	@echo "java SDK: tests/sdks/java passes against the jar (secret outputs are secret)"
+
+# ---------------------------------------------------------------------------------------------
+# Release artifacts (docs/releasing.md). `make dist` builds into dist/ everything a release
+# publishes: the provider plugin archives for six platforms, the npm tarball, the Python wheel
+# and sdist, the Java jar with its sources, javadoc and POM (a Maven Central bundle layout) and
+# one checksums file; installs each SDK package into a fresh project and type-checks programs
+# against it (the SDK checks above); then checks that every artifact carries ./VERSION.
+# `make test` does the same with only this machine's plugin archive (dist-check).
+
+DIST      := $(ROOT)/dist
+DIST_TOOL := go run ./gen/dist
+NPM_TGZ   := proxmoxtalos-proxmoxtalos-$(VERSION).tgz
+WHEEL     := pulumi_proxmoxtalos-$(VERSION)-py3-none-any.whl
+MAVEN_DIR := $(DIST)/maven/com/proxmoxtalos/proxmoxtalos/$(VERSION)
+
+.PHONY: dist
+dist:
+	rm -rf $(DIST)
+	$(MAKE) --no-print-directory sdk-checks
+	$(DIST_TOOL) plugins -dir $(DIST) -platforms all
+	$(DIST_TOOL) checksums -dir $(DIST)
+	$(DIST_TOOL) check -dir $(DIST) -platforms all
+	@echo "dist: $(VERSION) is in dist/; to publish it see docs/releasing.md (make release-check first)"
+
+# Before tagging a release: dist/ is complete and CHANGELOG.md has the version's section.
+.PHONY: release-check
+release-check:
+	$(DIST_TOOL) check -dir $(DIST) -platforms all -release
+	@echo "release-check: tag v$(VERSION) (provider, plugin downloads) and sdk/v$(VERSION) (Go SDK) on this commit"
+
+# After sdk-checks (which build the SDK packages into dist/): this machine's plugin archive
+# (cross-compiling six is make dist's job), the checksums, and the version check.
+.PHONY: dist-check
+dist-check:
+	rm -f $(DIST)/pulumi-resource-proxmoxtalos-v*.tar.gz $(DIST)/*_checksums.txt
+	$(DIST_TOOL) plugins -dir $(DIST) -platforms host
+	$(DIST_TOOL) checksums -dir $(DIST)
+	$(DIST_TOOL) check -dir $(DIST) -platforms host
+
+# As Pulumi's own providers publish it: the compiled bin/ folder with package.json beside it.
+.PHONY: dist-nodejs
+dist-nodejs:
+	cd sdk/nodejs && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && npx tsc
+	cp sdk/nodejs/package.json sdk/nodejs/README.md LICENSE sdk/nodejs/bin/
+	rm -f $(DIST)/$(NPM_TGZ) && mkdir -p $(DIST)
+	cd sdk/nodejs/bin && npm pack --pack-destination $(DIST) --loglevel=error >/dev/null
+	@echo "dist: $(NPM_TGZ)"
+
+# The sdist, then the wheel built from it (so the sdist is known to be complete), with a
+# pinned build frontend (python -m build) in its own virtualenv.
+.PHONY: dist-python
+dist-python: export PIP_CONSTRAINT := $(ROOT)/tests/sdks/python-constraints.txt
+dist-python:
+	test -x $(CACHE)/py-build/bin/pyproject-build || { python3 -m venv $(CACHE)/py-build && \
+		$(CACHE)/py-build/bin/pip install --quiet --disable-pip-version-check build; }
+	rm -f $(DIST)/pulumi_proxmoxtalos-* && mkdir -p $(DIST)
+	$(CACHE)/py-build/bin/pyproject-build --outdir $(DIST) sdk/python >/dev/null
+	@echo "dist: $$(cd $(DIST) && ls pulumi_proxmoxtalos-* | tr "\n" " ")"
+
+# The jar with its sources and javadoc jars (the pom's release profile) and the POM, in a
+# Maven repository layout with the .md5/.sha1 files a Central Portal bundle wants (signing
+# with gpg is the publisher's step: docs/releasing.md).
+.PHONY: dist-java
+dist-java:
+	(cd sdk/java && $(MVN) $(MVN_OFFLINE) -Prelease install) 2>&1 | sed 's/\x1b\[0m//g'
+	rm -rf $(MAVEN_DIR) && mkdir -p $(MAVEN_DIR)
+	cp sdk/java/target/proxmoxtalos-$(VERSION).jar sdk/java/target/proxmoxtalos-$(VERSION)-sources.jar \
+		sdk/java/target/proxmoxtalos-$(VERSION)-javadoc.jar $(MAVEN_DIR)/
+	cp sdk/java/pom.xml $(MAVEN_DIR)/proxmoxtalos-$(VERSION).pom
+	$(DIST_TOOL) maven-sums -dir $(DIST)
+	@echo "java SDK: compiles with Maven, jar installed into .cache/m2; dist: $$(cd $(DIST) && ls maven/com/proxmoxtalos/proxmoxtalos/$(VERSION)/*.jar | tr '\n' ' ')"
 
 # ---------------------------------------------------------------------------------------------
 # The lab and the demo.

@@ -49,7 +49,37 @@ func generate(schemaJSON []byte) (map[string][]byte, error) {
 		return nil, err
 	}
 	files["pom.xml"] = pom
+	plugin, err := pluginJSON(pkg, info)
+	if err != nil {
+		return nil, err
+	}
+	files["src/main/resources/"+strings.ReplaceAll(javaPackage(pkg, info), ".", "/")+"/plugin.json"] = plugin
 	return files, nil
+}
+
+// javaPackage is the SDK's root Java package: com.proxmoxtalos.proxmoxtalos.
+func javaPackage(pkg *schema.Package, info *java.PackageInfo) string {
+	return strings.TrimSuffix(info.BasePackageOrDefault(), ".") + "." + pkg.Name
+}
+
+// pluginJSON is what pulumi-java's Gradle build writes beside version.txt (genPulumiResources
+// in its build.gradle template): the Java language host reads it from the jar to tell the
+// engine which plugin a program needs and where to download it (the schema's
+// pluginDownloadURL). Our Maven build ships it as a plain resource.
+func pluginJSON(pkg *schema.Package, info *java.PackageInfo) ([]byte, error) {
+	if pkg.Version == nil {
+		return nil, fmt.Errorf("the schema has no version; schemagen records ./VERSION there")
+	}
+	b, err := json.MarshalIndent(struct {
+		Resource bool   `json:"resource"`
+		Name     string `json:"name"`
+		Version  string `json:"version"`
+		Server   string `json:"server,omitempty"`
+	}{true, pkg.Name, pkg.Version.String(), pkg.PluginDownloadURL}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 type dependency struct{ Group, Artifact, Version string }
@@ -60,6 +90,9 @@ type dependency struct{ Group, Artifact, Version string }
 func pomXML(pkg *schema.Package, info *java.PackageInfo) ([]byte, error) {
 	if pkg.Version == nil {
 		return nil, fmt.Errorf("the schema has no version; schemagen records ./VERSION there")
+	}
+	if licenseURLs[pkg.License] == "" {
+		return nil, fmt.Errorf("no license URL known for the schema's license %q (Maven Central wants one): add it to licenseURLs", pkg.License)
 	}
 	var deps []dependency
 	for k, v := range info.Dependencies {
@@ -77,7 +110,11 @@ func pomXML(pkg *schema.Package, info *java.PackageInfo) ([]byte, error) {
 		"Version":     pkg.Version.String(),
 		"Description": pkg.Description,
 		"URL":         pkg.Repository,
+		"SCM":         strings.TrimPrefix(pkg.Repository, "https://"),
 		"License":     pkg.License,
+		"LicenseURL":  licenseURLs[pkg.License],
+		"Name":        pkg.DisplayName,
+		"Publisher":   pkg.Publisher,
 		"Deps":        deps,
 		"Tool":        tool,
 	})
@@ -86,6 +123,9 @@ func pomXML(pkg *schema.Package, info *java.PackageInfo) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// licenseURLs are the texts of the licenses a schema may name (SPDX identifier).
+var licenseURLs = map[string]string{"Apache-2.0": "https://www.apache.org/licenses/LICENSE-2.0.txt"}
 
 func xmlEscape(s string) string {
 	var b strings.Builder
@@ -104,13 +144,26 @@ var pomTemplate = template.Must(template.New("pom.xml").Funcs(template.FuncMap{"
   <artifactId>{{x .Artifact}}</artifactId>
   <version>{{x .Version}}</version>
   <packaging>jar</packaging>
+  <name>{{x .Name}}</name>
   <description>{{x .Description}}</description>
   <url>{{x .URL}}</url>
   <licenses>
     <license>
       <name>{{x .License}}</name>
+      <url>{{x .LicenseURL}}</url>
     </license>
   </licenses>
+  <developers>
+    <developer>
+      <name>{{x .Publisher}}</name>
+      <url>{{x .URL}}</url>
+    </developer>
+  </developers>
+  <scm>
+    <connection>scm:git:https://{{x .SCM}}.git</connection>
+    <developerConnection>scm:git:ssh://git@{{x .SCM}}.git</developerConnection>
+    <url>{{x .URL}}</url>
+  </scm>
   <properties>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
     <maven.compiler.release>11</maven.compiler.release>
@@ -153,5 +206,42 @@ var pomTemplate = template.Must(template.New("pom.xml").Funcs(template.FuncMap{"
       </plugin>
     </plugins>
   </build>
+  <profiles>
+    <!-- make dist: the sources and javadoc jars Maven Central requires beside the jar. -->
+    <profile>
+      <id>release</id>
+      <build>
+        <plugins>
+          <plugin>
+            <groupId>org.apache.maven.plugins</groupId>
+            <artifactId>maven-source-plugin</artifactId>
+            <version>3.4.0</version>
+            <executions>
+              <execution>
+                <id>attach-sources</id>
+                <goals><goal>jar-no-fork</goal></goals>
+              </execution>
+            </executions>
+          </plugin>
+          <plugin>
+            <groupId>org.apache.maven.plugins</groupId>
+            <artifactId>maven-javadoc-plugin</artifactId>
+            <version>3.12.0</version>
+            <configuration>
+              <!-- generated doc comments hold markdown the doclint would refuse -->
+              <doclint>none</doclint>
+              <quiet>true</quiet>
+            </configuration>
+            <executions>
+              <execution>
+                <id>attach-javadocs</id>
+                <goals><goal>jar</goal></goals>
+              </execution>
+            </executions>
+          </plugin>
+        </plugins>
+      </build>
+    </profile>
+  </profiles>
 </project>
 `))

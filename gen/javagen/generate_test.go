@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"strings"
@@ -18,12 +19,37 @@ func fixture(t *testing.T) []byte {
 	return b
 }
 
+// pluginInfo is the jar's plugin.json.
+type pluginInfo struct {
+	Resource bool   `json:"resource"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Server   string `json:"server"`
+}
+
 type pom struct {
 	Group       string `xml:"groupId"`
 	Artifact    string `xml:"artifactId"`
 	Version     string `xml:"version"`
+	Name        string `xml:"name"`
 	Description string `xml:"description"`
-	Deps        []struct {
+	URL         string `xml:"url"`
+	Licenses    []struct {
+		Name string `xml:"name"`
+		URL  string `xml:"url"`
+	} `xml:"licenses>license"`
+	Developers []struct {
+		Name string `xml:"name"`
+	} `xml:"developers>developer"`
+	SCM struct {
+		Connection string `xml:"connection"`
+		URL        string `xml:"url"`
+	} `xml:"scm"`
+	Profiles []struct {
+		ID      string   `xml:"id"`
+		Plugins []string `xml:"build>plugins>plugin>artifactId"`
+	} `xml:"profiles>profile"`
+	Deps []struct {
 		Group    string `xml:"groupId"`
 		Artifact string `xml:"artifactId"`
 		Version  string `xml:"version"`
@@ -59,6 +85,22 @@ func TestJavaSDKLayoutAndPom(t *testing.T) {
 	}
 	if got.Group != "com.proxmoxtalos" || got.Artifact != "proxmoxtalos" || got.Version != "0.1.0" {
 		t.Errorf("coordinates %s:%s:%s, want com.proxmoxtalos:proxmoxtalos:0.1.0", got.Group, got.Artifact, got.Version)
+	}
+	// What Maven Central checks in a POM: name, description, url, license with its URL, a
+	// developer, and the SCM; plus the sources and javadoc jars (built in the release profile).
+	if got.Name == "" || got.Description == "" || got.URL == "" || len(got.Licenses) != 1 ||
+		got.Licenses[0].Name != "Apache-2.0" || got.Licenses[0].URL == "" || len(got.Developers) == 0 ||
+		got.Developers[0].Name == "" || got.SCM.Connection != "scm:git:https://github.com/proxmoxtalos/proxmoxtalos.git" || got.SCM.URL == "" {
+		t.Errorf("pom.xml lacks what Maven Central requires: %+v", got)
+	}
+	if len(got.Profiles) != 1 || got.Profiles[0].ID != "release" ||
+		strings.Join(got.Profiles[0].Plugins, ",") != "maven-source-plugin,maven-javadoc-plugin" {
+		t.Errorf("pom.xml has no release profile building sources and javadoc jars: %+v", got.Profiles)
+	}
+	var plugin pluginInfo
+	want := pluginInfo{true, "proxmoxtalos", "0.1.0", "github://api.github.com/proxmoxtalos/proxmoxtalos"}
+	if err := json.Unmarshal(files["src/main/resources/com/proxmoxtalos/proxmoxtalos/plugin.json"], &plugin); err != nil || plugin != want {
+		t.Errorf("plugin.json (read by the Java language host) is %+v, %v; want %+v", plugin, err, want)
 	}
 	deps := map[string]string{}
 	for _, d := range got.Deps {

@@ -188,6 +188,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	next := p.State()
 	base := plan.Compare(prev, next)
 	p.MarkPower(&base)
+	p.MarkBringup(&base)
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
 		base: base}

@@ -33,9 +33,9 @@ func TestNewClusterFanOut(t *testing.T) {
 	}
 
 	// Kubernetes upgrades in two phases: the control planes' component
-	// stages chain in rollout order, each new node's after its VM, and every
-	// apply (kubelets) waits for the last stage. A new cluster has no
-	// existing node to gate on.
+	// stages chain in rollout order, each new node's after its VM. A new
+	// cluster has no existing node to gate on, and nothing to upgrade: its
+	// applies do not wait for the stages (an existing cluster's do, below).
 	for _, c := range []struct {
 		typ, res, dep string
 		want          bool
@@ -44,8 +44,8 @@ func TestNewClusterFanOut(t *testing.T) {
 		{"ControlPlaneComponents", "lab-cp-2-components", "ControlPlaneComponents::lab-cp-1-components", true},
 		{"ControlPlaneComponents", "lab-cp-3-components", "ControlPlaneComponents::lab-cp-2-components", true},
 		{"ControlPlaneComponents", "lab-cp-3-components", "VirtualMachine::lab-cp-3", true},
-		{"ConfigurationApply", "lab-cp-1", "ControlPlaneComponents::lab-cp-3-components", true},
-		{"ConfigurationApply", "lab-workers-2", "ControlPlaneComponents::lab-cp-3-components", true},
+		{"ConfigurationApply", "lab-cp-1", "ControlPlaneComponents::lab-cp-3-components", false},
+		{"ConfigurationApply", "lab-workers-2", "ControlPlaneComponents::lab-cp-3-components", false},
 	} {
 		if got := depends(rec.get(t, c.typ, c.res), c.dep); got != c.want {
 			t.Errorf("%s %s depends on %s = %v, want %v (deps %v)", c.typ, c.res, c.dep, got, c.want, rec.get(t, c.typ, c.res).deps)
@@ -57,15 +57,18 @@ func TestNewClusterFanOut(t *testing.T) {
 		}
 	}
 
-	// Control planes chain, each after the bootstrap; new workers wait for
-	// the last control plane only, not for each other.
+	// A new cluster comes up together: control planes chain (each apply
+	// returns at once; the chain orders a later destroy), none waits for
+	// the bootstrap; new workers wait for the last control plane only, not
+	// for each other. Every gate says the node comes up with its cluster.
 	for _, c := range []struct {
 		res, dep string
 		want     bool
 	}{
 		{"lab-cp-1", "Bootstrap::lab", false},
 		{"lab-cp-2", "ConfigurationApply::lab-cp-1", true},
-		{"lab-cp-2", "Bootstrap::lab", true},
+		{"lab-cp-2", "Bootstrap::lab", false},
+		{"lab-workers-1", "Bootstrap::lab", false},
 		{"lab-cp-3", "ConfigurationApply::lab-cp-2", true},
 		{"lab-workers-1", "ConfigurationApply::lab-cp-3", true},
 		{"lab-workers-2", "ConfigurationApply::lab-cp-3", true},
@@ -73,6 +76,11 @@ func TestNewClusterFanOut(t *testing.T) {
 	} {
 		if got := depends(rec.get(t, "ConfigurationApply", c.res), c.dep); got != c.want {
 			t.Errorf("apply %s depends on %s = %v, want %v (deps %v)", c.res, c.dep, got, c.want, rec.get(t, "ConfigurationApply", c.res).deps)
+		}
+	}
+	for _, a := range rec.byType("ConfigurationApply") {
+		if g := a.inputs.Get("healthGate").AsMap().Get("clusterCreate"); !g.IsBool() || !g.AsBool() {
+			t.Errorf("new cluster: apply %s's gate clusterCreate = %v", a.name, g)
 		}
 	}
 	for _, vm := range rec.byType("VirtualMachine") {
@@ -157,7 +165,7 @@ func TestNewClusterFanOut(t *testing.T) {
 	// A preview says what the update will do.
 	_, pre, err := constructDry(t, true, inv, baseInputs())
 	must(t, err)
-	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, +2 more" {
+	if s := pre.State.Get("summary").AsString(); s != "5 added: lab-cp-1, lab-cp-2, lab-cp-3, +2 more; new cluster: all nodes configured at once, etcd bootstrapped on lab-cp-1, one health check at the end" {
 		t.Errorf("preview summary %q", s)
 	}
 	for _, k := range []string{"kubeconfig", "talosconfig", "machineSecrets"} {
@@ -241,6 +249,17 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 		t.Errorf("the final check of a cluster whose VMs all run checks again: %v", h.inputs.Get("recheck"))
 	}
 
+	// An existing cluster rolls: every apply waits for the last component
+	// stage, every one after the first for the bootstrap, and none is
+	// created with the cluster.
+	for _, a := range second.byType("ConfigurationApply") {
+		if g, ok := a.inputs.Get("healthGate").AsMap().GetOk("clusterCreate"); ok {
+			t.Errorf("existing cluster: apply %s's gate clusterCreate = %v", a.name, g)
+		}
+		if !depends(a, "ControlPlaneComponents::lab-cp-3-components") || depends(a, "Bootstrap::lab") != (a.name != "lab-cp-1") {
+			t.Errorf("existing cluster: apply %s waits for %v", a.name, a.deps)
+		}
+	}
 	for _, c := range []struct{ kind, res, dep string }{
 		{"VirtualMachine", "lab-cp-2", "ConfigurationApply::lab-cp-1"},
 		{"ConfigurationApply", "lab-cp-2", "ConfigurationApply::lab-cp-1"},

@@ -18,6 +18,11 @@ import (
 // plan decides what each node's steps wait for (plan.Waits); this layer
 // wires it:
 //
+//   - A new cluster (plan.Waits.WithCluster) comes up as talosctl users
+//     bring one up: each apply gives its node the configuration and
+//     returns (healthGate.clusterCreate), the bootstrap waits for the
+//     first control plane, and the final ClusterHealth for every node.
+//     The chains below still order the applies, for a later destroy.
 //   - Every node's ConfigurationApply has a health gate: an update that
 //     changes the node waits until the nodes before it in rollout order
 //     (control planes first) are healthy, changes it, and waits until they
@@ -150,10 +155,15 @@ func (f *fanout) register() error {
 				return err
 			}
 		}
-		// Every node but the first joins a bootstrapped cluster: its gate
-		// checks the nodes before it through etcd and Kubernetes.
-		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.schematic, lastStage}
-		if f.boot != nil {
+		// In a cluster that exists, every node but the first joins a
+		// bootstrapped cluster: its gate checks the nodes before it
+		// through etcd and Kubernetes. A new cluster's nodes come up
+		// together (plan.Waits.WithCluster).
+		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.schematic}
+		if n.Waits.AfterStages {
+			deps = append(deps, lastStage)
+		}
+		if n.Waits.AfterBootstrap && f.boot != nil {
 			deps = append(deps, f.boot)
 		}
 		apply, err := f.apply(n, i > 0, f.gateProps(i, nodes, states[n.Name]), deps)
@@ -336,10 +346,14 @@ func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeStat
 		required = append(required, n.Name)
 	}
 	cps, workers, others := f.split(required)
-	return withNodes(pulumi.Map{
+	gate := pulumi.Map{
 		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
 		"vm":                 pulumi.String(vmSettings(st)),
-	}, cps, workers, others)
+	}
+	if self.Waits.WithCluster {
+		gate["clusterCreate"] = pulumi.Bool(true)
+	}
+	return withNodes(gate, cps, workers, others)
 }
 
 // split sorts the nodes' addresses into required control planes and

@@ -64,6 +64,9 @@ type Summary struct {
 	Started, Unknown []string
 	// Quorum says what etcd has while control planes are down (Plan.Quorum).
 	Quorum string
+	// Bringup says how a new cluster comes up (Plan.NewCluster); "" for a
+	// cluster that exists, whose changes roll one healthy node at a time.
+	Bringup string
 }
 
 // Compare says what changes from the old state to the new one. old may be

@@ -28,6 +28,9 @@ func (s Summary) String() string {
 			parts = append(parts, p)
 		}
 	}
+	if s.Bringup != "" {
+		parts = append(parts, s.Bringup)
+	}
 	if s.KubernetesUpgrade != "" {
 		parts = append(parts, "Kubernetes "+s.KubernetesUpgrade+", control plane components first, then kubelets node by node")
 	}

@@ -56,6 +56,10 @@ type Plan struct {
 	// StageRequires are the nodes the control plane component stages (the
 	// first phase of a Kubernetes upgrade) require to be healthy (waits.go).
 	StageRequires []string
+	// NewCluster: no node of the cluster existed before this update, so
+	// its nodes are brought up together rather than one healthy node at a
+	// time (waits.go).
+	NewCluster bool
 	// ISOs lists the image downloads: on each host, the ISO of the plan's
 	// version and schematic when a new node boots it, and every ISO an
 	// existing node booted from (empty when cloning a template).

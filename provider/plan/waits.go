@@ -1,11 +1,21 @@
 package plan
 
 // Waits says what a node's steps wait for in an update. These are the
-// ordering decisions of the rollout; the component only wires them. Two
-// rules hold together: changes roll one healthy node at a time, control
-// planes first, and no wait depends on itself, so a node's VM step never
-// waits on that node (a VM that does not run is repaired by the next update
-// without a refresh).
+// ordering decisions of the rollout; the component only wires them.
+//
+// A cluster that exists (any node in the previous state) changes one
+// healthy node at a time, control planes first, and no wait depends on
+// itself, so a node's VM step never waits on that node (a VM that does not
+// run is repaired by the next update without a refresh).
+//
+// A new cluster (Plan.NewCluster: no node in the previous state, so nothing
+// runs and there is no quorum to keep) comes up as talosctl users bring one
+// up: each node is given its configuration as soon as its VM boots, without
+// waiting for it or for any other node to install (apply-config), etcd is
+// bootstrapped on the first control plane as soon as it accepts it, and one
+// health check at the end waits for every node. The applies still chain in
+// rollout order, each returning at once, so that a later destroy removes
+// the nodes in the safe order (workers, then control planes one at a time).
 type Waits struct {
 	// VM is the node whose configuration apply this node's VM step waits
 	// for, "" for none. A running VM's changes (restarts for new hardware)
@@ -21,6 +31,20 @@ type Waits struct {
 	// (one that waits for nothing), so that it finds the node booting
 	// rather than no one.
 	StageOnVM bool
+	// AfterStages: the apply waits for the last control plane component
+	// stage (a Kubernetes upgrade moves every control plane's components
+	// before any kubelet). Not in a new cluster: nothing runs to upgrade.
+	AfterStages bool
+	// AfterBootstrap: the apply waits for the etcd bootstrap, so the node
+	// joins a bootstrapped cluster (every node after the bootstrap node).
+	// Not in a new cluster: its nodes install while the first one is
+	// bootstrapped, and join etcd when it is.
+	AfterBootstrap bool
+	// WithCluster: the node is created with its cluster: its apply gives
+	// the node its configuration and returns, waiting neither for the
+	// nodes before it to be healthy nor for the node to install; the
+	// cluster's final health check waits for it.
+	WithCluster bool
 }
 
 // buildWaits decides what each node's steps wait for, and which nodes the
@@ -31,15 +55,19 @@ func (b *builder) buildWaits() {
 	for i := range p.Nodes {
 		byName[p.Nodes[i].Name] = &p.Nodes[i]
 	}
+	p.NewCluster = b.prev == nil || len(b.prev.Nodes) == 0
 	prev, lastCP := "", ""
 	for _, name := range p.Rollout {
 		n := byName[name]
-		w := Waits{Apply: prev}
+		w := Waits{Apply: prev, AfterStages: true, AfterBootstrap: prev != ""}
 		if n.Role == RoleWorker && !n.Existing {
 			w.Apply = lastCP
 		}
 		if n.Existing && n.Power == PowerRunning {
 			w.VM = prev
+		}
+		if p.NewCluster {
+			w.AfterStages, w.AfterBootstrap, w.WithCluster = false, false, true
 		}
 		w.StageOnVM = n.Role == RoleControlPlane && w.VM == ""
 		n.Waits = w
@@ -65,5 +93,13 @@ func (b *builder) buildWaits() {
 			continue
 		}
 		p.StageRequires = append(p.StageRequires, n.Name)
+	}
+}
+
+// MarkBringup says in s how a new cluster comes up, so that the preview
+// shows which mode the update runs in.
+func (p *Plan) MarkBringup(s *Summary) {
+	if p.NewCluster && len(p.Nodes) > 0 {
+		s.Bringup = "new cluster: all nodes configured at once, etcd bootstrapped on " + p.Bootstrap + ", one health check at the end"
 	}
 }

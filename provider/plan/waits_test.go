@@ -64,7 +64,7 @@ func graphOf(p *Plan) stepGraph {
 		if n.Waits.Apply != "" {
 			g.deps[apply] = append(g.deps[apply], "apply:"+n.Waits.Apply)
 		}
-		if lastStage != "" {
+		if lastStage != "" && n.Waits.AfterStages {
 			g.deps[apply] = append(g.deps[apply], lastStage)
 		}
 		// An apply's gate requires the nodes up to it (other new workers
@@ -205,11 +205,14 @@ func TestWaitsOfARepair(t *testing.T) {
 	p := mustCompute(t, baseSpec(), f, observed(t, created, map[string]string{"lab-cp-2": "stopped"}))
 
 	want := map[string]Waits{
-		"lab-cp-1":      {StageOnVM: true},
-		"lab-cp-2":      {Apply: "lab-cp-1", StageOnVM: true},
-		"lab-cp-3":      {VM: "lab-cp-2", Apply: "lab-cp-2"},
-		"lab-workers-1": {VM: "lab-cp-3", Apply: "lab-cp-3"},
-		"lab-workers-2": {VM: "lab-workers-1", Apply: "lab-workers-1"},
+		"lab-cp-1":      {StageOnVM: true, AfterStages: true},
+		"lab-cp-2":      {Apply: "lab-cp-1", StageOnVM: true, AfterStages: true, AfterBootstrap: true},
+		"lab-cp-3":      {VM: "lab-cp-2", Apply: "lab-cp-2", AfterStages: true, AfterBootstrap: true},
+		"lab-workers-1": {VM: "lab-cp-3", Apply: "lab-cp-3", AfterStages: true, AfterBootstrap: true},
+		"lab-workers-2": {VM: "lab-workers-1", Apply: "lab-workers-1", AfterStages: true, AfterBootstrap: true},
+	}
+	if p.NewCluster {
+		t.Error("a cluster with running nodes is planned as a new one")
 	}
 	for name, w := range want {
 		if got := node(t, p, name).Waits; got != w {
@@ -233,6 +236,52 @@ func TestWaitsOfARepair(t *testing.T) {
 	}
 	if len(fresh.StageRequires) != 0 {
 		t.Errorf("a new cluster's stages require %v", fresh.StageRequires)
+	}
+}
+
+// TestNewClusterComesUpTogether: a cluster no node of which existed is
+// created with every node at once (no apply waits for the stages, the
+// bootstrap or a health gate, and none waits for its node to install),
+// the applies still chained in rollout order for a later destroy; once
+// any node exists, even a stopped one, every day-two wait is back, for old
+// nodes and new ones alike.
+func TestNewClusterComesUpTogether(t *testing.T) {
+	t.Parallel()
+	fresh := mustCompute(t, baseSpec(), roomy(), nil)
+	if !fresh.NewCluster {
+		t.Fatal("a cluster without a node is not planned as a new one")
+	}
+	want := map[string]Waits{
+		"lab-cp-1":      {StageOnVM: true, WithCluster: true},
+		"lab-cp-2":      {Apply: "lab-cp-1", StageOnVM: true, WithCluster: true},
+		"lab-cp-3":      {Apply: "lab-cp-2", StageOnVM: true, WithCluster: true},
+		"lab-workers-1": {Apply: "lab-cp-3", WithCluster: true},
+		"lab-workers-2": {Apply: "lab-cp-3", WithCluster: true},
+	}
+	for name, w := range want {
+		if got := node(t, fresh, name).Waits; got != w {
+			t.Errorf("new cluster: %s waits %+v, want %+v", name, got, w)
+		}
+	}
+	if empty := mustCompute(t, baseSpec(), roomy(), &State{Version: StateVersion}); !empty.NewCluster {
+		t.Error("an empty previous state is not a new cluster")
+	}
+
+	scaled := baseSpec()
+	scaled.WorkerPools[0].Count = 3
+	for _, status := range []map[string]string{{}, {"lab-cp-1": "stopped", "lab-cp-2": "stopped", "lab-cp-3": "stopped", "lab-workers-1": "stopped", "lab-workers-2": "stopped"}} {
+		p := mustCompute(t, scaled, roomy(), observed(t, fresh, status))
+		if p.NewCluster {
+			t.Errorf("existing nodes %v: planned as a new cluster", status)
+		}
+		for _, n := range p.Nodes {
+			if n.Waits.WithCluster || !n.Waits.AfterStages || n.Waits.AfterBootstrap != (n.Name != p.Rollout[0]) {
+				t.Errorf("existing nodes %v: %s waits %+v", status, n.Name, n.Waits)
+			}
+		}
+		if w := node(t, p, "lab-workers-3").Waits; w.Apply != "lab-cp-3" {
+			t.Errorf("a new worker of an existing cluster waits %+v", w)
+		}
 	}
 }
 

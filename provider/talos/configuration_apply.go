@@ -122,6 +122,12 @@ type HealthGate struct {
 	KubernetesEndpoint *string  `pulumi:"kubernetesEndpoint,optional"`
 	Vm                 *string  `pulumi:"vm,optional"` //nolint:revive // Pulumi name
 	Timeout            *string  `pulumi:"timeout,optional"`
+	ClusterCreate      *bool    `pulumi:"clusterCreate,optional"`
+}
+
+// clusterCreate: the node is created with its cluster (g may be nil).
+func (g *HealthGate) clusterCreate() bool {
+	return g != nil && g.ClusterCreate != nil && *g.ClusterCreate
 }
 
 // Annotate documents the type.
@@ -146,6 +152,12 @@ func (g *HealthGate) Annotate(a infer.Annotator) {
 		"settings: the update waits until the cluster, this node included, is healthy again, without touching "+
 		"the node, so that the next node's VM restarts only then.")
 	a.Describe(&g.Timeout, "How long each wait for health may take, as a Go duration. Default `10m`.")
+	a.Describe(&g.ClusterCreate, "The node is created together with its cluster, one that has never been "+
+		"bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the "+
+		"node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and "+
+		"the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as "+
+		"usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in "+
+		"maintenance mode) lets the next update apply the configuration again. Default false.")
 }
 
 // UpgradeOptions tune Talos upgrades.

@@ -36,6 +36,9 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The first gate waits for the cluster's real kube-apiserver to start;
+	// the later ones, which expect a refusal, give up soon.
+	timeout := "2m"
 	gate := func(vm string, cps ...string) map[string]property.Value {
 		var list []property.Value
 		for _, a := range cps {
@@ -46,7 +49,7 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 			"controlPlanes": property.New(list),
 			"workers":       property.New([]property.Value{property.New(worker.String())}),
 			"vm":            property.New(vm),
-			"timeout":       property.New("3s"),
+			"timeout":       property.New(timeout),
 		})}
 	}
 
@@ -59,6 +62,7 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	timeout = "3s"
 	digest := w.out("configDigest")
 	live := c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version, "machine:\n  nodeLabels:\n    tier: web\n")
 
@@ -125,4 +129,64 @@ func nodeDigest(t *testing.T, c *simCluster, node string) string {
 	}
 
 	return nc.ActiveDigest
+}
+
+// A node created with its cluster (healthGate.clusterCreate) is given its
+// configuration without waiting for the required nodes, which come up with
+// it: here a control plane configured before the first one is. The same
+// create without clusterCreate waits for them and fails. Both nodes then
+// come up with one bootstrap, as talosctl users bring a cluster up.
+func TestClusterCreateDoesNotWaitForTheOthers(t *testing.T) {
+	t.Parallel()
+
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	cp1, cp2, cp3 := ip(2), ip(3), ip(4)
+	simtest.Boot(sim, "cp1", cp1, "scsi0")
+	simtest.Boot(sim, "cp2", cp2, "scsi0")
+	simtest.Boot(sim, "cp3", cp3, "scsi0")
+
+	c := newSimCluster(t, cp1)
+	s := nodeServer(t, nil)
+	gate := func(together bool, self string) map[string]property.Value {
+		g := map[string]property.Value{
+			"controlPlanes": property.New([]property.Value{property.New(cp1.String()), property.New(self)}),
+			"vm":            property.New("cores=2"),
+			"timeout":       property.New("2s"),
+		}
+		if together {
+			g["clusterCreate"] = property.New(true)
+		}
+
+		return map[string]property.Value{"healthGate": property.New(g)}
+	}
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version)
+
+	err := newRes(t, s, "ConfigurationApply", "cp3").create(applyInputs(c, cp3.String(), cfg, gate(false, cp3.String())))
+	if err == nil || !strings.Contains(err.Error(), "was not changed: the cluster is not healthy") {
+		t.Fatalf("a create gated on a control plane that is not up: %v", err)
+	}
+
+	second := newRes(t, s, "ConfigurationApply", "cp2")
+	if err := second.create(applyInputs(c, cp2.String(), cfg, gate(true, cp2.String()))); err != nil {
+		t.Fatalf("created with the cluster: %v", err)
+	}
+
+	first := newRes(t, s, "ConfigurationApply", "cp1")
+	if err := first.create(applyInputs(c, cp1.String(), cfg, gate(true, cp1.String()))); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := newRes(t, s, "Bootstrap", "bootstrap").create(map[string]property.Value{"node": property.New(cp1.String()), "clientConfiguration": c.clientValue()}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, n := range []struct {
+		addr string
+		r    *res
+	}{{cp1.String(), first}, {cp2.String(), second}} {
+		if got := nodeDigest(t, c, n.addr); got == "" || got != n.r.out("configDigest") {
+			t.Errorf("node %s runs %q, its state says %q", n.addr, got, n.r.out("configDigest"))
+		}
+	}
 }

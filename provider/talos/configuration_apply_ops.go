@@ -23,9 +23,12 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 
 	// The nodes before this one in a rollout must be healthy before it
 	// joins (there is no "after" on create: the first control plane is
-	// bootstrapped after its create).
-	if err := r.waitGate(ctx, req.Inputs, gateBefore); err != nil {
-		return infer.CreateResponse[ConfigurationApplyState]{}, err
+	// bootstrapped after its create), unless they come up with it: a new
+	// cluster's nodes are configured together (healthGate.clusterCreate).
+	if !req.Inputs.HealthGate.clusterCreate() {
+		if err := r.waitGate(ctx, req.Inputs, gateBefore); err != nil {
+			return infer.CreateResponse[ConfigurationApplyState]{}, err
+		}
 	}
 
 	state, changed, err := r.reconcile(ctx, req.Inputs, nil, "create")
@@ -193,8 +196,13 @@ func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationAppl
 
 	changed := false
 
+	// A node created with its cluster is given its configuration, as
+	// `talosctl apply-config --insecure` does, and not waited for: the
+	// bootstrap and the cluster's health check wait for it.
+	together := prev == nil && in.HealthGate.clusterCreate()
+
 	if nodeMode == talosapi.ModeMaintenance {
-		res, err := talosapi.Apply(ctx, t, talosapi.ApplyRequest{Config: cfg, Mode: mode, TryTimeout: tryTimeout(in)}, o)
+		res, err := talosapi.Apply(ctx, t, talosapi.ApplyRequest{Config: cfg, Mode: mode, TryTimeout: tryTimeout(in), NoWait: together}, o)
 		if res != nil {
 			changed = true
 			st.ConfigDigest, st.AppliedMode, st.InstalledImage = res.Digest, "install", image
@@ -209,6 +217,13 @@ func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationAppl
 
 		if err != nil {
 			return st, changed, scrub(err)
+		}
+
+		if together {
+			// It installs the configuration's installer image.
+			st.RunningVersion, st.InstalledImage = wantVersion, image
+
+			return st, changed, nil
 		}
 
 		nodeVersion = res.Version

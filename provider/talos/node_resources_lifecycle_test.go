@@ -151,7 +151,7 @@ func TestWorkerBeforeBootstrapThenHealthAndKubeconfigRenewal(t *testing.T) {
 		"workers":             property.New([]property.Value{property.New(worker.String())}),
 		"clientConfiguration": c.clientValue(),
 		"kubeconfig":          property.New(kc.out("kubeconfig")).WithSecret(true),
-		"timeouts":            property.New(map[string]property.Value{"create": property.New("30s"), "update": property.New("5s")}),
+		"timeouts":            property.New(map[string]property.Value{"create": property.New("2m"), "update": property.New("5s")}),
 	}
 
 	if err := health.create(healthIn); err != nil {

@@ -13,7 +13,9 @@ type Options struct {
 	// discards them.
 	Progress func(msg string)
 	// PollMin and PollMax bound the pause between attempts; the pause grows
-	// from PollMin to PollMax. Defaults 100ms and 3s.
+	// from PollMin to PollMax. Defaults 100ms and 1s: a node reaching a
+	// state (configured, bootstrappable, healthy) is noticed within a
+	// second, which a new cluster's chain of waits adds up over.
 	PollMin, PollMax time.Duration
 	// AttemptTimeout bounds one call to a node so that an address that drops
 	// packets cannot stall a wait. Default 15s.
@@ -34,7 +36,7 @@ func (o Options) withDefaults() Options {
 	}
 
 	if o.PollMax < o.PollMin {
-		o.PollMax = 3 * time.Second
+		o.PollMax = time.Second
 		if o.PollMax < o.PollMin {
 			o.PollMax = o.PollMin
 		}

@@ -90,7 +90,7 @@ func TestClusterFromTemplateWithDataDiskAndSecondNIC(t *testing.T) {
 
 	up := tcTimed(t, "create from the template", func() harness.Result { return p.Up(t) })
 	out := tcReadOutputs(t, p)
-	tcAssertSummary(t, "create from the template", up, out, "tmpl", "2 added: tmpl-cp-1, tmpl-db-1", "2 nodes (1 control plane, 1 worker), Talos v1.12.5, Kubernetes v1.34.1")
+	tcAssertSummary(t, "create from the template", up, out, "tmpl", "2 added: tmpl-cp-1, tmpl-db-1; new cluster: all nodes configured at once, etcd bootstrapped on tmpl-cp-1, one health check at the end", "2 nodes (1 control plane, 1 worker), Talos v1.12.5, Kubernetes v1.34.1")
 	if len(out.Nodes) != 2 {
 		t.Fatalf("nodes %+v", out.Nodes)
 	}

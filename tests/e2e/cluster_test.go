@@ -37,7 +37,7 @@ func TestClusterLifecycle(t *testing.T) {
 	// Create.
 	up := tcTimed(t, "create 3+2", func() harness.Result { return p.Up(t) })
 	out := tcReadOutputs(t, p)
-	tcAssertSummary(t, "create", up, out, "e2e", "5 added: e2e-cp-1, e2e-cp-2, e2e-cp-3, +2 more", "5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.34.1")
+	tcAssertSummary(t, "create", up, out, "e2e", "5 added: e2e-cp-1, e2e-cp-2, e2e-cp-3, +2 more; new cluster: all nodes configured at once, etcd bootstrapped on e2e-cp-1, one health check at the end", "5 nodes (3 control planes, 2 workers), Talos v1.12.5, Kubernetes v1.34.1")
 	if out.Endpoint != "https://"+l.addr(5)+":6443" {
 		t.Errorf("endpoint %s, want the VIP", out.Endpoint)
 	}

@@ -12,6 +12,7 @@ require (
 	github.com/proxmoxtalos/proxmoxtalos/examples/go-resources v0.0.0
 	github.com/proxmoxtalos/proxmoxtalos/sdk v0.0.0
 	github.com/pulumi/pulumi/sdk/v3 v3.274.1
+	golang.org/x/mod v0.42.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -159,7 +160,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
-	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

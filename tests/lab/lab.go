@@ -68,6 +68,12 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	var sim *talos.Sim
 	if opts.Booter == nil && !opts.NoTalos {
+		// Its clusters run the real kube-apiserver and etcd (make kube-tools).
+		if _, err := talos.FindKubeTools(); err != nil {
+			lock.Close()
+			fac.Close()
+			return nil, err
+		}
 		sim = newTalosSim(opts, catalog, fac.PullInstaller)
 		opts.Booter = TalosBooter(sim)
 	}

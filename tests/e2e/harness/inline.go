@@ -17,6 +17,20 @@ import (
 // lab is set on the stack (apiToken as a secret).
 func InlineStack(t testing.TB, env *Env, project string, program pulumi.RunFunc, lab *Lab) auto.Stack {
 	t.Helper()
+	return inlineStack(t, env, project, program, lab, &workspace.Plugins{Providers: []workspace.PluginOptions{
+		{Name: "proxmoxtalos", Path: env.ProviderDir},
+	}})
+}
+
+// InlineStackInstalled is InlineStack without plugins.providers: the engine finds the
+// provider plugin as it does for a user, installed or downloaded.
+func InlineStackInstalled(t testing.TB, env *Env, project string, program pulumi.RunFunc, lab *Lab) auto.Stack {
+	t.Helper()
+	return inlineStack(t, env, project, program, lab, nil)
+}
+
+func inlineStack(t testing.TB, env *Env, project string, program pulumi.RunFunc, lab *Lab, plugins *workspace.Plugins) auto.Stack {
+	t.Helper()
 	ctx := context.Background()
 	cli, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{
 		Root:             filepath.Dir(env.ToolsBin), // the command is <Root>/bin/pulumi
@@ -28,9 +42,7 @@ func InlineStack(t testing.TB, env *Env, project string, program pulumi.RunFunc,
 	settings := workspace.Project{
 		Name:    tokens.PackageName(project),
 		Runtime: workspace.NewProjectRuntimeInfo("go", nil),
-		Plugins: &workspace.Plugins{Providers: []workspace.PluginOptions{
-			{Name: "proxmoxtalos", Path: env.ProviderDir},
-		}},
+		Plugins: plugins,
 	}
 	vars := env.Vars()
 	vars["PATH"] = env.ToolsBin + ":" + getenv("PATH")

@@ -19,6 +19,12 @@ type cluster struct {
 	vipLeader map[netip.Addr]*Node     // VIP -> node holding it
 	serving   map[netip.AddrPort]*Node // kube-apiserver listeners wanted: address -> CP node
 	servers   map[netip.AddrPort]*kubeServer
+	kube      *kubeControlPlane // the real etcd + kube-apiserver (nil until first wanted)
+	agent     *kubeAgent        // the simulated kubelets and controllers, clients of kube
+	addons    clusterAddons     // what the control planes' manifests run
+	// kubeMissingLogged, kubeVersionNote: said once in a node's log.
+	kubeMissingLogged bool
+	kubeVersionNote   string
 }
 
 func (s *Sim) clusterFor(id string) *cluster {
@@ -251,14 +257,25 @@ func (s *Sim) etcdByID(id uint64) *etcdCluster {
 	return s.etcds[id]
 }
 
-// reconcileAPIServers: kube-apiserver on a control plane is ready some time
-// after its etcd member runs, while the etcd cluster has quorum.
+// reconcileAPIServers: a control plane's kube-apiserver static pod starts
+// some time after its etcd member runs; it serves once the cluster's real
+// apiserver (kubecp.go) is ready and its certificate names the node.
 func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time) bool {
 	changed := false
 
+	var pods []*Node
+
 	for _, n := range nodes {
-		up := isControlPlane(n.active) && n.etcd != nil && n.etcd.running &&
-			!now.Before(n.etcdSince.Add(s.scaled(apiServerDuration)))
+		if isControlPlane(n.active) && n.etcd != nil && n.etcd.running && n.addr.IsValid() &&
+			!now.Before(n.etcdSince.Add(s.scaled(apiServerDuration))) {
+			pods = append(pods, n)
+		}
+	}
+
+	served := s.wantKube(c, pods)
+
+	for _, n := range nodes {
+		up := slices.Contains(pods, n) && served[n.addr]
 
 		switch {
 		case up && n.apiReadyAt.IsZero():
@@ -279,7 +296,7 @@ func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time) bool
 	}
 
 	for vip, leader := range c.vipLeader {
-		if leader != nil && !leader.apiReadyAt.IsZero() {
+		if leader != nil && !leader.apiReadyAt.IsZero() && served[vip] {
 			want[netip.AddrPortFrom(vip, uint16(leader.active.Cluster().LocalAPIServerPort()))] = leader
 		}
 	}

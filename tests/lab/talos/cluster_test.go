@@ -195,6 +195,11 @@ func kubeHTTP(t *testing.T, kc []byte) (*http.Client, string) {
 	return hc, server
 }
 
+type kubeAddress struct {
+	Type    string `json:"type"`
+	Address string `json:"address"`
+}
+
 type kubeNodeObj struct {
 	Metadata struct {
 		Name   string            `json:"name"`

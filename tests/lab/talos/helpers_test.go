@@ -164,7 +164,9 @@ func (v *vm) addr() netip.Addr { return v.m.CloudInit.Interfaces[0].Address.Addr
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 
-	deadline := time.Now().Add(20 * time.Second)
+	// Generous: the real kube-apiserver and etcd start as processes, slower
+	// on a loaded machine.
+	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -297,7 +299,9 @@ func adminTalosconfig(t *testing.T, in *generate.Input) *clientconfig.Config {
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Bounds a whole test: clusters start real kube-apiservers, slower on a
+	// loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 
 	return ctx
@@ -316,3 +320,14 @@ func mustContain(t *testing.T, err error, want string) {
 }
 
 func netipPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+func kubeToolsT(t *testing.T) KubeTools {
+	t.Helper()
+
+	k, err := FindKubeTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return k
+}

@@ -1,89 +1,68 @@
 package talos
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"strings"
 	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 )
 
-// Kubernetes Node object, reduced to the fields the lab fills (core/v1).
-type kubeNodeJSON struct {
-	Kind       string       `json:"kind"`
-	APIVersion string       `json:"apiVersion"`
-	Metadata   kubeMeta     `json:"metadata"`
-	Spec       kubeNodeSpec `json:"spec"`
-	Status     kubeNodeStat `json:"status"`
-}
-
-type kubeMeta struct {
-	Name              string            `json:"name"`
-	UID               string            `json:"uid"`
-	ResourceVersion   string            `json:"resourceVersion"`
-	CreationTimestamp string            `json:"creationTimestamp"`
-	Labels            map[string]string `json:"labels,omitempty"`
-	Annotations       map[string]string `json:"annotations,omitempty"`
+// kubeletView is what the simulated components know about one Node (taken
+// under sim.mu, applied to the apiserver without it).
+type kubeletView struct {
+	name       string
+	live       bool      // its kubelet runs (this boot)
+	boot       time.Time // the boot it runs in
+	bootID     string
+	registered bool // registered in this boot already
+	addr       string
+	version    string // kubelet version tag
+	cp         bool
+	// kubelet's own: labels it registers with, taints it registers with
+	// (--register-with-taints, the external cloud provider's), and status.
+	labels     map[string]string
+	taints     []kubeTaint
+	conditions []kubeCondition
+	nodeInfo   map[string]string
+	capacity   map[string]string
+	// Talos's node controller: labels, annotations and taints from the
+	// machine config, and whether Talos cordons the node.
+	cfgLabels, cfgAnnotations map[string]string
+	cfgTaints                 []kubeTaint
+	cordon                    bool
+	// providerID the cloud controller manager sets ("" without one).
+	providerID string
+	// servingCSR: the kubelet requests a serving certificate.
+	servingCSR bool
+	staticPods []staticPod
 }
 
 type kubeTaint struct {
-	Key       string `json:"key"`
-	Value     string `json:"value,omitempty"`
-	Effect    string `json:"effect"`
-	TimeAdded string `json:"timeAdded,omitempty"`
-}
-
-type kubeNodeSpec struct {
-	PodCIDR       string      `json:"podCIDR,omitempty"`
-	ProviderID    string      `json:"providerID,omitempty"`
-	Unschedulable bool        `json:"unschedulable,omitempty"`
-	Taints        []kubeTaint `json:"taints,omitempty"`
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
 }
 
 type kubeCondition struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	LastHeartbeatTime  string `json:"lastHeartbeatTime"`
-	LastTransitionTime string `json:"lastTransitionTime"`
-	Reason             string `json:"reason"`
-	Message            string `json:"message"`
+	Type    string
+	Status  string
+	Reason  string
+	Message string
 }
 
-type kubeAddress struct {
-	Type    string `json:"type"`
-	Address string `json:"address"`
+// staticPod is a control plane static pod the kubelet mirrors into the API.
+type staticPod struct {
+	component string // kube-apiserver, kube-controller-manager, kube-scheduler
+	image     string
 }
 
-type kubeNodeStat struct {
-	Conditions []kubeCondition   `json:"conditions"`
-	Addresses  []kubeAddress     `json:"addresses,omitempty"`
-	NodeInfo   map[string]string `json:"nodeInfo"`
-	Capacity   map[string]string `json:"capacity,omitempty"`
-}
-
-// nodeJSON renders a node as kube-apiserver would now (sim.mu held): labels
-// and taints from the node's current config, Ready from its kubelet.
-func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
-	n := kn.node
-	now := time.Now().UTC().Format(time.RFC3339)
-	created := kn.createdAt.UTC().Format(time.RFC3339)
-
-	out := kubeNodeJSON{
-		Kind: "Node", APIVersion: "v1",
-		Metadata: kubeMeta{
-			Name: kn.name, UID: kn.uid, ResourceVersion: "1", CreationTimestamp: created,
-			Labels: map[string]string{
-				"beta.kubernetes.io/arch": "amd64",
-				"beta.kubernetes.io/os":   "linux",
-				"kubernetes.io/arch":      "amd64",
-				"kubernetes.io/hostname":  kn.name,
-				"kubernetes.io/os":        "linux",
-			},
-		},
-		Spec: kubeNodeSpec{ProviderID: kn.providerID, Unschedulable: kn.unschedulable},
-	}
-
-	live := n != nil && n.phase == PhaseRunning && n.active != nil && kn.bootedAt.Equal(n.bootedAt)
-
+// kubeletViews lists the cluster's Node objects as its kubelets and Talos
+// see them (sim.mu held).
+func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 	var cps []*Node
 
 	for m := range s.nodes {
@@ -93,97 +72,154 @@ func (s *Sim) nodeJSON(c *cluster, kn *kubeNode) kubeNodeJSON {
 		}
 	}
 
-	ready, reason, msg := "True", "KubeletReady", "kubelet is posting ready status"
+	cni, cniWhy := cniReady(cps)
 
-	if !live {
-		ready, reason, msg = "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."
-	} else if ok, why := cniReady(cps); !ok {
-		ready, reason, msg = "False", "KubeletNotReady", why
-	}
+	out := make([]kubeletView, 0, len(c.kubeNodes))
 
-	out.Status.Conditions = []kubeCondition{
-		{Type: "MemoryPressure", Status: "False", Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
-		{Type: "DiskPressure", Status: "False", Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
-		{Type: "PIDPressure", Status: "False", Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
-		{Type: "Ready", Status: ready, Reason: reason, Message: msg},
-	}
-
-	for i := range out.Status.Conditions {
-		out.Status.Conditions[i].LastHeartbeatTime = now
-		out.Status.Conditions[i].LastTransitionTime = created
-	}
-
-	st := kn.posted
-	if live {
-		st = kubeletPosts(n)
-	}
-
-	if st.cfg == nil {
-		return out
-	}
-
-	cfg := st.cfg
-
-	if isControlPlane(cfg) {
-		out.Metadata.Labels["node-role.kubernetes.io/control-plane"] = ""
-		out.Metadata.Labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
-
-		if !cfg.Cluster().ScheduleOnControlPlanes() {
-			out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: "node-role.kubernetes.io/control-plane", Effect: "NoSchedule"})
-		}
-	}
-
-	maps.Copy(out.Metadata.Labels, cfg.Machine().NodeLabels())
-
-	if ann := cfg.Machine().NodeAnnotations(); len(ann) > 0 {
-		out.Metadata.Annotations = maps.Clone(map[string]string(ann))
-	}
-
-	for key, val := range cfg.Machine().NodeTaints() {
-		value, effect, ok := strings.Cut(val, ":")
-		if !ok {
-			value, effect = "", val
+	for _, kn := range c.kubeNodes {
+		n := kn.node
+		v := kubeletView{
+			name: kn.name, boot: kn.bootedAt, registered: kn.registered.Equal(kn.bootedAt) && !kn.bootedAt.IsZero(),
+			cordon: kn.unschedulable, providerID: kn.providerID,
 		}
 
-		out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: key, Value: value, Effect: effect})
-	}
+		v.live = n != nil && kubeletRuns(n.phase) && n.active != nil && kn.bootedAt.Equal(n.bootedAt)
+		if !v.live {
+			out = append(out, v)
 
-	if externalCloudProvider(cfg) && kn.providerID == "" {
-		out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: "NoSchedule"})
-	}
-
-	if kn.unschedulable {
-		out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: "node.kubernetes.io/unschedulable", Effect: "NoSchedule", TimeAdded: now})
-	}
-
-	if ready != "True" {
-		key := "node.kubernetes.io/not-ready"
-		if ready == "Unknown" {
-			key = "node.kubernetes.io/unreachable"
+			continue
 		}
 
-		out.Spec.Taints = append(out.Spec.Taints, kubeTaint{Key: key, Effect: "NoSchedule", TimeAdded: now})
-	}
+		st := kubeletPosts(n)
+		cfg := st.cfg
+		v.addr = st.addr.String()
+		v.version = imageTag(cfg.Machine().Kubelet().Image())
+		v.cp = isControlPlane(cfg)
+		v.bootID = bootID(st.nodeID, kn.bootedAt)
+		v.servingCSR = rotatesServerCerts(cfg)
 
-	if st.addr.IsValid() {
-		out.Status.Addresses = []kubeAddress{{Type: "InternalIP", Address: st.addr.String()}, {Type: "Hostname", Address: kn.name}}
-	}
+		v.labels = map[string]string{
+			"beta.kubernetes.io/arch": "amd64",
+			"beta.kubernetes.io/os":   "linux",
+			"kubernetes.io/arch":      "amd64",
+			"kubernetes.io/hostname":  kn.name,
+			"kubernetes.io/os":        "linux",
+		}
 
-	out.Status.NodeInfo = map[string]string{
-		"kubeletVersion":          imageTag(cfg.Machine().Kubelet().Image()),
-		"osImage":                 "Talos (" + st.version + ")",
-		"operatingSystem":         "linux",
-		"architecture":            "amd64",
-		"containerRuntimeVersion": "containerd://2.1.0",
-		"kernelVersion":           "6.12.0-talos",
-		"machineID":               st.nodeID,
-		"systemUUID":              strings.ToLower(st.machine.UUID),
-	}
-	out.Status.Capacity = map[string]string{
-		"cpu":    fmt.Sprint(max(st.machine.Cores, 1)),
-		"memory": fmt.Sprintf("%dKi", max(st.machine.MemoryMiB, 1024)*1024),
-		"pods":   "110",
+		v.cfgLabels = maps.Clone(map[string]string(cfg.Machine().NodeLabels()))
+		if v.cfgLabels == nil {
+			v.cfgLabels = map[string]string{}
+		}
+
+		v.cfgAnnotations = maps.Clone(map[string]string(cfg.Machine().NodeAnnotations()))
+
+		// Talos labels control planes and, unless they take workloads,
+		// taints them (internal/app/machined/pkg/controllers/k8s/
+		// node_label_spec.go, node_taint_spec.go).
+		if v.cp {
+			v.cfgLabels["node-role.kubernetes.io/control-plane"] = ""
+			v.cfgLabels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
+
+			if !cfg.Cluster().ScheduleOnControlPlanes() {
+				v.cfgTaints = append(v.cfgTaints, kubeTaint{Key: "node-role.kubernetes.io/control-plane", Effect: "NoSchedule"})
+			}
+
+			for _, comp := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+				v.staticPods = append(v.staticPods, staticPod{component: comp, image: componentImage(cfg, comp)})
+			}
+		}
+
+		for key, val := range cfg.Machine().NodeTaints() {
+			value, effect, ok := strings.Cut(val, ":")
+			if !ok {
+				value, effect = "", val
+			}
+
+			v.cfgTaints = append(v.cfgTaints, kubeTaint{Key: key, Value: value, Effect: effect})
+		}
+
+		// kubelet --cloud-provider=external registers with this taint; the
+		// cloud controller manager removes it once it initialised the node.
+		if externalCloudProvider(cfg) {
+			v.taints = append(v.taints, kubeTaint{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: "NoSchedule"})
+		}
+
+		ready, reason, msg := "True", "KubeletReady", "kubelet is posting ready status"
+		switch {
+		case !kn.shuttingDown.IsZero() && kn.shuttingDown.Equal(kn.bootedAt):
+			ready, reason, msg = "False", "KubeletNotReady", "node is shutting down"
+		case !cni:
+			ready, reason, msg = "False", "KubeletNotReady", cniWhy
+		}
+
+		v.conditions = []kubeCondition{
+			{"MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+			{"DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+			{"PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+			{"Ready", ready, reason, msg},
+		}
+
+		v.nodeInfo = map[string]string{
+			"machineID":     st.nodeID,
+			"systemUUID":    strings.ToLower(st.machine.UUID),
+			"bootID":        v.bootID,
+			"kernelVersion": constants.DefaultKernelVersion, // machinery's release
+
+			"osImage":                 "Talos (" + st.version + ")",
+			"containerRuntimeVersion": "containerd://" + constants.DefaultContainerdVersion,
+			"kubeletVersion":          v.version,
+			"kubeProxyVersion":        "",
+			"operatingSystem":         "linux",
+			"architecture":            "amd64",
+		}
+
+		v.capacity = map[string]string{
+			"cpu":               fmt.Sprint(max(st.machine.Cores, 1)),
+			"memory":            fmt.Sprintf("%dKi", max(st.machine.MemoryMiB, 1024)*1024),
+			"pods":              "110",
+			"ephemeral-storage": fmt.Sprintf("%dKi", systemDiskKi(st.machine)),
+			"hugepages-2Mi":     "0",
+			"hugepages-1Gi":     "0",
+		}
+
+		out = append(out, v)
 	}
 
 	return out
+}
+
+// kubeletRuns: the kubelet (and Talos's controllers) run while the node is up,
+// also while an upgrade, reset or shutdown sequence drains it; they stop with
+// the services, when the node reboots or powers off.
+func kubeletRuns(p Phase) bool {
+	return p == PhaseRunning || p == PhaseUpgrading || p == PhaseResetting || p == PhaseShuttingDown
+}
+
+// bootID changes with every boot of the machine, as /proc/sys/kernel/random/boot_id.
+func bootID(nodeID string, boot time.Time) string {
+	sum := sha256.Sum256([]byte(nodeID + boot.String()))
+
+	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}
+
+func systemDiskKi(m Machine) uint64 {
+	if len(m.Disks) == 0 {
+		return 10 << 20
+	}
+
+	return m.Disks[0].SizeBytes / 1024
+}
+
+// componentImage is a control plane component's image from the config.
+func componentImage(cfg config.Provider, comp string) string {
+	cl := cfg.Cluster()
+
+	switch comp {
+	case "kube-apiserver":
+		return cl.APIServer().Image()
+	case "kube-controller-manager":
+		return cl.ControllerManager().Image()
+	default:
+		return cl.Scheduler().Image()
+	}
 }

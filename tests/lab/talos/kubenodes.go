@@ -2,7 +2,6 @@ package talos
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -11,23 +10,25 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
-// kubeNode is a Node object in the simulated Kubernetes API. It outlives the
-// machine's runtime: a node that is off or reset stays (NotReady) until
-// someone deletes it, as in Kubernetes.
+// kubeNode is a Node object in the cluster's Kubernetes API as the lab's
+// kubelets and controllers know it. It outlives the machine's runtime: a
+// node that is off or reset stays (NotReady) until someone deletes it, as in
+// Kubernetes; the agent (kubeagent.go) forgets it once it is gone from the
+// API and no kubelet runs for it.
 type kubeNode struct {
 	name          string
-	uid           string
-	createdAt     time.Time
 	node          *Node     // the runtime whose kubelet registered it last
-	bootedAt      time.Time // boot of that runtime (Ready only for the current boot)
-	unschedulable bool
-	providerID    string
-	csr           *kubeCSR
-	// posted is what the kubelet last reported. kube-apiserver keeps it
-	// when the kubelet stops: a node that is off keeps its addresses,
-	// labels and nodeInfo; only its Ready condition goes Unknown (the node
-	// lifecycle controller marks it, kubernetes pkg/controller/nodelifecycle).
-	posted kubeletStatus
+	bootedAt      time.Time // boot of that runtime
+	unschedulable bool      // Talos cordons it (drain before reboot/upgrade/reset)
+	providerID    string    // what the cloud controller manager sets
+	// registered is the boot whose kubelet registered the object (or found
+	// it registered); apiReady the Ready condition the API holds, as
+	// Talos's node status controller reads it.
+	registered time.Time
+	apiReady   string
+	cordoned   bool // the API holds Talos's cordon (talos.dev/cordoned)
+	// shuttingDown is the boot whose kubelet got the shutdown signal.
+	shuttingDown time.Time
 }
 
 // kubeletStatus is the part of a Node object's status and metadata that
@@ -48,14 +49,6 @@ func kubeletPosts(n *Node) kubeletStatus {
 	}
 
 	return st
-}
-
-// kubeCSR is a kubelet serving certificate request (kubelet runs with
-// rotate-server-certificates: true).
-type kubeCSR struct {
-	name      string
-	createdAt time.Time
-	approved  bool
 }
 
 // ccmKind says which cloud controller manager the cluster's manifests run.
@@ -150,9 +143,9 @@ func kubeletArg(cfg config.Provider, name string) string {
 	return ""
 }
 
-// reconcileKubelets registers nodes whose kubelet reaches the API server, and
-// lets the cluster's addons act on them (CCM sets providerID, the approver
-// approves serving CSRs).
+// reconcileKubelets starts the kubelets of nodes that reach the API server
+// (the agent registers them) and says what the cluster's cloud controller
+// manager would set as providerID.
 func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
 	changed := false
 
@@ -169,6 +162,7 @@ func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
 	}
 
 	addons := addonsOf(cps)
+	c.addons = addons
 
 	for _, n := range nodes {
 		if now.Before(n.bootedAt.Add(s.scaled(kubeletDuration))) || n.hostname == "" {
@@ -183,7 +177,7 @@ func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
 
 		kn := c.kubeNodes[name]
 		if kn == nil {
-			kn = &kubeNode{name: name, uid: newUID(), createdAt: now}
+			kn = &kubeNode{name: name}
 			c.kubeNodes[name] = kn
 			changed = true
 		}
@@ -198,23 +192,9 @@ func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
 			changed = true
 		}
 
-		kn.posted = kubeletPosts(n)
-
 		if addons.ccm != ccmNone && externalCloudProvider(n.active) && kn.providerID == "" {
 			kn.providerID = providerID(addons.ccm, n)
 			changed = true
-		}
-
-		if rotatesServerCerts(n.active) {
-			if kn.csr == nil || kn.csr.createdAt.Before(n.bootedAt) {
-				kn.csr = &kubeCSR{name: "csr-" + randomSuffix(5), createdAt: now}
-				changed = true
-			}
-
-			if addons.approver && !kn.csr.approved {
-				kn.csr.approved = true
-				changed = true
-			}
 		}
 	}
 
@@ -234,24 +214,4 @@ func providerID(kind ccmKind, n *Node) string {
 	default:
 		return ""
 	}
-}
-
-func newUID() string {
-	b := make([]byte, 16)
-	for i := range b {
-		b[i] = byte(rand.UintN(256))
-	}
-
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
-
-func randomSuffix(n int) string {
-	const letters = "bcdfghjklmnpqrstvwxz2456789"
-
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = letters[rand.IntN(len(letters))]
-	}
-
-	return string(b)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
@@ -190,6 +191,7 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 		case evReboot:
 			seq := n.startSequence("reboot", ev.actor)
 			n.drain()
+			n.stopKubelet()
 			seq.phases(shutdownPhases...)
 
 			return stepReboot
@@ -197,6 +199,7 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 			seq := n.startSequence("shutdown", ev.actor)
 			n.setPhase(PhaseShuttingDown)
 			n.drain()
+			n.stopKubelet()
 			seq.phases(shutdownPhases...)
 
 			return stepPowerOff
@@ -217,21 +220,75 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 // controllers/k8s/node_cordoned_spec.go (cordoned while shutting down,
 // upgrading or resetting).
 func (n *Node) drain() {
+	n.throughKube(func(kn *kubeNode) { kn.unschedulable = true }, func(kn *kubeNode) bool { return kn.cordoned })
+}
+
+// stopKubelet shuts the kubelet down gracefully before the services stop:
+// Talos signals the shutdown over its logind stand-in and waits for the
+// kubelet's inhibitor lock (StopAllPods and RemoveAllPods, which reboot,
+// shutdown, upgrade and reset all run: v1alpha1_sequencer_tasks.go
+// stopAndRemoveAllPods, DBus().WaitShutdown). Talos enables the kubelet's
+// graceful node shutdown, whose Ready condition then says "node is shutting
+// down" (kubelet pkg/kubelet/nodeshutdown); the lock is released after it
+// posted that.
+func (n *Node) stopKubelet() {
+	n.throughKube(func(kn *kubeNode) { kn.shuttingDown = kn.bootedAt }, func(kn *kubeNode) bool { return kn.apiReady == "False" })
+}
+
+// throughKube changes what the node's kubelet or Talos's controllers post
+// about it (sim.mu held) and waits until the API holds it (done, sim.mu
+// held). With the API unreachable Talos gives up after a while and goes on
+// all the same.
+func (n *Node) throughKube(change func(*kubeNode), done func(*kubeNode) bool) {
 	s := n.sim
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 
-	if n.active == nil {
+	var (
+		kn    *kubeNode
+		agent *kubeAgent
+		c     *cluster
+	)
+
+	if n.active != nil {
+		c = s.clusters[n.active.Cluster().ID()]
+	}
+
+	if c != nil {
+		agent = c.agent
+
+		for _, k := range c.kubeNodes {
+			if k.node == n {
+				change(k)
+				kn = k
+			}
+		}
+	}
+	s.mu.Unlock()
+
+	if kn == nil || agent == nil {
 		return
 	}
 
-	if c := s.clusters[n.active.Cluster().ID()]; c != nil {
-		for _, kn := range c.kubeNodes {
-			if kn.node == n {
-				kn.unschedulable = true
-			}
+	agent.nudge()
+
+	deadline := time.Now().Add(10 * time.Second)
+
+	for time.Now().Before(deadline) && n.ctx.Err() == nil {
+		s.mu.Lock()
+		ok := done(kn) || c.kube == nil
+		s.mu.Unlock()
+
+		if !ok {
+			_, serving := c.kube.serving()
+			ok = !serving
 		}
+
+		if ok {
+			return
+		}
+
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -241,6 +298,7 @@ func (n *Node) upgrade(img Image, seq *sequence) nextStep {
 	n.setPhase(PhaseUpgrading)
 	seq.phases(sequencePhase{"drain", "cordonAndDrainNode"})
 	n.drain()
+	n.stopKubelet()
 	seq.phases(upgradePhases...)
 
 	if !n.sim.sleep(n.ctx, installDuration) {
@@ -295,7 +353,11 @@ func (n *Node) reset(req resetRequest, seq *sequence) (nextStep, bool) {
 
 	if req.graceful {
 		n.drain()
+	}
 
+	n.stopKubelet()
+
+	if req.graceful {
 		if cp && hasEtcd {
 			if err := n.leaveEtcd(n.ctx); err != nil {
 				n.logf("reset failed", "error", err)

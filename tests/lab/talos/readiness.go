@@ -85,22 +85,13 @@ func (s *Sim) nodeReadyProblem(n *Node, name string) string {
 		kn = c.kubeNodes[name]
 	}
 
-	if kn == nil || kn.node != n || !kn.bootedAt.Equal(n.bootedAt) {
+	if kn == nil || kn.node != n || !kn.bootedAt.Equal(n.bootedAt) || !kn.registered.Equal(n.bootedAt) {
 		return fmt.Sprintf("node %q status is not available yet", name)
 	}
 
-	if ready := s.nodeJSON(c, kn); readyCondition(ready) != "True" {
+	// What the API holds, as Talos's node status controller watches it.
+	if kn.apiReady != "True" {
 		return fmt.Sprintf("node %q is not ready", name)
-	}
-
-	return ""
-}
-
-func readyCondition(n kubeNodeJSON) string {
-	for _, c := range n.Status.Conditions {
-		if c.Type == "Ready" {
-			return c.Status
-		}
 	}
 
 	return ""

@@ -1,6 +1,10 @@
 package talos
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -11,8 +15,10 @@ import (
 // runs its "drain" phase first, siderolabs/talos v1.12.5
 // internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_sequencer.go Reset;
 // the NodeCordonedSpec controller cordons in the resetting stage), a reset
-// without graceful does not. Either way the Node object stays with its last
-// posted status, NotReady, until someone deletes it.
+// without graceful does not. Either way the kubelet shuts down gracefully
+// first (Talos's StopAllPods/RemoveAllPods signal the shutdown and wait for
+// its inhibitor lock), posting NotReady "node is shutting down", and the
+// Node object stays with its last posted status until someone deletes it.
 func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 	t.Parallel()
 
@@ -20,6 +26,7 @@ func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
+	shutdown := watchShutdownStatus(t, tc, "w1", "w2")
 
 	for _, c := range []struct {
 		v        *vm
@@ -32,10 +39,26 @@ func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 		waitFor(t, c.v.m.Name+" off", func() bool { return c.v.node.Status().Phase == PhaseOff })
 	}
 
-	nodes, err := tc.kubeNodes(t)
-	if err != nil {
-		t.Fatal(err)
+	if err := <-shutdown; err != nil {
+		t.Error(err)
 	}
+
+	// The node lifecycle controller notices the silent kubelets.
+	var nodes []kubeNodeObj
+
+	waitFor(t, "w1 and w2 unreachable", func() bool {
+		var err error
+		nodes, err = tc.kubeNodes(t)
+
+		for _, name := range []string{"w1", "w2"} {
+			n, ok := nodeByName(nodes, name)
+			if err != nil || !ok || readyStatus(n) != "Unknown" || !hasTaint(n, "node.kubernetes.io/unreachable") {
+				return false
+			}
+		}
+
+		return true
+	})
 
 	for _, c := range []struct {
 		name     string
@@ -77,7 +100,7 @@ func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 		}
 	}
 
-	nodes, err = tc.kubeNodes(t)
+	nodes, err := tc.kubeNodes(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,4 +108,77 @@ func TestResetLeavesTheNodeObjectCordonedOnlyWhenGraceful(t *testing.T) {
 	if _, ok := nodeByName(nodes, "w1"); ok || len(nodes) != 2 {
 		t.Fatalf("nodes after deleting w1: %d", len(nodes))
 	}
+}
+
+// watchShutdownStatus watches the named Node objects (as kubectl get nodes
+// --watch) and reports whether each was posted NotReady with the graceful
+// shutdown's message before it turned Unknown.
+func watchShutdownStatus(t *testing.T, tc *testCluster, names ...string) <-chan error {
+	t.Helper()
+
+	hc, server := kubeHTTP(t, tc.kubeconfig(t))
+
+	ctx, cancel := context.WithCancel(ctxT(t))
+	t.Cleanup(cancel)
+
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, server+"/api/v1/nodes?watch=1", nil)
+
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := make(chan error, 1)
+
+	go func() {
+		defer resp.Body.Close() //nolint:errcheck
+
+		seen := map[string]bool{}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+
+		for sc.Scan() {
+			var ev struct {
+				Object struct {
+					Metadata struct {
+						Name string `json:"name"`
+					} `json:"metadata"`
+					Status struct {
+						Conditions []kubeCondition `json:"conditions"`
+					} `json:"status"`
+				} `json:"object"`
+			}
+
+			if json.Unmarshal(sc.Bytes(), &ev) != nil {
+				continue
+			}
+
+			for _, c := range ev.Object.Status.Conditions {
+				switch {
+				case c.Type != "Ready":
+				case c.Status == "False" && c.Message == "node is shutting down":
+					seen[ev.Object.Metadata.Name] = true
+				case c.Status == "Unknown" && !seen[ev.Object.Metadata.Name]:
+					out <- fmt.Errorf("%s turned Unknown without posting its graceful shutdown first", ev.Object.Metadata.Name)
+
+					return
+				}
+			}
+
+			done := true
+			for _, n := range names {
+				done = done && seen[n]
+			}
+
+			if done {
+				out <- nil
+
+				return
+			}
+		}
+
+		out <- fmt.Errorf("the watch ended (%v) before %v posted their graceful shutdown: seen %v", sc.Err(), names, seen)
+	}()
+
+	return out
 }

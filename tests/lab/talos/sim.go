@@ -98,6 +98,9 @@ type Sim struct {
 	// skew and skewSeen record Kubernetes version-skew violations (skew.go).
 	skew     []SkewViolation
 	skewSeen map[string]bool
+	// dir holds the real control planes' files (kubecp.go), made on first use.
+	dir     string
+	dirOnce sync.Once
 	// quorum records etcd quorum losses; quorumOpen indexes the ongoing
 	// episode of each etcd cluster (quorum.go).
 	quorum     []QuorumLoss
@@ -170,6 +173,8 @@ func (s *Sim) Close() {
 
 	close(s.done)
 	s.wg.Wait()
+
+	s.closeKube()
 }
 
 // Node returns the running node that owns an address, or nil.

@@ -46,6 +46,7 @@ type csrList struct {
 			Conditions []struct {
 				Type string `json:"type"`
 			} `json:"conditions"`
+			Certificate string `json:"certificate"`
 		} `json:"status"`
 	} `json:"items"`
 }
@@ -97,10 +98,22 @@ func TestVIPAndCloudControllerManager(t *testing.T) {
 
 	waitFor(t, "worker apid", func() bool { _, err := tc.client(t, tc.workers[0]).Version(ctx); return err == nil })
 
-	nodes, err := tc.kubeNodes(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The CCM initialises each node once it registered.
+	var nodes []kubeNodeObj
+
+	waitFor(t, "every node initialised by the CCM", func() bool {
+		var err error
+		nodes, err = tc.kubeNodes(t)
+
+		for _, v := range tc.all() {
+			n, ok := nodeByName(nodes, v.m.Name)
+			if err != nil || !ok || n.Spec.ProviderID == "" || hasTaint(n, "node.cloudprovider.kubernetes.io/uninitialized") {
+				return false
+			}
+		}
+
+		return true
+	})
 
 	for _, v := range tc.all() {
 		n, ok := nodeByName(nodes, v.m.Name)
@@ -117,16 +130,24 @@ func TestVIPAndCloudControllerManager(t *testing.T) {
 		}
 	}
 
-	csrs := tc.csrs(t)
-	if len(csrs.Items) != 4 {
-		t.Fatalf("%d kubelet serving CSRs, want 4", len(csrs.Items))
-	}
+	// The kubelets' serving CSRs, approved by the approver, signed by
+	// kube-controller-manager.
+	var csrs csrList
 
-	for _, c := range csrs.Items {
-		if c.Spec.SignerName != "kubernetes.io/kubelet-serving" || len(c.Status.Conditions) == 0 || c.Status.Conditions[0].Type != "Approved" {
-			t.Errorf("CSR %+v not approved", c)
+	waitFor(t, "4 approved kubelet serving CSRs", func() bool {
+		csrs = tc.csrs(t)
+		if len(csrs.Items) != 4 {
+			return false
 		}
-	}
+
+		for _, c := range csrs.Items {
+			if c.Spec.SignerName != "kubernetes.io/kubelet-serving" || len(c.Status.Conditions) == 0 || c.Status.Conditions[0].Type != "Approved" || c.Status.Certificate == "" {
+				return false
+			}
+		}
+
+		return true
+	})
 
 	// The VIP holder goes away: another control plane takes the VIP.
 	holder := tc.sim.vipHolder(tc.endpoint)
@@ -171,7 +192,10 @@ func TestExternalCloudProviderWithoutCCM(t *testing.T) {
 		t.Fatalf("without a CCM: providerID %q, taints %v", n.Spec.ProviderID, n.Spec.Taints)
 	}
 
-	csrs := tc.csrs(t)
+	var csrs csrList
+
+	waitFor(t, "the serving CSR", func() bool { csrs = tc.csrs(t); return len(csrs.Items) > 0 })
+
 	if len(csrs.Items) != 1 || len(csrs.Items[0].Status.Conditions) != 0 {
 		t.Fatalf("without an approver the serving CSR must stay Pending: %+v", csrs.Items)
 	}

@@ -88,6 +88,8 @@ func (o ClientConfigurationOutput) ClientKey() pulumi.StringOutput {
 
 // Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
 type HealthGate struct {
+	// The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+	ClusterCreate *bool `pulumi:"clusterCreate"`
 	// Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
 	ControlPlanes []string `pulumi:"controlPlanes"`
 	// The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
@@ -115,6 +117,8 @@ type HealthGateInput interface {
 
 // Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
 type HealthGateArgs struct {
+	// The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+	ClusterCreate pulumi.BoolPtrInput `pulumi:"clusterCreate"`
 	// Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
 	ControlPlanes pulumi.StringArrayInput `pulumi:"controlPlanes"`
 	// The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
@@ -207,6 +211,11 @@ func (o HealthGateOutput) ToHealthGatePtrOutputWithContext(ctx context.Context) 
 	}).(HealthGatePtrOutput)
 }
 
+// The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+func (o HealthGateOutput) ClusterCreate() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v HealthGate) *bool { return v.ClusterCreate }).(pulumi.BoolPtrOutput)
+}
+
 // Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
 func (o HealthGateOutput) ControlPlanes() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v HealthGate) []string { return v.ControlPlanes }).(pulumi.StringArrayOutput)
@@ -259,6 +268,16 @@ func (o HealthGatePtrOutput) Elem() HealthGateOutput {
 		var ret HealthGate
 		return ret
 	}).(HealthGateOutput)
+}
+
+// The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+func (o HealthGatePtrOutput) ClusterCreate() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *HealthGate) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.ClusterCreate
+	}).(pulumi.BoolPtrOutput)
 }
 
 // Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.

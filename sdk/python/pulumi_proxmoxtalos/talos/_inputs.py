@@ -182,6 +182,10 @@ class HealthGateArgsDict(TypedDict):
     """
     Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
     """
+    cluster_create: NotRequired[pulumi.Input[Optional[_builtins.bool]]]
+    """
+    The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+    """
     kubernetes_endpoint: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
@@ -207,6 +211,7 @@ class HealthGateArgsDict(TypedDict):
 class HealthGateArgs:
     def __init__(__self__, *,
                  control_planes: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 cluster_create: pulumi.Input[Optional[_builtins.bool]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -216,6 +221,7 @@ class HealthGateArgs:
         Cluster health that changes to the node wait for, so that a rollout over many nodes goes one healthy node at a time. An update that changes the node waits, before touching it, until the required nodes other than this one are healthy, and afterwards until all of them, this one included, are. A create waits only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth checks: the Talos services up, etcd's members exactly the required control planes (voting), and every required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A change of the gate alone does not update the resource (it is read by the next update that touches the node), except `vm`.
 
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
+        :param pulumi.Input[_builtins.bool] cluster_create: The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
         :param pulumi.Input[_builtins.str] timeout: How long each wait for health may take, as a Go duration. Default `10m`.
@@ -223,6 +229,8 @@ class HealthGateArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of the workers that must be healthy, this node included when it is one.
         """
         pulumi.set(__self__, "control_planes", control_planes)
+        if cluster_create is not None:
+            pulumi.set(__self__, "cluster_create", cluster_create)
         if kubernetes_endpoint is not None:
             pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
         if other_nodes is not None:
@@ -245,6 +253,18 @@ class HealthGateArgs:
     @control_planes.setter
     def control_planes(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
         pulumi.set(self, "control_planes", value)
+
+    @_builtins.property
+    @pulumi.getter(name="clusterCreate")
+    def cluster_create(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+        """
+        return pulumi.get(self, "cluster_create")
+
+    @cluster_create.setter
+    def cluster_create(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "cluster_create", value)
 
     @_builtins.property
     @pulumi.getter(name="kubernetesEndpoint")

@@ -48,6 +48,12 @@ func AddressBlock() func(host int) netip.Addr {
 func Start(t testing.TB) *simtalos.Sim {
 	t.Helper()
 
+	// The simulated clusters run the real kube-apiserver and etcd: say at
+	// once when they are not built rather than time out later.
+	if _, err := simtalos.FindKubeTools(); err != nil {
+		t.Fatal(err)
+	}
+
 	logs := &lockedLog{}
 	s := simtalos.New(simtalos.Options{TimeScale: 0, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	t.Cleanup(func() {

@@ -6,6 +6,7 @@ package com.proxmoxtalos.proxmoxtalos.talos.inputs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import java.lang.Boolean;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -20,6 +21,21 @@ import javax.annotation.Nullable;
 public final class HealthGateArgs extends com.pulumi.resources.ResourceArgs {
 
     public static final HealthGateArgs Empty = new HealthGateArgs();
+
+    /**
+     * The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+     * 
+     */
+    @Import(name="clusterCreate")
+    private @Nullable Output<Boolean> clusterCreate;
+
+    /**
+     * @return The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+     * 
+     */
+    public Optional<Output<Boolean>> clusterCreate() {
+        return Optional.ofNullable(this.clusterCreate);
+    }
 
     /**
      * Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
@@ -114,6 +130,7 @@ public final class HealthGateArgs extends com.pulumi.resources.ResourceArgs {
     private HealthGateArgs() {}
 
     private HealthGateArgs(HealthGateArgs $) {
+        this.clusterCreate = $.clusterCreate;
         this.controlPlanes = $.controlPlanes;
         this.kubernetesEndpoint = $.kubernetesEndpoint;
         this.otherNodes = $.otherNodes;
@@ -138,6 +155,27 @@ public final class HealthGateArgs extends com.pulumi.resources.ResourceArgs {
 
         public Builder(HealthGateArgs defaults) {
             $ = new HealthGateArgs(Objects.requireNonNull(defaults));
+        }
+
+        /**
+         * @param clusterCreate The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder clusterCreate(@Nullable Output<Boolean> clusterCreate) {
+            $.clusterCreate = clusterCreate;
+            return this;
+        }
+
+        /**
+         * @param clusterCreate The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder clusterCreate(Boolean clusterCreate) {
+            return clusterCreate(Output.of(clusterCreate));
         }
 
         /**

@@ -5,6 +5,7 @@ package com.proxmoxtalos.proxmoxtalos.talos.outputs;
 
 import com.pulumi.core.annotations.CustomType;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import java.lang.Boolean;
 import java.lang.String;
 import java.util.List;
 import java.util.Objects;
@@ -13,6 +14,11 @@ import javax.annotation.Nullable;
 
 @CustomType
 public final class HealthGate {
+    /**
+     * @return The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+     * 
+     */
+    private @Nullable Boolean clusterCreate;
     /**
      * @return Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
      * 
@@ -45,6 +51,13 @@ public final class HealthGate {
     private @Nullable List<String> workers;
 
     private HealthGate() {}
+    /**
+     * @return The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+     * 
+     */
+    public Optional<Boolean> clusterCreate() {
+        return Optional.ofNullable(this.clusterCreate);
+    }
     /**
      * @return Addresses (Talos API) of the control planes that must be healthy, this node included when it is one. At least one.
      * 
@@ -97,6 +110,7 @@ public final class HealthGate {
     }
     @CustomType.Builder
     public static final class Builder {
+        private @Nullable Boolean clusterCreate;
         private List<String> controlPlanes;
         private @Nullable String kubernetesEndpoint;
         private @Nullable List<String> otherNodes;
@@ -106,6 +120,7 @@ public final class HealthGate {
         public Builder() {}
         public Builder(HealthGate defaults) {
     	      Objects.requireNonNull(defaults);
+    	      this.clusterCreate = defaults.clusterCreate;
     	      this.controlPlanes = defaults.controlPlanes;
     	      this.kubernetesEndpoint = defaults.kubernetesEndpoint;
     	      this.otherNodes = defaults.otherNodes;
@@ -114,6 +129,12 @@ public final class HealthGate {
     	      this.workers = defaults.workers;
         }
 
+        @CustomType.Setter
+        public Builder clusterCreate(@Nullable Boolean clusterCreate) {
+
+            this.clusterCreate = clusterCreate;
+            return this;
+        }
         @CustomType.Setter
         public Builder controlPlanes(List<String> controlPlanes) {
             if (controlPlanes == null) {
@@ -163,6 +184,7 @@ public final class HealthGate {
         }
         public HealthGate build() {
             final var _resultValue = new HealthGate();
+            _resultValue.clusterCreate = clusterCreate;
             _resultValue.controlPlanes = controlPlanes;
             _resultValue.kubernetesEndpoint = kubernetesEndpoint;
             _resultValue.otherNodes = otherNodes;

@@ -1,0 +1,248 @@
+package talos
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// kubeAgent plays the Kubernetes clients of one cluster against its real
+// apiserver: each node's kubelet (registration, status, lease, mirror pods
+// of the static control plane pods, serving certificate requests) with the
+// node's own identity (system:node:<name>, so the Node authorizer and
+// NodeRestriction judge it), and, as system:masters, Talos's node
+// controller (labels, taints, cordon), kube-controller-manager's node
+// lifecycle, pod CIDR allocation and CSR signing, the cloud controller
+// manager (providerID) and the kubelet serving cert approver. What the API
+// then holds (a node's Ready condition, whether it still exists) flows back
+// into the simulation, as Talos reads it.
+type kubeAgent struct {
+	sim  *Sim
+	c    *cluster
+	kcp  *kubeControlPlane
+	kick chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	// Owned by the agent's goroutine.
+	pki      *kubePKI
+	admin    *kubeClient
+	kubelets map[string]*kubeClient
+	posted   map[string]postedStatus
+	leases   map[string]time.Time
+	csrs     map[string]time.Time // node -> boot whose serving CSR was created
+	rbacDone bool
+	logged   map[string]bool
+}
+
+type postedStatus struct {
+	digest string
+	at     time.Time
+}
+
+// statusRepost: a kubelet reports an unchanged status again after this long
+// (nodeStatusReportFrequency is 5 minutes; the lab keeps heartbeats fresher).
+const (
+	statusRepost  = time.Minute
+	leaseRenew    = 10 * time.Second
+	leaseDuration = 40
+)
+
+func newKubeAgent(s *Sim, c *cluster) *kubeAgent {
+	a := &kubeAgent{
+		sim: s, c: c, kcp: c.kube,
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		kubelets: map[string]*kubeClient{}, posted: map[string]postedStatus{},
+		leases: map[string]time.Time{}, csrs: map[string]time.Time{},
+	}
+
+	a.wg.Add(1)
+
+	go a.run()
+
+	return a
+}
+
+func (a *kubeAgent) nudge() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (a *kubeAgent) close() {
+	close(a.done)
+	a.wg.Wait()
+}
+
+func (a *kubeAgent) run() {
+	defer a.wg.Done()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+
+	for {
+		select {
+		case <-a.done:
+			return
+		case <-a.kick:
+		case <-tick.C:
+		}
+
+		a.round()
+	}
+}
+
+// round brings the API one step towards what the simulation says.
+func (a *kubeAgent) round() {
+	addr, ok := a.kcp.serving()
+	if !ok {
+		return
+	}
+
+	a.kcp.mu.Lock()
+	pki := a.kcp.pki
+	a.kcp.mu.Unlock()
+
+	if pki != a.pki {
+		a.resetClients(pki, addr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	if !a.rbacDone {
+		a.rbacDone = applyBootstrapRBAC(ctx, a.admin.as("talos")) == nil
+	}
+
+	s := a.sim
+
+	s.mu.Lock()
+	views := s.kubeletViews(a.c)
+	approver := a.c.addons.approver
+
+	var podCIDRs []string
+	if cfg := a.kcp.pki.cfg; cfg != nil {
+		podCIDRs = cfg.Cluster().Network().PodCIDRs()
+	}
+	s.mu.Unlock()
+
+	var list struct {
+		Items []obj `json:"items"`
+	}
+
+	if err := a.admin.do(ctx, http.MethodGet, "/api/v1/nodes", "", nil, &list); err != nil {
+		return
+	}
+
+	current := map[string]obj{}
+	for _, o := range list.Items {
+		current[fieldString(o, "metadata", "name")] = o
+	}
+
+	alloc := newCIDRAllocator(podCIDRs, list.Items)
+	changed := false
+
+	// Each node's outcome flows back at once (Talos waits on its cordon).
+	for _, v := range views {
+		r := a.syncNode(ctx, v, current[v.name], alloc)
+		changed = a.writeBack(v, r) || changed
+	}
+
+	if changed {
+		s.nudge()
+	}
+
+	// Nodes registered in this round get their mirror pods in the next.
+	a.syncMirrorPods(ctx, views, list.Items)
+	a.syncCSRs(ctx, views, approver)
+}
+
+// writeBack records what the API holds for a node in the simulation.
+func (a *kubeAgent) writeBack(v kubeletView, r nodeResult) bool {
+	s := a.sim
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	kn := a.c.kubeNodes[v.name]
+	if kn == nil {
+		return false
+	}
+
+	if r.gone && !v.live && (kn.node == nil || !kubeletRuns(kn.node.phase) || !kn.bootedAt.Equal(kn.node.bootedAt)) {
+		delete(a.c.kubeNodes, v.name)
+
+		return true
+	}
+
+	changed := false
+
+	if r.registered && !kn.registered.Equal(v.boot) {
+		kn.registered = v.boot
+		changed = true
+	}
+
+	if kn.apiReady != r.ready {
+		kn.apiReady = r.ready
+		changed = true
+	}
+
+	kn.cordoned = r.cordoned
+
+	return changed
+}
+
+func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
+	if a.admin != nil {
+		a.admin.close()
+	}
+
+	for _, c := range a.kubelets {
+		c.close()
+	}
+
+	a.pki = pki
+	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
+	a.kubelets = map[string]*kubeClient{}
+	a.rbacDone = false
+}
+
+// apiAddr is the serving apiserver's address (it moves on a rolling restart).
+func (a *kubeAgent) apiAddr() string {
+	addr, _ := a.kcp.serving()
+
+	return addr
+}
+
+// kubelet is the client with the node's kubelet identity.
+func (a *kubeAgent) kubelet(name, version string) *kubeClient {
+	c := a.kubelets[name]
+	if c == nil {
+		c = a.pki.client(a.apiAddr, "system:node:"+name, "system:nodes")
+		a.kubelets[name] = c
+	}
+
+	return c.as("kubelet/" + version + " (linux/amd64) kubernetes")
+}
+
+// logErr logs a failed request once per distinct error (a conflict is the
+// normal outcome of a concurrent update and is retried silently).
+func (a *kubeAgent) logErr(what string, err error) {
+	if err == nil || isKubeStatus(err, http.StatusConflict) {
+		return
+	}
+
+	msg := what + ": " + err.Error()
+	if a.logged[msg] {
+		return
+	}
+
+	if a.logged == nil {
+		a.logged = map[string]bool{}
+	}
+
+	a.logged[msg] = true
+	a.sim.log.Warn("kubernetes client: "+msg, "cluster", a.c.id)
+}

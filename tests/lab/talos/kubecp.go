@@ -1,0 +1,461 @@
+package talos
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+)
+
+// kubeControlPlane is a cluster's real Kubernetes control plane: one etcd
+// and one kube-apiserver process (tools/kube), started when the first
+// control plane's kube-apiserver static pod would start, stopped when no
+// control plane runs one, and with the simulator. The TCP listeners on the
+// control planes' addresses and VIPs (kubeproxy.go) forward to it; the
+// simulated kubelets and controllers (kubeagent.go) are its clients.
+//
+// One apiserver serves every control plane of the cluster: /version shows
+// the binary's version, and an older cluster is served with
+// --emulated-version (see emulatedVersion).
+type kubeControlPlane struct {
+	sim   *Sim
+	id    string
+	dir   string // the cluster's files: etcd data, certificates, configs
+	tools KubeTools
+	want  chan kubeWant // latest wins
+	done  chan struct{}
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	ready   bool         // the apiserver serves (answered /readyz since it started)
+	apiAddr string       // 127.0.0.1:port of the serving apiserver
+	failure string       // why it does not serve, for the node log
+	sans    []netip.Addr // addresses the served certificate names
+	pki     *kubePKI
+}
+
+// kubeWant is what the simulator wants the control plane to be.
+type kubeWant struct {
+	run    bool // a control plane's kube-apiserver static pod runs
+	etcdUp bool // the cluster's etcd has quorum
+	store  uint64
+	cfg    config.Provider // a running control plane's config (secrets, versions)
+	sans   []netip.Addr    // addresses clients reach it on
+	// emulate is the --emulated-version ("1.34"), "" for the binary's own.
+	emulate string
+}
+
+func (w kubeWant) same(o kubeWant) bool {
+	return w.run == o.run && w.etcdUp == o.etcdUp && w.store == o.store && w.cfg == o.cfg &&
+		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate
+}
+
+func newKubeControlPlane(s *Sim, id string, tools KubeTools) *kubeControlPlane {
+	k := &kubeControlPlane{
+		sim: s, id: id, tools: tools,
+		dir:  filepath.Join(s.workDir(), "cluster-"+strconv.Itoa(len(s.clusters))),
+		want: make(chan kubeWant, 1),
+		done: make(chan struct{}),
+	}
+
+	k.wg.Add(1)
+
+	go k.supervise()
+
+	return k
+}
+
+// set hands the supervisor a new wish.
+func (k *kubeControlPlane) set(w kubeWant) {
+	for {
+		select {
+		case k.want <- w:
+			return
+		default:
+		}
+
+		select {
+		case <-k.want:
+		default:
+		}
+	}
+}
+
+func (k *kubeControlPlane) close() {
+	close(k.done)
+	k.wg.Wait()
+}
+
+// serving returns the apiserver's address while it serves.
+func (k *kubeControlPlane) serving() (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+
+	return k.apiAddr, k.ready
+}
+
+// servedAddrs are the addresses clients may reach the apiserver on now:
+// it serves and its certificate names them (empty otherwise).
+func (k *kubeControlPlane) servedAddrs() map[netip.Addr]bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+
+	out := map[netip.Addr]bool{}
+
+	if k.ready {
+		for _, a := range k.sans {
+			out[a] = true
+		}
+	}
+
+	return out
+}
+
+func (k *kubeControlPlane) setSANs(sans []netip.Addr) {
+	k.mu.Lock()
+	k.sans = slices.Clone(sans)
+	k.mu.Unlock()
+
+	k.sim.nudge()
+}
+
+func (k *kubeControlPlane) setServing(addr string, ready bool, failure string) {
+	k.mu.Lock()
+	changed := k.ready != ready || k.apiAddr != addr
+	k.apiAddr, k.ready, k.failure = addr, ready, failure
+	k.mu.Unlock()
+
+	if changed {
+		k.sim.nudge()
+	}
+}
+
+// running processes, owned by the supervisor goroutine.
+type kubeProcs struct {
+	store    uint64
+	etcd     *proc
+	etcdURL  string
+	ports    []int // etcd's client and peer ports: kept across restarts (the apiserver's --etcd-servers)
+	api      *proc
+	apiAddr  string
+	emulated string
+	sans     []netip.Addr
+	started  time.Time
+}
+
+func (k *kubeControlPlane) supervise() {
+	defer k.wg.Done()
+
+	var (
+		cur  kubeWant
+		have kubeProcs
+	)
+
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+
+	defer func() {
+		have.api.stop(5 * time.Second)
+		have.etcd.stop(5 * time.Second)
+	}()
+
+	for {
+		select {
+		case <-k.done:
+			return
+		case w := <-k.want:
+			if w.same(cur) {
+				continue
+			}
+
+			cur = w
+		case <-tick.C:
+		}
+
+		k.converge(cur, &have)
+	}
+}
+
+// converge moves the processes one step towards w.
+func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
+	if !w.run || w.store != have.store {
+		if have.api != nil || have.etcd != nil {
+			have.api.stop(5 * time.Second)
+			have.etcd.stop(5 * time.Second)
+			*have = kubeProcs{}
+			k.setServing("", false, "")
+		}
+
+		if !w.run {
+			return
+		}
+
+		have.store = w.store
+	}
+
+	if k.pki == nil || k.pki.cfg != w.cfg && !samePKI(k.pki.cfg, w.cfg) {
+		pki, err := newKubePKI(filepath.Join(k.dir, "pki"), w.cfg)
+		if err != nil {
+			k.setServing("", false, "kube-apiserver certificates: "+err.Error())
+
+			return
+		}
+
+		k.mu.Lock()
+		k.pki = pki
+		k.mu.Unlock()
+	}
+
+	// etcd follows the simulated cluster's quorum: without it the real
+	// apiserver finds no etcd, as it finds no leader on a real cluster.
+	switch {
+	case w.etcdUp && (have.etcd == nil || have.etcd.exited()):
+		if have.etcd != nil {
+			out := have.etcd.lastLines(5)
+			k.logf("etcd exited", "output", out)
+
+			// Its ports were taken meanwhile: new ones, and an apiserver
+			// that knows them.
+			if strings.Contains(out, "address already in use") {
+				have.ports = nil
+				have.api.stop(5 * time.Second)
+				have.api = nil
+				k.setServing("", false, "etcd restarts on new ports")
+			}
+		}
+
+		if err := k.startEtcd(w, have); err != nil {
+			k.setServing(have.apiAddr, false, err.Error())
+
+			return
+		}
+	case !w.etcdUp && have.etcd != nil:
+		have.etcd.kill()
+		have.etcd = nil
+	}
+
+	if have.etcdURL == "" {
+		return
+	}
+
+	if !slices.Equal(w.sans, have.sans) {
+		if err := k.pki.writeServing(w.cfg, w.sans); err != nil {
+			k.setServing(have.apiAddr, false, err.Error())
+
+			return
+		}
+
+		have.sans = slices.Clone(w.sans)
+
+		if have.api != nil {
+			k.waitServedSANs(have.apiAddr, w.sans)
+			k.setSANs(have.sans)
+		}
+	}
+
+	if have.api != nil && have.api.exited() {
+		k.logf("kube-apiserver exited", "output", have.api.lastLines(10))
+		have.api = nil
+		k.setServing("", false, "kube-apiserver exited")
+	}
+
+	// A new apiserver for a new --emulated-version starts beside the old
+	// one, which serves until the new one is ready (a rolling restart).
+	if have.api == nil || have.emulated != w.emulate {
+		k.startAPIServer(w, have)
+	}
+}
+
+func (k *kubeControlPlane) startEtcd(w kubeWant, have *kubeProcs) error {
+	if have.ports == nil {
+		ports, err := freePorts(2)
+		if err != nil {
+			return err
+		}
+
+		have.ports = ports
+	}
+
+	ports := have.ports
+
+	client := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	peer := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	p := k.pki
+
+	// Talos's etcd flags (internal/app/machined/pkg/system/services/etcd.go):
+	// mutual TLS from the etcd CA on client and peer URLs.
+	p2, err := startProc("etcd", k.tools.Etcd,
+		"--name=lab",
+		"--data-dir="+filepath.Join(k.dir, fmt.Sprintf("etcd-%x", w.store)),
+		"--listen-client-urls="+client, "--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=lab="+peer, "--initial-cluster-state=new",
+		"--client-cert-auth=true", "--trusted-ca-file="+p.path("etcd-ca.crt"),
+		"--cert-file="+p.path("etcd-server.crt"), "--key-file="+p.path("etcd-server.key"),
+		"--peer-client-cert-auth=true", "--peer-trusted-ca-file="+p.path("etcd-ca.crt"),
+		"--peer-cert-file="+p.path("etcd-server.crt"), "--peer-key-file="+p.path("etcd-server.key"),
+		"--listen-metrics-urls=", "--log-level=warn",
+		// Lab only: the data dies with the lab, and fsync on a shared,
+		// loaded disk only makes every write wait.
+		"--unsafe-no-fsync",
+	)
+	if err != nil {
+		return err
+	}
+
+	have.etcd, have.etcdURL = p2, client
+
+	return nil
+}
+
+func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
+	ports, err := freePorts(1)
+	if err != nil {
+		k.setServing(have.apiAddr, false, err.Error())
+
+		return
+	}
+
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+
+	api, err := startProc("kube-apiserver", k.tools.APIServer, k.pki.apiServerArgs(w, have.etcdURL, ports[0])...)
+	if err != nil {
+		k.setServing(have.apiAddr, false, err.Error())
+
+		return
+	}
+
+	began := time.Now()
+
+	if err := k.waitReady(api, addr); err != nil {
+		api.stop(5 * time.Second)
+		k.logf("kube-apiserver did not become ready", "error", err, "output", api.lastLines(10))
+		k.setServing(have.apiAddr, have.api != nil && !have.api.exited(), "kube-apiserver did not become ready: "+err.Error())
+
+		return
+	}
+
+	k.sim.log.Info("kube-apiserver ready", "cluster", k.id, "after", time.Since(began).Round(time.Millisecond))
+
+	old := have.api
+	have.api, have.apiAddr, have.emulated, have.started = api, addr, w.emulate, time.Now()
+	k.setSANs(have.sans)
+	k.setServing(addr, true, "")
+
+	old.stop(5 * time.Second)
+}
+
+// waitReady polls /readyz until the apiserver answers ok, the process ends,
+// or a minute passes (the apiserver is ready in a few seconds).
+func (k *kubeControlPlane) waitReady(api *proc, addr string) error {
+	c := k.pki.client(func() string { return addr }, "lab-controllers", "system:masters")
+	defer c.close()
+
+	deadline := time.Now().Add(time.Minute)
+
+	for time.Now().Before(deadline) {
+		if api.exited() {
+			return fmt.Errorf("exited: %v", api.err)
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		body, err := c.raw(ctx, "/readyz")
+		cancel()
+
+		if err == nil && strings.TrimSpace(string(body)) == "ok" {
+			return nil
+		}
+
+		select {
+		case <-k.done:
+			return fmt.Errorf("the lab is closing")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	return fmt.Errorf("no ready answer on %s within a minute", addr)
+}
+
+// waitServedSANs waits (briefly) until the apiserver serves the rewritten
+// certificate: it reloads --tls-cert-file when the file changes.
+func (k *kubeControlPlane) waitServedSANs(addr string, sans []netip.Addr) {
+	deadline := time.Now().Add(10 * time.Second)
+
+	for time.Now().Before(deadline) {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only reads the served certificate
+		if err == nil {
+			cert := conn.ConnectionState().PeerCertificates[0]
+			conn.Close() //nolint:errcheck
+
+			if coversAll(cert.IPAddresses, sans) {
+				return
+			}
+		}
+
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func coversAll(ips []net.IP, sans []netip.Addr) bool {
+	for _, a := range sans {
+		if !slices.ContainsFunc(ips, func(ip net.IP) bool { return ip.Equal(net.IP(a.AsSlice())) }) {
+			return false
+		}
+	}
+
+	return true
+}
+
+func (k *kubeControlPlane) logf(msg string, args ...any) {
+	k.sim.log.Warn(msg, append([]any{"cluster", k.id}, args...)...)
+}
+
+// freePorts finds loopback ports nobody listens on right now.
+func freePorts(n int) ([]int, error) {
+	var (
+		ports []int
+		ls    []net.Listener
+	)
+
+	defer func() {
+		for _, l := range ls {
+			l.Close() //nolint:errcheck
+		}
+	}()
+
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+
+	return ports, nil
+}
+
+// workDir is the simulator's directory for cluster files (removed on Close).
+func (s *Sim) workDir() string {
+	s.dirOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "talos-lab-")
+		if err != nil {
+			dir = filepath.Join(os.TempDir(), fmt.Sprintf("talos-lab-%d-%d", os.Getpid(), time.Now().UnixNano()))
+		}
+
+		s.dir = dir
+	})
+
+	return s.dir
+}

@@ -1,0 +1,224 @@
+package talos
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kubectl runs the real kubectl (the one on PATH, v1.32 on these machines)
+// against a lab cluster with the admin kubeconfig the Talos API hands out.
+type kubectl struct {
+	t    *testing.T
+	bin  string
+	env  []string
+	args []string
+}
+
+func newKubectl(t *testing.T, kubeconfig []byte) *kubectl {
+	t.Helper()
+
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("these tests run the real kubectl, which is not on PATH: %v", err)
+	}
+
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	return &kubectl{t: t, bin: bin, env: append(os.Environ(), "KUBECONFIG="+kc, "HOME="+dir), args: []string{"--request-timeout=30s"}}
+}
+
+// run runs kubectl and returns its output; a failure fails the test.
+func (k *kubectl) run(stdin string, args ...string) string {
+	k.t.Helper()
+
+	out, err := k.try(stdin, args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+
+	return out
+}
+
+func (k *kubectl) try(stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, k.bin, append(append([]string{}, k.args...), args...)...)
+	cmd.Env = k.env
+	cmd.Stdin = strings.NewReader(stdin)
+
+	out, err := cmd.CombinedOutput()
+
+	return string(out), err
+}
+
+// eventually re-runs kubectl until its output matches (the lab's
+// controllers act asynchronously, as real ones do).
+func (k *kubectl) eventually(re string, args ...string) string {
+	k.t.Helper()
+
+	rx := regexp.MustCompile(re)
+
+	var out string
+
+	waitFor(k.t, "kubectl "+strings.Join(args, " ")+" to match "+re, func() bool {
+		var err error
+		out, err = k.try("", args...)
+
+		return err == nil && rx.MatchString(out)
+	})
+
+	return out
+}
+
+func mustMatch(t *testing.T, what, out string, res ...string) {
+	t.Helper()
+
+	for _, re := range res {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Fatalf("%s: no match for %q in:\n%s", what, re, out)
+		}
+	}
+}
+
+// TestKubectl runs the commands an operator uses first against a lab
+// cluster: its Kubernetes API is a real kube-apiserver, its nodes are
+// registered by the simulated kubelets.
+func TestKubectl(t *testing.T) {
+	t.Parallel()
+
+	tc := bootCluster(t, clusterOpts{cps: 1, workers: 2})
+	tc.bootstrap(t)
+
+	k := newKubectl(t, tc.kubeconfig(t))
+	tools := kubeToolsT(t)
+	cp, w1, w2 := tc.cps[0].addr().String(), tc.workers[0].addr().String(), tc.workers[1].addr().String()
+
+	out := k.run("", "version", "-o", "yaml")
+	mustMatch(t, "version", out, `gitVersion: `+regexp.QuoteMeta(tools.KubernetesVersion))
+
+	// -o wide: every column from the kubelets' status.
+	out = k.run("", "get", "nodes", "-o", "wide")
+	mustMatch(t, "get nodes -o wide", out,
+		`NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\s+INTERNAL-IP\s+EXTERNAL-IP\s+OS-IMAGE\s+KERNEL-VERSION\s+CONTAINER-RUNTIME`,
+		`(?m)^cp1\s+Ready\s+control-plane\s+\S+\s+v1\.35\.2\s+`+regexp.QuoteMeta(cp)+`\s+<none>\s+Talos \(v1\.12\.\d+\)\s+\S+-talos\s+containerd://`,
+		`(?m)^w1\s+Ready\s+<none>\s+\S+\s+v1\.35\.2\s+`+regexp.QuoteMeta(w1)+`\s`,
+		`(?m)^w2\s+Ready\s+<none>\s+\S+\s+v1\.35\.2\s+`+regexp.QuoteMeta(w2)+`\s`)
+
+	// The control plane's static pods, mirrored by its kubelet.
+	out = k.eventually(`kube-scheduler-cp1\s+1/1\s+Running`, "get", "pods", "-A")
+	mustMatch(t, "get pods -A", out,
+		`NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE`,
+		`(?m)^kube-system\s+kube-apiserver-cp1\s+1/1\s+Running\s+0\s`,
+		`(?m)^kube-system\s+kube-controller-manager-cp1\s+1/1\s+Running\s+0\s`)
+
+	out = k.run("", "describe", "node", "w1")
+	mustMatch(t, "describe node", out,
+		`Name:\s+w1\n`, `Roles:\s+<none>`, `kubernetes\.io/hostname=w1`,
+		`Ready\s+True\s.*KubeletReady`, `InternalIP:\s+`+regexp.QuoteMeta(w1),
+		`Boot ID:\s+[0-9a-f-]{36}`, `Kubelet Version:\s+v1\.35\.2`, `Kube-Proxy Version:`,
+		`PodCIDR:\s+10\.244\.\d+\.0/24`, `Capacity:\n\s+cpu:`)
+
+	// cordon: spec.unschedulable, and kube-controller-manager's taint.
+	mustMatch(t, "cordon", k.run("", "cordon", "w1"), `node/w1 cordoned`)
+	mustMatch(t, "cordoned", k.run("", "get", "node", "w1"), `w1\s+Ready,SchedulingDisabled`)
+	k.eventually(`node\.kubernetes\.io/unschedulable`, "get", "node", "w1", "-o", "jsonpath={.spec.taints[*].key}")
+	mustMatch(t, "uncordon", k.run("", "uncordon", "w1"), `node/w1 uncordoned`)
+
+	// label and label selectors; field selectors.
+	mustMatch(t, "label", k.run("", "label", "node", "w1", "lab.example/tier=blue"), `node/w1 labeled`)
+	out = k.run("", "get", "nodes", "-l", "lab.example/tier=blue", "-o", "name")
+	if strings.TrimSpace(out) != "node/w1" {
+		t.Fatalf("label selector: %q", out)
+	}
+
+	out = k.run("", "get", "nodes", "-l", "!node-role.kubernetes.io/control-plane", "-o", "name")
+	if strings.Fields(out)[0] != "node/w1" || len(strings.Fields(out)) != 2 {
+		t.Fatalf("negated label selector: %q", out)
+	}
+
+	out = k.run("", "get", "nodes", "--field-selector", "metadata.name=w2", "-o", "name")
+	if strings.TrimSpace(out) != "node/w2" {
+		t.Fatalf("field selector: %q", out)
+	}
+
+	out = k.run("", "get", "pods", "-n", "kube-system", "--field-selector", "spec.nodeName=cp1", "-o", "name")
+	mustMatch(t, "pods by node", out, `pod/kube-apiserver-cp1`)
+
+	// taint: the user's taint survives the lab's controllers' next rounds.
+	mustMatch(t, "taint", k.run("", "taint", "node", "w2", "dedicated=lab:NoSchedule"), `node/w2 tainted`)
+	time.Sleep(3 * time.Second) // a few agent rounds
+	mustMatch(t, "taint kept", k.run("", "get", "node", "w2", "-o", "jsonpath={.spec.taints}"), `"key":"dedicated"`)
+
+	// watch: the initial list, then the change made meanwhile.
+	watchNodes(t, k)
+
+	// server-side apply, its field ownership and conflicts.
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lab-demo\n  namespace: default\ndata:\n  color: blue\n"
+	mustMatch(t, "apply --server-side", k.run(cm, "apply", "--server-side", "-f", "-"), `configmap/lab-demo serverside-applied`)
+	mustMatch(t, "managed fields", k.run("", "get", "configmap", "lab-demo", "-o", "jsonpath={.metadata.managedFields[0].manager} {.metadata.managedFields[0].operation}"), `^kubectl Apply$`)
+
+	_, err := k.try(strings.Replace(cm, "blue", "red", 1), "apply", "--server-side", "--field-manager=other", "-f", "-")
+	if err == nil {
+		t.Fatal("a second field manager changed an owned field without --force-conflicts")
+	}
+
+	mustMatch(t, "apply conflict", k.run(strings.Replace(cm, "blue", "red", 1), "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-"), `configmap/lab-demo serverside-applied`)
+	mustMatch(t, "applied", k.run("", "get", "configmap", "lab-demo", "-o", "jsonpath={.data.color}"), `^red$`)
+}
+
+// watchNodes runs `kubectl get nodes --watch` (bounded by a context),
+// labels a node meanwhile and expects the modification in the stream.
+func watchNodes(t *testing.T, k *kubectl) {
+	t.Helper()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, k.bin, "get", "nodes", "--watch", "--output-watch-events", "-L", "lab.example/tier")
+	cmd.Env = k.env
+
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+
+	defer func() { cancel(); cmd.Wait() }() //nolint:errcheck
+
+	lines := bufio.NewScanner(stdout)
+	seen := []string{}
+	labeled := false
+
+	for lines.Scan() {
+		line := lines.Text()
+		seen = append(seen, line)
+
+		if !labeled && regexp.MustCompile(`^ADDED\s+w2\s`).MatchString(line) {
+			labeled = true
+
+			k.run("", "label", "node", "w2", "lab.example/tier=green")
+		}
+
+		if regexp.MustCompile(`^MODIFIED\s+w2\s.*\sgreen$`).MatchString(line) {
+			return
+		}
+	}
+
+	t.Fatalf("kubectl get nodes --watch did not show w2 labeled green:\n%s", strings.Join(seen, "\n"))
+}

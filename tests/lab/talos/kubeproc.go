@@ -1,0 +1,115 @@
+package talos
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is one child process the lab runs (etcd, kube-apiserver). Its output
+// is kept (the last part) to explain a failure; it dies with the lab's
+// process (Pdeathsig), so a killed test leaves nothing behind.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	out  *tailBuffer
+	done chan struct{}
+	err  error // set when done is closed
+}
+
+func startProc(name, bin string, args ...string) (*proc, error) {
+	p := &proc{name: name, out: &tailBuffer{max: 64 << 10}, done: make(chan struct{})}
+
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+
+	return p, nil
+}
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the process: SIGTERM (a clean shutdown), SIGKILL after grace.
+func (p *proc) stop(grace time.Duration) {
+	if p == nil || p.exited() {
+		return
+	}
+
+	p.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		p.kill()
+	}
+}
+
+// kill ends the process at once (power loss).
+func (p *proc) kill() {
+	if p == nil || p.exited() {
+		return
+	}
+
+	p.cmd.Process.Kill() //nolint:errcheck
+	<-p.done
+}
+
+// lastLines is the end of the process's output, for an error message.
+func (p *proc) lastLines(n int) string {
+	lines := strings.Split(strings.TrimSpace(p.out.String()), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+
+	return strings.Join(lines, "\n")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+
+	t.buf.Write(b)
+
+	if over := t.buf.Len() - t.max; over > 0 {
+		rest := append([]byte(nil), t.buf.Bytes()[over:]...)
+		t.buf.Reset()
+		t.buf.Write(rest)
+	}
+
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+
+	return t.buf.String()
+}
