@@ -198,9 +198,11 @@ bench: $(PULUMI) $(YAMLHOST) provider
 	PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) $(CACHE)/bench/bench $(BENCH_FLAGS)
 
 # The fault campaign of issue 10 (tests/e2e/soak_test.go): 20 seeded runs per fault kind and
-# rate, each a 3+2 TalosCluster through create, scale-out, Talos upgrade and destroy; prints
-# the table (also written to .cache/soak-table.md). Not part of `make test`, which runs one
-# short run. SOAK_RUNS, SOAK_PARALLEL and SOAK_KINDS (500,task,lock-timeout,scripted) narrow it.
+# rate (5 % and 15 %), each a 3+2 TalosCluster through create, scale-out, Talos upgrade and
+# destroy, and the kill runs (the provider killed in every step, at each kill point once);
+# prints the table (also written to .cache/soak-table.md). Not part of `make test`, which runs
+# one short run. SOAK_RUNS, SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS
+# (500,task,lock-timeout,scripted,kill) narrow it.
 .PHONY: soak
 soak: tools provider
 	@mkdir -p $(CACHE)
@@ -228,6 +230,10 @@ sdk-checks:
 .PHONY: go-sdk-check
 go-sdk-check:
 	cd sdk && go vet ./... && echo "go SDK: builds as its own module"
+	@# The schema's Go examples (provider/docs/examples, tagged so the root module skips them)
+	@# against the SDK module alone, as a user's program would be.
+	cd sdk && for f in ../provider/docs/examples/*/main.go; do go vet -tags example $$f || exit 1; done
+	@echo "go SDK: the schema's Go examples compile"
 
 # The SDK's pinned TypeScript compiler, strict, type-checking only.
 TSC = $(ROOT)/sdk/nodejs/node_modules/.bin/tsc --strict --noEmit --skipLibCheck --module nodenext --moduleResolution nodenext --target ES2022
@@ -250,6 +256,9 @@ nodejs-sdk-check:
 	sed -n '/^```typescript$$/,/^```$$/{/^```/d;p}' sdk/nodejs/README.md > $(CACHE)/npm-consumer/readme_example.ts
 	@test -s $(CACHE)/npm-consumer/readme_example.ts || { echo "nodejs SDK: no typescript example in sdk/nodejs/README.md"; exit 1; }
 	cd $(CACHE)/npm-consumer && $(TSC) readme_example.ts
+	@# So do the schema's examples (provider/docs/examples), which the Registry and the SDK show.
+	for d in provider/docs/examples/*/; do cp $$d/index.ts $(CACHE)/npm-consumer/example_$$(basename $$d).ts; done
+	cd $(CACHE)/npm-consumer && $(TSC) example_*.ts
 	@for f in $$(cd tests/sdks && ls ts_*_misuse.ts); do \
 		if (cd $(CACHE)/npm-consumer && $(TSC) $$f >/dev/null); then \
 			echo "nodejs SDK: tsc accepted tests/sdks/$$f: the SDK's types are not checked"; exit 1; \
@@ -277,6 +286,10 @@ python-sdk-check:
 	sed -n '/^```python$$/,/^```$$/{/^```/d;p}' sdk/python/README.md > $(CACHE)/readme_example.py
 	@test -s $(CACHE)/readme_example.py || { echo "python SDK: no python example in sdk/python/README.md"; exit 1; }
 	cd $(CACHE) && py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy readme_example.py
+	@# So do the schema's examples (provider/docs/examples).
+	rm -rf $(CACHE)/py-examples && mkdir -p $(CACHE)/py-examples
+	for d in provider/docs/examples/*/; do cp $$d/__main__.py $(CACHE)/py-examples/example_$$(basename $$d | tr - _).py; done
+	cd $(CACHE)/py-examples && ../py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy example_*.py
 	@for f in $$(cd tests/sdks && ls python_*_misuse.py); do \
 		if (cd tests/sdks && $(CACHE)/py-venv/bin/mypy --strict --cache-dir $(CACHE)/mypy $$f >/dev/null); then \
 			echo "python SDK: mypy accepted tests/sdks/$$f: the SDK's type hints are not checked"; exit 1; \
@@ -296,7 +309,7 @@ java-sdk-check:
 	$(MAKE) --no-print-directory dist-java
 	(cd tests/sdks/java && $(MVN) $(MVN_OFFLINE) -Dsdk.version=$(VERSION) test) 2>&1 | sed 's/\x1b\[0m//g'
 	touch $(MVN_STAMP)
-	@echo "java SDK: tests/sdks/java passes against the jar (secret outputs are secret)"
+	@echo "java SDK: tests/sdks/java passes against the jar (secret outputs are secret) and the schema's Java examples compile"
 
 # ---------------------------------------------------------------------------------------------
 # Release artifacts (docs/releasing.md). `make dist` builds into dist/ everything a release

@@ -20,6 +20,10 @@
 //	                           not recorded it yet
 //	after-download-started     POST .../download-url answered with its task
 //	after-destroy-task-started DELETE /nodes/{node}/qemu/{vmid} answered with its task
+//	after-config-applied       a Talos node accepted a machine configuration
+//	after-bootstrap            a Talos node accepted the etcd bootstrap
+//	after-upgrade-accepted     a Talos node accepted an OS upgrade
+//	after-reset-accepted       a Talos node accepted a reset (destroy)
 package killpoint
 
 import (

@@ -264,6 +264,15 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id ident
 			// Pulumi does not know; a read drops it if it does not exist
 			return ref, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, vmid, ferr)
 		}
+		// The VM exists: the call ran and its answer was lost (a proxy
+		// failed on the way back). One that carries this create's identity
+		// is this create's VM, and the create goes on with it.
+		if id.id != "" && ctx.Err() == nil {
+			if own, ok, aerr := adoptOwn(ctx, c, a, id); aerr == nil && ok && own == ref {
+				pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
+				return ref, nil
+			}
+		}
 		return ref, err
 	}
 }

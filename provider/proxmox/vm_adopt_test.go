@@ -12,6 +12,7 @@ import (
 	proxmoxres "github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	labpve "github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
 // identityOf is the identity the creates of resource name get in tests
@@ -232,5 +233,22 @@ func TestPinnedVMIDHeldByAnInterruptedCreate(t *testing.T) {
 	other := property.NewMap(plainVM("pve1", "other")).Set("vmId", num(451))
 	if f := e.checkFailures(vmType, "other", property.Map{}, other); len(f) != 1 || f[0].Property != "vmId" {
 		t.Fatalf("preview of a vmId another VM holds: %v", f)
+	}
+}
+
+// A create whose answer was lost after Proxmox ran it (a proxy failing on
+// the way back) goes on with the VM it made, which carries the create's
+// identity: the create succeeds in the same run, with one VM.
+func TestCreateGoesOnWhenItsAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	e.lab.SetFaults(labpve.Faults{Script: []labpve.FaultRule{{Call: "POST /nodes/{node}/qemu", Lost: true}}})
+	_, st := e.create(vmType, "lost", property.NewMap(plainVM("pve1", "lost")))
+	vms := e.lab.VMs()
+	if len(vms) != 1 || vms[0].Status != "running" || vms[0].VMID != getNum(t, st, "vmId") {
+		t.Fatalf("VMs %+v, state vmId %d", vms, getNum(t, st, "vmId"))
+	}
+	if n := len(e.lab.PVE.FaultStrikes()); n != 1 {
+		t.Fatalf("%d faults struck, want 1", n)
 	}
 }

@@ -1,6 +1,7 @@
 package pve_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -134,4 +135,41 @@ func TestDownloadRetries(t *testing.T) {
 	if downloads != 3 || s.Calls(call) != 3 {
 		t.Fatalf("%d download tasks from %d calls, want 3 and 3 (a.iso once, b.iso twice)", downloads, s.Calls(call))
 	}
+}
+
+// A volume delete that failed with a 500 before it ran is sent again once
+// the content list shows the volume still there; one whose answer was lost
+// after it ran is not sent again. A delete Proxmox refuses is not retried.
+func TestDeleteVolumeRetries(t *testing.T) {
+	t.Parallel()
+	s, c, ctx := startLab(t, labpve.Options{})
+	const call = "DELETE /nodes/{node}/storage/{storage}/content/{volume}"
+	for i, rule := range []labpve.FaultRule{{Call: call}, {Call: call, Lost: true}, {Call: call, Status: 403, Message: "Permission check failed"}} {
+		r := pve.DownloadRequest{Node: "pve1", Storage: "local", URL: "https://images.lab.example/a.iso", Content: "iso", FileName: fmt.Sprintf("v%d.iso", i)}
+		if err := c.DownloadURL(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		s.SetFaults(labpve.Faults{Script: []labpve.FaultRule{rule}}) // counts calls from here
+		before := s.Calls(call)
+		err := c.DeleteVolume(ctx, "pve1", "local", r.VolumeID())
+		_, found, ferr := c.FindVolume(ctx, "pve1", "local", r.VolumeID())
+		calls := s.Calls(call) - before
+		switch {
+		case ferr != nil:
+			t.Fatal(ferr)
+		case rule.Status == 403:
+			if err == nil || !found || calls != 1 {
+				t.Errorf("refused delete: %v, found %v after %d calls, want an error after 1", err, found, calls)
+			}
+		case err != nil || found || calls != 2-boolInt(rule.Lost):
+			t.Errorf("delete across %v: %v, found %v after %d calls", rule, err, found, calls)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -163,15 +163,18 @@ func (c *Client) DeleteVolume(ctx context.Context, node, storage, volid string) 
 		return nil
 	}
 	path := fmt.Sprintf("/nodes/%s/storage/%s/content/%s", node, storage, url.PathEscape(volid))
-	err := DefaultRetry.Retry(ctx, fmt.Sprintf("deleting %s on node %s", volid, node), false,
-		func(ctx context.Context) error {
-			return c.startTask(ctx, func(upid *string) error { return c.delete(ctx, path, nil, upid) })
-		})
-	if err == nil || IsNotFound(err) {
-		return nil
-	}
-	if _, found, ferr := c.FindVolume(ctx, node, storage, volid); ferr == nil && !found {
-		return nil
-	}
-	return err
+	what := fmt.Sprintf("deleting %s on node %s", volid, node)
+	// Idempotent: a delete is sent again only after the content list
+	// showed the volume still there, and one that went in the meantime
+	// (an answer lost after the delete ran) ends in that check.
+	return DefaultRetry.Retry(ctx, what, true, func(ctx context.Context) error {
+		err := c.startTask(ctx, func(upid *string) error { return c.delete(ctx, path, nil, upid) })
+		if err == nil || IsNotFound(err) {
+			return nil
+		}
+		if _, found, ferr := c.FindVolume(ctx, node, storage, volid); ferr == nil && !found {
+			return nil
+		}
+		return err
+	})
 }

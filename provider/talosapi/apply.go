@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 )
 
 // ApplyRequest is a machine configuration to apply to a node.
@@ -108,6 +110,8 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 
 			return false, state, err
 		}
+
+		killpoint.Reach("after-config-applied")
 
 		res.Via = conn.Mode
 		res.Version = conn.version

@@ -8,6 +8,8 @@ import (
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	"google.golang.org/grpc/codes"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 )
 
 // BootstrapOutcome says how a bootstrap ended.
@@ -84,6 +86,7 @@ func Bootstrap(ctx context.Context, t Target, o Options) (BootstrapOutcome, erro
 		}
 
 		outcome = out
+		killpoint.Reach("after-bootstrap")
 
 		return true, state, nil
 	})

@@ -8,6 +8,8 @@ import (
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 )
 
 // ResetRequest wipes a node.
@@ -86,6 +88,7 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetRes
 	}
 
 	o.report("node %s accepted the reset (graceful=%v, reboot=%v)", t.Node, req.Graceful, req.Reboot)
+	killpoint.Reach("after-reset-accepted")
 
 	seenResetting := false
 	accepted := time.Now()

@@ -11,6 +11,7 @@ import (
 
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
@@ -131,6 +132,7 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		}
 
 		res.Accepted = true
+		killpoint.Reach("after-upgrade-accepted")
 
 		return true, state, nil
 	})

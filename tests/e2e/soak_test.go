@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
@@ -26,17 +27,42 @@ import (
 // kind and rate, SOAK_RUNS and SOAK_PARALLEL to change) and prints the
 // table; `make test` runs one short run to keep it working.
 
-// soakKind is one kind of fault, at a rate.
+// soakKind is one kind of fault, at a rate, or (kill set) the provider
+// killed once in each step.
 type soakKind struct {
 	name   string
 	faults func(rate float64, seed int64) pve.Faults
+	// kill, for the kill runs, names the kill point (provider/killpoint)
+	// of each step's first run; the run'th of each step's list.
+	kill [][]string
 }
 
 var soakKinds = []soakKind{
-	{"500", func(r float64, _ int64) pve.Faults { return pve.Faults{ServerErrorRate: r} }},
-	{"task", func(r float64, _ int64) pve.Faults { return pve.Faults{TaskFailureRate: r} }},
-	{"lock-timeout", func(r float64, _ int64) pve.Faults { return pve.Faults{LockTimeoutRate: r} }},
-	{"scripted", scriptedFaults},
+	{"500", func(r float64, _ int64) pve.Faults { return pve.Faults{ServerErrorRate: r} }, nil},
+	{"task", func(r float64, _ int64) pve.Faults { return pve.Faults{TaskFailureRate: r} }, nil},
+	{"lock-timeout", func(r float64, _ int64) pve.Faults { return pve.Faults{LockTimeoutRate: r} }, nil},
+	{"scripted", scriptedFaults, nil},
+	{"kill", func(float64, int64) pve.Faults { return pve.Faults{} }, soakKillPoints},
+}
+
+// soakKillPoints are, per step, the points at which a kill run kills the
+// provider (SIGKILL, no cleanup): the kill runs together kill each step at
+// each of its points once. "#2": the second time any node reaches it.
+var soakKillPoints = [][]string{
+	{"after-download-started", "after-vmid-allocation", "after-create-task-started#2", "after-config",
+		"after-start#3", "after-hand-over#4", "after-config-applied#2", "after-bootstrap"},
+	{"after-vmid-allocation", "after-create-task-started", "after-start", "after-hand-over", "after-config-applied"},
+	{"after-upgrade-accepted", "after-upgrade-accepted#3", "after-config-applied"},
+	{"after-reset-accepted", "after-reset-accepted#3", "after-destroy-task-started", "after-destroy-task-started#4"},
+}
+
+// killRuns is how many kill runs cover every point of every step once.
+func killRuns(points [][]string) int {
+	n := 0
+	for _, p := range points {
+		n = max(n, len(p))
+	}
+	return n
 }
 
 // scriptedFaults draws, from the seed, the lab's deterministic faults at
@@ -81,6 +107,8 @@ type soakRun struct {
 	// ups are the `up`s (or destroys) each step took; 0: it did not
 	// converge within two.
 	ups                                         []int
+	points                                      []string // kill runs: where each step was killed
+	notes                                       []string
 	orphans, dupVMIDs, dupVMs, dupAddrs, losses int
 	took                                        time.Duration
 	failure                                     string
@@ -106,6 +134,16 @@ func TestSoak(t *testing.T) {
 	if full {
 		runs, parallel, kinds, rates = 20, 1, soakKinds, []float64{0.05, 0.15}
 	}
+	if os.Getenv("SOAK_RATES") != "" {
+		rates = nil
+		for _, r := range strings.Split(os.Getenv("SOAK_RATES"), ",") {
+			v, err := strconv.ParseFloat(r, 64)
+			if err != nil || v <= 0 || v >= 1 {
+				t.Fatalf("SOAK_RATES=%q: want fractions like 0.05,0.15", os.Getenv("SOAK_RATES"))
+			}
+			rates = append(rates, v)
+		}
+	}
 	runs = envInt(t, "SOAK_RUNS", runs)
 	parallel = envInt(t, "SOAK_PARALLEL", parallel)
 	if k := os.Getenv("SOAK_KINDS"); k != "" {
@@ -116,12 +154,19 @@ func TestSoak(t *testing.T) {
 		kind soakKind
 		rate float64
 		seed int64
+		run  int
 	}
 	var jobs []job
 	for _, k := range kinds {
+		if k.kill != nil { // no rate: each run kills every step once
+			for i := range killRuns(k.kill) {
+				jobs = append(jobs, job{k, 0, int64(9100 + i), i})
+			}
+			continue
+		}
 		for _, r := range rates {
 			for i := range runs {
-				jobs = append(jobs, job{k, r, int64(9100 + i)})
+				jobs = append(jobs, job{k, r, int64(9100 + i), i})
 			}
 		}
 	}
@@ -135,7 +180,7 @@ func TestSoak(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t.Run(fmt.Sprintf("%s-%g-%d", j.kind.name, j.rate, j.seed), func(t *testing.T) {
-				results[i] = runSoak(t, j.kind, j.rate, j.seed)
+				results[i] = runSoak(t, j.kind, j.rate, j.seed, j.run)
 				t.Logf("%s", results[i].line())
 			})
 		}()
@@ -174,8 +219,11 @@ func envInt(t *testing.T, name string, def int) int {
 
 // runSoak runs the steps with the faults on, each step at most twice; a
 // step that does not converge then is retried once without faults (so the
-// run can go on and clean up) and counts as not converged.
-func runSoak(t *testing.T, kind soakKind, rate float64, seed int64) soakRun {
+// run can go on and clean up) and counts as not converged. A kill run first
+// runs each step with the provider killed at the step's point, then does
+// what Pulumi tells the user (`cancel` if the stack is locked, the same
+// command again) at most twice.
+func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soakRun {
 	start := time.Now()
 	res := soakRun{kind: kind.name, rate: rate, seed: seed}
 	l := startTCLabWith(t, lab.Options{Seed: seed})
@@ -192,9 +240,20 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64) soakRun {
 			prog.TalosVersion = "v1.12.6"
 		}
 		p.WriteProgram(t, "soak", prog.render(t))
-		run := p.Up
+		run, args := p.Up, []string{"up", "--yes", "--skip-preview"}
 		if i == 3 {
-			run = p.Destroy
+			run, args = p.Destroy, []string{"destroy", "--yes"}
+		}
+		if kind.kill != nil {
+			point := kind.kill[i][nth%len(kind.kill[i])]
+			res.points = append(res.points, point)
+			killed := p.RunWith(t, map[string]string{killpoint.EnvVar: point}, args...)
+			if !strings.Contains(killed.Output(), "killpoint: "+killpoint.EnvVar+"="+point) {
+				res.notes = append(res.notes, fmt.Sprintf("%s: kill point %s not reached (exit %d)", step, point, killed.ExitCode))
+			}
+			if strings.Contains(killed.Output(), "pulumi cancel") {
+				p.Run(t, "cancel", "--yes")
+			}
 		}
 		// A fresh draw of the kind's faults for each step: scripted rules
 		// count calls from when they are set.
@@ -279,8 +338,14 @@ func tail(s string, n int) string {
 }
 
 func (r soakRun) line() string {
-	s := fmt.Sprintf("%s at %g%%, seed %d: ups per step %v, %s; orphans %d, duplicate VMIDs %d, duplicate VMs %d, duplicate addresses %d, quorum losses %d",
-		r.kind, r.rate*100, r.seed, r.ups, r.took.Round(time.Second), r.orphans, r.dupVMIDs, r.dupVMs, r.dupAddrs, r.losses)
+	s := fmt.Sprintf("%s, seed %d: ups per step %v, %s; orphans %d, duplicate VMIDs %d, duplicate VMs %d, duplicate addresses %d, quorum losses %d",
+		soakLabel(r.kind, r.rate), r.seed, r.ups, r.took.Round(time.Second), r.orphans, r.dupVMIDs, r.dupVMs, r.dupAddrs, r.losses)
+	if len(r.points) > 0 {
+		s += fmt.Sprintf("; killed at %v", r.points)
+	}
+	for _, n := range r.notes {
+		s += "; " + n
+	}
 	if r.failure != "" {
 		s += "; " + r.failure
 	}
@@ -319,7 +384,7 @@ func soakTable(results []soakRun) string {
 			took += r.took
 		}
 		n := len(rows[k])
-		fmt.Fprintf(&b, "| %s %g %% | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", k.kind, k.rate*100, n, one, two,
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", soakLabel(k.kind, k.rate), n, one, two,
 			orphans, vmids, vms, addrs, losses, (took / time.Duration(n)).Round(time.Second))
 	}
 	return b.String()
@@ -347,12 +412,21 @@ func soakGoals(results []soakRun) []string {
 	}
 	for k, total := range n {
 		if two[k] < total {
-			missed = append(missed, fmt.Sprintf("%s at %g %%: %d of %d runs converged within two ups per step", k.kind, k.rate*100, two[k], total))
+			missed = append(missed, fmt.Sprintf("%s: %d of %d runs converged within two ups per step", soakLabel(k.kind, k.rate), two[k], total))
 		}
-		if k.rate <= 0.05 && one[k]*20 < total*19 {
-			missed = append(missed, fmt.Sprintf("%s at %g %%: %d of %d runs converged in one up per step (goal 19 of 20)", k.kind, k.rate*100, one[k], total))
+		if k.rate > 0 && k.rate <= 0.05 && one[k]*20 < total*19 {
+			missed = append(missed, fmt.Sprintf("%s: %d of %d runs converged in one up per step (goal 19 of 20)", soakLabel(k.kind, k.rate), one[k], total))
 		}
 	}
 	slices.Sort(missed)
 	return missed
+}
+
+// soakLabel names a kind and rate in the table ("500 at 5 %"); the kill
+// runs have no rate.
+func soakLabel(kind string, rate float64) string {
+	if rate == 0 {
+		return kind + " at every step"
+	}
+	return fmt.Sprintf("%s at %g %%", kind, rate*100)
 }

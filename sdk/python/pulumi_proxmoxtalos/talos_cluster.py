@@ -468,6 +468,42 @@ class TalosCluster(pulumi.ComponentResource):
 
         ## Example
 
+        ## Example Usage
+        ### A highly available cluster: three control planes behind a VIP and a worker pool
+
+        ```python
+        import pulumi
+        import pulumi_proxmoxtalos as proxmoxtalos
+
+        cluster = proxmoxtalos.TalosCluster(
+            "cluster",
+            cluster_name="homelab",
+            hosts=[
+                proxmoxtalos.HostArgs(node="pve1"),
+                proxmoxtalos.HostArgs(node="pve2"),
+                proxmoxtalos.HostArgs(node="pve3"),
+            ],
+            network=proxmoxtalos.NetworkArgs(
+                subnet="192.168.1.0/24",
+                gateway="192.168.1.1",
+                address_range=proxmoxtalos.AddressRangeArgs(start="192.168.1.21", end="192.168.1.60"),
+                dns_servers=["192.168.1.1"],
+            ),
+            vip="192.168.1.20",
+            control_plane=proxmoxtalos.ControlPlaneArgs(count=3),
+            worker_pools=[
+                proxmoxtalos.WorkerPoolArgs(
+                    name="workers",
+                    count=2,
+                    size=proxmoxtalos.VmSizeArgs(cores=4, memory=8192),
+                )
+            ],
+        )
+
+        pulumi.export("kubeconfig", cluster.kubeconfig)
+        pulumi.export("summary", cluster.summary)
+        ```
+
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param _builtins.bool allow_scheduling_on_control_planes: Let ordinary workloads run on control planes. Default `false`.
@@ -528,6 +564,42 @@ class TalosCluster(pulumi.ComponentResource):
         line what happens to it (`configChange`), and the `summary` output says it for the whole cluster.
 
         ## Example
+
+        ## Example Usage
+        ### A highly available cluster: three control planes behind a VIP and a worker pool
+
+        ```python
+        import pulumi
+        import pulumi_proxmoxtalos as proxmoxtalos
+
+        cluster = proxmoxtalos.TalosCluster(
+            "cluster",
+            cluster_name="homelab",
+            hosts=[
+                proxmoxtalos.HostArgs(node="pve1"),
+                proxmoxtalos.HostArgs(node="pve2"),
+                proxmoxtalos.HostArgs(node="pve3"),
+            ],
+            network=proxmoxtalos.NetworkArgs(
+                subnet="192.168.1.0/24",
+                gateway="192.168.1.1",
+                address_range=proxmoxtalos.AddressRangeArgs(start="192.168.1.21", end="192.168.1.60"),
+                dns_servers=["192.168.1.1"],
+            ),
+            vip="192.168.1.20",
+            control_plane=proxmoxtalos.ControlPlaneArgs(count=3),
+            worker_pools=[
+                proxmoxtalos.WorkerPoolArgs(
+                    name="workers",
+                    count=2,
+                    size=proxmoxtalos.VmSizeArgs(cores=4, memory=8192),
+                )
+            ],
+        )
+
+        pulumi.export("kubeconfig", cluster.kubeconfig)
+        pulumi.export("summary", cluster.summary)
+        ```
 
         :param str resource_name: The name of the resource.
         :param TalosClusterArgs args: The arguments to use to populate this resource's properties.

@@ -93,7 +93,8 @@ func mustMatch(t *testing.T, what, out string, res ...string) {
 	}
 }
 
-// TestKubectl runs the commands an operator uses first against a lab
+// TestKubectl runs the commands an operator uses first (version, get, describe,
+// cordon, drain, label, taint, watch, api-resources, apply) against a lab
 // cluster: its Kubernetes API is a real kube-apiserver, its nodes are
 // registered by the simulated kubelets.
 func TestKubectl(t *testing.T) {
@@ -136,6 +137,23 @@ func TestKubectl(t *testing.T) {
 	mustMatch(t, "cordoned", k.run("", "get", "node", "w1"), `w1\s+Ready,SchedulingDisabled`)
 	k.eventually(`node\.kubernetes\.io/unschedulable`, "get", "node", "w1", "-o", "jsonpath={.spec.taints[*].key}")
 	mustMatch(t, "uncordon", k.run("", "uncordon", "w1"), `node/w1 uncordoned`)
+
+	// drain: kubectl cordons, then evicts what it may; the control plane's
+	// mirror pods are the kubelet's own and are left (kubectl drain's
+	// mirror pod filter), so the drain ends without --force.
+	mustMatch(t, "drain", k.run("", "drain", "cp1", "--ignore-daemonsets", "--timeout=60s"), `node/cp1 cordoned`, `node/cp1 drained`)
+	mustMatch(t, "drained", k.run("", "get", "node", "cp1"), `cp1\s+Ready,SchedulingDisabled`)
+	mustMatch(t, "mirror pods stay", k.run("", "get", "pods", "-n", "kube-system", "--field-selector", "spec.nodeName=cp1", "-o", "name"), `pod/kube-apiserver-cp1`)
+	mustMatch(t, "uncordon cp1", k.run("", "uncordon", "cp1"), `node/cp1 uncordoned`)
+
+	// api-resources: the real apiserver's discovery (kubectl's aggregated
+	// discovery request).
+	out = k.run("", "api-resources")
+	mustMatch(t, "api-resources", out,
+		`NAME\s+SHORTNAMES\s+APIVERSION\s+NAMESPACED\s+KIND`,
+		`(?m)^nodes\s+no\s+v1\s+false\s+Node$`,
+		`(?m)^deployments\s+deploy\s+apps/v1\s+true\s+Deployment$`,
+		`(?m)^leases\s+coordination\.k8s\.io/v1\s+true\s+Lease$`)
 
 	// label and label selectors; field selectors.
 	mustMatch(t, "label", k.run("", "label", "node", "w1", "lab.example/tier=blue"), `node/w1 labeled`)

@@ -24,12 +24,220 @@ public final class TalosFunctions {
     /**
      * Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetClientConfigurationResult> getClientConfiguration(GetClientConfigurationArgs args) {
         return getClientConfiguration(args, InvokeOptions.Empty);
     }
     /**
      * Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetClientConfigurationResult> getClientConfigurationPlain(GetClientConfigurationPlainArgs args) {
@@ -38,12 +246,220 @@ public final class TalosFunctions {
     /**
      * Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetClientConfigurationResult> getClientConfiguration(GetClientConfigurationArgs args, InvokeOptions options) {
         return Deployment.getInstance().invoke("proxmoxtalos:talos:getClientConfiguration", TypeShape.of(GetClientConfigurationResult.class), args, Utilities.withVersion(options));
     }
     /**
      * Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static Output<GetClientConfigurationResult> getClientConfiguration(GetClientConfigurationArgs args, InvokeOutputOptions options) {
@@ -52,12 +468,220 @@ public final class TalosFunctions {
     /**
      * Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the `clientConfiguration` of a MachineSecrets resource. Offline.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static CompletableFuture<GetClientConfigurationResult> getClientConfigurationPlain(GetClientConfigurationPlainArgs args, InvokeOptions options) {
         return Deployment.getInstance().invokeAsync("proxmoxtalos:talos:getClientConfiguration", TypeShape.of(GetClientConfigurationResult.class), args, Utilities.withVersion(options));
     }
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static Output<GetImageFactoryResult> getImageFactory() {
@@ -66,12 +690,220 @@ public final class TalosFunctions {
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static CompletableFuture<GetImageFactoryResult> getImageFactoryPlain() {
         return getImageFactoryPlain(GetImageFactoryPlainArgs.Empty, InvokeOptions.Empty);
     }
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static Output<GetImageFactoryResult> getImageFactory(GetImageFactoryArgs args) {
@@ -80,12 +912,220 @@ public final class TalosFunctions {
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static CompletableFuture<GetImageFactoryResult> getImageFactoryPlain(GetImageFactoryPlainArgs args) {
         return getImageFactoryPlain(args, InvokeOptions.Empty);
     }
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static Output<GetImageFactoryResult> getImageFactory(GetImageFactoryArgs args, InvokeOptions options) {
@@ -94,12 +1134,220 @@ public final class TalosFunctions {
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetImageFactoryResult> getImageFactory(GetImageFactoryArgs args, InvokeOutputOptions options) {
         return Deployment.getInstance().invoke("proxmoxtalos:talos:getImageFactory", TypeShape.of(GetImageFactoryResult.class), args, Utilities.withVersion(options));
     }
     /**
      * Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID (the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds artifacts for a schematic it knows; register the `schematic` with `POST &lt;factoryUrl&gt;/schematics` once (the ID is the same), or use a mirror that has it.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetImageFactoryResult> getImageFactoryPlain(GetImageFactoryPlainArgs args, InvokeOptions options) {
@@ -108,12 +1356,220 @@ public final class TalosFunctions {
     /**
      * Generates a Talos machine configuration for a control plane or worker node, offline, with the same library talosctl uses. Patches are applied in order and the result is validated with Talos&#39;s own validator, so a broken patch fails at preview with Talos&#39;s message and the number of the patch. The result is deterministic for the same inputs.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetMachineConfigurationResult> getMachineConfiguration(GetMachineConfigurationArgs args) {
         return getMachineConfiguration(args, InvokeOptions.Empty);
     }
     /**
      * Generates a Talos machine configuration for a control plane or worker node, offline, with the same library talosctl uses. Patches are applied in order and the result is validated with Talos&#39;s own validator, so a broken patch fails at preview with Talos&#39;s message and the number of the patch. The result is deterministic for the same inputs.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetMachineConfigurationResult> getMachineConfigurationPlain(GetMachineConfigurationPlainArgs args) {
@@ -122,6 +1578,110 @@ public final class TalosFunctions {
     /**
      * Generates a Talos machine configuration for a control plane or worker node, offline, with the same library talosctl uses. Patches are applied in order and the result is validated with Talos&#39;s own validator, so a broken patch fails at preview with Talos&#39;s message and the number of the patch. The result is deterministic for the same inputs.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetMachineConfigurationResult> getMachineConfiguration(GetMachineConfigurationArgs args, InvokeOptions options) {
         return Deployment.getInstance().invoke("proxmoxtalos:talos:getMachineConfiguration", TypeShape.of(GetMachineConfigurationResult.class), args, Utilities.withVersion(options));
@@ -129,12 +1689,220 @@ public final class TalosFunctions {
     /**
      * Generates a Talos machine configuration for a control plane or worker node, offline, with the same library talosctl uses. Patches are applied in order and the result is validated with Talos&#39;s own validator, so a broken patch fails at preview with Talos&#39;s message and the number of the patch. The result is deterministic for the same inputs.
      * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
+     * 
      */
     public static Output<GetMachineConfigurationResult> getMachineConfiguration(GetMachineConfigurationArgs args, InvokeOutputOptions options) {
         return Deployment.getInstance().invoke("proxmoxtalos:talos:getMachineConfiguration", TypeShape.of(GetMachineConfigurationResult.class), args, Utilities.withVersion(options));
     }
     /**
      * Generates a Talos machine configuration for a control plane or worker node, offline, with the same library talosctl uses. Patches are applied in order and the result is validated with Talos&#39;s own validator, so a broken patch fails at preview with Talos&#39;s message and the number of the patch. The result is deterministic for the same inputs.
+     * 
+     * ## Example Usage
+     * ### A single-node cluster from the low-level Talos resources
+     * 
+     * <pre>
+     * {@code
+     * import com.proxmoxtalos.proxmoxtalos.talos.Bootstrap;
+     * import com.proxmoxtalos.proxmoxtalos.talos.BootstrapArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealth;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ClusterHealthArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApply;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponents;
+     * import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.Kubeconfig;
+     * import com.proxmoxtalos.proxmoxtalos.talos.KubeconfigArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecrets;
+     * import com.proxmoxtalos.proxmoxtalos.talos.MachineSecretsArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.TalosFunctions;
+     * import com.proxmoxtalos.proxmoxtalos.talos.enums.MachineType;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.ClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetClientConfigurationArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetImageFactoryArgs;
+     * import com.proxmoxtalos.proxmoxtalos.talos.inputs.GetMachineConfigurationArgs;
+     * import com.pulumi.Context;
+     * import com.pulumi.Pulumi;
+     * import com.pulumi.core.Output;
+     * import com.pulumi.resources.CustomResourceOptions;
+     * 
+     * /**
+     *  * One Talos node (a VM in maintenance mode at 192.168.1.21) made a control plane that also
+     *  * runs workloads, bootstrapped, and checked healthy.
+     *  *}&#47;{@code
+     * public class App }{{@code
+     *     public static void main(String[] args) }{{@code
+     *         Pulumi.run(App::stack);
+     *     }}{@code
+     * 
+     *     public static void stack(Context ctx) }{{@code
+     *         var node = "192.168.1.21";
+     *         var talosVersion = "v1.12.5";
+     * 
+     *         var secrets = new MachineSecrets("secrets", MachineSecretsArgs.builder().talosVersion(talosVersion).build());
+     *         // The node-facing resources take the secrets' client configuration as their input type.
+     *         Output<ClientConfigurationArgs> client = secrets.clientConfiguration().applyValue(c -> ClientConfigurationArgs.builder()
+     *             .caCertificate(c.caCertificate())
+     *             .clientCertificate(c.clientCertificate())
+     *             .clientKey(c.clientKey())
+     *             .build());
+     * 
+     *         var image = TalosFunctions.getImageFactory(GetImageFactoryArgs.builder()
+     *             .talosVersion(talosVersion)
+     *             .platform("nocloud")
+     *             .extensions("siderolabs/qemu-guest-agent")
+     *             .build());
+     *         var config = TalosFunctions.getMachineConfiguration(GetMachineConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clusterEndpoint("https://" + node + ":6443")
+     *             .machineType(MachineType.ControlPlane)
+     *             .machineSecrets(secrets.machineSecrets())
+     *             .talosVersion(talosVersion)
+     *             .installImage(image.applyValue(i -> i.installerImage()))
+     *             .configPatches("cluster: }{{@code  allowSchedulingOnControlPlanes: true }}{@code ")
+     *             .build());
+     * 
+     *         var apply = new ConfigurationApply("apply", ConfigurationApplyArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .machineConfiguration(config.applyValue(c -> c.machineConfiguration()))
+     *             .build());
+     *         var bootstrap = new Bootstrap("bootstrap", BootstrapArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(apply).build());
+     *         var kubeconfig = new Kubeconfig("kubeconfig", KubeconfigArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         var health = new ClusterHealth("health", ClusterHealthArgs.builder()
+     *             .controlPlanes(node)
+     *             .clientConfiguration(client)
+     *             .kubeconfig(kubeconfig.kubeconfig())
+     *             .build(), CustomResourceOptions.builder().dependsOn(bootstrap).build());
+     *         // Keeps the API server, controller manager, scheduler and kube-proxy at the version the
+     *         // configuration names (a later change of it upgrades them).
+     *         new ControlPlaneComponents("components", ControlPlaneComponentsArgs.builder()
+     *             .node(node)
+     *             .clientConfiguration(client)
+     *             .kubernetesVersion(config.applyValue(c -> c.kubernetesVersion()))
+     *             .build(), CustomResourceOptions.builder().dependsOn(health).build());
+     * 
+     *         var talosconfig = TalosFunctions.getClientConfiguration(GetClientConfigurationArgs.builder()
+     *             .clusterName("single")
+     *             .clientConfiguration(client)
+     *             .endpoints(node)
+     *             .nodes(node)
+     *             .build());
+     * 
+     *         ctx.export("kubeconfig", kubeconfig.kubeconfig());
+     *         ctx.export("talosconfig", talosconfig.applyValue(t -> t.talosConfig()));
+     *     }}{@code
+     * }}{@code
+     * }
+     * </pre>
      * 
      */
     public static CompletableFuture<GetMachineConfigurationResult> getMachineConfigurationPlain(GetMachineConfigurationPlainArgs args, InvokeOptions options) {
