@@ -120,7 +120,9 @@ func (i *Image) Annotate(a infer.Annotator) {
 	a.Describe(&i.Extensions, "Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short "+
 		"for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent "+
 		"Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the "+
-		"nodes to the new image, one at a time.")
+		"nodes to the new image, one at a time. A preview checks the names against the Image Factory's list "+
+		"for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, "+
+		"naming the closest; a factory that does not answer only warns then.")
 	a.Describe(&i.KernelArgs, "Extra kernel arguments baked into the schematic, one argument per entry.")
 	a.Describe(&i.Platform, "Talos platform of the image. Only `nocloud` (the default) is supported: node "+
 		"addresses come from the Proxmox cloud-init drive, which Talos reads on the nocloud platform.")

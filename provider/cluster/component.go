@@ -25,6 +25,9 @@ type Component struct {
 	// readMembers asks a control plane which nodes the cluster knows; nil
 	// asks through the Talos API (talosapi.ReadMembers).
 	readMembers membersReader
+	// extensions asks the Image Factory about extensions; nil asks the
+	// factory of the image input.
+	extensions extensionChecker
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -167,6 +170,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
 		return fail(err)
+	}
+	if w, err := checkExtensions(ctx.Context(), c.extensions, p, prev, args.Image); err != nil {
+		return fail(err)
+	} else if w != "" {
+		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, p.Warnings...)
 

@@ -343,6 +343,15 @@ func TestBadInputRegistersNothing(t *testing.T) {
 		}, "short by"},
 		"kubernetes unsupported": {func(in map[string]any) { in["kubernetesVersion"] = "v1.20.0" }, "kubernetesVersion"},
 		"bad patch":              {func(in map[string]any) { in["patches"] = []any{"machine:\n  kubelet:\n    extraArgs: [not, a, map]\n"} }, "machine configuration of node lab-cp-1"},
+		// The factory's list is asked before anything is registered.
+		"unknown extension": {func(in map[string]any) {
+			in["image"] = map[string]any{"extensions": []any{"qemu-guest-agent", "iscsi-tool"}}
+		},
+			`image.extensions: image factory http://127.0.0.1:`},
+		"unknown extension suggestion": {func(in map[string]any) {
+			in["image"] = map[string]any{"extensions": []any{"qemu-guest-agent", "iscsi-tool"}}
+		},
+			`no official extension "siderolabs/iscsi-tool" (did you mean siderolabs/iscsi-tools or `},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -18,10 +18,26 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/imagefactory"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/factory"
 )
+
+// labFactoryExtensions asks the lab's Image Factory (the image input's
+// factory URL is the public one in these tests).
+func labFactoryExtensions(t *testing.T) extensionChecker {
+	t.Helper()
+	f, err := factory.Start(factory.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return func(ctx context.Context, _, talosTag string, names []string) (string, error) {
+		return (&imagefactory.Client{BaseURL: f.URL()}).CheckExtensionsOrWarn(ctx, talosTag, names)
+	}
+}
 
 // fakeInventory answers like Proxmox would, from fixed data.
 type fakeInventory struct {
@@ -237,6 +253,7 @@ func constructKnown(t *testing.T, dryRun bool, inv Inventory, inputs map[string]
 			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
 			readConfig:  nodes.read,
 			readMembers: members,
+			extensions:  labFactoryExtensions(t),
 		})).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}).
 		Build()

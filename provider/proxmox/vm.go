@@ -374,6 +374,15 @@ func (*VirtualMachine) Read(ctx context.Context, req infer.ReadRequest[VirtualMa
 	if !found {
 		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, nil
 	}
+	liveName := ""
+	if st.Name != nil {
+		liveName = *st.Name
+	}
+	if other := otherVM(ref, req.State, liveName, st.SmbiosUUID); !importing && other != "" {
+		p.GetLogger(ctx).Warning(other + ": this resource's VM was deleted outside Pulumi; it is dropped from " +
+			"the state (the next `pulumi up` creates it again) and the other VM is left alone")
+		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, nil
+	}
 	return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{
 		ID: vmResourceID(pve.VMRef{Node: st.Node, VMID: st.VMID}), Inputs: st.VirtualMachineArgs, State: st,
 	}, nil
@@ -456,6 +465,16 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 		pve.Logf(ctx, "%s was moved to node %s outside Pulumi (migration or HA); destroying it there", ref, moved.Node)
 		ref = moved
 		st, err = c.VMStatus(ctx, ref)
+	} else if err == nil && req.State.Name != nil && st.Name != *req.State.Name {
+		// renamed, or the VMID is another VM's now: the SMBIOS uuid says
+		other, rerr := reusedBy(ctx, c, ref, req.State)
+		if rerr != nil {
+			return infer.DeleteResponse{}, rerr
+		}
+		if other != "" {
+			p.GetLogger(ctx).Warningf("%s: this resource's VM was deleted outside Pulumi; the other VM is left alone", other)
+			return infer.DeleteResponse{}, nil
+		}
 	}
 	if err != nil {
 		return infer.DeleteResponse{}, err

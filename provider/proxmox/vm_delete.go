@@ -39,3 +39,35 @@ func locateMovedVM(ctx context.Context, c *pve.Client, ref pve.VMRef, st Virtual
 	}
 	return pve.VMRef{}, false, nil
 }
+
+// reusedBy reports the VM that now holds the state's VMID on its node when
+// it is not the resource's VM: this one was deleted outside Pulumi and
+// Proxmox gave the free VMID (GET /cluster/nextid hands out the lowest
+// free one) to a VM of another stack or person. It tells them apart by
+// the SMBIOS uuid, which Proxmox generates for every new VM and the state
+// records; without one on either side it cannot tell and answers "".
+func reusedBy(ctx context.Context, c *pve.Client, ref pve.VMRef, st VirtualMachineState) (string, error) {
+	if st.SmbiosUUID == "" {
+		return "", nil
+	}
+	cfg, err := c.VMConfig(ctx, ref)
+	if pve.IsConfigMissing(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading %s to see whether it is still this resource's VM: %w", ref, err)
+	}
+	return otherVM(ref, st, cfg["name"], pve.ParsePropString(cfg["smbios1"]).KV["uuid"]), nil
+}
+
+// otherVM is reusedBy's verdict on the VM found under ref, named name with
+// SMBIOS uuid: another VM when both differ from the state's (a rename in
+// Proxmox, or a new uuid set there, alone does not make it another VM).
+func otherVM(ref pve.VMRef, st VirtualMachineState, name, uuid string) string {
+	if st.SmbiosUUID == "" || uuid == "" || strings.EqualFold(uuid, st.SmbiosUUID) ||
+		(st.Name != nil && *st.Name == name) {
+		return ""
+	}
+	return fmt.Sprintf("VMID %d on node %s now belongs to another VM (%q, SMBIOS uuid %s; this resource's was %s)",
+		ref.VMID, ref.Node, name, uuid, st.SmbiosUUID)
+}

@@ -93,7 +93,24 @@ func checkLive(ctx context.Context, st VirtualMachineState, news VirtualMachineA
 	if err != nil {
 		return liveFinding{liveUnknown, fmt.Sprintf("%s could not be checked: %v", vmLabel(st, news), err)}
 	}
-	return judgeLive(inv, st, news)
+	f := judgeLive(inv, st, news)
+	if f.kind != liveGone && renamedInPlace(inv, st) {
+		// the name changed under the same VMID: renamed by someone, or
+		// deleted and the VMID given to another VM; the SMBIOS uuid says
+		ref := pve.VMRef{Node: st.Node, VMID: st.VMID}
+		if other, err := reusedBy(ctx, c, ref, st); err == nil && other != "" {
+			return liveFinding{liveGone, fmt.Sprintf("%s no longer exists in Proxmox (deleted outside Pulumi; %s, "+
+				"which is left alone): it will be created again", vmLabel(st, news), other)}
+		}
+	}
+	return f
+}
+
+// renamedInPlace reports whether the VM under the state's VMID, on the
+// state's node, has another name than the state's.
+func renamedInPlace(inv pve.Inventory, st VirtualMachineState) bool {
+	g, found := inv.Guest(st.VMID)
+	return found && g.Node == st.Node && st.Name != nil && *st.Name != "" && g.Name != *st.Name
 }
 
 // withLive adds the live finding to a diff: a VM gone is replaced (deleted

@@ -44,3 +44,31 @@ func TestJudgeLive(t *testing.T) {
 		}
 	}
 }
+
+// A VM under the state's VMID is another VM only when both its name and
+// its SMBIOS uuid differ from the state's: a rename or a new uuid alone
+// keeps it this resource's, and without a uuid on either side nothing can
+// be told.
+func TestOtherVM(t *testing.T) {
+	t.Parallel()
+	name := "a1"
+	st := VirtualMachineState{SmbiosUUID: "11111111-1111-1111-1111-111111111111"}
+	st.Name = &name
+	ref := pve.VMRef{Node: "pve1", VMID: 100}
+	for _, tc := range []struct {
+		name, uuid string
+		other      bool
+	}{
+		{"b1", "22222222-2222-2222-2222-222222222222", true},
+		{"a1", "22222222-2222-2222-2222-222222222222", false},
+		{"renamed", "11111111-1111-1111-1111-111111111111", false},
+		{"b1", "", false},
+	} {
+		if got := otherVM(ref, st, tc.name, tc.uuid) != ""; got != tc.other {
+			t.Errorf("name %q uuid %q: other %v, want %v", tc.name, tc.uuid, got, tc.other)
+		}
+	}
+	if otherVM(ref, VirtualMachineState{}, "b1", "22222222-2222-2222-2222-222222222222") != "" {
+		t.Error("a state without a uuid calls the VM another")
+	}
+}

@@ -36,6 +36,8 @@ type VMStatus struct {
 	Lock string
 	// Agent reports whether the guest agent is enabled in the config.
 	Agent bool
+	// Name is the VM's name ("VM <vmid>" when it has none).
+	Name string
 }
 
 // Running reports whether the VM runs.
@@ -100,13 +102,14 @@ func (c *Client) vmStatusOnce(ctx context.Context, ref VMRef) (VMStatus, error) 
 		QMPStatus string          `json:"qmpstatus"`
 		Lock      string          `json:"lock"`
 		Agent     json.RawMessage `json:"agent"`
+		Name      string          `json:"name"`
 	}
 	if err := c.get(ctx, ref.path("/status/current"), &raw); err != nil {
 		return VMStatus{}, err
 	}
 	agent := strings.Trim(string(raw.Agent), `"`)
 	return VMStatus{Status: raw.Status, QMPStatus: raw.QMPStatus, Lock: raw.Lock,
-		Agent: agent == "1" || agent == "true"}, nil
+		Agent: agent == "1" || agent == "true", Name: raw.Name}, nil
 }
 
 // CreateVM creates a VM with the given config parameters and waits for the

@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -31,8 +32,9 @@ Create and Update post the schematic to `+"`<factoryUrl>/schematics`"+` (idempot
 ID) and check that the factory's ID is the one computed locally; when `+"`talosVersion`"+` is set they first check
 that every extension is an official extension of that Talos version. Refresh checks that the factory still has
 the schematic (one that disappeared is registered again by the next `+"`up`"+`). Destroy does nothing:
-schematics are content-addressed and shared. Preview contacts nothing. Import by schematic ID reads the schematic
-from the public factory.
+schematics are content-addressed and shared. Import by schematic ID reads the schematic
+from the public factory. A preview checks the extensions against the factory's list (a factory that does not
+answer then only warns) and registers nothing.
 
 For an air-gapped mirror that serves a fixed set of schematics and has no API, set `+"`skipRegistration`"+`.
 
@@ -208,33 +210,53 @@ func (r *ImageFactorySchematic) client(base string) *imagefactory.Client {
 	}
 }
 
+// checkExtensions asks the factory whether it offers every extension for
+// talosVersion (without a version there is nothing to ask).
+func (r *ImageFactorySchematic) checkExtensions(ctx context.Context, st ImageFactorySchematicState) error {
+	if st.TalosVersion == "" || len(st.Extensions) == 0 {
+		return nil
+	}
+
+	v, _ := talosconfig.ParseVersion(st.TalosVersion) //nolint:errcheck // Check parsed it
+	if err := r.client(st.FactoryUrl).CheckExtensions(ctx, talosconfig.TalosTag(v), st.Extensions); err != nil {
+		var unknown *imagefactory.UnknownExtensionsError
+		if errors.As(err, &unknown) {
+			return fmt.Errorf("extensions: %w", err)
+		}
+
+		return fmt.Errorf("%w (for a mirror without the factory API set skipRegistration)", err)
+	}
+
+	return nil
+}
+
+// previewExtensions is the check in a preview: an unknown extension fails
+// it; a factory that does not answer only warns.
+func (r *ImageFactorySchematic) previewExtensions(ctx context.Context, st ImageFactorySchematicState) error {
+	if st.SkipRegistration || st.TalosVersion == "" || len(st.Extensions) == 0 || slices.Contains(st.Extensions, "") { // "": not known before up
+		return nil
+	}
+
+	v, _ := talosconfig.ParseVersion(st.TalosVersion) //nolint:errcheck // Check parsed it
+
+	warning, err := r.client(st.FactoryUrl).CheckExtensionsOrWarn(ctx, talosconfig.TalosTag(v), st.Extensions)
+	if warning != "" {
+		p.GetLogger(ctx).Warning(warning)
+	}
+
+	if err != nil {
+		return fmt.Errorf("extensions: %w", err)
+	}
+
+	return nil
+}
+
 // register checks the extensions and posts the schematic.
 func (r *ImageFactorySchematic) register(ctx context.Context, st ImageFactorySchematicState) error {
 	c := r.client(st.FactoryUrl)
 
-	if st.TalosVersion != "" && len(st.Extensions) > 0 {
-		v, _ := talosconfig.ParseVersion(st.TalosVersion) //nolint:errcheck // Check parsed it
-		tag := talosconfig.TalosTag(v)
-
-		official, err := c.OfficialExtensions(ctx, tag)
-		if err != nil {
-			return fmt.Errorf("image factory %s: listing the official extensions of Talos %s failed: %w "+
-				"(for a mirror without the factory API set skipRegistration)", c.BaseURL, tag, err)
-		}
-
-		var missing []string
-
-		for _, e := range st.Extensions {
-			if !slices.Contains(official, e) {
-				missing = append(missing, e)
-			}
-		}
-
-		if len(missing) > 0 {
-			return fmt.Errorf("image factory %s has no official extension %s for Talos %s, so it could not build the images: "+
-				"check the names (for example siderolabs/qemu-guest-agent) against %s/version/%s/extensions/official",
-				c.BaseURL, strings.Join(missing, ", "), tag, c.BaseURL, tag)
-		}
+	if err := r.checkExtensions(ctx, st); err != nil {
+		return err
 	}
 
 	id, _, err := c.Register(ctx, []byte(st.Schematic))
@@ -255,17 +277,21 @@ func (r *ImageFactorySchematic) register(ctx context.Context, st ImageFactorySch
 	return nil
 }
 
-// Create registers the schematic (not in preview).
+// Create registers the schematic; a preview only checks the extensions.
 func (r *ImageFactorySchematic) Create(ctx context.Context, req infer.CreateRequest[ImageFactorySchematicArgs]) (infer.CreateResponse[ImageFactorySchematicState], error) {
 	st, err := schematicState(req.Inputs)
 	if err != nil {
 		return infer.CreateResponse[ImageFactorySchematicState]{}, err
 	}
 
-	if !req.DryRun && !st.SkipRegistration {
-		if err := r.register(ctx, st); err != nil {
-			return infer.CreateResponse[ImageFactorySchematicState]{}, err
-		}
+	if req.DryRun {
+		err = r.previewExtensions(ctx, st)
+	} else if !st.SkipRegistration {
+		err = r.register(ctx, st)
+	}
+
+	if err != nil {
+		return infer.CreateResponse[ImageFactorySchematicState]{}, err
 	}
 
 	return infer.CreateResponse[ImageFactorySchematicState]{ID: st.SchematicId, Output: st}, nil
@@ -278,10 +304,14 @@ func (r *ImageFactorySchematic) Update(ctx context.Context, req infer.UpdateRequ
 		return infer.UpdateResponse[ImageFactorySchematicState]{}, err
 	}
 
-	if !req.DryRun && !st.SkipRegistration {
-		if err := r.register(ctx, st); err != nil {
-			return infer.UpdateResponse[ImageFactorySchematicState]{}, err
-		}
+	if req.DryRun {
+		err = r.previewExtensions(ctx, st)
+	} else if !st.SkipRegistration {
+		err = r.register(ctx, st)
+	}
+
+	if err != nil {
+		return infer.UpdateResponse[ImageFactorySchematicState]{}, err
 	}
 
 	return infer.UpdateResponse[ImageFactorySchematicState]{Output: st}, nil

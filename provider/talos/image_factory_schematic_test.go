@@ -161,12 +161,23 @@ func TestImageFactorySchematicRefusals(t *testing.T) {
 	s := schematicServer(t)
 
 	// An extension the factory does not have: it would accept the schematic
-	// but refuse to build its images, so create fails before registering.
+	// but refuse to build its images, so the preview fails already, naming
+	// the closest official extension, and nothing is registered.
 	r := newRes(t, s, "ImageFactorySchematic", "typo")
+	checked := r.check(schematicInputs(f.URL(), map[string]property.Value{"extensions": strs("siderolabs/qemu-guest-agnet")}))
 
-	err := r.create(schematicInputs(f.URL(), map[string]property.Value{"extensions": strs("siderolabs/qemu-guest-agnet")}))
-	if err == nil || !strings.Contains(err.Error(), "no official extension siderolabs/qemu-guest-agnet for Talos v1.12.5") {
-		t.Errorf("create with a misspelt extension: %v", err)
+	for _, dry := range []bool{true, false} {
+		_, err := s.Create(p.CreateRequest{Urn: r.urn, Properties: checked, DryRun: dry})
+		if err == nil || !strings.Contains(err.Error(), `no official extension "siderolabs/qemu-guest-agnet" (did you mean siderolabs/qemu-guest-agent?) for Talos v1.12.5`) {
+			t.Errorf("create (preview %v) with a misspelt extension: %v", dry, err)
+		}
+	}
+
+	// A factory that does not answer: the preview only warns (it may run
+	// offline), create fails.
+	down := schematicInputs("http://127.0.0.1:1", map[string]property.Value{"extensions": strs("siderolabs/qemu-guest-agent")})
+	if _, err := s.Create(p.CreateRequest{Urn: r.urn, Properties: r.check(down), DryRun: true}); err != nil {
+		t.Errorf("preview against a factory that does not answer: %v", err)
 	}
 
 	if f.Registrations() != 0 {

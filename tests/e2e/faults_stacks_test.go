@@ -127,3 +127,82 @@ func vmidPart(id string) string {
 	_, vmid, _ := strings.Cut(id, "/")
 	return vmid
 }
+
+// oneVMStack is a YAML program with one small VM on pve1 named name.
+func oneVMStack(name string) string {
+	return fmt.Sprintf(`resources:
+  vm:
+    type: proxmoxtalos:proxmox:VirtualMachine
+    properties: {node: pve1, name: %s, memory: {dedicated: 512}, disks: [{interface: scsi0, storage: local-lvm, size: 2}]}
+`, name)
+}
+
+// A VM deleted outside Pulumi whose VMID Proxmox then gives to another
+// user's VM (GET /cluster/nextid hands out the lowest free one): the first
+// stack's preview shows its VM as to be created again, not as an update
+// of the other VM (a refresh drops it from the state); its `up` creates a
+// new VM and its `destroy` removes that one, and neither touches the other
+// user's VM.
+func TestFaultsReusedVMIDIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	l, labConfig := harness.StartLab(t, lab.Options{NoTalos: true})
+	a := harness.NewYAMLProject(t, harness.NewEnv(t), "usera", oneVMStack("a1"))
+	a.ConfigureLab(t, labConfig)
+	if up := a.Up(t); up.ExitCode != 0 {
+		t.Fatalf("user a: up: %s", up)
+	}
+	vmid := vmidOf(t, l, "a1")
+	if err := l.DeleteVM(vmid); err != nil {
+		t.Fatal(err)
+	}
+	b := harness.NewYAMLProject(t, harness.NewEnv(t), "userb", oneVMStack("b1"))
+	b.ConfigureLab(t, labConfig)
+	if up := b.Up(t); up.ExitCode != 0 {
+		t.Fatalf("user b: up: %s", up)
+	}
+	if got := vmidOf(t, l, "b1"); got != vmid {
+		t.Fatalf("user b's VM got VMID %d, not the freed %d: the test needs the reuse", got, vmid)
+	}
+	bBefore := labConfigOf(t, l, fmt.Sprintf("pve1/%d", vmid))
+
+	pre := a.Preview(t)
+	if out := pre.Output(); pre.ExitCode != 0 || !strings.Contains(out, "no longer exists in Proxmox") ||
+		!strings.Contains(out, fmt.Sprintf("VMID %d on node pve1 now belongs to another VM (\"b1\"", vmid)) ||
+		!strings.Contains(out, "+-") {
+		t.Fatalf("user a's preview with its VMID reused: %s", pre)
+	}
+	// a refresh (here only previewed, to keep the Diff path below) drops
+	// the VM from the state rather than read the other VM into it
+	if r := a.Run(t, "refresh", "--preview-only"); r.ExitCode != 0 ||
+		!strings.Contains(r.Output(), "it is dropped from the state") {
+		t.Fatalf("user a's refresh with its VMID reused: %s", r)
+	}
+	requireUntouched := func(when string) {
+		t.Helper()
+		st := vmStatuses(l)
+		now := labConfigOf(t, l, fmt.Sprintf("pve1/%d", vmid))
+		if st["b1"] != "running" || now["name"] != "b1" || now["smbios1"] != bBefore["smbios1"] || now["tags"] != bBefore["tags"] {
+			t.Fatalf("%s: user b's VM %d was touched: %v (was %v), statuses %v", when, vmid, now, bBefore, st)
+		}
+	}
+	if up := a.Up(t); up.ExitCode != 0 {
+		t.Fatalf("user a: up with its VMID reused: %s", up)
+	}
+	requireUntouched("after user a's up")
+	if got := vmidOf(t, l, "a1"); got == vmid || vmStatuses(l)["a1"] != "running" {
+		t.Fatalf("user a's VM after the up: VMID %d, statuses %v", got, vmStatuses(l))
+	}
+	if pre := a.Preview(t, "--expect-no-changes"); pre.ExitCode != 0 {
+		t.Fatalf("user a's preview after the up: %s", pre)
+	}
+	if d := a.Destroy(t); d.ExitCode != 0 {
+		t.Fatalf("user a: destroy: %s", d)
+	}
+	requireUntouched("after user a's destroy")
+	if d := b.Destroy(t); d.ExitCode != 0 {
+		t.Fatalf("user b: destroy: %s", d)
+	}
+	if vms := labVMIDs(l); len(vms) > 0 {
+		t.Fatalf("the destroys left %v", vms)
+	}
+}

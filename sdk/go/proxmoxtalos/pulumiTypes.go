@@ -1492,7 +1492,7 @@ func (o HostArrayOutput) Index(i pulumi.IntInput) HostOutput {
 
 // The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
 type Image struct {
-	// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+	// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
 	Extensions []string `pulumi:"extensions"`
 	// Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
 	FactoryUrl *string `pulumi:"factoryUrl"`
@@ -1523,7 +1523,7 @@ type ImageInput interface {
 
 // The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
 type ImageArgs struct {
-	// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+	// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
 	Extensions []string `pulumi:"extensions"`
 	// Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
 	FactoryUrl *string `pulumi:"factoryUrl"`
@@ -1619,7 +1619,7 @@ func (o ImageOutput) ToImagePtrOutputWithContext(ctx context.Context) ImagePtrOu
 	}).(ImagePtrOutput)
 }
 
-// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
 func (o ImageOutput) Extensions() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Image) []string { return v.Extensions }).(pulumi.StringArrayOutput)
 }
@@ -1683,7 +1683,7 @@ func (o ImagePtrOutput) Elem() ImageOutput {
 	}).(ImageOutput)
 }
 
-// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+// Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
 func (o ImagePtrOutput) Extensions() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Image) []string {
 		if v == nil {

@@ -175,7 +175,7 @@ export interface HostArgs {
  */
 export interface ImageArgs {
     /**
-     * Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+     * Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
      */
     extensions?: string[];
     /**

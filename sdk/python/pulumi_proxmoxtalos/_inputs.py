@@ -748,7 +748,7 @@ class ImageArgsDict(TypedDict):
     """
     extensions: NotRequired[Sequence[_builtins.str]]
     """
-    Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+    Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
     """
     factory_url: NotRequired[_builtins.str]
     """
@@ -793,7 +793,7 @@ class ImageArgs:
         """
         The Talos image: an Image Factory schematic (extensions, kernel arguments) for the nocloud platform, booted from an ISO the hosts download, or a template VM to clone.
 
-        :param Sequence[_builtins.str] extensions: Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+        :param Sequence[_builtins.str] extensions: Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
         :param _builtins.str factory_url: Base URL of the Image Factory, or of a mirror for air-gapped sites. Default `https://factory.talos.dev`.
         :param _builtins.str installer_registry: Registry of the installer images (`host[:port][/path]`), for air-gapped sites. Default: the Image Factory's own registry.
         :param _builtins.str iso_storage: Storage each host downloads the ISO into (content type `iso`). Default `local`; `hosts[].isoStorage` overrides it per host.
@@ -823,7 +823,7 @@ class ImageArgs:
     @pulumi.getter
     def extensions(self) -> Optional[Sequence[_builtins.str]]:
         """
-        Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+        Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes' addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory's list for the Talos version (`<factoryUrl>/version/<talos>/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
         """
         return pulumi.get(self, "extensions")
 

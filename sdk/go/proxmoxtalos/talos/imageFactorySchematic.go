@@ -19,8 +19,9 @@ import (
 // ID) and check that the factory's ID is the one computed locally; when `talosVersion` is set they first check
 // that every extension is an official extension of that Talos version. Refresh checks that the factory still has
 // the schematic (one that disappeared is registered again by the next `up`). Destroy does nothing:
-// schematics are content-addressed and shared. Preview contacts nothing. Import by schematic ID reads the schematic
-// from the public factory.
+// schematics are content-addressed and shared. Import by schematic ID reads the schematic
+// from the public factory. A preview checks the extensions against the factory's list (a factory that does not
+// answer then only warns) and registers nothing.
 //
 // For an air-gapped mirror that serves a fixed set of schematics and has no API, set `skipRegistration`.
 //

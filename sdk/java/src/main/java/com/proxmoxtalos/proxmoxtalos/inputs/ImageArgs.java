@@ -22,14 +22,14 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
     public static final ImageArgs Empty = new ImageArgs();
 
     /**
-     * Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+     * Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory&#39;s list for the Talos version (`&lt;factoryUrl&gt;/version/&lt;talos&gt;/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
      * 
      */
     @Import(name="extensions")
     private @Nullable List<String> extensions;
 
     /**
-     * @return Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+     * @return Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory&#39;s list for the Talos version (`&lt;factoryUrl&gt;/version/&lt;talos&gt;/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
      * 
      */
     public Optional<List<String>> extensions() {
@@ -173,7 +173,7 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param extensions Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+         * @param extensions Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory&#39;s list for the Talos version (`&lt;factoryUrl&gt;/version/&lt;talos&gt;/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
          * 
          * @return builder
          * 
@@ -184,7 +184,7 @@ public final class ImageArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param extensions Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time.
+         * @param extensions Official system extensions, like `siderolabs/iscsi-tools` (`iscsi-tools` is short for it). Default `[siderolabs/qemu-guest-agent]`; an empty list means none. Without the guest agent Proxmox cannot see the nodes&#39; addresses or shut them down gracefully. Changing the list upgrades the nodes to the new image, one at a time. A preview checks the names against the Image Factory&#39;s list for the Talos version (`&lt;factoryUrl&gt;/version/&lt;talos&gt;/extensions/official`) and refuses unknown ones, naming the closest; a factory that does not answer only warns then.
          * 
          * @return builder
          * 
