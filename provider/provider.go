@@ -17,6 +17,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/cluster"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/enginewatch"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
@@ -76,18 +77,18 @@ func New() (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	// infer v1.5.0 replaces the provider on any config change (issue #409),
-	// which would replace every resource: use the config's own diff.
-	prov.DiffConfig = config.DiffConfig
-	// The component's nested inputs are plain values (infer marks only
-	// top-level scalars plain).
-	prov = cluster.WithPlainInputs(prov)
-	// A due admin-certificate renewal shows as unknown in previews.
+	return withWorkarounds(prov), nil
+}
+
+// withWorkarounds adds what infer v1.5.0 lacks; package framework says why
+// each is needed and what upstream behaviour it works around.
+func withWorkarounds(prov p.Provider) p.Provider {
+	prov.DiffConfig = config.DiffConfig // not infer's replace-on-any-change (pulumi-go-provider#409)
+	prov = framework.WithSchemaFixes(prov, cluster.PlainInputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples)
+	prov = cluster.WithConstructGuards(prov)
 	prov = talos.WithRenewalPreview(prov, time.Now)
 	prov = talos.WithDeleteURN(prov)
-	prov = withEnumDescriptions(prov, moduleMap)
-	prov = proxmox.WithIdentity(prov)
-	return proxmox.WithTimeouts(prov), nil
+	return proxmox.WithIdentity(prov)
 }
 
 // Run serves the provider over gRPC to the Pulumi engine.

@@ -9,7 +9,7 @@ import (
 // outputs) because the plan is computed from them when the component is
 // constructed, also in preview, so that the preview lists every VM and
 // every node change; the schema marks them plain, nested ones included
-// (WithPlainInputs), and Construct refuses unknown ones. The one exception
+// (PlainInputs), and Construct refuses unknown ones. The one exception
 // is the Proxmox CCM token secret, which is an input so it can be a Pulumi
 // secret; it only reaches the machine configurations, never the plan. Zero
 // values mean the default.

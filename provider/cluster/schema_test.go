@@ -11,6 +11,8 @@ import (
 	pschema "github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // Every input of the component is plain in the schema, nested ones, list
@@ -108,4 +110,10 @@ func TestConstructRefusesUnknownInputs(t *testing.T) {
 	if paths := unknownInputs(presource.FromResourcePropertyMap(presource.NewPropertyMapFromMap(in))); len(paths) > 0 {
 		t.Errorf("an unknown Proxmox CCM token secret is refused: %v", paths)
 	}
+}
+
+// WithPlainInputs is the provider with the component's two plain-input
+// workarounds, as provider.New applies them.
+func WithPlainInputs(prov p.Provider) p.Provider {
+	return framework.WithSchemaFixes(WithConstructGuards(prov), PlainInputs())
 }

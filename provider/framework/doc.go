@@ -1,0 +1,37 @@
+// Package framework holds what this provider adds to pulumi-go-provider
+// (infer) v1.5.0 where the framework falls short, so that the next person
+// can check each against a newer release in one place and delete what the
+// framework then does itself. provider.New applies them, in this order,
+// after infer has built the provider:
+//
+//   - Config diff. infer replaces the provider on any config change
+//     (infer/configuration.go diffConfig, pulumi/pulumi-go-provider#409), and a
+//     replaced provider replaces every resource it manages. provider.New
+//     installs config.DiffConfig instead (a rotated token or an equivalent
+//     endpoint is no change, anything else an update).
+//   - Schema fixes, applied in one decode/encode of the schema
+//     (WithSchemaFixes). PlainInputs: infer marks only top-level scalar
+//     inputs `plain` (infer/schema.go serializeTypeAsPropertyType: arrays,
+//     maps and object references never get Plain), so the SDKs would accept
+//     Outputs inside the component's lists and objects, which cannot be
+//     planned.
+//     DescribeEnums: infer registers an enum type from its values only
+//     (infer/types.go, the enum case of crawlTypes), so the type's own
+//     description is lost.
+//   - Construct refuses unknown component inputs (cluster.WithConstructGuards):
+//     infer hands a component the zero value of an input that is not known
+//     yet, which would plan silently without it.
+//   - Preview unknowns the inputs do not explain (talos.WithRenewalPreview):
+//     infer computes a preview's unknown outputs only from changed inputs
+//     (WireDependencies), and a due certificate renewal changes none.
+//   - Request data infer's typed requests drop: the URN of a Delete
+//     (talos.WithDeleteURN) and of a Check/Create/Update, with whether Check
+//     saw old inputs (proxmox.WithIdentity), and the provider resource's ID
+//     from Configure (provider.instanceRecorder).
+//
+// No longer needed, and deleted: a wrapper that turned Pulumi's
+// customTimeouts into context deadlines. infer wraps every provider in its
+// cancel middleware (infer/provider.go Wrap -> middleware/cancel), which
+// gives Create, Update and Delete a context with req.Timeout as deadline;
+// TestCustomTimeoutsBecomeDeadlines keeps that true across upgrades.
+package framework
