@@ -15,7 +15,7 @@ func baseSpec() Spec {
 		Name:              "lab",
 		TalosVersion:      "v1.12.5",
 		KubernetesVersion: "v1.35.2",
-		Hosts: []Host{{Node: "pve1"}, {Node: "pve2"}, {Node: "pve3"}},
+		Hosts:             []Host{{Node: "pve1"}, {Node: "pve2"}, {Node: "pve3"}},
 		Network: Network{
 			NIC: NIC{
 				Subnet:       "10.0.0.0/24",
