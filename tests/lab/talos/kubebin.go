@@ -70,19 +70,39 @@ func findKubeTools() (KubeTools, error) {
 }
 
 // repoRoot is the repository this source file belongs to (tests/lab/talos
-// three levels down), or "" when the source tree is not there.
+// three levels down), or, when built with -trimpath (the Makefile's
+// GOFLAGS: the file name is then module-relative), the nearest directory
+// above the working directory that holds tools/kube/go.mod; "" when neither
+// is there.
 func repoRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
+	has := func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "tools", "kube", "go.mod"))
+		return err == nil
+	}
+
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		if root := filepath.Join(filepath.Dir(file), "..", "..", ".."); has(root) {
+			return filepath.Clean(root)
+		}
+	}
+
+	dir, err := os.Getwd()
+	if err != nil {
 		return ""
 	}
 
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	if _, err := os.Stat(filepath.Join(root, "tools", "kube", "go.mod")); err != nil {
-		return ""
-	}
+	for {
+		if has(dir) {
+			return dir
+		}
 
-	return filepath.Clean(root)
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+
+		dir = parent
+	}
 }
 
 // pinnedKubeVersions reads the k8s.io/kubernetes and etcd server versions
