@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -34,6 +35,12 @@ type kubeAgent struct {
 	csrs     map[string]time.Time // node -> boot whose serving CSR was created
 	rbacDone bool
 	logged   map[string]bool
+	// manifestsDone: every bootstrap manifest object exists (for this pki).
+	manifestsDone bool
+	// lastDigest and lastFull: what the last full round saw and when; a
+	// nudge with nothing new waits for the resync (fullResync).
+	lastDigest string
+	lastFull   time.Time
 }
 
 type postedStatus struct {
@@ -44,6 +51,10 @@ type postedStatus struct {
 // statusRepost: a kubelet reports an unchanged status again after this long
 // (nodeStatusReportFrequency is 5 minutes; the lab keeps heartbeats fresher).
 const (
+	// fullResync: how often a round looks at the API although the
+	// simulation did not change (what others changed through the API:
+	// a deleted pod, a scaled Deployment, a cordon by kubectl).
+	fullResync    = 2 * time.Second
 	statusRepost  = time.Minute
 	leaseRenew    = 10 * time.Second
 	leaseDuration = 40
@@ -128,6 +139,15 @@ func (a *kubeAgent) round() {
 	}
 	s.mu.Unlock()
 
+	// The simulation nudges the agent on every reconcile: a round that
+	// would see what the last one saw waits for the resync.
+	digest := fmt.Sprintf("%s|%p|%v|%+v", addr, pki, approver, views)
+	if digest == a.lastDigest && time.Since(a.lastFull) < fullResync {
+		return
+	}
+
+	a.lastDigest, a.lastFull = digest, time.Now()
+
 	var list struct {
 		Items []obj `json:"items"`
 	}
@@ -157,6 +177,12 @@ func (a *kubeAgent) round() {
 	// Nodes registered in this round get their mirror pods in the next.
 	a.syncMirrorPods(ctx, views, list.Items)
 	a.syncCSRs(ctx, views, approver)
+
+	if !a.manifestsDone {
+		a.manifestsDone = applyBootstrapManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg))
+	}
+
+	a.syncWorkloads(ctx, views, list.Items)
 }
 
 // writeBack records what the API holds for a node in the simulation.
@@ -206,7 +232,7 @@ func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
 	a.pki = pki
 	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
 	a.kubelets = map[string]*kubeClient{}
-	a.rbacDone = false
+	a.rbacDone, a.manifestsDone = false, false
 }
 
 // apiAddr is the serving apiserver's address (it moves on a rolling restart).

@@ -125,6 +125,17 @@ func TestKubectl(t *testing.T) {
 		`(?m)^kube-system\s+kube-apiserver-cp1\s+1/1\s+Running\s+0\s`,
 		`(?m)^kube-system\s+kube-controller-manager-cp1\s+1/1\s+Running\s+0\s`)
 
+	// Talos's bootstrap manifests, run by the lab's controllers and
+	// kubelets: kube-proxy and flannel on every node, CoreDNS's two
+	// replicas with pod IPs from their node's pod CIDR.
+	k.eventually(`(?m)^coredns\s+2/2\s+2\s+2\s`, "get", "deployments", "-n", "kube-system")
+	out = k.eventually(`(?m)^kube-proxy\s+3\s+3\s+3\s+3\s+3\s`, "get", "daemonsets", "-n", "kube-system")
+	mustMatch(t, "daemonsets", out, `(?m)^kube-flannel\s+3\s+3\s+3\s+3\s+3\s`)
+	out = k.run("", "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-dns", "-o", "wide")
+	mustMatch(t, "coredns pods", out, `(?m)^coredns-[a-z0-9]+-[a-z0-9]{5}\s+1/1\s+Running\s+0\s+\S+\s+10\.244\.\d+\.\d+\s`)
+	out = k.run("", "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=w1", "-o", "wide")
+	mustMatch(t, "kube-proxy pod", out, `(?m)^kube-proxy-[a-z0-9]{5}\s+1/1\s+Running\s+0\s+\S+\s+`+regexp.QuoteMeta(w1)+`\s+w1\s`)
+
 	out = k.run("", "describe", "node", "w1")
 	mustMatch(t, "describe node", out,
 		`Name:\s+w1\n`, `Roles:\s+<none>`, `kubernetes\.io/hostname=w1`,
@@ -154,6 +165,21 @@ func TestKubectl(t *testing.T) {
 		`(?m)^nodes\s+no\s+v1\s+false\s+Node$`,
 		`(?m)^deployments\s+deploy\s+apps/v1\s+true\s+Deployment$`,
 		`(?m)^leases\s+coordination\.k8s\.io/v1\s+true\s+Lease$`)
+
+	// A user's Deployment: scheduled onto the workers (the control plane
+	// is tainted), run, rolled out, scaled, deleted with its pods.
+	mustMatch(t, "create deployment", k.run("", "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=2"), `deployment.apps/web created`)
+	mustMatch(t, "rollout status", k.run("", "rollout", "status", "deployment/web", "--timeout=60s"), `deployment "web" successfully rolled out`)
+	mustMatch(t, "scale", k.run("", "scale", "deployment/web", "--replicas=3"), `deployment.apps/web scaled`)
+	k.eventually(`(?m)^web\s+3/3\s+3\s+3\s`, "get", "deployment", "web")
+
+	out = k.run("", "get", "pods", "-l", "app=web", "-o", "jsonpath={range .items[*]}{.spec.nodeName}{\"\\n\"}{end}")
+	if strings.Contains(out, "cp1") || len(strings.Fields(out)) != 3 {
+		t.Fatalf("web's pods belong on the workers: %q", out)
+	}
+
+	mustMatch(t, "delete deployment", k.run("", "delete", "deployment", "web"), `deployment.apps "web" deleted`)
+	k.eventually(`^$`, "get", "pods", "-l", "app=web", "-o", "name")
 
 	// label and label selectors; field selectors.
 	mustMatch(t, "label", k.run("", "label", "node", "w1", "lab.example/tier=blue"), `node/w1 labeled`)

@@ -258,6 +258,32 @@ func TestTalosctl(t *testing.T) {
 		mustRow(t, "k8s.io", on(t, cp, "containers", "-k"), "k8s.io", "kube-system/kube-apiserver-cp1:kube-apiserver", "CONTAINER_RUNNING")
 	})
 
+	t.Run("health", func(t *testing.T) {
+		// Client side: talosctl runs Talos's default cluster checks
+		// (pkg/cluster/check) itself against the nodes cluster discovery
+		// lists; each must pass, none may be skipped (a skip means a
+		// resource Talos publishes was missing, such as KubeletConfig or
+		// the bootstrap manifests' config).
+		_, errOut, err := x.exec(t, ep, cp.addr(), "health", "--server=false")
+		if err != nil {
+			t.Fatalf("health: %v\n%s", err, errOut)
+		}
+
+		for _, check := range []string{
+			"etcd to be healthy", "etcd members to be consistent across nodes", "etcd members to be control plane nodes",
+			"apid to be ready", "all nodes memory sizes", "all nodes disk sizes", "no diagnostics", "kubelet to be healthy",
+			"all nodes to finish boot sequence", "all k8s nodes to report", "all control plane static pods to be running",
+			"all control plane components to be ready", "all k8s nodes to report ready", "kube-proxy to report ready",
+			"coredns to report ready", "all k8s nodes to report schedulable",
+		} {
+			contains(t, "health", errOut, "waiting for "+check+": OK")
+		}
+
+		if strings.Contains(errOut, "SKIP") {
+			t.Errorf("health skipped a check:\n%s", errOut)
+		}
+	})
+
 	cfgFile := filepath.Join(t.TempDir(), "cp.yaml")
 	if err := os.WriteFile(cfgFile, tc.cpConfig, 0o600); err != nil {
 		t.Fatal(err)
