@@ -42,6 +42,7 @@ type kubeControlPlane struct {
 	failure string       // why it does not serve, for the node log
 	sans    []netip.Addr // addresses the served certificate names
 	pki     *kubePKI
+	etcdURL string // the running etcd's client URL (kubeetcd.go)
 }
 
 // kubeWant is what the simulator wants the control plane to be.
@@ -194,6 +195,10 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 			have.etcd.stop(5 * time.Second)
 			*have = kubeProcs{}
 			k.setServing("", false, "")
+
+			k.mu.Lock()
+			k.etcdURL = ""
+			k.mu.Unlock()
 		}
 
 		if !w.run {
@@ -242,6 +247,10 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 	case !w.etcdUp && have.etcd != nil:
 		have.etcd.kill()
 		have.etcd = nil
+
+		k.mu.Lock()
+		k.etcdURL = ""
+		k.mu.Unlock()
 	}
 
 	if have.etcdURL == "" {
@@ -314,6 +323,10 @@ func (k *kubeControlPlane) startEtcd(w kubeWant, have *kubeProcs) error {
 	}
 
 	have.etcd, have.etcdURL = p2, client
+
+	k.mu.Lock()
+	k.etcdURL = client
+	k.mu.Unlock()
 
 	return nil
 }

@@ -179,7 +179,7 @@ func TestKubectl(t *testing.T) {
 	}
 
 	mustMatch(t, "delete deployment", k.run("", "delete", "deployment", "web"), `deployment.apps "web" deleted`)
-	k.eventually(`^$`, "get", "pods", "-l", "app=web", "-o", "name")
+	k.eventually(`^(No resources found[^\n]*\n)?$`, "get", "pods", "-l", "app=web", "-o", "name")
 
 	// label and label selectors; field selectors.
 	mustMatch(t, "label", k.run("", "label", "node", "w1", "lab.example/tier=blue"), `node/w1 labeled`)
