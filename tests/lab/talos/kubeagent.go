@@ -41,6 +41,8 @@ type kubeAgent struct {
 	// nudge with nothing new waits for the resync (fullResync).
 	lastDigest string
 	lastFull   time.Time
+	// kubeletAPIs: each live kubelet's API server (kubeletapi.go).
+	kubeletAPIs map[string]*kubeletAPI
 }
 
 type postedStatus struct {
@@ -66,6 +68,7 @@ func newKubeAgent(s *Sim, c *cluster) *kubeAgent {
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		kubelets: map[string]*kubeClient{}, posted: map[string]postedStatus{},
 		leases: map[string]time.Time{}, csrs: map[string]time.Time{},
+		kubeletAPIs: map[string]*kubeletAPI{},
 	}
 
 	a.wg.Add(1)
@@ -89,6 +92,7 @@ func (a *kubeAgent) close() {
 
 func (a *kubeAgent) run() {
 	defer a.wg.Done()
+	defer a.stopKubeletAPIs()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -183,6 +187,7 @@ func (a *kubeAgent) round() {
 	}
 
 	a.syncWorkloads(ctx, views, list.Items)
+	a.syncKubeletAPIs(views)
 }
 
 // writeBack records what the API holds for a node in the simulation.
@@ -230,6 +235,7 @@ func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
 	}
 
 	a.pki = pki
+	a.stopKubeletAPIs() // their certificates are the old CA's
 	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
 	a.kubelets = map[string]*kubeClient{}
 	a.rbacDone, a.manifestsDone = false, false

@@ -43,6 +43,7 @@ type kubeControlPlane struct {
 	sans    []netip.Addr // addresses the served certificate names
 	pki     *kubePKI
 	etcdURL string // the running etcd's client URL (kubeetcd.go)
+	apiProc *proc  // the serving kube-apiserver (its output is its log)
 }
 
 // kubeWant is what the simulator wants the control plane to be.
@@ -362,6 +363,11 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	old := have.api
 	have.api, have.apiAddr, have.emulated, have.started = api, addr, w.emulate, time.Now()
+
+	k.mu.Lock()
+	k.apiProc = api
+	k.mu.Unlock()
+
 	k.setSANs(have.sans)
 	k.setServing(addr, true, "")
 

@@ -136,6 +136,21 @@ func TestKubectl(t *testing.T) {
 	out = k.run("", "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=w1", "-o", "wide")
 	mustMatch(t, "kube-proxy pod", out, `(?m)^kube-proxy-[a-z0-9]{5}\s+1/1\s+Running\s+0\s+\S+\s+`+regexp.QuoteMeta(w1)+`\s+w1\s`)
 
+	// kubectl logs: the apiserver proxies to the node's kubelet API
+	// (<address>:10250); kube-apiserver's log is the real one's output.
+	out = k.run("", "logs", "-n", "kube-system", "kube-apiserver-cp1", "--tail=3")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || !regexp.MustCompile(`^[IWE]\d{4} `).MatchString(lines[0]) {
+		t.Fatalf("kube-apiserver's last 3 log lines: %q", out)
+	}
+
+	out = k.run("", "logs", "-n", "kube-system", "deployment/coredns", "--timestamps")
+	mustMatch(t, "coredns logs", out, `(?m)^\d{4}-\d\d-\d\dT\S+Z lab: container "coredns" \(registry\.k8s\.io/coredns/coredns:v\S+\) of pod kube-system/coredns-`)
+
+	// exec is not simulated: the kubelet answers 404, as to an unknown path.
+	if out, err := k.try("", "exec", "-n", "kube-system", "kube-apiserver-cp1", "--", "true"); err == nil {
+		t.Fatalf("kubectl exec succeeded against a pod the lab does not run:\n%s", out)
+	}
+
 	out = k.run("", "describe", "node", "w1")
 	mustMatch(t, "describe node", out,
 		`Name:\s+w1\n`, `Roles:\s+<none>`, `kubernetes\.io/hostname=w1`,
