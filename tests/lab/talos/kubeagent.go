@@ -43,7 +43,14 @@ type kubeAgent struct {
 	lastFull   time.Time
 	// kubeletAPIs: each live kubelet's API server (kubeletapi.go).
 	kubeletAPIs map[string]*kubeletAPI
+	// writes counts the round's changing requests; burst the rounds in a
+	// row that changed something (each one's effects are seen by the
+	// next: a Deployment's ReplicaSet, its pods, their binding, their
+	// status), which follow at once up to maxBurst.
+	writes, burst int
 }
+
+const maxBurst = 6
 
 type postedStatus struct {
 	digest string
@@ -151,6 +158,7 @@ func (a *kubeAgent) round() {
 	}
 
 	a.lastDigest, a.lastFull = digest, time.Now()
+	before := a.writes
 
 	var list struct {
 		Items []obj `json:"items"`
@@ -188,6 +196,14 @@ func (a *kubeAgent) round() {
 
 	a.syncWorkloads(ctx, views, list.Items)
 	a.syncKubeletAPIs(views)
+
+	if a.writes > before && a.burst < maxBurst {
+		a.burst++
+		a.lastDigest = ""
+		a.nudge()
+	} else {
+		a.burst = 0
+	}
 }
 
 // writeBack records what the API holds for a node in the simulation.
@@ -237,9 +253,13 @@ func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
 	a.pki = pki
 	a.stopKubeletAPIs() // their certificates are the old CA's
 	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
+	a.admin.wrote = a.countWrite
 	a.kubelets = map[string]*kubeClient{}
 	a.rbacDone, a.manifestsDone = false, false
 }
+
+// countWrite is called on the agent's goroutine (its clients' requests).
+func (a *kubeAgent) countWrite() { a.writes++ }
 
 // apiAddr is the serving apiserver's address (it moves on a rolling restart).
 func (a *kubeAgent) apiAddr() string {
@@ -253,6 +273,7 @@ func (a *kubeAgent) kubelet(name, version string) *kubeClient {
 	c := a.kubelets[name]
 	if c == nil {
 		c = a.pki.client(a.apiAddr, "system:node:"+name, "system:nodes")
+		c.wrote = a.countWrite
 		a.kubelets[name] = c
 	}
 
