@@ -48,6 +48,8 @@ type kubeAgent struct {
 	// next: a Deployment's ReplicaSet, its pods, their binding, their
 	// status), which follow at once up to maxBurst.
 	writes, burst int
+	// namespaces whose default ServiceAccount and root CA ConfigMap exist.
+	namespaces map[string]bool
 }
 
 const maxBurst = 6
@@ -255,7 +257,7 @@ func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
 	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
 	a.admin.wrote = a.countWrite
 	a.kubelets = map[string]*kubeClient{}
-	a.rbacDone, a.manifestsDone = false, false
+	a.rbacDone, a.manifestsDone, a.namespaces = false, false, nil
 }
 
 // countWrite is called on the agent's goroutine (its clients' requests).

@@ -74,6 +74,7 @@ func (a *kubeAgent) syncWorkloads(ctx context.Context, views []kubeletView, node
 
 	kcm := a.admin.as("kube-controller-manager/" + a.kcp.tools.KubernetesVersion + " (linux/amd64) kubernetes")
 
+	a.syncNamespaces(ctx, kcm)
 	a.collectGarbage(ctx, kcm, w)
 
 	for _, ds := range w.daemonSets {
@@ -239,6 +240,10 @@ func newPod(owner obj, template obj, extraLabels map[string]string, nodeName str
 	meta["ownerReferences"] = ownerRef(owner)
 
 	spec, _ := deepCopy(obj{"s": field(template, "spec")})["s"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+	}
+
 	if nodeName != "" {
 		spec["nodeName"] = nodeName
 	}
@@ -365,6 +370,7 @@ func (a *kubeAgent) syncDaemonSet(ctx context.Context, kcm *kubeClient, w *workl
 	status := obj{
 		"currentNumberScheduled": current, "desiredNumberScheduled": desired, "numberMisscheduled": misscheduled,
 		"numberReady": ready, "numberAvailable": ready, "updatedNumberScheduled": updated, "observedGeneration": gen,
+		"numberUnavailable": nil, // omitted when 0 (null removes it in a merge patch)
 	}
 	if desired > ready {
 		status["numberUnavailable"] = desired - ready
@@ -461,6 +467,7 @@ func (a *kubeAgent) syncDeployment(ctx context.Context, kcm *kubeClient, w *work
 			{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": fmt.Sprintf("ReplicaSet %q has successfully progressed.", fieldString(d, "metadata", "name")+"-"+hash)},
 		},
 	}
+	status["unavailableReplicas"] = nil
 	if total > ready {
 		status["unavailableReplicas"] = total - ready
 	}
@@ -529,4 +536,50 @@ func (a *kubeAgent) syncReplicaSet(ctx context.Context, kcm *kubeClient, w *work
 		"replicas": int64(len(pods)), "fullyLabeledReplicas": int64(len(pods)), "readyReplicas": ready,
 		"availableReplicas": ready, "observedGeneration": int64Of(field(rs, "metadata", "generation")),
 	})
+}
+
+// syncNamespaces: every namespace gets its "default" ServiceAccount (the
+// service account controller; pods without one are refused by the
+// ServiceAccount admission plugin) and the kube-root-ca.crt ConfigMap
+// (the root CA cert publisher), once.
+func (a *kubeAgent) syncNamespaces(ctx context.Context, kcm *kubeClient) {
+	var list struct {
+		Items []obj `json:"items"`
+	}
+
+	if err := kcm.do(ctx, http.MethodGet, "/api/v1/namespaces", "", nil, &list); err != nil {
+		return
+	}
+
+	if a.namespaces == nil {
+		a.namespaces = map[string]bool{}
+	}
+
+	for _, ns := range list.Items {
+		uid, name := fieldString(ns, "metadata", "uid"), fieldString(ns, "metadata", "name")
+		if a.namespaces[uid] || terminating(ns) {
+			continue
+		}
+
+		base := "/api/v1/namespaces/" + url.PathEscape(name)
+		sa := obj{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": obj{"name": "default", "namespace": name}}
+		cm := obj{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": obj{"name": "kube-root-ca.crt", "namespace": name, "annotations": map[string]string{"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."}},
+			"data":     map[string]string{"ca.crt": string(a.pki.cfg.Cluster().IssuingCA().Crt)},
+		}
+
+		ok := true
+
+		for _, o := range []struct {
+			path string
+			body obj
+		}{{base + "/serviceaccounts", sa}, {base + "/configmaps", cm}} {
+			if err := kcm.do(ctx, http.MethodPost, o.path, "", o.body, nil); err != nil && !isKubeStatus(err, http.StatusConflict) {
+				ok = false
+			}
+		}
+
+		a.namespaces[uid] = ok
+	}
 }
