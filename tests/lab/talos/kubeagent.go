@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -290,7 +291,18 @@ func (a *kubeAgent) logErr(what string, err error) {
 	}
 
 	msg := what + ": " + err.Error()
-	if a.logged[msg] {
+
+	// An API error is logged once per request kind and reason: its
+	// message names generated objects (pods of a DaemonSet) that differ
+	// on every retry.
+	key := msg
+
+	var ke *kubeError
+	if errors.As(err, &ke) {
+		key = fmt.Sprintf("%s: %d %s", what, ke.Code, ke.Reason)
+	}
+
+	if a.logged[key] {
 		return
 	}
 
@@ -298,6 +310,6 @@ func (a *kubeAgent) logErr(what string, err error) {
 		a.logged = map[string]bool{}
 	}
 
-	a.logged[msg] = true
+	a.logged[key] = true
 	a.sim.log.Warn("kubernetes client: "+msg, "cluster", a.c.id)
 }

@@ -41,13 +41,13 @@ func (a *kubeAgent) listWorkloads(ctx context.Context, nodes []obj) (*workloadSt
 	}
 
 	for _, l := range []struct {
-		path string
-		into *[]obj
+		path, apiVersion, kind string
+		into                   *[]obj
 	}{
-		{"/apis/apps/v1/daemonsets", &w.daemonSets},
-		{"/apis/apps/v1/deployments", &w.deployments},
-		{"/apis/apps/v1/replicasets", &w.replicaSets},
-		{"/api/v1/pods", &w.pods},
+		{"/apis/apps/v1/daemonsets", "apps/v1", "DaemonSet", &w.daemonSets},
+		{"/apis/apps/v1/deployments", "apps/v1", "Deployment", &w.deployments},
+		{"/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet", &w.replicaSets},
+		{"/api/v1/pods", "v1", "Pod", &w.pods},
 	} {
 		var list struct {
 			Items []obj `json:"items"`
@@ -55,6 +55,11 @@ func (a *kubeAgent) listWorkloads(ctx context.Context, nodes []obj) (*workloadSt
 
 		if err := a.admin.do(ctx, http.MethodGet, l.path, "", nil, &list); err != nil {
 			return nil, err
+		}
+
+		// A list's items carry no apiVersion and kind (owner references need them).
+		for _, o := range list.Items {
+			o["apiVersion"], o["kind"] = l.apiVersion, l.kind
 		}
 
 		*l.into = list.Items
