@@ -827,3 +827,37 @@ func TestOfflineHostNodesAreUnknown(t *testing.T) {
 		t.Errorf("update with a node on an offline host: %v", err)
 	}
 }
+
+// A VM found paused (Proxmox's "Pause", or its guest suspended itself) does
+// not run either: it is not asked what it runs (a paused guest answers
+// nothing), the preview says it will be resumed, and etcd's count leaves it
+// out.
+func TestPausedVMsAreResumedFirst(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	var asked []string
+	var mu sync.Mutex
+	read := func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
+		mu.Lock()
+		asked = append(asked, node)
+		mu.Unlock()
+		return running.read(ctx, node, creds)
+	}
+	var pausedAt string
+	for i := range inv.vms {
+		if inv.vms[i].Name == "lab-cp-3" {
+			inv.vms[i].Status = "paused"
+			pausedAt = addressOfVM(inv.vms[i])
+		}
+	}
+	_, resp, err := constructReading(t, true, inv, baseInputs(), read, running.members)
+	must(t, err)
+	if slices.Contains(asked, pausedAt) || len(asked) != 4 {
+		t.Errorf("asked %v; the paused lab-cp-3 is at %s", asked, pausedAt)
+	}
+	want := "1 resumed first (VM paused): lab-cp-3; etcd: 2 of 3 control planes running (lab-cp-3 not), quorum kept"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("preview summary %q\nwant %q", s, want)
+	}
+}
