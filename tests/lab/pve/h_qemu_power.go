@@ -408,14 +408,18 @@ func (s *Server) hReset(r *request) (any, error) {
 			g = booter(gctx, info, &vmHost{s: s, v: v, gen: gen})
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
+		var pause Pauser
 		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
 			if p, ok := g.(Pauser); ok && v.paused {
-				p.Pause() // a reset leaves the vCPUs of a paused VM stopped
+				pause = p // a reset leaves the vCPUs of a paused VM stopped
 			}
 		} else if g != nil {
 			go g.PowerOff()
+		}
+		s.mu.Unlock()
+		if pause != nil {
+			pause.Pause() // not under s.mu: the guest takes its own locks
 		}
 		return nil
 	})
