@@ -419,8 +419,9 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 		case <-k.done:
 			return errors.New("the lab is closing")
 		case next := <-k.want:
-			if !next.same(w) {
-				pending = &next
+			pending = &next // the newest wish counts
+			if next.same(w) {
+				pending = nil
 			}
 
 			if next.run != w.run || next.store != w.store || next.etcdUp != w.etcdUp || next.emulate != w.emulate ||
