@@ -1,5 +1,5 @@
 # proxmoxtalos build. `make demo` and `make test` are the two commands a newcomer needs;
-# the README's "Building and testing" section explains every target.
+# docs/building.md explains every target.
 #
 # Everything this file installs lands in ignored folders of the repository:
 #   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), talosctl
