@@ -66,7 +66,7 @@ const (
 
 // Warning is the text of the warning for a skipped class.
 func (c Check) Warning() string {
-	return "offline preview (" + offlineSetting + "): not checked: " + string(c)
+	return "offline preview (proxmoxtalos:offlinePreview, " + EnvOfflinePreview + "): not checked: " + string(c)
 }
 
 type quietKey struct{}
