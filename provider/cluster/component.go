@@ -165,7 +165,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	if err := checkConfigs(p); err != nil {
+	if err := checkConfigs(p, prev); err != nil {
 		return fail(err)
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
