@@ -3,6 +3,7 @@ package talosapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -106,6 +107,54 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if sa := kubeGet(ctx, t, kc.Raw, "/api/v1/namespaces/kube-system/serviceaccounts/theirs"); !strings.Contains(sa, `"config.k8s.io/owning-inventory":"flux"`) {
 		t.Fatalf("the refused sync changed the object:\n%s", sa)
 	}
+
+	// The control plane's own manifests (what upgrade-k8s syncs): rendered
+	// from the configuration it runs, so a new kube-proxy image in the
+	// configuration is a new image in the manifests, and the sync moves the
+	// DaemonSet to it.
+	own, err := talosapi.ReadBootstrapManifests(ctx, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := imagesOf(own); got != "DaemonSet kube-proxy registry.k8s.io/kube-proxy:v1.35.4; Deployment coredns registry.k8s.io/coredns/coredns:v1.14.6" {
+		t.Fatalf("the control plane's manifests: %s", got)
+	}
+	patched := nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version, "cluster:\n  proxy:\n    image: registry.k8s.io/kube-proxy:v1.35.5\n")
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: patched}, o); err != nil {
+		t.Fatal(err)
+	}
+	own, err = talosapi.ReadBootstrapManifests(ctx, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err = talosapi.SyncManifests(ctx, kc.Raw, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinChanges(changes); !strings.Contains(got, "DaemonSet kube-system/kube-proxy configured") || !strings.Contains(got, "Deployment kube-system/coredns created") {
+		t.Fatalf("sync of the control plane's manifests: %s", got)
+	}
+	if ds := kubeGet(ctx, t, kc.Raw, "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy"); !strings.Contains(ds, `"image":"registry.k8s.io/kube-proxy:v1.35.5"`) {
+		t.Fatalf("DaemonSet after syncing the new configuration's manifests:\n%s", ds)
+	}
+}
+
+// imagesOf lists the workloads of manifests with their first image.
+func imagesOf(objs []map[string]any) string {
+	var parts []string
+	for _, o := range objs {
+		spec, _ := o["spec"].(map[string]any)
+		tmpl, _ := spec["template"].(map[string]any)
+		ps, _ := tmpl["spec"].(map[string]any)
+		cs, _ := ps["containers"].([]any)
+		if len(cs) == 0 {
+			continue
+		}
+		c, _ := cs[0].(map[string]any)
+		md, _ := o["metadata"].(map[string]any)
+		parts = append(parts, fmt.Sprintf("%v %v %v", o["kind"], md["name"], c["image"]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func kubeGet(ctx context.Context, t *testing.T, kubeconfig []byte, path string) string {
