@@ -61,7 +61,7 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 			out = append(out, m)
 		}
 		add(`{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"kube-proxy","namespace":"kube-system"},
-			"spec":{"selector":{"matchLabels":{"k8s-app":"kube-proxy"}},"template":{"metadata":{"labels":{"k8s-app":"kube-proxy"}},
+			"spec":{"selector":{"matchLabels":{"k8s-app":"kube-proxy","tier":"node"}},"template":{"metadata":{"labels":{"k8s-app":"kube-proxy","tier":"node"}},
 			"spec":{"containers":[{"name":"kube-proxy","image":"` + image + `"}]}}}}`)
 		add(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kube-proxy","namespace":"kube-system"},"data":{"mode":"iptables"}}`)
 		if withExtra {
