@@ -13,6 +13,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 // Component constructs TalosCluster resources.
@@ -28,6 +29,9 @@ type Component struct {
 	// extensions asks the Image Factory about extensions; nil asks the
 	// factory of the image input.
 	extensions extensionChecker
+	// countObjects counts objects of API resources on a control plane; nil
+	// asks its Kubernetes API (talosapi.CountObjects).
+	countObjects objectCounter
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -127,6 +131,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		secrets  *machineSecrets
 		readings map[string]nodeReading
 		members  map[string]string
+		creds    *talosapi.Credentials
 	)
 	if prev != nil {
 		comp = &TalosCluster{}
@@ -146,7 +151,8 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		if read == nil {
 			read = readRunningConfig
 		}
-		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
+		var why string
+		if creds, why = awaitCredentials(ctx.Context(), secrets); creds == nil {
 			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
 		} else {
 			readings = readNodes(ctx.Context(), prev, creds, read)
@@ -167,6 +173,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 	if err := checkConfigs(p, prev); err != nil {
 		return fail(err)
+	}
+	if w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds); err != nil {
+		return fail(err)
+	} else if w != "" {
+		warnings = append(warnings, w)
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
 		return fail(err)

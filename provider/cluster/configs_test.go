@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
@@ -48,5 +51,54 @@ func TestCheckKubernetesUpgradeReportsRemovedFlags(t *testing.T) {
 	prev.Nodes[0].KubernetesVersion, prev.Nodes[1].KubernetesVersion = "v1.37.0", "v1.37.0"
 	if err := checkKubernetesUpgrade(p, prev, cfgs); err != nil {
 		t.Errorf("no upgrade: %v", err)
+	}
+}
+
+// On a Kubernetes upgrade whose new minor stops serving API versions, the
+// preview asks a control plane that answered how many objects are stored
+// in them: some fail the preview, none pass, and no answer is a warning
+// that says what to check.
+func TestCheckRemovedAPIs(t *testing.T) {
+	t.Parallel()
+	p := &plan.Plan{Cluster: plan.ClusterConfig{KubernetesVersion: "v1.37.0"}}
+	prev := &plan.State{Nodes: []plan.NodeState{
+		{Name: "lab-cp-1", Role: plan.RoleControlPlane, Address: "10.5.0.11", KubernetesVersion: "v1.36.3"},
+		{Name: "lab-cp-2", Role: plan.RoleControlPlane, Address: "10.5.0.12", KubernetesVersion: "v1.36.3"},
+	}}
+	readings := map[string]nodeReading{
+		"lab-cp-1": {err: errors.New("connection refused")},
+		"lab-cp-2": {running: runningNode{Config: "version: v1alpha1"}},
+	}
+	creds := &talosapi.Credentials{}
+	var asked string
+	c := &Component{countObjects: func(_ context.Context, cp string, resources []string, _ *talosapi.Credentials) (map[string]int, error) {
+		asked = cp + " " + strings.Join(resources, ",")
+		return map[string]int{"workloads.v1alpha2.scheduling.k8s.io": 3}, nil
+	}}
+
+	_, err := c.checkRemovedAPIs(context.Background(), p, prev, readings, creds)
+	if err == nil || !strings.Contains(err.Error(), "Kubernetes v1.37.0 no longer serves API versions the cluster still stores objects in (3 of workloads.v1alpha2.scheduling.k8s.io, counted through control plane 10.5.0.12)") {
+		t.Fatalf("error %v", err)
+	}
+	if asked != "10.5.0.12 workloads.v1alpha2.scheduling.k8s.io,podgroups.v1alpha2.scheduling.k8s.io" {
+		t.Errorf("asked %q, want the control plane that answered about 1.37's removals", asked)
+	}
+
+	c.countObjects = func(context.Context, string, []string, *talosapi.Credentials) (map[string]int, error) { return nil, nil }
+	if w, err := c.checkRemovedAPIs(context.Background(), p, prev, readings, creds); err != nil || w != "" {
+		t.Errorf("no objects: warning %q, error %v", w, err)
+	}
+
+	c.countObjects = func(context.Context, string, []string, *talosapi.Credentials) (map[string]int, error) {
+		return nil, errors.New("HTTP 503")
+	}
+	if w, err := c.checkRemovedAPIs(context.Background(), p, prev, readings, creds); err != nil || !strings.Contains(w, "was not checked") || !strings.Contains(w, "HTTP 503") {
+		t.Errorf("no answer: warning %q, error %v", w, err)
+	}
+
+	// 1.35 -> 1.36 removes no API version: nothing is asked.
+	p.Cluster.KubernetesVersion, prev.Nodes[0].KubernetesVersion, asked = "v1.36.3", "v1.35.4", ""
+	if w, err := c.checkRemovedAPIs(context.Background(), p, prev, readings, creds); err != nil || w != "" || asked != "" {
+		t.Errorf("1.35 -> 1.36: warning %q, error %v, asked %q", w, err, asked)
 	}
 }

@@ -46,3 +46,19 @@ func TestManifestStages(t *testing.T) {
 		}
 	}
 }
+
+func TestListPath(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"workloads.v1alpha2.scheduling.k8s.io": "/apis/scheduling.k8s.io/v1alpha2/workloads",
+		"pods.v1.":                             "/api/v1/pods",
+		"configmaps.v1":                        "/api/v1/configmaps",
+	} {
+		if got, err := listPath(in); err != nil || got != want {
+			t.Errorf("listPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := listPath("pods"); err == nil {
+		t.Error("listPath(pods) accepted a resource without a version")
+	}
+}

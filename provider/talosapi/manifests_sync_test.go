@@ -137,6 +137,16 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if ds := kubeGet(ctx, t, kc.Raw, "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy"); !strings.Contains(ds, `"image":"registry.k8s.io/kube-proxy:v1.35.5"`) {
 		t.Fatalf("DaemonSet after syncing the new configuration's manifests:\n%s", ds)
 	}
+
+	// The removed-API pre-check counts objects per resource.version.group;
+	// a version the API does not serve counts nothing.
+	counts, err := talosapi.CountObjects(ctx, target, []string{"daemonsets.v1.apps", "workloads.v1alpha2.scheduling.k8s.io", "configmaps.v1"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts["daemonsets.v1.apps"] != 1 || counts["configmaps.v1"] == 0 || len(counts) != 2 {
+		t.Fatalf("CountObjects = %v, want 1 DaemonSet, some ConfigMaps and nothing else", counts)
+	}
 }
 
 // imagesOf lists the workloads of manifests with their first image.
