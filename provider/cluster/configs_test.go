@@ -84,7 +84,9 @@ func TestCheckRemovedAPIs(t *testing.T) {
 		t.Errorf("asked %q, want the control plane that answered about 1.37's removals", asked)
 	}
 
-	c.countObjects = func(context.Context, string, []string, *talosapi.Credentials) (map[string]int, error) { return nil, nil }
+	c.countObjects = func(context.Context, string, []string, *talosapi.Credentials) (map[string]int, error) {
+		return nil, nil
+	}
 	if w, err := c.checkRemovedAPIs(context.Background(), p, prev, readings, creds); err != nil || w != "" {
 		t.Errorf("no objects: warning %q, error %v", w, err)
 	}
