@@ -70,6 +70,7 @@ func publishResources(st state.State, snap resourceSnapshot) error {
 		publishMembers,
 		publishStaticPods,
 		publishKubeConfigs,
+		publishManifests,
 	} {
 		if err := publish(ctx, st, snap); err != nil {
 			return err
