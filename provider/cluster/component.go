@@ -119,11 +119,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		read = readRunningConfig
 	}
 	var offline *stackState
-	isOffline := c.offline
-	if isOffline == nil {
-		isOffline = config.Offline
-	}
-	if isOffline() {
+	if c.isOffline() {
 		if !ctx.DryRun() {
 			return fail(config.Refusal("update TalosCluster " + name))
 		}
