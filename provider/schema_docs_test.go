@@ -122,6 +122,37 @@ func undocumented(s packageSchema) []string {
 	return missing
 }
 
+// Issue 16: values the provider derives for previews are outputs, never inputs that every SDK
+// would offer and the user must leave unset (framework.OutputsOnly, talos.PreviewOutputs).
+func TestSchemaHasNoInputsToLeaveUnset(t *testing.T) {
+	t.Parallel()
+	s := loadSchema(t)
+	for tok, r := range s.Resources {
+		for name, prop := range r.InputProperties {
+			d := strings.ToLower(prop.Description)
+			if strings.Contains(d, "leave unset") || strings.Contains(d, "computed by the provider") {
+				t.Errorf("resource %s input %s reads as a value the provider computes: %q", tok, name, prop.Description)
+			}
+		}
+	}
+	derived := map[string][]string{
+		"proxmoxtalos:talos:ConfigurationApply":     {"configView", "configChange"},
+		"proxmoxtalos:talos:ClusterHealth":          {"requires"},
+		"proxmoxtalos:talos:ControlPlaneComponents": {"change"},
+	}
+	for tok, names := range derived {
+		r := s.Resources[tok]
+		for _, name := range names {
+			if _, in := r.InputProperties[name]; in {
+				t.Errorf("%s.%s is an input", tok, name)
+			}
+			if _, out := r.Properties[name]; !out {
+				t.Errorf("%s.%s is not an output", tok, name)
+			}
+		}
+	}
+}
+
 func TestUndocumentedFindsGaps(t *testing.T) {
 	t.Parallel()
 	var s packageSchema

@@ -56,8 +56,19 @@ type ClusterHealthArgs struct {
 	Recheck             *string             `pulumi:"recheck,optional"`
 	OtherNodes          []string            `pulumi:"otherNodes,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
-	// Requires is derived in Check; see Annotate.
+	ClusterHealthPreview
+}
+
+// ClusterHealthPreview holds what Check derives for previews; an output in
+// the schema (see ConfigurationApplyPreview).
+type ClusterHealthPreview struct {
 	Requires *string `pulumi:"requires,optional"`
+}
+
+// Annotate documents the derived value.
+func (v *ClusterHealthPreview) Annotate(an infer.Annotator) {
+	an.Describe(&v.Requires, "What the check requires, in one line (`3 control planes, 2 workers; API "+
+		"https://192.168.1.220:6443`), so that a preview says in one line how the check changes.")
 }
 
 // Annotate documents the inputs.
@@ -78,9 +89,6 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
 		"of this list alone does not check again.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
-	an.Describe(&a.Requires, "Computed by the provider; leave unset. What the check requires, in one line (`3 "+
-		"control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the "+
-		"check changes.")
 }
 
 // ClusterHealthState is the state.

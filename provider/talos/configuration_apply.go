@@ -189,9 +189,25 @@ type ConfigurationApplyArgs struct {
 	HealthGate           *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
 	MachineId            *string             `pulumi:"machineId,optional"` //nolint:revive // Pulumi name
-	// ConfigView and ConfigChange are derived in Check; see Annotate.
+	ConfigurationApplyPreview
+}
+
+// ConfigurationApplyPreview holds what Check derives for the preview of an
+// update. Pulumi's display takes a detailed diff's new values from the
+// checked inputs, so these travel there; the schema lists them as outputs
+// only (PreviewOutputs): no user sets them.
+type ConfigurationApplyPreview struct {
 	ConfigView   map[string]string `pulumi:"configView,optional"`
 	ConfigChange *string           `pulumi:"configChange,optional"`
+}
+
+// Annotate documents the derived values (outputs in the schema).
+func (v *ConfigurationApplyPreview) Annotate(an infer.Annotator) {
+	an.Describe(&v.ConfigView, "The configuration as path → value with secret values replaced by a fingerprint, "+
+		"derived from machineConfiguration, so that previews of updates show which paths change.")
+	an.Describe(&v.ConfigChange, "What an update does to the node, in one line (`live: 1 path, no reboot`, "+
+		"`reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), "+
+		"so that previews say it next to the changed paths. Set only when the configuration or the VM changes.")
 }
 
 // Annotate documents the inputs.
@@ -220,13 +236,6 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
 		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
 		"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
-	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
-		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
-		"change.")
-	an.Describe(&a.ConfigChange, "Computed by the provider; leave unset. What the update does to the node, in one "+
-		"line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, "+
-		"`reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when "+
-		"the configuration or the VM changes.")
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.

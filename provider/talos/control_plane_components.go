@@ -56,8 +56,19 @@ type ControlPlaneComponentsArgs struct {
 	KubernetesVersion   string              `pulumi:"kubernetesVersion"`
 	HealthGate          *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
-	// Change is derived in Check; see Annotate.
+	ControlPlaneComponentsPreview
+}
+
+// ControlPlaneComponentsPreview holds what Check derives for previews; an
+// output in the schema (see ConfigurationApplyPreview).
+type ControlPlaneComponentsPreview struct {
 	Change *string `pulumi:"change,optional"`
+}
+
+// Annotate documents the derived value.
+func (v *ControlPlaneComponentsPreview) Annotate(an infer.Annotator) {
+	an.Describe(&v.Change, "What an update of kubernetesVersion does, in one line (`control plane components "+
+		"v1.34.1 → v1.35.2, kubelet later`), so that previews say it.")
 }
 
 // Annotate documents the inputs.
@@ -70,8 +81,6 @@ func (a *ControlPlaneComponentsArgs) Annotate(an infer.Annotator) {
 		"A change updates the resource, which moves the components (not the kubelet) to it.")
 	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
-	an.Describe(&a.Change, "Computed by the provider; leave unset. What an update of kubernetesVersion does, in one "+
-		"line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.")
 }
 
 // ControlPlaneComponentsState is the state.
