@@ -10,6 +10,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"gopkg.in/yaml.v3"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // Just the parts of the package schema these tests read.
@@ -150,6 +152,34 @@ func TestSchemaHasNoInputsToLeaveUnset(t *testing.T) {
 				t.Errorf("%s.%s is not an output", tok, name)
 			}
 		}
+	}
+}
+
+// Every resource's, function's and the component's description is a Markdown file in
+// provider/docs (docs.Description), and every such file describes one of them.
+func TestDescriptionsAreMarkdownFiles(t *testing.T) {
+	t.Parallel()
+	s := loadSchema(t)
+	files := map[string]bool{}
+	for _, tok := range docs.Described(s.Name) {
+		files[tok] = true
+	}
+	check := func(tok, description string) {
+		if !files[tok] {
+			t.Errorf("%s has no description file in provider/docs", tok)
+		} else if !strings.HasPrefix(description, docs.Description(tok)) {
+			t.Errorf("%s: the schema's description does not start with its provider/docs file", tok)
+		}
+		delete(files, tok)
+	}
+	for tok, r := range s.Resources {
+		check(tok, r.Description)
+	}
+	for tok, f := range s.Functions {
+		check(tok, f.Description)
+	}
+	for tok := range files {
+		t.Errorf("provider/docs describes %s, which the schema does not have", tok)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // ClusterHealth waits until a cluster is healthy; a gate between steps.
@@ -18,30 +20,7 @@ type ClusterHealth struct {
 
 // Annotate documents the resource.
 func (r *ClusterHealth) Annotate(a infer.Annotator) {
-	a.Describe(r, `Waits until a Talos cluster is healthy: on every node the Talos services the node needs are
-running and healthy (apid and kubelet; etcd and trustd on control planes), etcd's members are exactly the
-control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
-Kubernetes API answers /readyz and every node is registered and Ready.
-
-It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
-nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
-the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
-kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
-node by node, ConfigurationApply's healthGate waits before and after each node instead.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  healthy:
-    type: proxmoxtalos:talos:ClusterHealth
-    properties:
-      controlPlanes: [192.168.1.21, 192.168.1.22, 192.168.1.23]
-      workers: [192.168.1.31]
-      clientConfiguration: ${secrets.clientConfiguration}
-      kubeconfig: ${kubeconfig.kubeconfig}
-      kubernetesEndpoint: https://192.168.1.21:6443
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:ClusterHealth"))
 }
 
 // ClusterHealthArgs are the inputs.
