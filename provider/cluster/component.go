@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
@@ -30,6 +31,9 @@ type Component struct {
 	// extensions asks the Image Factory about extensions; nil asks the
 	// factory of the image input.
 	extensions extensionChecker
+	// stack reads the stack's state for an offline preview; nil asks the
+	// engine (offline.go).
+	stack stateReader
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -54,6 +58,27 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	newInventory := c.inventory
 	if newInventory == nil {
 		newInventory = proxmoxInventory
+	}
+	read := c.readConfig
+	if read == nil {
+		read = readRunningConfig
+	}
+	var offline *stackState
+	if config.Offline() {
+		if !ctx.DryRun() {
+			return fail(config.Refusal("update TalosCluster " + name))
+		}
+		readState := c.stack
+		if readState == nil {
+			readState = readStack
+		}
+		resources, err := readState(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		offline = newStackState(resources, args.ClusterName)
+		newInventory = func(context.Context) (Inventory, error) { return offline, nil }
+		read = offline.readConfig
 	}
 	inv, err := newInventory(ctx.Context())
 	if err != nil {
@@ -94,16 +119,14 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
 			return fail(err)
 		}
-		read := c.readConfig
-		if read == nil {
-			read = readRunningConfig
-		}
 		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
 			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
 		} else {
 			readings = readNodes(ctx.Context(), prev, creds, read)
 			warnings = append(warnings, withRunningVersions(prev, readings)...)
-			members = c.members(ctx.Context(), prev, readings, creds)
+			if offline == nil {
+				members = c.members(ctx.Context(), prev, readings, creds)
+			}
 		}
 	}
 
@@ -129,6 +152,9 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, p.Warnings...)
+	if offline != nil {
+		warnings = offlineWarnings(warnings)
+	}
 
 	// For a new cluster, registered only now: bad input fails before
 	// anything, the component included, is registered.

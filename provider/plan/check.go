@@ -248,7 +248,7 @@ func (b *builder) checkHosts() {
 		}
 	}
 	if b.facts.Hosts == nil {
-		b.warn("host capacity was not checked: no Proxmox facts were available")
+		b.warn(NoHostFactsWarning)
 	}
 }
 
@@ -353,3 +353,7 @@ func boolOr(p *bool, def bool) bool {
 	}
 	return *p
 }
+
+// NoHostFactsWarning is the plan's warning when it has no facts about the
+// hosts (an offline preview says it in its own words instead).
+const NoHostFactsWarning = "host capacity was not checked: no Proxmox facts were available"

@@ -111,7 +111,7 @@ func (s *Sim) reconcile() bool {
 	members := map[*cluster][]*Node{}
 
 	for n := range s.nodes {
-		if n.phase == PhaseRunning && n.active != nil {
+		if n.phase == PhaseRunning && n.active != nil && n.thaw == nil { // a paused node does nothing
 			c := s.clusterFor(n.active.Cluster().ID())
 			members[c] = append(members[c], n)
 		}
