@@ -127,3 +127,55 @@ func steps(stdout string) string {
 	}
 	return golden.Normalizer{}.Normalize(vmIDs.ReplaceAllString(golden.SortSteps(stdout), "${1}/<vmid>"))
 }
+
+// Stand-alone resources (no TalosCluster): each resource says what its
+// offline preview skipped, once per check; the steps are the online
+// preview's; nothing reaches Proxmox; up is refused.
+func TestOfflinePreviewResources(t *testing.T) {
+	t.Parallel()
+	l := startProxmoxLab(t)
+	l.makeVM(t, "pve1", templateVMID, "base-template", true)
+	env := harness.NewEnv(t)
+	params := vmsParams{Address: l.address(31), Template: templateVMID, Cores: 1}
+	p := harness.NewYAMLProject(t, env, "vms", render(t, vmsProgram, params))
+	p.ConfigureLab(t, l.conn)
+	mustOK(t, "up", p.Up(t))
+
+	offline := map[string]string{"PROXMOXTALOS_OFFLINE_PREVIEW": "true"}
+	isolated := func(what string, args ...string) harness.Result {
+		t.Helper()
+		before := l.PVE.Stats().Requests
+		r := p.RunWith(t, offline, args...)
+		if n := l.PVE.Stats().Requests - before; n != 0 {
+			t.Errorf("%s made %d Proxmox requests", what, n)
+		}
+		return r
+	}
+	mustOK(t, "offline preview without changes", isolated("offline preview", "preview", "--expect-no-changes"))
+
+	params.Cores = 2
+	p.WriteProgram(t, "vms", render(t, vmsProgram, params))
+	online := mustOK(t, "online preview", p.Preview(t, "--diff"))
+	r := mustOK(t, "offline preview", isolated("offline preview", "preview", "--diff"))
+	if on, off := steps(online.Stdout), steps(r.Stdout); on != off {
+		t.Errorf("the offline preview differs from the online one:\n--- online\n%s\n--- offline\n%s", on, off)
+	}
+	// Check runs for every resource (2 VMs, 1 file), the live state only
+	// for the VMs.
+	for what, n := range map[string]int{"the API token's Proxmox privileges": 3, "the inputs against the Proxmox cluster": 3,
+		"the VMs' live state": 2, "the hosts' free memory": 0, "what the Talos nodes run": 0} {
+		if got := strings.Count(r.Output(), "not checked: "+what); got != n {
+			t.Errorf("%q said %d times, want %d (once per resource it applies to):\n%s", what, got, n, r.Output())
+		}
+	}
+
+	// isolated checks that the refused up made no Proxmox request at all.
+	r = isolated("offline up", "up", "--yes", "--skip-preview")
+	if r.ExitCode == 0 || !strings.Contains(r.Output(), "cannot update VirtualMachine cloned") || !strings.Contains(r.Output(), "nothing was changed") {
+		t.Errorf("an offline up is not refused: %s", r)
+	}
+	if r := isolated("offline refresh", "refresh", "--yes"); r.ExitCode == 0 || !strings.Contains(r.Output(), "PROXMOXTALOS_OFFLINE_PREVIEW") {
+		t.Errorf("an offline refresh is not refused: %s", r)
+	}
+	mustOK(t, "destroy", p.Destroy(t))
+}
