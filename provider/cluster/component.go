@@ -13,9 +13,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
-	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
-
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 // Component constructs TalosCluster resources.
@@ -31,6 +31,9 @@ type Component struct {
 	// extensions asks the Image Factory about extensions; nil asks the
 	// factory of the image input.
 	extensions extensionChecker
+	// countObjects counts objects of API resources on a control plane; nil
+	// asks its Kubernetes API (talosapi.CountObjects).
+	countObjects objectCounter
 	// stack reads the stack's state for an offline preview; nil asks the
 	// engine (offline.go).
 	stack stateReader
@@ -104,6 +107,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		secrets  *machineSecrets
 		readings map[string]nodeReading
 		members  map[string]string
+		creds    *talosapi.Credentials
 	)
 	if prev != nil {
 		comp = &TalosCluster{}
@@ -119,7 +123,8 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
 			return fail(err)
 		}
-		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
+		var why string
+		if creds, why = awaitCredentials(ctx.Context(), secrets); creds == nil {
 			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
 		} else {
 			readings = readNodes(ctx.Context(), prev, creds, read)
@@ -140,8 +145,13 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	if err := checkConfigs(p); err != nil {
+	if err := checkConfigs(p, prev); err != nil {
 		return fail(err)
+	}
+	if w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds); err != nil {
+		return fail(err)
+	} else if w != "" {
+		warnings = append(warnings, w)
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
 		return fail(err)
