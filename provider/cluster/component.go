@@ -37,6 +37,9 @@ type Component struct {
 	// stack reads the stack's state for an offline preview; nil asks the
 	// engine (offline.go).
 	stack stateReader
+	// offline reports the offline preview mode; nil is the provider's
+	// configuration (config.Offline). Tests set it.
+	offline func() bool
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -67,7 +70,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		read = readRunningConfig
 	}
 	var offline *stackState
-	if config.Offline() {
+	if c.isOffline() {
 		if !ctx.DryRun() {
 			return fail(config.Refusal("update TalosCluster " + name))
 		}
