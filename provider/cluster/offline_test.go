@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -189,4 +190,24 @@ func plainValue(v property.Value) any {
 		return out
 	}
 	return nil
+}
+
+// Offline, a Kubernetes upgrade that removes API versions is not checked
+// against the cluster (its API is not asked): a warning says what to check.
+func TestOfflineRemovedAPIsAreNotAsked(t *testing.T) {
+	t.Parallel()
+	p := &plan.Plan{Cluster: plan.ClusterConfig{KubernetesVersion: "v1.37.0"}}
+	prev := &plan.State{Nodes: []plan.NodeState{
+		{Name: "lab-cp-1", Role: plan.RoleControlPlane, Address: "10.5.0.11", KubernetesVersion: "v1.36.3"},
+	}}
+	readings := map[string]nodeReading{"lab-cp-1": {running: runningNode{Config: "version: v1alpha1"}}}
+	c := &Component{offline: func() bool { return true },
+		countObjects: func(context.Context, string, []string, *talosapi.Credentials) (map[string]int, error) {
+			t.Error("the offline preview asked the Kubernetes API")
+			return nil, nil
+		}}
+	w, err := c.checkRemovedAPIs(t.Context(), p, prev, readings, &talosapi.Credentials{})
+	if err != nil || !strings.Contains(w, "was not checked") || !strings.Contains(w, "offline preview") {
+		t.Errorf("warning %q, error %v", w, err)
+	}
 }
