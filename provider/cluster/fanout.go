@@ -397,6 +397,9 @@ func (f *fanout) healthProps() pulumi.Map {
 		"clientConfiguration": f.secrets.ClientConfiguration,
 		"kubeconfig":          f.kube.Kubeconfig,
 		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
+		// A change (a Kubernetes upgrade) syncs the bootstrap manifests
+		// once every node runs it, as talosctl upgrade-k8s does.
+		"kubernetesVersion": pulumi.String(f.plan.Cluster.KubernetesVersion),
 	}
 	// Nodes that were down or lost their VM come back in this update
 	// without a change the check would notice: it checks again, so that the

@@ -34,6 +34,7 @@ type ClusterHealthArgs struct {
 	Triggers            []string            `pulumi:"triggers,optional"`
 	Recheck             *string             `pulumi:"recheck,optional"`
 	OtherNodes          []string            `pulumi:"otherNodes,optional"`
+	KubernetesVersion   *string             `pulumi:"kubernetesVersion,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
 	ClusterHealthPreview
 }
@@ -67,6 +68,12 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They "+
 		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
 		"of this list alone does not check again.")
+	an.Describe(&a.KubernetesVersion, "The Kubernetes version every node runs once the check passes, like `v1.36.3`. "+
+		"When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the "+
+		"bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane "+
+		"renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager "+
+		"`talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version "+
+		"is not recorded and the next update syncs again.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
 }
 
@@ -219,6 +226,13 @@ func diffClusterHealth(old, in ClusterHealthArgs) infer.DiffResponse {
 		dd["recheck"] = upd
 	}
 
+	// A Kubernetes upgrade syncs the bootstrap manifests. State from before
+	// this input records no version: that alone is no change (a provider
+	// upgrade previews none); the next update records it.
+	if deref(old.KubernetesVersion) != "" && deref(old.KubernetesVersion) != deref(in.KubernetesVersion) {
+		dd["kubernetesVersion"] = upd
+	}
+
 	// Credentials (a renewed certificate or kubeconfig) and otherNodes are
 	// not a reason to check again: the next check uses them.
 	for name, changed := range map[string]bool{
@@ -243,6 +257,17 @@ func (r *ClusterHealth) Update(ctx context.Context, req infer.UpdateRequest[Clus
 	st, err := r.wait(ctx, req.Inputs, "update")
 	if err != nil {
 		return infer.UpdateResponse[ClusterHealthState]{Output: req.State}, err
+	}
+
+	if manifestsDue(req.State.ClusterHealthArgs, req.Inputs) {
+		creds, err := req.Inputs.ClientConfiguration.credentials()
+		if err == nil {
+			err = r.syncManifests(ctx, req.Inputs, creds)
+		}
+		if err != nil {
+			// The old version stays recorded, so that the next update syncs.
+			return infer.UpdateResponse[ClusterHealthState]{Output: req.State}, err
+		}
 	}
 
 	return infer.UpdateResponse[ClusterHealthState]{Output: st}, nil

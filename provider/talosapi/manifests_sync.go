@@ -48,11 +48,23 @@ func (c ManifestChange) String() string { return c.Subject + " " + c.Action }
 // object without an owning inventory is taken over, one owned by another
 // inventory is refused.
 func SyncManifests(ctx context.Context, kubeconfig []byte, objects []map[string]any) ([]ManifestChange, error) {
+	return SyncManifestsVia(ctx, kubeconfig, "", objects)
+}
+
+// SyncManifestsVia is SyncManifests through server instead of the
+// kubeconfig's server (a control plane's https://10.5.0.2:6443 before the
+// VIP answers); "" keeps the kubeconfig's.
+func SyncManifestsVia(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
 	info, err := ParseKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	k, err := newKubeAPI(info, "")
+	if server != "" {
+		if server, err = KubernetesEndpoint(server); err != nil {
+			return nil, err
+		}
+	}
+	k, err := newKubeAPI(info, server)
 	if err != nil {
 		return nil, err
 	}
