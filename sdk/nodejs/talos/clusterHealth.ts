@@ -143,6 +143,10 @@ export class ClusterHealth extends pulumi.CustomResource {
      */
     declare public readonly kubernetesEndpoint: pulumi.Output<string | undefined>;
     /**
+     * The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+     */
+    declare public readonly kubernetesVersion: pulumi.Output<string | undefined>;
+    /**
      * Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.
      */
     declare public /*out*/ readonly nodes: pulumi.Output<{[key: string]: string}>;
@@ -193,6 +197,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["kubeconfig"] = args?.kubeconfig ? pulumi.secret(args.kubeconfig) : undefined;
             resourceInputs["kubernetesEndpoint"] = args?.kubernetesEndpoint;
+            resourceInputs["kubernetesVersion"] = args?.kubernetesVersion;
             resourceInputs["otherNodes"] = args?.otherNodes;
             resourceInputs["recheck"] = args?.recheck;
             resourceInputs["timeouts"] = args?.timeouts;
@@ -206,6 +211,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["endpoints"] = undefined /*out*/;
             resourceInputs["kubeconfig"] = undefined /*out*/;
             resourceInputs["kubernetesEndpoint"] = undefined /*out*/;
+            resourceInputs["kubernetesVersion"] = undefined /*out*/;
             resourceInputs["nodes"] = undefined /*out*/;
             resourceInputs["otherNodes"] = undefined /*out*/;
             resourceInputs["recheck"] = undefined /*out*/;
@@ -245,6 +251,10 @@ export interface ClusterHealthArgs {
      * The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
      */
     kubernetesEndpoint?: pulumi.Input<string | undefined>;
+    /**
+     * The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+     */
+    kubernetesVersion?: pulumi.Input<string | undefined>;
     /**
      * Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
      */

@@ -134,6 +134,8 @@ type ClusterHealth struct {
 	Kubeconfig pulumi.StringPtrOutput `pulumi:"kubeconfig"`
 	// The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
 	KubernetesEndpoint pulumi.StringPtrOutput `pulumi:"kubernetesEndpoint"`
+	// The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+	KubernetesVersion pulumi.StringPtrOutput `pulumi:"kubernetesVersion"`
 	// Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.
 	Nodes pulumi.StringMapOutput `pulumi:"nodes"`
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
@@ -223,6 +225,8 @@ type clusterHealthArgs struct {
 	Kubeconfig *string `pulumi:"kubeconfig"`
 	// The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
 	KubernetesEndpoint *string `pulumi:"kubernetesEndpoint"`
+	// The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+	KubernetesVersion *string `pulumi:"kubernetesVersion"`
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes []string `pulumi:"otherNodes"`
 	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
@@ -247,6 +251,8 @@ type ClusterHealthArgs struct {
 	Kubeconfig pulumi.StringPtrInput
 	// The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
 	KubernetesEndpoint pulumi.StringPtrInput
+	// The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+	KubernetesVersion pulumi.StringPtrInput
 	// Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
 	OtherNodes pulumi.StringArrayInput
 	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
@@ -369,6 +375,11 @@ func (o ClusterHealthOutput) Kubeconfig() pulumi.StringPtrOutput {
 // The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
 func (o ClusterHealthOutput) KubernetesEndpoint() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringPtrOutput { return v.KubernetesEndpoint }).(pulumi.StringPtrOutput)
+}
+
+// The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+func (o ClusterHealthOutput) KubernetesVersion() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ClusterHealth) pulumi.StringPtrOutput { return v.KubernetesVersion }).(pulumi.StringPtrOutput)
 }
 
 // Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.

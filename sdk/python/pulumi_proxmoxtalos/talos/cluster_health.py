@@ -26,6 +26,7 @@ class ClusterHealthArgs:
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
@@ -39,6 +40,7 @@ class ClusterHealthArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
+        :param pulumi.Input[_builtins.str] kubernetes_version: The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input['TimeoutsArgs'] timeouts: How long to wait for health (create and update). Default `10m`.
@@ -53,6 +55,8 @@ class ClusterHealthArgs:
             pulumi.set(__self__, "kubeconfig", kubeconfig)
         if kubernetes_endpoint is not None:
             pulumi.set(__self__, "kubernetes_endpoint", kubernetes_endpoint)
+        if kubernetes_version is not None:
+            pulumi.set(__self__, "kubernetes_version", kubernetes_version)
         if other_nodes is not None:
             pulumi.set(__self__, "other_nodes", other_nodes)
         if recheck is not None:
@@ -123,6 +127,18 @@ class ClusterHealthArgs:
     @kubernetes_endpoint.setter
     def kubernetes_endpoint(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "kubernetes_endpoint", value)
+
+    @_builtins.property
+    @pulumi.getter(name="kubernetesVersion")
+    def kubernetes_version(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+        """
+        return pulumi.get(self, "kubernetes_version")
+
+    @kubernetes_version.setter
+    def kubernetes_version(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "kubernetes_version", value)
 
     @_builtins.property
     @pulumi.getter(name="otherNodes")
@@ -196,6 +212,7 @@ class ClusterHealth(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
@@ -309,6 +326,7 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
+        :param pulumi.Input[_builtins.str] kubernetes_version: The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: How long to wait for health (create and update). Default `10m`.
@@ -441,6 +459,7 @@ class ClusterHealth(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
@@ -464,6 +483,7 @@ class ClusterHealth(pulumi.CustomResource):
             __props__.__dict__["endpoints"] = endpoints
             __props__.__dict__["kubeconfig"] = None if kubeconfig is None else pulumi.Output.secret(kubeconfig)
             __props__.__dict__["kubernetes_endpoint"] = kubernetes_endpoint
+            __props__.__dict__["kubernetes_version"] = kubernetes_version
             __props__.__dict__["other_nodes"] = other_nodes
             __props__.__dict__["recheck"] = recheck
             __props__.__dict__["timeouts"] = timeouts
@@ -500,6 +520,7 @@ class ClusterHealth(pulumi.CustomResource):
         __props__.__dict__["endpoints"] = None
         __props__.__dict__["kubeconfig"] = None
         __props__.__dict__["kubernetes_endpoint"] = None
+        __props__.__dict__["kubernetes_version"] = None
         __props__.__dict__["nodes"] = None
         __props__.__dict__["other_nodes"] = None
         __props__.__dict__["recheck"] = None
@@ -554,6 +575,14 @@ class ClusterHealth(pulumi.CustomResource):
         The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         """
         return pulumi.get(self, "kubernetes_endpoint")
+
+    @_builtins.property
+    @pulumi.getter(name="kubernetesVersion")
+    def kubernetes_version(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+        """
+        return pulumi.get(self, "kubernetes_version")
 
     @_builtins.property
     @pulumi.getter

@@ -209,6 +209,20 @@ public class ClusterHealth extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.kubernetesEndpoint);
     }
     /**
+     * The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+     * 
+     */
+    @Export(name="kubernetesVersion", refs={String.class}, tree="[0]")
+    private Output</* @Nullable */ String> kubernetesVersion;
+
+    /**
+     * @return The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+     * 
+     */
+    public Output<Optional<String>> kubernetesVersion() {
+        return Codegen.optional(this.kubernetesVersion);
+    }
+    /**
      * Kubernetes nodes seen at the last check, name → spec.providerID (empty without a cloud controller manager). Empty without a kubeconfig.
      * 
      */

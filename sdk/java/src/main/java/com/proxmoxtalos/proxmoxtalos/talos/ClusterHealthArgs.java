@@ -95,6 +95,21 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+     * 
+     */
+    @Import(name="kubernetesVersion")
+    private @Nullable Output<String> kubernetesVersion;
+
+    /**
+     * @return The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+     * 
+     */
+    public Optional<Output<String>> kubernetesVersion() {
+        return Optional.ofNullable(this.kubernetesVersion);
+    }
+
+    /**
      * Addresses of the cluster&#39;s nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
      * 
      */
@@ -177,6 +192,7 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
         this.endpoints = $.endpoints;
         this.kubeconfig = $.kubeconfig;
         this.kubernetesEndpoint = $.kubernetesEndpoint;
+        this.kubernetesVersion = $.kubernetesVersion;
         this.otherNodes = $.otherNodes;
         this.recheck = $.recheck;
         this.timeouts = $.timeouts;
@@ -325,6 +341,27 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder kubernetesEndpoint(String kubernetesEndpoint) {
             return kubernetesEndpoint(Output.of(kubernetesEndpoint));
+        }
+
+        /**
+         * @param kubernetesVersion The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder kubernetesVersion(@Nullable Output<String> kubernetesVersion) {
+            $.kubernetesVersion = kubernetesVersion;
+            return this;
+        }
+
+        /**
+         * @param kubernetesVersion The Kubernetes version every node runs once the check passes, like `v1.36.3`. When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager `talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version is not recorded and the next update syncs again.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder kubernetesVersion(String kubernetesVersion) {
+            return kubernetesVersion(Output.of(kubernetesVersion));
         }
 
         /**
