@@ -78,3 +78,40 @@ func TestClusterHealthDiffRecheck(t *testing.T) {
 		t.Errorf("recheck dropped reported: %+v", d.DetailedDiff)
 	}
 }
+
+// A Kubernetes upgrade updates the check, which then syncs the bootstrap
+// manifests; state from before the input recorded no version, and a
+// provider upgrade alone previews no change.
+func TestClusterHealthDiffKubernetesVersion(t *testing.T) {
+	t.Parallel()
+	v1, v2, kc := "v1.36.3", "v1.37.0", "kubeconfig"
+	old := ClusterHealthArgs{ControlPlanes: []string{"10.0.0.10"}, Kubeconfig: &kc}
+
+	in := old
+	in.KubernetesVersion = &v1
+	if d := diffClusterHealth(old, in); d.HasChanges {
+		t.Errorf("state without a version: %+v", d.DetailedDiff)
+	}
+	if !manifestsDue(old, in) {
+		t.Error("an update of state without a version does not sync")
+	}
+
+	old.KubernetesVersion = &v1
+	if d := diffClusterHealth(old, in); d.HasChanges || manifestsDue(old, in) {
+		t.Errorf("same version: %+v, sync %v", d.DetailedDiff, manifestsDue(old, in))
+	}
+
+	in.KubernetesVersion = &v2
+	d := diffClusterHealth(old, in)
+	if _, ok := d.DetailedDiff["kubernetesVersion"]; !ok || !d.HasChanges {
+		t.Errorf("upgrade: %+v", d.DetailedDiff)
+	}
+	if !manifestsDue(old, in) {
+		t.Error("upgrade does not sync")
+	}
+
+	in.Kubeconfig = nil
+	if manifestsDue(old, in) {
+		t.Error("sync without a kubeconfig")
+	}
+}

@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -83,6 +87,13 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 				t.Errorf("node %s: kubelet %s ready=%v after the upgrade to %s", n.Name, n.Version, n.Ready, k8s)
 			}
 		}
+		// As talosctl upgrade-k8s, the up synced the bootstrap manifests:
+		// kube-proxy, which Talos only creates, runs the new version.
+		if img, err := kubeProxyImage([]byte(out.Kubeconfig)); err != nil {
+			t.Errorf("kube-proxy DaemonSet after the upgrade to %s: %v", k8s, err)
+		} else if want := "registry.k8s.io/kube-proxy:" + k8s; img != want {
+			t.Errorf("kube-proxy DaemonSet runs %s after the upgrade to %s, want %s", img, k8s, want)
+		}
 		if !maps.Equal(tcVMIDs(out.Nodes), ids) {
 			t.Errorf("VMIDs changed in the Kubernetes upgrade to %s: %v -> %v", k8s, ids, tcVMIDs(out.Nodes))
 		}
@@ -98,4 +109,41 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 	if v := l.Talos().SkewViolations(); len(v) > 0 {
 		t.Errorf("the upgrades broke the Kubernetes version skew policy %d times, first: %s", len(v), v[0])
 	}
+}
+
+// kubeProxyImage reads the image of the kube-proxy DaemonSet's container
+// from the cluster's kube-apiserver, as `kubectl -n kube-system get ds
+// kube-proxy` shows it.
+func kubeProxyImage(kubeconfig []byte) (string, error) {
+	client, server, err := kube.Client(kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Get(strings.TrimSuffix(server, "/") + "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	var ds struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct{ Name, Image string } `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(body, &ds); err != nil {
+		return "", err
+	}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if c.Name == "kube-proxy" {
+			return c.Image, nil
+		}
+	}
+	return "", fmt.Errorf("no kube-proxy container in %s", body)
 }
