@@ -501,6 +501,7 @@ func (v *VmOptions) Annotate(a infer.Annotator) {
 		"(`kvm64` does not boot). `host` passes the host CPU through.")
 	a.Describe(&v.OnBoot, "Start the VMs when their host boots. Default `true`.")
 	a.Describe(&v.Tags, "Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, "+
-		"`cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes "+
+		"`cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack "+
+		"that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes "+
 		"which Talos and Kubernetes versions they run.")
 }

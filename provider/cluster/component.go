@@ -115,6 +115,10 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return fail(err)
 	}
+	stackTag := plan.StackTag(ctx.Project(), ctx.Stack())
+	if err := plan.CheckStack(args.ClusterName, stackTag, vms); err != nil {
+		return nil, err // *plan.Error names the component already
+	}
 	prev, warnings := plan.Rebuild(args.ClusterName, vms)
 	if len(prev.Nodes) == 0 {
 		prev = nil
@@ -155,7 +159,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		}
 	}
 
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev, stackTag: stackTag}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {

@@ -12,9 +12,10 @@ const tokenSecretPlaceholder = "proxmox-ccm-token-secret-placeholder"
 
 // toSpec converts the inputs to the plan's spec. tokenSecret is the
 // Proxmox CCM token secret ("" when unset or not known yet).
-func toSpec(a *TalosClusterArgs, tokenSecret string) plan.Spec {
+func toSpec(a *TalosClusterArgs, tokenSecret, stackTag string) plan.Spec {
 	s := plan.Spec{
 		Name:                           a.ClusterName,
+		StackTag:                       stackTag,
 		TalosVersion:                   a.TalosVersion,
 		KubernetesVersion:              a.KubernetesVersion,
 		Endpoint:                       a.Endpoint,

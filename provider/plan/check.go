@@ -216,6 +216,9 @@ func (b *builder) checkVMOptions() {
 	for i, t := range o.Tags {
 		if !pveTag.MatchString(t) {
 			b.probs.add(idx("vm.tags", i), "%q is not a Proxmox tag: use letters, digits, '_', '-', '+' and '.', not starting with '-', '+' or '.'", t)
+		} else if reservedTag(t) {
+			b.probs.add(idx("vm.tags", i), "%q is one of the tags the component finds its VMs by (%s, %s, %s, %s<cluster>, %s<pool>, %s<hash>): choose another tag",
+				t, TagManaged, RoleControlPlane, RoleWorker, TagClusterPrefix, TagPoolPrefix, TagStackPrefix)
 		}
 	}
 }
@@ -352,4 +355,20 @@ func boolOr(p *bool, def bool) bool {
 		return def
 	}
 	return *p
+}
+
+// reservedTag: a user tag the component's own tags would be confused with
+// when it reads its VMs back (Rebuild, CheckStack).
+func reservedTag(t string) bool {
+	t = strings.ToLower(t)
+	switch t {
+	case TagManaged, string(RoleControlPlane), string(RoleWorker):
+		return true
+	}
+	for _, p := range []string{TagClusterPrefix, TagPoolPrefix, TagStackPrefix} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -88,6 +88,8 @@ func TestSpecValidation(t *testing.T) {
 		{"zero data disk", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 0}} }, []string{"workerPools[0].dataDisks[0].size:", "0 GiB: a data disk needs"}},
 		{"kvm64", func(s *Spec) { s.VM.CPUType = "kvm64" }, []string{"vm.cpuType:", "lacks x86-64-v2"}},
 		{"bad tag", func(s *Spec) { s.VM.Tags = []string{"-x"} }, []string{"vm.tags[0]:", "not a Proxmox tag"}},
+		{"a tag of the component's own", func(s *Spec) { s.VM.Tags = []string{"ok", "stack-1234"} }, []string{"vm.tags[1]:", `"stack-1234" is one of the tags the component finds its VMs by`}},
+		{"a role tag", func(s *Spec) { s.VM.Tags = []string{"Worker"} }, []string{"vm.tags[0]:", "choose another tag"}},
 		{"ide disks", func(s *Spec) { s.DiskInterface = "ide" }, []string{"diskInterface:", `use "scsi", "virtio" or "sata"`}},
 		{"install disk not a path", func(s *Spec) { s.InstallDisk = "sda" }, []string{"installDisk:", "not a device path"}},
 		{"metal platform", func(s *Spec) { s.Image.Platform = "metal" }, []string{"image.platform:", "use \"nocloud\""}},

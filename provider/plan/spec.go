@@ -56,6 +56,9 @@ type Spec struct {
 	NodePatches map[string][]string
 
 	VM VMOptions
+	// StackTag is the owning stack's tag (StackTag), put on every VM; ""
+	// puts none.
+	StackTag string
 }
 
 // Image says which Talos image the nodes boot and install.
