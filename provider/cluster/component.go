@@ -194,15 +194,17 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if q := p.Quorum(); q != "" {
 		warnings = append(warnings, q)
 	}
-	for _, w := range warnings {
-		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	sensitive := secretValues(ctx.Context())
+	for i, w := range warnings {
+		warnings[i] = scrubText(w, sensitive)
+		_ = ctx.Log.Warn(warnings[i], &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
 	base := plan.Compare(prev, next)
 	p.MarkPower(&base)
 	p.MarkBringup(&base)
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, secrets: secrets, readings: readings,
 		base: base}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry

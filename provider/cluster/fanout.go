@@ -55,6 +55,9 @@ type fanout struct {
 	state       *plan.State
 	planner     *planner
 	tokenSecret pulumi.StringInput
+	// sensitive are the texts of the secret inputs (acceptSecretInputs):
+	// each ConfigurationApply shows them as sensitive in its view.
+	sensitive []string
 	// readings are what the existing nodes run, read before planning.
 	readings map[string]nodeReading
 	// Image Factory settings of the inputs, for the schematic.
@@ -298,6 +301,9 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
 		"reset":                reset,
 		"healthGate":           gate,
+	}
+	if len(f.sensitive) > 0 {
+		props["sensitiveValues"] = pulumi.ToSecret(pulumi.ToStringArray(f.sensitive))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.

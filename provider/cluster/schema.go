@@ -24,6 +24,6 @@ func PlainInputs() framework.SchemaFix {
 // refuse inputs that are not known yet, naming them, and end quietly when
 // the engine stopped it (see quietShutdown).
 func WithConstructGuards(prov p.Provider) p.Provider {
-	prov.Construct = quietShutdown(refuseUnknownInputs(prov.Construct))
+	prov.Construct = quietShutdown(acceptSecretInputs(refuseUnknownInputs(prov.Construct)))
 	return prov
 }

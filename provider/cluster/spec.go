@@ -91,7 +91,11 @@ func toSpec(a *TalosClusterArgs, tokenSecret, stackTag string) plan.Spec {
 	if len(a.RegistryMirrors) > 0 {
 		s.RegistryMirrors = map[string]plan.RegistryMirror{}
 		for reg, m := range a.RegistryMirrors {
-			s.RegistryMirrors[reg] = plan.RegistryMirror{Endpoints: m.Endpoints, OverridePath: m.OverridePath, SkipFallback: m.SkipFallback}
+			pm := plan.RegistryMirror{Endpoints: m.Endpoints, OverridePath: m.OverridePath, SkipFallback: m.SkipFallback}
+			if a := m.Auth; a != nil {
+				pm.Auth = &plan.RegistryAuth{Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken}
+			}
+			s.RegistryMirrors[reg] = pm
 		}
 	}
 	if g := a.GitOps; g != nil {

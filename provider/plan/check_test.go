@@ -137,8 +137,17 @@ func TestSpecValidation(t *testing.T) {
 			s.CNI = CNI{Name: "cilium", InlineManifests: []InlineManifest{{Name: "cilium", Contents: "a: b"}}}
 			s.InlineManifests = []InlineManifest{{Name: "cilium", Contents: "c: d"}}
 		}, []string{"inlineManifests[0].name:", `"cilium" is used twice`}},
-		{"gitops tool", func(s *Spec) { s.GitOps = &GitOps{Tool: "jenkins"} }, []string{"gitops.tool:"}},
-		{"gitops without install", func(s *Spec) { s.GitOps = &GitOps{Tool: "flux", Repository: GitRepository{URL: "https://g/r"}} }, []string{"gitops.installManifests:"}},
+		{"mirror password without user", func(s *Spec) {
+			s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m.local"}, Auth: &RegistryAuth{Password: "x"}}}
+		}, []string{`registryMirrors["docker.io"].auth.username:`, "password is set without a username"}},
+		{"mirror auth empty", func(s *Spec) {
+			s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m.local"}, Auth: &RegistryAuth{}}}
+		}, []string{`registryMirrors["docker.io"].auth:`, "no credentials"}},
+		{"mirror token and user", func(s *Spec) {
+			s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m.local"}, Auth: &RegistryAuth{Username: "u", Password: "p", IdentityToken: "t"}}}
+		}, []string{`registryMirrors["docker.io"].auth.identityToken:`, "give one way"}},
+		{"gitops tool", func(s *Spec) { s.GitOps = &GitOps{Tool: "jenkins"} }, []string{"gitOps.tool:"}},
+		{"gitops without install", func(s *Spec) { s.GitOps = &GitOps{Tool: "flux", Repository: GitRepository{URL: "https://g/r"}} }, []string{"gitOps.installManifests:"}},
 		{"data disk size", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{}} }, []string{"workerPools[0].dataDisks[0].size:"}},
 		{"data disk volume name", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: "My Vol"}} }, []string{"workerPools[0].dataDisks[0].volume:"}},
 		{"data disk volume name too long", func(s *Spec) {

@@ -126,6 +126,7 @@ type Mirror struct {
 	Endpoints    []string
 	OverridePath bool
 	SkipFallback bool
+	Auth         *RegistryAuth
 }
 
 // Patch is one user patch with where it came from, so an error can say which.
