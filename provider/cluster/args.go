@@ -430,8 +430,8 @@ func (c *Cni) Annotate(a infer.Annotator) {
 
 // RegistryMirror redirects pulls from one registry.
 type RegistryMirror struct {
-	Endpoints    []string `pulumi:"endpoints"`
-	OverridePath bool     `pulumi:"overridePath,optional"`
+	Endpoints    []string      `pulumi:"endpoints"`
+	OverridePath bool          `pulumi:"overridePath,optional"`
 	SkipFallback bool          `pulumi:"skipFallback,optional"`
 	Auth         *RegistryAuth `pulumi:"auth,optional"`
 }

@@ -216,4 +216,3 @@ func itThem(n int) string {
 	}
 	return "them"
 }
-
