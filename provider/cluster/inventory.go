@@ -37,9 +37,37 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 		if n.MaxMem > n.Mem {
 			free = int64((n.MaxMem - n.Mem) >> 20)
 		}
-		out[n.Name] = plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
+		hf := plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
+		if n.Online {
+			if err := i.readResources(ctx, n.Name, &hf); err != nil {
+				return nil, err
+			}
+		}
+		out[n.Name] = hf
 	}
 	return out, nil
+}
+
+// readResources lists a host's active storages and its bridges, which the
+// plan checks the new VMs' storages and bridges against.
+func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.HostFacts) error {
+	storages, err := i.c.Storages(ctx, node)
+	if err != nil {
+		return fmt.Errorf("reading the storages of Proxmox node %s: %w", node, err)
+	}
+	hf.Storages = map[string][]string{}
+	for _, s := range storages {
+		if s.Active && s.Enabled {
+			hf.Storages[s.Name] = s.Content
+		}
+	}
+	if hf.Bridges, err = i.c.Bridges(ctx, node); err != nil {
+		return fmt.Errorf("reading the bridges of Proxmox node %s: %w", node, err)
+	}
+	if hf.Bridges == nil {
+		hf.Bridges = []string{}
+	}
+	return nil
 }
 
 // VMs reads the configuration of every VM tagged for the cluster.
