@@ -8,6 +8,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -195,6 +196,16 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		warnings = append(warnings, q)
 	}
 	sensitive := secretValues(ctx.Context())
+	unknown := unknownConfigInputs(ctx.Context())
+	if len(unknown) > 0 {
+		if !ctx.DryRun() {
+			return fail(fmt.Errorf("%s %s not known in an update: the engine resolves a component's inputs before "+
+				"constructing it, so this should not happen; run pulumi up again", strings.Join(unknown, ", "), isAre(len(unknown))))
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %s not known until the resources %s from are created: every "+
+			"node's machine configuration is shown as changing once known", strings.Join(unknown, ", "), isAre(len(unknown)),
+			map[bool]string{true: "it comes", false: "they come"}[len(unknown) == 1]))
+	}
 	for i, w := range warnings {
 		warnings[i] = scrubText(w, sensitive)
 		_ = ctx.Log.Warn(warnings[i], &pulumi.LogArgs{Resource: comp})
@@ -204,7 +215,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	p.MarkPower(&base)
 	p.MarkBringup(&base)
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, secrets: secrets, readings: readings,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, secrets: secrets, readings: readings,
 		base: base}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry

@@ -50,23 +50,89 @@ func secretValues(ctx context.Context) []string {
 	return v
 }
 
-// acceptSecretInputs unwraps the secrets among the inputs that may be
-// secret and refuses the others by path.
-func acceptSecretInputs(construct func(context.Context, p.ConstructRequest) (p.ConstructResponse, error)) func(context.Context, p.ConstructRequest) (p.ConstructResponse, error) {
+// configContainer are the lists and maps that only reach the machine
+// configurations: one that is unknown as a whole is planned as empty.
+var configContainer = regexp.MustCompile(`^(` + strings.Join([]string{
+	`patches`, `workerPatches`, `nodePatches(` + mapKey + `)?`,
+	`controlPlane(\.nodes\[\d+\])?\.patches`,
+	`workerPools\[\d+\](\.nodes\[\d+\])?\.patches`,
+	`registryMirrors` + mapKey + `\.(endpoints|auth)`,
+	`extraManifests`, `(cni\.)?inlineManifests(\[\d+\])?`, `cni\.manifestUrls`, `gitOps\.installManifests`,
+}, "|") + `)$`)
+
+// droppedWhenUnknown are list entries planned without (the
+// configurations are unknown in that preview anyway).
+var droppedWhenUnknown = regexp.MustCompile(`([pP]atches(` + mapKey + `)?|extraManifests|manifestUrls|installManifests|inlineManifests)\[\d+\]$`)
+
+// unknownPlaceholder is what an unknown input that only reaches the
+// machine configurations is planned with in a preview (the
+// configurations themselves are unknown then): a value the checks accept.
+// drop: leave the list entry out.
+func unknownPlaceholder(path string) (v property.Value, drop bool) {
+	const url = "https://unknown.invalid/unknown.yaml"
+	switch {
+	case strings.HasSuffix(path, ".endpoints"):
+		return property.New(property.NewArray([]property.Value{property.New(url)})), false
+	case strings.HasSuffix(path, ".auth"):
+		return property.New(property.NewMap(map[string]property.Value{"username": property.New("unknown"), "password": property.New("unknown")})), false
+	case strings.HasPrefix(path, "nodePatches") && !strings.HasSuffix(path, "]"):
+		if path == "nodePatches" {
+			return property.New(property.NewMap(nil)), false
+		}
+		return property.New(property.NewArray(nil)), false
+	case droppedWhenUnknown.MatchString(path):
+		return property.Value{}, true
+	case configContainer.MatchString(path):
+		return property.New(property.NewArray(nil)), false
+	case strings.Contains(path, ".auth."), strings.HasSuffix(path, ".contents"):
+		return property.New("unknown"), false
+	}
+	return property.New(url), false
+}
+
+type unknownConfigKey struct{}
+
+// unknownConfigInputs are the inputs of the construct running in ctx that
+// only reach the machine configurations and are not known yet (preview).
+func unknownConfigInputs(ctx context.Context) []string {
+	v, _ := ctx.Value(unknownConfigKey{}).([]string)
+	return v
+}
+
+// acceptInputValues prepares the inputs for the component's plain Go
+// arguments, which the SDK fills only from plain values ("expected
+// destination type to implement pulumi.Input or pulumi.Output, got
+// string"):
+//   - dependencies are dropped: the value is known, so the resource it
+//     came from exists, and the engine orders the component (and so its
+//     children) after it already;
+//   - secrets where they only reach the machine configurations are
+//     unwrapped (see secretCapable); elsewhere refused by path;
+//   - unknown values (a preview, with the value an output of a resource
+//     not created yet) where they only reach the machine configurations
+//     are planned with a placeholder, and the configurations are unknown
+//     in that preview; elsewhere refuseUnknownInputs refuses them.
+func acceptInputValues(construct func(context.Context, p.ConstructRequest) (p.ConstructResponse, error)) func(context.Context, p.ConstructRequest) (p.ConstructResponse, error) {
 	return func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
 		if req.Urn.Type().String() != tokenComponent {
 			return construct(ctx, req)
 		}
-		var refused, values []string
-		plain := unsecret(req.Inputs, func(path string, v property.Value) {
+		var refused, values, unknown []string
+		plain := normalizeInputs(req.Inputs, func(path string, v property.Value) {
 			switch {
-			case !secretCapable.MatchString(path):
+			case !secretCapable.MatchString(path) && !configContainer.MatchString(path):
 				refused = append(refused, path)
 			case path == "cloudControllerManager.proxmox.tokenSecret":
 				// an Input of the component: it stays a secret Output
-			case v.IsString():
-				values = append(values, sensitiveTexts(v.AsString())...)
+			default:
+				values = append(values, secretTexts(v)...)
 			}
+		}, func(path string) bool {
+			if path == "cloudControllerManager.proxmox.tokenSecret" || !secretCapable.MatchString(path) && !configContainer.MatchString(path) {
+				return false
+			}
+			unknown = append(unknown, path)
+			return true
 		})
 		if len(refused) > 0 {
 			return p.ConstructResponse{}, fmt.Errorf("TalosCluster %s: %s %s a secret, but the cluster is planned from "+
@@ -82,7 +148,9 @@ func acceptSecretInputs(construct func(context.Context, p.ConstructRequest) (p.C
 		}
 		req.Inputs = plain
 		slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) }) // longest first for scrubbing
-		resp, err := construct(context.WithValue(ctx, secretValuesKey{}, values), req)
+		ctx = context.WithValue(ctx, secretValuesKey{}, values)
+		ctx = context.WithValue(ctx, unknownConfigKey{}, unknown)
+		resp, err := construct(ctx, req)
 		if err != nil {
 			err = scrubSecrets(err, values)
 		}
@@ -90,55 +158,79 @@ func acceptSecretInputs(construct func(context.Context, p.ConstructRequest) (p.C
 	}
 }
 
-// unsecret returns m without secret wrappers, calling found for each
-// secret with its input path. Values without a secret inside are kept as
-// they are (with their dependencies).
-func unsecret(m property.Map, found func(path string, v property.Value)) property.Map {
+// normalizeInputs returns m without dependencies or secret wrappers,
+// calling secret for each secret with its input path, and unknown for each
+// unknown value: when it answers true the value is replaced by its
+// placeholder (unknownPlaceholder), else it stays unknown.
+func normalizeInputs(m property.Map, secret func(path string, v property.Value), unknown func(path string) bool) property.Map {
 	var walk func(path string, v property.Value) (property.Value, bool)
 	walk = func(path string, v property.Value) (property.Value, bool) {
-		changed := false
 		if v.Secret() {
-			v, changed = v.WithSecret(false), true
-			found(path, v)
+			v = v.WithSecret(false)
+			secret(path, v)
 		}
+		if v.IsComputed() {
+			if unknown(path) {
+				ph, drop := unknownPlaceholder(path)
+				return ph, !drop
+			}
+			return v, true
+		}
+		v = v.WithDependencies(nil)
 		switch {
 		case v.IsMap():
 			out := map[string]property.Value{}
 			v.AsMap().AllStable(func(k string, e property.Value) bool {
-				var c bool
-				out[k], c = walk(joinPath(path, k), e)
-				changed = changed || c
+				if n, keep := walk(joinPath(path, k), e); keep {
+					out[k] = n
+				}
 				return true
 			})
-			if changed {
-				v = property.New(property.NewMap(out)).WithDependencies(v.Dependencies())
-			}
+			return property.New(property.NewMap(out)), true
 		case v.IsArray():
-			var out []property.Value
+			out := []property.Value{}
 			v.AsArray().All(func(i int, e property.Value) bool {
-				n, c := walk(fmt.Sprintf("%s[%d]", path, i), e)
-				out = append(out, n)
-				changed = changed || c
+				if n, keep := walk(fmt.Sprintf("%s[%d]", path, i), e); keep {
+					out = append(out, n)
+				}
 				return true
 			})
-			if changed {
-				v = property.New(property.NewArray(out)).WithDependencies(v.Dependencies())
-			}
+			return property.New(property.NewArray(out)), true
 		}
-		return v, changed
+		return v, true
 	}
 	out := map[string]property.Value{}
-	changedAny := false
 	m.AllStable(func(k string, v property.Value) bool {
-		var c bool
-		out[k], c = walk(k, v)
-		changedAny = changedAny || c
+		if n, keep := walk(k, v); keep {
+			out[k] = n
+		}
 		return true
 	})
-	if !changedAny {
-		return m
-	}
 	return property.NewMap(out)
+}
+
+// secretTexts are the texts of a secret input, nested ones included (a
+// secret auth object).
+func secretTexts(v property.Value) []string {
+	switch {
+	case v.IsString():
+		return sensitiveTexts(v.AsString())
+	case v.IsMap():
+		var out []string
+		v.AsMap().AllStable(func(_ string, e property.Value) bool {
+			out = append(out, secretTexts(e.WithSecret(false))...)
+			return true
+		})
+		return out
+	case v.IsArray():
+		var out []string
+		v.AsArray().All(func(_ int, e property.Value) bool {
+			out = append(out, secretTexts(e.WithSecret(false))...)
+			return true
+		})
+		return out
+	}
+	return nil
 }
 
 // keepTokenSecret puts the original (secret) tokenSecret back into the

@@ -75,3 +75,29 @@ func TestSecretInputsRefusedWhereThePlanNeedsThem(t *testing.T) {
 		t.Errorf("the error shows a secret: %v", err)
 	}
 }
+
+// A patch or mirror endpoint that is another resource's output not known
+// in a preview is planned with a placeholder: the preview succeeds, says
+// why, and every node's machine configuration is unknown (changes once
+// known). What the plan needs stays refused (TestConstructRefusesUnknownInputs).
+func TestUnknownConfigInputsInPreview(t *testing.T) {
+	t.Parallel()
+	unknown := presource.MakeComputed(presource.NewStringProperty(""))
+	in := baseInputs()
+	in["patches"] = []any{"machine:\n  sysctls:\n    vm.max_map_count: \"262144\"\n", unknown}
+	in["workerPatches"] = unknown
+	in["registryMirrors"] = map[string]any{"docker.io": map[string]any{"endpoints": []any{unknown}}}
+	rec, resp, err := constructDry(t, true, &fakeInventory{hosts: threeHosts()}, in)
+	must(t, err)
+	cfg := rec.get(t, "ConfigurationApply", "lab-cp-1").inputs.Get("machineConfiguration")
+	if !cfg.IsComputed() {
+		t.Errorf("machine configuration with an unknown patch = %v, want unknown", cfg)
+	}
+	if vms := rec.byType("VirtualMachine"); len(vms) != 5 {
+		t.Errorf("%d VMs planned", len(vms))
+	}
+	w := fmt.Sprint(resp.State.Get("warnings"))
+	if !strings.Contains(w, `patches[1], registryMirrors["docker.io"].endpoints[0], workerPatches are not known until`) {
+		t.Errorf("warnings = %s", w)
+	}
+}
