@@ -214,7 +214,7 @@ export interface TalosClusterArgs {
     /**
      * URLs of Kubernetes manifests the control planes apply after bootstrap.
      */
-    extraManifests?: string[];
+    extraManifests?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
      */
@@ -250,11 +250,11 @@ export interface TalosClusterArgs {
     /**
      * Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
      */
-    nodePatches?: {[key: string]: string[]};
+    nodePatches?: pulumi.Input<{[key: string]: pulumi.Input<pulumi.Input<string>[]>} | undefined>;
     /**
      * Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
      */
-    patches?: string[];
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
      */
@@ -274,7 +274,7 @@ export interface TalosClusterArgs {
     /**
      * Patches for every worker, applied before the pool's own patches.
      */
-    workerPatches?: string[];
+    workerPatches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
      */
