@@ -22,9 +22,13 @@ func (p *Plan) GenerateInput(n *Node, bundle *secrets.Bundle, talosVersion strin
 	if err != nil {
 		return talosconfig.Input{}, err
 	}
-	texts := make([]string, len(patches))
+	texts, sources := make([]string, len(patches)), make([]string, len(patches))
 	for i, pt := range patches {
 		texts[i] = pt.Content
+		sources[i] = pt.Source
+		if pt.Source == "provider" {
+			sources[i] = "the settings the component derives from its inputs"
+		}
 	}
 	mode := talosconfig.Metal // an ISO-booted node installs itself to disk
 	if n.VM.Boot.CloneVMID != 0 {
@@ -41,6 +45,7 @@ func (p *Plan) GenerateInput(n *Node, bundle *secrets.Bundle, talosVersion strin
 		InstallImage:      p.Cluster.Image.Installer,
 		SANs:              p.Cluster.CertSANs,
 		Patches:           texts,
+		PatchSources:      sources,
 		Mode:              mode,
 	}, nil
 }
