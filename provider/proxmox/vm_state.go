@@ -154,7 +154,8 @@ func readState(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMach
 		return VirtualMachineState{}, found, err
 	}
 	var addrs []netip.Addr
-	if o.Status.Running() && agentOn(o.Config) {
+	// a paused VM's agent runs no code: asking would only time out
+	if o.Status.Running() && !o.Status.Paused() && agentOn(o.Config) {
 		if addrs, err = guestAddresses(ctx, c, o.Ref); err != nil {
 			return VirtualMachineState{}, true, err
 		}
