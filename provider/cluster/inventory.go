@@ -39,9 +39,7 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 		}
 		hf := plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
 		if n.Online {
-			if err := i.readResources(ctx, n.Name, &hf); err != nil {
-				return nil, err
-			}
+			i.readResources(ctx, n.Name, &hf)
 		}
 		out[n.Name] = hf
 	}
@@ -49,11 +47,18 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 }
 
 // readResources lists a host's active storages and its bridges, which the
-// plan checks the new VMs' storages and bridges against.
-func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.HostFacts) error {
+// plan checks the new VMs' storages and bridges against. A host it cannot
+// read them on (an API token without Sys.Audit or Datastore.Audit there,
+// which a host the cluster does not use may well lack) is left unchecked:
+// the VirtualMachine's own check still runs.
+func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.HostFacts) {
 	storages, err := i.c.Storages(ctx, node)
 	if err != nil {
-		return fmt.Errorf("reading the storages of Proxmox node %s: %w", node, err)
+		return
+	}
+	bridges, err := i.c.Bridges(ctx, node)
+	if err != nil {
+		return
 	}
 	hf.Storages = map[string][]string{}
 	for _, s := range storages {
@@ -61,13 +66,10 @@ func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.
 			hf.Storages[s.Name] = s.Content
 		}
 	}
-	if hf.Bridges, err = i.c.Bridges(ctx, node); err != nil {
-		return fmt.Errorf("reading the bridges of Proxmox node %s: %w", node, err)
-	}
+	hf.Bridges = bridges
 	if hf.Bridges == nil {
 		hf.Bridges = []string{}
 	}
-	return nil
 }
 
 // VMs reads the configuration of every VM tagged for the cluster.
