@@ -86,7 +86,7 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 		}
 		if exists {
 			if a.shared() {
-				p.GetLogger(ctx).Info(fmt.Sprintf("%s already exists on node %s: shared, it is used as it is", a.volumeID(), a.Node))
+				p.GetLogger(ctx).Info(fmt.Sprintf("%s is on node %s already and shared: it is used as it is, not downloaded again", a.volumeID(), a.Node))
 			} else if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
 				p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
 					"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
@@ -134,7 +134,7 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 		if err != nil {
 			return infer.CreateResponse[DownloadFileState]{}, err
 		}
-		pve.Logf(ctx, "%s already exists on node %s: shared, it is used as it is", st.VolumeID, a.Node)
+		pve.Logf(ctx, "%s is on node %s already and shared: it is used as it is, not downloaded again", st.VolumeID, a.Node)
 		st.Size = int(vol.Size)
 		return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 	}
