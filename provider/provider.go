@@ -88,7 +88,8 @@ func withWorkarounds(prov p.Provider) p.Provider {
 	prov = cluster.WithConstructGuards(prov)
 	prov = talos.WithRenewalPreview(prov, time.Now)
 	prov = talos.WithDeleteURN(prov)
-	return proxmox.WithIdentity(prov)
+	prov = proxmox.WithIdentity(prov)
+	return config.WithOfflineGuard(prov) // offline previews change nothing (config/offline.go)
 }
 
 // Run serves the provider over gRPC to the Pulumi engine.

@@ -13,7 +13,9 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 // Component constructs TalosCluster resources.
@@ -29,6 +31,12 @@ type Component struct {
 	// extensions asks the Image Factory about extensions; nil asks the
 	// factory of the image input.
 	extensions extensionChecker
+	// countObjects counts objects of API resources on a control plane; nil
+	// asks its Kubernetes API (talosapi.CountObjects).
+	countObjects objectCounter
+	// stack reads the stack's state for an offline preview; nil asks the
+	// engine (offline.go).
+	stack stateReader
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -106,6 +114,27 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if newInventory == nil {
 		newInventory = proxmoxInventory
 	}
+	read := c.readConfig
+	if read == nil {
+		read = readRunningConfig
+	}
+	var offline *stackState
+	if config.Offline() {
+		if !ctx.DryRun() {
+			return fail(config.Refusal("update TalosCluster " + name))
+		}
+		readState := c.stack
+		if readState == nil {
+			readState = readStack
+		}
+		resources, err := readState(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		offline = newStackState(resources, args.ClusterName)
+		newInventory = func(context.Context) (Inventory, error) { return offline, nil }
+		read = offline.readConfig
+	}
 	inv, err := newInventory(ctx.Context())
 	if err != nil {
 		return fail(err)
@@ -134,6 +163,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		secrets  *machineSecrets
 		readings map[string]nodeReading
 		members  map[string]string
+		creds    *talosapi.Credentials
 	)
 	if prev != nil {
 		comp = &TalosCluster{}
@@ -149,16 +179,15 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
 			return fail(err)
 		}
-		read := c.readConfig
-		if read == nil {
-			read = readRunningConfig
-		}
-		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
+		var why string
+		if creds, why = awaitCredentials(ctx.Context(), secrets); creds == nil {
 			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
 		} else {
 			readings = readNodes(ctx.Context(), prev, creds, read)
 			warnings = append(warnings, withRunningVersions(prev, readings)...)
-			members = c.members(ctx.Context(), prev, readings, creds)
+			if offline == nil {
+				members = c.members(ctx.Context(), prev, readings, creds)
+			}
 		}
 	}
 
@@ -172,8 +201,13 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	if err := checkConfigs(p); err != nil {
+	if err := checkConfigs(p, prev); err != nil {
 		return fail(err)
+	}
+	if w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds); err != nil {
+		return fail(err)
+	} else if w != "" {
+		warnings = append(warnings, w)
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
 		return fail(err)
@@ -184,6 +218,9 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, p.Warnings...)
+	if offline != nil {
+		warnings = offlineWarnings(warnings)
+	}
 
 	// For a new cluster, registered only now: bad input fails before
 	// anything, the component included, is registered.

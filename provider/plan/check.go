@@ -253,7 +253,7 @@ func (b *builder) checkHosts() {
 		}
 	}
 	if b.facts.Hosts == nil {
-		b.warn("host capacity was not checked: no Proxmox facts were available")
+		b.warn(NoHostFactsWarning)
 	}
 }
 
@@ -374,3 +374,7 @@ func reservedTag(t string) bool {
 	}
 	return false
 }
+
+// NoHostFactsWarning is the plan's warning when it has no facts about the
+// hosts (an offline preview says it in its own words instead).
+const NoHostFactsWarning = "host capacity was not checked: no Proxmox facts were available"

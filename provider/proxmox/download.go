@@ -24,6 +24,10 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	if failures = validateDownload(a, u); len(failures) > 0 || !u.known("node") || !u.known("storage") {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
 	}
+	if config.Offline() {
+		config.Skipped(ctx, config.CheckPrivileges, config.CheckInventory)
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, nil
+	}
 	c, err := config.Client(ctx)
 	if err != nil {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err

@@ -64,6 +64,7 @@ func publishResources(st state.State, snap resourceSnapshot) error {
 		publishServices,
 		publishMembers,
 		publishStaticPods,
+		publishManifests,
 	} {
 		if err := publish(ctx, st, snap); err != nil {
 			return err
