@@ -202,12 +202,15 @@ bench: $(PULUMI) $(YAMLHOST) provider
 # destroy, and the kill runs (the provider killed in every step, at each kill point once);
 # prints the table (also written to .cache/soak-table.md). Not part of `make test`, which runs
 # one short run. SOAK_RUNS, SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS
-# (500,task,lock-timeout,scripted,kill) narrow it.
+# (500,task,lock-timeout,scripted,kill) narrow it. SOAK_TIMEOUT bounds the whole campaign (a run
+# that hangs then ends it with the stacks of every goroutine in .cache/soak.log instead of
+# waiting forever; the runs finished so far are logged there).
+SOAK_TIMEOUT ?= 10h
 .PHONY: soak
 soak: tools provider
 	@mkdir -p $(CACHE)
 	cd tests/e2e && PROXMOXTALOS_SOAK=full PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) SOAK_TABLE=$(CACHE)/soak-table.md \
-		go test -count=1 -timeout 0 -run '^TestSoak$$' -v . > $(CACHE)/soak.log 2>&1 || status=$$?; \
+		go test -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v . > $(CACHE)/soak.log 2>&1 || status=$$?; \
 		grep -E '^\s+soak_test.go:[0-9]+: [a-z-]+ at ' $(CACHE)/soak.log || true; \
 		cat $(CACHE)/soak-table.md 2>/dev/null; grep -E 'goal not met' $(CACHE)/soak.log || true; exit $${status:-0}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
@@ -37,6 +38,9 @@ type Component struct {
 	// stack reads the stack's state for an offline preview; nil asks the
 	// engine (offline.go).
 	stack stateReader
+	// offline reports the offline preview mode; nil is the provider's
+	// configuration (config.Offline). Tests set it.
+	offline func() bool
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -51,60 +55,8 @@ type Inventory interface {
 // Annotate documents the component.
 func (c *Component) Annotate(a infer.Annotator) {
 	a.SetToken("index", "TalosCluster")
-	a.Describe(c, componentDescription)
+	a.Describe(c, docs.Description("proxmoxtalos:index:TalosCluster"))
 }
-
-const componentDescription = `A Talos Linux Kubernetes cluster on Proxmox VE: VMs, Talos installation, etcd bootstrap,
-kubeconfig and talosconfig, and every day-two change after.
-
-The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-VMs, found by their tags; a cluster name another Pulumi stack uses on the same Proxmox is refused), then creates
-the Talos ISO on each host (shared with other clusters of the same version and schematic), one VM per node, the
-cluster's machine secrets, one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
-that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
-version's ISO only for nodes added with it.
-
-The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
-them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
-endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
-
-Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
-and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
-the range, duplicate addresses, hosts short of memory, a Kubernetes version the Talos version does not support)
-fails the preview before anything is created.
-
-Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (cordoned and
-drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
-Node object is deleted. Talos upgrades
-(version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
-a time, control planes first, each node's change waiting for the cluster to be healthy before and after it
-(ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
-line what happens to it (` + "`configChange`" + `), and the ` + "`summary`" + ` output says it for the whole cluster.
-
-## Example
-
-` + "```yaml" + `
-resources:
-  cluster:
-    type: proxmoxtalos:TalosCluster
-    properties:
-      clusterName: homelab
-      hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
-      network:
-        subnet: 192.168.1.0/24
-        gateway: 192.168.1.1
-        addressRange: { start: 192.168.1.21, end: 192.168.1.60 }
-        dnsServers: [192.168.1.1]
-      vip: 192.168.1.20
-      controlPlane: { count: 3 }
-      workerPools:
-        - name: workers
-          count: 2
-          size: { cores: 4, memory: 8192 }
-outputs:
-  kubeconfig: ${cluster.kubeconfig}
-  nodes: ${cluster.nodes}
-` + "```"
 
 // Construct plans the cluster and registers its resources.
 func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
@@ -119,7 +71,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		read = readRunningConfig
 	}
 	var offline *stackState
-	if config.Offline() {
+	if c.isOffline() {
 		if !ctx.DryRun() {
 			return fail(config.Refusal("update TalosCluster " + name))
 		}

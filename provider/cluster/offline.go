@@ -36,6 +36,15 @@ const (
 	readStackResourceOutputs = "pulumi:pulumi:readStackResourceOutputs"
 )
 
+// isOffline reports whether this is an offline preview (config.Offline
+// unless a test says).
+func (c *Component) isOffline() bool {
+	if c.offline != nil {
+		return c.offline()
+	}
+	return config.Offline()
+}
+
 // offlineWarnings puts a warning per skipped check first, in place of the
 // plan's own note that it had no host facts.
 func offlineWarnings(warnings []string) []string {

@@ -60,7 +60,7 @@ const (
 		"memory hotplug (a memory change is said to need a restart)"
 	CheckCapacity Check = "the hosts' free memory and CPUs for placing new or larger VMs"
 	CheckNodes    Check = "what the Talos nodes run (versions, active configuration, cluster members): taken from the " +
-		"stack's state, as the last update left them"
+		"stack's state, as the last update left them; a Kubernetes upgrade is not checked for objects in API versions it removes"
 	CheckClusterVMs Check = "the cluster's VMs in Proxmox: the cluster is planned from the VMs in the stack's state"
 )
 

@@ -1,32 +1,17 @@
 package proxmox
 
-import "github.com/pulumi/pulumi-go-provider/infer"
+import (
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+)
 
 // DownloadFile is a file a Proxmox node downloads into one of its storages.
 type DownloadFile struct{}
 
 // Annotate documents the resource.
 func (d *DownloadFile) Annotate(a infer.Annotator) {
-	a.Describe(d, `A file that a Proxmox VE node downloads by URL into one of its storages (`+"`download-url`"+`):
-an ISO to boot VMs from, or a disk image to import. The download runs on the node, so nothing passes through the
-machine that runs Pulumi; Proxmox verifies the checksum when one is given.
-
-Changing what is downloaded (URL, file name, checksum, storage, node) replaces the file. The resource ID is
-`+"`<node>/<volumeId>`"+`; import an existing file with
-`+"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`"+`.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  talos-iso:
-    type: proxmoxtalos:proxmox:DownloadFile
-    properties:
-      node: pve1
-      storage: local
-      url: https://factory.talos.dev/image/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba/v1.12.5/nocloud-amd64.iso
-      fileName: talos-v1.12.5-nocloud-amd64.iso
-`+"```")
+	a.Describe(d, docs.Description("proxmoxtalos:proxmox:DownloadFile"))
 }
 
 // DownloadFileArgs are the inputs of a DownloadFile.

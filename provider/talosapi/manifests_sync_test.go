@@ -51,6 +51,10 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Talos applies its bootstrap manifests (kube-proxy, flannel, CoreDNS)
+	// once the API serves, as the lab does: the syncs below find them.
+	waitObject(ctx, t, kc.Raw, "/apis/apps/v1/namespaces/kube-system/deployments/coredns")
+
 	manifests := func(image string, withExtra bool) []map[string]any {
 		var out []map[string]any
 		add := func(js string) {
@@ -74,7 +78,7 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := joinChanges(changes); got != "ConfigMap kube-system/kube-proxy created; DaemonSet kube-system/kube-proxy created; ServiceAccount kube-system/left-behind created" {
+	if got := joinChanges(changes); got != "ConfigMap kube-system/kube-proxy created; DaemonSet kube-system/kube-proxy configured; ServiceAccount kube-system/left-behind created" {
 		t.Fatalf("first sync: %s", got)
 	}
 
@@ -131,7 +135,7 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := joinChanges(changes); !strings.Contains(got, "DaemonSet kube-system/kube-proxy configured") || !strings.Contains(got, "Deployment kube-system/coredns created") {
+	if got := joinChanges(changes); !strings.Contains(got, "DaemonSet kube-system/kube-proxy configured") || !strings.Contains(got, "Deployment kube-system/coredns configured") {
 		t.Fatalf("sync of the control plane's manifests: %s", got)
 	}
 	if ds := kubeGet(ctx, t, kc.Raw, "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy"); !strings.Contains(ds, `"image":"registry.k8s.io/kube-proxy:v1.35.5"`) {
@@ -144,8 +148,8 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts["daemonsets.v1.apps"] != 1 || counts["configmaps.v1"] == 0 || len(counts) != 2 {
-		t.Fatalf("CountObjects = %v, want 1 DaemonSet, some ConfigMaps and nothing else", counts)
+	if counts["daemonsets.v1.apps"] != 2 || counts["configmaps.v1"] == 0 || len(counts) != 2 {
+		t.Fatalf("CountObjects = %v, want 2 DaemonSets (kube-proxy, kube-flannel), some ConfigMaps and nothing else", counts)
 	}
 }
 
@@ -165,6 +169,37 @@ func imagesOf(objs []map[string]any) string {
 		parts = append(parts, fmt.Sprintf("%v %v %v", o["kind"], md["name"], c["image"]))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// waitObject waits until an object exists (a real cluster's controllers
+// act asynchronously, and so do the lab's).
+func waitObject(ctx context.Context, t *testing.T, kubeconfig []byte, path string) {
+	t.Helper()
+
+	c, server, err := kube.Client(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close() //nolint:errcheck
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never appeared: %v", path, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func kubeGet(ctx context.Context, t *testing.T, kubeconfig []byte, path string) string {

@@ -160,17 +160,17 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
     /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+     * What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      */
-    declare public readonly configChange: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly configChange: pulumi.Output<string | undefined>;
     /**
      * SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
      */
     declare public /*out*/ readonly configDigest: pulumi.Output<string>;
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+     * The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
      */
-    declare public readonly configView: pulumi.Output<{[key: string]: string} | undefined>;
+    declare public /*out*/ readonly configView: pulumi.Output<{[key: string]: string} | undefined>;
     /**
      * Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
      */
@@ -246,8 +246,6 @@ export class ConfigurationApply extends pulumi.CustomResource {
             }
             resourceInputs["applyMode"] = args?.applyMode;
             resourceInputs["clientConfiguration"] = args?.clientConfiguration ? pulumi.secret(args.clientConfiguration) : undefined;
-            resourceInputs["configChange"] = args?.configChange;
-            resourceInputs["configView"] = args?.configView;
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["healthGate"] = args?.healthGate;
             resourceInputs["machineConfiguration"] = args?.machineConfiguration ? pulumi.secret(args.machineConfiguration) : undefined;
@@ -260,7 +258,9 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["tryTimeout"] = args?.tryTimeout;
             resourceInputs["upgrade"] = args?.upgrade;
             resourceInputs["appliedMode"] = undefined /*out*/;
+            resourceInputs["configChange"] = undefined /*out*/;
             resourceInputs["configDigest"] = undefined /*out*/;
+            resourceInputs["configView"] = undefined /*out*/;
             resourceInputs["installedImage"] = undefined /*out*/;
             resourceInputs["runningVersion"] = undefined /*out*/;
         } else {
@@ -303,14 +303,6 @@ export interface ConfigurationApplyArgs {
      * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
      */
     clientConfiguration: pulumi.Input<inputs.talos.ClientConfigurationArgs>;
-    /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-     */
-    configChange?: pulumi.Input<string | undefined>;
-    /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-     */
-    configView?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
      * Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
      */

@@ -2,9 +2,11 @@ package talos
 
 import (
 	"context"
+	"strings"
 
 	"github.com/cosi-project/runtime/pkg/state"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/k8s"
 )
 
@@ -13,9 +15,9 @@ import (
 // (siderolabs/talos v1.14.1 internal/app/machined/pkg/controllers/k8s/
 // manifest.go render), which `talosctl get manifests` and `talosctl
 // upgrade-k8s` read. The lab renders the two whose images follow the
-// Kubernetes and CoreDNS versions, abridged to what identifies each object
-// (names, labels, selector, container image; the full objects are
-// k8stemplates' testdata at that tag): "10-kube-proxy" (DaemonSet,
+// Kubernetes and CoreDNS versions, abridged (the full objects are
+// k8stemplates' testdata at that tag; the DaemonSet and the Deployment are
+// the ones the lab applies at bootstrap, kubeagent_manifests.go): "10-kube-proxy" (DaemonSet,
 // ServiceAccount, ClusterRoleBinding) unless kube-proxy is disabled, and
 // "11-core-dns" (ServiceAccount, Deployment) unless CoreDNS is. The other
 // manifests (bootstrap token, CSR RBAC, flannel, ...) are not rendered.
@@ -29,7 +31,7 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			labels := map[string]any{"k8s-app": "kube-proxy", "tier": "node"}
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "10-kube-proxy")
 			m.TypedSpec().Items = []k8s.SingleManifest{
-				{Object: workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy")},
+				{Object: bootstrapObjectOr(snap.active, "/daemonsets/kube-proxy", workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy"))},
 				{Object: serviceAccount("kube-proxy")},
 				{Object: map[string]any{
 					"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -45,7 +47,7 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "11-core-dns")
 			m.TypedSpec().Items = []k8s.SingleManifest{
 				{Object: serviceAccount("coredns")},
-				{Object: workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", c.CoreDNS().Image(), "/coredns")},
+				{Object: bootstrapObjectOr(snap.active, "/deployments/coredns", workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", c.CoreDNS().Image(), "/coredns"))},
 			}
 			out = append(out, m)
 		}
@@ -75,4 +77,18 @@ func workload(kind, name string, labels map[string]any, container, image, comman
 			},
 		},
 	}
+}
+
+// bootstrapObjectOr is the object the lab applies at bootstrap
+// (kubeagent_manifests.go) whose API path ends in suffix, so that what
+// `talosctl get manifests` shows and upgrade-k8s syncs is what the cluster
+// got (with its tolerations and host network); fallback without one.
+func bootstrapObjectOr(cfg config.Provider, suffix string, fallback map[string]any) map[string]any {
+	for _, o := range bootstrapManifests(cfg) {
+		if strings.HasSuffix(o.path, suffix) {
+			return deepCopy(o.body)
+		}
+	}
+
+	return fallback
 }

@@ -155,11 +155,11 @@ type ConfigurationApply struct {
 	ApplyMode ApplyModePtrOutput `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
-	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+	// What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 	ConfigChange pulumi.StringPtrOutput `pulumi:"configChange"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
 	ConfigDigest pulumi.StringOutput `pulumi:"configDigest"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+	// The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapOutput `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
@@ -263,10 +263,6 @@ type configurationApplyArgs struct {
 	ApplyMode *ApplyMode `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
-	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-	ConfigChange *string `pulumi:"configChange"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-	ConfigView map[string]string `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints []string `pulumi:"endpoints"`
 	// Cluster health to wait for before and after changing the node. Default: none.
@@ -297,10 +293,6 @@ type ConfigurationApplyArgs struct {
 	ApplyMode ApplyModePtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
-	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-	ConfigChange pulumi.StringPtrInput
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-	ConfigView pulumi.StringMapInput
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayInput
 	// Cluster health to wait for before and after changing the node. Default: none.
@@ -427,7 +419,7 @@ func (o ConfigurationApplyOutput) ClientConfiguration() ClientConfigurationOutpu
 	return o.ApplyT(func(v *ConfigurationApply) ClientConfigurationOutput { return v.ClientConfiguration }).(ClientConfigurationOutput)
 }
 
-// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+// What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 func (o ConfigurationApplyOutput) ConfigChange() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.ConfigChange }).(pulumi.StringPtrOutput)
 }
@@ -437,7 +429,7 @@ func (o ConfigurationApplyOutput) ConfigDigest() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.ConfigDigest }).(pulumi.StringOutput)
 }
 
-// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+// The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
 func (o ConfigurationApplyOutput) ConfigView() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringMapOutput { return v.ConfigView }).(pulumi.StringMapOutput)
 }

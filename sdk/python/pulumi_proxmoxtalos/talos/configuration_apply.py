@@ -26,8 +26,6 @@ class ConfigurationApplyArgs:
                  machine_configuration: pulumi.Input[_builtins.str],
                  node: pulumi.Input[_builtins.str],
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
-                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
-                 config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
@@ -44,8 +42,6 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
-        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
@@ -61,10 +57,6 @@ class ConfigurationApplyArgs:
         pulumi.set(__self__, "node", node)
         if apply_mode is not None:
             pulumi.set(__self__, "apply_mode", apply_mode)
-        if config_change is not None:
-            pulumi.set(__self__, "config_change", config_change)
-        if config_view is not None:
-            pulumi.set(__self__, "config_view", config_view)
         if endpoints is not None:
             pulumi.set(__self__, "endpoints", endpoints)
         if health_gate is not None:
@@ -131,30 +123,6 @@ class ConfigurationApplyArgs:
     @apply_mode.setter
     def apply_mode(self, value: pulumi.Input[Optional['ApplyMode']]):
         pulumi.set(self, "apply_mode", value)
-
-    @_builtins.property
-    @pulumi.getter(name="configChange")
-    def config_change(self) -> pulumi.Input[Optional[_builtins.str]]:
-        """
-        Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-        """
-        return pulumi.get(self, "config_change")
-
-    @config_change.setter
-    def config_change(self, value: pulumi.Input[Optional[_builtins.str]]):
-        pulumi.set(self, "config_change", value)
-
-    @_builtins.property
-    @pulumi.getter(name="configView")
-    def config_view(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
-        """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-        """
-        return pulumi.get(self, "config_view")
-
-    @config_view.setter
-    def config_view(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
-        pulumi.set(self, "config_view", value)
 
     @_builtins.property
     @pulumi.getter
@@ -273,8 +241,6 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
-                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
-                 config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
@@ -416,8 +382,6 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
@@ -578,8 +542,6 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
-                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
-                 config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
@@ -604,8 +566,6 @@ class ConfigurationApply(pulumi.CustomResource):
             if client_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'client_configuration'")
             __props__.__dict__["client_configuration"] = None if client_configuration is None else pulumi.Output.secret(client_configuration)
-            __props__.__dict__["config_change"] = config_change
-            __props__.__dict__["config_view"] = config_view
             __props__.__dict__["endpoints"] = endpoints
             __props__.__dict__["health_gate"] = health_gate
             if machine_configuration is None and not opts.urn:
@@ -622,7 +582,9 @@ class ConfigurationApply(pulumi.CustomResource):
             __props__.__dict__["try_timeout"] = try_timeout
             __props__.__dict__["upgrade"] = upgrade
             __props__.__dict__["applied_mode"] = None
+            __props__.__dict__["config_change"] = None
             __props__.__dict__["config_digest"] = None
+            __props__.__dict__["config_view"] = None
             __props__.__dict__["installed_image"] = None
             __props__.__dict__["running_version"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration", "sensitiveValues"])
@@ -704,7 +666,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configChange")
     def config_change(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+        What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         """
         return pulumi.get(self, "config_change")
 
@@ -720,7 +682,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configView")
     def config_view(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+        The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
         """
         return pulumi.get(self, "config_view")
 

@@ -210,14 +210,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.clientConfiguration;
     }
     /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+     * What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     @Export(name="configChange", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> configChange;
 
     /**
-     * @return Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+     * @return What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     public Output<Optional<String>> configChange() {
@@ -238,14 +238,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.configDigest;
     }
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+     * The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
      * 
      */
     @Export(name="configView", refs={Map.class,String.class}, tree="[0,1,1]")
     private Output</* @Nullable */ Map<String,String>> configView;
 
     /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+     * @return The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
      * 
      */
     public Output<Optional<Map<String,String>>> configView() {

@@ -14,7 +14,6 @@ import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import javax.annotation.Nullable;
@@ -52,36 +51,6 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
      */
     public Output<ClientConfigurationArgs> clientConfiguration() {
         return this.clientConfiguration;
-    }
-
-    /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-     * 
-     */
-    @Import(name="configChange")
-    private @Nullable Output<String> configChange;
-
-    /**
-     * @return Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-     * 
-     */
-    public Optional<Output<String>> configChange() {
-        return Optional.ofNullable(this.configChange);
-    }
-
-    /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-     * 
-     */
-    @Import(name="configView")
-    private @Nullable Output<Map<String,String>> configView;
-
-    /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-     * 
-     */
-    public Optional<Output<Map<String,String>>> configView() {
-        return Optional.ofNullable(this.configView);
     }
 
     /**
@@ -254,8 +223,6 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     private ConfigurationApplyArgs(ConfigurationApplyArgs $) {
         this.applyMode = $.applyMode;
         this.clientConfiguration = $.clientConfiguration;
-        this.configChange = $.configChange;
-        this.configView = $.configView;
         this.endpoints = $.endpoints;
         this.healthGate = $.healthGate;
         this.machineConfiguration = $.machineConfiguration;
@@ -327,48 +294,6 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder clientConfiguration(ClientConfigurationArgs clientConfiguration) {
             return clientConfiguration(Output.of(clientConfiguration));
-        }
-
-        /**
-         * @param configChange Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configChange(@Nullable Output<String> configChange) {
-            $.configChange = configChange;
-            return this;
-        }
-
-        /**
-         * @param configChange Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configChange(String configChange) {
-            return configChange(Output.of(configChange));
-        }
-
-        /**
-         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configView(@Nullable Output<Map<String,String>> configView) {
-            $.configView = configView;
-            return this;
-        }
-
-        /**
-         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configView(Map<String,String> configView) {
-            return configView(Output.of(configView));
         }
 
         /**
