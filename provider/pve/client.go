@@ -50,6 +50,7 @@ type Client struct {
 	ids      *IDAllocator
 	memory   *MemoryClaims
 	inv      inventoryCache
+	disc     discovery
 	// own holds the UPIDs of the tasks this process started and awaits
 	own sync.Map
 	// taskPoll is the first interval between task status polls.
