@@ -172,10 +172,12 @@ func creatingArgs(a VirtualMachineArgs, live pve.VMConfig, id string) VirtualMac
 // With onlyIfCreating, a VM that does not carry this identity's creating
 // tag or line is left as it is: an update finishes what a create could not
 // (its hand-over failed), but does not claim a VM that was imported.
-func handOver(ctx context.Context, c *pve.Client, ref pve.VMRef, id string, onlyIfCreating bool) error {
-	live, err := c.VMConfig(ctx, ref)
-	if err != nil {
-		return err
+func handOver(ctx context.Context, c *pve.Client, ref pve.VMRef, id string, onlyIfCreating bool, live pve.VMConfig) error {
+	if live == nil {
+		var err error
+		if live, err = c.VMConfig(ctx, ref); err != nil {
+			return err
+		}
 	}
 	tags := pve.SplitTags(live["tags"])
 	if onlyIfCreating && !slices.Contains(tags, pve.CreatingTag(id)) && !pve.HasCreatingLine(live["description"], id) {

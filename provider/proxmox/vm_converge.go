@@ -31,8 +31,10 @@ func shutdownTimeout(a VirtualMachineArgs) time.Duration {
 // half-way is finished by the next update.
 //
 // creating is the identity of a create in progress: the VM keeps its
-// creating tag (see creatingArgs) until the create hands it over.
-func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string) error {
+// creating tag (see creatingArgs) until the create hands it over. made: the
+// create call of this operation made the VM just now, so it is stopped (a
+// create or clone never starts it) and its status need not be read.
+func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string, made bool) error {
 	live, err := c.VMConfig(ctx, ref)
 	if err != nil {
 		return err
@@ -63,9 +65,11 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 	if err := convergePool(ctx, c, ref, a); err != nil {
 		return err
 	}
-	st, err := c.VMStatus(ctx, ref)
-	if err != nil {
-		return err
+	st := pve.VMStatus{Status: "stopped"}
+	if !made {
+		if st, err = c.VMStatus(ctx, ref); err != nil {
+			return err
+		}
 	}
 	template := isTemplate(a)
 	wantRunning := wantsRunning(a)

@@ -149,15 +149,22 @@ func agentOn(cfg pve.VMConfig) bool { return truthy(agentEnabled(cfg["agent"])) 
 // readState observes the VM and builds its state, asking the guest agent for
 // addresses when the VM runs with the agent enabled.
 func readState(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs) (VirtualMachineState, bool, error) {
+	st, _, found, err := readStateAndConfig(ctx, c, ref, in)
+	return st, found, err
+}
+
+// readStateAndConfig is readState that also returns the configuration it
+// read.
+func readStateAndConfig(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs) (VirtualMachineState, pve.VMConfig, bool, error) {
 	o, found, err := observe(ctx, c, ref, in.Pool != nil || ref.Node == "")
 	if err != nil || !found {
-		return VirtualMachineState{}, found, err
+		return VirtualMachineState{}, nil, found, err
 	}
 	var addrs []netip.Addr
 	if o.Status.Running() && agentOn(o.Config) {
 		if addrs, err = guestAddresses(ctx, c, o.Ref); err != nil {
-			return VirtualMachineState{}, true, err
+			return VirtualMachineState{}, o.Config, true, err
 		}
 	}
-	return stateFrom(o, in, addrs), true, nil
+	return stateFrom(o, in, addrs), o.Config, true, nil
 }
