@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
@@ -696,8 +697,26 @@ func TestStoppedVMsAreRepairedFirst(t *testing.T) {
 		}
 	}
 
-	rec, resp, err := constructDry(t, true, inv, baseInputs(), running)
+	// Nothing answers at a stopped VM's address: a preview that asked it
+	// would wait readTimeout for it (issue 10), so it is not asked.
+	var mu sync.Mutex
+	var asked []string
+	read := func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
+		mu.Lock()
+		asked = append(asked, node)
+		mu.Unlock()
+		return running.read(ctx, node, creds)
+	}
+	rec, resp, err := constructReading(t, true, inv, baseInputs(), read, running.members)
 	must(t, err)
+	for _, vm := range inv.vms {
+		switch was := slices.Contains(asked, addressOfVM(vm)); {
+		case down[vm.Name] && was:
+			t.Errorf("the preview asked stopped %s what it runs (asked: %v)", vm.Name, asked)
+		case !down[vm.Name] && !was:
+			t.Errorf("the preview did not ask running %s what it runs (asked: %v)", vm.Name, asked)
+		}
+	}
 	want := "3 started first (VM stopped): lab-cp-2, lab-cp-3, lab-workers-1; etcd: 1 of 3 control planes running (lab-cp-2, lab-cp-3 not), " +
 		"quorum lost: the cluster accepts no change until a majority runs"
 	if s := resp.State.Get("summary").AsString(); s != want {
@@ -806,5 +825,39 @@ func TestOfflineHostNodesAreUnknown(t *testing.T) {
 	_, _, err = constructKnown(t, false, inv, baseInputs(), running, knownAs(known))
 	if err == nil || !strings.Contains(err.Error(), "Proxmox node "+host+" is offline: lab-cp-2 (VM") || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("update with a node on an offline host: %v", err)
+	}
+}
+
+// A VM found paused (Proxmox's "Pause", or its guest suspended itself) does
+// not run either: it is not asked what it runs (a paused guest answers
+// nothing), the preview says it will be resumed, and etcd's count leaves it
+// out.
+func TestPausedVMsAreResumedFirst(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	var asked []string
+	var mu sync.Mutex
+	read := func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
+		mu.Lock()
+		asked = append(asked, node)
+		mu.Unlock()
+		return running.read(ctx, node, creds)
+	}
+	var pausedAt string
+	for i := range inv.vms {
+		if inv.vms[i].Name == "lab-cp-3" {
+			inv.vms[i].Status = "paused"
+			pausedAt = addressOfVM(inv.vms[i])
+		}
+	}
+	_, resp, err := constructReading(t, true, inv, baseInputs(), read, running.members)
+	must(t, err)
+	if slices.Contains(asked, pausedAt) || len(asked) != 4 {
+		t.Errorf("asked %v; the paused lab-cp-3 is at %s", asked, pausedAt)
+	}
+	want := "1 resumed first (VM paused): lab-cp-3; etcd: 2 of 3 control planes running (lab-cp-3 not), quorum kept"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("preview summary %q\nwant %q", s, want)
 	}
 }

@@ -247,11 +247,18 @@ func constructDry(t *testing.T, dryRun bool, inv Inventory, inputs map[string]an
 // (Kubernetes Node objects, etcd members) given apart from what answers.
 func constructKnown(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, nodes runningConfigs, members membersReader) (*recorder, p.ConstructResponse, error) {
 	t.Helper()
+	return constructReading(t, dryRun, inv, inputs, nodes.read, members)
+}
+
+// constructReading is constructKnown with the reader of the nodes' running
+// configurations given as is (a test that counts what is asked).
+func constructReading(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, read configReader, members membersReader) (*recorder, p.ConstructResponse, error) {
+	t.Helper()
 	rec := &recorder{}
 	prov, err := infer.NewProviderBuilder().
 		WithComponents(infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{
 			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
-			readConfig:  nodes.read,
+			readConfig:  read,
 			readMembers: members,
 			extensions:  labFactoryExtensions(t),
 		})).

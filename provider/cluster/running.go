@@ -76,9 +76,13 @@ func awaitCredentials(ctx context.Context, s *machineSecrets) (*talosapi.Credent
 	return &talosapi.Credentials{CA: []byte(cc["caCertificate"]), Cert: []byte(cc["clientCertificate"]), Key: []byte(cc["clientKey"])}, ""
 }
 
-// readNodes asks every node of the rebuilt state, in parallel and within
-// readTimeout, what it runs: read-only over mTLS, so previews do it too. A
-// node that does not answer in time is an error in its reading, not a hang.
+// readNodes asks every node of the rebuilt state whose VM runs, in parallel
+// and within readTimeout, what it runs: read-only over mTLS, so previews do
+// it too. A node that does not answer in time is an error in its reading,
+// not a hang. A node whose VM Proxmox reports stopped, paused or on an
+// offline host is not asked: nothing can answer, so asking would only make
+// every preview wait readTimeout for it; plan.PowerNotes says per node what
+// the update does about it.
 func readNodes(ctx context.Context, prev *plan.State, creds *talosapi.Credentials, read configReader) map[string]nodeReading {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
@@ -86,8 +90,8 @@ func readNodes(ctx context.Context, prev *plan.State, creds *talosapi.Credential
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, n := range prev.Nodes {
-		if n.Power == plan.PowerUnknown {
-			continue // on an offline host: nothing to ask, warned as unknown
+		if n.Power != plan.PowerRunning {
+			continue
 		}
 		wg.Add(1)
 		go func() {

@@ -60,8 +60,9 @@ type Summary struct {
 	Total int
 	// Started are the existing nodes whose VM does not run (stopped outside
 	// Pulumi, a start that failed, a host that restarted): the update
-	// starts them first. Unknown are those whose Proxmox node is offline.
-	Started, Unknown []string
+	// starts them first. Resumed are those whose VM is paused: the update
+	// resumes them first. Unknown are those whose Proxmox node is offline.
+	Started, Resumed, Unknown []string
 	// Quorum says what etcd has while control planes are down (Plan.Quorum).
 	Quorum string
 	// Bringup says how a new cluster comes up (Plan.NewCluster); "" for a

@@ -139,6 +139,17 @@ func TestDayTwoErrors(t *testing.T) {
 			want: []string{"talosVersion:", "node lab-cp-1 runs Talos v1.9.6", "refuses to move to v1.12.5"},
 		},
 		{
+			name: "downgrade Talos one minor",
+			edit: func(s *Spec) { s.TalosVersion, s.KubernetesVersion = "v1.13.9", "v1.35.4" },
+			prev: func() *State {
+				s := baseSpec()
+				s.TalosVersion, s.KubernetesVersion = "v1.14.1", "v1.35.4"
+				return mustComputeState(s)
+			},
+			want: []string{"talosVersion:", "node lab-cp-1 runs Talos v1.14.1", "Talos v1.14.1 to v1.13.9 is a downgrade",
+				"keep talosVersion on Talos 1.14: v1.14.1 (its newest known patch)"},
+		},
+		{
 			name: "downgrade Kubernetes",
 			edit: func(s *Spec) { s.KubernetesVersion = "v1.34.0" },
 			want: []string{"kubernetesVersion:", "runs Kubernetes v1.35.2", "cannot be downgraded"},

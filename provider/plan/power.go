@@ -15,8 +15,12 @@ const (
 	// PowerRunning: the VM runs.
 	PowerRunning Power = "running"
 	// PowerStopped: the VM exists and does not run (stopped outside
-	// Pulumi, a start that failed, its host restarted), or is paused.
+	// Pulumi, a start that failed, its host restarted).
 	PowerStopped Power = "stopped"
+	// PowerPaused: the VM's qemu runs with its vCPUs stopped (paused in
+	// Proxmox, or suspended by its guest): nothing in it runs until it is
+	// resumed.
+	PowerPaused Power = "paused"
 	// PowerUnknown: the VM's Proxmox node is offline, so nothing about the
 	// VM can be checked.
 	PowerUnknown Power = "unknown"
@@ -26,12 +30,16 @@ const (
 )
 
 // powerOf classifies a status of GET /cluster/resources (pve-manager
-// PVE/API2Tools.pm extract_vm_stats: "running", "stopped", "paused", ...,
-// "unknown" when its node reports nothing).
+// PVE/API2Tools.pm extract_vm_stats: "running", "stopped", "unknown" when
+// its node reports nothing, and for a qemu that runs its QMP run state,
+// "paused", "suspended", "prelaunch", ...: pvestatd update_qemu_status
+// broadcasts qmpstatus || status).
 func powerOf(status string) Power {
 	switch status {
 	case "running":
 		return PowerRunning
+	case "paused", "suspended": // what status/resume continues
+		return PowerPaused
 	case "unknown", "":
 		return PowerUnknown
 	}
@@ -73,8 +81,9 @@ func (p *Plan) Down() []*Node {
 }
 
 // PowerNotes says, one line per node, what the update does about a VM that
-// does not run: a stopped VM is started first (the update repairs it
-// without a refresh); one on an offline Proxmox node cannot be checked.
+// does not run: a stopped VM is started first, a paused one resumed (the
+// update repairs it without a refresh); one on an offline Proxmox node
+// cannot be checked.
 func (p *Plan) PowerNotes() []string {
 	var out []string
 	for _, n := range p.Missing() {
@@ -82,11 +91,14 @@ func (p *Plan) PowerNotes() []string {
 	}
 	for _, n := range p.Down() {
 		vm := fmt.Sprintf("VM %d on %s", n.VM.VMID, n.VM.Host)
-		if n.Power == PowerUnknown {
+		switch n.Power {
+		case PowerUnknown:
 			out = append(out, fmt.Sprintf("%s: %s is unknown (%s is offline): not checked", n.Name, vm, n.VM.Host))
-			continue
+		case PowerPaused:
+			out = append(out, fmt.Sprintf("%s: %s paused, will be resumed", n.Name, vm))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s stopped, will be started", n.Name, vm))
 		}
-		out = append(out, fmt.Sprintf("%s: %s stopped, will be started", n.Name, vm))
 	}
 	return out
 }
@@ -130,9 +142,12 @@ func (p *Plan) MarkPower(s *Summary) {
 		}
 	}
 	for _, n := range p.Down() {
-		if n.Power == PowerUnknown {
+		switch n.Power {
+		case PowerUnknown:
 			s.Unknown = append(s.Unknown, n.Name)
-		} else {
+		case PowerPaused:
+			s.Resumed = append(s.Resumed, n.Name)
+		default:
 			s.Started = append(s.Started, n.Name)
 		}
 	}

@@ -20,6 +20,9 @@ func (s Summary) String() string {
 	if len(s.Started) > 0 {
 		parts = append(parts, fmt.Sprintf("%d started first (VM stopped): %s", len(s.Started), nameList(s.Started)))
 	}
+	if len(s.Resumed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d resumed first (VM paused): %s", len(s.Resumed), nameList(s.Resumed)))
+	}
 	if s.Quorum != "" {
 		parts = append(parts, s.Quorum)
 	}

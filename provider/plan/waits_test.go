@@ -285,7 +285,7 @@ func TestNewClusterComesUpTogether(t *testing.T) {
 	}
 }
 
-// TestPowerSummary: stopped and unknown VMs appear per node and in the
+// TestPowerSummary: stopped, paused and unknown VMs appear per node and in the
 // summary with etcd's quorum, never as "no node changes".
 func TestPowerSummary(t *testing.T) {
 	t.Parallel()
@@ -305,6 +305,19 @@ func TestPowerSummary(t *testing.T) {
 	wantContains(t, notes,
 		fmt.Sprintf("lab-cp-2: VM %d on %s stopped, will be started", cp2.VM.VMID, cp2.VM.Host),
 		fmt.Sprintf("lab-workers-2: VM %d on %s is unknown (%s is offline): not checked", node(t, p, "lab-workers-2").VM.VMID, node(t, p, "lab-workers-2").VM.Host, node(t, p, "lab-workers-2").VM.Host))
+
+	// A paused VM (pvestatd reports its qmpstatus) does not run either:
+	// it is resumed, not started.
+	paused := observed(t, created, map[string]string{"lab-cp-2": "paused", "lab-workers-1": "suspended"})
+	p = mustCompute(t, baseSpec(), roomy(), paused)
+	s = Compare(paused, p.State())
+	p.MarkPower(&s)
+	want = "2 resumed first (VM paused): lab-cp-2, lab-workers-1; etcd: 2 of 3 control planes running (lab-cp-2 not), quorum kept"
+	if got := s.String(); got != want {
+		t.Errorf("summary with paused VMs\n%s\nwant\n%s", got, want)
+	}
+	cp2 = node(t, p, "lab-cp-2")
+	wantContains(t, strings.Join(p.PowerNotes(), "\n"), fmt.Sprintf("lab-cp-2: VM %d on %s paused, will be resumed", cp2.VM.VMID, cp2.VM.Host))
 
 	one := observed(t, created, map[string]string{"lab-cp-3": "stopped"})
 	p = mustCompute(t, baseSpec(), roomy(), one)

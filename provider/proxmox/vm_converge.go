@@ -73,6 +73,14 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 	}
 	template := isTemplate(a)
 	wantRunning := wantsRunning(a)
+	if wantRunning && st.Paused() {
+		// paused outside Pulumi: nothing in it runs until it is resumed
+		// (a shutdown would be refused, "VM is paused - cannot shutdown")
+		pve.Logf(ctx, "resuming %s (paused, qmpstatus %s)", ref, st.QMPStatus)
+		if err := c.ResumeVM(ctx, ref); err != nil {
+			return err
+		}
+	}
 	rebooted := false
 	if st.Running() && wantRunning {
 		if rebooted, err = applyPending(ctx, c, ref, a); err != nil {

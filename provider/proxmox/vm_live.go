@@ -26,6 +26,7 @@ type liveKind int
 const (
 	liveAsExpected liveKind = iota
 	liveStopped             // should run and does not
+	livePaused              // should run and is paused
 	liveRunning             // should not run and does
 	liveGone                // deleted outside Pulumi
 	liveUnknown             // its node is down, or the inventory could not be read
@@ -56,8 +57,10 @@ func judgeLive(inv pve.Inventory, st VirtualMachineState, news VirtualMachineArg
 	switch want := wantsRunning(withTemplate(news, st)); {
 	case want && g.Status == "stopped" && !g.Template:
 		return liveFinding{liveStopped, vm + " is stopped: it will be started"}
-	case !want && g.Status == "running":
-		return liveFinding{liveRunning, vm + " is running: it will be shut down (started: false)"}
+	case want && pve.IsPausedStatus(g.Status):
+		return liveFinding{livePaused, vm + " is paused: it will be resumed"}
+	case !want && (g.Status == "running" || pve.IsPausedStatus(g.Status)):
+		return liveFinding{liveRunning, vm + " is " + g.Status + ": it will be shut down (started: false)"}
 	}
 	return liveFinding{kind: liveAsExpected}
 }

@@ -318,3 +318,30 @@ func TestVirtualMachineDiskShrinkFailsInCheck(t *testing.T) {
 		t.Fatalf("got %v", f)
 	}
 }
+
+// A VM paused in Proxmox (qemu runs, its vCPUs do not) is not running as
+// far as the program goes: without a refresh, the preview shows an update
+// of its power state and the update resumes it.
+func TestVirtualMachinePausedOutOfBandIsResumed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := property.NewMap(plainVM("pve1", "p"))
+	id, st := e.create(vmType, "p", in)
+	vmid := getNum(t, st, "vmId")
+	if err := e.lab.PVE.PauseVM(vmid); err != nil {
+		t.Fatal(err)
+	}
+	d := e.diff(vmType, "p", id, st, in, in)
+	if _, ok := d.DetailedDiff["powerState"]; !ok || hasReplace(d) {
+		t.Fatalf("a paused VM shows as %v", diffKinds(d))
+	}
+	e.update(vmType, "p", id, st, in, in)
+	for _, vm := range e.lab.PVE.VMs() {
+		if vm.VMID == vmid && vm.Status != "running" {
+			t.Fatalf("after the update the VM is %s", vm.Status)
+		}
+	}
+	if d := e.diff(vmType, "p", id, st, in, in); d.HasChanges {
+		t.Fatalf("after the update a diff shows %v", diffKinds(d))
+	}
+}

@@ -161,7 +161,8 @@ func readStateAndConfig(ctx context.Context, c *pve.Client, ref pve.VMRef, in Vi
 		return VirtualMachineState{}, nil, found, err
 	}
 	var addrs []netip.Addr
-	if o.Status.Running() && agentOn(o.Config) {
+	// a paused VM's agent runs no code: asking would only time out
+	if o.Status.Running() && !o.Status.Paused() && agentOn(o.Config) {
 		if addrs, err = guestAddresses(ctx, c, o.Ref); err != nil {
 			return VirtualMachineState{}, o.Config, true, err
 		}

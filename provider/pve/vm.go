@@ -40,8 +40,20 @@ type VMStatus struct {
 	Name string
 }
 
-// Running reports whether the VM runs.
+// Running reports whether the VM's qemu runs (also while it is paused).
 func (s VMStatus) Running() bool { return s.Status == "running" }
+
+// Paused reports a VM whose qemu runs with its vCPUs stopped: paused by
+// status/suspend ("paused") or suspended to RAM by its guest
+// ("suspended"), both continued by status/resume (qemu-server
+// QemuServer.pm vm_resume: "cont", or "system_wakeup" for "suspended").
+// Nothing in such a VM runs, so it does not run as far as its guest goes.
+func (s VMStatus) Paused() bool { return s.Running() && IsPausedStatus(s.QMPStatus) }
+
+// IsPausedStatus reports a QEMU run state (qmpstatus; also the status
+// /cluster/resources gives, which is qmpstatus where qemu runs: pvestatd
+// update_qemu_status) that status/resume continues.
+func IsPausedStatus(s string) bool { return s == "paused" || s == "suspended" }
 
 // decodeConfig renders Proxmox's JSON config object as strings. Numbers are
 // kept as written (json.Number), so "memory": 2048 becomes "2048".
@@ -250,10 +262,17 @@ func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, para
 
 func running(st VMStatus) bool    { return st.Running() }
 func notRunning(st VMStatus) bool { return !st.Running() }
+func notPaused(st VMStatus) bool  { return st.Running() && !st.Paused() }
 
 // StartVM starts the VM and waits until QEMU runs.
 func (c *Client) StartVM(ctx context.Context, ref VMRef) error {
 	return c.powerAction(ctx, ref, "start", nil, running)
+}
+
+// ResumeVM continues a paused VM (status/resume) and waits until its
+// vCPUs run.
+func (c *Client) ResumeVM(ctx context.Context, ref VMRef) error {
+	return c.powerAction(ctx, ref, "resume", nil, notPaused)
 }
 
 // StopVM stops the VM at once (like pulling the plug).
@@ -384,7 +403,8 @@ type ClusterVM struct {
 	Type string // qemu or lxc
 	Node string
 	Name string
-	// Status is "running", "stopped", or "unknown" while its node is down.
+	// Status is "running", "stopped", "unknown" while its node is down, or
+	// for a qemu that runs, its QMP run state other than running ("paused").
 	Status   string
 	Template bool
 	Pool     string

@@ -56,8 +56,9 @@ func TestCheckRefusesTalosVersionOtherThanImageTag(t *testing.T) {
 	}
 }
 
-// Diff checks the upgrade it would run as the node would: refused jumps and
-// skipped minors fail the preview, naming the version to take first.
+// Diff checks the upgrade it would run as the node would: refused jumps,
+// skipped minors and downgrades to an older minor fail the preview, naming
+// the version to take.
 func TestDiffChecksTheTalosUpgrade(t *testing.T) {
 	t.Parallel()
 
@@ -69,10 +70,10 @@ func TestDiffChecksTheTalosUpgrade(t *testing.T) {
 		{running: "v1.12.4"},
 		{running: "v1.12.5"},
 		{running: "v1.11.6"},
-		{running: "v1.13.8"}, // a downgrade by one minor, as talosctl allows
+		{running: "v1.13.8", wantErr: "keep talosVersion on Talos 1.13"}, // a downgrade by one minor (talosconfig.checkDowngrade)
 		{running: "v1.10.7", wantErr: "set talosVersion to v1.11.6 first"},
 		{running: "v1.9.5", wantErr: "refuses to move to v1.12.5"},
-		{running: "v1.14.1", wantErr: "set talosVersion to v1.13.9 first"},
+		{running: "v1.14.1", wantErr: "too new to downgrade to Talos 1.12.5"},
 	} {
 		err := checkNodeUpgrade(ConfigurationApplyState{RunningVersion: tc.running}, args)
 

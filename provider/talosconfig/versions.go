@@ -182,8 +182,9 @@ func NormalizeKubernetesVersion(kubernetesVersion string) (string, error) {
 //     adjacent minors and says to stop at the latest patch of every
 //     intermediate minor ("Supported upgrade paths" in
 //     docs.siderolabs.com/talos/v1.14/configure-your-talos-cluster/lifecycle-management/upgrading-talos).
+//   - a move to an older minor release (see checkDowngrade).
 //
-// A downgrade by one minor passes, as talosctl upgrade allows it.
+// A move to another patch of the same minor passes either way.
 func CheckUpgrade(from, to string) error {
 	fv, err := ParseVersion(from)
 	if err != nil {
@@ -196,6 +197,9 @@ func CheckUpgrade(from, to string) error {
 	if fv.EQ(tv) {
 		return nil
 	}
+	if err := checkDowngrade(fv, tv); err != nil {
+		return err
+	}
 	next := nextStep(fv, tv)
 	if err := talosrelease.UpgradeableFrom(tv, fv); err != nil {
 		return fmt.Errorf("a node running Talos %s refuses to move to %s (%w); go through each minor release: set talosVersion to %s first",
@@ -207,6 +211,35 @@ func CheckUpgrade(from, to string) error {
 			TalosTag(fv), TalosTag(tv), next, TalosTag(tv))
 	}
 	return nil
+}
+
+// checkDowngrade refuses a move to an older Talos minor release. Talos
+// refuses it on the node when the older release is more than one minor back
+// (compatibility TalosVersion.UpgradeableFrom: "host version 1.14.1 is too
+// new to downgrade to Talos 1.12.7"), when the running configuration holds a
+// document the older release does not register (the older installer fails
+// with "error loading machine configuration ... not registered", pinned by
+// siderolabs/talos v1.14.1 internal/integration/cli/upgrade.go
+// TestIncompatibleMachineConfig), and when the cluster runs a Kubernetes
+// the older release does not support (its RuntimeValidate). One minor back
+// with none of those, the installer would go ahead, but Talos documents and
+// tests only upgrades between adjacent minors ("Supported upgrade paths" in
+// upgrading-talos), and a whole cluster moved back node by node is no
+// rollback: each node's own previous install is what `talosctl rollback`
+// boots. So a declarative talosVersion never moves a cluster to an older
+// minor; it names the versions it may take instead.
+func checkDowngrade(from, to semver.Version) error {
+	if to.Major != from.Major || to.Minor >= from.Minor {
+		return nil
+	}
+	why := "Talos supports upgrades between adjacent minor releases, not downgrades"
+	if err := talosrelease.UpgradeableFrom(to, from); err != nil {
+		why = "the node refuses it: " + err.Error()
+	}
+	return fmt.Errorf("Talos %s to %s is a downgrade to an older minor release (%s); keep talosVersion on Talos %d.%d: "+
+		"%s (its newest known patch) or another %d.%d patch, or a newer release. To undo an upgrade on one node, "+
+		"`talosctl rollback` boots that node's previous install",
+		TalosTag(from), TalosTag(to), why, from.Major, from.Minor, newestPatchOf(from.Minor), from.Major, from.Minor)
 }
 
 // nextStep is the version the path from one Talos version to another takes

@@ -127,14 +127,17 @@ func TestCheckUpgrade(t *testing.T) {
 		{from: "v1.12.5", to: "v1.12.5"},
 		{from: "v1.12.7", to: "v1.13.8"},
 		{from: "v1.13.8", to: "v1.14.1"},
-		{from: "v1.12.5", to: "v1.11.5"}, // machinery allows a downgrade by one minor
-		{from: "v1.14.1", to: "v1.13.8"},
+		{from: "v1.12.5", to: "v1.12.1"}, // another patch of the same minor, older or not
+		// One minor back: the installer would take it, the provider does not
+		// (checkDowngrade), and names what to keep.
+		{from: "v1.12.5", to: "v1.11.5", wantErr: []string{"downgrade to an older minor release", "adjacent minor releases, not downgrades", "keep talosVersion on Talos 1.12: v1.12.7"}},
+		{from: "v1.14.1", to: "v1.13.8", wantErr: []string{"Talos v1.14.1 to v1.13.8 is a downgrade", "keep talosVersion on Talos 1.14: v1.14.1 (its newest known patch)", "talosctl rollback"}},
 		{from: "v1.10.9", to: "v1.12.5", wantErr: []string{"skips a minor release", "set talosVersion to v1.11.6 first, then to v1.12.5"}},
 		// Talos 1.14 accepts a 1.12 host (talos114.MinimumHostUpgradeVersion) but advises against it.
 		{from: "v1.12.7", to: "v1.14.1", wantErr: []string{"skips a minor release", "set talosVersion to v1.13.9 first"}},
 		{from: "v1.11.6", to: "v1.14.1", wantErr: []string{"too old to upgrade", "set talosVersion to v1.12.7 first"}},
 		{from: "v1.9.6", to: "v1.12.5", wantErr: []string{"too old to upgrade", "v1.10.9 first"}},
-		{from: "v1.14.1", to: "v1.12.7", wantErr: []string{"v1.13.9 first"}},
+		{from: "v1.14.1", to: "v1.12.7", wantErr: []string{"the node refuses it: host version 1.14.1 is too new to downgrade to Talos 1.12.7", "keep talosVersion on Talos 1.14"}},
 		{from: "v1.12.5", to: "v1.15.0", wantErr: []string{"not supported", "the newest is " + DefaultTalosVersion}},
 		{from: "nope", to: "v1.12.5", wantErr: []string{"current talos version"}},
 	} {

@@ -54,8 +54,8 @@ func requireExactlyState(t *testing.T, l *lab.Lab, export, when string) {
 	}
 }
 
-// A VM that should run and does not (stopped outside Pulumi, its host
-// restarted) is started by the next `up`, without a refresh, and the
+// A VM that should run and does not (stopped or paused outside Pulumi, its
+// host restarted) is started or resumed by the next `up`, without a refresh, and the
 // preview says so per VM instead of reporting no changes. A start that
 // failed during the create is repaired by the next `up` as well.
 func TestFaultsStoppedVMsAreStartedWithoutRefresh(t *testing.T) {
@@ -95,6 +95,22 @@ func TestFaultsStoppedVMsAreStartedWithoutRefresh(t *testing.T) {
 	}
 	if st := vmStatuses(l); st["vm1"] != "running" {
 		t.Fatalf("vm1 after up: %v", st)
+	}
+
+	// vm2 paused outside Pulumi (Proxmox's "Pause"): qemu runs, the guest
+	// does not; the preview says it and `up` resumes it
+	if err := l.PVE.PauseVM(vmidOf(t, l, "vm2")); err != nil {
+		t.Fatal(err)
+	}
+	pre = p.Preview(t, "--expect-no-changes")
+	if pre.ExitCode == 0 || !strings.Contains(pre.Output(), fmt.Sprintf("VM vm2 (VM %d on node pve1) is paused: it will be resumed", vmidOf(t, l, "vm2"))) {
+		t.Fatalf("preview with vm2 paused: %s", pre)
+	}
+	if up := p.Up(t); up.ExitCode != 0 {
+		t.Fatalf("up with vm2 paused: %s", up)
+	}
+	if st := vmStatuses(l); st["vm2"] != "running" {
+		t.Fatalf("vm2 after up: %v", st)
 	}
 
 	// the host restarted: both stop (no onboot)

@@ -145,6 +145,11 @@ func (g *talosGuest) PowerOff() { g.node.PowerOff() }
 
 func (g *talosGuest) Shutdown(ctx context.Context) error { return g.node.Shutdown(ctx) }
 
+// Pause and Resume: Proxmox paused or continued the VM (pve.Pauser).
+func (g *talosGuest) Pause() { g.node.Pause() }
+
+func (g *talosGuest) Resume() { g.node.Resume() }
+
 func (g *talosGuest) Agent() (pve.AgentInfo, bool) {
 	a, ok := g.node.Agent()
 	if !ok {

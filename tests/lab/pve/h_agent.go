@@ -26,6 +26,9 @@ func (s *Server) agentLocked(r *request) (AgentInfo, error) {
 	if !v.running {
 		return AgentInfo{}, fail("VM %d is not running\n", v.vmid)
 	}
+	if v.paused {
+		return AgentInfo{}, agentPausedLocked(r, v)
+	}
 	notRunning := fail("QEMU guest agent is not running\n")
 	if !s.agentEnabled(v.runConf) || v.guest == nil {
 		return AgentInfo{}, notRunning

@@ -139,6 +139,11 @@ func (s *Server) vmResourceLocked(v *vm) map[string]any {
 		}
 	}
 	res["maxcpu"] = st["cpus"]
+	if v.paused {
+		// pvestatd broadcasts qmpstatus || status (pvestatd.pm
+		// update_qemu_status), which /cluster/resources reports
+		res["status"] = "paused"
+	}
 	if n := s.node(v.node); n != nil && !n.online {
 		// a node that is down sends no status updates: pve-manager
 		// PVE/API2Tools.pm extract_vm_stats answers 'unknown' for a guest

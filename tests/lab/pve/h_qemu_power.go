@@ -219,7 +219,7 @@ func (s *Server) powerOffLocked(v *vm) Guest {
 	if v.stopGuest != nil {
 		v.stopGuest()
 	}
-	v.running, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, nil, nil, nil, 0
+	v.running, v.paused, v.guest, v.stopGuest, v.runConf, v.memoryMiB = false, false, nil, nil, nil, 0
 	return g
 }
 
@@ -254,8 +254,23 @@ func (s *Server) hShutdown(r *request) (any, error) {
 		timeout, _ = strconv.Atoi(t)
 	}
 	force := r.p["forceStop"] == "1"
+	// vm_shutdown: a paused guest cannot react to ACPI; with forceStop
+	// qemu is stopped instead
+	shutdown := true
+	s.mu.Lock()
+	if v, err := s.vmLocked(nodeName, vmid); err == nil && v.paused {
+		if !force {
+			s.mu.Unlock()
+			return nil, fail(pausedMsg)
+		}
+		shutdown = false
+	}
+	s.mu.Unlock()
 	return s.vmTask(r, "qmshutdown", func(ctx context.Context, l *taskLog) error {
-		return s.stopVM(ctx, l, nodeName, vmid, skipLock, true, timeout, force)
+		if !shutdown {
+			l.Warnf("VM is paused - stop instead of shutdown")
+		}
+		return s.stopVM(ctx, l, nodeName, vmid, skipLock, shutdown, timeout, force)
 	})
 }
 
@@ -326,6 +341,9 @@ func (s *Server) hReboot(r *request) (any, error) {
 	vmid, nodeName := r.vmid(), r.p["node"]
 	s.mu.Lock()
 	v, err := s.vmLocked(nodeName, vmid)
+	if err == nil && v.paused {
+		err = fail(pausedMsg)
+	}
 	if err == nil && !v.running {
 		err = fail("VM %d not running\n", vmid)
 	}
@@ -390,11 +408,18 @@ func (s *Server) hReset(r *request) (any, error) {
 			g = booter(gctx, info, &vmHost{s: s, v: v, gen: gen})
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
+		var pause Pauser
 		if v.running && gctx.Err() == nil && v.gen == gen {
 			v.guest = g
+			if p, ok := g.(Pauser); ok && v.paused {
+				pause = p // a reset leaves the vCPUs of a paused VM stopped
+			}
 		} else if g != nil {
 			go g.PowerOff()
+		}
+		s.mu.Unlock()
+		if pause != nil {
+			pause.Pause() // not under s.mu: the guest takes its own locks
 		}
 		return nil
 	})

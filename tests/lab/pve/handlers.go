@@ -53,6 +53,8 @@ func (s *Server) registerHandlers() error {
 		"POST /nodes/{node}/qemu/{vmid}/status/shutdown":             s.hShutdown,
 		"POST /nodes/{node}/qemu/{vmid}/status/reboot":               s.hReboot,
 		"POST /nodes/{node}/qemu/{vmid}/status/reset":                s.hReset,
+		"POST /nodes/{node}/qemu/{vmid}/status/suspend":              s.hSuspend,
+		"POST /nodes/{node}/qemu/{vmid}/status/resume":               s.hResume,
 		"POST /nodes/{node}/qemu/{vmid}/clone":                       s.hQemuClone,
 		"GET /nodes/{node}/qemu/{vmid}/migrate":                      s.hMigratePrecondition,
 		"POST /nodes/{node}/qemu/{vmid}/migrate":                     s.hMigrate,

@@ -16,7 +16,7 @@ type VMInfo struct {
 	VMID     int
 	Node     string
 	Name     string
-	Status   string // running or stopped
+	Status   string // running, paused or stopped
 	Template bool
 	Lock     string
 	Pool     string
@@ -32,6 +32,9 @@ func (s *Server) VMs() []VMInfo {
 		st := "stopped"
 		if v.running {
 			st = "running"
+		}
+		if v.paused {
+			st = "paused"
 		}
 		out = append(out, VMInfo{VMID: id, Node: v.node, Name: v.conf["name"], Status: st, Template: v.isTemplate(), Lock: v.conf["lock"], Pool: s.poolOfLocked(id)})
 	}

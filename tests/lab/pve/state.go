@@ -109,7 +109,8 @@ type vm struct {
 	delete  map[string]bool   // pending deletions (true: force)
 
 	running    bool
-	gen        int // boot generation: each start or reset boots a new guest
+	paused     bool // qemu runs with its vCPUs stopped (status/suspend)
+	gen        int  // boot generation: each start or reset boots a new guest
 	startedAt  time.Time
 	runConf    map[string]string // config the running qemu was started with
 	guest      Guest

@@ -116,6 +116,9 @@ func (s *Server) vmStatusLocked(v *vm) map[string]any {
 	if v.running {
 		st["status"] = "running"
 		st["qmpstatus"] = "running"
+		if v.paused {
+			st["qmpstatus"] = "paused"
+		}
 		st["uptime"] = int64(time.Since(v.startedAt).Seconds())
 		st["pid"] = 10000 + v.vmid%50000
 		st["mem"] = (v.memoryMiB << 20) / 2

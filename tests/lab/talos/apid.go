@@ -111,8 +111,8 @@ func newAPID(n *Node, certs apidCerts) (*apid, error) {
 		grpc.ForceServerCodecV2(proxy.Codec()),
 		grpc.UnknownServiceHandler(proxy.TransparentHandler(a.director,
 			proxy.WithStreamedDetector(apidStreamed.MatchString))),
-		grpc.ChainUnaryInterceptor(n.sim.faultUnary, injectUnary(certRoles)),
-		grpc.ChainStreamInterceptor(n.sim.faultStream, injectStream(certRoles)),
+		grpc.ChainUnaryInterceptor(n.pauseUnary, n.sim.faultUnary, injectUnary(certRoles)),
+		grpc.ChainStreamInterceptor(n.pauseStream, n.sim.faultStream, injectStream(certRoles)),
 	)
 
 	return a, nil

@@ -96,7 +96,9 @@ func (s *Sim) publishAll() {
 }
 
 // reconcile moves cross-node state one step; it reports whether anything
-// changed. I/O (listeners, disk writes) runs after the lock is released.
+// changed. I/O (listeners, disk writes) and node log lines (Node.logf takes
+// sim.mu itself: called here it would deadlock the lab) run after the lock
+// is released.
 func (s *Sim) reconcile() bool {
 	var (
 		after   []func()
@@ -109,7 +111,7 @@ func (s *Sim) reconcile() bool {
 	members := map[*cluster][]*Node{}
 
 	for n := range s.nodes {
-		if n.phase == PhaseRunning && n.active != nil {
+		if n.phase == PhaseRunning && n.active != nil && n.thaw == nil { // a paused node does nothing
 			c := s.clusterFor(n.active.Cluster().ID())
 			members[c] = append(members[c], n)
 		}
@@ -120,10 +122,10 @@ func (s *Sim) reconcile() bool {
 		slices.SortFunc(nodes, func(a, b *Node) int { return a.bootedAt.Compare(b.bootedAt) })
 
 		changed = s.reconcileEtcd(c, nodes, now, &after) || changed
-		changed = s.reconcileAPIServers(c, nodes, now) || changed
+		changed = s.reconcileAPIServers(c, nodes, now, &after) || changed
 		changed = s.reconcileVIPs(c, nodes, &after) || changed
 		changed = s.reconcileWorkerCerts(c, nodes, &after) || changed
-		changed = s.reconcileKubelets(c, nodes, now) || changed
+		changed = s.reconcileKubelets(c, nodes, now, &after) || changed
 		changed = s.reconcileKubeListeners(c, &after) || changed
 
 		s.checkSkew(c.id)
@@ -260,7 +262,7 @@ func (s *Sim) etcdByID(id uint64) *etcdCluster {
 // reconcileAPIServers: a control plane's kube-apiserver static pod starts
 // some time after its etcd member runs; it serves once the cluster's real
 // apiserver (kubecp.go) is ready and its certificate names the node.
-func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time) bool {
+func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time, after *[]func()) bool {
 	changed := false
 
 	var pods []*Node
@@ -272,7 +274,7 @@ func (s *Sim) reconcileAPIServers(c *cluster, nodes []*Node, now time.Time) bool
 		}
 	}
 
-	served := s.wantKube(c, pods)
+	served := s.wantKube(c, pods, after)
 
 	for _, n := range nodes {
 		up := slices.Contains(pods, n) && served[n.addr]

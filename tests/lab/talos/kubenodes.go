@@ -146,7 +146,7 @@ func kubeletArg(cfg config.Provider, name string) string {
 // reconcileKubelets starts the kubelets of nodes that reach the API server
 // (the agent registers them) and says what the cluster's cloud controller
 // manager would set as providerID.
-func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
+func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time, after *[]func()) bool {
 	changed := false
 
 	var cps []*Node
@@ -184,7 +184,9 @@ func (s *Sim) reconcileKubelets(c *cluster, nodes []*Node, now time.Time) bool {
 
 		if kn.node != n || !kn.bootedAt.Equal(n.bootedAt) {
 			if kn.node != nil && kn.node != n && kn.node.phase == PhaseRunning && kn.node.active != nil {
-				n.logf("another running node already registered this node name in Kubernetes", "name", name)
+				*after = append(*after, func() {
+					n.logf("another running node already registered this node name in Kubernetes", "name", name)
+				})
 			}
 
 			// Talos uncordons the node when it boots (after an upgrade or reset drain).

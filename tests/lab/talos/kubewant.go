@@ -11,8 +11,10 @@ import (
 
 // wantKube tells the cluster's real control plane what it should be
 // (sim.mu held) and returns the addresses it serves on now. pods are the
-// control planes whose kube-apiserver static pod runs.
-func (s *Sim) wantKube(c *cluster, pods []*Node) map[netip.Addr]bool {
+// control planes whose kube-apiserver static pod runs. Log lines go to
+// after: Node.logf takes sim.mu, so calling it here hung the whole lab (every
+// Talos API call then waits on sim.mu in apiFault).
+func (s *Sim) wantKube(c *cluster, pods []*Node, after *[]func()) map[netip.Addr]bool {
 	if len(pods) == 0 {
 		if c.kube != nil {
 			c.kube.set(kubeWant{})
@@ -26,7 +28,8 @@ func (s *Sim) wantKube(c *cluster, pods []*Node) map[netip.Addr]bool {
 		if err != nil {
 			if !c.kubeMissingLogged {
 				c.kubeMissingLogged = true
-				pods[0].logf("kube-apiserver fails to start: " + err.Error())
+				n, msg := pods[0], "kube-apiserver fails to start: "+err.Error()
+				*after = append(*after, func() { n.logf(msg) })
 			}
 
 			return nil
@@ -66,7 +69,7 @@ func (s *Sim) wantKube(c *cluster, pods []*Node) map[netip.Addr]bool {
 
 	if note != "" && c.kubeVersionNote != note {
 		c.kubeVersionNote = note
-		first.logf(note)
+		*after = append(*after, func() { first.logf(note) })
 	}
 
 	c.kube.set(w)

@@ -62,6 +62,7 @@ type Node struct {
 	certsPending     bool
 	apiReadyAt       time.Time // kube-apiserver ready (zero: not up)
 	servers          *nodeServers
+	thaw             chan struct{} // non-nil while the VM is paused (pause.go)
 
 	gen       int        // configured boots so far (guarded by sim.mu)
 	persistMu sync.Mutex // serializes disk state updates
@@ -229,6 +230,10 @@ func (n *Node) Agent() (AgentInfo, bool) {
 	switch n.phase {
 	case PhaseOff, PhaseBooting, PhaseNoBoot, PhaseRebooting:
 		return AgentInfo{}, false
+	}
+
+	if n.thaw != nil {
+		return AgentInfo{}, false // paused: the agent runs no code
 	}
 
 	if !slices.Contains(n.extensions, QemuGuestAgent) {

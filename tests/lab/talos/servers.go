@@ -78,8 +78,8 @@ func (n *Node) startMaintenance() error {
 
 	srv := grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})),
-		grpc.ChainUnaryInterceptor(s.faultUnary, injectUnary(readerOnly)),
-		grpc.ChainStreamInterceptor(s.faultStream, injectStream(readerOnly)),
+		grpc.ChainUnaryInterceptor(n.pauseUnary, s.faultUnary, injectUnary(readerOnly)),
+		grpc.ChainStreamInterceptor(n.pauseStream, s.faultStream, injectStream(readerOnly)),
 	)
 	machine.RegisterMachineServiceServer(srv, &maintenanceServer{node: n})
 	storage.RegisterStorageServiceServer(srv, &storageServer{node: n})

@@ -69,6 +69,8 @@ var served = []string{
 	"POST /nodes/{node}/qemu/{vmid}/status/shutdown",
 	"POST /nodes/{node}/qemu/{vmid}/status/reboot",
 	"POST /nodes/{node}/qemu/{vmid}/status/reset",
+	"POST /nodes/{node}/qemu/{vmid}/status/suspend",
+	"POST /nodes/{node}/qemu/{vmid}/status/resume",
 	"POST /nodes/{node}/qemu/{vmid}/clone",
 	"GET /nodes/{node}/qemu/{vmid}/migrate",
 	"POST /nodes/{node}/qemu/{vmid}/migrate",
