@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // discovery keeps, for the life of the provider process (one Pulumi
@@ -24,54 +25,67 @@ import (
 // Concurrent askers of one answer wait for a single read. Only answers are
 // kept: a failed read is asked again by the next caller.
 type discovery struct {
-	mu      sync.Mutex
-	entries map[string]*discoveryEntry
+	reads readCache
 	// memoryChanges counts this client's writes that change a node's memory
 	// in use.
 	memoryChanges atomic.Int64
 }
 
-type discoveryEntry struct {
+// memoryChanged voids the answers that show the nodes' memory in use.
+func (d *discovery) memoryChanged() { d.memoryChanges.Add(1) }
+
+// noChanges is the generation of answers that no write of this client voids.
+func noChanges() int64 { return 0 }
+
+// readCache keeps answers by key. An answer is good while the generation
+// it was read at is current (gen: a count of the writes that void it) and,
+// with a maxAge, while it is younger than that (counted from the start of
+// its read). Concurrent askers of one key wait for a single read; only
+// answers are kept, a failed read is asked again by the next caller.
+type readCache struct {
+	mu      sync.Mutex
+	entries map[string]*cacheEntry
+}
+
+type cacheEntry struct {
 	// mu is held while the entry is read from Proxmox.
 	mu    sync.Mutex
 	ok    bool
-	gen   int64 // memoryChanges when the read started
+	gen   int64
+	at    time.Time
 	value any
 }
 
-func (d *discovery) entry(key string) *discoveryEntry {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.entries == nil {
-		d.entries = map[string]*discoveryEntry{}
+func (rc *readCache) entry(key string) *cacheEntry {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.entries == nil {
+		rc.entries = map[string]*cacheEntry{}
 	}
-	e := d.entries[key]
+	e := rc.entries[key]
 	if e == nil {
-		e = &discoveryEntry{}
-		d.entries[key] = e
+		e = &cacheEntry{}
+		rc.entries[key] = e
 	}
 	return e
 }
 
-// memoryChanged voids the answers that show the nodes' memory in use.
-func (d *discovery) memoryChanged() { d.memoryChanges.Add(1) }
-
-// cachedRead answers key from the cache, or reads it. showsMemory: the
-// answer shows memory in use, so that a memory change voids it.
-func cachedRead[T any](ctx context.Context, d *discovery, key string, showsMemory bool,
+// cachedRead answers key from rc, or reads it. maxAge 0: no age limit.
+func cachedRead[T any](ctx context.Context, rc *readCache, key string, gen func() int64, maxAge time.Duration,
 	read func(context.Context) ([]T, error)) ([]T, error) {
-	e := d.entry(key)
+	e := rc.entry(key)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	gen := d.memoryChanges.Load()
-	if e.ok && (!showsMemory || e.gen == gen) {
+	g := gen()
+	if e.ok && e.gen == g && (maxAge == 0 || time.Since(e.at) <= maxAge) {
 		return slices.Clone(e.value.([]T)), nil
 	}
+	at := time.Now()
 	v, err := read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.ok, e.gen, e.value = true, gen, v
+	e.ok, e.gen, e.at, e.value = true, g, at, v
 	return slices.Clone(v), nil
 }
 

@@ -163,3 +163,46 @@ func TestDiscoveryAskersWaitForOneReadAndFailuresAreNotKept(t *testing.T) {
 		t.Errorf("GET /nodes sent %d times in all, want 3 (the first client's, the refused one, the next)", n)
 	}
 }
+
+// The creates of one run share the read that looks for their interrupted
+// runs' VMs, across their own writes; Inventory, which must show what this
+// client changed, reads again after a write.
+func TestOthersInventoryIsSharedAcrossOwnWrites(t *testing.T) {
+	f := &discoveryPVE{}
+	r := f.routes()
+	r["GET /cluster/resources"] = func(w http.ResponseWriter, _ *http.Request) {
+		f.read("/cluster/resources")
+		data(w, []map[string]any{{"type": "qemu", "vmid": 100, "node": "pve1", "status": "running"}})
+	}
+	srv := fakePVE(t, r)
+	ctx := context.Background()
+	c, err := Connect(ctx, Options{Endpoint: srv.URL, APIToken: testToken, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.OthersInventory(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UpdateVMConfig(ctx, VMRef{Node: "pve1", VMID: 100}, map[string]any{"tags": "a"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := c.OthersInventory(ctx, time.Minute)
+	if err != nil || len(inv.Guests) != 1 {
+		t.Fatalf("inventory %+v, %v", inv, err)
+	}
+	if n := f.count("/cluster/resources"); n != 1 {
+		t.Errorf("OthersInventory read %d times across an own write, want once", n)
+	}
+	if _, err := c.Inventory(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count("/cluster/resources"); n != 2 {
+		t.Errorf("Inventory after an own write read %d times in all, want 2 (it must read again)", n)
+	}
+	if _, err := c.OthersInventory(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count("/cluster/resources"); n != 3 {
+		t.Errorf("OthersInventory with maxAge 0 read %d times in all, want 3", n)
+	}
+}

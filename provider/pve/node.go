@@ -21,7 +21,7 @@ type NodeInfo struct {
 // Nodes lists the cluster's nodes, as read once per provider process (see
 // discovery): again after this client changed a node's memory in use.
 func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
-	return cachedRead(ctx, &c.disc, "nodes", true, c.readNodes)
+	return cachedRead(ctx, &c.disc.reads, "nodes", c.disc.memoryChanges.Load, 0, c.readNodes)
 }
 
 func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {
@@ -53,7 +53,7 @@ func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {
 // VNets) a VM on node can attach to, as read once per provider process (see
 // discovery).
 func (c *Client) Bridges(ctx context.Context, node string) ([]string, error) {
-	return cachedRead(ctx, &c.disc, "bridges/"+node, false, func(ctx context.Context) ([]string, error) {
+	return cachedRead(ctx, &c.disc.reads, "bridges/"+node, noChanges, 0, func(ctx context.Context) ([]string, error) {
 		return c.readBridges(ctx, node)
 	})
 }
@@ -100,7 +100,7 @@ func (s StorageInfo) Holds(content string) bool {
 // Storages lists the storages available on node, as read once per provider
 // process (see discovery; Avail is as free as it was then).
 func (c *Client) Storages(ctx context.Context, node string) ([]StorageInfo, error) {
-	return cachedRead(ctx, &c.disc, "storages/"+node, false, func(ctx context.Context) ([]StorageInfo, error) {
+	return cachedRead(ctx, &c.disc.reads, "storages/"+node, noChanges, 0, func(ctx context.Context) ([]StorageInfo, error) {
 		return c.readStorages(ctx, node)
 	})
 }
