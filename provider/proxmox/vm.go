@@ -168,13 +168,14 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	if ref.VMID == 0 {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
+	var known pve.VMConfig
 	if err == nil {
-		err = converge(ctx, c, ref, nil, a, id.id, made)
+		known, err = converge(ctx, c, ref, nil, a, id.id, made)
 	}
 	// read back with a context of its own: ctx may be what ran out
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
-	st, live, found, rerr := readStateAndConfig(rctx, c, ref, a)
+	st, live, found, rerr := readStateAndConfig(rctx, c, ref, a, known)
 	if id.id != "" {
 		// the VM goes to the state now, with or without an error. Handed
 		// over after the read, whose config shows the tags and description
@@ -216,7 +217,7 @@ const maxCreateAttempts = 5
 // made the VM (it was not adopted from an interrupted run).
 func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (ref pve.VMRef, made bool, err error) {
 	if id.id != "" {
-		if ref, ok, err := adoptOwn(ctx, c, a, id); err != nil || ok {
+		if ref, ok, err := adoptOwn(ctx, c, a, id, true); err != nil || ok {
 			return ref, false, err
 		}
 	}
@@ -281,7 +282,7 @@ func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id iden
 		// failed on the way back). One that carries this create's identity
 		// is this create's VM, and the create goes on with it.
 		if id.id != "" && ctx.Err() == nil {
-			if own, ok, aerr := adoptOwn(ctx, c, a, id); aerr == nil && ok && own == ref {
+			if own, ok, aerr := adoptOwn(ctx, c, a, id, false); aerr == nil && ok && own == ref {
 				pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
 				return ref, nil
 			}
@@ -424,13 +425,15 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	oldArgs := old.VirtualMachineArgs
-	err = converge(ctx, c, ref, &oldArgs, a, "", false)
+	known, err := converge(ctx, c, ref, &oldArgs, a, "", false)
 	if id := resourceIdentity(ctx); err == nil && id.id != "" {
-		err = handOver(ctx, c, ref, id.id, true, nil)
+		// a hand-over changes only what the state does not show (the
+		// provider's tags, the creating line): known stays good for it
+		err = handOver(ctx, c, ref, id.id, true, known)
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
-	st, found, rerr := readState(rctx, c, ref, a)
+	st, _, found, rerr := readStateAndConfig(rctx, c, ref, a, known)
 	switch {
 	case err == nil && rerr == nil && found:
 		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil
