@@ -1,5 +1,5 @@
 # proxmoxtalos build. `make demo` and `make test` are the two commands a newcomer needs;
-# the README's "Building and testing" section explains every target.
+# docs/building.md explains every target.
 #
 # Everything this file installs lands in ignored folders of the repository:
 #   .tools/bin   Pulumi CLI + YAML language host (built from tools/go.mod), talosctl
@@ -202,12 +202,15 @@ bench: $(PULUMI) $(YAMLHOST) provider
 # destroy, and the kill runs (the provider killed in every step, at each kill point once);
 # prints the table (also written to .cache/soak-table.md). Not part of `make test`, which runs
 # one short run. SOAK_RUNS, SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS
-# (500,task,lock-timeout,scripted,kill) narrow it.
+# (500,task,lock-timeout,scripted,kill) narrow it. SOAK_TIMEOUT bounds the whole campaign (a run
+# that hangs then ends it with the stacks of every goroutine in .cache/soak.log instead of
+# waiting forever; the runs finished so far are logged there).
+SOAK_TIMEOUT ?= 10h
 .PHONY: soak
 soak: tools provider
 	@mkdir -p $(CACHE)
 	cd tests/e2e && PROXMOXTALOS_SOAK=full PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER) SOAK_TABLE=$(CACHE)/soak-table.md \
-		go test -count=1 -timeout 0 -run '^TestSoak$$' -v . > $(CACHE)/soak.log 2>&1 || status=$$?; \
+		go test -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestSoak$$' -v . > $(CACHE)/soak.log 2>&1 || status=$$?; \
 		grep -E '^\s+soak_test.go:[0-9]+: [a-z-]+ at ' $(CACHE)/soak.log || true; \
 		cat $(CACHE)/soak-table.md 2>/dev/null; grep -E 'goal not met' $(CACHE)/soak.log || true; exit $${status:-0}
 
@@ -307,9 +310,15 @@ MVN_OFFLINE = $$(test -f $(MVN_STAMP) && echo -o)
 .PHONY: java-sdk-check
 java-sdk-check:
 	$(MAKE) --no-print-directory dist-java
+	@# The consumer resolves the jar and POM of dist/, as a user's build resolves them from a
+	@# repository, not sdk/java's build output: they replace what dist-java installed. The
+	@# install plugin is the one dist-java's install phase just used (cached in .cache/m2).
+	rm -rf $(CACHE)/m2/com/proxmoxtalos/proxmoxtalos/$(VERSION)
+	(cd $(CACHE) && $(MVN) -o org.apache.maven.plugins:maven-install-plugin:$$(ls $(CACHE)/m2/org/apache/maven/plugins/maven-install-plugin | sort -V | tail -1):install-file \
+		-Dfile=$(MAVEN_DIR)/proxmoxtalos-$(VERSION).jar -DpomFile=$(MAVEN_DIR)/proxmoxtalos-$(VERSION).pom) 2>&1 | sed 's/\x1b\[0m//g'
 	(cd tests/sdks/java && $(MVN) $(MVN_OFFLINE) -Dsdk.version=$(VERSION) test) 2>&1 | sed 's/\x1b\[0m//g'
 	touch $(MVN_STAMP)
-	@echo "java SDK: tests/sdks/java passes against the jar (secret outputs are secret) and the schema's Java examples compile"
+	@echo "java SDK: tests/sdks/java passes against dist/'s jar and POM (secret outputs are secret) and the schema's Java examples compile"
 
 # ---------------------------------------------------------------------------------------------
 # Release artifacts (docs/releasing.md). `make dist` builds into dist/ everything a release

@@ -84,11 +84,12 @@ func New() (p.Provider, error) {
 // each is needed and what upstream behaviour it works around.
 func withWorkarounds(prov p.Provider) p.Provider {
 	prov.DiffConfig = config.DiffConfig // not infer's replace-on-any-change (pulumi-go-provider#409)
-	prov = framework.WithSchemaFixes(prov, cluster.PlainInputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples)
+	prov = framework.WithSchemaFixes(prov, cluster.PlainInputs(), talos.PreviewOutputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples)
 	prov = cluster.WithConstructGuards(prov)
 	prov = talos.WithRenewalPreview(prov, time.Now)
 	prov = talos.WithDeleteURN(prov)
-	return proxmox.WithIdentity(prov)
+	prov = proxmox.WithIdentity(prov)
+	return config.WithOfflineGuard(prov) // offline previews change nothing (config/offline.go)
 }
 
 // Run serves the provider over gRPC to the Pulumi engine.

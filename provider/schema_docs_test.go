@@ -10,6 +10,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"gopkg.in/yaml.v3"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // Just the parts of the package schema these tests read.
@@ -120,6 +122,65 @@ func undocumented(s packageSchema) []string {
 	props("config", s.Config.Variables)
 	sort.Strings(missing)
 	return missing
+}
+
+// Issue 16: values the provider derives for previews are outputs, never inputs that every SDK
+// would offer and the user must leave unset (framework.OutputsOnly, talos.PreviewOutputs).
+func TestSchemaHasNoInputsToLeaveUnset(t *testing.T) {
+	t.Parallel()
+	s := loadSchema(t)
+	for tok, r := range s.Resources {
+		for name, prop := range r.InputProperties {
+			d := strings.ToLower(prop.Description)
+			if strings.Contains(d, "leave unset") || strings.Contains(d, "computed by the provider") {
+				t.Errorf("resource %s input %s reads as a value the provider computes: %q", tok, name, prop.Description)
+			}
+		}
+	}
+	derived := map[string][]string{
+		"proxmoxtalos:talos:ConfigurationApply":     {"configView", "configChange"},
+		"proxmoxtalos:talos:ClusterHealth":          {"requires"},
+		"proxmoxtalos:talos:ControlPlaneComponents": {"change"},
+	}
+	for tok, names := range derived {
+		r := s.Resources[tok]
+		for _, name := range names {
+			if _, in := r.InputProperties[name]; in {
+				t.Errorf("%s.%s is an input", tok, name)
+			}
+			if _, out := r.Properties[name]; !out {
+				t.Errorf("%s.%s is not an output", tok, name)
+			}
+		}
+	}
+}
+
+// Every resource's, function's and the component's description is a Markdown file in
+// provider/docs (docs.Description), and every such file describes one of them.
+func TestDescriptionsAreMarkdownFiles(t *testing.T) {
+	t.Parallel()
+	s := loadSchema(t)
+	files := map[string]bool{}
+	for _, tok := range docs.Described(s.Name) {
+		files[tok] = true
+	}
+	check := func(tok, description string) {
+		if !files[tok] {
+			t.Errorf("%s has no description file in provider/docs", tok)
+		} else if !strings.HasPrefix(description, docs.Description(tok)) {
+			t.Errorf("%s: the schema's description does not start with its provider/docs file", tok)
+		}
+		delete(files, tok)
+	}
+	for tok, r := range s.Resources {
+		check(tok, r.Description)
+	}
+	for tok, f := range s.Functions {
+		check(tok, f.Description)
+	}
+	for tok := range files {
+		t.Errorf("provider/docs describes %s, which the schema does not have", tok)
+	}
 }
 
 func TestUndocumentedFindsGaps(t *testing.T) {

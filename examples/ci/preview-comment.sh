@@ -10,6 +10,9 @@ stack=$1 file=$2 code=${3:-0}
 # `pulumi preview --diff` prints diagnostics on stderr, unindented; the default display
 # indents them under "Diagnostics:". The component's summary starts "cluster <name>: ".
 summaries=$(grep -E '^( {4})?cluster [^ :]+: ' "$file" | sed -E 's/^ +//' | awk '!seen[$0]++' || true)
+# An offline preview (PROXMOXTALOS_OFFLINE_PREVIEW) warns once per check it skipped:
+# "offline preview (...): not checked: <what>".
+skipped=$(grep -oE 'offline preview \(.*\): not checked: .*' "$file" | sed -E 's/^.*: not checked: //' | awk '!seen[$0]++' || true)
 counts=$(awk '/^Resources:/ { on = 1; next } on && /^ +[^ ]/ { sub(/^ +/, ""); print; next } on { exit }' "$file")
 
 echo "### \`pulumi preview\` of stack \`$stack\`"
@@ -20,6 +23,11 @@ if [ "$code" != 0 ]; then
 fi
 if [ -n "$summaries" ]; then
   while IFS= read -r line; do echo "- **$line**"; done <<<"$summaries"
+  echo
+fi
+if [ -n "$skipped" ]; then
+  echo "**Offline preview**: planned from the stack's state without contacting Proxmox VE or the nodes. Not checked:"
+  while IFS= read -r line; do echo "- $line"; done <<<"$skipped"
   echo
 fi
 if [ -n "$counts" ]; then

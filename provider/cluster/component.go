@@ -8,11 +8,15 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 // Component constructs TalosCluster resources.
@@ -28,6 +32,15 @@ type Component struct {
 	// extensions asks the Image Factory about extensions; nil asks the
 	// factory of the image input.
 	extensions extensionChecker
+	// countObjects counts objects of API resources on a control plane; nil
+	// asks its Kubernetes API (talosapi.CountObjects).
+	countObjects objectCounter
+	// stack reads the stack's state for an offline preview; nil asks the
+	// engine (offline.go).
+	stack stateReader
+	// offline reports the offline preview mode; nil is the provider's
+	// configuration (config.Offline). Tests set it.
+	offline func() bool
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -42,58 +55,8 @@ type Inventory interface {
 // Annotate documents the component.
 func (c *Component) Annotate(a infer.Annotator) {
 	a.SetToken("index", "TalosCluster")
-	a.Describe(c, componentDescription)
+	a.Describe(c, docs.Description("proxmoxtalos:index:TalosCluster"))
 }
-
-const componentDescription = `A Talos Linux Kubernetes cluster on Proxmox VE: VMs, Talos installation, etcd bootstrap,
-kubeconfig and talosconfig, and every day-two change after.
-
-The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
-one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
-that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
-version's ISO only for nodes added with it.
-
-Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
-the cluster is planned from them, also in preview.
-
-Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
-and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
-the range, duplicate addresses, hosts short of memory, a Kubernetes version the Talos version does not support)
-fails the preview before anything is created.
-
-Day two: scaling a pool adds or removes its highest-numbered nodes; a removed node is reset gracefully (cordoned and
-drained, a control plane leaves etcd) before its VM is destroyed, control planes one at a time, and its Kubernetes
-Node object is deleted. Talos upgrades
-(version or extensions), Kubernetes upgrades, VM size changes and machine configuration changes roll out one node at
-a time, control planes first, each node's change waiting for the cluster to be healthy before and after it
-(ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
-line what happens to it (` + "`configChange`" + `), and the ` + "`summary`" + ` output says it for the whole cluster.
-
-## Example
-
-` + "```yaml" + `
-resources:
-  cluster:
-    type: proxmoxtalos:TalosCluster
-    properties:
-      clusterName: homelab
-      hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
-      network:
-        subnet: 192.168.1.0/24
-        gateway: 192.168.1.1
-        addressRange: { start: 192.168.1.21, end: 192.168.1.60 }
-        dnsServers: [192.168.1.1]
-      vip: 192.168.1.20
-      controlPlane: { count: 3 }
-      workerPools:
-        - name: workers
-          count: 2
-          size: { cores: 4, memory: 8192 }
-outputs:
-  kubeconfig: ${cluster.kubeconfig}
-  nodes: ${cluster.nodes}
-` + "```"
 
 // Construct plans the cluster and registers its resources.
 func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
@@ -102,6 +65,27 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	newInventory := c.inventory
 	if newInventory == nil {
 		newInventory = proxmoxInventory
+	}
+	read := c.readConfig
+	if read == nil {
+		read = readRunningConfig
+	}
+	var offline *stackState
+	if c.isOffline() {
+		if !ctx.DryRun() {
+			return fail(config.Refusal("update TalosCluster " + name))
+		}
+		readState := c.stack
+		if readState == nil {
+			readState = readStack
+		}
+		resources, err := readState(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		offline = newStackState(resources, args.ClusterName)
+		newInventory = func(context.Context) (Inventory, error) { return offline, nil }
+		read = offline.readConfig
 	}
 	inv, err := newInventory(ctx.Context())
 	if err != nil {
@@ -115,6 +99,10 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return fail(err)
 	}
+	stackTag := plan.StackTag(ctx.Project(), ctx.Stack())
+	if err := plan.CheckStack(args.ClusterName, stackTag, vms); err != nil {
+		return nil, err // *plan.Error names the component already
+	}
 	prev, warnings := plan.Rebuild(args.ClusterName, vms)
 	if len(prev.Nodes) == 0 {
 		prev = nil
@@ -127,6 +115,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		secrets  *machineSecrets
 		readings map[string]nodeReading
 		members  map[string]string
+		creds    *talosapi.Credentials
 	)
 	if prev != nil {
 		comp = &TalosCluster{}
@@ -142,20 +131,19 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
 			return fail(err)
 		}
-		read := c.readConfig
-		if read == nil {
-			read = readRunningConfig
-		}
-		if creds, why := awaitCredentials(ctx.Context(), secrets); creds == nil {
+		var why string
+		if creds, why = awaitCredentials(ctx.Context(), secrets); creds == nil {
 			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
 		} else {
 			readings = readNodes(ctx.Context(), prev, creds, read)
 			warnings = append(warnings, withRunningVersions(prev, readings)...)
-			members = c.members(ctx.Context(), prev, readings, creds)
+			if offline == nil {
+				members = c.members(ctx.Context(), prev, readings, creds)
+			}
 		}
 	}
 
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev, stackTag: stackTag}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
@@ -165,8 +153,13 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	if err := checkConfigs(p); err != nil {
+	if err := checkConfigs(p, prev); err != nil {
 		return fail(err)
+	}
+	if w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds); err != nil {
+		return fail(err)
+	} else if w != "" {
+		warnings = append(warnings, w)
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
 		return fail(err)
@@ -177,6 +170,9 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, p.Warnings...)
+	if offline != nil {
+		warnings = offlineWarnings(warnings)
+	}
 
 	// For a new cluster, registered only now: bad input fails before
 	// anything, the component included, is registered.
@@ -190,15 +186,27 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if q := p.Quorum(); q != "" {
 		warnings = append(warnings, q)
 	}
-	for _, w := range warnings {
-		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	sensitive := secretValues(ctx.Context())
+	unknown := unknownConfigInputs(ctx.Context())
+	if len(unknown) > 0 {
+		if !ctx.DryRun() {
+			return fail(fmt.Errorf("%s %s not known in an update: the engine resolves a component's inputs before "+
+				"constructing it, so this should not happen; run pulumi up again", strings.Join(unknown, ", "), isAre(len(unknown))))
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %s not known until the resources %s from are created: every "+
+			"node's machine configuration is shown as changing once known", strings.Join(unknown, ", "), isAre(len(unknown)),
+			map[bool]string{true: "it comes", false: "they come"}[len(unknown) == 1]))
+	}
+	for i, w := range warnings {
+		warnings[i] = scrubText(w, sensitive)
+		_ = ctx.Log.Warn(warnings[i], &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
 	base := plan.Compare(prev, next)
 	p.MarkPower(&base)
 	p.MarkBringup(&base)
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, secrets: secrets, readings: readings,
 		base: base}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry

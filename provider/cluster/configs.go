@@ -2,8 +2,12 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
@@ -16,10 +20,12 @@ type planner struct {
 	args  *TalosClusterArgs
 	facts plan.Facts
 	prev  *plan.State
+	// stackTag is the owning stack's VM tag (plan.StackTag).
+	stackTag string
 }
 
 func (pl *planner) compute(tokenSecret string) (*plan.Plan, error) {
-	return plan.Compute(toSpec(pl.args, tokenSecret), pl.facts, pl.prev)
+	return plan.Compute(toSpec(pl.args, tokenSecret, pl.stackTag), pl.facts, pl.prev)
 }
 
 // machineConfigs generates every node's machine configuration (secret) from
@@ -48,13 +54,46 @@ func machineConfigs(p *plan.Plan, secretsYAML string) (map[string]string, error)
 // checkConfigs generates every node's configuration with a throwaway
 // secrets bundle, so that a patch Talos refuses fails the preview of a new
 // cluster too (its real secrets are unknown until MachineSecrets exists).
-func checkConfigs(p *plan.Plan) error {
+// On a Kubernetes upgrade it runs the pre-checks of `talosctl upgrade-k8s`
+// on them: a flag, feature gate or admission plugin the new minor removed
+// fails the preview, before any node changes.
+func checkConfigs(p *plan.Plan, prev *plan.State) error {
 	yaml, err := throwawaySecrets(p.Cluster.TalosVersion)
 	if err != nil {
 		return err
 	}
-	_, err = machineConfigs(p, yaml)
-	return err
+	cfgs, err := machineConfigs(p, yaml)
+	if err != nil {
+		return err
+	}
+	return checkKubernetesUpgrade(p, prev, cfgs)
+}
+
+// checkKubernetesUpgrade reports, per node whose Kubernetes version moves,
+// what its new configuration names that the new version removed.
+func checkKubernetesUpgrade(p *plan.Plan, prev *plan.State, cfgs map[string]string) error {
+	if prev == nil {
+		return nil
+	}
+	var problems []string
+	for _, n := range p.Nodes {
+		i := slices.IndexFunc(prev.Nodes, func(o plan.NodeState) bool { return o.Name == n.Name })
+		if i < 0 || prev.Nodes[i].KubernetesVersion == "" || prev.Nodes[i].KubernetesVersion == p.Cluster.KubernetesVersion {
+			continue
+		}
+		cfg, err := configloader.NewFromBytes([]byte(cfgs[n.Name]))
+		if err != nil {
+			return fmt.Errorf("machine configuration of node %s: %w", n.Name, err)
+		}
+		for _, pr := range talosconfig.KubernetesUpgradeProblems(cfg, prev.Nodes[i].KubernetesVersion, p.Cluster.KubernetesVersion) {
+			problems = append(problems, "node "+n.Name+": "+pr)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("kubernetesVersion: the upgrade would start components with settings Kubernetes removed "+
+			"(the pre-checks of talosctl upgrade-k8s); change the patches first:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
 
 // throwaway bundles by Talos version, made once per provider process:

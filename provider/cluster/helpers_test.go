@@ -254,14 +254,21 @@ func constructKnown(t *testing.T, dryRun bool, inv Inventory, inputs map[string]
 // configurations given as is (a test that counts what is asked).
 func constructReading(t *testing.T, dryRun bool, inv Inventory, inputs map[string]any, read configReader, members membersReader) (*recorder, p.ConstructResponse, error) {
 	t.Helper()
+	return constructWith(t, &Component{
+		inventory:   func(context.Context) (Inventory, error) { return inv, nil },
+		readConfig:  read,
+		readMembers: members,
+		extensions:  labFactoryExtensions(t),
+		offline:     func() bool { return false },
+	}, dryRun, inputs)
+}
+
+// constructWith runs c's Construct against mocks.
+func constructWith(t *testing.T, c *Component, dryRun bool, inputs map[string]any) (*recorder, p.ConstructResponse, error) {
+	t.Helper()
 	rec := &recorder{}
 	prov, err := infer.NewProviderBuilder().
-		WithComponents(infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{
-			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
-			readConfig:  read,
-			readMembers: members,
-			extensions:  labFactoryExtensions(t),
-		})).
+		WithComponents(infer.Component[*Component, TalosClusterArgs, *TalosCluster](c)).
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"cluster": "index"}).
 		Build()
 	if err != nil {

@@ -27,6 +27,8 @@ const (
 	EnvInsecure       = "PROXMOX_VE_INSECURE"
 	EnvCACert         = "PROXMOX_VE_CA_CERT"
 	EnvRequestTimeout = "PROXMOX_VE_REQUEST_TIMEOUT"
+	// EnvOfflinePreview is this provider's own: see OfflinePreview.
+	EnvOfflinePreview = "PROXMOXTALOS_OFFLINE_PREVIEW"
 )
 
 // Config is the provider configuration.
@@ -36,6 +38,7 @@ type Config struct {
 	Insecure       *bool   `pulumi:"insecure,optional"`
 	CACert         *string `pulumi:"caCert,optional"`
 	RequestTimeout *int    `pulumi:"requestTimeout,optional"`
+	OfflinePreview *bool   `pulumi:"offlinePreview,optional"`
 
 	// client is connected by Configure, once per provider process.
 	client *pve.Client
@@ -55,6 +58,11 @@ func (c *Config) Annotate(a infer.Annotator) {
 		"self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `"+EnvCACert+"`.")
 	a.Describe(&c.RequestTimeout, "Timeout of one HTTP request to the API, in seconds. Default 60. Long operations "+
 		"(tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `"+EnvRequestTimeout+"`.")
+	a.Describe(&c.OfflinePreview, "Plan previews from the stack's state and the program's inputs without contacting "+
+		"Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per "+
+		"check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the "+
+		"nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment "+
+		"variable: `"+EnvOfflinePreview+"`.")
 }
 
 // Settings are the effective settings: configuration, else environment, else default.
@@ -64,6 +72,7 @@ type Settings struct {
 	Insecure       bool
 	CACert         string
 	RequestTimeout time.Duration
+	OfflinePreview bool
 }
 
 // Resolve applies the environment fallbacks and defaults, and validates
@@ -99,6 +108,19 @@ func (c *Config) Resolve(getenv func(string) string) (Settings, error) {
 		}
 		s.RequestTimeout = time.Duration(n) * time.Second
 	}
+	if c.OfflinePreview != nil {
+		s.OfflinePreview = *c.OfflinePreview
+	} else if v := getenv(EnvOfflinePreview); v != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return s, fmt.Errorf("%s=%q is not a boolean: use true or false", EnvOfflinePreview, v)
+		}
+		s.OfflinePreview = b
+	}
+	if s.OfflinePreview {
+		// nothing is contacted: endpoint and token need not be set
+		return s, nil
+	}
 	if s.RequestTimeout <= 0 {
 		return s, fmt.Errorf("`requestTimeout` must be a positive number of seconds, got %s", s.RequestTimeout)
 	}
@@ -131,11 +153,15 @@ var errNotConfigured = errors.New("the proxmoxtalos provider is not configured w
 // Configure connects to the API once for the whole provider process.
 func (c *Config) Configure(ctx context.Context) error {
 	s, err := c.Resolve(os.Getenv)
+	offline.Store(err == nil && s.OfflinePreview)
 	if errors.Is(err, errNotConfigured) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if s.OfflinePreview {
+		return nil // no client: nothing may contact Proxmox (offline.go)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout+5*time.Second)
 	defer cancel()
@@ -156,6 +182,9 @@ func (c *Config) Configure(ctx context.Context) error {
 
 // Client returns the connected Proxmox VE client of this provider process.
 func Client(ctx context.Context) (*pve.Client, error) {
+	if Offline() {
+		return nil, errOffline
+	}
 	c := infer.GetConfig[*Config](ctx)
 	if c == nil || c.client == nil {
 		return nil, errNotConfigured

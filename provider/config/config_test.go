@@ -150,3 +150,21 @@ func TestDiffConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveOfflinePreview(t *testing.T) {
+	t.Parallel()
+	// nothing is contacted, so nothing else need be set
+	s, err := (&Config{}).Resolve(env(map[string]string{EnvOfflinePreview: "true"}))
+	if err != nil || !s.OfflinePreview {
+		t.Fatalf("offline from the environment: %+v, %v", s, err)
+	}
+	// the configuration wins over the environment
+	if s, err := (&Config{OfflinePreview: ptr(false), Endpoint: "https://pve", APIToken: "root@pam!t=x"}).Resolve(
+		env(map[string]string{EnvOfflinePreview: "true"})); err != nil || s.OfflinePreview {
+		t.Fatalf("offlinePreview: false in the configuration: %+v, %v", s, err)
+	}
+	if _, err := (&Config{}).Resolve(env(map[string]string{EnvOfflinePreview: "yes please"})); err == nil ||
+		!strings.Contains(err.Error(), EnvOfflinePreview) {
+		t.Fatalf("a bad %s: %v", EnvOfflinePreview, err)
+	}
+}

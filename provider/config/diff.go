@@ -17,7 +17,9 @@ import (
 // provider.New installs this function instead. Here:
 //   - rotating apiToken is no change at all (the new token is used anyway);
 //   - endpoint forms that normalize equally are no change;
-//   - any other change is an in-place update, never a replace.
+//   - any other change is an in-place update, never a replace;
+//   - offlinePreview is how a preview runs, not a property of anything the
+//     provider manages: turning it on or off is no change.
 func DiffConfig(_ context.Context, req p.DiffRequest) (p.DiffResponse, error) {
 	olds := req.OldInputs
 	if olds.Len() == 0 {

@@ -1,7 +1,8 @@
-// Package docs holds the documentation the schema carries beyond each resource's own
-// description: example programs in every SDK language and YAML, one folder per program under
-// examples/, embedded here and rendered into the descriptions of the resources and functions
-// they show, in the shortcode layout Pulumi's docs generator and SDK generators read
+// Package docs holds the documentation the schema carries for each resource, function and the
+// component: its description, a Markdown file named by its token (<module>/<Name>.md, read by
+// Description from each Annotate), and example programs in every SDK language and YAML, one
+// folder per program under examples/, rendered after the descriptions of the resources and
+// functions they show, in the shortcode layout Pulumi's docs generator and SDK generators read
 // ({{% examples %}}: the Registry shows every language, each SDK keeps its own). The programs
 // are the checked ones: make test type-checks each language against the SDK packages
 // (docs_test.go checks the YAML against the schema), so no example is typed twice.

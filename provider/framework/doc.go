@@ -18,6 +18,12 @@
 //     DescribeEnums: infer registers an enum type from its values only
 //     (infer/types.go, the enum case of crawlTypes), so the type's own
 //     description is lost.
+//     OutputsOnly: infer lists every Args field as an input, but a value the
+//     preview shows next to a change must be among the checked inputs
+//     (Pulumi's display takes a detailed diff's new values from them,
+//     pulumi/pkg engine/detailedDiff.go), so ConfigurationApply's configView
+//     and configChange (and the one-line summaries of ClusterHealth and
+//     ControlPlaneComponents) are Args fields the schema lists as outputs only.
 //   - Construct refuses unknown component inputs (cluster.WithConstructGuards):
 //     infer hands a component the zero value of an input that is not known
 //     yet, which would plan silently without it.

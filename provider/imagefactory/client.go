@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 )
 
 // Client is an Image Factory (or mirror) at a base URL.
@@ -29,7 +31,8 @@ type Client struct {
 	// UserAgent is sent with every request.
 	UserAgent string
 	// Attempts bounds tries of a request that failed transiently (network
-	// errors, 429, 5xx); default 4. Waits double from Backoff (default 1 s).
+	// errors, 429, 5xx); default 4. Waits double from Backoff (default 1 s),
+	// up to 30 s (package backoff).
 	Attempts int
 	Backoff  time.Duration
 }
@@ -125,6 +128,8 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, paylo
 		wait = time.Second
 	}
 
+	pauses := backoff.Policy{Initial: wait, Max: 30 * time.Second}.Start()
+
 	var lastErr error
 
 	for try := 1; ; try++ {
@@ -135,13 +140,9 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, paylo
 
 		lastErr = err
 
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, pauses.Next()) != nil {
 			return nil, fmt.Errorf("%w (gave up: %w)", lastErr, ctx.Err())
-		case <-time.After(wait):
 		}
-
-		wait *= 2
 	}
 }
 

@@ -1,32 +1,17 @@
 package proxmox
 
-import "github.com/pulumi/pulumi-go-provider/infer"
+import (
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+)
 
 // DownloadFile is a file a Proxmox node downloads into one of its storages.
 type DownloadFile struct{}
 
 // Annotate documents the resource.
 func (d *DownloadFile) Annotate(a infer.Annotator) {
-	a.Describe(d, `A file that a Proxmox VE node downloads by URL into one of its storages (`+"`download-url`"+`):
-an ISO to boot VMs from, or a disk image to import. The download runs on the node, so nothing passes through the
-machine that runs Pulumi; Proxmox verifies the checksum when one is given.
-
-Changing what is downloaded (URL, file name, checksum, storage, node) replaces the file. The resource ID is
-`+"`<node>/<volumeId>`"+`; import an existing file with
-`+"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`"+`.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  talos-iso:
-    type: proxmoxtalos:proxmox:DownloadFile
-    properties:
-      node: pve1
-      storage: local
-      url: https://factory.talos.dev/image/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba/v1.12.5/nocloud-amd64.iso
-      fileName: talos-v1.12.5-nocloud-amd64.iso
-`+"```")
+	a.Describe(d, docs.Description("proxmoxtalos:proxmox:DownloadFile"))
 }
 
 // DownloadFileArgs are the inputs of a DownloadFile.
@@ -41,6 +26,7 @@ type DownloadFileArgs struct {
 	Decompression      *Decompression     `pulumi:"decompression,optional"`
 	VerifyCertificates *bool              `pulumi:"verifyCertificates,optional"`
 	Overwrite          *bool              `pulumi:"overwrite,optional"`
+	Shared             *bool              `pulumi:"shared,optional"`
 }
 
 // Annotate documents the inputs.
@@ -58,6 +44,11 @@ func (d *DownloadFileArgs) Annotate(a infer.Annotator) {
 	a.Describe(&d.VerifyCertificates, "Verify the download server's TLS certificate. Default `true`.")
 	a.Describe(&d.Overwrite, "When a file of that name already exists in the storage, replace it. Default `false`: "+
 		"the create fails instead, so that a file nobody manages is never deleted by surprise.")
+	a.Describe(&d.Shared, "The file may be shared with other stacks and programs, because its name says what it holds "+
+		"(such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as "+
+		"it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD "+
+		"drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the "+
+		"same Talos version and schematic on one storage neither collide nor delete each other's ISO.")
 }
 
 // DownloadFileState is the state of a DownloadFile.

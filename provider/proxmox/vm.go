@@ -47,6 +47,10 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 			p.GetLogger(ctx).Warning(w)
 		}
 	}
+	if config.Offline() {
+		config.Skipped(ctx, config.CheckPrivileges, config.CheckInventory)
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, nil
+	}
 	c, err := config.Client(ctx)
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
@@ -75,6 +79,13 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 // adds what happened to the VM outside Pulumi (see withLive): a VM stopped,
 // deleted or out of reach shows in the preview without a refresh.
 func (*VirtualMachine) Diff(ctx context.Context, req infer.DiffRequest[VirtualMachineArgs, VirtualMachineState]) (infer.DiffResponse, error) {
+	if config.Offline() {
+		// a new vmId is checked with the inventory (Check said so)
+		if req.State.VMID != 0 {
+			config.Skipped(ctx, config.CheckDrift)
+		}
+		return diffVM(req.State, req.Inputs), nil
+	}
 	if err := checkNewVMIDFree(ctx, req.State, req.Inputs); err != nil {
 		return infer.DiffResponse{}, err
 	}

@@ -1,99 +1,17 @@
 package proxmox
 
-import "github.com/pulumi/pulumi-go-provider/infer"
+import (
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+)
 
 // VirtualMachine is a QEMU virtual machine on a Proxmox VE node.
 type VirtualMachine struct{}
 
 // Annotate documents the resource.
 func (vm *VirtualMachine) Annotate(a infer.Annotator) {
-	a.Describe(vm, `A QEMU virtual machine on a Proxmox VE node: created empty (to boot an ISO), with a disk imported from a
-disk image (`+"`disks[].importFrom`"+`), or cloned from a template. With `+"`template: true`"+` it becomes a template
-for other VMs to clone.
-
-Changes Proxmox can apply in place (CPU, memory, tags, description, network devices, disk growth, cloud-init) are
-updated in place; the VM is restarted only when Proxmox keeps a change pending until a restart, and the update says so.
-Changing the node, the VMID or the clone source replaces the VM, and so does turning a template back into a VM.
-Shrinking a disk is refused at preview.
-
-An input that is not given is not managed: the VM keeps what Proxmox, the template or an administrator set, and
-removing an input from the program changes nothing on the VM. Clear a setting with an empty value (`+"`tags: []`"+`,
-`+"`description: \"\"`, `iso: \"\"`, `pool: \"\"`, `vlanId: 0`"+`). Disks, network devices and IP configs removed
-from a list that is given are deleted (a removed disk with its data).
-
-The resource ID is `+"`<node>/<vmId>`"+`; import an existing VM with
-`+"`pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`"+`.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  talos-iso:
-    type: proxmoxtalos:proxmox:DownloadFile
-    properties:
-      node: pve1
-      storage: local
-      url: https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.12.5/nocloud-amd64.iso
-      fileName: talos-v1.12.5-nocloud-amd64.iso
-  cp1:
-    type: proxmoxtalos:proxmox:VirtualMachine
-    properties:
-      node: pve1
-      name: cp1
-      tags: [talos, controlplane]
-      iso: ${talos-iso.volumeId}
-      osType: l26
-      cpu: { cores: 2, type: host }
-      memory: { dedicated: 4096 }
-      scsiHardware: virtio-scsi-single
-      disks:
-        - { interface: scsi0, storage: local-lvm, size: 20, ssd: true, iothread: true }
-      networkDevices:
-        - { bridge: vmbr0 }
-      cloudInit:
-        storage: local-lvm
-        ipConfigs:
-          - ipv4: { address: 192.168.1.21/24, gateway: 192.168.1.1 }
-        dns: { servers: [1.1.1.1] }
-      agent: { enabled: true }
-`+"```"+`
-
-## From a disk image, through a template
-
-`+"```yaml"+`
-resources:
-  talos-disk:
-    type: proxmoxtalos:proxmox:DownloadFile
-    properties:
-      node: pve1
-      storage: local
-      content: import
-      url: https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.12.5/nocloud-amd64.qcow2
-      fileName: talos-v1.12.5-nocloud-amd64.qcow2
-  talos-template:
-    type: proxmoxtalos:proxmox:VirtualMachine
-    properties:
-      node: pve1
-      name: talos-template
-      template: true
-      osType: l26
-      scsiHardware: virtio-scsi-single
-      disks:
-        - { interface: scsi0, storage: local-lvm, size: 20, importFrom: "${talos-disk.volumeId}" }
-      networkDevices:
-        - { bridge: vmbr0 }
-      agent: { enabled: true }
-  cp1:
-    type: proxmoxtalos:proxmox:VirtualMachine
-    properties:
-      node: pve1
-      name: cp1
-      clone: { vmId: "${talos-template.vmId}", full: false }
-      cloudInit:
-        storage: local-lvm
-        ipConfigs:
-          - ipv4: { address: 192.168.1.21/24, gateway: 192.168.1.1 }
-`+"```")
+	a.Describe(vm, docs.Description("proxmoxtalos:proxmox:VirtualMachine"))
 }
 
 // VirtualMachineArgs are the inputs of a VirtualMachine.

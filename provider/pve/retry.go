@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 )
 
 // RetryPolicy says how long to keep retrying transient answers.
@@ -86,7 +87,7 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 	if !hasDeadline && p.MaxElapsed > 0 {
 		deadline = start.Add(p.MaxElapsed)
 	}
-	wait := p.Initial
+	pauses := backoff.Policy{Initial: p.Initial, Max: p.Max, Jitter: true}.Start()
 	var last error // the last answer worth reporting
 	serverErrors, taskFailures := 0, 0
 	logged := map[string]bool{}
@@ -120,9 +121,8 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 		if ctx.Err() != nil {
 			return err
 		}
-		// full jitter within [wait/2, wait] keeps parallel creates from
-		// retrying in lock step
-		sleep := wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
+		// jittered, so that parallel creates do not retry in lock step
+		sleep := pauses.Next()
 		if time.Now().Add(sleep).After(deadline) {
 			return fmt.Errorf("%s: still failing after %d attempts over %s: %w",
 				what, attempt, time.Since(start).Round(time.Second), err)
@@ -131,13 +131,8 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 			logged[reason] = true
 			Logf(ctx, "%s: %s; retrying (with backoff up to %s)", what, reason, p.Max)
 		}
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, sleep) != nil {
 			return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, attempt, ctx.Err(), err)
-		case <-time.After(sleep):
-		}
-		if wait *= 2; wait > p.Max {
-			wait = p.Max
 		}
 	}
 }

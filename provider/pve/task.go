@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 )
 
@@ -89,7 +90,7 @@ type taskLogLine struct {
 const maxFailedPolls = 5
 
 // WaitTask waits for the task to stop and checks its exit status. It polls
-// with a growing interval, logs progress through the context's logger every
+// with a growing interval (package backoff), logs progress through the context's logger every
 // 30 seconds, and gives up when ctx is done.
 func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	id, err := ParseUPID(upid)
@@ -100,7 +101,9 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	path := fmt.Sprintf("/nodes/%s/tasks/%s/status", id.Node, url.PathEscape(upid))
 	start := time.Now()
 	lastLog := start
-	interval := c.taskPoll
+	// from taskPoll up to 2s: short tasks (config, start) end within the
+	// first polls, long ones (clone, download) are polled every 2 seconds
+	pauses := backoff.Policy{Initial: c.taskPoll, Max: 2 * time.Second}.Start()
 	failedPolls := 0
 	for {
 		var st taskStatus
@@ -132,14 +135,9 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 			Logf(ctx, "still waiting for Proxmox task %s %s on node %s (%s so far)",
 				id.Type, id.ID, id.Node, time.Since(start).Round(time.Second))
 		}
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, pauses.Next()) != nil {
 			return fmt.Errorf("gave up waiting for Proxmox task %s %s on node %s after %s: %w",
 				id.Type, id.ID, id.Node, time.Since(start).Round(time.Second), ctx.Err())
-		case <-time.After(interval):
-		}
-		if interval < 2*time.Second {
-			interval = interval * 3 / 2
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // Bootstrap bootstraps etcd on one control plane node, once per cluster.
@@ -17,29 +19,7 @@ type Bootstrap struct {
 
 // Annotate documents the resource.
 func (r *Bootstrap) Annotate(a infer.Annotator) {
-	a.Describe(r, `Bootstraps etcd on one control plane node, once per cluster.
-
-Create waits until the node accepts the bootstrap (it answers "not available yet" while it boots) and
-counts an "already bootstrapped" answer (AlreadyExists: etcd data directory is not empty) as done, so a
-cluster that was bootstrapped before is never bootstrapped twice. Use the node's own address, not the VIP:
-the VIP is elected through etcd and exists only after bootstrap.
-
-Changing any input later does nothing to the cluster: bootstrapping another node of a running cluster
-would start a second etcd cluster. Destroy does nothing either.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  bootstrap:
-    type: proxmoxtalos:talos:Bootstrap
-    properties:
-      node: 192.168.1.21
-      clientConfiguration: ${secrets.clientConfiguration}
-    options:
-      dependsOn:
-        - ${cp1Apply}
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:Bootstrap"))
 }
 
 // BootstrapArgs are the inputs.

@@ -7,6 +7,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // GetClientConfiguration renders a talosconfig.
@@ -27,8 +29,7 @@ type GetClientConfigurationResult struct {
 
 // Annotate describes the function.
 func (f *GetClientConfiguration) Annotate(a infer.Annotator) {
-	a.Describe(f, "Renders a talosconfig (the file `talosctl` reads) for the given endpoints and nodes, from the "+
-		"`clientConfiguration` of a MachineSecrets resource. Offline.")
+	a.Describe(f, docs.Description("proxmoxtalos:talos:getClientConfiguration"))
 }
 
 // Annotate describes the inputs.

@@ -9,6 +9,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // ClusterHealth waits until a cluster is healthy; a gate between steps.
@@ -18,30 +20,7 @@ type ClusterHealth struct {
 
 // Annotate documents the resource.
 func (r *ClusterHealth) Annotate(a infer.Annotator) {
-	a.Describe(r, `Waits until a Talos cluster is healthy: on every node the Talos services the node needs are
-running and healthy (apid and kubelet; etcd and trustd on control planes), etcd's members are exactly the
-control planes (no learners, no member left behind by a removed node), and, with a kubeconfig, the
-Kubernetes API answers /readyz and every node is registered and Ready.
-
-It runs on create and on every update, so it gates the resources that depend on it. It checks again when the
-nodes, the endpoint or the triggers change (give it triggers that change when the cluster changes, for example
-the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
-kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
-node by node, ConfigurationApply's healthGate waits before and after each node instead.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  healthy:
-    type: proxmoxtalos:talos:ClusterHealth
-    properties:
-      controlPlanes: [192.168.1.21, 192.168.1.22, 192.168.1.23]
-      workers: [192.168.1.31]
-      clientConfiguration: ${secrets.clientConfiguration}
-      kubeconfig: ${kubeconfig.kubeconfig}
-      kubernetesEndpoint: https://192.168.1.21:6443
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:ClusterHealth"))
 }
 
 // ClusterHealthArgs are the inputs.
@@ -56,8 +35,19 @@ type ClusterHealthArgs struct {
 	Recheck             *string             `pulumi:"recheck,optional"`
 	OtherNodes          []string            `pulumi:"otherNodes,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
-	// Requires is derived in Check; see Annotate.
+	ClusterHealthPreview
+}
+
+// ClusterHealthPreview holds what Check derives for previews; an output in
+// the schema (see ConfigurationApplyPreview).
+type ClusterHealthPreview struct {
 	Requires *string `pulumi:"requires,optional"`
+}
+
+// Annotate documents the derived value.
+func (v *ClusterHealthPreview) Annotate(an infer.Annotator) {
+	an.Describe(&v.Requires, "What the check requires, in one line (`3 control planes, 2 workers; API "+
+		"https://192.168.1.220:6443`), so that a preview says in one line how the check changes.")
 }
 
 // Annotate documents the inputs.
@@ -78,9 +68,6 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
 		"of this list alone does not check again.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
-	an.Describe(&a.Requires, "Computed by the provider; leave unset. What the check requires, in one line (`3 "+
-		"control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the "+
-		"check changes.")
 }
 
 // ClusterHealthState is the state.
@@ -102,8 +89,10 @@ func (*ClusterHealth) Check(ctx context.Context, req infer.CheckRequest) (infer.
 		return infer.CheckResponse[ClusterHealthArgs]{Inputs: args, Failures: fails}, err
 	}
 
-	if len(args.ControlPlanes) == 0 && req.NewInputs.Get("controlPlanes").IsNull() {
-		fails = append(fails, p.CheckFailure{Property: "controlPlanes", Reason: "at least one control plane address is needed"})
+	// An unknown list (preview) is not empty; a known one must name one.
+	if cps := req.NewInputs.Get("controlPlanes"); len(args.ControlPlanes) == 0 && (cps.IsNull() || cps.IsArray() && cps.AsArray().Len() == 0) {
+		fails = append(fails, p.CheckFailure{Property: "controlPlanes", Reason: "at least one control plane address is " +
+			"needed: list the control planes' own addresses (not the VIP), for example [\"10.0.0.11\"]"})
 	}
 
 	for i, a := range args.ControlPlanes {

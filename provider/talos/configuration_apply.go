@@ -4,6 +4,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // ConfigurationApply applies a machine configuration to one Talos node and
@@ -16,55 +18,7 @@ type ConfigurationApply struct {
 
 // Annotate documents the resource.
 func (r *ConfigurationApply) Annotate(a infer.Annotator) {
-	a.Describe(r, `Applies a machine configuration to a Talos node and keeps the node running it.
-
-A fresh node (booted from a Talos ISO, in maintenance mode) receives the configuration over the insecure
-maintenance API, installs Talos to the configuration's install disk (checked against the disks the node
-reports) and reboots into it; a configured node is reached over mTLS with the client configuration. Which
-one is decided from what the node answers. The resource waits until the node runs the applied
-configuration, reporting what it waits for. A fresh node has no identity to verify (maintenance mode serves a
-self-signed certificate), so the first configuration travels over TLS without server verification, as with
-talosctl apply-config --insecure: keep fresh nodes on a trusted network. A worker's Talos API answers only once
-it has a certificate from the control planes, so before bootstrap a worker's install is awaited, not its API.
-
-Changes to the configuration are applied with the apply mode (default auto: without a reboot when Talos
-can, with one otherwise). The preview lists the configuration paths that change (secret values redacted)
-and says per node whether the change applies live, needs a reboot, or is a Talos upgrade.
-
-Talos upgrades: when the Talos version (talosVersion, or the tag of the configuration's
-machine.install.image) differs from what the node runs, or the installer image changes (for example a new
-Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
-configuration is applied. The VM is never touched.
-
-Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
-healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes'
-resources (dependsOn) and a rollout goes one healthy node at a time; a failed wait stops it, and the next
-update resumes with the same checks.
-
-Refresh reads the configuration the node runs and reports drift; a node found back in maintenance mode
-(reset outside Pulumi) drops out of the state so that the next update applies the configuration again.
-Updates that change nothing on the node (endpoints, a renewed client certificate, options) do not contact it.
-Destroy leaves the node alone unless reset is set. A graceful reset of the cluster's last etcd member (the
-end of a whole-cluster destroy) cannot leave etcd, which refuses to remove its last member: that node is
-reset without leaving, and the destroy logs so. A destroy always finishes: a node that does not answer on the
-Talos API within 30 seconds (its VM stopped, deleted or unreachable) is not reset, with a warning naming it; a
-control plane's etcd member is then removed through reset.controlPlanes, and its Kubernetes Node object deleted.
-A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
-that would leave the running members short of a majority), with a warning naming them.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  cp1Apply:
-    type: proxmoxtalos:talos:ConfigurationApply
-    properties:
-      node: 192.168.1.21
-      clientConfiguration: ${secrets.clientConfiguration}
-      machineConfiguration: ${cp1Config.machineConfiguration}
-      reset:
-        enabled: true
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:ConfigurationApply"))
 }
 
 // ApplyMode is how a configuration change takes effect.
@@ -189,9 +143,26 @@ type ConfigurationApplyArgs struct {
 	HealthGate           *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
 	MachineId            *string             `pulumi:"machineId,optional"` //nolint:revive // Pulumi name
-	// ConfigView and ConfigChange are derived in Check; see Annotate.
+	SensitiveValues      []string            `pulumi:"sensitiveValues,optional" provider:"secret"`
+	ConfigurationApplyPreview
+}
+
+// ConfigurationApplyPreview holds what Check derives for the preview of an
+// update. Pulumi's display takes a detailed diff's new values from the
+// checked inputs, so these travel there; the schema lists them as outputs
+// only (PreviewOutputs): no user sets them.
+type ConfigurationApplyPreview struct {
 	ConfigView   map[string]string `pulumi:"configView,optional"`
 	ConfigChange *string           `pulumi:"configChange,optional"`
+}
+
+// Annotate documents the derived values (outputs in the schema).
+func (v *ConfigurationApplyPreview) Annotate(an infer.Annotator) {
+	an.Describe(&v.ConfigView, "The configuration as path → value with secret values replaced by a fingerprint, "+
+		"derived from machineConfiguration, so that previews of updates show which paths change.")
+	an.Describe(&v.ConfigChange, "What an update does to the node, in one line (`live: 1 path, no reboot`, "+
+		"`reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), "+
+		"so that previews say it next to the changed paths. Set only when the configuration or the VM changes.")
 }
 
 // Annotate documents the inputs.
@@ -220,13 +191,10 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
 		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
 		"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
-	an.Describe(&a.ConfigView, "Computed by the provider from machineConfiguration; leave unset. The configuration "+
-		"as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths "+
-		"change.")
-	an.Describe(&a.ConfigChange, "Computed by the provider; leave unset. What the update does to the node, in one "+
-		"line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, "+
-		"`reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when "+
-		"the configuration or the VM changes.")
+	an.Describe(&a.SensitiveValues, "Texts to treat as secret wherever they appear in machineConfiguration, besides the "+
+		"values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as "+
+		"`(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); "+
+		"TalosCluster sets it from its secret inputs. Secret.")
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.

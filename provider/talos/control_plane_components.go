@@ -4,6 +4,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // ControlPlaneComponents is the first phase of a Kubernetes upgrade on one
@@ -17,35 +19,7 @@ type ControlPlaneComponents struct {
 
 // Annotate documents the resource.
 func (r *ControlPlaneComponents) Annotate(a infer.Annotator) {
-	a.Describe(r, `Moves one control plane's Kubernetes components (kube-apiserver, kube-controller-manager,
-kube-scheduler, kube-proxy) to a Kubernetes version, keeping its kubelet: the first phase of a Kubernetes
-upgrade.
-
-The Kubernetes version skew policy forbids a kubelet newer than any kube-apiserver it talks to. Upgrading a
-control plane's whole configuration at once moves its kubelet ahead of the API servers of the control planes
-not upgraded yet. `+"`talosctl upgrade-k8s`"+` therefore moves each component on every control plane before
-any kubelet; this resource is that step for one node. Run one per control plane, chained one after the other,
-before the nodes' ConfigurationApply resources (which then change only the kubelets).
-
-On create and update the resource reads the configuration the node runs (over mTLS) and, when its component
-images are not on kubernetesVersion, applies that same configuration with only the images' tags changed
-(repositories, such as a mirror, are kept), without a reboot, then waits for the node to run it. With
-healthGate it waits for the cluster's health before and after, as ConfigurationApply does. A node whose
-components are already on the version (a fresh cluster, a resumed rollout) is not changed; a node in
-maintenance mode (not configured yet) is left alone. The resource is a step, not a desired configuration:
-refresh reports no drift, and destroy leaves the node alone.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  cp1Components:
-    type: proxmoxtalos:talos:ControlPlaneComponents
-    properties:
-      node: 192.168.1.21
-      clientConfiguration: ${secrets.clientConfiguration}
-      kubernetesVersion: v1.35.2
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:ControlPlaneComponents"))
 }
 
 // ControlPlaneComponentsArgs are the inputs.
@@ -56,8 +30,19 @@ type ControlPlaneComponentsArgs struct {
 	KubernetesVersion   string              `pulumi:"kubernetesVersion"`
 	HealthGate          *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
-	// Change is derived in Check; see Annotate.
+	ControlPlaneComponentsPreview
+}
+
+// ControlPlaneComponentsPreview holds what Check derives for previews; an
+// output in the schema (see ConfigurationApplyPreview).
+type ControlPlaneComponentsPreview struct {
 	Change *string `pulumi:"change,optional"`
+}
+
+// Annotate documents the derived value.
+func (v *ControlPlaneComponentsPreview) Annotate(an infer.Annotator) {
+	an.Describe(&v.Change, "What an update of kubernetesVersion does, in one line (`control plane components "+
+		"v1.34.1 → v1.35.2, kubelet later`), so that previews say it.")
 }
 
 // Annotate documents the inputs.
@@ -70,8 +55,6 @@ func (a *ControlPlaneComponentsArgs) Annotate(an infer.Annotator) {
 		"A change updates the resource, which moves the components (not the kubelet) to it.")
 	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
-	an.Describe(&a.Change, "Computed by the provider; leave unset. What an update of kubernetesVersion does, in one "+
-		"line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.")
 }
 
 // ControlPlaneComponentsState is the state.

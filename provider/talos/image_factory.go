@@ -7,6 +7,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // GetImageFactory computes an Image Factory schematic and its artifact URLs.
@@ -36,11 +38,7 @@ type GetImageFactoryResult struct {
 
 // Annotate describes the function.
 func (f *GetImageFactory) Annotate(a infer.Annotator) {
-	a.Describe(f, "Computes a Talos Image Factory schematic from official extensions and kernel arguments, its ID "+
-		"(the sha256 of the schematic exactly as the Image Factory computes it), and the URLs of the ISO, the disk "+
-		"images and the platform installer image for a Talos version. Offline: nothing is fetched. The factory builds "+
-		"artifacts for a schematic it knows; register the `schematic` with `POST <factoryUrl>/schematics` once "+
-		"(the ID is the same), or use a mirror that has it.")
+	a.Describe(f, docs.Description("proxmoxtalos:talos:getImageFactory"))
 }
 
 // Annotate describes the inputs.

@@ -15,6 +15,8 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/imagefactory"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/version"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // ImageFactorySchematic registers a schematic with an Image Factory.
@@ -24,38 +26,7 @@ type ImageFactorySchematic struct {
 
 // Annotate documents the resource.
 func (r *ImageFactorySchematic) Annotate(a infer.Annotator) {
-	a.Describe(r, `Registers an Image Factory schematic (official extensions, kernel arguments, META) with the factory, so
-that the factory builds its ISO, disk images and installer image. The factory answers 404 for the images of a
-schematic it has never seen; `+"`getImageFactory`"+` only computes IDs and URLs offline.
-
-Create and Update post the schematic to `+"`<factoryUrl>/schematics`"+` (idempotent: the factory answers the same
-ID) and check that the factory's ID is the one computed locally; when `+"`talosVersion`"+` is set they first check
-that every extension is an official extension of that Talos version. Refresh checks that the factory still has
-the schematic (one that disappeared is registered again by the next `+"`up`"+`). Destroy does nothing:
-schematics are content-addressed and shared. Import by schematic ID reads the schematic
-from the public factory. A preview checks the extensions against the factory's list (a factory that does not
-answer then only warns) and registers nothing.
-
-For an air-gapped mirror that serves a fixed set of schematics and has no API, set `+"`skipRegistration`"+`.
-
-## Example
-
-`+"```yaml"+`
-resources:
-  schematic:
-    type: proxmoxtalos:talos:ImageFactorySchematic
-    properties:
-      talosVersion: v1.12.5
-      extensions: [siderolabs/qemu-guest-agent, siderolabs/iscsi-tools]
-      kernelArgs: [console=ttyS0]
-  iso:
-    type: proxmoxtalos:proxmox:DownloadFile
-    properties:
-      node: pve1
-      storage: local
-      content: iso
-      url: ${schematic.isoUrl}
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:ImageFactorySchematic"))
 }
 
 // ImageFactorySchematicArgs are the inputs.
@@ -156,6 +127,10 @@ func (*ImageFactorySchematic) Check(ctx context.Context, req infer.CheckRequest)
 
 	if err := args.schematic().Check(); err != nil {
 		fail("extensions", "%s", err)
+	}
+
+	if msg := talosconfig.CheckPlatform(args.Platform); msg != "" {
+		fail("platform", "%s", msg)
 	}
 
 	if u, err := url.Parse(args.FactoryUrl); args.FactoryUrl != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {

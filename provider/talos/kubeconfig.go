@@ -10,6 +10,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // Kubeconfig is an admin kubeconfig issued by a control plane node.
@@ -21,33 +23,7 @@ type Kubeconfig struct {
 
 // Annotate documents the resource.
 func (r *Kubeconfig) Annotate(a infer.Annotator) {
-	a.Describe(r, `An admin kubeconfig for the cluster, issued by a control plane node (as talosctl kubeconfig does).
-
-The node generates it from the cluster's Kubernetes CA with a new client certificate (valid one year by
-default). The kubeconfig points at kubernetesEndpoint when set (for example the VIP), else at the cluster
-endpoint of the node's configuration. A later pulumi up fetches a new one when the certificate expires
-within renewBefore; the preview says so.
-
-The kubeconfig comes from the node rather than being generated from the machine secrets, so the program
-never needs the Kubernetes CA key and the certificate carries exactly what the cluster's configuration
-says (lifetime, organization).
-
-## Example
-
-`+"```yaml"+`
-resources:
-  kubeconfig:
-    type: proxmoxtalos:talos:Kubeconfig
-    properties:
-      node: 192.168.1.21
-      clientConfiguration: ${secrets.clientConfiguration}
-      kubernetesEndpoint: https://192.168.1.220:6443
-    options:
-      dependsOn:
-        - ${bootstrap}
-outputs:
-  kubeconfig: ${kubeconfig.kubeconfig}
-`+"```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:Kubeconfig"))
 }
 
 // KubeconfigArgs are the inputs.

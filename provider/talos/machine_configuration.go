@@ -7,6 +7,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // MachineType is the kind of node a configuration is for.
@@ -74,10 +76,7 @@ type GetMachineConfigurationResult struct {
 
 // Annotate describes the function.
 func (f *GetMachineConfiguration) Annotate(a infer.Annotator) {
-	a.Describe(f, "Generates a Talos machine configuration for a control plane or worker node, offline, with the "+
-		"same library talosctl uses. Patches are applied in order and the result is validated with Talos's own "+
-		"validator, so a broken patch fails at preview with Talos's message and the number of the patch. The "+
-		"result is deterministic for the same inputs.")
+	a.Describe(f, docs.Description("proxmoxtalos:talos:getMachineConfiguration"))
 }
 
 // Annotate describes the inputs.

@@ -12,6 +12,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 )
 
 // Defaults of MachineSecrets inputs.
@@ -44,12 +46,7 @@ type MachineSecretsState struct {
 
 // Annotate describes the resource.
 func (r *MachineSecrets) Annotate(a infer.Annotator) {
-	a.Describe(r, "The secrets of a Talos cluster: the CAs (Talos API, Kubernetes, aggregator, etcd), the service "+
-		"account key, the bootstrap and trustd tokens, the cluster ID and secret, and the encryption secret; plus an "+
-		"admin client certificate for the Talos API. All secret. The bundle is generated once and never changes "+
-		"except when the resource is replaced; the admin client certificate is renewed by a later `pulumi up` once "+
-		"it is within `clientCertificateRenewalWindowHours` of expiry.\n\n"+
-		"```yaml\nresources:\n  secrets:\n    type: proxmoxtalos:talos:MachineSecrets\n    properties:\n      talosVersion: v1.12.5\n```")
+	a.Describe(r, docs.Description("proxmoxtalos:talos:MachineSecrets"))
 }
 
 // Annotate describes the inputs.

@@ -1,6 +1,7 @@
 package talosapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -77,6 +78,26 @@ func (k *kubeAPI) do(ctx context.Context, method, path string) (int, []byte, err
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 
 	return resp.StatusCode, body, err
+}
+
+// send sends a request with a body and returns the status and body.
+func (k *kubeAPI) send(ctx context.Context, method, path, contentType string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, k.server+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+
+	req.Header.Set("Content-Type", contentType)
+
+	resp, err := k.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close() //nolint:errcheck
+
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+
+	return resp.StatusCode, answer, err
 }
 
 // short is the start of an answer's body, for an error message.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 )
 
 // Options tune waiting and progress reporting. The zero value is usable.
@@ -147,7 +149,7 @@ func (o Options) poll(ctx context.Context, what string, fn step) error {
 	defer cancel()
 
 	start := time.Now()
-	pause := o.PollMin
+	pauses := backoff.Policy{Initial: o.PollMin, Max: o.PollMax}.Start()
 
 	var (
 		lastState, reported string
@@ -194,16 +196,9 @@ func (o Options) poll(ctx context.Context, what string, fn step) error {
 			reported, lastReport = line, now
 		}
 
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-
+		if backoff.Sleep(ctx, pauses.Next()) != nil {
 			return &WaitError{What: what, Elapsed: time.Since(start), LastState: lastState, LastErr: lastErr, Cause: ctx.Err()}
-		case <-t.C:
 		}
-
-		pause = min(pause*2, o.PollMax)
 	}
 }
 

@@ -50,6 +50,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["caCert"] = args?.caCert;
             resourceInputs["endpoint"] = args?.endpoint;
             resourceInputs["insecure"] = pulumi.output(args?.insecure).apply(JSON.stringify);
+            resourceInputs["offlinePreview"] = pulumi.output(args?.offlinePreview).apply(JSON.stringify);
             resourceInputs["requestTimeout"] = pulumi.output(args?.requestTimeout).apply(JSON.stringify);
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -79,6 +80,10 @@ export interface ProviderArgs {
      * Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
      */
     insecure?: pulumi.Input<boolean | undefined>;
+    /**
+     * Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+     */
+    offlinePreview?: pulumi.Input<boolean | undefined>;
     /**
      * Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
      */

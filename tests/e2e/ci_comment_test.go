@@ -35,4 +35,18 @@ func TestCIPreviewComment(t *testing.T) {
 	if err != nil || !strings.Contains(string(failed), "**The preview failed (exit 255)**") {
 		t.Errorf("a failed preview is not said so: %v\n%s", err, failed)
 	}
+
+	// An offline preview's comment says so on top, with each skipped check once.
+	offline := filepath.Join(root, "tests", "e2e", "testdata", "offline-preview", "add-a-worker.txt")
+	out, err = exec.Command(script, "prod", offline).CombinedOutput()
+	if err != nil {
+		t.Fatalf("preview-comment.sh: %v\n%s", err, out)
+	}
+	comment = string(out)
+	note := strings.Index(comment, "**Offline preview**")
+	counts = strings.Index(comment, "Resources: ")
+	if note < 0 || counts < note || strings.Count(comment[note:counts], "\n- ") != 6 ||
+		!strings.Contains(comment[note:counts], "- the hosts' free memory and CPUs") {
+		t.Errorf("the offline preview's comment does not list the 6 skipped checks before the counts:\n%s", comment)
+	}
 }

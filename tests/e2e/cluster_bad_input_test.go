@@ -44,7 +44,7 @@ func TestClusterBadInputsFailAtPreview(t *testing.T) {
 			// The program names a supported version: replace it (a second
 			// key would fail as bad YAML, which also says "kubernetesVersion").
 			return strings.Replace(s, "kubernetesVersion: v1.34.1", "kubernetesVersion: v1.29.0", 1)
-		}, "kubernetesVersion: version of Kubernetes 1.29.0 is too old to be used with Talos 1.12.5; Talos 1.12 defaults to Kubernetes 1.35.2"},
+		}, "kubernetesVersion: version of Kubernetes 1.29.0 is too old to be used with Talos 1.12.5: Talos 1.12 runs Kubernetes 1.30 to 1.35 (support matrix) and defaults to 1.35.4; pick one of those or another Talos version"},
 	}
 	for _, c := range cases {
 		p.WriteProgram(t, "badcluster", c.edit(l.program(3, 2).render(t)))

@@ -47,7 +47,7 @@ func LoadSettings(ctx *pulumi.Context) (*Settings, error) {
 	c := config.New(ctx, "")
 	s := &Settings{
 		ClusterName:       orDefault(c.Get("clusterName"), "talos"),
-		TalosVersion:      orDefault(c.Get("talosVersion"), "v1.12.5"),
+		TalosVersion:      orDefault(c.Get("talosVersion"), "v1.14.1"),
 		KubernetesVersion: c.Get("kubernetesVersion"),
 		ISOStorage:        orDefault(c.Get("isoStorage"), "local"),
 		DiskStorage:       orDefault(c.Get("diskStorage"), "local-lvm"),

@@ -55,6 +55,8 @@ type providerArgs struct {
 	Endpoint *string `pulumi:"endpoint"`
 	// Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
 	Insecure *bool `pulumi:"insecure"`
+	// Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+	OfflinePreview *bool `pulumi:"offlinePreview"`
 	// Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
 	RequestTimeout *int `pulumi:"requestTimeout"`
 }
@@ -69,6 +71,8 @@ type ProviderArgs struct {
 	Endpoint pulumi.StringPtrInput
 	// Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
 	Insecure pulumi.BoolPtrInput
+	// Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+	OfflinePreview pulumi.BoolPtrInput
 	// Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
 	RequestTimeout pulumi.IntPtrInput
 }

@@ -52,6 +52,17 @@ Object.defineProperty(exports, "insecure", {
 });
 
 /**
+ * Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+ */
+export declare const offlinePreview: boolean | undefined;
+Object.defineProperty(exports, "offlinePreview", {
+    get() {
+        return __config.getObject<boolean>("offlinePreview");
+    },
+    enumerable: true,
+});
+
+/**
  * Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
  */
 export declare const requestTimeout: number | undefined;

@@ -155,9 +155,9 @@ export class ClusterHealth extends pulumi.CustomResource {
      */
     declare public readonly recheck: pulumi.Output<string | undefined>;
     /**
-     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     * What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      */
-    declare public readonly requires: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly requires: pulumi.Output<string | undefined>;
     /**
      * How long to wait for health (create and update). Default `10m`.
      */
@@ -195,11 +195,11 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["kubernetesEndpoint"] = args?.kubernetesEndpoint;
             resourceInputs["otherNodes"] = args?.otherNodes;
             resourceInputs["recheck"] = args?.recheck;
-            resourceInputs["requires"] = args?.requires;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["triggers"] = args?.triggers;
             resourceInputs["workers"] = args?.workers;
             resourceInputs["nodes"] = undefined /*out*/;
+            resourceInputs["requires"] = undefined /*out*/;
         } else {
             resourceInputs["clientConfiguration"] = undefined /*out*/;
             resourceInputs["controlPlanes"] = undefined /*out*/;
@@ -253,10 +253,6 @@ export interface ClusterHealthArgs {
      * A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
      */
     recheck?: pulumi.Input<string | undefined>;
-    /**
-     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-     */
-    requires?: pulumi.Input<string | undefined>;
     /**
      * How long to wait for health (create and update). Default `10m`.
      */

@@ -160,17 +160,17 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
     /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+     * What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      */
-    declare public readonly configChange: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly configChange: pulumi.Output<string | undefined>;
     /**
      * SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
      */
     declare public /*out*/ readonly configDigest: pulumi.Output<string>;
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+     * The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
      */
-    declare public readonly configView: pulumi.Output<{[key: string]: string} | undefined>;
+    declare public /*out*/ readonly configView: pulumi.Output<{[key: string]: string} | undefined>;
     /**
      * Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
      */
@@ -203,6 +203,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      * The Talos version the node runs.
      */
     declare public /*out*/ readonly runningVersion: pulumi.Output<string>;
+    /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     */
+    declare public readonly sensitiveValues: pulumi.Output<string[] | undefined>;
     /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
      */
@@ -242,20 +246,21 @@ export class ConfigurationApply extends pulumi.CustomResource {
             }
             resourceInputs["applyMode"] = args?.applyMode;
             resourceInputs["clientConfiguration"] = args?.clientConfiguration ? pulumi.secret(args.clientConfiguration) : undefined;
-            resourceInputs["configChange"] = args?.configChange;
-            resourceInputs["configView"] = args?.configView;
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["healthGate"] = args?.healthGate;
             resourceInputs["machineConfiguration"] = args?.machineConfiguration ? pulumi.secret(args.machineConfiguration) : undefined;
             resourceInputs["machineId"] = args?.machineId;
             resourceInputs["node"] = args?.node;
             resourceInputs["reset"] = args?.reset;
+            resourceInputs["sensitiveValues"] = args?.sensitiveValues ? pulumi.secret(args.sensitiveValues) : undefined;
             resourceInputs["talosVersion"] = args?.talosVersion;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["tryTimeout"] = args?.tryTimeout;
             resourceInputs["upgrade"] = args?.upgrade;
             resourceInputs["appliedMode"] = undefined /*out*/;
+            resourceInputs["configChange"] = undefined /*out*/;
             resourceInputs["configDigest"] = undefined /*out*/;
+            resourceInputs["configView"] = undefined /*out*/;
             resourceInputs["installedImage"] = undefined /*out*/;
             resourceInputs["runningVersion"] = undefined /*out*/;
         } else {
@@ -273,13 +278,14 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["node"] = undefined /*out*/;
             resourceInputs["reset"] = undefined /*out*/;
             resourceInputs["runningVersion"] = undefined /*out*/;
+            resourceInputs["sensitiveValues"] = undefined /*out*/;
             resourceInputs["talosVersion"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["tryTimeout"] = undefined /*out*/;
             resourceInputs["upgrade"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
-        const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "machineConfiguration"] };
+        const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "machineConfiguration", "sensitiveValues"] };
         opts = pulumi.mergeOptions(opts, secretOpts);
         super(ConfigurationApply.__pulumiType, name, resourceInputs, opts);
     }
@@ -297,14 +303,6 @@ export interface ConfigurationApplyArgs {
      * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
      */
     clientConfiguration: pulumi.Input<inputs.talos.ClientConfigurationArgs>;
-    /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-     */
-    configChange?: pulumi.Input<string | undefined>;
-    /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-     */
-    configView?: pulumi.Input<{[key: string]: pulumi.Input<string>} | undefined>;
     /**
      * Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
      */
@@ -329,6 +327,10 @@ export interface ConfigurationApplyArgs {
      * What destroy does to the node. Default: nothing (the node keeps running).
      */
     reset?: pulumi.Input<inputs.talos.ResetOnDeleteArgs | undefined>;
+    /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     */
+    sensitiveValues?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
      */

@@ -130,9 +130,9 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
     }
 
     /**
-     * Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
+     * What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
      */
-    declare public readonly change: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly change: pulumi.Output<string | undefined>;
     /**
      * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
      */
@@ -182,13 +182,13 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
             if (args?.node === undefined && !opts.urn) {
                 throw new Error("Missing required property 'node'");
             }
-            resourceInputs["change"] = args?.change;
             resourceInputs["clientConfiguration"] = args?.clientConfiguration ? pulumi.secret(args.clientConfiguration) : undefined;
             resourceInputs["endpoints"] = args?.endpoints;
             resourceInputs["healthGate"] = args?.healthGate;
             resourceInputs["kubernetesVersion"] = args?.kubernetesVersion;
             resourceInputs["node"] = args?.node;
             resourceInputs["timeouts"] = args?.timeouts;
+            resourceInputs["change"] = undefined /*out*/;
             resourceInputs["outcome"] = undefined /*out*/;
         } else {
             resourceInputs["change"] = undefined /*out*/;
@@ -211,10 +211,6 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
  * The set of arguments for constructing a ControlPlaneComponents resource.
  */
 export interface ControlPlaneComponentsArgs {
-    /**
-     * Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-     */
-    change?: pulumi.Input<string | undefined>;
     /**
      * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
      */

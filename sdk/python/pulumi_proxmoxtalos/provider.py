@@ -23,6 +23,7 @@ class ProviderArgs:
                  ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  insecure: pulumi.Input[Optional[_builtins.bool]] = None,
+                 offline_preview: pulumi.Input[Optional[_builtins.bool]] = None,
                  request_timeout: pulumi.Input[Optional[_builtins.int]] = None):
         """
         The set of arguments for constructing a Provider resource.
@@ -31,6 +32,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] ca_cert: PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
         :param pulumi.Input[_builtins.str] endpoint: The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
         :param pulumi.Input[_builtins.bool] insecure: Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+        :param pulumi.Input[_builtins.bool] offline_preview: Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
         :param pulumi.Input[_builtins.int] request_timeout: Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
         """
         if api_token is not None:
@@ -41,6 +43,8 @@ class ProviderArgs:
             pulumi.set(__self__, "endpoint", endpoint)
         if insecure is not None:
             pulumi.set(__self__, "insecure", insecure)
+        if offline_preview is not None:
+            pulumi.set(__self__, "offline_preview", offline_preview)
         if request_timeout is not None:
             pulumi.set(__self__, "request_timeout", request_timeout)
 
@@ -93,6 +97,18 @@ class ProviderArgs:
         pulumi.set(self, "insecure", value)
 
     @_builtins.property
+    @pulumi.getter(name="offlinePreview")
+    def offline_preview(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+        """
+        return pulumi.get(self, "offline_preview")
+
+    @offline_preview.setter
+    def offline_preview(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "offline_preview", value)
+
+    @_builtins.property
     @pulumi.getter(name="requestTimeout")
     def request_timeout(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
@@ -115,6 +131,7 @@ class Provider(pulumi.ProviderResource):
                  ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  insecure: pulumi.Input[Optional[_builtins.bool]] = None,
+                 offline_preview: pulumi.Input[Optional[_builtins.bool]] = None,
                  request_timeout: pulumi.Input[Optional[_builtins.int]] = None,
                  __props__=None):
         """
@@ -126,6 +143,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] ca_cert: PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
         :param pulumi.Input[_builtins.str] endpoint: The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
         :param pulumi.Input[_builtins.bool] insecure: Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
+        :param pulumi.Input[_builtins.bool] offline_preview: Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
         :param pulumi.Input[_builtins.int] request_timeout: Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
         """
         ...
@@ -156,6 +174,7 @@ class Provider(pulumi.ProviderResource):
                  ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  insecure: pulumi.Input[Optional[_builtins.bool]] = None,
+                 offline_preview: pulumi.Input[Optional[_builtins.bool]] = None,
                  request_timeout: pulumi.Input[Optional[_builtins.int]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -170,6 +189,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["ca_cert"] = ca_cert
             __props__.__dict__["endpoint"] = endpoint
             __props__.__dict__["insecure"] = pulumi.Output.from_input(insecure).apply(pulumi.runtime.to_json) if insecure is not None else None
+            __props__.__dict__["offline_preview"] = pulumi.Output.from_input(offline_preview).apply(pulumi.runtime.to_json) if offline_preview is not None else None
             __props__.__dict__["request_timeout"] = pulumi.Output.from_input(request_timeout).apply(pulumi.runtime.to_json) if request_timeout is not None else None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["apiToken"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)

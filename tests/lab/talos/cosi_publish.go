@@ -49,6 +49,11 @@ type resourceSnapshot struct {
 	members    []memberInfo // discovery; nil when the node does not take part
 	events     *eventBuffer
 	logs       *bootLogs
+	// nodename is the Kubernetes node name; staticPodsUp: a control
+	// plane's kubelet runs its static pods (since bootedAt).
+	nodename     string
+	staticPodsUp bool
+	bootedAt     time.Time
 }
 
 // publishResources writes a snapshot into the node's resource state.
@@ -64,6 +69,8 @@ func publishResources(st state.State, snap resourceSnapshot) error {
 		publishServices,
 		publishMembers,
 		publishStaticPods,
+		publishKubeConfigs,
+		publishManifests,
 	} {
 		if err := publish(ctx, st, snap); err != nil {
 			return err

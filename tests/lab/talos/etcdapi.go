@@ -75,9 +75,6 @@ type EtcdAlarm struct {
 	Alarm    string
 }
 
-// errEtcdNotSimulated: what the model cannot answer yet.
-var errEtcdNotSimulated = errors.New("etcd snapshots are not simulated by the lab yet")
-
 // Etcd returns the node's etcd client.
 func (n *Node) Etcd() NodeEtcd { return modelEtcd{n: n} }
 
@@ -156,17 +153,43 @@ func (e modelEtcd) Status(ctx context.Context) (EtcdMemberStatus, error) {
 
 		return EtcdMemberStatus{}, s.etcdFailure(ctx, err)
 	}
-	defer s.mu.Unlock()
 
 	var leader uint64
 	if l := ec.leader(); l != nil {
 		leader = l.id
 	}
 
-	return EtcdMemberStatus{
+	st := EtcdMemberStatus{
 		MemberID: m.id, Version: etcdVersion(), StorageVersion: storageVersion(etcdVersion()),
 		Leader: leader, IsLearner: m.learner, Errors: alarmErrors(ec.alarms),
-	}, nil
+	}
+	backing := e.n.realEtcd()
+	s.mu.Unlock()
+
+	// Sizes and raft positions are the real etcd's (the model has none).
+	if backing != nil {
+		if r, err := backing.realEtcdStatus(ctx); err == nil {
+			st.Version, st.StorageVersion = r.Version, r.StorageVersion
+			st.DBSize, st.DBSizeInUse = int64(parseUint(r.DBSize)), int64(parseUint(r.DBSizeInUse))
+			st.RaftIndex, st.RaftTerm, st.RaftAppliedIndex = parseUint(r.RaftIndex), parseUint(r.RaftTerm), parseUint(r.RaftAppliedIndex)
+		}
+	}
+
+	return st, nil
+}
+
+// realEtcd is the cluster's real etcd behind this node's member (sim.mu
+// held); nil when the cluster runs none.
+func (n *Node) realEtcd() *kubeControlPlane {
+	if n.active == nil {
+		return nil
+	}
+
+	if c := n.sim.clusters[n.active.Cluster().ID()]; c != nil {
+		return c.kube
+	}
+
+	return nil
 }
 
 func (e modelEtcd) Alarms(ctx context.Context) ([]EtcdAlarm, error) {
@@ -209,10 +232,22 @@ func (e modelEtcd) Defragment(ctx context.Context) error {
 
 	s.mu.Lock()
 	_, _, err := e.local()
+	backing := e.n.realEtcd()
 	s.mu.Unlock()
 
 	if err != nil {
 		return s.etcdFailure(ctx, err)
+	}
+
+	if backing == nil {
+		return nil
+	}
+
+	// The real keyspace is defragmented; a real etcd that is down (the
+	// model and the process only disagree while it restarts) is not an
+	// error of this member.
+	if err := backing.realEtcdDefragment(ctx); err != nil && !errors.Is(err, errNoRealEtcd) {
+		return err
 	}
 
 	return nil
@@ -246,8 +281,25 @@ func (e modelEtcd) ForfeitLeadership(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-func (e modelEtcd) Snapshot(context.Context, io.Writer) error {
-	return errEtcdNotSimulated
+// Snapshot is the real etcd's: the keyspace the cluster's apiserver
+// writes (the model's members hold no data).
+func (e modelEtcd) Snapshot(ctx context.Context, w io.Writer) error {
+	s := e.n.sim
+
+	s.mu.Lock()
+	_, _, err := e.local()
+	backing := e.n.realEtcd()
+	s.mu.Unlock()
+
+	if err != nil {
+		return s.etcdFailure(ctx, err)
+	}
+
+	if backing == nil {
+		return errNoRealEtcd
+	}
+
+	return backing.realEtcdSnapshot(ctx, w)
 }
 
 func (e modelEtcd) RemoveMember(ctx context.Context, id uint64) error {

@@ -166,13 +166,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 	// Generous: the real kube-apiserver and etcd start as processes, slower
 	// on a loaded machine.
-	deadline := time.Now().Add(90 * time.Second)
+	// A bound only so that a broken lab fails instead of hanging; three
+	// minutes, as the lab waits for a starting kube-apiserver (kubecp.go).
+	deadline := time.Now().Add(3 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

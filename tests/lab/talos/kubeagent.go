@@ -2,6 +2,8 @@ package talos
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -34,7 +36,24 @@ type kubeAgent struct {
 	csrs     map[string]time.Time // node -> boot whose serving CSR was created
 	rbacDone bool
 	logged   map[string]bool
+	// manifestsDone: every bootstrap manifest object exists (for this pki).
+	manifestsDone bool
+	// lastDigest and lastFull: what the last full round saw and when; a
+	// nudge with nothing new waits for the resync (fullResync).
+	lastDigest string
+	lastFull   time.Time
+	// kubeletAPIs: each live kubelet's API server (kubeletapi.go).
+	kubeletAPIs map[string]*kubeletAPI
+	// writes counts the round's changing requests; burst the rounds in a
+	// row that changed something (each one's effects are seen by the
+	// next: a Deployment's ReplicaSet, its pods, their binding, their
+	// status), which follow at once up to maxBurst.
+	writes, burst int
+	// namespaces whose default ServiceAccount and root CA ConfigMap exist.
+	namespaces map[string]bool
 }
+
+const maxBurst = 6
 
 type postedStatus struct {
 	digest string
@@ -44,6 +63,10 @@ type postedStatus struct {
 // statusRepost: a kubelet reports an unchanged status again after this long
 // (nodeStatusReportFrequency is 5 minutes; the lab keeps heartbeats fresher).
 const (
+	// fullResync: how often a round looks at the API although the
+	// simulation did not change (what others changed through the API:
+	// a deleted pod, a scaled Deployment, a cordon by kubectl).
+	fullResync    = 2 * time.Second
 	statusRepost  = time.Minute
 	leaseRenew    = 10 * time.Second
 	leaseDuration = 40
@@ -55,6 +78,7 @@ func newKubeAgent(s *Sim, c *cluster) *kubeAgent {
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		kubelets: map[string]*kubeClient{}, posted: map[string]postedStatus{},
 		leases: map[string]time.Time{}, csrs: map[string]time.Time{},
+		kubeletAPIs: map[string]*kubeletAPI{},
 	}
 
 	a.wg.Add(1)
@@ -78,6 +102,7 @@ func (a *kubeAgent) close() {
 
 func (a *kubeAgent) run() {
 	defer a.wg.Done()
+	defer a.stopKubeletAPIs()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -128,6 +153,16 @@ func (a *kubeAgent) round() {
 	}
 	s.mu.Unlock()
 
+	// The simulation nudges the agent on every reconcile: a round that
+	// would see what the last one saw waits for the resync.
+	digest := fmt.Sprintf("%s|%p|%v|%+v", addr, pki, approver, views)
+	if digest == a.lastDigest && time.Since(a.lastFull) < fullResync {
+		return
+	}
+
+	a.lastDigest, a.lastFull = digest, time.Now()
+	before := a.writes
+
 	var list struct {
 		Items []obj `json:"items"`
 	}
@@ -157,6 +192,21 @@ func (a *kubeAgent) round() {
 	// Nodes registered in this round get their mirror pods in the next.
 	a.syncMirrorPods(ctx, views, list.Items)
 	a.syncCSRs(ctx, views, approver)
+
+	if !a.manifestsDone {
+		a.manifestsDone = applyBootstrapManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg))
+	}
+
+	a.syncWorkloads(ctx, views, list.Items)
+	a.syncKubeletAPIs(views)
+
+	if a.writes > before && a.burst < maxBurst {
+		a.burst++
+		a.lastDigest = ""
+		a.nudge()
+	} else {
+		a.burst = 0
+	}
 }
 
 // writeBack records what the API holds for a node in the simulation.
@@ -204,10 +254,15 @@ func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
 	}
 
 	a.pki = pki
+	a.stopKubeletAPIs() // their certificates are the old CA's
 	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
+	a.admin.wrote = a.countWrite
 	a.kubelets = map[string]*kubeClient{}
-	a.rbacDone = false
+	a.rbacDone, a.manifestsDone, a.namespaces = false, false, nil
 }
+
+// countWrite is called on the agent's goroutine (its clients' requests).
+func (a *kubeAgent) countWrite() { a.writes++ }
 
 // apiAddr is the serving apiserver's address (it moves on a rolling restart).
 func (a *kubeAgent) apiAddr() string {
@@ -221,6 +276,7 @@ func (a *kubeAgent) kubelet(name, version string) *kubeClient {
 	c := a.kubelets[name]
 	if c == nil {
 		c = a.pki.client(a.apiAddr, "system:node:"+name, "system:nodes")
+		c.wrote = a.countWrite
 		a.kubelets[name] = c
 	}
 
@@ -235,7 +291,18 @@ func (a *kubeAgent) logErr(what string, err error) {
 	}
 
 	msg := what + ": " + err.Error()
-	if a.logged[msg] {
+
+	// An API error is logged once per request kind and reason: its
+	// message names generated objects (pods of a DaemonSet) that differ
+	// on every retry.
+	key := msg
+
+	var ke *kubeError
+	if errors.As(err, &ke) {
+		key = fmt.Sprintf("%s: %d %s", what, ke.Code, ke.Reason)
+	}
+
+	if a.logged[key] {
 		return
 	}
 
@@ -243,6 +310,6 @@ func (a *kubeAgent) logErr(what string, err error) {
 		a.logged = map[string]bool{}
 	}
 
-	a.logged[msg] = true
+	a.logged[key] = true
 	a.sim.log.Warn("kubernetes client: "+msg, "cluster", a.c.id)
 }

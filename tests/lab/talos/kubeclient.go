@@ -24,6 +24,8 @@ type kubeClient struct {
 	http *http.Client
 	ua   string
 	err  error
+	// wrote, when set, counts the requests that change something.
+	wrote func()
 }
 
 func newKubeClient(p *kubePKI, addr func() string, user string, groups []string) (*kubeClient, error) {
@@ -120,6 +122,10 @@ func (c *kubeClient) do(ctx context.Context, method, path, contentType string, b
 
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.ua)
+
+	if c.wrote != nil && method != http.MethodGet {
+		c.wrote()
+	}
 
 	if rd != nil {
 		if contentType == "" {

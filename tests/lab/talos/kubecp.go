@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -42,6 +43,8 @@ type kubeControlPlane struct {
 	failure string       // why it does not serve, for the node log
 	sans    []netip.Addr // addresses the served certificate names
 	pki     *kubePKI
+	etcdURL string // the running etcd's client URL (kubeetcd.go)
+	apiProc *proc  // the serving kube-apiserver (its output is its log)
 }
 
 // kubeWant is what the simulator wants the control plane to be.
@@ -194,6 +197,10 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 			have.etcd.stop(5 * time.Second)
 			*have = kubeProcs{}
 			k.setServing("", false, "")
+
+			k.mu.Lock()
+			k.etcdURL = ""
+			k.mu.Unlock()
 		}
 
 		if !w.run {
@@ -242,6 +249,10 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 	case !w.etcdUp && have.etcd != nil:
 		have.etcd.kill()
 		have.etcd = nil
+
+		k.mu.Lock()
+		k.etcdURL = ""
+		k.mu.Unlock()
 	}
 
 	if have.etcdURL == "" {
@@ -315,6 +326,10 @@ func (k *kubeControlPlane) startEtcd(w kubeWant, have *kubeProcs) error {
 
 	have.etcd, have.etcdURL = p2, client
 
+	k.mu.Lock()
+	k.etcdURL = client
+	k.mu.Unlock()
+
 	return nil
 }
 
@@ -337,7 +352,7 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	began := time.Now()
 
-	if err := k.waitReady(api, addr); err != nil {
+	if err := k.waitReady(api, addr, w); err != nil {
 		api.stop(5 * time.Second)
 		k.logf("kube-apiserver did not become ready", "error", err, "output", api.lastLines(10))
 		k.setServing(have.apiAddr, have.api != nil && !have.api.exited(), "kube-apiserver did not become ready: "+err.Error())
@@ -349,21 +364,40 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	old := have.api
 	have.api, have.apiAddr, have.emulated, have.started = api, addr, w.emulate, time.Now()
+
+	k.mu.Lock()
+	k.apiProc = api
+	k.mu.Unlock()
+
 	k.setSANs(have.sans)
 	k.setServing(addr, true, "")
 
 	old.stop(5 * time.Second)
 }
 
-// waitReady polls /readyz until the apiserver answers ok, the process ends,
-// or a minute passes (the apiserver is ready in a few seconds).
-func (k *kubeControlPlane) waitReady(api *proc, addr string) error {
+// waitReady polls /readyz until the apiserver answers ok, the process
+// ends, the lab closes, or the simulator wants something other than w. It
+// sets no deadline while the process lives: on a loaded machine the
+// apiserver may need minutes, and killing it after a fixed time made a new
+// one that needed as long (a livelock: the cluster never served). A
+// process that gives up ends itself (a failed post-start hook is fatal).
+func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 	c := k.pki.client(func() string { return addr }, "lab-controllers", "system:masters")
 	defer c.close()
 
-	deadline := time.Now().Add(time.Minute)
+	began, warned := time.Now(), false
 
-	for time.Now().Before(deadline) {
+	// A wish this start does not contradict (new addresses to serve) is
+	// handed back for the supervisor's next step.
+	var pending *kubeWant
+
+	defer func() {
+		if pending != nil {
+			k.set(*pending)
+		}
+	}()
+
+	for {
 		if api.exited() {
 			return fmt.Errorf("exited: %v", api.err)
 		}
@@ -376,14 +410,27 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string) error {
 			return nil
 		}
 
+		if !warned && time.Since(began) > time.Minute {
+			warned = true
+			k.logf("kube-apiserver is not ready after a minute (a loaded machine?); still waiting", "address", addr)
+		}
+
 		select {
 		case <-k.done:
-			return fmt.Errorf("the lab is closing")
+			return errors.New("the lab is closing")
+		case next := <-k.want:
+			pending = &next // the newest wish counts
+			if next.same(w) {
+				pending = nil
+			}
+
+			if next.run != w.run || next.store != w.store || next.etcdUp != w.etcdUp || next.emulate != w.emulate ||
+				next.cfg != w.cfg && !samePKI(next.cfg, w.cfg) {
+				return errors.New("the simulator wants another control plane now")
+			}
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-
-	return fmt.Errorf("no ready answer on %s within a minute", addr)
 }
 
 // waitServedSANs waits (briefly) until the apiserver serves the rewritten

@@ -125,6 +125,32 @@ func TestKubectl(t *testing.T) {
 		`(?m)^kube-system\s+kube-apiserver-cp1\s+1/1\s+Running\s+0\s`,
 		`(?m)^kube-system\s+kube-controller-manager-cp1\s+1/1\s+Running\s+0\s`)
 
+	// Talos's bootstrap manifests, run by the lab's controllers and
+	// kubelets: kube-proxy and flannel on every node, CoreDNS's two
+	// replicas with pod IPs from their node's pod CIDR.
+	k.eventually(`(?m)^coredns\s+2/2\s+2\s+2\s`, "get", "deployments", "-n", "kube-system")
+	out = k.eventually(`(?m)^kube-proxy\s+3\s+3\s+3\s+3\s+3\s`, "get", "daemonsets", "-n", "kube-system")
+	mustMatch(t, "daemonsets", out, `(?m)^kube-flannel\s+3\s+3\s+3\s+3\s+3\s`)
+	out = k.run("", "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-dns", "-o", "wide")
+	mustMatch(t, "coredns pods", out, `(?m)^coredns-[a-z0-9]+-[a-z0-9]{5}\s+1/1\s+Running\s+0\s+\S+\s+10\.244\.\d+\.\d+\s`)
+	out = k.run("", "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "--field-selector", "spec.nodeName=w1", "-o", "wide")
+	mustMatch(t, "kube-proxy pod", out, `(?m)^kube-proxy-[a-z0-9]{5}\s+1/1\s+Running\s+0\s+\S+\s+`+regexp.QuoteMeta(w1)+`\s+w1\s`)
+
+	// kubectl logs: the apiserver proxies to the node's kubelet API
+	// (<address>:10250); kube-apiserver's log is the real one's output.
+	out = k.run("", "logs", "-n", "kube-system", "kube-apiserver-cp1", "--tail=3")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || !regexp.MustCompile(`^[IWE]\d{4} `).MatchString(lines[0]) {
+		t.Fatalf("kube-apiserver's last 3 log lines: %q", out)
+	}
+
+	out = k.run("", "logs", "-n", "kube-system", "deployment/coredns", "--timestamps")
+	mustMatch(t, "coredns logs", out, `(?m)^\d{4}-\d\d-\d\dT\S+Z lab: container "coredns" \(registry\.k8s\.io/coredns/coredns:v\S+\) of pod kube-system/coredns-`)
+
+	// exec is not simulated: the kubelet answers 404, as to an unknown path.
+	if out, err := k.try("", "exec", "-n", "kube-system", "kube-apiserver-cp1", "--", "true"); err == nil {
+		t.Fatalf("kubectl exec succeeded against a pod the lab does not run:\n%s", out)
+	}
+
 	out = k.run("", "describe", "node", "w1")
 	mustMatch(t, "describe node", out,
 		`Name:\s+w1\n`, `Roles:\s+<none>`, `kubernetes\.io/hostname=w1`,
@@ -154,6 +180,21 @@ func TestKubectl(t *testing.T) {
 		`(?m)^nodes\s+no\s+v1\s+false\s+Node$`,
 		`(?m)^deployments\s+deploy\s+apps/v1\s+true\s+Deployment$`,
 		`(?m)^leases\s+coordination\.k8s\.io/v1\s+true\s+Lease$`)
+
+	// A user's Deployment: scheduled onto the workers (the control plane
+	// is tainted), run, rolled out, scaled, deleted with its pods.
+	mustMatch(t, "create deployment", k.run("", "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=2"), `deployment.apps/web created`)
+	mustMatch(t, "rollout status", k.run("", "rollout", "status", "deployment/web", "--timeout=60s"), `deployment "web" successfully rolled out`)
+	mustMatch(t, "scale", k.run("", "scale", "deployment/web", "--replicas=3"), `deployment.apps/web scaled`)
+	k.eventually(`(?m)^web\s+3/3\s+3\s+3\s`, "get", "deployment", "web")
+
+	out = k.run("", "get", "pods", "-l", "app=web", "-o", "jsonpath={range .items[*]}{.spec.nodeName}{\"\\n\"}{end}")
+	if strings.Contains(out, "cp1") || len(strings.Fields(out)) != 3 {
+		t.Fatalf("web's pods belong on the workers: %q", out)
+	}
+
+	mustMatch(t, "delete deployment", k.run("", "delete", "deployment", "web"), `deployment.apps "web" deleted`)
+	k.eventually(`^(No resources found[^\n]*\n)?$`, "get", "pods", "-l", "app=web", "-o", "name")
 
 	// label and label selectors; field selectors.
 	mustMatch(t, "label", k.run("", "label", "node", "w1", "lab.example/tier=blue"), `node/w1 labeled`)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	cfgtypes "github.com/siderolabs/talos/pkg/machinery/config/config"
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 )
 
 // kubePKI holds the files kube-apiserver and etcd run with, made from the
@@ -63,6 +64,10 @@ func newKubePKI(dir string, cfg config.Provider) (*kubePKI, error) {
 	}
 
 	if err := p.writeAggregator(cl); err != nil {
+		return nil, err
+	}
+
+	if err := p.writeKubeletClient(); err != nil {
 		return nil, err
 	}
 
@@ -146,6 +151,24 @@ func (p *kubePKI) writeEtcd(cl cfgtypes.ClusterConfig) error {
 	}
 
 	return p.writePair("apiserver-etcd-client", client)
+}
+
+// writeKubeletClient: the apiserver's client certificate for the kubelets'
+// API (logs, exec), from the cluster CA in system:masters
+// (secrets/kubernetes_dynamic_certs.go).
+func (p *kubePKI) writeKubeletClient() error {
+	kp, err := x509.NewKeyPair(p.ca,
+		x509.CommonName(constants.KubernetesAPIServerKubeletClientCommonName),
+		x509.Organization(constants.KubernetesAdminCertOrganization),
+		x509.NotAfter(time.Now().Add(certLifetime)),
+		x509.KeyUsage(stdx509.KeyUsageDigitalSignature|stdx509.KeyUsageKeyEncipherment),
+		x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageClientAuth}),
+	)
+	if err != nil {
+		return err
+	}
+
+	return p.writePair("apiserver-kubelet-client", kp)
 }
 
 func (p *kubePKI) writeAggregator(cl cfgtypes.ClusterConfig) error {
@@ -308,6 +331,8 @@ func (p *kubePKI) apiServerArgs(w kubeWant, etcdURL string, port int) []string {
 		"--tls-cert-file=" + p.path("apiserver.crt"),
 		"--tls-private-key-file=" + p.path("apiserver.key"),
 		"--tls-min-version=VersionTLS12",
+		"--kubelet-client-certificate=" + p.path("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + p.path("apiserver-kubelet-client.key"),
 		"--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
 		// Lab only: the addresses are loopback ones, which Kubernetes refuses
 		// as endpoint addresses, so the `kubernetes` Service has none.

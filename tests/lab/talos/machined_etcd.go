@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 )
@@ -288,82 +287,4 @@ func (s *Sim) localEtcd(n *Node) (*etcdCluster, *etcdMember, error) {
 	default:
 		return n.etcdCluster, n.etcd, nil
 	}
-}
-
-// EtcdStatus is the local member's status (v1alpha1_server.go EtcdStatus).
-// The lab's etcd is a membership model: the leader is the first running
-// voting member, and sizes and raft positions are plausible constants.
-func (m *machined) EtcdStatus(ctx context.Context, _ *emptypb.Empty) (*machine.EtcdStatusResponse, error) {
-	n := m.node
-	s := n.sim
-
-	cfg, err := m.current()
-	if err != nil {
-		return nil, err
-	}
-
-	if err := checkControlplane(cfg, "etcd status"); err != nil {
-		return nil, err
-	}
-
-	s.mu.Lock()
-	ec, member, err := s.localEtcd(n)
-
-	if err != nil {
-		s.mu.Unlock()
-
-		return nil, fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
-	}
-
-	var leader uint64
-
-	for _, mem := range ec.voting() {
-		if mem.running {
-			leader = mem.id
-
-			break
-		}
-	}
-
-	raftIndex := uint64(1000 + 10*len(ec.members))
-	s.mu.Unlock()
-
-	return &machine.EtcdStatusResponse{Messages: []*machine.EtcdStatus{{MemberStatus: &machine.EtcdMemberStatus{
-		MemberId:         member.id,
-		ProtocolVersion:  "3.6.5",
-		StorageVersion:   "3.6.0",
-		DbSize:           6 << 20,
-		DbSizeInUse:      5 << 20,
-		Leader:           leader,
-		RaftIndex:        raftIndex,
-		RaftTerm:         2,
-		RaftAppliedIndex: raftIndex,
-		IsLearner:        member.learner,
-	}}}}, nil
-}
-
-// EtcdAlarmList lists the cluster's alarms (none: the lab's etcd never runs
-// out of space or finds corruption).
-func (m *machined) EtcdAlarmList(ctx context.Context, _ *emptypb.Empty) (*machine.EtcdAlarmListResponse, error) {
-	n := m.node
-	s := n.sim
-
-	cfg, err := m.current()
-	if err != nil {
-		return nil, err
-	}
-
-	if err := checkControlplane(cfg, "etcd alarm list"); err != nil {
-		return nil, err
-	}
-
-	s.mu.Lock()
-	_, _, err = s.localEtcd(n)
-	s.mu.Unlock()
-
-	if err != nil {
-		return nil, fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
-	}
-
-	return &machine.EtcdAlarmListResponse{Messages: []*machine.EtcdAlarm{{}}}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -370,6 +371,10 @@ func (n *Node) publish() {
 		extensions: n.extensions,
 		active:     n.active,
 		members:    s.discoveryMembers(n),
+		nodename:   strings.ToLower(n.hostname),
+		bootedAt:   n.bootedAt,
+		// As machineReadiness: the static pods run once the apiserver answered.
+		staticPodsUp: n.phase == PhaseRunning && !n.apiReadyAt.IsZero(),
 	}
 
 	if n.addr.IsValid() {

@@ -140,7 +140,7 @@ type ClusterHealth struct {
 	OtherNodes pulumi.StringArrayOutput `pulumi:"otherNodes"`
 	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
 	Recheck pulumi.StringPtrOutput `pulumi:"recheck"`
-	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+	// What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
 	Requires pulumi.StringPtrOutput `pulumi:"requires"`
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
@@ -227,8 +227,6 @@ type clusterHealthArgs struct {
 	OtherNodes []string `pulumi:"otherNodes"`
 	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
 	Recheck *string `pulumi:"recheck"`
-	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-	Requires *string `pulumi:"requires"`
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts *Timeouts `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
@@ -253,8 +251,6 @@ type ClusterHealthArgs struct {
 	OtherNodes pulumi.StringArrayInput
 	// A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
 	Recheck pulumi.StringPtrInput
-	// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-	Requires pulumi.StringPtrInput
 	// How long to wait for health (create and update). Default `10m`.
 	Timeouts TimeoutsPtrInput
 	// Any values; when one changes, health is checked again on update.
@@ -390,7 +386,7 @@ func (o ClusterHealthOutput) Recheck() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringPtrOutput { return v.Recheck }).(pulumi.StringPtrOutput)
 }
 
-// Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+// What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
 func (o ClusterHealthOutput) Requires() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringPtrOutput { return v.Requires }).(pulumi.StringPtrOutput)
 }

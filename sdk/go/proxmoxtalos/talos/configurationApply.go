@@ -155,11 +155,11 @@ type ConfigurationApply struct {
 	ApplyMode ApplyModePtrOutput `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
-	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+	// What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 	ConfigChange pulumi.StringPtrOutput `pulumi:"configChange"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
 	ConfigDigest pulumi.StringOutput `pulumi:"configDigest"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+	// The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
 	ConfigView pulumi.StringMapOutput `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
@@ -177,6 +177,8 @@ type ConfigurationApply struct {
 	Reset ResetOnDeletePtrOutput `pulumi:"reset"`
 	// The Talos version the node runs.
 	RunningVersion pulumi.StringOutput `pulumi:"runningVersion"`
+	// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+	SensitiveValues pulumi.StringArrayOutput `pulumi:"sensitiveValues"`
 	// The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
 	TalosVersion pulumi.StringPtrOutput `pulumi:"talosVersion"`
 	// Limits for waiting on the node.
@@ -209,9 +211,13 @@ func NewConfigurationApply(ctx *pulumi.Context,
 	if args.MachineConfiguration != nil {
 		args.MachineConfiguration = pulumi.ToSecret(args.MachineConfiguration).(pulumi.StringInput)
 	}
+	if args.SensitiveValues != nil {
+		args.SensitiveValues = pulumi.ToSecret(args.SensitiveValues).(pulumi.StringArrayInput)
+	}
 	secrets := pulumi.AdditionalSecretOutputs([]string{
 		"clientConfiguration",
 		"machineConfiguration",
+		"sensitiveValues",
 	})
 	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
@@ -257,10 +263,6 @@ type configurationApplyArgs struct {
 	ApplyMode *ApplyMode `pulumi:"applyMode"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
-	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-	ConfigChange *string `pulumi:"configChange"`
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-	ConfigView map[string]string `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints []string `pulumi:"endpoints"`
 	// Cluster health to wait for before and after changing the node. Default: none.
@@ -273,6 +275,8 @@ type configurationApplyArgs struct {
 	Node string `pulumi:"node"`
 	// What destroy does to the node. Default: nothing (the node keeps running).
 	Reset *ResetOnDelete `pulumi:"reset"`
+	// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+	SensitiveValues []string `pulumi:"sensitiveValues"`
 	// The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
 	TalosVersion *string `pulumi:"talosVersion"`
 	// Limits for waiting on the node.
@@ -289,10 +293,6 @@ type ConfigurationApplyArgs struct {
 	ApplyMode ApplyModePtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
-	// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-	ConfigChange pulumi.StringPtrInput
-	// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-	ConfigView pulumi.StringMapInput
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayInput
 	// Cluster health to wait for before and after changing the node. Default: none.
@@ -305,6 +305,8 @@ type ConfigurationApplyArgs struct {
 	Node pulumi.StringInput
 	// What destroy does to the node. Default: nothing (the node keeps running).
 	Reset ResetOnDeletePtrInput
+	// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+	SensitiveValues pulumi.StringArrayInput
 	// The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
 	TalosVersion pulumi.StringPtrInput
 	// Limits for waiting on the node.
@@ -417,7 +419,7 @@ func (o ConfigurationApplyOutput) ClientConfiguration() ClientConfigurationOutpu
 	return o.ApplyT(func(v *ConfigurationApply) ClientConfigurationOutput { return v.ClientConfiguration }).(ClientConfigurationOutput)
 }
 
-// Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+// What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 func (o ConfigurationApplyOutput) ConfigChange() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.ConfigChange }).(pulumi.StringPtrOutput)
 }
@@ -427,7 +429,7 @@ func (o ConfigurationApplyOutput) ConfigDigest() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.ConfigDigest }).(pulumi.StringOutput)
 }
 
-// Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+// The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
 func (o ConfigurationApplyOutput) ConfigView() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringMapOutput { return v.ConfigView }).(pulumi.StringMapOutput)
 }
@@ -470,6 +472,11 @@ func (o ConfigurationApplyOutput) Reset() ResetOnDeletePtrOutput {
 // The Talos version the node runs.
 func (o ConfigurationApplyOutput) RunningVersion() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.RunningVersion }).(pulumi.StringOutput)
+}
+
+// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+func (o ConfigurationApplyOutput) SensitiveValues() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringArrayOutput { return v.SensitiveValues }).(pulumi.StringArrayOutput)
 }
 
 // The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.

@@ -131,7 +131,7 @@ import (
 type ControlPlaneComponents struct {
 	pulumi.CustomResourceState
 
-	// Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
+	// What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
 	Change pulumi.StringPtrOutput `pulumi:"change"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
@@ -211,8 +211,6 @@ func ControlPlaneComponentsExists(ctx *pulumi.Context,
 }
 
 type controlPlaneComponentsArgs struct {
-	// Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-	Change *string `pulumi:"change"`
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
 	// Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
@@ -229,8 +227,6 @@ type controlPlaneComponentsArgs struct {
 
 // The set of arguments for constructing a ControlPlaneComponents resource.
 type ControlPlaneComponentsArgs struct {
-	// Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-	Change pulumi.StringPtrInput
 	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
 	ClientConfiguration ClientConfigurationInput
 	// Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
@@ -332,7 +328,7 @@ func (o ControlPlaneComponentsOutput) ToControlPlaneComponentsOutputWithContext(
 	return o
 }
 
-// Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
+// What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
 func (o ControlPlaneComponentsOutput) Change() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.StringPtrOutput { return v.Change }).(pulumi.StringPtrOutput)
 }

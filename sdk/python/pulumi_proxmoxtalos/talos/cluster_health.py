@@ -28,7 +28,6 @@ class ClusterHealthArgs:
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
-                 requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
@@ -42,7 +41,6 @@ class ClusterHealthArgs:
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
-        :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         :param pulumi.Input['TimeoutsArgs'] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
@@ -59,8 +57,6 @@ class ClusterHealthArgs:
             pulumi.set(__self__, "other_nodes", other_nodes)
         if recheck is not None:
             pulumi.set(__self__, "recheck", recheck)
-        if requires is not None:
-            pulumi.set(__self__, "requires", requires)
         if timeouts is not None:
             pulumi.set(__self__, "timeouts", timeouts)
         if triggers is not None:
@@ -154,18 +150,6 @@ class ClusterHealthArgs:
 
     @_builtins.property
     @pulumi.getter
-    def requires(self) -> pulumi.Input[Optional[_builtins.str]]:
-        """
-        Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-        """
-        return pulumi.get(self, "requires")
-
-    @requires.setter
-    def requires(self, value: pulumi.Input[Optional[_builtins.str]]):
-        pulumi.set(self, "requires", value)
-
-    @_builtins.property
-    @pulumi.getter
     def timeouts(self) -> pulumi.Input[Optional['TimeoutsArgs']]:
         """
         How long to wait for health (create and update). Default `10m`.
@@ -214,7 +198,6 @@ class ClusterHealth(pulumi.CustomResource):
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
-                 requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -328,7 +311,6 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's nodes that this check does not require: nodes later in a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change of this list alone does not check again.
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
-        :param pulumi.Input[_builtins.str] requires: Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
@@ -461,7 +443,6 @@ class ClusterHealth(pulumi.CustomResource):
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  other_nodes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
-                 requires: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -485,11 +466,11 @@ class ClusterHealth(pulumi.CustomResource):
             __props__.__dict__["kubernetes_endpoint"] = kubernetes_endpoint
             __props__.__dict__["other_nodes"] = other_nodes
             __props__.__dict__["recheck"] = recheck
-            __props__.__dict__["requires"] = requires
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["triggers"] = triggers
             __props__.__dict__["workers"] = workers
             __props__.__dict__["nodes"] = None
+            __props__.__dict__["requires"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "kubeconfig"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(ClusterHealth, __self__).__init__(
@@ -602,7 +583,7 @@ class ClusterHealth(pulumi.CustomResource):
     @pulumi.getter
     def requires(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+        What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
         """
         return pulumi.get(self, "requires")
 

@@ -26,12 +26,11 @@ class ConfigurationApplyArgs:
                  machine_configuration: pulumi.Input[_builtins.str],
                  node: pulumi.Input[_builtins.str],
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
-                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
-                 config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional['ResetOnDeleteArgs']] = None,
+                 sensitive_values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -43,12 +42,11 @@ class ConfigurationApplyArgs:
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
-        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sensitive_values: Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
@@ -59,10 +57,6 @@ class ConfigurationApplyArgs:
         pulumi.set(__self__, "node", node)
         if apply_mode is not None:
             pulumi.set(__self__, "apply_mode", apply_mode)
-        if config_change is not None:
-            pulumi.set(__self__, "config_change", config_change)
-        if config_view is not None:
-            pulumi.set(__self__, "config_view", config_view)
         if endpoints is not None:
             pulumi.set(__self__, "endpoints", endpoints)
         if health_gate is not None:
@@ -71,6 +65,8 @@ class ConfigurationApplyArgs:
             pulumi.set(__self__, "machine_id", machine_id)
         if reset is not None:
             pulumi.set(__self__, "reset", reset)
+        if sensitive_values is not None:
+            pulumi.set(__self__, "sensitive_values", sensitive_values)
         if talos_version is not None:
             pulumi.set(__self__, "talos_version", talos_version)
         if timeouts is not None:
@@ -129,30 +125,6 @@ class ConfigurationApplyArgs:
         pulumi.set(self, "apply_mode", value)
 
     @_builtins.property
-    @pulumi.getter(name="configChange")
-    def config_change(self) -> pulumi.Input[Optional[_builtins.str]]:
-        """
-        Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-        """
-        return pulumi.get(self, "config_change")
-
-    @config_change.setter
-    def config_change(self, value: pulumi.Input[Optional[_builtins.str]]):
-        pulumi.set(self, "config_change", value)
-
-    @_builtins.property
-    @pulumi.getter(name="configView")
-    def config_view(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
-        """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-        """
-        return pulumi.get(self, "config_view")
-
-    @config_view.setter
-    def config_view(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
-        pulumi.set(self, "config_view", value)
-
-    @_builtins.property
     @pulumi.getter
     def endpoints(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
@@ -199,6 +171,18 @@ class ConfigurationApplyArgs:
     @reset.setter
     def reset(self, value: pulumi.Input[Optional['ResetOnDeleteArgs']]):
         pulumi.set(self, "reset", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sensitiveValues")
+    def sensitive_values(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+        """
+        return pulumi.get(self, "sensitive_values")
+
+    @sensitive_values.setter
+    def sensitive_values(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "sensitive_values", value)
 
     @_builtins.property
     @pulumi.getter(name="talosVersion")
@@ -257,14 +241,13 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
-                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
-                 config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']]] = None,
+                 sensitive_values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -399,14 +382,13 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input['ApplyMode'] apply_mode: How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        :param pulumi.Input[_builtins.str] config_change: Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] config_view: Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_configuration: The machine configuration to apply (YAML, one or more documents), for example from getMachineConfiguration.
         :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']] reset: What destroy does to the node. Default: nothing (the node keeps running).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sensitive_values: Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
@@ -560,14 +542,13 @@ class ConfigurationApply(pulumi.CustomResource):
                  opts: Optional[pulumi.ResourceOptions] = None,
                  apply_mode: pulumi.Input[Optional['ApplyMode']] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
-                 config_change: pulumi.Input[Optional[_builtins.str]] = None,
-                 config_view: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
                  machine_configuration: pulumi.Input[Optional[_builtins.str]] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']]] = None,
+                 sensitive_values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -585,8 +566,6 @@ class ConfigurationApply(pulumi.CustomResource):
             if client_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'client_configuration'")
             __props__.__dict__["client_configuration"] = None if client_configuration is None else pulumi.Output.secret(client_configuration)
-            __props__.__dict__["config_change"] = config_change
-            __props__.__dict__["config_view"] = config_view
             __props__.__dict__["endpoints"] = endpoints
             __props__.__dict__["health_gate"] = health_gate
             if machine_configuration is None and not opts.urn:
@@ -597,15 +576,18 @@ class ConfigurationApply(pulumi.CustomResource):
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
             __props__.__dict__["reset"] = reset
+            __props__.__dict__["sensitive_values"] = None if sensitive_values is None else pulumi.Output.secret(sensitive_values)
             __props__.__dict__["talos_version"] = talos_version
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["try_timeout"] = try_timeout
             __props__.__dict__["upgrade"] = upgrade
             __props__.__dict__["applied_mode"] = None
+            __props__.__dict__["config_change"] = None
             __props__.__dict__["config_digest"] = None
+            __props__.__dict__["config_view"] = None
             __props__.__dict__["installed_image"] = None
             __props__.__dict__["running_version"] = None
-        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration"])
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration", "sensitiveValues"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(ConfigurationApply, __self__).__init__(
             'proxmoxtalos:talos:ConfigurationApply',
@@ -643,6 +625,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["node"] = None
         __props__.__dict__["reset"] = None
         __props__.__dict__["running_version"] = None
+        __props__.__dict__["sensitive_values"] = None
         __props__.__dict__["talos_version"] = None
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["try_timeout"] = None
@@ -683,7 +666,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configChange")
     def config_change(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+        What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
         """
         return pulumi.get(self, "config_change")
 
@@ -699,7 +682,7 @@ class ConfigurationApply(pulumi.CustomResource):
     @pulumi.getter(name="configView")
     def config_view(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
         """
-        Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+        The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
         """
         return pulumi.get(self, "config_view")
 
@@ -766,6 +749,14 @@ class ConfigurationApply(pulumi.CustomResource):
         The Talos version the node runs.
         """
         return pulumi.get(self, "running_version")
+
+    @_builtins.property
+    @pulumi.getter(name="sensitiveValues")
+    def sensitive_values(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+        """
+        return pulumi.get(self, "sensitive_values")
 
     @_builtins.property
     @pulumi.getter(name="talosVersion")

@@ -24,7 +24,6 @@ class ControlPlaneComponentsArgs:
                  client_configuration: pulumi.Input['ClientConfigurationArgs'],
                  kubernetes_version: pulumi.Input[_builtins.str],
                  node: pulumi.Input[_builtins.str],
-                 change: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None):
@@ -34,7 +33,6 @@ class ControlPlaneComponentsArgs:
         :param pulumi.Input['ClientConfigurationArgs'] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
         :param pulumi.Input[_builtins.str] kubernetes_version: The Kubernetes version the control plane components must run, like `v1.35.2`. A change updates the resource, which moves the components (not the kubelet) to it.
         :param pulumi.Input[_builtins.str] node: The control plane's own address (IP or DNS name, optional `:port`, default port 50000).
-        :param pulumi.Input[_builtins.str] change: Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
         :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
@@ -42,8 +40,6 @@ class ControlPlaneComponentsArgs:
         pulumi.set(__self__, "client_configuration", client_configuration)
         pulumi.set(__self__, "kubernetes_version", kubernetes_version)
         pulumi.set(__self__, "node", node)
-        if change is not None:
-            pulumi.set(__self__, "change", change)
         if endpoints is not None:
             pulumi.set(__self__, "endpoints", endpoints)
         if health_gate is not None:
@@ -89,18 +85,6 @@ class ControlPlaneComponentsArgs:
 
     @_builtins.property
     @pulumi.getter
-    def change(self) -> pulumi.Input[Optional[_builtins.str]]:
-        """
-        Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-        """
-        return pulumi.get(self, "change")
-
-    @change.setter
-    def change(self, value: pulumi.Input[Optional[_builtins.str]]):
-        pulumi.set(self, "change", value)
-
-    @_builtins.property
-    @pulumi.getter
     def endpoints(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
@@ -142,7 +126,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 change: pulumi.Input[Optional[_builtins.str]] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
@@ -259,7 +242,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[_builtins.str] change: Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
         :param pulumi.Input[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']] health_gate: Cluster health to wait for before and after changing the node. Default: none.
@@ -395,7 +377,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 change: pulumi.Input[Optional[_builtins.str]] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional[Union['HealthGateArgs', 'HealthGateArgsDict', 'outputs.HealthGate']]] = None,
@@ -411,7 +392,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ControlPlaneComponentsArgs.__new__(ControlPlaneComponentsArgs)
 
-            __props__.__dict__["change"] = change
             if client_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'client_configuration'")
             __props__.__dict__["client_configuration"] = None if client_configuration is None else pulumi.Output.secret(client_configuration)
@@ -424,6 +404,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
             __props__.__dict__["timeouts"] = timeouts
+            __props__.__dict__["change"] = None
             __props__.__dict__["outcome"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
@@ -469,7 +450,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
     @pulumi.getter
     def change(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
+        What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
         """
         return pulumi.get(self, "change")
 

@@ -41,6 +41,13 @@ public final class Config {
         return Codegen.booleanProp("insecure").config(config).get();
     }
 /**
+ * Plan previews from the stack&#39;s state and the program&#39;s inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+ * 
+ */
+    public Optional<Boolean> offlinePreview() {
+        return Codegen.booleanProp("offlinePreview").config(config).get();
+    }
+/**
  * Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource&#39;s own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
  * 
  */

@@ -78,6 +78,21 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * Plan previews from the stack&#39;s state and the program&#39;s inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+     * 
+     */
+    @Import(name="offlinePreview", json=true)
+    private @Nullable Output<Boolean> offlinePreview;
+
+    /**
+     * @return Plan previews from the stack&#39;s state and the program&#39;s inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+     * 
+     */
+    public Optional<Output<Boolean>> offlinePreview() {
+        return Optional.ofNullable(this.offlinePreview);
+    }
+
+    /**
      * Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource&#39;s own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
      * 
      */
@@ -99,6 +114,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         this.caCert = $.caCert;
         this.endpoint = $.endpoint;
         this.insecure = $.insecure;
+        this.offlinePreview = $.offlinePreview;
         this.requestTimeout = $.requestTimeout;
     }
 
@@ -202,6 +218,27 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder insecure(Boolean insecure) {
             return insecure(Output.of(insecure));
+        }
+
+        /**
+         * @param offlinePreview Plan previews from the stack&#39;s state and the program&#39;s inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder offlinePreview(@Nullable Output<Boolean> offlinePreview) {
+            $.offlinePreview = offlinePreview;
+            return this;
+        }
+
+        /**
+         * @param offlinePreview Plan previews from the stack&#39;s state and the program&#39;s inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder offlinePreview(Boolean offlinePreview) {
+            return offlinePreview(Output.of(offlinePreview));
         }
 
         /**

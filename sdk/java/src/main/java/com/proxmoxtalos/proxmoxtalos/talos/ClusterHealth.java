@@ -251,14 +251,14 @@ public class ClusterHealth extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.recheck);
     }
     /**
-     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     * What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      * 
      */
     @Export(name="requires", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> requires;
 
     /**
-     * @return Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
+     * @return What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
      * 
      */
     public Output<Optional<String>> requires() {

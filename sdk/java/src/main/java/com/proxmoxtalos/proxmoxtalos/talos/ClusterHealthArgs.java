@@ -125,21 +125,6 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-     * 
-     */
-    @Import(name="requires")
-    private @Nullable Output<String> requires;
-
-    /**
-     * @return Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-     * 
-     */
-    public Optional<Output<String>> requires() {
-        return Optional.ofNullable(this.requires);
-    }
-
-    /**
      * How long to wait for health (create and update). Default `10m`.
      * 
      */
@@ -194,7 +179,6 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
         this.kubernetesEndpoint = $.kubernetesEndpoint;
         this.otherNodes = $.otherNodes;
         this.recheck = $.recheck;
-        this.requires = $.requires;
         this.timeouts = $.timeouts;
         this.triggers = $.triggers;
         this.workers = $.workers;
@@ -393,27 +377,6 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder recheck(String recheck) {
             return recheck(Output.of(recheck));
-        }
-
-        /**
-         * @param requires Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder requires(@Nullable Output<String> requires) {
-            $.requires = requires;
-            return this;
-        }
-
-        /**
-         * @param requires Computed by the provider; leave unset. What the check requires, in one line (`3 control planes, 2 workers; API https://192.168.1.220:6443`), so that a preview says in one line how the check changes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder requires(String requires) {
-            return requires(Output.of(requires));
         }
 
         /**

@@ -210,14 +210,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.clientConfiguration;
     }
     /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+     * What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     @Export(name="configChange", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> configChange;
 
     /**
-     * @return Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
+     * @return What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      * 
      */
     public Output<Optional<String>> configChange() {
@@ -238,14 +238,14 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.configDigest;
     }
     /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+     * The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
      * 
      */
     @Export(name="configView", refs={Map.class,String.class}, tree="[0,1,1]")
     private Output</* @Nullable */ Map<String,String>> configView;
 
     /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
+     * @return The configuration as path → value with secret values replaced by a fingerprint, derived from machineConfiguration, so that previews of updates show which paths change.
      * 
      */
     public Output<Optional<Map<String,String>>> configView() {
@@ -364,6 +364,20 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.runningVersion;
     }
     /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    @Export(name="sensitiveValues", refs={List.class,String.class}, tree="[0,1]")
+    private Output</* @Nullable */ List<String>> sensitiveValues;
+
+    /**
+     * @return Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    public Output<Optional<List<String>>> sensitiveValues() {
+        return Codegen.optional(this.sensitiveValues);
+    }
+    /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration&#39;s `machine.install.image`. A node on another version is upgraded in place.
      * 
      */
@@ -462,7 +476,8 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
             .pluginDownloadURL("github://api.github.com/proxmoxtalos/proxmoxtalos")
             .additionalSecretOutputs(List.of(
                 "clientConfiguration",
-                "machineConfiguration"
+                "machineConfiguration",
+                "sensitiveValues"
             ))
             .build();
         return com.pulumi.resources.CustomResourceOptions.merge(defaultOptions, options, id);

@@ -14,7 +14,6 @@ import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import javax.annotation.Nullable;
@@ -52,36 +51,6 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
      */
     public Output<ClientConfigurationArgs> clientConfiguration() {
         return this.clientConfiguration;
-    }
-
-    /**
-     * Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-     * 
-     */
-    @Import(name="configChange")
-    private @Nullable Output<String> configChange;
-
-    /**
-     * @return Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-     * 
-     */
-    public Optional<Output<String>> configChange() {
-        return Optional.ofNullable(this.configChange);
-    }
-
-    /**
-     * Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-     * 
-     */
-    @Import(name="configView")
-    private @Nullable Output<Map<String,String>> configView;
-
-    /**
-     * @return Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-     * 
-     */
-    public Optional<Output<Map<String,String>>> configView() {
-        return Optional.ofNullable(this.configView);
     }
 
     /**
@@ -175,6 +144,21 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    @Import(name="sensitiveValues")
+    private @Nullable Output<List<String>> sensitiveValues;
+
+    /**
+     * @return Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    public Optional<Output<List<String>>> sensitiveValues() {
+        return Optional.ofNullable(this.sensitiveValues);
+    }
+
+    /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration&#39;s `machine.install.image`. A node on another version is upgraded in place.
      * 
      */
@@ -239,14 +223,13 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     private ConfigurationApplyArgs(ConfigurationApplyArgs $) {
         this.applyMode = $.applyMode;
         this.clientConfiguration = $.clientConfiguration;
-        this.configChange = $.configChange;
-        this.configView = $.configView;
         this.endpoints = $.endpoints;
         this.healthGate = $.healthGate;
         this.machineConfiguration = $.machineConfiguration;
         this.machineId = $.machineId;
         this.node = $.node;
         this.reset = $.reset;
+        this.sensitiveValues = $.sensitiveValues;
         this.talosVersion = $.talosVersion;
         this.timeouts = $.timeouts;
         this.tryTimeout = $.tryTimeout;
@@ -311,48 +294,6 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder clientConfiguration(ClientConfigurationArgs clientConfiguration) {
             return clientConfiguration(Output.of(clientConfiguration));
-        }
-
-        /**
-         * @param configChange Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configChange(@Nullable Output<String> configChange) {
-            $.configChange = configChange;
-            return this;
-        }
-
-        /**
-         * @param configChange Computed by the provider; leave unset. What the update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configChange(String configChange) {
-            return configChange(Output.of(configChange));
-        }
-
-        /**
-         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configView(@Nullable Output<Map<String,String>> configView) {
-            $.configView = configView;
-            return this;
-        }
-
-        /**
-         * @param configView Computed by the provider from machineConfiguration; leave unset. The configuration as path → value with secret values replaced by a fingerprint, so that previews of updates show which paths change.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder configView(Map<String,String> configView) {
-            return configView(Output.of(configView));
         }
 
         /**
@@ -489,6 +430,37 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder reset(ResetOnDeleteArgs reset) {
             return reset(Output.of(reset));
+        }
+
+        /**
+         * @param sensitiveValues Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder sensitiveValues(@Nullable Output<List<String>> sensitiveValues) {
+            $.sensitiveValues = sensitiveValues;
+            return this;
+        }
+
+        /**
+         * @param sensitiveValues Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder sensitiveValues(List<String> sensitiveValues) {
+            return sensitiveValues(Output.of(sensitiveValues));
+        }
+
+        /**
+         * @param sensitiveValues Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder sensitiveValues(String... sensitiveValues) {
+            return sensitiveValues(List.of(sensitiveValues));
         }
 
         /**

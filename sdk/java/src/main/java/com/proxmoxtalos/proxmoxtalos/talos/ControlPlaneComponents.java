@@ -146,14 +146,14 @@ import javax.annotation.Nullable;
 @ResourceType(type="proxmoxtalos:talos:ControlPlaneComponents")
 public class ControlPlaneComponents extends com.pulumi.resources.CustomResource {
     /**
-     * Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
+     * What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
      * 
      */
     @Export(name="change", refs={String.class}, tree="[0]")
     private Output</* @Nullable */ String> change;
 
     /**
-     * @return Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
+     * @return What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
      * 
      */
     public Output<Optional<String>> change() {

@@ -21,21 +21,6 @@ public final class ControlPlaneComponentsArgs extends com.pulumi.resources.Resou
     public static final ControlPlaneComponentsArgs Empty = new ControlPlaneComponentsArgs();
 
     /**
-     * Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-     * 
-     */
-    @Import(name="change")
-    private @Nullable Output<String> change;
-
-    /**
-     * @return Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-     * 
-     */
-    public Optional<Output<String>> change() {
-        return Optional.ofNullable(this.change);
-    }
-
-    /**
      * The cluster&#39;s Talos client configuration (MachineSecrets.clientConfiguration).
      * 
      */
@@ -128,7 +113,6 @@ public final class ControlPlaneComponentsArgs extends com.pulumi.resources.Resou
     private ControlPlaneComponentsArgs() {}
 
     private ControlPlaneComponentsArgs(ControlPlaneComponentsArgs $) {
-        this.change = $.change;
         this.clientConfiguration = $.clientConfiguration;
         this.endpoints = $.endpoints;
         this.healthGate = $.healthGate;
@@ -153,27 +137,6 @@ public final class ControlPlaneComponentsArgs extends com.pulumi.resources.Resou
 
         public Builder(ControlPlaneComponentsArgs defaults) {
             $ = new ControlPlaneComponentsArgs(Objects.requireNonNull(defaults));
-        }
-
-        /**
-         * @param change Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder change(@Nullable Output<String> change) {
-            $.change = change;
-            return this;
-        }
-
-        /**
-         * @param change Computed by the provider; leave unset. What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
-         * 
-         * @return builder
-         * 
-         */
-        public Builder change(String change) {
-            return change(Output.of(change));
         }
 
         /**

@@ -1,0 +1,46 @@
+package talosapi
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/cosi-project/runtime/pkg/resource"
+	"github.com/cosi-project/runtime/pkg/safe"
+	"github.com/siderolabs/talos/pkg/machinery/resources/k8s"
+)
+
+// ReadBootstrapManifests reads the bootstrap manifests a control plane
+// renders from its configuration (the Manifest resources of the
+// controlplane namespace, `talosctl get manifests`): the objects Talos
+// created at bootstrap, in its order (by manifest ID), rendered for the
+// configuration the node runs now. `talosctl upgrade-k8s` syncs these
+// (go-kubernetes kubernetes/manifests.GetBootstrapManifests), and so does
+// SyncManifests.
+func ReadBootstrapManifests(ctx context.Context, t Target, o Options) ([]map[string]any, error) {
+	o = o.withDefaults()
+
+	conn, err := ConnectSecure(ctx, t, o)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close() //nolint:errcheck
+
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	list, err := safe.StateList[*k8s.Manifest](conn.nodeContext(actx), conn.client.COSI,
+		resource.NewMetadata(k8s.ControlPlaneNamespaceName, k8s.ManifestType, "", resource.VersionUndefined))
+	if err != nil {
+		return nil, fmt.Errorf("reading the bootstrap manifests of control plane %s: %s", t.Node, statusMessage(err))
+	}
+
+	var out []map[string]any
+	for m := range list.All() {
+		for _, item := range m.TypedSpec().Items {
+			out = append(out, maps.Clone(item.Object))
+		}
+	}
+
+	return out, nil
+}

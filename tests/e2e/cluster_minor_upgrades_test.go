@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"maps"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
+)
+
+// A cluster created on Talos 1.12 reaches the newest release by changing
+// talosVersion only, one minor per `up` (1.12 -> 1.13 -> 1.14), and then
+// Kubernetes to the newest 1.14 runs, one minor per `up` (1.35 -> 1.36 ->
+// 1.37): every node runs each version afterwards, the VMs stay, etcd never
+// loses quorum and no kubelet is ever newer than an API server. A move back
+// to 1.13 fails the preview, naming the release to keep.
+func TestClusterUpgradesAcrossMinors(t *testing.T) {
+	t.Parallel()
+	l := startTCLab(t)
+	env := harness.NewEnv(t)
+	prog := l.program(3, 1)
+	prog.TalosVersion, prog.KubernetesVersion = "v1.12.7", "v1.35.4"
+	p := harness.NewYAMLProject(t, env, "minors", prog.render(t))
+	p.ConfigureLab(t, l.conn)
+
+	tcTimed(t, "create on 1.12", func() harness.Result { return p.Up(t) })
+	out := tcReadOutputs(t, p)
+	ids := tcVMIDs(out.Nodes)
+	if len(ids) != 4 {
+		t.Fatalf("nodes %+v, want 3 control planes and 1 worker", out.Nodes)
+	}
+
+	for _, step := range []struct{ from, to string }{{"v1.12.7", "v1.13.9"}, {"v1.13.9", "v1.14.1"}} {
+		prog.TalosVersion = step.to
+		p.WriteProgram(t, "minors", prog.render(t))
+		pre := tcTimed(t, "preview Talos "+step.to, func() harness.Result { return p.Preview(t) })
+		if want := "all 4 nodes upgraded one at a time, control planes first (Talos " + step.from + " → " + step.to + "; VMs kept)"; !strings.Contains(pre.Output(), want) {
+			t.Errorf("Talos %s preview does not say %q:\n%s", step.to, want, pre.Output())
+		}
+		tcTimed(t, "Talos "+step.to, func() harness.Result { return p.Up(t) })
+		out = tcReadOutputs(t, p)
+		for _, n := range out.Nodes {
+			sn := l.Talos().Node(netip.MustParseAddr(n.Address))
+			if sn == nil {
+				t.Errorf("%s (%s) does not run after the upgrade to %s", n.Name, n.Address, step.to)
+				continue
+			}
+			if v := sn.Status().Image.Version; v != step.to {
+				t.Errorf("%s runs Talos %s after the upgrade to %s", n.Name, v, step.to)
+			}
+		}
+		if !maps.Equal(tcVMIDs(out.Nodes), ids) {
+			t.Errorf("VMIDs changed in the upgrade to %s: %v -> %v", step.to, ids, tcVMIDs(out.Nodes))
+		}
+		tcTimed(t, "preview after Talos "+step.to, func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+	}
+
+	// Back one minor: refused at preview, naming the release to keep.
+	prog.TalosVersion = "v1.13.9"
+	p.WriteProgram(t, "minors", prog.render(t))
+	if r := p.Preview(t); r.ExitCode == 0 || !strings.Contains(r.Output(), "Talos v1.14.1 to v1.13.9 is a downgrade") ||
+		!strings.Contains(r.Output(), "keep talosVersion on Talos 1.14: v1.14.1") {
+		t.Errorf("a downgrade to 1.13: preview exit %d, want a failure naming v1.14.1:\n%s", r.ExitCode, r.Output())
+	}
+	prog.TalosVersion = "v1.14.1"
+
+	for _, k8s := range []string{"v1.36.3", "v1.37.0"} {
+		prog.KubernetesVersion = k8s
+		p.WriteProgram(t, "minors", prog.render(t))
+		tcTimed(t, "Kubernetes "+k8s, func() harness.Result { return p.Up(t) })
+		out = tcReadOutputs(t, p)
+		knodes, err := kube.Nodes([]byte(out.Kubeconfig), "")
+		if err != nil {
+			t.Fatalf("Kubernetes API after the upgrade to %s: %v", k8s, err)
+		}
+		if len(knodes) != 4 {
+			t.Errorf("Kubernetes nodes after the upgrade to %s: %+v", k8s, knodes)
+		}
+		for _, n := range knodes {
+			if n.Version != k8s || !n.Ready {
+				t.Errorf("node %s: kubelet %s ready=%v after the upgrade to %s", n.Name, n.Version, n.Ready, k8s)
+			}
+		}
+		if !maps.Equal(tcVMIDs(out.Nodes), ids) {
+			t.Errorf("VMIDs changed in the Kubernetes upgrade to %s: %v -> %v", k8s, ids, tcVMIDs(out.Nodes))
+		}
+	}
+	if want := "4 nodes (3 control planes, 1 worker), Talos v1.14.1, Kubernetes v1.37.0"; out.Summary != want {
+		t.Errorf("summary %q, want %q", out.Summary, want)
+	}
+	tcTimed(t, "preview at the end", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
+
+	if q := l.Talos().QuorumLosses(); len(q) > 0 {
+		t.Errorf("etcd lost quorum %d times, first: %s", len(q), q[0])
+	}
+	if v := l.Talos().SkewViolations(); len(v) > 0 {
+		t.Errorf("the upgrades broke the Kubernetes version skew policy %d times, first: %s", len(v), v[0])
+	}
+}
