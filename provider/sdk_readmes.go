@@ -90,4 +90,24 @@ cluster = proxmoxtalos.TalosCluster(
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
 ` + "```" + `
 
+## Output shapes
+
+Object outputs are Python classes with snake_case attributes: each entry of ` + "`cluster.nodes`" + ` is a
+` + "`ClusterNode`" + ` with ` + "`name`, `role`, `pool`, `proxmox_node`, `vm_id`, `address`, `mac_address`" + `. Exported as
+they are, the stack output has those snake_case keys, where a YAML, TypeScript, Go or Java program exports the
+schema's camelCase keys (` + "`proxmoxNode`, `vmId`, `macAddress`" + `). To export the same shape as the other
+languages (so tooling that reads ` + "`pulumi stack output nodes --json`" + ` works with any of them):
+
+` + "```python" + `
+from typing import Dict
+
+
+def node_output(n: proxmoxtalos.outputs.ClusterNode) -> Dict[str, object]:
+    return {"name": n.name, "role": n.role, "pool": n.pool, "proxmoxNode": n.proxmox_node,
+            "vmId": n.vm_id, "address": n.address, "macAddress": n.mac_address}
+
+
+pulumi.export("nodes", cluster.nodes.apply(lambda nodes: [node_output(n) for n in nodes]))
+` + "```" + `
+
 ` + readmeConfig

@@ -430,9 +430,27 @@ func (c *Cni) Annotate(a infer.Annotator) {
 
 // RegistryMirror redirects pulls from one registry.
 type RegistryMirror struct {
-	Endpoints    []string `pulumi:"endpoints"`
-	OverridePath bool     `pulumi:"overridePath,optional"`
-	SkipFallback bool     `pulumi:"skipFallback,optional"`
+	Endpoints    []string      `pulumi:"endpoints"`
+	OverridePath bool          `pulumi:"overridePath,optional"`
+	SkipFallback bool          `pulumi:"skipFallback,optional"`
+	Auth         *RegistryAuth `pulumi:"auth,optional"`
+}
+
+// RegistryAuth is how the nodes log in to a mirror.
+type RegistryAuth struct {
+	Username      string `pulumi:"username,optional"`
+	Password      string `pulumi:"password,optional" provider:"secret"`
+	IdentityToken string `pulumi:"identityToken,optional" provider:"secret"`
+}
+
+// Annotate documents the credentials.
+func (r *RegistryAuth) Annotate(a infer.Annotator) {
+	a.Describe(r, "Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as "+
+		"`machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, "+
+		"`pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.")
+	a.Describe(&r.Username, "User name, with `password`.")
+	a.Describe(&r.Password, "Password or access token, with `username`.")
+	a.Describe(&r.IdentityToken, "An identity token (OAuth refresh token) instead of `username` and `password`.")
 }
 
 // Annotate documents a mirror.
@@ -441,6 +459,7 @@ func (r *RegistryMirror) Annotate(a infer.Annotator) {
 	a.Describe(&r.Endpoints, "Mirror URLs, tried in order, like `https://mirror.example.com`.")
 	a.Describe(&r.OverridePath, "The endpoints include the full path (for example Harbor projects). Default `false`.")
 	a.Describe(&r.SkipFallback, "Do not fall back to the upstream registry. Default `false`.")
+	a.Describe(&r.Auth, "Credentials for the endpoints. Default: none (anonymous pulls).")
 }
 
 // InlineManifest is a named Kubernetes manifest.
@@ -501,6 +520,7 @@ func (v *VmOptions) Annotate(a infer.Annotator) {
 		"(`kvm64` does not boot). `host` passes the host CPU through.")
 	a.Describe(&v.OnBoot, "Start the VMs when their host boots. Default `true`.")
 	a.Describe(&v.Tags, "Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, "+
-		"`cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes "+
+		"`cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack "+
+		"that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes "+
 		"which Talos and Kubernetes versions they run.")
 }

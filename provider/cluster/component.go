@@ -8,6 +8,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -98,6 +99,10 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return fail(err)
 	}
+	stackTag := plan.StackTag(ctx.Project(), ctx.Stack())
+	if err := plan.CheckStack(args.ClusterName, stackTag, vms); err != nil {
+		return nil, err // *plan.Error names the component already
+	}
 	prev, warnings := plan.Rebuild(args.ClusterName, vms)
 	if len(prev.Nodes) == 0 {
 		prev = nil
@@ -138,7 +143,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		}
 	}
 
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev, stackTag: stackTag}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
@@ -181,15 +186,27 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if q := p.Quorum(); q != "" {
 		warnings = append(warnings, q)
 	}
-	for _, w := range warnings {
-		_ = ctx.Log.Warn(w, &pulumi.LogArgs{Resource: comp})
+	sensitive := secretValues(ctx.Context())
+	unknown := unknownConfigInputs(ctx.Context())
+	if len(unknown) > 0 {
+		if !ctx.DryRun() {
+			return fail(fmt.Errorf("%s %s not known in an update: the engine resolves a component's inputs before "+
+				"constructing it, so this should not happen; run pulumi up again", strings.Join(unknown, ", "), isAre(len(unknown))))
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %s not known until the resources %s from are created: every "+
+			"node's machine configuration is shown as changing once known", strings.Join(unknown, ", "), isAre(len(unknown)),
+			map[bool]string{true: "it comes", false: "they come"}[len(unknown) == 1]))
+	}
+	for i, w := range warnings {
+		warnings[i] = scrubText(w, sensitive)
+		_ = ctx.Log.Warn(warnings[i], &pulumi.LogArgs{Resource: comp})
 	}
 	next := p.State()
 	base := plan.Compare(prev, next)
 	p.MarkPower(&base)
 	p.MarkBringup(&base)
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, secrets: secrets, readings: readings,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, secrets: secrets, readings: readings,
 		base: base}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry

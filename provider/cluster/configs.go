@@ -20,10 +20,12 @@ type planner struct {
 	args  *TalosClusterArgs
 	facts plan.Facts
 	prev  *plan.State
+	// stackTag is the owning stack's VM tag (plan.StackTag).
+	stackTag string
 }
 
 func (pl *planner) compute(tokenSecret string) (*plan.Plan, error) {
-	return plan.Compute(toSpec(pl.args, tokenSecret), pl.facts, pl.prev)
+	return plan.Compute(toSpec(pl.args, tokenSecret, pl.stackTag), pl.facts, pl.prev)
 }
 
 // machineConfigs generates every node's machine configuration (secret) from

@@ -55,6 +55,12 @@ type fanout struct {
 	state       *plan.State
 	planner     *planner
 	tokenSecret pulumi.StringInput
+	// sensitive are the texts of the secret inputs (acceptSecretInputs):
+	// each ConfigurationApply shows them as sensitive in its view.
+	sensitive []string
+	// unknownInputs are inputs the configurations need that are not
+	// known in this preview (acceptInputValues).
+	unknownInputs []string
 	// readings are what the existing nodes run, read before planning.
 	readings map[string]nodeReading
 	// Image Factory settings of the inputs, for the schematic.
@@ -104,9 +110,13 @@ func (f *fanout) register() error {
 	}
 	f.configs = f.machineConfigs()
 	f.summaryOut = f.summary()
-	f.configs = pulumi.ToSecret(pulumi.All(f.configs, f.summaryOut).ApplyT(func(v []any) map[string]string {
+	configs := pulumi.All(f.configs, f.summaryOut).ApplyT(func(v []any) map[string]string {
 		return v[0].(map[string]string)
-	})).(pulumi.StringMapOutput)
+	})
+	if len(f.unknownInputs) == 0 {
+		configs = pulumi.ToSecret(configs)
+	}
+	f.configs = configs.(pulumi.StringMapOutput)
 
 	// The factory builds the ISO and the installer image only for a
 	// schematic it knows: register it before anything downloads or
@@ -240,6 +250,14 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 		return machineConfigs(p, secretsYAML)
 	}
 	var out pulumi.StringMapOutput
+	if len(f.unknownInputs) > 0 {
+		// A preview with an input the configurations need that another
+		// resource's output gives (acceptInputValues): every node's
+		// configuration changes once it is known.
+		// Not wrapped as a secret: an unknown value holds nothing, and the
+		// mock monitor of the tests cannot marshal an unknown secret.
+		return pulumi.UnsafeUnknownOutput(nil).ApplyT(func(any) map[string]string { return nil }).(pulumi.StringMapOutput)
+	}
 	if f.tokenSecret == nil {
 		out = f.secrets.MachineSecrets.ApplyT(func(s string) (map[string]string, error) { return gen(s, "") }).(pulumi.StringMapOutput)
 	} else {
@@ -298,6 +316,9 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
 		"reset":                reset,
 		"healthGate":           gate,
+	}
+	if len(f.sensitive) > 0 {
+		props["sensitiveValues"] = pulumi.ToSecret(pulumi.ToStringArray(f.sensitive))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.

@@ -37,9 +37,39 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 		if n.MaxMem > n.Mem {
 			free = int64((n.MaxMem - n.Mem) >> 20)
 		}
-		out[n.Name] = plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
+		hf := plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
+		if n.Online {
+			i.readResources(ctx, n.Name, &hf)
+		}
+		out[n.Name] = hf
 	}
 	return out, nil
+}
+
+// readResources lists a host's active storages and its bridges, which the
+// plan checks the new VMs' storages and bridges against. A host it cannot
+// read them on (an API token without Sys.Audit or Datastore.Audit there,
+// which a host the cluster does not use may well lack) is left unchecked:
+// the VirtualMachine's own check still runs.
+func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.HostFacts) {
+	storages, err := i.c.Storages(ctx, node)
+	if err != nil {
+		return
+	}
+	bridges, err := i.c.Bridges(ctx, node)
+	if err != nil {
+		return
+	}
+	hf.Storages = map[string][]string{}
+	for _, s := range storages {
+		if s.Active && s.Enabled {
+			hf.Storages[s.Name] = s.Content
+		}
+	}
+	hf.Bridges = bridges
+	if hf.Bridges == nil {
+		hf.Bridges = []string{}
+	}
 }
 
 // VMs reads the configuration of every VM tagged for the cluster.

@@ -20,9 +20,11 @@ func refuseUnknownInputs(construct func(context.Context, p.ConstructRequest) (p.
 		if req.Urn.Type().String() == tokenComponent {
 			if paths := unknownInputs(req.Inputs); len(paths) > 0 {
 				return p.ConstructResponse{}, fmt.Errorf("TalosCluster %s: %s %s not known yet (an output of a resource that "+
-					"does not exist yet): the cluster is planned from its inputs when it is constructed, also in preview, so "+
-					"every input except cloudControllerManager.proxmox.tokenSecret must be a plain value: a literal or a "+
-					"stack configuration value", req.Urn.Name(), strings.Join(paths, ", "), isAre(len(paths)))
+					"does not exist yet): the cluster is planned from %s when it is constructed, also in preview, so %s must "+
+					"be a plain value: a literal, a stack configuration value or the output of a resource that already "+
+					"exists. Only inputs that reach nothing but the machine configurations (patches, manifests, registry "+
+					"mirrors, the CCM token secret) may come from resources created in the same update",
+					req.Urn.Name(), strings.Join(paths, ", "), isAre(len(paths)), itThem(len(paths)), itThem(len(paths)))
 			}
 		}
 		return construct(ctx, req)
@@ -30,7 +32,8 @@ func refuseUnknownInputs(construct func(context.Context, p.ConstructRequest) (p.
 }
 
 // mayBeUnknown are the inputs whose Go type is a pulumi.Input: they reach
-// only the machine configurations, which are outputs anyway.
+// only the machine configurations, which are outputs anyway. (The other
+// inputs that only reach them are replaced by acceptInputValues first.)
 var mayBeUnknown = map[string]bool{"cloudControllerManager.proxmox.tokenSecret": true}
 
 // unknownInputs lists the paths of unknown values in the inputs.

@@ -34,6 +34,10 @@ func downloadProps(d plan.ISODownload) pulumi.Map {
 		"url":      pulumi.String(d.URL),
 		"content":  pulumi.String("iso"),
 		"fileName": pulumi.String(d.FileName),
+		// The name says what the file holds (plan.ISOFileName): another
+		// cluster or stack with the same version and schematic on this
+		// storage uses the same file, kept until no VM boots from it.
+		"shared": pulumi.Bool(true),
 	}
 }
 

@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"reflect"
+	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
+	pschema "github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
@@ -15,15 +17,83 @@ import (
 // pulumi.Input (the Proxmox CCM token secret), and Construct refuses inputs
 // that are not known yet.
 
-// PlainInputs is the schema fix that marks the component's inputs plain.
+// PlainInputs is the schema fix that marks the component's inputs plain,
+// except those that only reach the machine configurations (outputCapable).
 func PlainInputs() framework.SchemaFix {
-	return framework.PlainInputs(tokenComponent, reflect.TypeFor[TalosClusterArgs]())
+	plain := framework.PlainInputs(tokenComponent, reflect.TypeFor[TalosClusterArgs]())
+	return func(spec *pschema.PackageSpec) error {
+		if err := plain(spec); err != nil {
+			return err
+		}
+		return markOutputCapable(spec)
+	}
+}
+
+// outputCapable are the component's inputs, by schema type and property,
+// that may be another resource's output or a secret: they only reach the
+// machine configurations (acceptInputValues gives Construct their plain
+// value, a placeholder while unknown in a preview). Their Go type stays
+// plain because the plan is computed from plain arguments.
+var outputCapable = map[string][]string{
+	tokenComponent:                  {"patches", "workerPatches", "nodePatches", "extraManifests"},
+	"ControlPlane":                  {"patches"},
+	"WorkerPool":                    {"patches"},
+	"NodeSettings":                  {"patches"},
+	"RegistryMirror":                {"endpoints", "auth"},
+	"RegistryAuth":                  {"username", "password", "identityToken"},
+	"InlineManifest":                {"contents"},
+	"Cni":                           {"manifestUrls"},
+	"GitOps":                        {"installManifests"},
+	"GitRepository":                 {"url"},
+	"CloudControllerManager":        {"talosCcmManifest", "servingCertApproverManifest"},
+	"ProxmoxCloudControllerManager": {"manifest"},
+}
+
+func markOutputCapable(spec *pschema.PackageSpec) error {
+	prefix := tokenComponent[:strings.LastIndex(tokenComponent, ":")+1]
+	for typ, props := range outputCapable {
+		if typ == tokenComponent {
+			res := spec.Resources[typ]
+			for _, name := range props {
+				if prop, ok := res.InputProperties[name]; ok {
+					unplain(&prop.TypeSpec)
+					res.InputProperties[name] = prop
+				}
+			}
+			spec.Resources[typ] = res
+			continue
+		}
+		t, ok := spec.Types[prefix+typ]
+		if !ok {
+			continue
+		}
+		for _, name := range props {
+			if prop, ok := t.Properties[name]; ok {
+				unplain(&prop.TypeSpec)
+				t.Properties[name] = prop
+			}
+		}
+		spec.Types[prefix+typ] = t
+	}
+	return nil
+}
+
+// unplain clears plain on a property, its list items and map values (not
+// on the object types it refers to).
+func unplain(ts *pschema.TypeSpec) {
+	ts.Plain = false
+	if ts.Items != nil {
+		unplain(ts.Items)
+	}
+	if ts.AdditionalProperties != nil {
+		unplain(ts.AdditionalProperties)
+	}
 }
 
 // WithConstructGuards makes the provider's Construct of a TalosCluster
 // refuse inputs that are not known yet, naming them, and end quietly when
 // the engine stopped it (see quietShutdown).
 func WithConstructGuards(prov p.Provider) p.Provider {
-	prov.Construct = quietShutdown(refuseUnknownInputs(prov.Construct))
+	prov.Construct = quietShutdown(acceptInputValues(refuseUnknownInputs(prov.Construct)))
 	return prov
 }

@@ -12,9 +12,10 @@ const tokenSecretPlaceholder = "proxmox-ccm-token-secret-placeholder"
 
 // toSpec converts the inputs to the plan's spec. tokenSecret is the
 // Proxmox CCM token secret ("" when unset or not known yet).
-func toSpec(a *TalosClusterArgs, tokenSecret string) plan.Spec {
+func toSpec(a *TalosClusterArgs, tokenSecret, stackTag string) plan.Spec {
 	s := plan.Spec{
 		Name:                           a.ClusterName,
+		StackTag:                       stackTag,
 		TalosVersion:                   a.TalosVersion,
 		KubernetesVersion:              a.KubernetesVersion,
 		Endpoint:                       a.Endpoint,
@@ -90,7 +91,11 @@ func toSpec(a *TalosClusterArgs, tokenSecret string) plan.Spec {
 	if len(a.RegistryMirrors) > 0 {
 		s.RegistryMirrors = map[string]plan.RegistryMirror{}
 		for reg, m := range a.RegistryMirrors {
-			s.RegistryMirrors[reg] = plan.RegistryMirror{Endpoints: m.Endpoints, OverridePath: m.OverridePath, SkipFallback: m.SkipFallback}
+			pm := plan.RegistryMirror{Endpoints: m.Endpoints, OverridePath: m.OverridePath, SkipFallback: m.SkipFallback}
+			if a := m.Auth; a != nil {
+				pm.Auth = &plan.RegistryAuth{Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken}
+			}
+			s.RegistryMirrors[reg] = pm
 		}
 	}
 	if g := a.GitOps; g != nil {

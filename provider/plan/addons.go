@@ -116,9 +116,28 @@ func (b *builder) checkMirrors() {
 			Endpoints:    b.checkURLs(f+".endpoints", m.Endpoints),
 			OverridePath: m.OverridePath,
 			SkipFallback: m.SkipFallback,
+			Auth:         b.checkAuth(f+".auth", m.Auth),
 		})
 	}
 	b.plan.Cluster.RegistryMirrors = out
+}
+
+// checkAuth: username and password together, or an identity token.
+func (b *builder) checkAuth(f string, a *RegistryAuth) *RegistryAuth {
+	if a == nil {
+		return nil
+	}
+	switch {
+	case a.Username != "" && a.Password == "":
+		b.probs.add(f+".password", "username %q is set without a password: give both, or an identityToken instead", a.Username)
+	case a.Username == "" && a.Password != "":
+		b.probs.add(f+".username", "a password is set without a username: give both, or an identityToken instead")
+	case a.Username == "" && a.IdentityToken == "":
+		b.probs.add(f, "no credentials: give username and password, or identityToken, or leave auth out for anonymous pulls")
+	case a.IdentityToken != "" && a.Username != "":
+		b.probs.add(f+".identityToken", "an identityToken and a username are both set: give one way to log in")
+	}
+	return a
 }
 
 func (b *builder) checkManifests() {
@@ -156,18 +175,18 @@ func (b *builder) checkGitOps() {
 		return
 	}
 	if g.Tool != "flux" && g.Tool != "argocd" {
-		b.probs.add("gitops.tool", "%q is not a GitOps tool: use \"flux\" or \"argocd\"", g.Tool)
+		b.probs.add("gitOps.tool", "%q is not a GitOps tool: use \"flux\" or \"argocd\"", g.Tool)
 		return
 	}
 	if len(g.InstallManifests) == 0 {
-		b.probs.add("gitops.installManifests", "give the URL of the %s install manifests, pinned to a version", g.Tool)
+		b.probs.add("gitOps.installManifests", "give the URL of the %s install manifests, pinned to a version", g.Tool)
 	}
 	if g.Repository.URL == "" || strings.ContainsAny(g.Repository.URL, " \t\n") {
-		b.probs.add("gitops.repository.url", "%q is not a git repository URL", g.Repository.URL)
+		b.probs.add("gitOps.repository.url", "%q is not a git repository URL", g.Repository.URL)
 		return
 	}
 	out := &b.plan.Cluster
-	out.ExtraManifests = append(out.ExtraManifests, b.checkURLs("gitops.installManifests", g.InstallManifests)...)
+	out.ExtraManifests = append(out.ExtraManifests, b.checkURLs("gitOps.installManifests", g.InstallManifests)...)
 	out.InlineManifests = append(out.InlineManifests, InlineManifest{
 		Name:     "gitops-sync",
 		Contents: gitOpsSync(g, b.spec.Name),

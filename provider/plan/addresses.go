@@ -33,7 +33,7 @@ func (b *builder) parseSpace(field string, nic *NIC) (sp *addrSpace, ok bool) {
 			b.probs.add(field+".gateway", "%q is not an IP address", nic.Gateway)
 			ok = false
 		case !sp.usable(gw):
-			b.probs.add(field+".gateway", "%s is not a usable address of subnet %s", gw, sp.subnet)
+			b.probs.add(field+".gateway", "%s is not a usable address of subnet %s: the gateway must be inside the subnet (not its network or broadcast address); fix the gateway or the subnet", gw, sp.subnet)
 			ok = false
 		default:
 			sp.used[gw] = "the gateway"
@@ -209,7 +209,7 @@ func (b *builder) assign(sp *addrSpace, explicit, previous func(*slot) string, s
 			continue
 		}
 		if !sp.usable(a) {
-			b.probs.add(f, "%s is not a usable address of subnet %s", a, sp.subnet)
+			b.probs.add(f, "%s is not a usable address of subnet %s: give an address inside the subnet (not its network or broadcast address)", a, sp.subnet)
 			continue
 		}
 		if owner, taken := sp.used[a]; taken {

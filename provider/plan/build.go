@@ -187,6 +187,9 @@ func (b *builder) tags(s *slot) []string {
 	if s.role == RoleWorker {
 		t = append(t, TagPoolPrefix+s.pool)
 	}
+	if b.spec.StackTag != "" {
+		t = append(t, b.spec.StackTag)
+	}
 	for _, u := range b.spec.VM.Tags {
 		if !slices.Contains(t, u) {
 			t = append(t, u)

@@ -152,7 +152,7 @@ func (b *builder) resolveImages() {
 }
 
 // checkNIC checks a NIC's Proxmox settings (pve-api net[n]: tag 1-4094,
-// mtu 1-65520).
+// mtu 1 or 576-65520).
 func (b *builder) checkNIC(field string, n *NIC, secondary bool) {
 	if secondary && n.Bridge == "" {
 		b.probs.add(field+".bridge", "the secondary network needs the bridge its NIC attaches to, e.g. \"vmbr1\"")
@@ -160,8 +160,10 @@ func (b *builder) checkNIC(field string, n *NIC, secondary bool) {
 	if n.VLAN < 0 || n.VLAN > 4094 {
 		b.probs.add(field+".vlan", "%d is not a VLAN tag: use 1-4094, or 0 for untagged", n.VLAN)
 	}
-	if n.MTU < 0 || n.MTU > 65520 {
-		b.probs.add(field+".mtu", "%d is not an MTU Proxmox accepts (1-65520, or 0 to keep the bridge's)", n.MTU)
+	// qemu-server: 1 means the bridge's MTU, otherwise 576-65520 (the
+	// VirtualMachine resource checks the same, but in its own terms).
+	if n.MTU < 0 || n.MTU > 65520 || n.MTU > 1 && n.MTU < 576 {
+		b.probs.add(field+".mtu", "%d is not an MTU Proxmox accepts: use 576-65520, or leave mtu out (0) to keep the bridge's", n.MTU)
 	}
 }
 
@@ -216,6 +218,9 @@ func (b *builder) checkVMOptions() {
 	for i, t := range o.Tags {
 		if !pveTag.MatchString(t) {
 			b.probs.add(idx("vm.tags", i), "%q is not a Proxmox tag: use letters, digits, '_', '-', '+' and '.', not starting with '-', '+' or '.'", t)
+		} else if reservedTag(t) {
+			b.probs.add(idx("vm.tags", i), "%q is one of the tags the component finds its VMs by (%s, %s, %s, %s<cluster>, %s<pool>, %s<hash>): choose another tag",
+				t, TagManaged, RoleControlPlane, RoleWorker, TagClusterPrefix, TagPoolPrefix, TagStackPrefix)
 		}
 	}
 }
@@ -352,6 +357,22 @@ func boolOr(p *bool, def bool) bool {
 		return def
 	}
 	return *p
+}
+
+// reservedTag: a user tag the component's own tags would be confused with
+// when it reads its VMs back (Rebuild, CheckStack).
+func reservedTag(t string) bool {
+	t = strings.ToLower(t)
+	switch t {
+	case TagManaged, string(RoleControlPlane), string(RoleWorker):
+		return true
+	}
+	for _, p := range []string{TagClusterPrefix, TagPoolPrefix, TagStackPrefix} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // NoHostFactsWarning is the plan's warning when it has no facts about the

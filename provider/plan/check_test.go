@@ -88,6 +88,8 @@ func TestSpecValidation(t *testing.T) {
 		{"zero data disk", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 0}} }, []string{"workerPools[0].dataDisks[0].size:", "0 GiB: a data disk needs"}},
 		{"kvm64", func(s *Spec) { s.VM.CPUType = "kvm64" }, []string{"vm.cpuType:", "lacks x86-64-v2"}},
 		{"bad tag", func(s *Spec) { s.VM.Tags = []string{"-x"} }, []string{"vm.tags[0]:", "not a Proxmox tag"}},
+		{"a tag of the component's own", func(s *Spec) { s.VM.Tags = []string{"ok", "stack-1234"} }, []string{"vm.tags[1]:", `"stack-1234" is one of the tags the component finds its VMs by`}},
+		{"a role tag", func(s *Spec) { s.VM.Tags = []string{"Worker"} }, []string{"vm.tags[0]:", "choose another tag"}},
 		{"ide disks", func(s *Spec) { s.DiskInterface = "ide" }, []string{"diskInterface:", `use "scsi", "virtio" or "sata"`}},
 		{"install disk not a path", func(s *Spec) { s.InstallDisk = "sda" }, []string{"installDisk:", "not a device path"}},
 		{"metal platform", func(s *Spec) { s.Image.Platform = "metal" }, []string{"image.platform:", "use \"nocloud\""}},
@@ -135,8 +137,17 @@ func TestSpecValidation(t *testing.T) {
 			s.CNI = CNI{Name: "cilium", InlineManifests: []InlineManifest{{Name: "cilium", Contents: "a: b"}}}
 			s.InlineManifests = []InlineManifest{{Name: "cilium", Contents: "c: d"}}
 		}, []string{"inlineManifests[0].name:", `"cilium" is used twice`}},
-		{"gitops tool", func(s *Spec) { s.GitOps = &GitOps{Tool: "jenkins"} }, []string{"gitops.tool:"}},
-		{"gitops without install", func(s *Spec) { s.GitOps = &GitOps{Tool: "flux", Repository: GitRepository{URL: "https://g/r"}} }, []string{"gitops.installManifests:"}},
+		{"mirror password without user", func(s *Spec) {
+			s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m.local"}, Auth: &RegistryAuth{Password: "x"}}}
+		}, []string{`registryMirrors["docker.io"].auth.username:`, "password is set without a username"}},
+		{"mirror auth empty", func(s *Spec) {
+			s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m.local"}, Auth: &RegistryAuth{}}}
+		}, []string{`registryMirrors["docker.io"].auth:`, "no credentials"}},
+		{"mirror token and user", func(s *Spec) {
+			s.RegistryMirrors = map[string]RegistryMirror{"docker.io": {Endpoints: []string{"https://m.local"}, Auth: &RegistryAuth{Username: "u", Password: "p", IdentityToken: "t"}}}
+		}, []string{`registryMirrors["docker.io"].auth.identityToken:`, "give one way"}},
+		{"gitops tool", func(s *Spec) { s.GitOps = &GitOps{Tool: "jenkins"} }, []string{"gitOps.tool:"}},
+		{"gitops without install", func(s *Spec) { s.GitOps = &GitOps{Tool: "flux", Repository: GitRepository{URL: "https://g/r"}} }, []string{"gitOps.installManifests:"}},
 		{"data disk size", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{}} }, []string{"workerPools[0].dataDisks[0].size:"}},
 		{"data disk volume name", func(s *Spec) { s.WorkerPools[0].DataDisks = []DataDisk{{SizeGiB: 10, Volume: "My Vol"}} }, []string{"workerPools[0].dataDisks[0].volume:"}},
 		{"data disk volume name too long", func(s *Spec) {

@@ -68,6 +68,7 @@ func Compute(spec Spec, facts Facts, prev *State) (*Plan, error) {
 	b.buildNodes()
 	b.buildOrders()
 	b.buildWaits()
+	b.checkHostResources()
 	if b.probs.any() {
 		return nil, b.probs.err()
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -21,9 +22,13 @@ func (p *Plan) GenerateInput(n *Node, bundle *secrets.Bundle, talosVersion strin
 	if err != nil {
 		return talosconfig.Input{}, err
 	}
-	texts := make([]string, len(patches))
+	texts, sources := make([]string, len(patches)), make([]string, len(patches))
 	for i, pt := range patches {
 		texts[i] = pt.Content
+		sources[i] = pt.Source
+		if pt.Source == "provider" {
+			sources[i] = "the settings the component derives from its inputs"
+		}
 	}
 	mode := talosconfig.Metal // an ISO-booted node installs itself to disk
 	if n.VM.Boot.CloneVMID != 0 {
@@ -40,6 +45,7 @@ func (p *Plan) GenerateInput(n *Node, bundle *secrets.Bundle, talosVersion strin
 		InstallImage:      p.Cluster.Image.Installer,
 		SANs:              p.Cluster.CertSANs,
 		Patches:           texts,
+		PatchSources:      sources,
 		Mode:              mode,
 	}, nil
 }
@@ -99,6 +105,18 @@ func (p *Plan) providerDocuments(n *Node, v semver.Version) ([]string, error) {
 		m.Registries = &registriesPatch{Mirrors: map[string]mirrorPatch{}}
 		for _, mi := range c.RegistryMirrors {
 			m.Registries.Mirrors[mi.Registry] = mirrorPatch{Endpoints: mi.Endpoints, OverridePath: mi.OverridePath, SkipFallback: mi.SkipFallback}
+			if a := mi.Auth; a != nil {
+				// Talos looks credentials up by the host it pulls from,
+				// the endpoint's host[:port] (machine.registries.config).
+				for _, e := range mi.Endpoints {
+					if m.Registries.Config == nil {
+						m.Registries.Config = map[string]registryConfigPatch{}
+					}
+					m.Registries.Config[endpointHost(e)] = registryConfigPatch{Auth: &registryAuthPatch{
+						Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken,
+					}}
+				}
+			}
 		}
 	}
 	if !multiDoc(v) {
@@ -251,7 +269,27 @@ type talosAPIAccessPatch struct {
 }
 
 type registriesPatch struct {
-	Mirrors map[string]mirrorPatch `yaml:"mirrors"`
+	Mirrors map[string]mirrorPatch         `yaml:"mirrors"`
+	Config  map[string]registryConfigPatch `yaml:"config,omitempty"`
+}
+
+type registryConfigPatch struct {
+	Auth *registryAuthPatch `yaml:"auth,omitempty"`
+}
+
+type registryAuthPatch struct {
+	Username      string `yaml:"username,omitempty"`
+	Password      string `yaml:"password,omitempty"`
+	IdentityToken string `yaml:"identityToken,omitempty"`
+}
+
+// endpointHost is the host[:port] of a mirror URL ("" parts kept as they
+// are: the URL was checked by checkURLs).
+func endpointHost(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return endpoint
 }
 
 type mirrorPatch struct {

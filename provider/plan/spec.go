@@ -56,6 +56,9 @@ type Spec struct {
 	NodePatches map[string][]string
 
 	VM VMOptions
+	// StackTag is the owning stack's tag (StackTag), put on every VM; ""
+	// puts none.
+	StackTag string
 }
 
 // Image says which Talos image the nodes boot and install.
@@ -265,6 +268,14 @@ type RegistryMirror struct {
 	Endpoints    []string
 	OverridePath bool
 	SkipFallback bool
+	// Auth logs the nodes in to the endpoints; nil: anonymous.
+	Auth *RegistryAuth
+}
+
+// RegistryAuth are a mirror's credentials: Username and Password, or an
+// IdentityToken.
+type RegistryAuth struct {
+	Username, Password, IdentityToken string
 }
 
 // InlineManifest is a named Kubernetes manifest applied by the control plane.

@@ -35,6 +35,11 @@ type HostFacts struct {
 	FreeMemoryMiB int64
 	// CPUs is the host's logical CPU count; 0 means unknown.
 	CPUs int
+	// Storages are the host's active storages with the content types
+	// each holds ("images", "iso"); nil: not known (not checked).
+	Storages map[string][]string
+	// Bridges are the host's Linux and OVS bridges; nil: not known.
+	Bridges []string
 }
 
 // Plan is the per-node plan for one cluster.
@@ -126,6 +131,7 @@ type Mirror struct {
 	Endpoints    []string
 	OverridePath bool
 	SkipFallback bool
+	Auth         *RegistryAuth
 }
 
 // Patch is one user patch with where it came from, so an error can say which.

@@ -89,7 +89,9 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 			return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 		}
 		if exists {
-			if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
+			if a.shared() {
+				p.GetLogger(ctx).Info(fmt.Sprintf("%s is on node %s already and shared: it is used as it is, not downloaded again", a.volumeID(), a.Node))
+			} else if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
 				p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
 					"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
 			} else {
@@ -130,6 +132,15 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
 	if err != nil {
 		return infer.CreateResponse[DownloadFileState]{}, err
+	}
+	if exists && a.shared() {
+		vol, _, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+		if err != nil {
+			return infer.CreateResponse[DownloadFileState]{}, err
+		}
+		pve.Logf(ctx, "%s is on node %s already and shared: it is used as it is, not downloaded again", st.VolumeID, a.Node)
+		st.Size = int(vol.Size)
+		return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 	}
 	if exists {
 		if a.Overwrite == nil || !*a.Overwrite {
@@ -241,6 +252,18 @@ func (*DownloadFile) Delete(ctx context.Context, req infer.DeleteRequest[Downloa
 	if err := awaitNode(ctx, c, node, volid, "deleted"); err != nil {
 		return infer.DeleteResponse{}, err
 	}
+	if req.State.shared() {
+		users, err := c.VolumeUsers(ctx, node, storage, volid)
+		if err != nil {
+			return infer.DeleteResponse{}, fmt.Errorf("%s on node %s is shared: it is deleted only when no VM uses it, "+
+				"and the VMs could not be read: %w", volid, node, err)
+		}
+		if len(users) > 0 {
+			p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s is left in place: it is shared and still used by %s",
+				volid, node, describeVMs(users)))
+			return infer.DeleteResponse{}, nil
+		}
+	}
 	return infer.DeleteResponse{}, c.DeleteVolume(ctx, node, storage, volid)
 }
 
@@ -277,4 +300,15 @@ func adoptDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, st Do
 	}
 	pve.Warnf(ctx, "adopting %s on node %s: an interrupted run downloaded it from %s", st.VolumeID, a.Node, a.URL)
 	return vol, true
+}
+
+func (a DownloadFileArgs) shared() bool { return a.Shared != nil && *a.Shared }
+
+// describeVMs: "VM 104 (lab-cp-1 on pve1), VM 105 (...)".
+func describeVMs(vms []pve.ClusterVM) string {
+	parts := make([]string, 0, len(vms))
+	for _, vm := range vms {
+		parts = append(parts, fmt.Sprintf("VM %d (%s on %s)", vm.VMID, vm.Name, vm.Node))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -98,7 +98,8 @@ func validateDownload(a DownloadFileArgs, u unknowns) []p.CheckFailure {
 }
 
 // diffDownload: anything that changes the file replaces it; the overwrite
-// rule and certificate checking only matter for the next download.
+// rule and certificate checking only matter for the next download, and
+// sharing only for the next create and the delete.
 func diffDownload(olds DownloadFileState, news DownloadFileArgs) p.DiffResponse {
 	o := olds.DownloadFileArgs
 	o.FileName = &olds.FileName
@@ -128,7 +129,7 @@ func diffDownload(olds DownloadFileState, news DownloadFileArgs) p.DiffResponse 
 		case !inNew:
 			kind = p.Delete
 		}
-		if k != "overwrite" && k != "verifyCertificates" {
+		if k != "overwrite" && k != "verifyCertificates" && k != "shared" {
 			replace = true
 			kind = map[p.DiffKind]p.DiffKind{p.Add: p.AddReplace, p.Delete: p.DeleteReplace, p.Update: p.UpdateReplace}[kind]
 		}

@@ -26,6 +26,7 @@ type DownloadFileArgs struct {
 	Decompression      *Decompression     `pulumi:"decompression,optional"`
 	VerifyCertificates *bool              `pulumi:"verifyCertificates,optional"`
 	Overwrite          *bool              `pulumi:"overwrite,optional"`
+	Shared             *bool              `pulumi:"shared,optional"`
 }
 
 // Annotate documents the inputs.
@@ -43,6 +44,11 @@ func (d *DownloadFileArgs) Annotate(a infer.Annotator) {
 	a.Describe(&d.VerifyCertificates, "Verify the download server's TLS certificate. Default `true`.")
 	a.Describe(&d.Overwrite, "When a file of that name already exists in the storage, replace it. Default `false`: "+
 		"the create fails instead, so that a file nobody manages is never deleted by surprise.")
+	a.Describe(&d.Shared, "The file may be shared with other stacks and programs, because its name says what it holds "+
+		"(such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as "+
+		"it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD "+
+		"drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the "+
+		"same Talos version and schematic on one storage neither collide nor delete each other's ISO.")
 }
 
 // DownloadFileState is the state of a DownloadFile.

@@ -119,6 +119,8 @@ func TestEachRecipePrivilegeIsCheckedAtPreview(t *testing.T) {
 	if err := e.adminClient().NewPool(context.Background(), "k8s", ""); err != nil {
 		t.Fatal(err)
 	}
+	// the VM's ISO must exist (Check looks it up, as Proxmox does on create)
+	e.create(downloadType, "talos-iso", isoInputs("pve1").Set("fileName", str("talos.iso")))
 	full := map[string]property.Value{}
 	for k, v := range vmInputs(e, "pve1", "cp1", "local:iso/talos.iso", 21) {
 		full[k] = v

@@ -206,6 +206,16 @@ func checkStorages(ctx context.Context, c *checkReads, v *validator, a VirtualMa
 		case !s.Holds(x.content):
 			v.check(x.path, true, "storage %q on node %s does not hold content type %q (it holds %s): choose a "+
 				"storage configured for %s", x.storage, a.Node, x.content, strings.Join(s.Content, ", "), x.content)
+		case x.path == "iso" && v.u.known("iso"):
+			// Proxmox refuses the create ("volume '<volid>' does not
+			// exist", pve-storage PVE::Storage::path via qemu-server
+			// print_drive_commandline) after nothing else is wrong.
+			if _, found, err := c.FindVolume(ctx, a.Node, x.storage, *a.ISO); err != nil {
+				return fmt.Errorf("reading the content of storage %s on node %s to find %s: %w", x.storage, a.Node, *a.ISO, err)
+			} else if !found {
+				v.check("iso", true, "volume %q does not exist on node %s: download it first (a DownloadFile's "+
+					"volumeId), or name a file the storage lists as <storage>:iso/<file>", *a.ISO, a.Node)
+			}
 		}
 	}
 	return nil

@@ -89,8 +89,10 @@ func (*ClusterHealth) Check(ctx context.Context, req infer.CheckRequest) (infer.
 		return infer.CheckResponse[ClusterHealthArgs]{Inputs: args, Failures: fails}, err
 	}
 
-	if len(args.ControlPlanes) == 0 && req.NewInputs.Get("controlPlanes").IsNull() {
-		fails = append(fails, p.CheckFailure{Property: "controlPlanes", Reason: "at least one control plane address is needed"})
+	// An unknown list (preview) is not empty; a known one must name one.
+	if cps := req.NewInputs.Get("controlPlanes"); len(args.ControlPlanes) == 0 && (cps.IsNull() || cps.IsArray() && cps.AsArray().Len() == 0) {
+		fails = append(fails, p.CheckFailure{Property: "controlPlanes", Reason: "at least one control plane address is " +
+			"needed: list the control planes' own addresses (not the VIP), for example [\"10.0.0.11\"]"})
 	}
 
 	for i, a := range args.ControlPlanes {

@@ -67,7 +67,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		} else if req.OldInputs.Len() > 0 {
 			// Only for updates: the view lets the preview list changed
 			// paths; on create it would print the whole configuration.
-			args.ConfigView = configView(args.MachineConfiguration)
+			args.ConfigView = configView(args.MachineConfiguration, args.SensitiveValues)
 			args.ConfigChange = deriveConfigChange(req.OldInputs, args)
 		}
 	}
@@ -176,8 +176,8 @@ func deriveConfigChange(oldInputs property.Map, args ConfigurationApplyArgs) *st
 
 // configView is the redacted view of a configuration, nil when it does not
 // parse.
-func configView(machineConfiguration string) map[string]string {
-	view, err := talosconfig.Redact(machineConfiguration)
+func configView(machineConfiguration string, sensitive []string) map[string]string {
+	view, err := talosconfig.RedactWith(machineConfiguration, sensitive)
 	if err != nil {
 		return nil
 	}

@@ -56,7 +56,7 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		// nothing to do on the node, which may well be powered off.
 		st := prev
 		st.ConfigurationApplyArgs = req.Inputs
-		st.ConfigView = configView(req.Inputs.MachineConfiguration)
+		st.ConfigView = configView(req.Inputs.MachineConfiguration, req.Inputs.SensitiveValues)
 		st.ConfigChange = nil
 
 		// The VM restarted with new settings: the rollout goes on only
@@ -128,7 +128,7 @@ func initFailed(err error) error {
 // the node (for previews and as the base of reconcile).
 func (r *ConfigurationApply) plannedState(in ConfigurationApplyArgs, prev *ConfigurationApplyState) (ConfigurationApplyState, error) {
 	st := ConfigurationApplyState{ConfigurationApplyArgs: in}
-	st.ConfigView = configView(in.MachineConfiguration)
+	st.ConfigView = configView(in.MachineConfiguration, in.SensitiveValues)
 
 	if prev != nil {
 		st.ConfigDigest, st.InstalledImage, st.RunningVersion, st.AppliedMode = prev.ConfigDigest, prev.InstalledImage, prev.RunningVersion, prev.AppliedMode
@@ -157,7 +157,7 @@ func (r *ConfigurationApply) plannedState(in ConfigurationApplyArgs, prev *Confi
 // was modified, so that a later error keeps the state.
 func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationApplyArgs, prev *ConfigurationApplyState, op string) (ConfigurationApplyState, bool, error) {
 	st := ConfigurationApplyState{ConfigurationApplyArgs: in}
-	st.ConfigView = configView(in.MachineConfiguration)
+	st.ConfigView = configView(in.MachineConfiguration, in.SensitiveValues)
 
 	if prev != nil {
 		st.InstalledImage, st.RunningVersion, st.AppliedMode, st.ConfigDigest = prev.InstalledImage, prev.RunningVersion, prev.AppliedMode, prev.ConfigDigest
@@ -184,7 +184,7 @@ func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationAppl
 		return st, false, err
 	}
 
-	scrub := func(err error) error { return scrubError(err, in.MachineConfiguration) }
+	scrub := func(err error) error { return scrubError(err, in.MachineConfiguration, in.SensitiveValues...) }
 
 	conn, err := talosapi.Connect(ctx, t, o)
 	if err != nil {
@@ -333,7 +333,7 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 		st.MachineConfiguration = string(nc.Active)
 		st.ConfigDigest = nc.ActiveDigest
 
-		st.ConfigView = configView(st.MachineConfiguration)
+		st.ConfigView = configView(st.MachineConfiguration, st.SensitiveValues)
 	} else if current != st.ConfigDigest {
 		st.ConfigDigest = current
 	}
@@ -343,7 +343,7 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 
 // scrubError replaces secret values of the configuration that a node's
 // error message might quote.
-func scrubError(err error, configYAML string) error {
+func scrubError(err error, configYAML string, extra ...string) error {
 	if err == nil {
 		return nil
 	}
@@ -351,7 +351,7 @@ func scrubError(err error, configYAML string) error {
 	msg := err.Error()
 	changed := false
 
-	for _, s := range talosconfig.SensitiveValues(configYAML) {
+	for _, s := range append(talosconfig.SensitiveValues(configYAML), extra...) {
 		if len(s) >= 4 && strings.Contains(msg, s) {
 			msg = strings.ReplaceAll(msg, s, "(sensitive)")
 			changed = true

@@ -129,6 +129,10 @@ func (*ImageFactorySchematic) Check(ctx context.Context, req infer.CheckRequest)
 		fail("extensions", "%s", err)
 	}
 
+	if msg := talosconfig.CheckPlatform(args.Platform); msg != "" {
+		fail("platform", "%s", msg)
+	}
+
 	if u, err := url.Parse(args.FactoryUrl); args.FactoryUrl != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
 		fail("factoryUrl", "%q is not an http(s) base URL such as %s", args.FactoryUrl, talosconfig.DefaultFactoryURL)
 	}

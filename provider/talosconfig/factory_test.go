@@ -137,3 +137,18 @@ func TestParseFactoryURL(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPlatform(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"", "nocloud", "metal", "digital-ocean"} {
+		if msg := CheckPlatform(ok); msg != "" {
+			t.Errorf("%q: %s", ok, msg)
+		}
+	}
+	if msg := CheckPlatform("no-cloud"); !strings.Contains(msg, `did you mean "nocloud"`) || !strings.Contains(msg, `use "nocloud" on Proxmox`) {
+		t.Errorf("no-cloud: %s", msg)
+	}
+	if msg := CheckPlatform("proxmox"); !strings.Contains(msg, `"proxmox" is not a Talos platform`) || strings.Contains(msg, "did you mean") {
+		t.Errorf("proxmox: %s", msg)
+	}
+}

@@ -59,6 +59,10 @@ type Input struct {
 	// (a JSON or YAML list of operations; single-document configs only, so
 	// not with a Talos 1.12 contract).
 	Patches []string
+	// PatchSources name the patches in errors, in the caller's terms
+	// (the component input "workerPools[0].patches[1]"), one per patch;
+	// "" or a missing entry says "patch i of n".
+	PatchSources []string
 	// Mode is the runtime mode to validate for; the zero value means Metal.
 	Mode RuntimeMode
 }
@@ -104,14 +108,14 @@ func Generate(in Input) (Result, error) {
 	if _, err := Validate(string(baseYAML), mode, in.TalosVersion); err != nil {
 		return Result{}, fmt.Errorf("%s configuration before patches: %w", in.Role, err)
 	}
-	steps, err := applyPatches(baseYAML, in.Patches)
+	steps, err := applyPatches(baseYAML, in.Patches, in.PatchSources)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s configuration: %w", in.Role, err)
 	}
 	final := steps[len(steps)-1]
 	warnings, err := Validate(final, mode, in.TalosVersion)
 	if err != nil {
-		return Result{}, fmt.Errorf("%s configuration%s: %w", in.Role, blamePatch(steps, mode, in.TalosVersion), withHint(err))
+		return Result{}, fmt.Errorf("%s configuration%s: %w", in.Role, blamePatch(steps, in.PatchSources, mode, in.TalosVersion), withHint(err))
 	}
 	return Result{Config: final, Warnings: warnings, KubernetesVersion: k8s}, nil
 }
@@ -191,13 +195,13 @@ func checkEndpoint(endpoint string) error {
 
 // applyPatches returns the configuration after each step: steps[0] is the
 // base, steps[i] the result of patch i (1-based in messages).
-func applyPatches(base []byte, patches []string) ([]string, error) {
+func applyPatches(base []byte, patches, sources []string) ([]string, error) {
 	steps := []string{string(base)}
 	current := base
 	for i, text := range patches {
 		next, err := applyPatch(current, text)
 		if err != nil {
-			return nil, fmt.Errorf("patch %d of %d: %w", i+1, len(patches), err)
+			return nil, fmt.Errorf("%s: %w", patchName(i, len(patches), sources), err)
 		}
 		current = next
 		steps = append(steps, string(next))
@@ -207,16 +211,25 @@ func applyPatches(base []byte, patches []string) ([]string, error) {
 
 // blamePatch names the first patch after which validation fails, so an
 // error says which patch to fix.
-func blamePatch(steps []string, mode RuntimeMode, talosVersion string) string {
+func blamePatch(steps, sources []string, mode RuntimeMode, talosVersion string) string {
 	if len(steps) == 1 {
 		return ""
 	}
 	for i := 1; i < len(steps); i++ {
 		if _, err := Validate(steps[i], mode, talosVersion); err != nil {
-			return fmt.Sprintf(" after patch %d of %d", i, len(steps)-1)
+			return " after " + patchName(i-1, len(steps)-1, sources)
 		}
 	}
 	return " after all patches"
+}
+
+// patchName is patch i (0-based) of n: its source when known, else
+// "patch i+1 of n".
+func patchName(i, n int, sources []string) string {
+	if i < len(sources) && sources[i] != "" {
+		return sources[i]
+	}
+	return fmt.Sprintf("patch %d of %d", i+1, n)
 }
 
 // withHint adds what to do for validation errors users commonly hit.

@@ -45,7 +45,12 @@ const longValue = 160
 // HMAC keyed by the configuration's own cluster secret, so a reviewer sees
 // that a secret changed while nobody can test guesses of a weak password
 // against it.
-func Redact(configYAML string) (View, error) {
+func Redact(configYAML string) (View, error) { return RedactWith(configYAML, nil) }
+
+// RedactWith is Redact that also hides every leaf that is one of the
+// extra texts or contains one of at least 6 characters (values that came
+// from a user's secret, wherever in the configuration they ended up).
+func RedactWith(configYAML string, extra []string) (View, error) {
 	docs, err := parseDocs(configYAML)
 	if err != nil {
 		return nil, err
@@ -63,7 +68,7 @@ func Redact(configYAML string) (View, error) {
 			}
 			path := joinPath(d.id, parts)
 			var shown string
-			if isSecretLeaf(machinerySecrets, d.id, parts, v) {
+			if isSecretLeaf(machinerySecrets, d.id, parts, v) || holdsExtra(v, extra) {
 				shown = sensitiveValue(key, v)
 			} else {
 				shown = displayValue(v)
@@ -169,4 +174,19 @@ func displayValue(v any) string {
 	default:
 		return fmt.Sprint(x)
 	}
+}
+
+// holdsExtra: the leaf is one of the extra secret texts or contains one
+// long enough not to match ordinary words.
+func holdsExtra(v any, extra []string) bool {
+	if v == nil || len(extra) == 0 {
+		return false
+	}
+	s := fmt.Sprint(v)
+	for _, e := range extra {
+		if e != "" && (s == e || len(e) >= 6 && strings.Contains(s, e)) {
+			return true
+		}
+	}
+	return false
 }

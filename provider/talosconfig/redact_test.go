@@ -248,3 +248,32 @@ func TestRedactRejectsGarbage(t *testing.T) {
 		t.Errorf("ChangedPaths accepted an empty configuration")
 	}
 }
+
+// Values that came from a user's secret are hidden wherever they are,
+// also under keys that look harmless.
+func TestRedactWithExtraSecrets(t *testing.T) {
+	t.Parallel()
+	in := baseInput(t, "v1.12.5", RoleWorker)
+	in.Patches = []string{"machine:\n  nodeLabels:\n    plain: shown-value\n    upstream: hidden-value-123\n    note: prefix-hidden-value-123-suffix\n"}
+	cfg := mustGenerate(t, in)
+	plain, err := Redact(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Map()["machine.nodeLabels.upstream"] != "hidden-value-123" {
+		t.Fatalf("without extras the value shows: %q", plain.Map()["machine.nodeLabels.upstream"])
+	}
+	v, err := RedactWith(cfg, []string{"hidden-value-123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.Map()
+	for _, p := range []string{"machine.nodeLabels.upstream", "machine.nodeLabels.note"} {
+		if !strings.HasPrefix(m[p], "(sensitive") {
+			t.Errorf("%s = %q", p, m[p])
+		}
+	}
+	if m["machine.nodeLabels.plain"] != "shown-value" {
+		t.Errorf("plain = %q", m["machine.nodeLabels.plain"])
+	}
+}

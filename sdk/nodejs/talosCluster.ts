@@ -12,13 +12,15 @@ import * as utilities from "./utilities";
  * kubeconfig and talosconfig, and every day-two change after.
  *
  * The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
- * VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
- * one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
+ * VMs, found by their tags; a cluster name another Pulumi stack uses on the same Proxmox is refused), then creates
+ * the Talos ISO on each host (shared with other clusters of the same version and schematic), one VM per node, the
+ * cluster's machine secrets, one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
  * that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
  * version's ISO only for nodes added with it.
  *
- * Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
- * the cluster is planned from them, also in preview.
+ * The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
+ * them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
+ * endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
  *
  * Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
  * and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
@@ -214,7 +216,7 @@ export interface TalosClusterArgs {
     /**
      * URLs of Kubernetes manifests the control planes apply after bootstrap.
      */
-    extraManifests?: string[];
+    extraManifests?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
      */
@@ -250,11 +252,11 @@ export interface TalosClusterArgs {
     /**
      * Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
      */
-    nodePatches?: {[key: string]: string[]};
+    nodePatches?: pulumi.Input<{[key: string]: pulumi.Input<pulumi.Input<string>[]>} | undefined>;
     /**
      * Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
      */
-    patches?: string[];
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
      */
@@ -274,7 +276,7 @@ export interface TalosClusterArgs {
     /**
      * Patches for every worker, applied before the pool's own patches.
      */
-    workerPatches?: string[];
+    workerPatches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
      */

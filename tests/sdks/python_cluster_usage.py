@@ -1,13 +1,14 @@
 """Type-checked by `make python-sdk-check` (mypy --strict): a TalosCluster as users write it.
-Its inputs are plain values, nested ones included (the cluster is planned from them when it is
-constructed); the Proxmox CCM token secret is the one input that may be an Output (a secret)."""
+The inputs it is planned from are plain values, nested ones included (the cluster is planned from
+them when it is constructed); those that only reach the machine configurations (the Proxmox CCM
+token secret, patches, registry mirror endpoints and credentials) may be Outputs or secrets."""
 
 import pulumi
 
 import pulumi_proxmoxtalos as proxmoxtalos
 
 
-def cluster(token_secret: pulumi.Output[str]) -> proxmoxtalos.TalosCluster:
+def cluster(token_secret: pulumi.Output[str], mirror: pulumi.Output[str]) -> proxmoxtalos.TalosCluster:
     return proxmoxtalos.TalosCluster(
         "homelab",
         cluster_name="homelab",
@@ -28,4 +29,11 @@ def cluster(token_secret: pulumi.Output[str]) -> proxmoxtalos.TalosCluster:
                 url="https://pve.example.com:8006/api2/json", token_id="kubernetes@pve!ccm", token_secret=token_secret
             )
         ),
+        registry_mirrors={
+            "docker.io": proxmoxtalos.RegistryMirrorArgs(
+                endpoints=[mirror],
+                auth=proxmoxtalos.RegistryAuthArgs(username="puller", password=pulumi.Output.secret("s3cret")),
+            )
+        },
+        patches=[pulumi.Output.concat('machine: { env: { MIRROR: "', mirror, '" } }')],
     )

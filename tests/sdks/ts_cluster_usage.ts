@@ -1,10 +1,11 @@
 // Type-checked with `tsc --strict` (make nodejs-sdk-check): a TalosCluster as users write it.
-// Its inputs are plain values, nested ones included (the cluster is planned from them when it is
-// constructed); the Proxmox CCM token secret is the one input that may be an Output (a secret).
+// The inputs it is planned from are plain values, nested ones included (the cluster is planned from
+// them when it is constructed); those that only reach the machine configurations (the Proxmox CCM
+// token secret, patches, registry mirror endpoints and credentials) may be Outputs or secrets.
 import * as pulumi from "@pulumi/pulumi";
 import * as proxmoxtalos from "@proxmoxtalos/proxmoxtalos";
 
-export function cluster(tokenSecret: pulumi.Output<string>): proxmoxtalos.TalosCluster {
+export function cluster(tokenSecret: pulumi.Output<string>, mirror: pulumi.Output<string>): proxmoxtalos.TalosCluster {
     return new proxmoxtalos.TalosCluster("homelab", {
         clusterName: "homelab",
         hosts: [{ node: "pve1" }, { node: "pve2" }, { node: "pve3" }],
@@ -24,6 +25,9 @@ export function cluster(tokenSecret: pulumi.Output<string>): proxmoxtalos.TalosC
         cloudControllerManager: {
             proxmox: { url: "https://pve.example.com:8006/api2/json", tokenId: "kubernetes@pve!ccm", tokenSecret },
         },
-        registryMirrors: { "docker.io": { endpoints: ["https://mirror.example.com"] } },
+        registryMirrors: {
+            "docker.io": { endpoints: [mirror], auth: { username: "puller", password: pulumi.secret("s3cret") } },
+        },
+        patches: [pulumi.interpolate`machine: { env: { MIRROR: "${mirror}" } }`],
     });
 }

@@ -202,9 +202,9 @@ type CloudControllerManagerArgs struct {
 	// Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
 	Proxmox *ProxmoxCloudControllerManagerArgs `pulumi:"proxmox"`
 	// URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
-	ServingCertApproverManifest *string `pulumi:"servingCertApproverManifest"`
+	ServingCertApproverManifest pulumi.StringPtrInput `pulumi:"servingCertApproverManifest"`
 	// URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
-	TalosCcmManifest *string `pulumi:"talosCcmManifest"`
+	TalosCcmManifest pulumi.StringPtrInput `pulumi:"talosCcmManifest"`
 }
 
 func (CloudControllerManagerArgs) ElementType() reflect.Type {
@@ -487,7 +487,7 @@ type CniArgs struct {
 	// The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
 	InlineManifests []InlineManifestArgs `pulumi:"inlineManifests"`
 	// URLs of the CNI's manifests (cilium and custom).
-	ManifestUrls []string `pulumi:"manifestUrls"`
+	ManifestUrls pulumi.StringArrayInput `pulumi:"manifestUrls"`
 	// The CNI. Default `flannel`.
 	Name *CniName `pulumi:"name"`
 }
@@ -690,7 +690,7 @@ type ControlPlaneArgs struct {
 	// Control planes listed one by one (name, host, address, ...) instead of `count`.
 	Nodes []NodeSettingsArgs `pulumi:"nodes"`
 	// Machine configuration patches for the control planes.
-	Patches []string `pulumi:"patches"`
+	Patches pulumi.StringArrayInput `pulumi:"patches"`
 	// VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
 	Size *VmSizeArgs `pulumi:"size"`
 	// Kubernetes taints of the control plane nodes.
@@ -1031,7 +1031,7 @@ type GitOpsInput interface {
 // A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
 type GitOpsArgs struct {
 	// URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
-	InstallManifests []string `pulumi:"installManifests"`
+	InstallManifests pulumi.StringArrayInput `pulumi:"installManifests"`
 	// The repository the tool syncs the cluster from.
 	Repository GitRepositoryArgs `pulumi:"repository"`
 	// The GitOps tool.
@@ -1213,7 +1213,7 @@ type GitRepositoryArgs struct {
 	// Path inside the repository. Default `.`.
 	Path *string `pulumi:"path"`
 	// Clone URL of the repository.
-	Url string `pulumi:"url"`
+	Url pulumi.StringInput `pulumi:"url"`
 }
 
 func (GitRepositoryArgs) ElementType() reflect.Type {
@@ -1785,7 +1785,7 @@ type InlineManifestInput interface {
 // A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
 type InlineManifestArgs struct {
 	// The manifest YAML (one or more documents).
-	Contents string `pulumi:"contents"`
+	Contents pulumi.StringInput `pulumi:"contents"`
 	// Name of the manifest, unique in the cluster.
 	Name string `pulumi:"name"`
 }
@@ -2280,7 +2280,7 @@ type NodeSettingsArgs struct {
 	// Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
 	Name *string `pulumi:"name"`
 	// Machine configuration patches for this node.
-	Patches []string `pulumi:"patches"`
+	Patches pulumi.StringArrayInput `pulumi:"patches"`
 	// Address on the secondary network.
 	SecondaryAddress *string `pulumi:"secondaryAddress"`
 	// Kubernetes taints of this node, added to the pool's.
@@ -2438,7 +2438,7 @@ type ProxmoxCloudControllerManagerArgs struct {
 	// Skip TLS verification of the Proxmox API. Default `false`.
 	Insecure *bool `pulumi:"insecure"`
 	// URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
-	Manifest *string `pulumi:"manifest"`
+	Manifest pulumi.StringPtrInput `pulumi:"manifest"`
 	// Region name the CCM gives this Proxmox cluster. Default: the cluster name.
 	Region *string `pulumi:"region"`
 	// API token ID for the CCM, like `kubernetes@pve!ccm` (needs VM.Audit and Sys.Audit).
@@ -2641,8 +2641,188 @@ func (o ProxmoxCloudControllerManagerPtrOutput) Url() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as `machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, `pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.
+type RegistryAuth struct {
+	// An identity token (OAuth refresh token) instead of `username` and `password`.
+	IdentityToken *string `pulumi:"identityToken"`
+	// Password or access token, with `username`.
+	Password *string `pulumi:"password"`
+	// User name, with `password`.
+	Username *string `pulumi:"username"`
+}
+
+// RegistryAuthInput is an input type that accepts RegistryAuthArgs and RegistryAuthOutput values.
+// You can construct a concrete instance of `RegistryAuthInput` via:
+//
+//	RegistryAuthArgs{...}
+type RegistryAuthInput interface {
+	pulumi.Input
+
+	ToRegistryAuthOutput() RegistryAuthOutput
+	ToRegistryAuthOutputWithContext(context.Context) RegistryAuthOutput
+}
+
+// Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as `machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, `pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.
+type RegistryAuthArgs struct {
+	// An identity token (OAuth refresh token) instead of `username` and `password`.
+	IdentityToken pulumi.StringPtrInput `pulumi:"identityToken"`
+	// Password or access token, with `username`.
+	Password pulumi.StringPtrInput `pulumi:"password"`
+	// User name, with `password`.
+	Username pulumi.StringPtrInput `pulumi:"username"`
+}
+
+func (RegistryAuthArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*RegistryAuth)(nil)).Elem()
+}
+
+func (i RegistryAuthArgs) ToRegistryAuthOutput() RegistryAuthOutput {
+	return i.ToRegistryAuthOutputWithContext(context.Background())
+}
+
+func (i RegistryAuthArgs) ToRegistryAuthOutputWithContext(ctx context.Context) RegistryAuthOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RegistryAuthOutput)
+}
+
+func (i RegistryAuthArgs) ToRegistryAuthPtrOutput() RegistryAuthPtrOutput {
+	return i.ToRegistryAuthPtrOutputWithContext(context.Background())
+}
+
+func (i RegistryAuthArgs) ToRegistryAuthPtrOutputWithContext(ctx context.Context) RegistryAuthPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RegistryAuthOutput).ToRegistryAuthPtrOutputWithContext(ctx)
+}
+
+// RegistryAuthPtrInput is an input type that accepts RegistryAuthArgs, RegistryAuthPtr and RegistryAuthPtrOutput values.
+// You can construct a concrete instance of `RegistryAuthPtrInput` via:
+//
+//	        RegistryAuthArgs{...}
+//
+//	or:
+//
+//	        nil
+type RegistryAuthPtrInput interface {
+	pulumi.Input
+
+	ToRegistryAuthPtrOutput() RegistryAuthPtrOutput
+	ToRegistryAuthPtrOutputWithContext(context.Context) RegistryAuthPtrOutput
+}
+
+type registryAuthPtrType RegistryAuthArgs
+
+func RegistryAuthPtr(v *RegistryAuthArgs) RegistryAuthPtrInput {
+	return (*registryAuthPtrType)(v)
+}
+
+func (*registryAuthPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**RegistryAuth)(nil)).Elem()
+}
+
+func (i *registryAuthPtrType) ToRegistryAuthPtrOutput() RegistryAuthPtrOutput {
+	return i.ToRegistryAuthPtrOutputWithContext(context.Background())
+}
+
+func (i *registryAuthPtrType) ToRegistryAuthPtrOutputWithContext(ctx context.Context) RegistryAuthPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RegistryAuthPtrOutput)
+}
+
+// Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as `machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, `pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.
+type RegistryAuthOutput struct{ *pulumi.OutputState }
+
+func (RegistryAuthOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*RegistryAuth)(nil)).Elem()
+}
+
+func (o RegistryAuthOutput) ToRegistryAuthOutput() RegistryAuthOutput {
+	return o
+}
+
+func (o RegistryAuthOutput) ToRegistryAuthOutputWithContext(ctx context.Context) RegistryAuthOutput {
+	return o
+}
+
+func (o RegistryAuthOutput) ToRegistryAuthPtrOutput() RegistryAuthPtrOutput {
+	return o.ToRegistryAuthPtrOutputWithContext(context.Background())
+}
+
+func (o RegistryAuthOutput) ToRegistryAuthPtrOutputWithContext(ctx context.Context) RegistryAuthPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v RegistryAuth) *RegistryAuth {
+		return &v
+	}).(RegistryAuthPtrOutput)
+}
+
+// An identity token (OAuth refresh token) instead of `username` and `password`.
+func (o RegistryAuthOutput) IdentityToken() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v RegistryAuth) *string { return v.IdentityToken }).(pulumi.StringPtrOutput)
+}
+
+// Password or access token, with `username`.
+func (o RegistryAuthOutput) Password() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v RegistryAuth) *string { return v.Password }).(pulumi.StringPtrOutput)
+}
+
+// User name, with `password`.
+func (o RegistryAuthOutput) Username() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v RegistryAuth) *string { return v.Username }).(pulumi.StringPtrOutput)
+}
+
+type RegistryAuthPtrOutput struct{ *pulumi.OutputState }
+
+func (RegistryAuthPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**RegistryAuth)(nil)).Elem()
+}
+
+func (o RegistryAuthPtrOutput) ToRegistryAuthPtrOutput() RegistryAuthPtrOutput {
+	return o
+}
+
+func (o RegistryAuthPtrOutput) ToRegistryAuthPtrOutputWithContext(ctx context.Context) RegistryAuthPtrOutput {
+	return o
+}
+
+func (o RegistryAuthPtrOutput) Elem() RegistryAuthOutput {
+	return o.ApplyT(func(v *RegistryAuth) RegistryAuth {
+		if v != nil {
+			return *v
+		}
+		var ret RegistryAuth
+		return ret
+	}).(RegistryAuthOutput)
+}
+
+// An identity token (OAuth refresh token) instead of `username` and `password`.
+func (o RegistryAuthPtrOutput) IdentityToken() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *RegistryAuth) *string {
+		if v == nil {
+			return nil
+		}
+		return v.IdentityToken
+	}).(pulumi.StringPtrOutput)
+}
+
+// Password or access token, with `username`.
+func (o RegistryAuthPtrOutput) Password() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *RegistryAuth) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Password
+	}).(pulumi.StringPtrOutput)
+}
+
+// User name, with `password`.
+func (o RegistryAuthPtrOutput) Username() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *RegistryAuth) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Username
+	}).(pulumi.StringPtrOutput)
+}
+
 // Mirrors of one container registry, tried in order before the registry itself.
 type RegistryMirror struct {
+	// Credentials for the endpoints. Default: none (anonymous pulls).
+	Auth *RegistryAuth `pulumi:"auth"`
 	// Mirror URLs, tried in order, like `https://mirror.example.com`.
 	Endpoints []string `pulumi:"endpoints"`
 	// The endpoints include the full path (for example Harbor projects). Default `false`.
@@ -2664,8 +2844,10 @@ type RegistryMirrorInput interface {
 
 // Mirrors of one container registry, tried in order before the registry itself.
 type RegistryMirrorArgs struct {
+	// Credentials for the endpoints. Default: none (anonymous pulls).
+	Auth RegistryAuthPtrInput `pulumi:"auth"`
 	// Mirror URLs, tried in order, like `https://mirror.example.com`.
-	Endpoints []string `pulumi:"endpoints"`
+	Endpoints pulumi.StringArrayInput `pulumi:"endpoints"`
 	// The endpoints include the full path (for example Harbor projects). Default `false`.
 	OverridePath *bool `pulumi:"overridePath"`
 	// Do not fall back to the upstream registry. Default `false`.
@@ -2722,6 +2904,11 @@ func (o RegistryMirrorOutput) ToRegistryMirrorOutput() RegistryMirrorOutput {
 
 func (o RegistryMirrorOutput) ToRegistryMirrorOutputWithContext(ctx context.Context) RegistryMirrorOutput {
 	return o
+}
+
+// Credentials for the endpoints. Default: none (anonymous pulls).
+func (o RegistryMirrorOutput) Auth() RegistryAuthPtrOutput {
+	return o.ApplyT(func(v RegistryMirror) *RegistryAuth { return v.Auth }).(RegistryAuthPtrOutput)
 }
 
 // Mirror URLs, tried in order, like `https://mirror.example.com`.
@@ -3061,7 +3248,7 @@ type VmOptions struct {
 	CpuType *string `pulumi:"cpuType"`
 	// Start the VMs when their host boots. Default `true`.
 	OnBoot *bool `pulumi:"onBoot"`
-	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 	Tags []string `pulumi:"tags"`
 }
 
@@ -3082,7 +3269,7 @@ type VmOptionsArgs struct {
 	CpuType *string `pulumi:"cpuType"`
 	// Start the VMs when their host boots. Default `true`.
 	OnBoot *bool `pulumi:"onBoot"`
-	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+	// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 	Tags []string `pulumi:"tags"`
 }
 
@@ -3174,7 +3361,7 @@ func (o VmOptionsOutput) OnBoot() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v VmOptions) *bool { return v.OnBoot }).(pulumi.BoolPtrOutput)
 }
 
-// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 func (o VmOptionsOutput) Tags() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v VmOptions) []string { return v.Tags }).(pulumi.StringArrayOutput)
 }
@@ -3223,7 +3410,7 @@ func (o VmOptionsPtrOutput) OnBoot() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+// Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
 func (o VmOptionsPtrOutput) Tags() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *VmOptions) []string {
 		if v == nil {
@@ -3474,7 +3661,7 @@ type WorkerPoolArgs struct {
 	// Workers listed one by one instead of `count`.
 	Nodes []NodeSettingsArgs `pulumi:"nodes"`
 	// Machine configuration patches for the pool's nodes.
-	Patches []string `pulumi:"patches"`
+	Patches pulumi.StringArrayInput `pulumi:"patches"`
 	// VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
 	Size *VmSizeArgs `pulumi:"size"`
 	// Kubernetes taints of the pool's nodes.
@@ -3621,6 +3808,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*NodeSettingsArrayInput)(nil)).Elem(), NodeSettingsArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ProxmoxCloudControllerManagerInput)(nil)).Elem(), ProxmoxCloudControllerManagerArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ProxmoxCloudControllerManagerPtrInput)(nil)).Elem(), ProxmoxCloudControllerManagerArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*RegistryAuthInput)(nil)).Elem(), RegistryAuthArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*RegistryAuthPtrInput)(nil)).Elem(), RegistryAuthArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RegistryMirrorInput)(nil)).Elem(), RegistryMirrorArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RegistryMirrorMapInput)(nil)).Elem(), RegistryMirrorMap{})
 	pulumi.RegisterInputType(reflect.TypeOf((*TaintInput)(nil)).Elem(), TaintArgs{})
@@ -3662,6 +3851,8 @@ func init() {
 	pulumi.RegisterOutputType(NodeSettingsArrayOutput{})
 	pulumi.RegisterOutputType(ProxmoxCloudControllerManagerOutput{})
 	pulumi.RegisterOutputType(ProxmoxCloudControllerManagerPtrOutput{})
+	pulumi.RegisterOutputType(RegistryAuthOutput{})
+	pulumi.RegisterOutputType(RegistryAuthPtrOutput{})
 	pulumi.RegisterOutputType(RegistryMirrorOutput{})
 	pulumi.RegisterOutputType(RegistryMirrorMapOutput{})
 	pulumi.RegisterOutputType(TaintOutput{})

@@ -16,13 +16,15 @@ import (
 // kubeconfig and talosconfig, and every day-two change after.
 //
 // The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-// VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
-// one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
+// VMs, found by their tags; a cluster name another Pulumi stack uses on the same Proxmox is refused), then creates
+// the Talos ISO on each host (shared with other clusters of the same version and schematic), one VM per node, the
+// cluster's machine secrets, one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
 // that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
 // version's ISO only for nodes added with it.
 //
-// Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
-// the cluster is planned from them, also in preview.
+// The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
+// them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
+// endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
 //
 // Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
 // and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
@@ -197,7 +199,7 @@ type TalosClusterArgs struct {
 	// The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
 	Endpoint *string
 	// URLs of Kubernetes manifests the control planes apply after bootstrap.
-	ExtraManifests []string
+	ExtraManifests pulumi.StringArrayInput
 	// Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
 	ExtraSans []string
 	// Bootstrap Flux or Argo CD and point it at a Git repository.
@@ -215,9 +217,9 @@ type TalosClusterArgs struct {
 	// The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
 	Network NetworkArgs
 	// Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-	NodePatches map[string][]string
+	NodePatches pulumi.StringArrayMapInput
 	// Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
-	Patches []string
+	Patches pulumi.StringArrayInput
 	// Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
 	RegistryMirrors map[string]RegistryMirrorArgs
 	// Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
@@ -227,7 +229,7 @@ type TalosClusterArgs struct {
 	// Settings for every VM of the cluster.
 	Vm *VmOptionsArgs
 	// Patches for every worker, applied before the pool's own patches.
-	WorkerPatches []string
+	WorkerPatches pulumi.StringArrayInput
 	// Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
 	WorkerPools []WorkerPoolArgs
 }

@@ -125,6 +125,10 @@ export class DownloadFile extends pulumi.CustomResource {
      */
     declare public readonly overwrite: pulumi.Output<boolean | undefined>;
     /**
+     * The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+     */
+    declare public readonly shared: pulumi.Output<boolean | undefined>;
+    /**
      * The size of the file in bytes.
      */
     declare public /*out*/ readonly size: pulumi.Output<number>;
@@ -172,6 +176,7 @@ export class DownloadFile extends pulumi.CustomResource {
             resourceInputs["fileName"] = args?.fileName;
             resourceInputs["node"] = args?.node;
             resourceInputs["overwrite"] = args?.overwrite;
+            resourceInputs["shared"] = args?.shared;
             resourceInputs["storage"] = args?.storage;
             resourceInputs["url"] = args?.url;
             resourceInputs["verifyCertificates"] = args?.verifyCertificates;
@@ -185,6 +190,7 @@ export class DownloadFile extends pulumi.CustomResource {
             resourceInputs["fileName"] = undefined /*out*/;
             resourceInputs["node"] = undefined /*out*/;
             resourceInputs["overwrite"] = undefined /*out*/;
+            resourceInputs["shared"] = undefined /*out*/;
             resourceInputs["size"] = undefined /*out*/;
             resourceInputs["storage"] = undefined /*out*/;
             resourceInputs["url"] = undefined /*out*/;
@@ -228,6 +234,10 @@ export interface DownloadFileArgs {
      * When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
      */
     overwrite?: pulumi.Input<boolean | undefined>;
+    /**
+     * The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+     */
+    shared?: pulumi.Input<boolean | undefined>;
     /**
      * The storage to download into; it must be configured for the content type (for example `local`).
      */

@@ -204,6 +204,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly runningVersion: pulumi.Output<string>;
     /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     */
+    declare public readonly sensitiveValues: pulumi.Output<string[] | undefined>;
+    /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
      */
     declare public readonly talosVersion: pulumi.Output<string | undefined>;
@@ -248,6 +252,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["machineId"] = args?.machineId;
             resourceInputs["node"] = args?.node;
             resourceInputs["reset"] = args?.reset;
+            resourceInputs["sensitiveValues"] = args?.sensitiveValues ? pulumi.secret(args.sensitiveValues) : undefined;
             resourceInputs["talosVersion"] = args?.talosVersion;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["tryTimeout"] = args?.tryTimeout;
@@ -273,13 +278,14 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["node"] = undefined /*out*/;
             resourceInputs["reset"] = undefined /*out*/;
             resourceInputs["runningVersion"] = undefined /*out*/;
+            resourceInputs["sensitiveValues"] = undefined /*out*/;
             resourceInputs["talosVersion"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["tryTimeout"] = undefined /*out*/;
             resourceInputs["upgrade"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
-        const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "machineConfiguration"] };
+        const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "machineConfiguration", "sensitiveValues"] };
         opts = pulumi.mergeOptions(opts, secretOpts);
         super(ConfigurationApply.__pulumiType, name, resourceInputs, opts);
     }
@@ -321,6 +327,10 @@ export interface ConfigurationApplyArgs {
      * What destroy does to the node. Default: nothing (the node keeps running).
      */
     reset?: pulumi.Input<inputs.talos.ResetOnDeleteArgs | undefined>;
+    /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     */
+    sensitiveValues?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
      */

@@ -35,11 +35,11 @@ export interface CloudControllerManagerArgs {
     /**
      * URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
      */
-    servingCertApproverManifest?: string;
+    servingCertApproverManifest?: pulumi.Input<string | undefined>;
     /**
      * URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
      */
-    talosCcmManifest?: string;
+    talosCcmManifest?: pulumi.Input<string | undefined>;
 }
 
 /**
@@ -57,7 +57,7 @@ export interface CniArgs {
     /**
      * URLs of the CNI's manifests (cilium and custom).
      */
-    manifestUrls?: string[];
+    manifestUrls?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * The CNI. Default `flannel`.
      */
@@ -83,7 +83,7 @@ export interface ControlPlaneArgs {
     /**
      * Machine configuration patches for the control planes.
      */
-    patches?: string[];
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
      */
@@ -119,7 +119,7 @@ export interface GitOpsArgs {
     /**
      * URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
      */
-    installManifests: string[];
+    installManifests: pulumi.Input<pulumi.Input<string>[]>;
     /**
      * The repository the tool syncs the cluster from.
      */
@@ -145,7 +145,7 @@ export interface GitRepositoryArgs {
     /**
      * Clone URL of the repository.
      */
-    url: string;
+    url: pulumi.Input<string>;
 }
 
 /**
@@ -215,7 +215,7 @@ export interface InlineManifestArgs {
     /**
      * The manifest YAML (one or more documents).
      */
-    contents: string;
+    contents: pulumi.Input<string>;
     /**
      * Name of the manifest, unique in the cluster.
      */
@@ -321,7 +321,7 @@ export interface NodeSettingsArgs {
     /**
      * Machine configuration patches for this node.
      */
-    patches?: string[];
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Address on the secondary network.
      */
@@ -347,7 +347,7 @@ export interface ProxmoxCloudControllerManagerArgs {
     /**
      * URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
      */
-    manifest?: string;
+    manifest?: pulumi.Input<string | undefined>;
     /**
      * Region name the CCM gives this Proxmox cluster. Default: the cluster name.
      */
@@ -367,13 +367,35 @@ export interface ProxmoxCloudControllerManagerArgs {
 }
 
 /**
+ * Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as `machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, `pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.
+ */
+export interface RegistryAuthArgs {
+    /**
+     * An identity token (OAuth refresh token) instead of `username` and `password`.
+     */
+    identityToken?: pulumi.Input<string | undefined>;
+    /**
+     * Password or access token, with `username`.
+     */
+    password?: pulumi.Input<string | undefined>;
+    /**
+     * User name, with `password`.
+     */
+    username?: pulumi.Input<string | undefined>;
+}
+
+/**
  * Mirrors of one container registry, tried in order before the registry itself.
  */
 export interface RegistryMirrorArgs {
     /**
+     * Credentials for the endpoints. Default: none (anonymous pulls).
+     */
+    auth?: pulumi.Input<inputs.RegistryAuthArgs | undefined>;
+    /**
      * Mirror URLs, tried in order, like `https://mirror.example.com`.
      */
-    endpoints: string[];
+    endpoints: pulumi.Input<pulumi.Input<string>[]>;
     /**
      * The endpoints include the full path (for example Harbor projects). Default `false`.
      */
@@ -433,7 +455,7 @@ export interface VmOptionsArgs {
      */
     onBoot?: boolean;
     /**
-     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+     * Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
      */
     tags?: string[];
 }
@@ -487,7 +509,7 @@ export interface WorkerPoolArgs {
     /**
      * Machine configuration patches for the pool's nodes.
      */
-    patches?: string[];
+    patches?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
      */

@@ -44,6 +44,8 @@ __all__ = [
     'NodeSettingsArgsDict',
     'ProxmoxCloudControllerManagerArgs',
     'ProxmoxCloudControllerManagerArgsDict',
+    'RegistryAuthArgs',
+    'RegistryAuthArgsDict',
     'RegistryMirrorArgs',
     'RegistryMirrorArgsDict',
     'TaintArgs',
@@ -122,11 +124,11 @@ class CloudControllerManagerArgsDict(TypedDict):
     """
     Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
     """
-    serving_cert_approver_manifest: NotRequired[_builtins.str]
+    serving_cert_approver_manifest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
     """
-    talos_ccm_manifest: NotRequired[_builtins.str]
+    talos_ccm_manifest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
     """
@@ -136,15 +138,15 @@ class CloudControllerManagerArgs:
     def __init__(__self__, *,
                  enabled: Optional[_builtins.bool] = None,
                  proxmox: Optional['ProxmoxCloudControllerManagerArgs'] = None,
-                 serving_cert_approver_manifest: Optional[_builtins.str] = None,
-                 talos_ccm_manifest: Optional[_builtins.str] = None):
+                 serving_cert_approver_manifest: pulumi.Input[Optional[_builtins.str]] = None,
+                 talos_ccm_manifest: pulumi.Input[Optional[_builtins.str]] = None):
         """
         The cloud controller manager: on by default, it installs the Talos CCM and the kubelet serving certificate approver, so nodes get a `providerID` and their serving certificates are approved.
 
         :param _builtins.bool enabled: Install the Talos CCM and the kubelet serving certificate approver, and run kubelets with an external cloud provider. Default `true`.
         :param 'ProxmoxCloudControllerManagerArgs' proxmox: Also run the Proxmox CCM (sergelogvinov/proxmox-cloud-controller-manager), which labels nodes with their Proxmox region and zone and removes nodes whose VM is gone.
-        :param _builtins.str serving_cert_approver_manifest: URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
-        :param _builtins.str talos_ccm_manifest: URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
+        :param pulumi.Input[_builtins.str] serving_cert_approver_manifest: URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
+        :param pulumi.Input[_builtins.str] talos_ccm_manifest: URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
         """
         if enabled is not None:
             pulumi.set(__self__, "enabled", enabled)
@@ -181,26 +183,26 @@ class CloudControllerManagerArgs:
 
     @_builtins.property
     @pulumi.getter(name="servingCertApproverManifest")
-    def serving_cert_approver_manifest(self) -> Optional[_builtins.str]:
+    def serving_cert_approver_manifest(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
         """
         return pulumi.get(self, "serving_cert_approver_manifest")
 
     @serving_cert_approver_manifest.setter
-    def serving_cert_approver_manifest(self, value: Optional[_builtins.str]):
+    def serving_cert_approver_manifest(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "serving_cert_approver_manifest", value)
 
     @_builtins.property
     @pulumi.getter(name="talosCcmManifest")
-    def talos_ccm_manifest(self) -> Optional[_builtins.str]:
+    def talos_ccm_manifest(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
         """
         return pulumi.get(self, "talos_ccm_manifest")
 
     @talos_ccm_manifest.setter
-    def talos_ccm_manifest(self, value: Optional[_builtins.str]):
+    def talos_ccm_manifest(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "talos_ccm_manifest", value)
 
 
@@ -216,7 +218,7 @@ class CniArgsDict(TypedDict):
     """
     The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
     """
-    manifest_urls: NotRequired[Sequence[_builtins.str]]
+    manifest_urls: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
     URLs of the CNI's manifests (cilium and custom).
     """
@@ -230,14 +232,14 @@ class CniArgs:
     def __init__(__self__, *,
                  disable_kube_proxy: Optional[_builtins.bool] = None,
                  inline_manifests: Optional[Sequence['InlineManifestArgs']] = None,
-                 manifest_urls: Optional[Sequence[_builtins.str]] = None,
+                 manifest_urls: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  name: Optional['CniName'] = None):
         """
         The pod network (CNI): Talos' flannel by default, none, Cilium or another CNI from manifests.
 
         :param _builtins.bool disable_kube_proxy: Run without kube-proxy. Default `true` for cilium, `false` otherwise.
         :param Sequence['InlineManifestArgs'] inline_manifests: The CNI's manifests inline (cilium and custom), for example the output of `helm template cilium`.
-        :param Sequence[_builtins.str] manifest_urls: URLs of the CNI's manifests (cilium and custom).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] manifest_urls: URLs of the CNI's manifests (cilium and custom).
         :param 'CniName' name: The CNI. Default `flannel`.
         """
         if disable_kube_proxy is not None:
@@ -275,14 +277,14 @@ class CniArgs:
 
     @_builtins.property
     @pulumi.getter(name="manifestUrls")
-    def manifest_urls(self) -> Optional[Sequence[_builtins.str]]:
+    def manifest_urls(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         URLs of the CNI's manifests (cilium and custom).
         """
         return pulumi.get(self, "manifest_urls")
 
     @manifest_urls.setter
-    def manifest_urls(self, value: Optional[Sequence[_builtins.str]]):
+    def manifest_urls(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "manifest_urls", value)
 
     @_builtins.property
@@ -314,7 +316,7 @@ class ControlPlaneArgsDict(TypedDict):
     """
     Control planes listed one by one (name, host, address, ...) instead of `count`.
     """
-    patches: NotRequired[Sequence[_builtins.str]]
+    patches: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
     Machine configuration patches for the control planes.
     """
@@ -333,7 +335,7 @@ class ControlPlaneArgs:
                  count: Optional[_builtins.int] = None,
                  labels: Optional[Mapping[str, _builtins.str]] = None,
                  nodes: Optional[Sequence['NodeSettingsArgs']] = None,
-                 patches: Optional[Sequence[_builtins.str]] = None,
+                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  size: Optional['VmSizeArgs'] = None,
                  taints: Optional[Sequence['TaintArgs']] = None):
         """
@@ -342,7 +344,7 @@ class ControlPlaneArgs:
         :param _builtins.int count: Number of control planes: 1, 3 or 5 (etcd needs an odd number to keep quorum). Default 3 (0 is refused). Leave it unset when `nodes` lists them. Scaling down removes the highest-numbered nodes one at a time, each leaving etcd before its VM is destroyed.
         :param Mapping[str, _builtins.str] labels: Kubernetes labels of the control plane nodes.
         :param Sequence['NodeSettingsArgs'] nodes: Control planes listed one by one (name, host, address, ...) instead of `count`.
-        :param Sequence[_builtins.str] patches: Machine configuration patches for the control planes.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for the control planes.
         :param 'VmSizeArgs' size: VM size of each control plane. Default 2 cores, 4096 MiB, 20 GiB.
         :param Sequence['TaintArgs'] taints: Kubernetes taints of the control plane nodes.
         """
@@ -397,14 +399,14 @@ class ControlPlaneArgs:
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> Optional[Sequence[_builtins.str]]:
+    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         Machine configuration patches for the control planes.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: Optional[Sequence[_builtins.str]]):
+    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
@@ -509,7 +511,7 @@ class GitOpsArgsDict(TypedDict):
     """
     A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
     """
-    install_manifests: Sequence[_builtins.str]
+    install_manifests: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
     """
     URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
     """
@@ -525,13 +527,13 @@ class GitOpsArgsDict(TypedDict):
 @pulumi.input_type
 class GitOpsArgs:
     def __init__(__self__, *,
-                 install_manifests: Sequence[_builtins.str],
+                 install_manifests: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
                  repository: 'GitRepositoryArgs',
                  tool: 'GitOpsTool'):
         """
         A GitOps tool (Flux or Argo CD) installed at bootstrap, and the Git repository it syncs the cluster from.
 
-        :param Sequence[_builtins.str] install_manifests: URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] install_manifests: URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
         :param 'GitRepositoryArgs' repository: The repository the tool syncs the cluster from.
         :param 'GitOpsTool' tool: The GitOps tool.
         """
@@ -541,14 +543,14 @@ class GitOpsArgs:
 
     @_builtins.property
     @pulumi.getter(name="installManifests")
-    def install_manifests(self) -> Sequence[_builtins.str]:
+    def install_manifests(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
         """
         URLs of the tool's install manifests, pinned to a version. Argo CD's `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
         """
         return pulumi.get(self, "install_manifests")
 
     @install_manifests.setter
-    def install_manifests(self, value: Sequence[_builtins.str]):
+    def install_manifests(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
         pulumi.set(self, "install_manifests", value)
 
     @_builtins.property
@@ -580,7 +582,7 @@ class GitRepositoryArgsDict(TypedDict):
     """
     A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
     """
-    url: _builtins.str
+    url: pulumi.Input[_builtins.str]
     """
     Clone URL of the repository.
     """
@@ -596,13 +598,13 @@ class GitRepositoryArgsDict(TypedDict):
 @pulumi.input_type
 class GitRepositoryArgs:
     def __init__(__self__, *,
-                 url: _builtins.str,
+                 url: pulumi.Input[_builtins.str],
                  branch: Optional[_builtins.str] = None,
                  path: Optional[_builtins.str] = None):
         """
         A Git repository a GitOps tool syncs the cluster from (branch default `main`, path default `.`).
 
-        :param _builtins.str url: Clone URL of the repository.
+        :param pulumi.Input[_builtins.str] url: Clone URL of the repository.
         :param _builtins.str branch: Branch to follow. Default `main`.
         :param _builtins.str path: Path inside the repository. Default `.`.
         """
@@ -614,14 +616,14 @@ class GitRepositoryArgs:
 
     @_builtins.property
     @pulumi.getter
-    def url(self) -> _builtins.str:
+    def url(self) -> pulumi.Input[_builtins.str]:
         """
         Clone URL of the repository.
         """
         return pulumi.get(self, "url")
 
     @url.setter
-    def url(self, value: _builtins.str):
+    def url(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "url", value)
 
     @_builtins.property
@@ -920,7 +922,7 @@ class InlineManifestArgsDict(TypedDict):
     """
     A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
     """
-    contents: _builtins.str
+    contents: pulumi.Input[_builtins.str]
     """
     The manifest YAML (one or more documents).
     """
@@ -932,12 +934,12 @@ class InlineManifestArgsDict(TypedDict):
 @pulumi.input_type
 class InlineManifestArgs:
     def __init__(__self__, *,
-                 contents: _builtins.str,
+                 contents: pulumi.Input[_builtins.str],
                  name: _builtins.str):
         """
         A Kubernetes manifest applied by Talos at bootstrap and kept in the machine configuration (`cluster.inlineManifests`).
 
-        :param _builtins.str contents: The manifest YAML (one or more documents).
+        :param pulumi.Input[_builtins.str] contents: The manifest YAML (one or more documents).
         :param _builtins.str name: Name of the manifest, unique in the cluster.
         """
         pulumi.set(__self__, "contents", contents)
@@ -945,14 +947,14 @@ class InlineManifestArgs:
 
     @_builtins.property
     @pulumi.getter
-    def contents(self) -> _builtins.str:
+    def contents(self) -> pulumi.Input[_builtins.str]:
         """
         The manifest YAML (one or more documents).
         """
         return pulumi.get(self, "contents")
 
     @contents.setter
-    def contents(self, value: _builtins.str):
+    def contents(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "contents", value)
 
     @_builtins.property
@@ -1318,7 +1320,7 @@ class NodeSettingsArgsDict(TypedDict):
     """
     Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
     """
-    patches: NotRequired[Sequence[_builtins.str]]
+    patches: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
     Machine configuration patches for this node.
     """
@@ -1343,7 +1345,7 @@ class NodeSettingsArgs:
                  labels: Optional[Mapping[str, _builtins.str]] = None,
                  mac_address: Optional[_builtins.str] = None,
                  name: Optional[_builtins.str] = None,
-                 patches: Optional[Sequence[_builtins.str]] = None,
+                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  secondary_address: Optional[_builtins.str] = None,
                  taints: Optional[Sequence['TaintArgs']] = None,
                  vm_id: Optional[_builtins.int] = None):
@@ -1355,7 +1357,7 @@ class NodeSettingsArgs:
         :param Mapping[str, _builtins.str] labels: Kubernetes labels of this node, added to the pool's.
         :param _builtins.str mac_address: MAC address of the primary NIC. Default: derived from the cluster and node name, stable for the node's life.
         :param _builtins.str name: Node name and hostname, a DNS label. Default `<clusterName>-<pool>-<n>` (`cp` for control planes).
-        :param Sequence[_builtins.str] patches: Machine configuration patches for this node.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for this node.
         :param _builtins.str secondary_address: Address on the secondary network.
         :param Sequence['TaintArgs'] taints: Kubernetes taints of this node, added to the pool's.
         :param _builtins.int vm_id: VMID of the VM. Default (or 0): allocated safely by the provider.
@@ -1441,14 +1443,14 @@ class NodeSettingsArgs:
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> Optional[Sequence[_builtins.str]]:
+    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         Machine configuration patches for this node.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: Optional[Sequence[_builtins.str]]):
+    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
@@ -1508,7 +1510,7 @@ class ProxmoxCloudControllerManagerArgsDict(TypedDict):
     """
     Skip TLS verification of the Proxmox API. Default `false`.
     """
-    manifest: NotRequired[_builtins.str]
+    manifest: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
     URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
     """
@@ -1524,7 +1526,7 @@ class ProxmoxCloudControllerManagerArgs:
                  token_secret: pulumi.Input[_builtins.str],
                  url: _builtins.str,
                  insecure: Optional[_builtins.bool] = None,
-                 manifest: Optional[_builtins.str] = None,
+                 manifest: pulumi.Input[Optional[_builtins.str]] = None,
                  region: Optional[_builtins.str] = None):
         """
         The Proxmox cloud controller manager (sergelogvinov/proxmox-cloud-controller-manager) and the API token it uses; it labels nodes with their Proxmox region and zone.
@@ -1533,7 +1535,7 @@ class ProxmoxCloudControllerManagerArgs:
         :param pulumi.Input[_builtins.str] token_secret: The token's secret. Secret: it is written only into the control planes' (secret) machine configurations, as a Kubernetes Secret manifest.
         :param _builtins.str url: URL of the Proxmox API as the cluster reaches it, like `https://pve.example.com:8006/api2/json`.
         :param _builtins.bool insecure: Skip TLS verification of the Proxmox API. Default `false`.
-        :param _builtins.str manifest: URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
+        :param pulumi.Input[_builtins.str] manifest: URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
         :param _builtins.str region: Region name the CCM gives this Proxmox cluster. Default: the cluster name.
         """
         pulumi.set(__self__, "token_id", token_id)
@@ -1596,14 +1598,14 @@ class ProxmoxCloudControllerManagerArgs:
 
     @_builtins.property
     @pulumi.getter
-    def manifest(self) -> Optional[_builtins.str]:
+    def manifest(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
         URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
         """
         return pulumi.get(self, "manifest")
 
     @manifest.setter
-    def manifest(self, value: Optional[_builtins.str]):
+    def manifest(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "manifest", value)
 
     @_builtins.property
@@ -1619,13 +1621,91 @@ class ProxmoxCloudControllerManagerArgs:
         pulumi.set(self, "region", value)
 
 
+class RegistryAuthArgsDict(TypedDict):
+    """
+    Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as `machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, `pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.
+    """
+    identity_token: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    An identity token (OAuth refresh token) instead of `username` and `password`.
+    """
+    password: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    Password or access token, with `username`.
+    """
+    username: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    User name, with `password`.
+    """
+
+@pulumi.input_type
+class RegistryAuthArgs:
+    def __init__(__self__, *,
+                 identity_token: pulumi.Input[Optional[_builtins.str]] = None,
+                 password: pulumi.Input[Optional[_builtins.str]] = None,
+                 username: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        Credentials for the mirror's endpoints, written into every node's (secret) machine configuration as `machine.registries.config.<endpoint host>.auth`. Give them as Pulumi secrets (`pulumi config set --secret`, `pulumi.secret(...)`): they stay secret in the state, and the preview shows them as `(sensitive)`.
+
+        :param pulumi.Input[_builtins.str] identity_token: An identity token (OAuth refresh token) instead of `username` and `password`.
+        :param pulumi.Input[_builtins.str] password: Password or access token, with `username`.
+        :param pulumi.Input[_builtins.str] username: User name, with `password`.
+        """
+        if identity_token is not None:
+            pulumi.set(__self__, "identity_token", identity_token)
+        if password is not None:
+            pulumi.set(__self__, "password", password)
+        if username is not None:
+            pulumi.set(__self__, "username", username)
+
+    @_builtins.property
+    @pulumi.getter(name="identityToken")
+    def identity_token(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        An identity token (OAuth refresh token) instead of `username` and `password`.
+        """
+        return pulumi.get(self, "identity_token")
+
+    @identity_token.setter
+    def identity_token(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "identity_token", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def password(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Password or access token, with `username`.
+        """
+        return pulumi.get(self, "password")
+
+    @password.setter
+    def password(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "password", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def username(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        User name, with `password`.
+        """
+        return pulumi.get(self, "username")
+
+    @username.setter
+    def username(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "username", value)
+
+
 class RegistryMirrorArgsDict(TypedDict):
     """
     Mirrors of one container registry, tried in order before the registry itself.
     """
-    endpoints: Sequence[_builtins.str]
+    endpoints: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
     """
     Mirror URLs, tried in order, like `https://mirror.example.com`.
+    """
+    auth: NotRequired[pulumi.Input[Optional['RegistryAuthArgsDict']]]
+    """
+    Credentials for the endpoints. Default: none (anonymous pulls).
     """
     override_path: NotRequired[_builtins.bool]
     """
@@ -1639,17 +1719,21 @@ class RegistryMirrorArgsDict(TypedDict):
 @pulumi.input_type
 class RegistryMirrorArgs:
     def __init__(__self__, *,
-                 endpoints: Sequence[_builtins.str],
+                 endpoints: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 auth: pulumi.Input[Optional['RegistryAuthArgs']] = None,
                  override_path: Optional[_builtins.bool] = None,
                  skip_fallback: Optional[_builtins.bool] = None):
         """
         Mirrors of one container registry, tried in order before the registry itself.
 
-        :param Sequence[_builtins.str] endpoints: Mirror URLs, tried in order, like `https://mirror.example.com`.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Mirror URLs, tried in order, like `https://mirror.example.com`.
+        :param pulumi.Input['RegistryAuthArgs'] auth: Credentials for the endpoints. Default: none (anonymous pulls).
         :param _builtins.bool override_path: The endpoints include the full path (for example Harbor projects). Default `false`.
         :param _builtins.bool skip_fallback: Do not fall back to the upstream registry. Default `false`.
         """
         pulumi.set(__self__, "endpoints", endpoints)
+        if auth is not None:
+            pulumi.set(__self__, "auth", auth)
         if override_path is not None:
             pulumi.set(__self__, "override_path", override_path)
         if skip_fallback is not None:
@@ -1657,15 +1741,27 @@ class RegistryMirrorArgs:
 
     @_builtins.property
     @pulumi.getter
-    def endpoints(self) -> Sequence[_builtins.str]:
+    def endpoints(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
         """
         Mirror URLs, tried in order, like `https://mirror.example.com`.
         """
         return pulumi.get(self, "endpoints")
 
     @endpoints.setter
-    def endpoints(self, value: Sequence[_builtins.str]):
+    def endpoints(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
         pulumi.set(self, "endpoints", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def auth(self) -> pulumi.Input[Optional['RegistryAuthArgs']]:
+        """
+        Credentials for the endpoints. Default: none (anonymous pulls).
+        """
+        return pulumi.get(self, "auth")
+
+    @auth.setter
+    def auth(self, value: pulumi.Input[Optional['RegistryAuthArgs']]):
+        pulumi.set(self, "auth", value)
 
     @_builtins.property
     @pulumi.getter(name="overridePath")
@@ -1851,7 +1947,7 @@ class VmOptionsArgsDict(TypedDict):
     """
     tags: NotRequired[Sequence[_builtins.str]]
     """
-    Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+    Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
     """
 
 @pulumi.input_type
@@ -1865,7 +1961,7 @@ class VmOptionsArgs:
 
         :param _builtins.str cpu_type: Emulated CPU model. Default `x86-64-v2-AES`; Talos needs x86-64-v2 or newer (`kvm64` does not boot). `host` passes the host CPU through.
         :param _builtins.bool on_boot: Start the VMs when their host boots. Default `true`.
-        :param Sequence[_builtins.str] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+        :param Sequence[_builtins.str] tags: Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
         """
         if cpu_type is not None:
             pulumi.set(__self__, "cpu_type", cpu_type)
@@ -1902,7 +1998,7 @@ class VmOptionsArgs:
     @pulumi.getter
     def tags(self) -> Optional[Sequence[_builtins.str]]:
         """
-        Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role and, for workers, `pool-<name>`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+        Extra Proxmox tags on every VM, besides the cluster's own (`proxmoxtalos`, `cluster-<name>`, the role, for workers `pool-<name>`, and `stack-<hash>` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
         """
         return pulumi.get(self, "tags")
 
@@ -2029,7 +2125,7 @@ class WorkerPoolArgsDict(TypedDict):
     """
     Workers listed one by one instead of `count`.
     """
-    patches: NotRequired[Sequence[_builtins.str]]
+    patches: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
     Machine configuration patches for the pool's nodes.
     """
@@ -2050,7 +2146,7 @@ class WorkerPoolArgs:
                  data_disks: Optional[Sequence['DataDiskArgs']] = None,
                  labels: Optional[Mapping[str, _builtins.str]] = None,
                  nodes: Optional[Sequence['NodeSettingsArgs']] = None,
-                 patches: Optional[Sequence[_builtins.str]] = None,
+                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  size: Optional['VmSizeArgs'] = None,
                  taints: Optional[Sequence['TaintArgs']] = None):
         """
@@ -2061,7 +2157,7 @@ class WorkerPoolArgs:
         :param Sequence['DataDiskArgs'] data_disks: Extra disks on each worker.
         :param Mapping[str, _builtins.str] labels: Kubernetes labels of the pool's nodes.
         :param Sequence['NodeSettingsArgs'] nodes: Workers listed one by one instead of `count`.
-        :param Sequence[_builtins.str] patches: Machine configuration patches for the pool's nodes.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for the pool's nodes.
         :param 'VmSizeArgs' size: VM size of each worker. Default 2 cores, 4096 MiB, 20 GiB.
         :param Sequence['TaintArgs'] taints: Kubernetes taints of the pool's nodes.
         """
@@ -2143,14 +2239,14 @@ class WorkerPoolArgs:
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> Optional[Sequence[_builtins.str]]:
+    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         Machine configuration patches for the pool's nodes.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: Optional[Sequence[_builtins.str]]):
+    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property

@@ -31,20 +31,20 @@ class TalosClusterArgs:
                  control_plane: Optional['ControlPlaneArgs'] = None,
                  disk_interface: Optional['DiskBus'] = None,
                  endpoint: Optional[_builtins.str] = None,
-                 extra_manifests: Optional[Sequence[_builtins.str]] = None,
+                 extra_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  extra_sans: Optional[Sequence[_builtins.str]] = None,
                  git_ops: Optional['GitOpsArgs'] = None,
                  image: Optional['ImageArgs'] = None,
                  inline_manifests: Optional[Sequence['InlineManifestArgs']] = None,
                  install_disk: Optional[_builtins.str] = None,
                  kubernetes_version: Optional[_builtins.str] = None,
-                 node_patches: Optional[Mapping[str, Sequence[_builtins.str]]] = None,
-                 patches: Optional[Sequence[_builtins.str]] = None,
+                 node_patches: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]]] = None,
+                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  registry_mirrors: Optional[Mapping[str, 'RegistryMirrorArgs']] = None,
                  talos_version: Optional[_builtins.str] = None,
                  vip: Optional[_builtins.str] = None,
                  vm: Optional['VmOptionsArgs'] = None,
-                 worker_patches: Optional[Sequence[_builtins.str]] = None,
+                 worker_patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  worker_pools: Optional[Sequence['WorkerPoolArgs']] = None):
         """
         The set of arguments for constructing a TalosCluster resource.
@@ -58,20 +58,20 @@ class TalosClusterArgs:
         :param 'ControlPlaneArgs' control_plane: The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
         :param 'DiskBus' disk_interface: Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
         :param _builtins.str endpoint: The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
-        :param Sequence[_builtins.str] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
         :param Sequence[_builtins.str] extra_sans: Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
         :param 'GitOpsArgs' git_ops: Bootstrap Flux or Argo CD and point it at a Git repository.
         :param 'ImageArgs' image: Which Talos image the VMs boot and install. Default: the Image Factory's nocloud image with the `qemu-guest-agent` extension, downloaded to each host's `local` storage.
         :param Sequence['InlineManifestArgs'] inline_manifests: Kubernetes manifests, given inline, that the control planes apply after bootstrap. They end up in the (secret) machine configurations.
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
         :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
-        :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-        :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
+        :param pulumi.Input[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         :param Mapping[str, 'RegistryMirrorArgs'] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
         :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         :param _builtins.str vip: A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
         :param 'VmOptionsArgs' vm: Settings for every VM of the cluster.
-        :param Sequence[_builtins.str] worker_patches: Patches for every worker, applied before the pool's own patches.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] worker_patches: Patches for every worker, applied before the pool's own patches.
         :param Sequence['WorkerPoolArgs'] worker_pools: Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
         """
         pulumi.set(__self__, "cluster_name", cluster_name)
@@ -230,14 +230,14 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter(name="extraManifests")
-    def extra_manifests(self) -> Optional[Sequence[_builtins.str]]:
+    def extra_manifests(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         URLs of Kubernetes manifests the control planes apply after bootstrap.
         """
         return pulumi.get(self, "extra_manifests")
 
     @extra_manifests.setter
-    def extra_manifests(self, value: Optional[Sequence[_builtins.str]]):
+    def extra_manifests(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "extra_manifests", value)
 
     @_builtins.property
@@ -314,26 +314,26 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter(name="nodePatches")
-    def node_patches(self) -> Optional[Mapping[str, Sequence[_builtins.str]]]:
+    def node_patches(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]]]:
         """
         Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
         """
         return pulumi.get(self, "node_patches")
 
     @node_patches.setter
-    def node_patches(self, value: Optional[Mapping[str, Sequence[_builtins.str]]]):
+    def node_patches(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]]]):
         pulumi.set(self, "node_patches", value)
 
     @_builtins.property
     @pulumi.getter
-    def patches(self) -> Optional[Sequence[_builtins.str]]:
+    def patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         """
         return pulumi.get(self, "patches")
 
     @patches.setter
-    def patches(self, value: Optional[Sequence[_builtins.str]]):
+    def patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "patches", value)
 
     @_builtins.property
@@ -386,14 +386,14 @@ class TalosClusterArgs:
 
     @_builtins.property
     @pulumi.getter(name="workerPatches")
-    def worker_patches(self) -> Optional[Sequence[_builtins.str]]:
+    def worker_patches(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
         Patches for every worker, applied before the pool's own patches.
         """
         return pulumi.get(self, "worker_patches")
 
     @worker_patches.setter
-    def worker_patches(self, value: Optional[Sequence[_builtins.str]]):
+    def worker_patches(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "worker_patches", value)
 
     @_builtins.property
@@ -422,7 +422,7 @@ class TalosCluster(pulumi.ComponentResource):
                  control_plane: Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] = None,
                  disk_interface: Optional['DiskBus'] = None,
                  endpoint: Optional[_builtins.str] = None,
-                 extra_manifests: Optional[Sequence[_builtins.str]] = None,
+                 extra_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  extra_sans: Optional[Sequence[_builtins.str]] = None,
                  git_ops: Optional[Union['GitOpsArgs', 'GitOpsArgsDict']] = None,
                  hosts: Optional[Sequence[Union['HostArgs', 'HostArgsDict']]] = None,
@@ -431,13 +431,13 @@ class TalosCluster(pulumi.ComponentResource):
                  install_disk: Optional[_builtins.str] = None,
                  kubernetes_version: Optional[_builtins.str] = None,
                  network: Optional[Union['NetworkArgs', 'NetworkArgsDict']] = None,
-                 node_patches: Optional[Mapping[str, Sequence[_builtins.str]]] = None,
-                 patches: Optional[Sequence[_builtins.str]] = None,
+                 node_patches: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]]] = None,
+                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  registry_mirrors: Optional[Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]] = None,
                  talos_version: Optional[_builtins.str] = None,
                  vip: Optional[_builtins.str] = None,
                  vm: Optional[Union['VmOptionsArgs', 'VmOptionsArgsDict']] = None,
-                 worker_patches: Optional[Sequence[_builtins.str]] = None,
+                 worker_patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  worker_pools: Optional[Sequence[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]] = None,
                  __props__=None):
         """
@@ -445,13 +445,15 @@ class TalosCluster(pulumi.ComponentResource):
         kubeconfig and talosconfig, and every day-two change after.
 
         The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-        VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
-        one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
+        VMs, found by their tags; a cluster name another Pulumi stack uses on the same Proxmox is refused), then creates
+        the Talos ISO on each host (shared with other clusters of the same version and schematic), one VM per node, the
+        cluster's machine secrets, one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
         that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
         version's ISO only for nodes added with it.
 
-        Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
-        the cluster is planned from them, also in preview.
+        The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
+        them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
+        endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
 
         Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
         and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
@@ -513,7 +515,7 @@ class TalosCluster(pulumi.ComponentResource):
         :param Union['ControlPlaneArgs', 'ControlPlaneArgsDict'] control_plane: The control plane nodes. Default: 3 nodes of 2 cores, 4096 MiB, 20 GiB.
         :param 'DiskBus' disk_interface: Bus of the VMs' disks. Default `scsi` (Talos sees `/dev/sda`); `virtio` disks are `/dev/vda`.
         :param _builtins.str endpoint: The Kubernetes API endpoint written into every machine configuration and the kubeconfig: a host, `host:port` or `https://host:port` (port default 6443). Default: the VIP when `vip` is set, otherwise the first control plane's address.
-        :param Sequence[_builtins.str] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] extra_manifests: URLs of Kubernetes manifests the control planes apply after bootstrap.
         :param Sequence[_builtins.str] extra_sans: Extra DNS names and IP addresses for the API server and Talos API certificates. The VIP and the endpoint host are included already.
         :param Union['GitOpsArgs', 'GitOpsArgsDict'] git_ops: Bootstrap Flux or Argo CD and point it at a Git repository.
         :param Sequence[Union['HostArgs', 'HostArgsDict']] hosts: The Proxmox nodes to place VMs on. Control planes are spread across them (at most one per host while there are enough hosts), workers balanced per pool; the hosts' free memory is checked for the whole cluster before anything is created.
@@ -522,13 +524,13 @@ class TalosCluster(pulumi.ComponentResource):
         :param _builtins.str install_disk: The disk Talos installs to. Default: derived from `diskInterface` (`/dev/sda` for scsi and sata, `/dev/vda` for virtio).
         :param _builtins.str kubernetes_version: Kubernetes version, like `v1.35.2` (`1.35.2` is the same; `v1.35` is refused); checked against the Talos version's support matrix. Default: the version the cluster runs; for a new cluster, the Talos version's default. Upgrades go one minor version at a time, in two phases: the control plane components (API server, controller manager, scheduler, kube-proxy) on every control plane, one at a time, then the kubelets node by node, control planes first, so that no kubelet is newer than an API server.
         :param Union['NetworkArgs', 'NetworkArgsDict'] network: The nodes' network: bridge, VLAN, subnet, gateway, DNS and how addresses are chosen. Node addresses are static, given to Talos through the Proxmox cloud-init drive.
-        :param Mapping[str, Sequence[_builtins.str]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
-        :param Sequence[_builtins.str] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
+        :param pulumi.Input[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]] node_patches: Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] patches: Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster's own settings, before role, pool and node patches.
         :param Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']] registry_mirrors: Registry mirrors by registry host (`docker.io`, `ghcr.io`, or `*` for all).
         :param _builtins.str talos_version: Talos version the nodes run, like `v1.12.5` (`1.12.5` is the same; a release line such as `v1.12` is refused, as it does not say which release). Default: the version the cluster runs; for a new cluster, the newest version the provider generates configurations for. Changing it upgrades the nodes in place through the Talos Upgrade API, one at a time, control planes first; the VMs stay.
         :param _builtins.str vip: A shared virtual IP for the Kubernetes API, held by one control plane at a time (Talos elects the holder through etcd, so it answers only after bootstrap). It must be inside `network.subnet` and outside `network.addressRange`. Recommended with more than one control plane.
         :param Union['VmOptionsArgs', 'VmOptionsArgsDict'] vm: Settings for every VM of the cluster.
-        :param Sequence[_builtins.str] worker_patches: Patches for every worker, applied before the pool's own patches.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] worker_patches: Patches for every worker, applied before the pool's own patches.
         :param Sequence[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']] worker_pools: Groups of identical workers. Default: none (schedule on control planes with `allowSchedulingOnControlPlanes`).
         """
         ...
@@ -542,13 +544,15 @@ class TalosCluster(pulumi.ComponentResource):
         kubeconfig and talosconfig, and every day-two change after.
 
         The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster's
-        VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster's machine secrets,
-        one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
+        VMs, found by their tags; a cluster name another Pulumi stack uses on the same Proxmox is refused), then creates
+        the Talos ISO on each host (shared with other clusters of the same version and schematic), one VM per node, the
+        cluster's machine secrets, one machine configuration per node, the etcd bootstrap on the first control plane's own address, and a kubeconfig
         that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
         version's ISO only for nodes added with it.
 
-        Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
-        the cluster is planned from them, also in preview.
+        The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
+        them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
+        endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
 
         Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
         and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
@@ -623,7 +627,7 @@ class TalosCluster(pulumi.ComponentResource):
                  control_plane: Optional[Union['ControlPlaneArgs', 'ControlPlaneArgsDict']] = None,
                  disk_interface: Optional['DiskBus'] = None,
                  endpoint: Optional[_builtins.str] = None,
-                 extra_manifests: Optional[Sequence[_builtins.str]] = None,
+                 extra_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  extra_sans: Optional[Sequence[_builtins.str]] = None,
                  git_ops: Optional[Union['GitOpsArgs', 'GitOpsArgsDict']] = None,
                  hosts: Optional[Sequence[Union['HostArgs', 'HostArgsDict']]] = None,
@@ -632,13 +636,13 @@ class TalosCluster(pulumi.ComponentResource):
                  install_disk: Optional[_builtins.str] = None,
                  kubernetes_version: Optional[_builtins.str] = None,
                  network: Optional[Union['NetworkArgs', 'NetworkArgsDict']] = None,
-                 node_patches: Optional[Mapping[str, Sequence[_builtins.str]]] = None,
-                 patches: Optional[Sequence[_builtins.str]] = None,
+                 node_patches: pulumi.Input[Optional[Mapping[str, pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]]] = None,
+                 patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  registry_mirrors: Optional[Mapping[str, Union['RegistryMirrorArgs', 'RegistryMirrorArgsDict']]] = None,
                  talos_version: Optional[_builtins.str] = None,
                  vip: Optional[_builtins.str] = None,
                  vm: Optional[Union['VmOptionsArgs', 'VmOptionsArgsDict']] = None,
-                 worker_patches: Optional[Sequence[_builtins.str]] = None,
+                 worker_patches: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  worker_pools: Optional[Sequence[Union['WorkerPoolArgs', 'WorkerPoolArgsDict']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)

@@ -166,9 +166,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 	// Generous: the real kube-apiserver and etcd start as processes, slower
 	// on a loaded machine.
-	// A bound only so that a broken lab fails instead of hanging; three
-	// minutes, as the lab waits for a starting kube-apiserver (kubecp.go).
-	deadline := time.Now().Add(3 * time.Minute)
+	// A bound only so that a broken lab fails instead of hanging; longer
+	// than the lab waits for a starting kube-apiserver (startTimeout).
+	deadline := time.Now().Add(startTimeout + time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

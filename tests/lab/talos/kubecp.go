@@ -352,7 +352,7 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	began := time.Now()
 
-	if err := k.waitReady(api, addr, w); err != nil {
+	if err := k.waitReady(api, addr, w, have.etcd); err != nil {
 		api.stop(5 * time.Second)
 		k.logf("kube-apiserver did not become ready", "error", err, "output", api.lastLines(10))
 		k.setServing(have.apiAddr, have.api != nil && !have.api.exited(), "kube-apiserver did not become ready: "+err.Error())
@@ -375,17 +375,20 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 	old.stop(5 * time.Second)
 }
 
-// waitReady polls /readyz until the apiserver answers ok, the process
-// ends, the lab closes, or the simulator wants something other than w. It
-// sets no deadline while the process lives: on a loaded machine the
-// apiserver may need minutes, and killing it after a fixed time made a new
-// one that needed as long (a livelock: the cluster never served). A
-// process that gives up ends itself (a failed post-start hook is fatal).
-func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
+// waitReady polls /readyz until the apiserver answers ok, the process or
+// its etcd ends, the lab closes, the simulator wants something other than
+// w, or startTimeout passes. The bound is generous: on a loaded machine
+// (load 50 on 2 cores) the apiserver needed more than the one minute it
+// once had, was killed and replaced by one that needed as long, and the
+// cluster never served (a livelock). A process that gives up ends itself
+// (a failed post-start hook is fatal); the bound is for one that neither
+// serves nor ends.
+func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant, etcd *proc) error {
 	c := k.pki.client(func() string { return addr }, "lab-controllers", "system:masters")
 	defer c.close()
 
 	began, warned := time.Now(), false
+	deadline := began.Add(startTimeout)
 
 	// A wish this start does not contradict (new addresses to serve) is
 	// handed back for the supervisor's next step.
@@ -397,9 +400,14 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 		}
 	}()
 
-	for {
+	for time.Now().Before(deadline) {
 		if api.exited() {
 			return fmt.Errorf("exited: %v", api.err)
+		}
+
+		// Without its etcd it never gets ready: the supervisor restarts etcd.
+		if etcd == nil || etcd.exited() {
+			return errors.New("its etcd is not running")
 		}
 
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -431,7 +439,12 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+
+	return fmt.Errorf("no ready answer on %s within %s", addr, startTimeout)
 }
+
+// startTimeout bounds a kube-apiserver's start (waitReady).
+const startTimeout = 5 * time.Minute
 
 // waitServedSANs waits (briefly) until the apiserver serves the rewritten
 // certificate: it reloads --tls-cert-file when the file changes.

@@ -319,6 +319,12 @@ func TestTalosctl(t *testing.T) {
 		if strings.Contains(errOut, "SKIP") {
 			t.Errorf("health skipped a check:\n%s", errOut)
 		}
+
+		// The server-side form (talosctl's default) calls
+		// ClusterService.HealthCheck, which the lab does not serve (README).
+		if _, errOut, err := x.exec(t, ep, cp.addr(), "health"); err == nil || !strings.Contains(errOut, "code = Unimplemented") {
+			t.Errorf("server-side health: err %v, stderr:\n%s", err, errOut)
+		}
 	})
 
 	cfgFile := filepath.Join(t.TempDir(), "cp.yaml")

@@ -110,6 +110,8 @@ type DownloadFile struct {
 	Node pulumi.StringOutput `pulumi:"node"`
 	// When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
 	Overwrite pulumi.BoolPtrOutput `pulumi:"overwrite"`
+	// The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+	Shared pulumi.BoolPtrOutput `pulumi:"shared"`
 	// The size of the file in bytes.
 	Size pulumi.IntOutput `pulumi:"size"`
 	// The storage to download into; it must be configured for the content type (for example `local`).
@@ -191,6 +193,8 @@ type downloadFileArgs struct {
 	Node string `pulumi:"node"`
 	// When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
 	Overwrite *bool `pulumi:"overwrite"`
+	// The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+	Shared *bool `pulumi:"shared"`
 	// The storage to download into; it must be configured for the content type (for example `local`).
 	Storage string `pulumi:"storage"`
 	// The http or https URL to download.
@@ -215,6 +219,8 @@ type DownloadFileArgs struct {
 	Node pulumi.StringInput
 	// When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
 	Overwrite pulumi.BoolPtrInput
+	// The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+	Shared pulumi.BoolPtrInput
 	// The storage to download into; it must be configured for the content type (for example `local`).
 	Storage pulumi.StringInput
 	// The http or https URL to download.
@@ -343,6 +349,11 @@ func (o DownloadFileOutput) Node() pulumi.StringOutput {
 // When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
 func (o DownloadFileOutput) Overwrite() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *DownloadFile) pulumi.BoolPtrOutput { return v.Overwrite }).(pulumi.BoolPtrOutput)
+}
+
+// The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+func (o DownloadFileOutput) Shared() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *DownloadFile) pulumi.BoolPtrOutput { return v.Shared }).(pulumi.BoolPtrOutput)
 }
 
 // The size of the file in bytes.

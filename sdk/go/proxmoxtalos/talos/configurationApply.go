@@ -177,6 +177,8 @@ type ConfigurationApply struct {
 	Reset ResetOnDeletePtrOutput `pulumi:"reset"`
 	// The Talos version the node runs.
 	RunningVersion pulumi.StringOutput `pulumi:"runningVersion"`
+	// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+	SensitiveValues pulumi.StringArrayOutput `pulumi:"sensitiveValues"`
 	// The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
 	TalosVersion pulumi.StringPtrOutput `pulumi:"talosVersion"`
 	// Limits for waiting on the node.
@@ -209,9 +211,13 @@ func NewConfigurationApply(ctx *pulumi.Context,
 	if args.MachineConfiguration != nil {
 		args.MachineConfiguration = pulumi.ToSecret(args.MachineConfiguration).(pulumi.StringInput)
 	}
+	if args.SensitiveValues != nil {
+		args.SensitiveValues = pulumi.ToSecret(args.SensitiveValues).(pulumi.StringArrayInput)
+	}
 	secrets := pulumi.AdditionalSecretOutputs([]string{
 		"clientConfiguration",
 		"machineConfiguration",
+		"sensitiveValues",
 	})
 	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
@@ -269,6 +275,8 @@ type configurationApplyArgs struct {
 	Node string `pulumi:"node"`
 	// What destroy does to the node. Default: nothing (the node keeps running).
 	Reset *ResetOnDelete `pulumi:"reset"`
+	// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+	SensitiveValues []string `pulumi:"sensitiveValues"`
 	// The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
 	TalosVersion *string `pulumi:"talosVersion"`
 	// Limits for waiting on the node.
@@ -297,6 +305,8 @@ type ConfigurationApplyArgs struct {
 	Node pulumi.StringInput
 	// What destroy does to the node. Default: nothing (the node keeps running).
 	Reset ResetOnDeletePtrInput
+	// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+	SensitiveValues pulumi.StringArrayInput
 	// The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
 	TalosVersion pulumi.StringPtrInput
 	// Limits for waiting on the node.
@@ -462,6 +472,11 @@ func (o ConfigurationApplyOutput) Reset() ResetOnDeletePtrOutput {
 // The Talos version the node runs.
 func (o ConfigurationApplyOutput) RunningVersion() pulumi.StringOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringOutput { return v.RunningVersion }).(pulumi.StringOutput)
+}
+
+// Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+func (o ConfigurationApplyOutput) SensitiveValues() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringArrayOutput { return v.SensitiveValues }).(pulumi.StringArrayOutput)
 }
 
 // The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.

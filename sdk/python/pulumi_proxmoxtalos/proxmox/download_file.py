@@ -29,6 +29,7 @@ class DownloadFileArgs:
                  decompression: pulumi.Input[Optional['Decompression']] = None,
                  file_name: pulumi.Input[Optional[_builtins.str]] = None,
                  overwrite: pulumi.Input[Optional[_builtins.bool]] = None,
+                 shared: pulumi.Input[Optional[_builtins.bool]] = None,
                  verify_certificates: pulumi.Input[Optional[_builtins.bool]] = None):
         """
         The set of arguments for constructing a DownloadFile resource.
@@ -42,6 +43,7 @@ class DownloadFileArgs:
         :param pulumi.Input['Decompression'] decompression: Decompress the download (ISOs only): `gz`, `lzo`, `zst` or `bz2`.
         :param pulumi.Input[_builtins.str] file_name: The file name in the storage: letters, digits, `_ . -` only, ending in `.iso`/`.img` for ISOs and `.raw`/`.qcow2`/`.vmdk`/`.ova` for imports. Default: the last part of the URL (without the compression suffix). Give one that names the version, such as `talos-v1.12.5-nocloud-amd64.iso`.
         :param pulumi.Input[_builtins.bool] overwrite: When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
+        :param pulumi.Input[_builtins.bool] shared: The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
         :param pulumi.Input[_builtins.bool] verify_certificates: Verify the download server's TLS certificate. Default `true`.
         """
         pulumi.set(__self__, "node", node)
@@ -59,6 +61,8 @@ class DownloadFileArgs:
             pulumi.set(__self__, "file_name", file_name)
         if overwrite is not None:
             pulumi.set(__self__, "overwrite", overwrite)
+        if shared is not None:
+            pulumi.set(__self__, "shared", shared)
         if verify_certificates is not None:
             pulumi.set(__self__, "verify_certificates", verify_certificates)
 
@@ -171,6 +175,18 @@ class DownloadFileArgs:
         pulumi.set(self, "overwrite", value)
 
     @_builtins.property
+    @pulumi.getter
+    def shared(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+        """
+        return pulumi.get(self, "shared")
+
+    @shared.setter
+    def shared(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "shared", value)
+
+    @_builtins.property
     @pulumi.getter(name="verifyCertificates")
     def verify_certificates(self) -> pulumi.Input[Optional[_builtins.bool]]:
         """
@@ -196,6 +212,7 @@ class DownloadFile(pulumi.CustomResource):
                  file_name: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  overwrite: pulumi.Input[Optional[_builtins.bool]] = None,
+                 shared: pulumi.Input[Optional[_builtins.bool]] = None,
                  storage: pulumi.Input[Optional[_builtins.str]] = None,
                  url: pulumi.Input[Optional[_builtins.str]] = None,
                  verify_certificates: pulumi.Input[Optional[_builtins.bool]] = None,
@@ -271,6 +288,7 @@ class DownloadFile(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] file_name: The file name in the storage: letters, digits, `_ . -` only, ending in `.iso`/`.img` for ISOs and `.raw`/`.qcow2`/`.vmdk`/`.ova` for imports. Default: the last part of the URL (without the compression suffix). Give one that names the version, such as `talos-v1.12.5-nocloud-amd64.iso`.
         :param pulumi.Input[_builtins.str] node: The node that downloads the file and holds it (unless the storage is shared).
         :param pulumi.Input[_builtins.bool] overwrite: When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
+        :param pulumi.Input[_builtins.bool] shared: The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
         :param pulumi.Input[_builtins.str] storage: The storage to download into; it must be configured for the content type (for example `local`).
         :param pulumi.Input[_builtins.str] url: The http or https URL to download.
         :param pulumi.Input[_builtins.bool] verify_certificates: Verify the download server's TLS certificate. Default `true`.
@@ -365,6 +383,7 @@ class DownloadFile(pulumi.CustomResource):
                  file_name: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  overwrite: pulumi.Input[Optional[_builtins.bool]] = None,
+                 shared: pulumi.Input[Optional[_builtins.bool]] = None,
                  storage: pulumi.Input[Optional[_builtins.str]] = None,
                  url: pulumi.Input[Optional[_builtins.str]] = None,
                  verify_certificates: pulumi.Input[Optional[_builtins.bool]] = None,
@@ -386,6 +405,7 @@ class DownloadFile(pulumi.CustomResource):
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
             __props__.__dict__["overwrite"] = overwrite
+            __props__.__dict__["shared"] = shared
             if storage is None and not opts.urn:
                 raise TypeError("Missing required property 'storage'")
             __props__.__dict__["storage"] = storage
@@ -424,6 +444,7 @@ class DownloadFile(pulumi.CustomResource):
         __props__.__dict__["file_name"] = None
         __props__.__dict__["node"] = None
         __props__.__dict__["overwrite"] = None
+        __props__.__dict__["shared"] = None
         __props__.__dict__["size"] = None
         __props__.__dict__["storage"] = None
         __props__.__dict__["url"] = None
@@ -492,6 +513,14 @@ class DownloadFile(pulumi.CustomResource):
         When a file of that name already exists in the storage, replace it. Default `false`: the create fails instead, so that a file nobody manages is never deleted by surprise.
         """
         return pulumi.get(self, "overwrite")
+
+    @_builtins.property
+    @pulumi.getter
+    def shared(self) -> pulumi.Output[Optional[_builtins.bool]]:
+        """
+        The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other's ISO.
+        """
+        return pulumi.get(self, "shared")
 
     @_builtins.property
     @pulumi.getter

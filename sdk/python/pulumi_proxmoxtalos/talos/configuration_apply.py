@@ -30,6 +30,7 @@ class ConfigurationApplyArgs:
                  health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional['ResetOnDeleteArgs']] = None,
+                 sensitive_values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -45,6 +46,7 @@ class ConfigurationApplyArgs:
         :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input['ResetOnDeleteArgs'] reset: What destroy does to the node. Default: nothing (the node keeps running).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sensitive_values: Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
@@ -63,6 +65,8 @@ class ConfigurationApplyArgs:
             pulumi.set(__self__, "machine_id", machine_id)
         if reset is not None:
             pulumi.set(__self__, "reset", reset)
+        if sensitive_values is not None:
+            pulumi.set(__self__, "sensitive_values", sensitive_values)
         if talos_version is not None:
             pulumi.set(__self__, "talos_version", talos_version)
         if timeouts is not None:
@@ -169,6 +173,18 @@ class ConfigurationApplyArgs:
         pulumi.set(self, "reset", value)
 
     @_builtins.property
+    @pulumi.getter(name="sensitiveValues")
+    def sensitive_values(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+        """
+        return pulumi.get(self, "sensitive_values")
+
+    @sensitive_values.setter
+    def sensitive_values(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "sensitive_values", value)
+
+    @_builtins.property
     @pulumi.getter(name="talosVersion")
     def talos_version(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
@@ -231,6 +247,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']]] = None,
+                 sensitive_values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -371,6 +388,7 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] machine_id: The identity of the machine behind `node`, for example the VM's SMBIOS UUID (VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; a value not known yet (preview) is no change: the update that knows it replaces the resource.
         :param pulumi.Input[_builtins.str] node: The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.
         :param pulumi.Input[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']] reset: What destroy does to the node. Default: nothing (the node keeps running).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] sensitive_values: Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
         :param pulumi.Input[_builtins.str] talos_version: The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
@@ -530,6 +548,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  machine_id: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  reset: pulumi.Input[Optional[Union['ResetOnDeleteArgs', 'ResetOnDeleteArgsDict', 'outputs.ResetOnDelete']]] = None,
+                 sensitive_values: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
@@ -557,6 +576,7 @@ class ConfigurationApply(pulumi.CustomResource):
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
             __props__.__dict__["reset"] = reset
+            __props__.__dict__["sensitive_values"] = None if sensitive_values is None else pulumi.Output.secret(sensitive_values)
             __props__.__dict__["talos_version"] = talos_version
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["try_timeout"] = try_timeout
@@ -567,7 +587,7 @@ class ConfigurationApply(pulumi.CustomResource):
             __props__.__dict__["config_view"] = None
             __props__.__dict__["installed_image"] = None
             __props__.__dict__["running_version"] = None
-        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration"])
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration", "sensitiveValues"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(ConfigurationApply, __self__).__init__(
             'proxmoxtalos:talos:ConfigurationApply',
@@ -605,6 +625,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["node"] = None
         __props__.__dict__["reset"] = None
         __props__.__dict__["running_version"] = None
+        __props__.__dict__["sensitive_values"] = None
         __props__.__dict__["talos_version"] = None
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["try_timeout"] = None
@@ -728,6 +749,14 @@ class ConfigurationApply(pulumi.CustomResource):
         The Talos version the node runs.
         """
         return pulumi.get(self, "running_version")
+
+    @_builtins.property
+    @pulumi.getter(name="sensitiveValues")
+    def sensitive_values(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+        """
+        return pulumi.get(self, "sensitive_values")
 
     @_builtins.property
     @pulumi.getter(name="talosVersion")

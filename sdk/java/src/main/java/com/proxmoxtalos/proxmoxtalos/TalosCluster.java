@@ -19,13 +19,15 @@ import javax.annotation.Nullable;
  * kubeconfig and talosconfig, and every day-two change after.
  * 
  * The component plans the cluster from its inputs and from what Proxmox reports (free memory per host, the cluster&#39;s
- * VMs, found by their tags), then creates the Talos ISO on each host, one VM per node, the cluster&#39;s machine secrets,
- * one machine configuration per node, the etcd bootstrap on the first control plane&#39;s own address, and a kubeconfig
+ * VMs, found by their tags; a cluster name another Pulumi stack uses on the same Proxmox is refused), then creates
+ * the Talos ISO on each host (shared with other clusters of the same version and schematic), one VM per node, the
+ * cluster&#39;s machine secrets, one machine configuration per node, the etcd bootstrap on the first control plane&#39;s own address, and a kubeconfig
  * that points at the VIP once it answers. An ISO stays while a VM boots from it: a Talos upgrade downloads the new
  * version&#39;s ISO only for nodes added with it.
  * 
- * Every input is a plain value, known when the component is constructed (the Proxmox CCM token secret excepted):
- * the cluster is planned from them, also in preview.
+ * The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
+ * them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
+ * endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
  * 
  * Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
  * and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside

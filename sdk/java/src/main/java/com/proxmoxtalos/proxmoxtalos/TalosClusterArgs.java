@@ -15,6 +15,7 @@ import com.proxmoxtalos.proxmoxtalos.inputs.NetworkArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.RegistryMirrorArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.VmOptionsArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.WorkerPoolArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Boolean;
@@ -140,13 +141,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="extraManifests")
-    private @Nullable List<String> extraManifests;
+    private @Nullable Output<List<String>> extraManifests;
 
     /**
      * @return URLs of Kubernetes manifests the control planes apply after bootstrap.
      * 
      */
-    public Optional<List<String>> extraManifests() {
+    public Optional<Output<List<String>>> extraManifests() {
         return Optional.ofNullable(this.extraManifests);
     }
 
@@ -275,13 +276,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="nodePatches")
-    private @Nullable Map<String,List<String>> nodePatches;
+    private @Nullable Output<Map<String,List<String>>> nodePatches;
 
     /**
      * @return Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
      * 
      */
-    public Optional<Map<String,List<String>>> nodePatches() {
+    public Optional<Output<Map<String,List<String>>>> nodePatches() {
         return Optional.ofNullable(this.nodePatches);
     }
 
@@ -290,13 +291,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable List<String> patches;
+    private @Nullable Output<List<String>> patches;
 
     /**
      * @return Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster&#39;s own settings, before role, pool and node patches.
      * 
      */
-    public Optional<List<String>> patches() {
+    public Optional<Output<List<String>>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -365,13 +366,13 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="workerPatches")
-    private @Nullable List<String> workerPatches;
+    private @Nullable Output<List<String>> workerPatches;
 
     /**
      * @return Patches for every worker, applied before the pool&#39;s own patches.
      * 
      */
-    public Optional<List<String>> workerPatches() {
+    public Optional<Output<List<String>>> workerPatches() {
         return Optional.ofNullable(this.workerPatches);
     }
 
@@ -520,9 +521,19 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder extraManifests(@Nullable List<String> extraManifests) {
+        public Builder extraManifests(@Nullable Output<List<String>> extraManifests) {
             $.extraManifests = extraManifests;
             return this;
+        }
+
+        /**
+         * @param extraManifests URLs of Kubernetes manifests the control planes apply after bootstrap.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder extraManifests(List<String> extraManifests) {
+            return extraManifests(Output.of(extraManifests));
         }
 
         /**
@@ -659,8 +670,29 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder nodePatches(@Nullable Map<String,List<String>> nodePatches) {
+        public Builder nodePatches(@Nullable Output<Map<String,List<String>>> nodePatches) {
             $.nodePatches = nodePatches;
+            return this;
+        }
+
+        /**
+         * @param nodePatches Patches for single nodes, by node name (for example `homelab-cp-1`), applied last.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder nodePatches(Map<String,List<String>> nodePatches) {
+            return nodePatches(Output.of(nodePatches));
+        }
+
+        /**
+         * @param patches Machine configuration patches for every node (strategic merge YAML, one or more documents, or JSON6902 where the configuration is a single document), applied after the cluster&#39;s own settings, before role, pool and node patches.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder patches(@Nullable Output<List<String>> patches) {
+            $.patches = patches;
             return this;
         }
 
@@ -670,9 +702,8 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder patches(@Nullable List<String> patches) {
-            $.patches = patches;
-            return this;
+        public Builder patches(List<String> patches) {
+            return patches(Output.of(patches));
         }
 
         /**
@@ -735,9 +766,19 @@ public final class TalosClusterArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder workerPatches(@Nullable List<String> workerPatches) {
+        public Builder workerPatches(@Nullable Output<List<String>> workerPatches) {
             $.workerPatches = workerPatches;
             return this;
+        }
+
+        /**
+         * @param workerPatches Patches for every worker, applied before the pool&#39;s own patches.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder workerPatches(List<String> workerPatches) {
+            return workerPatches(Output.of(workerPatches));
         }
 
         /**

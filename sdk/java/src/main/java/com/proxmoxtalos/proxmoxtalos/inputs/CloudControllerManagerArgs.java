@@ -4,6 +4,7 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.ProxmoxCloudControllerManagerArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
 import java.lang.String;
@@ -55,13 +56,13 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
      * 
      */
     @Import(name="servingCertApproverManifest")
-    private @Nullable String servingCertApproverManifest;
+    private @Nullable Output<String> servingCertApproverManifest;
 
     /**
      * @return URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
      * 
      */
-    public Optional<String> servingCertApproverManifest() {
+    public Optional<Output<String>> servingCertApproverManifest() {
         return Optional.ofNullable(this.servingCertApproverManifest);
     }
 
@@ -70,13 +71,13 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
      * 
      */
     @Import(name="talosCcmManifest")
-    private @Nullable String talosCcmManifest;
+    private @Nullable Output<String> talosCcmManifest;
 
     /**
      * @return URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
      * 
      */
-    public Optional<String> talosCcmManifest() {
+    public Optional<Output<String>> talosCcmManifest() {
         return Optional.ofNullable(this.talosCcmManifest);
     }
 
@@ -135,8 +136,29 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
          * @return builder
          * 
          */
-        public Builder servingCertApproverManifest(@Nullable String servingCertApproverManifest) {
+        public Builder servingCertApproverManifest(@Nullable Output<String> servingCertApproverManifest) {
             $.servingCertApproverManifest = servingCertApproverManifest;
+            return this;
+        }
+
+        /**
+         * @param servingCertApproverManifest URL of the kubelet serving certificate approver manifest. Default: the upstream manifest of alex1989hu/kubelet-serving-cert-approver.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder servingCertApproverManifest(String servingCertApproverManifest) {
+            return servingCertApproverManifest(Output.of(servingCertApproverManifest));
+        }
+
+        /**
+         * @param talosCcmManifest URL of the Talos CCM manifest, for air-gapped sites. Default: the upstream manifest of siderolabs/talos-cloud-controller-manager.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder talosCcmManifest(@Nullable Output<String> talosCcmManifest) {
+            $.talosCcmManifest = talosCcmManifest;
             return this;
         }
 
@@ -146,9 +168,8 @@ public final class CloudControllerManagerArgs extends com.pulumi.resources.Resou
          * @return builder
          * 
          */
-        public Builder talosCcmManifest(@Nullable String talosCcmManifest) {
-            $.talosCcmManifest = talosCcmManifest;
-            return this;
+        public Builder talosCcmManifest(String talosCcmManifest) {
+            return talosCcmManifest(Output.of(talosCcmManifest));
         }
 
         public CloudControllerManagerArgs build() {

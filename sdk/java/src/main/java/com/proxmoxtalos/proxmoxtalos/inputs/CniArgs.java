@@ -5,6 +5,7 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.enums.CniName;
 import com.proxmoxtalos.proxmoxtalos.inputs.InlineManifestArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Boolean;
 import java.lang.String;
@@ -57,13 +58,13 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="manifestUrls")
-    private @Nullable List<String> manifestUrls;
+    private @Nullable Output<List<String>> manifestUrls;
 
     /**
      * @return URLs of the CNI&#39;s manifests (cilium and custom).
      * 
      */
-    public Optional<List<String>> manifestUrls() {
+    public Optional<Output<List<String>>> manifestUrls() {
         return Optional.ofNullable(this.manifestUrls);
     }
 
@@ -147,9 +148,19 @@ public final class CniArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder manifestUrls(@Nullable List<String> manifestUrls) {
+        public Builder manifestUrls(@Nullable Output<List<String>> manifestUrls) {
             $.manifestUrls = manifestUrls;
             return this;
+        }
+
+        /**
+         * @param manifestUrls URLs of the CNI&#39;s manifests (cilium and custom).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder manifestUrls(List<String> manifestUrls) {
+            return manifestUrls(Output.of(manifestUrls));
         }
 
         /**

@@ -6,6 +6,7 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 import com.proxmoxtalos.proxmoxtalos.inputs.NodeSettingsArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.TaintArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.VmSizeArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Integer;
 import java.lang.String;
@@ -74,13 +75,13 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable List<String> patches;
+    private @Nullable Output<List<String>> patches;
 
     /**
      * @return Machine configuration patches for the control planes.
      * 
      */
-    public Optional<List<String>> patches() {
+    public Optional<Output<List<String>>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -192,9 +193,19 @@ public final class ControlPlaneArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder patches(@Nullable List<String> patches) {
+        public Builder patches(@Nullable Output<List<String>> patches) {
             $.patches = patches;
             return this;
+        }
+
+        /**
+         * @param patches Machine configuration patches for the control planes.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder patches(List<String> patches) {
+            return patches(Output.of(patches));
         }
 
         /**

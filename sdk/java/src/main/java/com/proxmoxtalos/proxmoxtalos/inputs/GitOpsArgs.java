@@ -5,6 +5,7 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.enums.GitOpsTool;
 import com.proxmoxtalos.proxmoxtalos.inputs.GitRepositoryArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -25,13 +26,13 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="installManifests", required=true)
-    private List<String> installManifests;
+    private Output<List<String>> installManifests;
 
     /**
      * @return URLs of the tool&#39;s install manifests, pinned to a version. Argo CD&#39;s `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
      * 
      */
-    public List<String> installManifests() {
+    public Output<List<String>> installManifests() {
         return this.installManifests;
     }
 
@@ -97,9 +98,19 @@ public final class GitOpsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder installManifests(List<String> installManifests) {
+        public Builder installManifests(Output<List<String>> installManifests) {
             $.installManifests = installManifests;
             return this;
+        }
+
+        /**
+         * @param installManifests URLs of the tool&#39;s install manifests, pinned to a version. Argo CD&#39;s `install.yaml` has no namespace: give one rendered for the `argocd` namespace.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder installManifests(List<String> installManifests) {
+            return installManifests(Output.of(installManifests));
         }
 
         /**

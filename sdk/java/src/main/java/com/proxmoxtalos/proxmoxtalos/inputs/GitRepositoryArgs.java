@@ -3,6 +3,7 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -54,13 +55,13 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="url", required=true)
-    private String url;
+    private Output<String> url;
 
     /**
      * @return Clone URL of the repository.
      * 
      */
-    public String url() {
+    public Output<String> url() {
         return this.url;
     }
 
@@ -118,9 +119,19 @@ public final class GitRepositoryArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder url(String url) {
+        public Builder url(Output<String> url) {
             $.url = url;
             return this;
+        }
+
+        /**
+         * @param url Clone URL of the repository.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder url(String url) {
+            return url(Output.of(url));
         }
 
         public GitRepositoryArgs build() {

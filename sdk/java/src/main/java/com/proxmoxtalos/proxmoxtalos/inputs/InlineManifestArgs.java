@@ -3,6 +3,7 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.String;
@@ -22,13 +23,13 @@ public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs 
      * 
      */
     @Import(name="contents", required=true)
-    private String contents;
+    private Output<String> contents;
 
     /**
      * @return The manifest YAML (one or more documents).
      * 
      */
-    public String contents() {
+    public Output<String> contents() {
         return this.contents;
     }
 
@@ -78,9 +79,19 @@ public final class InlineManifestArgs extends com.pulumi.resources.ResourceArgs 
          * @return builder
          * 
          */
-        public Builder contents(String contents) {
+        public Builder contents(Output<String> contents) {
             $.contents = contents;
             return this;
+        }
+
+        /**
+         * @param contents The manifest YAML (one or more documents).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder contents(String contents) {
+            return contents(Output.of(contents));
         }
 
         /**

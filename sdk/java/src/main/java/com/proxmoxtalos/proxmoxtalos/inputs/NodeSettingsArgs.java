@@ -4,6 +4,7 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.TaintArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import java.lang.Integer;
 import java.lang.String;
@@ -102,13 +103,13 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable List<String> patches;
+    private @Nullable Output<List<String>> patches;
 
     /**
      * @return Machine configuration patches for this node.
      * 
      */
-    public Optional<List<String>> patches() {
+    public Optional<Output<List<String>>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -250,9 +251,19 @@ public final class NodeSettingsArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder patches(@Nullable List<String> patches) {
+        public Builder patches(@Nullable Output<List<String>> patches) {
             $.patches = patches;
             return this;
+        }
+
+        /**
+         * @param patches Machine configuration patches for this node.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder patches(List<String> patches) {
+            return patches(Output.of(patches));
         }
 
         /**

@@ -41,13 +41,13 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
      * 
      */
     @Import(name="manifest")
-    private @Nullable String manifest;
+    private @Nullable Output<String> manifest;
 
     /**
      * @return URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
      * 
      */
-    public Optional<String> manifest() {
+    public Optional<Output<String>> manifest() {
         return Optional.ofNullable(this.manifest);
     }
 
@@ -157,9 +157,19 @@ public final class ProxmoxCloudControllerManagerArgs extends com.pulumi.resource
          * @return builder
          * 
          */
-        public Builder manifest(@Nullable String manifest) {
+        public Builder manifest(@Nullable Output<String> manifest) {
             $.manifest = manifest;
             return this;
+        }
+
+        /**
+         * @param manifest URL of the Proxmox CCM manifest. Default: the upstream manifest for Talos.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder manifest(String manifest) {
+            return manifest(Output.of(manifest));
         }
 
         /**

@@ -3,6 +3,8 @@
 
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
+import com.proxmoxtalos.proxmoxtalos.inputs.RegistryAuthArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Boolean;
@@ -22,17 +24,32 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
     public static final RegistryMirrorArgs Empty = new RegistryMirrorArgs();
 
     /**
+     * Credentials for the endpoints. Default: none (anonymous pulls).
+     * 
+     */
+    @Import(name="auth")
+    private @Nullable Output<RegistryAuthArgs> auth;
+
+    /**
+     * @return Credentials for the endpoints. Default: none (anonymous pulls).
+     * 
+     */
+    public Optional<Output<RegistryAuthArgs>> auth() {
+        return Optional.ofNullable(this.auth);
+    }
+
+    /**
      * Mirror URLs, tried in order, like `https://mirror.example.com`.
      * 
      */
     @Import(name="endpoints", required=true)
-    private List<String> endpoints;
+    private Output<List<String>> endpoints;
 
     /**
      * @return Mirror URLs, tried in order, like `https://mirror.example.com`.
      * 
      */
-    public List<String> endpoints() {
+    public Output<List<String>> endpoints() {
         return this.endpoints;
     }
 
@@ -69,6 +86,7 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
     private RegistryMirrorArgs() {}
 
     private RegistryMirrorArgs(RegistryMirrorArgs $) {
+        this.auth = $.auth;
         this.endpoints = $.endpoints;
         this.overridePath = $.overridePath;
         this.skipFallback = $.skipFallback;
@@ -93,14 +111,45 @@ public final class RegistryMirrorArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
+         * @param auth Credentials for the endpoints. Default: none (anonymous pulls).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder auth(@Nullable Output<RegistryAuthArgs> auth) {
+            $.auth = auth;
+            return this;
+        }
+
+        /**
+         * @param auth Credentials for the endpoints. Default: none (anonymous pulls).
+         * 
+         * @return builder
+         * 
+         */
+        public Builder auth(RegistryAuthArgs auth) {
+            return auth(Output.of(auth));
+        }
+
+        /**
+         * @param endpoints Mirror URLs, tried in order, like `https://mirror.example.com`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder endpoints(Output<List<String>> endpoints) {
+            $.endpoints = endpoints;
+            return this;
+        }
+
+        /**
          * @param endpoints Mirror URLs, tried in order, like `https://mirror.example.com`.
          * 
          * @return builder
          * 
          */
         public Builder endpoints(List<String> endpoints) {
-            $.endpoints = endpoints;
-            return this;
+            return endpoints(Output.of(endpoints));
         }
 
         /**

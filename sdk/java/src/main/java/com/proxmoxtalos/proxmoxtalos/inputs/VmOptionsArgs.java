@@ -51,14 +51,14 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role and, for workers, `pool-&lt;name&gt;`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+     * Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, for workers `pool-&lt;name&gt;`, and `stack-&lt;hash&gt;` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
      * 
      */
     @Import(name="tags")
     private @Nullable List<String> tags;
 
     /**
-     * @return Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role and, for workers, `pool-&lt;name&gt;`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+     * @return Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, for workers `pool-&lt;name&gt;`, and `stack-&lt;hash&gt;` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
      * 
      */
     public Optional<List<String>> tags() {
@@ -114,7 +114,7 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param tags Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role and, for workers, `pool-&lt;name&gt;`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+         * @param tags Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, for workers `pool-&lt;name&gt;`, and `stack-&lt;hash&gt;` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
          * 
          * @return builder
          * 
@@ -125,7 +125,7 @@ public final class VmOptionsArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param tags Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role and, for workers, `pool-&lt;name&gt;`). No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
+         * @param tags Extra Proxmox tags on every VM, besides the cluster&#39;s own (`proxmoxtalos`, `cluster-&lt;name&gt;`, the role, for workers `pool-&lt;name&gt;`, and `stack-&lt;hash&gt;` for the Pulumi project and stack that own the cluster); these names and prefixes are refused here. No version tags: the component asks the nodes which Talos and Kubernetes versions they run.
          * 
          * @return builder
          * 

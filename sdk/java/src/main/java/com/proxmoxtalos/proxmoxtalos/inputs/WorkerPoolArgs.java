@@ -7,6 +7,7 @@ import com.proxmoxtalos.proxmoxtalos.inputs.DataDiskArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.NodeSettingsArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.TaintArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.VmSizeArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -106,13 +107,13 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
      * 
      */
     @Import(name="patches")
-    private @Nullable List<String> patches;
+    private @Nullable Output<List<String>> patches;
 
     /**
      * @return Machine configuration patches for the pool&#39;s nodes.
      * 
      */
-    public Optional<List<String>> patches() {
+    public Optional<Output<List<String>>> patches() {
         return Optional.ofNullable(this.patches);
     }
 
@@ -258,9 +259,19 @@ public final class WorkerPoolArgs extends com.pulumi.resources.ResourceArgs {
          * @return builder
          * 
          */
-        public Builder patches(@Nullable List<String> patches) {
+        public Builder patches(@Nullable Output<List<String>> patches) {
             $.patches = patches;
             return this;
+        }
+
+        /**
+         * @param patches Machine configuration patches for the pool&#39;s nodes.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder patches(List<String> patches) {
+            return patches(Output.of(patches));
         }
 
         /**

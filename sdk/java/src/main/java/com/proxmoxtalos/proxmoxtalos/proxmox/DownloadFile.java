@@ -201,6 +201,20 @@ public class DownloadFile extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.overwrite);
     }
     /**
+     * The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other&#39;s ISO.
+     * 
+     */
+    @Export(name="shared", refs={Boolean.class}, tree="[0]")
+    private Output</* @Nullable */ Boolean> shared;
+
+    /**
+     * @return The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other&#39;s ISO.
+     * 
+     */
+    public Output<Optional<Boolean>> shared() {
+        return Codegen.optional(this.shared);
+    }
+    /**
      * The size of the file in bytes.
      * 
      */

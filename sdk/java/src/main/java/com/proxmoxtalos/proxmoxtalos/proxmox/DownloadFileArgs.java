@@ -126,6 +126,21 @@ public final class DownloadFileArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other&#39;s ISO.
+     * 
+     */
+    @Import(name="shared")
+    private @Nullable Output<Boolean> shared;
+
+    /**
+     * @return The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other&#39;s ISO.
+     * 
+     */
+    public Optional<Output<Boolean>> shared() {
+        return Optional.ofNullable(this.shared);
+    }
+
+    /**
      * The storage to download into; it must be configured for the content type (for example `local`).
      * 
      */
@@ -180,6 +195,7 @@ public final class DownloadFileArgs extends com.pulumi.resources.ResourceArgs {
         this.fileName = $.fileName;
         this.node = $.node;
         this.overwrite = $.overwrite;
+        this.shared = $.shared;
         this.storage = $.storage;
         this.url = $.url;
         this.verifyCertificates = $.verifyCertificates;
@@ -348,6 +364,27 @@ public final class DownloadFileArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder overwrite(Boolean overwrite) {
             return overwrite(Output.of(overwrite));
+        }
+
+        /**
+         * @param shared The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other&#39;s ISO.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder shared(@Nullable Output<Boolean> shared) {
+            $.shared = shared;
+            return this;
+        }
+
+        /**
+         * @param shared The file may be shared with other stacks and programs, because its name says what it holds (such as `talos-v1.12.5-ce4c980550dd-nocloud-amd64.iso`): a file of that name that already exists is used as it is instead of downloaded again, and a delete leaves the file in place while any VM still names it (a CD drive or disk), saying which. Default `false`. TalosCluster shares its ISOs this way, so two clusters with the same Talos version and schematic on one storage neither collide nor delete each other&#39;s ISO.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder shared(Boolean shared) {
+            return shared(Output.of(shared));
         }
 
         /**

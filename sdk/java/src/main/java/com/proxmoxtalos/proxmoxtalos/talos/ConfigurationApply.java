@@ -364,6 +364,20 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
         return this.runningVersion;
     }
     /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    @Export(name="sensitiveValues", refs={List.class,String.class}, tree="[0,1]")
+    private Output</* @Nullable */ List<String>> sensitiveValues;
+
+    /**
+     * @return Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    public Output<Optional<List<String>>> sensitiveValues() {
+        return Codegen.optional(this.sensitiveValues);
+    }
+    /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration&#39;s `machine.install.image`. A node on another version is upgraded in place.
      * 
      */
@@ -462,7 +476,8 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
             .pluginDownloadURL("github://api.github.com/proxmoxtalos/proxmoxtalos")
             .additionalSecretOutputs(List.of(
                 "clientConfiguration",
-                "machineConfiguration"
+                "machineConfiguration",
+                "sensitiveValues"
             ))
             .build();
         return com.pulumi.resources.CustomResourceOptions.merge(defaultOptions, options, id);

@@ -144,6 +144,21 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
     }
 
     /**
+     * Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    @Import(name="sensitiveValues")
+    private @Nullable Output<List<String>> sensitiveValues;
+
+    /**
+     * @return Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+     * 
+     */
+    public Optional<Output<List<String>>> sensitiveValues() {
+        return Optional.ofNullable(this.sensitiveValues);
+    }
+
+    /**
      * The Talos version the node must run, like `v1.12.5`. Default: the version in the tag of the configuration&#39;s `machine.install.image`. A node on another version is upgraded in place.
      * 
      */
@@ -214,6 +229,7 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
         this.machineId = $.machineId;
         this.node = $.node;
         this.reset = $.reset;
+        this.sensitiveValues = $.sensitiveValues;
         this.talosVersion = $.talosVersion;
         this.timeouts = $.timeouts;
         this.tryTimeout = $.tryTimeout;
@@ -414,6 +430,37 @@ public final class ConfigurationApplyArgs extends com.pulumi.resources.ResourceA
          */
         public Builder reset(ResetOnDeleteArgs reset) {
             return reset(Output.of(reset));
+        }
+
+        /**
+         * @param sensitiveValues Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder sensitiveValues(@Nullable Output<List<String>> sensitiveValues) {
+            $.sensitiveValues = sensitiveValues;
+            return this;
+        }
+
+        /**
+         * @param sensitiveValues Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder sensitiveValues(List<String> sensitiveValues) {
+            return sensitiveValues(Output.of(sensitiveValues));
+        }
+
+        /**
+         * @param sensitiveValues Texts to treat as secret wherever they appear in machineConfiguration, besides the values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as `(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); TalosCluster sets it from its secret inputs. Secret.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder sensitiveValues(String... sensitiveValues) {
+            return sensitiveValues(List.of(sensitiveValues));
         }
 
         /**
