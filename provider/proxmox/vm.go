@@ -175,24 +175,31 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	// once created (and started), Proxmox counts the VM's memory itself
 	defer c.MemoryClaims().Release(req.Name)
 	id := resourceIdentity(ctx)
-	ref, err := createVM(ctx, c, a, id)
+	ref, made, err := createVM(ctx, c, a, id)
 	if ref.VMID == 0 {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
+	var known pve.VMConfig
 	if err == nil {
-		err = converge(ctx, c, ref, nil, a, id.id)
+		known, err = converge(ctx, c, ref, nil, a, id.id, made)
 	}
 	// read back with a context of its own: ctx may be what ran out
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
+	st, live, found, rerr := readStateAndConfig(rctx, c, ref, a, known)
 	if id.id != "" {
-		// the VM goes to the state now, with or without an error
-		if herr := handOver(rctx, c, ref, id.id, false); herr != nil {
+		// the VM goes to the state now, with or without an error. Handed
+		// over after the read, whose config shows the tags and description
+		// the hand-over changes: the state shows neither (observeArgs
+		// leaves the provider's own out), so it is the same either way.
+		if rerr != nil || !found {
+			live = nil
+		}
+		if herr := handOver(rctx, c, ref, id.id, false, live); herr != nil {
 			err = errors.Join(err, fmt.Errorf("marking %s as created: %w", ref, herr))
 		}
 		killpoint.Reach("after-hand-over")
 	}
-	st, found, rerr := readState(rctx, c, ref, a)
 	switch {
 	case err == nil && rerr == nil && found:
 		return infer.CreateResponse[VirtualMachineState]{ID: vmResourceID(ref), Output: st}, nil
@@ -217,13 +224,20 @@ const maxCreateAttempts = 5
 
 // createVM creates the VM, or adopts the one an interrupted create of the
 // same resource left (see adoptOwn), and returns its ref once it exists. A
-// zero ref means nothing was created.
-func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, error) {
+// zero ref means nothing was created. made: this call's create or clone
+// made the VM (it was not adopted from an interrupted run).
+func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (ref pve.VMRef, made bool, err error) {
 	if id.id != "" {
-		if ref, ok, err := adoptOwn(ctx, c, a, id); err != nil || ok {
-			return ref, err
+		if ref, ok, err := adoptOwn(ctx, c, a, id, true); err != nil || ok {
+			return ref, false, err
 		}
 	}
+	ref, err = createNew(ctx, c, a, id)
+	return ref, err == nil, err
+}
+
+// createNew allocates a VMID and makes the VM (see createVM).
+func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, error) {
 	for attempt := 1; ; attempt++ {
 		var (
 			vmid    int
@@ -279,7 +293,7 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id ident
 		// failed on the way back). One that carries this create's identity
 		// is this create's VM, and the create goes on with it.
 		if id.id != "" && ctx.Err() == nil {
-			if own, ok, aerr := adoptOwn(ctx, c, a, id); aerr == nil && ok && own == ref {
+			if own, ok, aerr := adoptOwn(ctx, c, a, id, false); aerr == nil && ok && own == ref {
 				pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
 				return ref, nil
 			}
@@ -422,13 +436,15 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	oldArgs := old.VirtualMachineArgs
-	err = converge(ctx, c, ref, &oldArgs, a, "")
+	known, err := converge(ctx, c, ref, &oldArgs, a, "", false)
 	if id := resourceIdentity(ctx); err == nil && id.id != "" {
-		err = handOver(ctx, c, ref, id.id, true)
+		// a hand-over changes only what the state does not show (the
+		// provider's tags, the creating line): known stays good for it
+		err = handOver(ctx, c, ref, id.id, true, known)
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
-	st, found, rerr := readState(rctx, c, ref, a)
+	st, _, found, rerr := readStateAndConfig(rctx, c, ref, a, known)
 	switch {
 	case err == nil && rerr == nil && found:
 		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
@@ -16,6 +17,13 @@ import (
 // provider or the CLI was killed, or the answer was lost. Such a VM carries
 // the create's identity (pve identity.go); it is adopted and brought to the
 // inputs by converge, instead of a second VM being made.
+
+// adoptionMaxAge is how old an inventory the creates of one run share to
+// look for their interrupted runs' VMs. Those were made before this run
+// started; only a create task an interrupted run left running (its VM gets
+// its tags when it ends) can show in a later read, which a read at this
+// create's own start could miss as well.
+const adoptionMaxAge = 3 * time.Second
 
 // ownVM is a VM found with the create's identity.
 type ownVM struct {
@@ -30,13 +38,26 @@ type ownVM struct {
 // still run (a killed run's clone goes on in Proxmox, and its VM shows the
 // identity only once the copy ends), then also reads the description of
 // the VMs that could be that clone.
-func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string) ([]ownVM, error) {
+//
+// shared: the inventory may be one another create of this run read up to
+// adoptionMaxAge ago (see OthersInventory), as it may before a VM is made;
+// not when looking for the VM this run's own create may just have made, nor
+// after waiting for a clone.
+func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string, shared bool) ([]ownVM, error) {
 	if a.Clone != nil {
 		if err := awaitForeignClones(ctx, c, cloneSource(a)); err != nil {
 			return nil, err
 		}
 	}
-	inv, err := c.Inventory(ctx, 0)
+	var (
+		inv pve.Inventory
+		err error
+	)
+	if shared && a.Clone == nil {
+		inv, err = c.OthersInventory(ctx, adoptionMaxAge)
+	} else {
+		inv, err = c.Inventory(ctx, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("looking for a VM an interrupted run created for this resource: %w", err)
 	}
@@ -100,8 +121,10 @@ func awaitForeignClones(ctx context.Context, c *pve.Client, src pve.VMRef) error
 // only a VM still being created: a handed-over one may be the very VM it
 // replaces, and the VM the state holds is never adopted. A VM on another
 // node than the inputs' is not adopted; a half-made one there is destroyed.
-func adoptOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, bool, error) {
-	found, err := findOwn(ctx, c, a, id.id)
+//
+// shared: see findOwn.
+func adoptOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity, shared bool) (pve.VMRef, bool, error) {
+	found, err := findOwn(ctx, c, a, id.id, shared)
 	if err != nil || len(found) == 0 {
 		return pve.VMRef{}, false, err
 	}
@@ -172,10 +195,12 @@ func creatingArgs(a VirtualMachineArgs, live pve.VMConfig, id string) VirtualMac
 // With onlyIfCreating, a VM that does not carry this identity's creating
 // tag or line is left as it is: an update finishes what a create could not
 // (its hand-over failed), but does not claim a VM that was imported.
-func handOver(ctx context.Context, c *pve.Client, ref pve.VMRef, id string, onlyIfCreating bool) error {
-	live, err := c.VMConfig(ctx, ref)
-	if err != nil {
-		return err
+func handOver(ctx context.Context, c *pve.Client, ref pve.VMRef, id string, onlyIfCreating bool, live pve.VMConfig) error {
+	if live == nil {
+		var err error
+		if live, err = c.VMConfig(ctx, ref); err != nil {
+			return err
+		}
 	}
 	tags := pve.SplitTags(live["tags"])
 	if onlyIfCreating && !slices.Contains(tags, pve.CreatingTag(id)) && !pve.HasCreatingLine(live["description"], id) {

@@ -153,6 +153,9 @@ func TestCreateAdoptsOnlyItsOwnHalfMadeVM(t *testing.T) {
 // one that finished is adopted (no "already exists" at preview), and none
 // is downloaded twice. Another resource's file of that name is not.
 func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
+	// its own resource name: what Check and Diff record per URN (fresh,
+	// held) is process-wide, and a parallel test's Diff of another "iso"
+	// made this create a replacement that adopts nothing
 	t.Parallel()
 	e := newEnv(t, lab.Options{TimeScale: 0.5})
 	ctx := context.Background()
@@ -166,11 +169,11 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := proxmoxres.IdentityOf(urn(downloadType, "iso"))
+	id := proxmoxres.IdentityOf(urn(downloadType, "iso-adopt"))
 	if _, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(url, id)); err != nil {
 		t.Fatal(err)
 	}
-	fileID, state := e.create(downloadType, "iso", in)
+	fileID, state := e.create(downloadType, "iso-adopt", in)
 	if fileID != "pve2/local:iso/lablinux-1.0-agent.iso" || state.Get("size").AsNumber() <= 0 {
 		t.Fatalf("create: %s %v", fileID, state)
 	}
@@ -187,7 +190,7 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 		t.Fatalf("%d downloads, want the interrupted one only", n)
 	}
 	// finished before the next create: adopted too, also at preview
-	e.delete(downloadType, "iso", fileID, state)
+	e.delete(downloadType, "iso-adopt", fileID, state)
 	task, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(url, id))
 	if err != nil {
 		t.Fatal(err)
@@ -195,10 +198,10 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 	if err := task.Wait(ctx, 10*time.Millisecond, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if f := e.checkFailures(downloadType, "iso", property.Map{}, in); len(f) != 0 {
+	if f := e.checkFailures(downloadType, "iso-adopt", property.Map{}, in); len(f) != 0 {
 		t.Fatalf("preview of a finished interrupted download: %v", f)
 	}
-	e.create(downloadType, "iso", in)
+	e.create(downloadType, "iso-adopt", in)
 	if n := downloads(); n != 2 {
 		t.Fatalf("%d downloads, want 2 (the two interrupted ones, no other)", n)
 	}

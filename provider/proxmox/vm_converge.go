@@ -31,41 +31,54 @@ func shutdownTimeout(a VirtualMachineArgs) time.Duration {
 // half-way is finished by the next update.
 //
 // creating is the identity of a create in progress: the VM keeps its
-// creating tag (see creatingArgs) until the create hands it over.
-func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string) error {
+// creating tag (see creatingArgs) until the create hands it over. made: the
+// create call of this operation made the VM just now, so it is stopped (a
+// create or clone never starts it) and its status need not be read.
+//
+// It returns the configuration it read when nothing it did changed it
+// since (no config call, disk operation, pending change applied or template
+// conversion; a start changes none), so that the caller need not read it
+// again; nil otherwise.
+func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string, made bool) (pve.VMConfig, error) {
 	live, err := c.VMConfig(ctx, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a = creatingArgs(a, live, creating)
 	plan, err := planConfig(old, a, live)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ref, err)
+		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
 	if err := applyPlan(ctx, c, ref, plan); err != nil {
-		return err
+		return nil, err
+	}
+	known := live
+	if !plan.empty() {
+		known = nil
 	}
 	if len(plan.Imports) > 0 {
 		// the imported disks exist now, as large as their images: grow them
 		if live, err = c.VMConfig(ctx, ref); err != nil {
-			return err
+			return nil, err
 		}
 		grow, err := planConfig(old, a, live)
 		if err != nil {
-			return fmt.Errorf("%s: %w", ref, err)
+			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		if err := applyPlan(ctx, c, ref, grow); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	killpoint.Reach("after-config")
 	logImportSourceChanges(ctx, ref, old, a, live)
 	if err := convergePool(ctx, c, ref, a); err != nil {
-		return err
+		return nil, err
 	}
-	st, err := c.VMStatus(ctx, ref)
-	if err != nil {
-		return err
+	st := pve.VMStatus{Status: "stopped"}
+	if !made {
+		if st, err = c.VMStatus(ctx, ref); err != nil {
+			return nil, err
+		}
 	}
 	template := isTemplate(a)
 	wantRunning := wantsRunning(a)
@@ -74,20 +87,21 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 		// (a shutdown would be refused, "VM is paused - cannot shutdown")
 		pve.Logf(ctx, "resuming %s (paused, qmpstatus %s)", ref, st.QMPStatus)
 		if err := c.ResumeVM(ctx, ref); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	rebooted := false
 	if st.Running() && wantRunning {
 		if rebooted, err = applyPending(ctx, c, ref, a); err != nil {
-			return err
+			return nil, err
 		}
+		known = nil
 	}
 	switch {
 	case wantRunning && !st.Running():
 		pve.Logf(ctx, "starting %s", ref)
 		if err := c.StartVM(ctx, ref); err != nil {
-			return err
+			return nil, err
 		}
 		killpoint.Reach("after-start")
 	case !wantRunning && st.Running():
@@ -97,28 +111,29 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 		}
 		pve.Logf(ctx, "shutting down %s (%s)", ref, why)
 		if err := c.ShutdownVM(ctx, ref, shutdownTimeout(a)); err != nil {
-			return err
+			return nil, err
 		}
 	case st.Running() && !rebooted && touchesCloudInit(plan):
 		// the guest reads its cloud-init drive at boot: rebuild it now so
 		// that the next boot sees the new settings
 		if err := c.RegenerateCloudInit(ctx, ref); err != nil {
-			return err
+			return nil, err
 		}
 		pve.Logf(ctx, "%s: cloud-init settings changed; the guest applies them at its next boot", ref)
 	}
 	if template && !truthy(live["template"]) {
 		pve.Logf(ctx, "converting %s into a template", ref)
 		if err := c.ConvertToTemplate(ctx, ref); err != nil {
-			return err
+			return nil, err
 		}
+		known = nil
 	}
 	if wantRunning && waitsForAddress(a) {
 		if _, err := waitForAddress(ctx, c, ref, agentTimeout(a)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return known, nil
 }
 
 func isTemplate(a VirtualMachineArgs) bool { return a.Template != nil && *a.Template }

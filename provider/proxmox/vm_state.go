@@ -149,16 +149,41 @@ func agentOn(cfg pve.VMConfig) bool { return truthy(agentEnabled(cfg["agent"])) 
 // readState observes the VM and builds its state, asking the guest agent for
 // addresses when the VM runs with the agent enabled.
 func readState(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs) (VirtualMachineState, bool, error) {
-	o, found, err := observe(ctx, c, ref, in.Pool != nil || ref.Node == "")
-	if err != nil || !found {
-		return VirtualMachineState{}, found, err
+	st, _, found, err := readStateAndConfig(ctx, c, ref, in, nil)
+	return st, found, err
+}
+
+// readStateAndConfig is readState that also returns the configuration it
+// used. known is the VM's configuration when the caller read it after its
+// last change (see converge), nil when not: then it is read. Only the power
+// state and the guest's addresses are read in any case.
+func readStateAndConfig(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs, known pve.VMConfig) (VirtualMachineState, pve.VMConfig, bool, error) {
+	var (
+		o     observation
+		found bool
+		err   error
+	)
+	if known != nil && in.Pool == nil && ref.Node != "" {
+		st, serr := c.VMStatus(ctx, ref)
+		switch {
+		case serr == nil:
+			o, found = observation{Ref: ref, Config: known, Status: st}, true
+		case !pve.IsNotFound(serr):
+			return VirtualMachineState{}, nil, false, serr
+		}
+		// not found: gone or moved meanwhile, which observe finds out
+	}
+	if !found {
+		if o, found, err = observe(ctx, c, ref, in.Pool != nil || ref.Node == ""); err != nil || !found {
+			return VirtualMachineState{}, nil, found, err
+		}
 	}
 	var addrs []netip.Addr
 	// a paused VM's agent runs no code: asking would only time out
 	if o.Status.Running() && !o.Status.Paused() && agentOn(o.Config) {
 		if addrs, err = guestAddresses(ctx, c, o.Ref); err != nil {
-			return VirtualMachineState{}, true, err
+			return VirtualMachineState{}, o.Config, true, err
 		}
 	}
-	return stateFrom(o, in, addrs), true, nil
+	return stateFrom(o, in, addrs), o.Config, true, nil
 }

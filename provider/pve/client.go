@@ -50,6 +50,7 @@ type Client struct {
 	ids      *IDAllocator
 	memory   *MemoryClaims
 	inv      inventoryCache
+	disc     discovery
 	// own holds the UPIDs of the tasks this process started and awaits
 	own sync.Map
 	// taskPoll is the first interval between task status polls.
@@ -139,13 +140,20 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 	return apiErrorFrom(http.MethodGet, path, c.api.Get(ctx, path, out))
 }
 
+// writeDone voids the shared reads (inventory, storage content) once more
+// when a write has been answered or its task has ended: a read that ran
+// meanwhile may show the cluster before the change.
+func (c *Client) writeDone() { c.inv.changes.Add(1) }
+
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
 	c.inv.changes.Add(1)
+	defer c.writeDone()
 	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, body(params), out))
 }
 
 func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
 	c.inv.changes.Add(1)
+	defer c.writeDone()
 	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, body(params), out))
 }
 
@@ -175,6 +183,7 @@ func stringParams(params map[string]any) map[string]string {
 
 func (c *Client) delete(ctx context.Context, path string, params map[string]any, out any) error {
 	c.inv.changes.Add(1)
+	defer c.writeDone()
 	if len(params) > 0 {
 		path += "?" + encodeQuery(params)
 	}

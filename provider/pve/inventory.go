@@ -41,19 +41,34 @@ type inventoryCache struct {
 	changes atomic.Int64
 }
 
-// Inventory returns the cluster's inventory as read at most maxAge ago.
+// Inventory returns the cluster's inventory as read at most maxAge ago
+// (counted from the start of the read), and after any change of this client.
 func (c *Client) Inventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
+	return c.inventory(ctx, maxAge, true)
+}
+
+// OthersInventory is Inventory for a caller that looks only for what other
+// clients made, such as the VMs an interrupted run left (their identity is
+// no other resource's): this client's own changes do not void the read,
+// so the creates of one run that start within maxAge of each other share
+// one.
+func (c *Client) OthersInventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
+	return c.inventory(ctx, maxAge, false)
+}
+
+func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges bool) (Inventory, error) {
 	c.inv.mu.Lock()
 	defer c.inv.mu.Unlock()
 	gen := c.inv.changes.Load()
-	if !c.inv.at.IsZero() && time.Since(c.inv.at) <= maxAge && c.inv.gen == gen {
+	if !c.inv.at.IsZero() && time.Since(c.inv.at) <= maxAge && (c.inv.gen == gen || !ownChanges) {
 		return c.inv.inv, nil
 	}
+	at := time.Now()
 	inv, err := c.readInventory(ctx, "")
 	if err != nil {
 		return Inventory{}, err
 	}
-	c.inv.at, c.inv.gen, c.inv.inv = time.Now(), gen, inv
+	c.inv.at, c.inv.gen, c.inv.inv = at, gen, inv
 	return inv, nil
 }
 

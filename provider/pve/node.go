@@ -18,8 +18,13 @@ type NodeInfo struct {
 	MaxCPU int
 }
 
-// Nodes lists the cluster's nodes.
+// Nodes lists the cluster's nodes, as read once per provider process (see
+// discovery): again after this client changed a node's memory in use.
 func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
+	return cachedRead(ctx, &c.disc.reads, "nodes", c.disc.memoryChanges.Load, 0, c.readNodes)
+}
+
+func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {
 	var items []struct {
 		Node   string      `json:"node"`
 		Status string      `json:"status"`
@@ -45,8 +50,15 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
 }
 
 // Bridges lists the names of the network bridges (Linux, OVS and SDN
-// VNets) a VM on node can attach to.
+// VNets) a VM on node can attach to, as read once per provider process (see
+// discovery).
 func (c *Client) Bridges(ctx context.Context, node string) ([]string, error) {
+	return cachedRead(ctx, &c.disc.reads, "bridges/"+node, noChanges, 0, func(ctx context.Context) ([]string, error) {
+		return c.readBridges(ctx, node)
+	})
+}
+
+func (c *Client) readBridges(ctx context.Context, node string) ([]string, error) {
 	var items []struct {
 		Iface string `json:"iface"`
 	}
@@ -85,8 +97,15 @@ func (s StorageInfo) Holds(content string) bool {
 	return false
 }
 
-// Storages lists the storages available on node.
+// Storages lists the storages available on node, as read once per provider
+// process (see discovery; Avail is as free as it was then).
 func (c *Client) Storages(ctx context.Context, node string) ([]StorageInfo, error) {
+	return cachedRead(ctx, &c.disc.reads, "storages/"+node, noChanges, 0, func(ctx context.Context) ([]StorageInfo, error) {
+		return c.readStorages(ctx, node)
+	})
+}
+
+func (c *Client) readStorages(ctx context.Context, node string) ([]StorageInfo, error) {
 	var items []struct {
 		Storage string      `json:"storage"`
 		Content string      `json:"content"`

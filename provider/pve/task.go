@@ -178,6 +178,8 @@ func (c *Client) startTaskAt(ctx context.Context, point string, call func(out *s
 	}
 	c.own.Store(upid, true)
 	defer c.own.Delete(upid)
+	// the task's work shows only when it ends (or fails half-way)
+	defer c.writeDone()
 	killpoint.Reach(point)
 	return c.WaitTask(ctx, upid)
 }

@@ -185,6 +185,10 @@ func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[strin
 	if len(p) == 0 {
 		return nil
 	}
+	if changesMemory(params, remove) {
+		c.disc.memoryChanged()
+		defer c.disc.memoryChanged()
+	}
 	return c.retryVM(ctx, ref, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
 			return c.post(ctx, ref.path("/config"), p, upid)
@@ -239,6 +243,10 @@ func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
 // failure with a cause that stays (a missing bridge, too little memory) is
 // not repeated.
 func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any, done func(VMStatus) bool) error {
+	// what the VM takes from its node changes, also when the call fails
+	// half-way: voided before and after
+	c.disc.memoryChanged()
+	defer c.disc.memoryChanged()
 	return c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
 		err := c.startTask(ctx, func(upid *string) error {
 			return c.post(ctx, ref.path("/status/"+action), params, upid)
