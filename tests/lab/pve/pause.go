@@ -35,26 +35,19 @@ func (s *Server) hSuspend(r *request) (any, error) {
 		// (lock "suspended", vmstate in the config): not simulated
 		return nil, fail("lab: suspend to disk (todisk) is not simulated\n")
 	}
-	vmid, nodeName := r.vmid(), r.p["node"]
-	s.mu.Lock()
-	v, err := s.vmLocked(nodeName, vmid)
-	if err == nil && !v.running {
-		err = fail("VM %d not running\n", vmid)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	skipLock := r.p["skiplock"] == "1"
-	return s.vmTask(r, "qmpause", func(ctx context.Context, l *taskLog) error {
-		return s.pauseVM(nodeName, vmid, skipLock)
-	})
+	return s.runningVMTask(r, "qmpause", s.pauseVM)
 }
 
 func (s *Server) hResume(r *request) (any, error) {
 	if err := rootOnlyParams(r, "skiplock", "nocheck"); err != nil {
 		return nil, err
 	}
+	return s.runningVMTask(r, "qmresume", s.resumeVM)
+}
+
+// runningVMTask starts task typ doing do on the request's VM, which must be
+// running (qemu-server checks before it forks the worker).
+func (s *Server) runningVMTask(r *request, typ string, do func(nodeName string, vmid int, skipLock bool) error) (any, error) {
 	vmid, nodeName := r.vmid(), r.p["node"]
 	s.mu.Lock()
 	v, err := s.vmLocked(nodeName, vmid)
@@ -66,8 +59,8 @@ func (s *Server) hResume(r *request) (any, error) {
 		return nil, err
 	}
 	skipLock := r.p["skiplock"] == "1"
-	return s.vmTask(r, "qmresume", func(ctx context.Context, l *taskLog) error {
-		return s.resumeVM(nodeName, vmid, skipLock)
+	return s.vmTask(r, typ, func(ctx context.Context, l *taskLog) error {
+		return do(nodeName, vmid, skipLock)
 	})
 }
 
