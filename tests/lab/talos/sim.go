@@ -152,6 +152,8 @@ func (s *Sim) Catalog() *Catalog { return s.catalog }
 
 // Close powers off every node and stops the simulator.
 func (s *Sim) Close() {
+	defer watchdog(closePatience, panicStuckClose)()
+
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
