@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	pversion "github.com/proxmoxtalos/proxmoxtalos/provider/version"
 )
 
 const modulePath = "github.com/proxmoxtalos/proxmoxtalos"
@@ -27,7 +29,8 @@ func buildPlugin(root, out, version string, p Platform) error {
 	// The Makefile's settings (-trimpath, CGO_ENABLED=0) plus -s -w, which only the linker
 	// sees: make test's host archive reuses the compiled packages and only links.
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin,
-		"-ldflags", "-s -w -X "+modulePath+"/provider/version.Version="+version,
+		"-ldflags", "-s -w -X "+modulePath+"/provider/version.Version="+version+
+			" -X "+modulePath+"/provider/version.Stamp="+pversion.StampFor(version),
 		"./provider/cmd/pulumi-resource-"+pluginName)
 	cmd.Dir = root
 	// Static binaries (no libc dependency), as the Makefile builds everything.

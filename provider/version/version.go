@@ -15,7 +15,22 @@ const unset = "0.0.0-dev"
 // no ldflags: it takes X.Y.Z from the module version Go records in the binary.
 var Version = unset
 
+// Stamp is StampFor(Version) in a release binary: gen/dist sets it with -X beside Version.
+// Release builds use -trimpath, which keeps -ldflags out of the build info Go records in a
+// binary (cmd/go omits "-ldflags" then, golang/go#52372), so gen/dist's check finds these
+// bytes to tell which version a binary is.
+var Stamp string
+
+const stampPrefix, stampEnd = "proxmoxtalos-provider-version=", ";"
+
+// StampFor is the Stamp of a build of version v.
+func StampFor(v string) string { return stampPrefix + v + stampEnd }
+
 func init() {
+	// A build given only the stamp still knows its version.
+	if v, ok := strings.CutPrefix(Stamp, stampPrefix); ok && Version == unset {
+		Version = strings.TrimSuffix(v, stampEnd)
+	}
 	if Version != unset {
 		return
 	}
