@@ -9,7 +9,6 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/golden"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
-	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // Issue 13: the offline preview (PROXMOXTALOS_OFFLINE_PREVIEW=true) of
@@ -63,13 +62,7 @@ func TestOfflinePreview(t *testing.T) {
 		t.Errorf("an offline preview without changes: %s", r)
 	}
 
-	norm := golden.Normalizer{Literal: map[string]string{
-		l.AddressPrefix() + ".":                       "192.0.2.",
-		l.AddressBlock().String():                     "192.0.2.0/24",
-		l.FactoryURL():                                "http://factory.lab",
-		strings.TrimPrefix(l.FactoryURL(), "http://"): "factory.lab",
-		simtest.Schematic:                             "<schematic:qemu-guest-agent>",
-	}}
+	norm := previewNormalizer(l)
 	for _, pr := range []struct {
 		name   string
 		change func(*goldenCluster)

@@ -149,14 +149,7 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 	step("refresh", func() harness.Result { return p.Refresh(t, "--expect-no-changes") })
 	noOutputChanges(t, "after refresh", step("preview after refresh", func() harness.Result { return p.Preview(t, "--expect-no-changes", "--diff") }))
 
-	norm := golden.Normalizer{Literal: map[string]string{
-		l.AddressPrefix() + ".":                       "192.0.2.",
-		l.AddressBlock().String():                     "192.0.2.0/24",
-		l.FactoryURL():                                "http://factory.lab",
-		strings.TrimPrefix(l.FactoryURL(), "http://"): "factory.lab",
-		// The schematic with the guest agent: stable, kept readable.
-		simtest.Schematic: "<schematic:qemu-guest-agent>",
-	}}
+	norm := previewNormalizer(l)
 
 	for _, pr := range []struct {
 		name   string
@@ -276,6 +269,19 @@ var outputChange = regexp.MustCompile(`(?m)^\s*--outputs:--$|^\s*[~+-] \w+: .* =
 // noOutputChanges fails when a no-op `pulumi preview --diff` shows an
 // output change: --expect-no-changes looks at resources only, and
 // `--json` lists no outputs of a preview's new state.
+// previewNormalizer makes a preview of a lab cluster comparable across labs: the lab's
+// addresses and Image Factory become documentation values.
+func previewNormalizer(l *tcLab) golden.Normalizer {
+	return golden.Normalizer{Literal: map[string]string{
+		l.AddressPrefix() + ".":                       "192.0.2.",
+		l.AddressBlock().String():                     "192.0.2.0/24",
+		l.FactoryURL():                                "http://factory.lab",
+		strings.TrimPrefix(l.FactoryURL(), "http://"): "factory.lab",
+		// The schematic with the guest agent: stable, kept readable.
+		simtest.Schematic: "<schematic:qemu-guest-agent>",
+	}}
+}
+
 func noOutputChanges(t *testing.T, when string, r harness.Result) {
 	t.Helper()
 	if m := outputChange.FindString(r.Stdout); m != "" {
