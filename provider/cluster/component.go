@@ -99,6 +99,12 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return fail(err)
 	}
+	var guests map[int]plan.Guest
+	if gl, ok := inv.(guestLister); ok && namesVMIDs(&args) {
+		if guests, err = gl.Guests(ctx.Context()); err != nil {
+			return fail(err)
+		}
+	}
 	stackTag := plan.StackTag(ctx.Project(), ctx.Stack())
 	if err := plan.CheckStack(args.ClusterName, stackTag, vms); err != nil {
 		return nil, err // *plan.Error names the component already
@@ -153,7 +159,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		fillUnknownNetwork(&args, vmUnknown, vms)
 		hosts = withoutBridgeCheck(hosts, vmUnknown)
 	}
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev, stackTag: stackTag}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members, Guests: guests}, prev: prev, stackTag: stackTag}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
