@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -333,6 +334,17 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		}
 	}
 
+	// The same configuration with other values held secret (a value the
+	// user now passes as a secret): the stored view, which showed it, is
+	// redacted by an update that does not touch the node. Only the secret
+	// input is named: a path under configView would print the old value.
+	if !configChanged && in.MachineConfiguration != "" && !sameSet(old.SensitiveValues, in.SensitiveValues) &&
+		len(in.ConfigView) > 0 && !maps.Equal(old.ConfigView, in.ConfigView) {
+		dd["sensitiveValues"] = upd
+		notes = append(notes, diffNote{text: "node " + nodeLabel(in) + ": other values are secret now; the stored " +
+			"configuration view is redacted again, nothing changes on the node"})
+	}
+
 	want, _ := desiredVersion(in)
 	upgrade := want != "" && old.RunningVersion != "" && !sameTalosVersion(want, old.RunningVersion)
 
@@ -396,6 +408,15 @@ func vmRestart(old, in *HealthGate) [2]string {
 	}
 
 	return [2]string{*old.Vm, *in.Vm}
+}
+
+// sameSet compares two lists as sets.
+func sameSet(a, b []string) bool {
+	as, bs := slices.Clone(a), slices.Clone(b)
+	slices.Sort(as)
+	slices.Sort(bs)
+
+	return slices.Equal(slices.Compact(as), slices.Compact(bs))
 }
 
 // viewChanges compares two redacted views key by key.
