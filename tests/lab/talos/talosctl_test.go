@@ -301,29 +301,39 @@ func TestTalosctl(t *testing.T) {
 		// lists; each must pass, none may be skipped (a skip means a
 		// resource Talos publishes was missing, such as KubeletConfig or
 		// the bootstrap manifests' config).
-		_, errOut, err := x.exec(t, ep, cp.addr(), "health", "--server=false")
-		if err != nil {
-			t.Fatalf("health: %v\n%s", err, errOut)
-		}
-
-		for _, check := range []string{
+		checks := []string{
 			"etcd to be healthy", "etcd members to be consistent across nodes", "etcd members to be control plane nodes",
 			"apid to be ready", "all nodes memory sizes", "all nodes disk sizes", "no diagnostics", "kubelet to be healthy",
 			"all nodes to finish boot sequence", "all k8s nodes to report", "all control plane static pods to be running",
 			"all control plane components to be ready", "all k8s nodes to report ready", "kube-proxy to report ready",
 			"coredns to report ready", "all k8s nodes to report schedulable",
-		} {
-			contains(t, "health", errOut, "waiting for "+check+": OK")
 		}
 
-		if strings.Contains(errOut, "SKIP") {
-			t.Errorf("health skipped a check:\n%s", errOut)
+		for _, mode := range []string{"--server=false", "--server=true"} {
+			// Server side (talosctl's default): the control plane's
+			// machined runs the same checks (ClusterService.HealthCheck)
+			// and streams its status lines.
+			_, errOut, err := x.exec(t, ep, cp.addr(), "health", mode)
+			if err != nil {
+				t.Fatalf("health %s: %v\n%s", mode, err, errOut)
+			}
+
+			for _, check := range checks {
+				contains(t, "health "+mode, errOut, "waiting for "+check+": OK")
+			}
+
+			if strings.Contains(errOut, "SKIP") {
+				t.Errorf("health %s skipped a check:\n%s", mode, errOut)
+			}
 		}
 
-		// The server-side form (talosctl's default) calls
-		// ClusterService.HealthCheck, which the lab does not serve (README).
-		if _, errOut, err := x.exec(t, ep, cp.addr(), "health"); err == nil || !strings.Contains(errOut, "code = Unimplemented") {
-			t.Errorf("server-side health: err %v, stderr:\n%s", err, errOut)
+		_, errOut, _ := x.exec(t, ep, cp.addr(), "health")
+		contains(t, "server-side health", errOut, `discovered nodes: ["`)
+
+		// Only control planes run it (machinehelper.CheckControlplane).
+		if _, errOut, err := x.exec(t, ep, w.addr(), "health"); err == nil ||
+			!strings.Contains(errOut, "code = Unimplemented desc = cluster health check is only available on control plane nodes") {
+			t.Errorf("server-side health on a worker: err %v, stderr:\n%s", err, errOut)
 		}
 	})
 
