@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,11 +291,6 @@ func TestTalosctl(t *testing.T) {
 		mustRow(t, "time", on(t, cp, "time"), cp.addr().String(), "time.cloudflare.com")
 	})
 
-	t.Run("containers", func(t *testing.T) {
-		mustRow(t, "system", on(t, cp, "containers"), "system", "apid", "RUNNING")
-		mustRow(t, "k8s.io", on(t, cp, "containers", "-k"), "k8s.io", "kube-system/kube-apiserver-cp1:kube-apiserver", "CONTAINER_RUNNING")
-	})
-
 	t.Run("health", func(t *testing.T) {
 		// Client side: talosctl runs Talos's default cluster checks
 		// (pkg/cluster/check) itself against the nodes cluster discovery
@@ -322,18 +318,37 @@ func TestTalosctl(t *testing.T) {
 				contains(t, "health "+mode, errOut, "waiting for "+check+": OK")
 			}
 
+			if mode == "--server=true" {
+				contains(t, "server-side health", errOut, `discovered nodes: [`, `"`+cp.addr().String()+`"`, `"`+w.addr().String()+`"`)
+			}
+
 			if strings.Contains(errOut, "SKIP") {
 				t.Errorf("health %s skipped a check:\n%s", mode, errOut)
 			}
 		}
 
-		_, errOut, _ := x.exec(t, ep, cp.addr(), "health")
-		contains(t, "server-side health", errOut, `discovered nodes: ["`)
-
 		// Only control planes run it (machinehelper.CheckControlplane).
 		if _, errOut, err := x.exec(t, ep, w.addr(), "health"); err == nil ||
 			!strings.Contains(errOut, "code = Unimplemented desc = cluster health check is only available on control plane nodes") {
 			t.Errorf("server-side health on a worker: err %v, stderr:\n%s", err, errOut)
+		}
+	})
+
+	t.Run("containers", func(t *testing.T) {
+		mustRow(t, "system", on(t, cp, "containers"), "system", "apid", "RUNNING")
+		// After health, so the workloads run. CRI's k8s.io namespace: a
+		// sandbox (the pause image) and the containers of each pod the
+		// kubelet runs, static and scheduled.
+		out := on(t, cp, "containers", "-k")
+		mustRow(t, "static pod sandbox", out, "k8s.io", "kube-system/kube-apiserver-cp1", sandboxImage, "SANDBOX_READY")
+		podRow(t, out, "kube-system/kube-apiserver-cp1:kube-apiserver:")
+
+		out = on(t, w, "containers", "-k")
+		podRow(t, out, "kube-system/kube-proxy-", ":kube-proxy:")
+		podRow(t, out, "kube-system/kube-flannel-", ":kube-flannel:")
+
+		if strings.Contains(out, "kube-apiserver") {
+			t.Errorf("a worker runs no control plane pods:\n%s", out)
 		}
 	})
 
@@ -422,4 +437,33 @@ func TestTalosctlMaintenance(t *testing.T) {
 	if _, ok := row(out, "SystemDisk"); ok {
 		t.Errorf("a live ISO boot has no system disk:\n%s", out)
 	}
+}
+
+// podRow fails unless a CONTAINER_RUNNING row's ID (talosctl prefixes a
+// pod's containers with a tree branch) holds every part.
+func podRow(t *testing.T, out string, parts ...string) {
+	t.Helper()
+
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if !slices.Contains(f, "CONTAINER_RUNNING") {
+			continue
+		}
+
+		id := slices.IndexFunc(f, func(s string) bool { return strings.HasPrefix(s, "kube-system/") })
+		if id < 0 {
+			continue
+		}
+
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(f[id], p)
+		}
+
+		if all {
+			return
+		}
+	}
+
+	t.Errorf("no running container with %q:\n%s", parts, out)
 }
