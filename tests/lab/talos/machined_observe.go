@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -251,8 +252,16 @@ func (m *machined) Logs(req *machine.LogsRequest, srv machine.MachineService_Log
 		return status.Error(codes.Unavailable, "node is not running")
 	}
 
-	if req.Namespace != constants.SystemContainerdNamespace && req.Id != "kubelet" {
-		return status.Errorf(codes.NotFound, "container %q not found in namespace %q (the lab runs no Kubernetes containers)", req.Id, req.Namespace)
+	switch {
+	case req.Namespace == constants.SystemContainerdNamespace || req.Id == "kubelet":
+	case req.Namespace == "":
+		return status.Errorf(codes.InvalidArgument, "namespace can't be empty")
+	case req.Driver == common.ContainerDriver_CRI && req.Namespace != constants.K8sContainerdNamespace:
+		return errors.New("CRI inspector is supported only for K8s namespace")
+	case req.Driver == common.ContainerDriver_CRI:
+		return m.criLogs(req, srv)
+	default: // containerd's own view of k8s.io (its container IDs) is not simulated
+		return fmt.Errorf("container %q not found", req.Id)
 	}
 
 	return logs.service(req.Id).read(srv.Context(), int(req.TailLines), req.Follow, func(line string) error {

@@ -344,8 +344,18 @@ func TestTalosctl(t *testing.T) {
 		podRow(t, out, "kube-system/kube-apiserver-cp1:kube-apiserver:")
 
 		out = on(t, w, "containers", "-k")
-		podRow(t, out, "kube-system/kube-proxy-", ":kube-proxy:")
+		proxy := podRow(t, out, "kube-system/kube-proxy-", ":kube-proxy:")
 		podRow(t, out, "kube-system/kube-flannel-", ":kube-flannel:")
+
+		// logs -k: the container's CRI log; kube-apiserver's is the real
+		// apiserver's output, the others' one line (no process runs).
+		contains(t, "logs -k kube-apiserver", on(t, cp, "logs", "-k", "kube-system/kube-apiserver-cp1:kube-apiserver", "--tail", "5"), " stderr F ")
+		contains(t, "logs -k kube-proxy", on(t, w, "logs", "-k", proxy), " stdout F lab: container \"kube-proxy\"", "runs no process")
+
+		if out, errOut, err := x.exec(t, ep, w.addr(), "logs", "-k", "kube-system/kube-apiserver-cp1:kube-apiserver"); err == nil ||
+			!strings.Contains(out+errOut, `container "kube-system/kube-apiserver-cp1:kube-apiserver" not found`) {
+			t.Errorf("logs -k of a container the node does not run: err %v, output:\n%s%s", err, out, errOut)
+		}
 
 		if strings.Contains(out, "kube-apiserver") {
 			t.Errorf("a worker runs no control plane pods:\n%s", out)
@@ -439,9 +449,10 @@ func TestTalosctlMaintenance(t *testing.T) {
 	}
 }
 
-// podRow fails unless a CONTAINER_RUNNING row's ID (talosctl prefixes a
-// pod's containers with a tree branch) holds every part.
-func podRow(t *testing.T, out string, parts ...string) {
+// podRow returns the ID of the first CONTAINER_RUNNING row (talosctl
+// prefixes a pod's containers with a tree branch) that holds every part, and
+// fails without one.
+func podRow(t *testing.T, out string, parts ...string) string {
 	t.Helper()
 
 	for line := range strings.SplitSeq(out, "\n") {
@@ -461,9 +472,11 @@ func podRow(t *testing.T, out string, parts ...string) {
 		}
 
 		if all {
-			return
+			return f[id]
 		}
 	}
 
 	t.Errorf("no running container with %q:\n%s", parts, out)
+
+	return ""
 }
