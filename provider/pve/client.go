@@ -151,12 +151,12 @@ func (c *Client) writeDone() { c.inv.changes.Add(1) }
 // write is answered. The callers that wait for the write's task void them
 // again when it ends (DownloadURL, DeleteVolume).
 func (c *Client) storageWritten(path string) func() {
-	s := storageWrite(path)
-	if s == "" {
+	node, storage := storageWrite(path)
+	if storage == "" {
 		return func() {}
 	}
-	c.vols.changed(s)
-	return func() { c.vols.changed(s) }
+	c.vols.changed(node, storage)
+	return func() { c.vols.changed(node, storage) }
 }
 
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {

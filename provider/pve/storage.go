@@ -46,7 +46,7 @@ func (c *Client) DownloadURL(ctx context.Context, r DownloadRequest) error {
 	}
 	path := fmt.Sprintf("/nodes/%s/storage/%s/download-url", r.Node, r.Storage)
 	// the file shows once the task ends: a list read meanwhile is old
-	defer c.vols.changed(r.Storage)
+	defer c.vols.changed(r.Node, r.Storage)
 	// Sending it again is safe once it is known not to have run: an answer
 	// lost to a server or proxy error may hide a download that started, so
 	// that download is awaited, or its file found, before another is sent.
@@ -102,7 +102,7 @@ func (c *Client) storageContentOnce(ctx context.Context, node, storage, content 
 	if content != "" {
 		path += "?content=" + url.QueryEscape(content)
 	}
-	at, gen := time.Now(), c.vols.gen(storage)
+	at, gen := time.Now(), c.vols.gen(node, storage)
 	if err := c.get(ctx, path, &items); err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (c *Client) VolumeSize(ctx context.Context, node, storage, volid string) (u
 // or directory"), so the content list is asked first and after a failure.
 func (c *Client) DeleteVolume(ctx context.Context, node, storage, volid string) error {
 	// the volume goes once the task ends: a list read meanwhile is old
-	defer c.vols.changed(storage)
+	defer c.vols.changed(node, storage)
 	if _, found, err := c.FindVolume(ctx, node, storage, volid); err == nil && !found {
 		return nil
 	}

@@ -24,46 +24,54 @@ import (
 // A kept list is good for maxAge (counted from the start of its read) and
 // until this client writes to that storage: a download or a volume delete
 // (any call under /nodes/{node}/storage/{storage}/) voids the storage's
-// lists on every node (a shared storage shows the same content
-// everywhere) when the call is sent, when it is answered and when its task
-// ends. Only volumes that storage calls alone make or remove are answered
+// list on that node, and on every node where the storage is shared (the
+// same content everywhere), when the call is sent, when it is answered and
+// when its task ends. Only volumes that storage calls alone make or remove are answered
 // from a kept list (iso, import, vztmpl, snippets: see staticContent);
 // VM disks change with VM calls, which do not void it.
 type volumeLists struct {
 	mu      sync.Mutex
 	lists   map[string]volumeList // by node + "/" + storage
-	changes map[string]int64      // this client's writes, by storage name
+	changes map[string]int64      // this client's writes, by node + "/" + storage and by "*/" + storage
 	flights map[string]*sync.Mutex
 }
 
 type volumeList struct {
 	at   time.Time
-	gen  int64
+	gen  listGen
 	vols []Volume
 }
 
+// listGen counts this client's writes to a storage on one node (node) and
+// on any node (anywhere).
+type listGen struct{ node, anywhere int64 }
+
 func listKey(node, storage string) string { return node + "/" + storage }
 
+func anywhereKey(storage string) string { return "*/" + storage }
+
 // gen counts this client's writes to storage so far.
-func (l *volumeLists) gen(storage string) int64 {
+func (l *volumeLists) gen(node, storage string) listGen {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.changes[storage]
+	return listGen{l.changes[listKey(node, storage)], l.changes[anywhereKey(storage)]}
 }
 
-// changed voids the kept lists of storage on every node.
-func (l *volumeLists) changed(storage string) {
+// changed voids the kept list of storage on node, and on every node where
+// the storage is shared.
+func (l *volumeLists) changed(node, storage string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.changes == nil {
 		l.changes = map[string]int64{}
 	}
-	l.changes[storage]++
+	l.changes[listKey(node, storage)]++
+	l.changes[anywhereKey(storage)]++
 }
 
 // keep records a list read from Proxmox that started at at, with gen the
-// storage's write count then; an older read does not replace a newer one.
-func (l *volumeLists) keep(node, storage string, at time.Time, gen int64, vols []Volume) {
+// storage's write counts then; an older read does not replace a newer one.
+func (l *volumeLists) keep(node, storage string, at time.Time, gen listGen, vols []Volume) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lists == nil {
@@ -77,12 +85,14 @@ func (l *volumeLists) keep(node, storage string, at time.Time, gen int64, vols [
 }
 
 // recent is the kept list if it is younger than maxAge and no write of
-// this client to the storage came after its read started.
-func (l *volumeLists) recent(node, storage string, maxAge time.Duration) ([]Volume, bool) {
+// this client to the storage (on node, or anywhere when it is shared) came
+// after its read started.
+func (l *volumeLists) recent(node, storage string, shared bool, maxAge time.Duration) ([]Volume, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	got, ok := l.lists[listKey(node, storage)]
-	if !ok || got.gen != l.changes[storage] || time.Since(got.at) > maxAge {
+	if !ok || got.gen.node != l.changes[listKey(node, storage)] || time.Since(got.at) > maxAge ||
+		(shared && got.gen.anywhere != l.changes[anywhereKey(storage)]) {
 		return nil, false
 	}
 	return got.vols, true
@@ -103,24 +113,24 @@ func (l *volumeLists) flight(node, storage string) *sync.Mutex {
 	return l.flights[k]
 }
 
-// storageWrite is the storage a write to path changes ("" for none): the
-// calls under /nodes/{node}/storage/{storage}/ (download-url, a content
-// delete or upload).
-func storageWrite(path string) string {
+// storageWrite is the node and storage a write to path changes ("" for
+// none): the calls under /nodes/{node}/storage/{storage}/ (download-url, a
+// content delete or upload).
+func storageWrite(path string) (node, storage string) {
 	rest, ok := strings.CutPrefix(path, "/nodes/")
 	if !ok {
-		return ""
+		return "", ""
 	}
-	_, rest, _ = strings.Cut(rest, "/")
+	node, rest, _ = strings.Cut(rest, "/")
 	rest, ok = strings.CutPrefix(rest, "storage/")
 	if !ok {
-		return ""
+		return "", ""
 	}
 	storage, sub, ok := strings.Cut(rest, "/")
-	if !ok || sub == "" {
-		return ""
+	if !ok || sub == "" || node == "" {
+		return "", ""
 	}
-	return storage
+	return node, storage
 }
 
 // staticContent reports a volume that only storage calls make or remove:
@@ -150,10 +160,21 @@ func (c *Client) FindRecentVolume(ctx context.Context, node, storage, volid stri
 	if !staticContent(volid) {
 		return c.FindVolume(ctx, node, storage, volid)
 	}
+	// whether another node's write shows here (read once per process)
+	storages, err := c.Storages(ctx, node)
+	if err != nil {
+		return c.FindVolume(ctx, node, storage, volid)
+	}
+	shared := true // unknown: as if it were
+	for _, s := range storages {
+		if s.Name == storage {
+			shared = s.Shared
+		}
+	}
 	fl := c.vols.flight(node, storage)
 	fl.Lock()
 	defer fl.Unlock()
-	if vols, ok := c.vols.recent(node, storage, maxAge); ok {
+	if vols, ok := c.vols.recent(node, storage, shared, maxAge); ok {
 		return findVolume(vols, volid, nil)
 	}
 	return c.FindVolume(ctx, node, storage, volid)

@@ -81,6 +81,19 @@ func TestRecentVolumeLookups(t *testing.T) {
 		t.Fatalf("recent lookup after this client downloaded it: found %v, %v", found, err)
 	}
 
+	// a download on another node leaves this node's list of a storage that
+	// is not shared (the lab's local is a directory on each node)
+	before = s.Calls(contentCall)
+	if err := c.DownloadURL(ctx, pve.DownloadRequest{Node: "pve2", Storage: "local", URL: "https://images.lab.example/c.iso", Content: "iso", FileName: "c.iso"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := c.FindRecentVolume(ctx, "pve1", "local", b.VolumeID(), time.Hour); err != nil || !found {
+		t.Fatalf("recent lookup on pve1 after a download on pve2: found %v, %v", found, err)
+	}
+	if got := s.Calls(contentCall) - before; got != 0 {
+		t.Fatalf("a download on pve2 made pve1's lookup list the storage %d times, want 0", got)
+	}
+
 	// concurrent askers with nothing kept share one read
 	s2, c2, ctx2 := startLab(t, labpve.Options{})
 	before = s2.Calls(contentCall)
