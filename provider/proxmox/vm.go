@@ -282,6 +282,7 @@ func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id 
 		return ref, false, nil
 	case pve.IsAlreadyExists(err) && a.VMID == nil && attempt < maxCreateAttempts:
 		pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
+		c.IDs().Taken(vmid)
 		return pve.VMRef{}, true, nil
 	case pve.IsAlreadyExists(err) && a.VMID != nil:
 		return pve.VMRef{}, false, fmt.Errorf("vmId %d is already in use (%w): choose another vmId, or leave it "+
@@ -323,6 +324,7 @@ func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id 
 		// not this create's: another client took the VMID, as with
 		// "already exists"; that VM is never claimed
 		pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
+		c.IDs().Taken(vmid)
 		return pve.VMRef{}, true, nil
 	case aerr == nil && a.VMID != nil:
 		return pve.VMRef{}, false, fmt.Errorf("vmId %d is already in use by a VM this create did not make (the create "+
