@@ -327,6 +327,19 @@ func TestTalosctl(t *testing.T) {
 			}
 		}
 
+		// The nodes named in the request instead of the discovered ones:
+		// a node that is not there fails its check (apid) until the wait
+		// timeout ends the health check.
+		cpFlag, wFlag := "--control-plane-nodes="+cp.addr().String(), "--worker-nodes="+w.addr().String()
+		_, errOut := x.runBoth(t, ep, cp.addr(), "health", cpFlag, wFlag)
+		contains(t, "health with node lists", errOut, "waiting for all k8s nodes to report: OK", "waiting for all k8s nodes to report schedulable: OK")
+
+		missing := cp.addr().Next().Next().Next().String()
+		if _, errOut, err := x.exec(t, ep, cp.addr(), "health", cpFlag, wFlag+","+missing, "--wait-timeout=20s"); err == nil ||
+			!strings.Contains(errOut, `waiting for apid to be ready: error getting version from node "`+missing+`"`) {
+			t.Errorf("server-side health with a missing node: err %v, stderr:\n%s", err, errOut)
+		}
+
 		// Only control planes run it (machinehelper.CheckControlplane).
 		if _, errOut, err := x.exec(t, ep, w.addr(), "health"); err == nil ||
 			!strings.Contains(errOut, "code = Unimplemented desc = cluster health check is only available on control plane nodes") {
