@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/blang/semver/v4"
 	"github.com/siderolabs/talos/pkg/machinery/client"
@@ -97,7 +98,47 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 
 	res := &UpgradeResult{To: want}
 
-	err := o.poll(ctx, fmt.Sprintf("node %s to accept the upgrade to %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
+	// A node that comes back on the version it ran, running, did not
+	// upgrade (its host lost power during the install, or the installer
+	// refused): Talos boots the installed version and runs normally. The
+	// upgrade is sent once more; a second loss is an error.
+	for attempt := 1; ; attempt++ {
+		err := accept(ctx, t, req, want, res, o)
+		if err != nil || res.Skipped {
+			if err == nil {
+				o.report("node %s already runs Talos %s: no upgrade needed", t.Node, want)
+			}
+
+			return res, err
+		}
+
+		o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
+
+		if req.EvenIfSameVersion && sameVersion(res.From, want) {
+			// The version does not tell the new image from the old one: wait
+			// for the node to go down and come back.
+			return res, waitRebooted(ctx, t, want, o)
+		}
+
+		err = waitVersion(ctx, t, want, res.From, o)
+
+		var lost *UpgradeLostError
+		if errors.As(err, &lost) && attempt == 1 {
+			o.report("%s; sending the upgrade again", lost.what())
+
+			continue
+		}
+
+		return res, err
+	}
+}
+
+// accept sends the upgrade request until the node accepts it; a node that
+// already runs want (and !req.EvenIfSameVersion) is left alone (res.Skipped).
+func accept(ctx context.Context, t Target, req UpgradeRequest, want string, res *UpgradeResult, o Options) error {
+	res.Skipped = false
+
+	return o.poll(ctx, fmt.Sprintf("node %s to accept the upgrade to %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			return false, state, err
@@ -136,41 +177,74 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 
 		return true, state, nil
 	})
-	if err != nil {
-		return res, err
-	}
+}
 
-	if res.Skipped {
-		o.report("node %s already runs Talos %s: no upgrade needed", t.Node, want)
+// UpgradeLostError: the node accepted an upgrade, went down or into its
+// upgrade, and came back running the version it ran before.
+type UpgradeLostError struct {
+	Node, From, To string
+}
 
-		return res, nil
-	}
+func (e *UpgradeLostError) what() string {
+	return fmt.Sprintf("node %s came back on Talos %s, running, after it accepted the upgrade to %s: the upgrade was lost "+
+		"(the node restarted or lost power before the install finished, or the installer refused it: see `talosctl -n %s dmesg`)",
+		e.Node, e.From, e.To, e.Node)
+}
 
-	o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
-
-	if req.EvenIfSameVersion && sameVersion(res.From, want) {
-		// The version does not tell the new image from the old one: wait
-		// for the node to go down and come back.
-		return res, waitRebooted(ctx, t, want, o)
-	}
-
-	return res, WaitVersion(ctx, t, want, o)
+func (e *UpgradeLostError) Error() string {
+	return e.what() + "; it was sent twice. Run `pulumi up` again to retry the upgrade"
 }
 
 // WaitVersion waits until a configured node answers over mTLS with the given
 // Talos version and, when it reports its stage, is running.
 func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
-	o = o.withDefaults()
+	return waitVersion(ctx, t, want, "", o)
+}
 
-	return o.poll(ctx, fmt.Sprintf("node %s to come back on Talos %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
+// waitVersion is WaitVersion; with from set (the version the node ran when
+// it accepted an upgrade) a node that runs from again, in stage running,
+// after it left that state (stopped answering or entered another stage), or
+// still a RebootGrace after it accepted, ends the wait with an
+// *UpgradeLostError instead of waiting for the timeout. Talos enters stage
+// upgrading as soon as it accepts (the upgrade sequence starts from the
+// Upgrade call, v1alpha1_server.go) and the install takes longer than a
+// poll, so a node seen running the old version afterwards did not install
+// the new one; the grace covers a restart faster than the polls.
+func waitVersion(ctx context.Context, t Target, want, from string, o Options) error {
+	o = o.withDefaults()
+	start := time.Now()
+
+	var (
+		left      bool   // the node went down or out of stage running
+		lastSeen  string // what the node said when it last answered
+		answering = true // the last attempt reached the node
+	)
+
+	err := o.poll(ctx, fmt.Sprintf("node %s to come back on Talos %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
+			// Say so: the last answer is stale while the node is down
+			// (it showed "stage upgrading" for ten minutes of a VM that
+			// its host's restart had left stopped).
+			left, answering = true, false
+			if state == "" {
+				state = "not answering"
+			}
+
+			if lastSeen != "" {
+				state += " (last answer: " + lastSeen + ")"
+			}
+
 			return false, state, err
 		}
 		defer conn.Close() //nolint:errcheck
 
+		answering = true
+
 		if conn.Mode == ModeMaintenance {
-			return false, "in maintenance mode", nil
+			lastSeen = "in maintenance mode"
+
+			return false, lastSeen, nil
 		}
 
 		actx, cancel := o.attemptContext(ctx)
@@ -183,16 +257,36 @@ func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
 			desc += ", stage " + stage.String()
 		}
 
+		lastSeen = desc
+		running := haveStage && stage == runtimeres.MachineStageRunning
+
+		if haveStage && !running {
+			left = true
+		}
+
 		if !sameVersion(conn.version, want) {
+			if from != "" && running && sameVersion(conn.version, from) && (left || time.Since(start) > o.RebootGrace) {
+				return false, desc, stop(&UpgradeLostError{Node: t.Node, From: conn.version, To: want})
+			}
+
 			return false, desc, nil
 		}
 
-		if haveStage && stage != runtimeres.MachineStageRunning {
+		if haveStage && !running {
 			return false, desc, nil
 		}
 
 		return true, desc, nil
 	})
+
+	var we *WaitError
+	if from != "" && !answering && errors.As(err, &we) {
+		return fmt.Errorf("%w. Node %s stopped answering during its upgrade: if its machine is off (a Proxmox VM left "+
+			"stopped, for example after its host restarted and the start failed), start it; a TalosCluster's next "+
+			"`pulumi up` starts its stopped VMs and retries the upgrade", err, t.Node)
+	}
+
+	return err
 }
 
 // waitRebooted waits until the node stops answering or reports a stage
