@@ -1,0 +1,203 @@
+package lab
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"testing"
+	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
+
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
+)
+
+// A Proxmox host that loses power while a Talos VM on it installs an
+// upgrade: as on real hardware the install never finished, so the node
+// boots the installed (old) version and runs normally (Talos keeps the
+// previous and the new boot entry, A/B, and only switches once the install
+// is complete: Talos docs "Upgrades", A-B image scheme; the lab writes the
+// new image only at the end of upgrade(), machined_lifecycle.go). The host
+// starts its onboot VMs when it is back (pve-manager startall); a start that
+// fails leaves the VM stopped and nothing answers at the node's address. No
+// path leaves the node answering in stage "upgrading" without progress:
+// the 10-minute wait of issue 10 was a stopped VM (its onboot start failed)
+// whose last answer the provider's progress kept repeating.
+func TestHostPowerLossDuringTalosUpgrade(t *testing.T) {
+	t.Parallel()
+
+	for _, startFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("start fails %v", startFails), func(t *testing.T) {
+			t.Parallel()
+			hostPowerLossDuringUpgrade(t, startFails)
+		})
+	}
+}
+
+func hostPowerLossDuringUpgrade(t *testing.T, startFails bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// Slow enough that the install takes a while (25 s scaled to 0.5 s).
+	l, err := Start(ctx, Options{TimeScale: 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Cleanup(func() { l.Close() }) //nolint:errcheck
+
+	c := pveClient(t, l)
+	node, err := c.Node(ctx, "pve1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	upid, err := node.StorageDownloadURL(ctx, &proxmox.StorageDownloadURLOptions{
+		Node: "pve1", Storage: "local", Content: "iso", Filename: "talos-nocloud.iso", URL: talosISO,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	waitTask(t, ctx, proxmox.NewTask(proxmox.UPID(upid), c), nil)
+
+	addr := l.Address(10)
+
+	task, err := node.NewVirtualMachine(ctx, 100,
+		proxmox.VirtualMachineOption{Name: "name", Value: "cp1"},
+		proxmox.VirtualMachineOption{Name: "memory", Value: 2048},
+		proxmox.VirtualMachineOption{Name: "cores", Value: 2},
+		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:10"},
+		proxmox.VirtualMachineOption{Name: "ide2", Value: "local:iso/talos-nocloud.iso,media=cdrom"},
+		proxmox.VirtualMachineOption{Name: "ide0", Value: "local-lvm:cloudinit"},
+		proxmox.VirtualMachineOption{Name: "boot", Value: "order=scsi0;ide2;net0"},
+		proxmox.VirtualMachineOption{Name: "net0", Value: "virtio,bridge=vmbr0"},
+		proxmox.VirtualMachineOption{Name: "ipconfig0", Value: fmt.Sprintf("ip=%s/24,gw=%s", addr, addr.Next())},
+		proxmox.VirtualMachineOption{Name: "agent", Value: "1"},
+		proxmox.VirtualMachineOption{Name: "onboot", Value: "1"},
+	)
+	waitTask(t, ctx, task, err)
+
+	vm, err := node.VirtualMachine(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	task, err = vm.Start(ctx)
+	waitTask(t, ctx, task, err)
+
+	bundle, err := secrets.NewBundle(secrets.NewFixedClock(time.Now()), config.TalosVersionCurrent)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	in, err := generate.NewInput("lab", "https://"+addr.String()+":6443", "1.35.2",
+		generate.WithSecretsBundle(bundle), generate.WithInstallDisk("/dev/sda"), generate.WithInstallImage(talosInstall))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := in.Config(mtype.TypeControlPlane)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	data, err := cfg.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	insecure, err := client.New(ctx, client.WithEndpoints(addr.String()), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	defer insecure.Close() //nolint:errcheck
+
+	eventually(t, "maintenance mode", func() bool { _, err := insecure.Disks(ctx); return err == nil })
+
+	if _, err := insecure.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_AUTO}); err != nil {
+		t.Fatal(err)
+	}
+
+	tc, err := in.Talosconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	secure, err := client.New(ctx, client.WithConfig(tc), client.WithEndpoints(addr.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	defer secure.Close() //nolint:errcheck
+
+	eventually(t, "installed and configured", func() bool { _, err := secure.Version(ctx); return err == nil })
+
+	var n *talos.Node
+	eventually(t, "simulated node running", func() bool {
+		n = l.Talos().Node(addr)
+		return n != nil && n.Status().Phase == talos.PhaseRunning
+	})
+
+	// Force: no etcd is bootstrapped on this single node.
+	next := "factory.talos.dev/nocloud-installer/" + qgaSchematic + ":v1.12.6"
+	if _, err := secure.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: next, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, "stage upgrading", func() bool { return n.Status().Phase == talos.PhaseUpgrading })
+
+	if startFails {
+		l.SetFaults(pve.Faults{Script: []pve.FaultRule{{Task: "qmstart"}}})
+	}
+
+	if err := l.PVE.RestartNode("pve1", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+
+	<-n.Done()
+	eventually(t, "pve1 back", func() bool { return l.PVE.NodeOnline("pve1") })
+
+	if startFails {
+		eventually(t, "the onboot start to fail", func() bool { return len(l.PVE.FaultStrikes()) == 1 })
+
+		if err := l.PVE.WaitTasks(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		for _, v := range l.VMs() {
+			if v.VMID == 100 && v.Status != "stopped" {
+				t.Fatalf("VM 100 after its onboot start failed: %+v, want stopped", v)
+			}
+		}
+
+		if m := l.Talos().Node(addr); m != nil {
+			t.Fatalf("a node answers at %s although its VM is stopped: %+v", addr, m.Status())
+		}
+
+		return
+	}
+
+	eventually(t, "the node back, running", func() bool {
+		m := l.Talos().Node(addr)
+		return m != nil && m != n && m.Status().Phase == talos.PhaseRunning
+	})
+
+	if st := l.Talos().Node(addr).Status(); st.Image.Version != "v1.12.5" || !st.Configured {
+		t.Fatalf("node after the power loss during its upgrade: %+v, want Talos v1.12.5 configured and running", st)
+	}
+
+	if v, err := secure.Version(ctx); err != nil || v.Messages[0].GetVersion().GetTag() != "v1.12.5" {
+		t.Fatalf("Version after the power loss = %v, %v", v, err)
+	}
+}
