@@ -17,9 +17,24 @@ import (
 // none: its next update syncs once, which is harmless (server-side apply of
 // what the nodes render is idempotent, as `talosctl upgrade-k8s` to the
 // same version is).
+//
+// A change of the bootstrap manifests' inputs (an inline manifest edited,
+// an extraManifests URL added or removed) syncs too, without a version
+// change: Talos only creates missing objects, so this is the only way a
+// changed or removed manifest reaches the cluster (`talosctl upgrade-k8s
+// --from X --to X` is what a talosctl user runs for it).
 func manifestsDue(old, in ClusterHealthArgs) bool {
+	if in.Kubeconfig == nil || *in.Kubeconfig == "" {
+		return false
+	}
 	v := deref(in.KubernetesVersion)
-	return v != "" && v != deref(old.KubernetesVersion) && in.Kubeconfig != nil && *in.Kubeconfig != ""
+	return v != "" && v != deref(old.KubernetesVersion) || manifestInputsChanged(old, in)
+}
+
+// manifestInputsChanged: the update changes what the bootstrap manifests
+// are rendered from, and the state recorded it before.
+func manifestInputsChanged(old, in ClusterHealthArgs) bool {
+	return len(old.BootstrapManifests) > 0 && !equalStrings(old.BootstrapManifests, in.BootstrapManifests)
 }
 
 // syncManifests does what `talosctl upgrade-k8s` does once every node runs
