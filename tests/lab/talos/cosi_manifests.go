@@ -36,7 +36,7 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			labels := map[string]any{"k8s-app": "kube-proxy", "tier": "node"}
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "10-kube-proxy")
 			m.TypedSpec().Items = []k8s.SingleManifest{
-				{Object: bootstrapObjectOr(snap.active, "/daemonsets/kube-proxy", workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy"))},
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/daemonsets/kube-proxy", workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy"))},
 				{Object: serviceAccount("kube-proxy")},
 				{Object: map[string]any{
 					"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -48,11 +48,11 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			out = append(out, m)
 		}
 
-		if bootstrapManifestsConfig(snap.active).TypedSpec().FlannelEnabled {
+		if bootstrapManifestsConfig(snap.active, snap.image.Version).TypedSpec().FlannelEnabled {
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "05-flannel")
 			m.TypedSpec().Items = []k8s.SingleManifest{
 				{Object: serviceAccount("flannel")},
-				{Object: bootstrapObjectOr(snap.active, "/daemonsets/kube-flannel", workload("DaemonSet", "kube-flannel", map[string]any{"k8s-app": "flannel"}, "kube-flannel", flannelImage, "/opt/bin/flanneld"))},
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/daemonsets/kube-flannel", workload("DaemonSet", "kube-flannel", map[string]any{"k8s-app": "flannel"}, "kube-flannel", flannelImageOf(snap.image.Version), "/opt/bin/flanneld"))},
 			}
 			out = append(out, m)
 		}
@@ -61,7 +61,7 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "11-core-dns")
 			m.TypedSpec().Items = []k8s.SingleManifest{
 				{Object: serviceAccount("coredns")},
-				{Object: bootstrapObjectOr(snap.active, "/deployments/coredns", workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", c.CoreDNS().Image(), "/coredns"))},
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/deployments/coredns", workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", coreDNSImage(snap.active, snap.image.Version), "/coredns"))},
 			}
 			out = append(out, m)
 		}
@@ -141,8 +141,8 @@ func workload(kind, name string, labels map[string]any, container, image, comman
 // (kubeagent_manifests.go) whose API path ends in suffix, so that what
 // `talosctl get manifests` shows and upgrade-k8s syncs is what the cluster
 // got (with its tolerations and host network); fallback without one.
-func bootstrapObjectOr(cfg config.Provider, suffix string, fallback map[string]any) map[string]any {
-	for _, o := range bootstrapManifests(cfg) {
+func bootstrapObjectOr(cfg config.Provider, talosVersion, suffix string, fallback map[string]any) map[string]any {
+	for _, o := range bootstrapManifests(cfg, talosVersion) {
 		if strings.HasSuffix(o.path, suffix) {
 			return deepCopy(o.body)
 		}

@@ -155,7 +155,8 @@ func (a *kubeAgent) round() {
 		podCIDRs = cfg.Cluster().Network().PodCIDRs()
 	}
 
-	extra := extraManifestObjects(s.manifestSource(a.c))
+	src, srcVersion := s.manifestSource(a.c)
+	extra := extraManifestObjects(src)
 	s.mu.Unlock()
 
 	// The simulation nudges the agent on every reconcile: a round that
@@ -199,11 +200,11 @@ func (a *kubeAgent) round() {
 	a.syncCSRs(ctx, views, approver)
 
 	if !a.manifestsDone {
-		a.manifestsDone = applyBootstrapManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg))
+		a.manifestsDone = applyBootstrapManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg, srcVersion))
 	}
 
 	if key := extraKey(extra); a.manifestsDone && len(extra) > 0 && key != a.extraDone &&
-		applyExtraManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg), extra) {
+		applyExtraManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg, srcVersion), extra) {
 		a.extraDone = key
 	}
 

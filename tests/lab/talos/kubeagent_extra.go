@@ -212,11 +212,11 @@ func extraKey(extra []obj) string {
 	return string(b)
 }
 
-// manifestSource is the configuration of the cluster's control plane whose
-// manifests are applied: a running one that serves its Talos API, the
-// lowest address first (Talos takes an etcd lock; one applies at a time).
-// sim.mu held.
-func (s *Sim) manifestSource(c *cluster) config.Provider {
+// manifestSource is the configuration and Talos version of the cluster's
+// control plane whose manifests are applied: a running one that serves its
+// Talos API, the lowest address first (Talos takes an etcd lock; one
+// applies at a time). sim.mu held.
+func (s *Sim) manifestSource(c *cluster) (config.Provider, string) {
 	var best *Node
 
 	for m := range s.nodes {
@@ -227,8 +227,8 @@ func (s *Sim) manifestSource(c *cluster) config.Provider {
 	}
 
 	if best == nil {
-		return nil
+		return nil, ""
 	}
 
-	return best.active
+	return best.active, best.image.Version
 }
