@@ -29,7 +29,8 @@ import (
 // carry tokens), inlineManifests by name with a digest of their contents
 // (never the contents: they may hold secrets), and one digest of the
 // settings Talos renders kube-proxy, CoreDNS and the CNI from
-// (cluster.proxy, cluster.coreDNS, cluster.network). nil for a worker.
+// (cluster.proxy but its image, cluster.coreDNS, cluster.network). nil for
+// a worker.
 func BootstrapManifestInputs(cfg config.Provider) []string {
 	if cfg == nil || cfg.Machine() == nil || !cfg.Machine().Type().IsControlPlane() {
 		return nil
@@ -52,7 +53,15 @@ func BootstrapManifestInputs(cfg config.Provider) []string {
 	}
 	if raw := cfg.RawV1Alpha1(); raw != nil && raw.ClusterConfig != nil {
 		c := raw.ClusterConfig
-		out = append(out, "kube-proxy, CoreDNS and CNI settings "+digestOf([]any{c.ProxyConfig, c.CoreDNSConfig, c.ClusterNetwork}))
+		// kube-proxy's image moves with kubernetesVersion, which syncs by
+		// itself: left out, so that an upgrade is not shown twice.
+		var proxy any
+		if c.ProxyConfig != nil {
+			p := *c.ProxyConfig
+			p.ContainerImage = ""
+			proxy = p
+		}
+		out = append(out, "kube-proxy, CoreDNS and CNI settings "+digestOf([]any{proxy, c.CoreDNSConfig, c.ClusterNetwork}))
 	}
 	return out
 }

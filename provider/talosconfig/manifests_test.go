@@ -82,6 +82,12 @@ func TestBootstrapManifestInputs(t *testing.T) {
 	if w := BootstrapManifestInputs(manifestsConfig(t, RoleWorker, manifestsAfter)); w != nil {
 		t.Errorf("worker: %q", w)
 	}
+	// A Kubernetes upgrade (kube-proxy's image) syncs through
+	// kubernetesVersion: not a change of these lines.
+	bumped := BootstrapManifestInputs(manifestsConfig(t, RoleControlPlane, "cluster:\n  proxy:\n    image: registry.k8s.io/kube-proxy:v1.37.1\n"))
+	if plain := BootstrapManifestInputs(manifestsConfig(t, RoleControlPlane, "cluster:\n  proxy:\n    image: registry.k8s.io/kube-proxy:v1.36.3\n")); !slices.Equal(bumped, plain) {
+		t.Errorf("a new kube-proxy image changes the lines:\n%q\n%q", bumped, plain)
+	}
 	proxy := BootstrapManifestInputs(manifestsConfig(t, RoleControlPlane, "cluster:\n  proxy:\n    disabled: true\n"))
 	if plain := BootstrapManifestInputs(manifestsConfig(t, RoleControlPlane, "cluster:\n  proxy:\n    disabled: false\n")); slices.Equal(proxy, plain) {
 		t.Errorf("disabling kube-proxy does not change the lines: %q", proxy)
