@@ -75,7 +75,7 @@ func Watch(ctx context.Context, addr string, o Options) {
 		}
 		conn, err := net.DialTimeout("tcp", addr, o.Interval)
 		if err == nil {
-			conn.Close()
+			_ = conn.Close() // a probe: only whether the dial succeeded matters
 			refused = 0
 			continue
 		}

@@ -171,7 +171,7 @@ func (c *Client) once(ctx context.Context, method, path, contentType string, pay
 	if err != nil {
 		return nil, ctx.Err() == nil, fmt.Errorf("%s %s: %w", method, url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to the end below; a close error changes nothing
 
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {

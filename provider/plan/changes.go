@@ -120,10 +120,10 @@ func Compare(old, next *State) Summary {
 // controlPlanesFirst orders control planes before workers, keeping each
 // role's order in a stable sort.
 func controlPlanesFirst(a, b NodeChange) int {
-	switch {
-	case a.Role == b.Role:
+	switch a.Role {
+	case b.Role:
 		return 0
-	case a.Role == RoleControlPlane:
+	case RoleControlPlane:
 		return -1
 	}
 	return 1

@@ -36,9 +36,19 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
 	}
 	v := &validator{u: u}
+	if err := checkDownloadAgainstCluster(ctx, c, v, a, req.OldInputs.Len() == 0); err != nil {
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+	}
+	return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+}
+
+// checkDownloadAgainstCluster validates what only the cluster knows: the node,
+// the storage and its content types, and (for a new file) that no file of
+// that name would be overwritten.
+func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validator, a DownloadFileArgs, isNew bool) error {
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
-		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+		return err
 	}
 	var names []string
 	for _, n := range nodes {
@@ -46,23 +56,23 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	}
 	if !slices.Contains(names, a.Node) {
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
-		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+		return nil
 	}
 	for _, n := range nodes {
 		if n.Name != a.Node || n.Online {
 			continue
 		}
-		if req.OldInputs.Len() == 0 {
+		if isNew {
 			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
 		} else {
 			// an existing file: a node down must not stall every preview
 			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
 		}
-		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+		return nil
 	}
 	storages, err := c.Storages(ctx, a.Node)
 	if err != nil {
-		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
+		return err
 	}
 	var found *pve.StorageInfo
 	names = names[:0]
@@ -72,7 +82,7 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 			found = &storages[i]
 		}
 	}
-	if a.content() == "import" && u.known("content") {
+	if a.content() == "import" && v.u.known("content") {
 		if msg := importContentUnsupported(c.Version()); msg != "" {
 			v.fail("content", "%s", msg)
 		}
@@ -83,24 +93,30 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	case !found.Holds(string(a.content())):
 		v.fail("storage", "storage %q on node %s is not configured for content %q (it holds %s): choose another "+
 			"storage or add the content type to it", a.Storage, a.Node, a.content(), strings.Join(found.Content, ", "))
-	case req.OldInputs.Len() == 0 && (a.Overwrite == nil || !*a.Overwrite) && u.known("fileName") && u.known("url"):
-		_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, a.volumeID())
-		if err != nil {
-			return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
-		}
-		if exists {
-			if a.shared() {
-				p.GetLogger(ctx).Info(fmt.Sprintf("%s is on node %s already and shared: it is used as it is, not downloaded again", a.volumeID(), a.Node))
-			} else if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
-				p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
-					"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
-			} else {
-				v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
-					"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
-			}
-		}
+	case isNew && (a.Overwrite == nil || !*a.Overwrite) && v.u.known("fileName") && v.u.known("url"):
+		return checkNoFileToOverwrite(ctx, c, v, a)
 	}
-	return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, nil
+	return nil
+}
+
+// checkNoFileToOverwrite fails a new download whose file exists on the node,
+// unless it is shared storage (used as it is) or an interrupted run of this
+// resource left it (adopted).
+func checkNoFileToOverwrite(ctx context.Context, c *pve.Client, v *validator, a DownloadFileArgs) error {
+	_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, a.volumeID())
+	if err != nil || !exists {
+		return err
+	}
+	if a.shared() {
+		p.GetLogger(ctx).Info(fmt.Sprintf("%s is on node %s already and shared: it is used as it is, not downloaded again", a.volumeID(), a.Node))
+	} else if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
+		p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
+			"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
+	} else {
+		v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
+			"`pulumi import proxmoxtalos:proxmox:DownloadFile <name> %s/%s`", a.volumeID(), a.Node, a.Node, a.volumeID())
+	}
+	return nil
 }
 
 // Diff: see diffDownload.
@@ -213,7 +229,7 @@ func (*DownloadFile) Read(ctx context.Context, req infer.ReadRequest[DownloadFil
 	volid := storage + ":" + content + "/" + file
 	if req.Inputs.Node != "" && nodeOffline(ctx, c, node) {
 		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", node, volid))
-		return infer.ReadResponse[DownloadFileArgs, DownloadFileState]{ID: req.ID, Inputs: req.Inputs, State: req.State}, nil
+		return infer.ReadResponse[DownloadFileArgs, DownloadFileState](req), nil
 	}
 	vol, found, err := c.FindVolume(ctx, node, storage, volid)
 	if err != nil || !found {

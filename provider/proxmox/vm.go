@@ -10,6 +10,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
@@ -222,6 +223,11 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 // taken by another client between allocation and create.
 const maxCreateAttempts = 5
 
+// createRetry spaces the attempts of a create call that Proxmox refused with
+// a server error before making anything (jittered: parallel creates that
+// failed together do not retry together).
+var createRetry = backoff.Policy{Initial: 250 * time.Millisecond, Max: 2 * time.Second, Jitter: true}
+
 // createVM creates the VM, or adopts the one an interrupted create of the
 // same resource left (see adoptOwn), and returns its ref once it exists. A
 // zero ref means nothing was created. made: this call's create or clone
@@ -238,6 +244,7 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id ident
 
 // createNew allocates a VMID and makes the VM (see createVM).
 func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, error) {
+	pauses := createRetry.Start()
 	for attempt := 1; ; attempt++ {
 		var (
 			vmid    int
@@ -276,10 +283,8 @@ func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id iden
 			// server error and nothing exists: the call did not happen, so
 			// sending it again cannot make a second VM
 			pve.Logf(ctx, "creating %s failed before anything was made (%v); trying again", ref, err)
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, pauses.Next()) != nil {
 				return pve.VMRef{}, err
-			case <-time.After(time.Duration(attempt) * 250 * time.Millisecond):
 			}
 			continue
 		case ferr == nil && !found:

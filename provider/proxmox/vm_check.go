@@ -22,32 +22,11 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 	if !u.known("node") {
 		return v, nil
 	}
-	nodes, err := c.Nodes(ctx)
+	node, usable, err := checkNode(ctx, c, v, a, old)
 	if err != nil {
-		return nil, fmt.Errorf("checking node %q: %w", a.Node, err)
+		return nil, err
 	}
-	var names []string
-	byName := map[string]pve.NodeInfo{}
-	for _, n := range nodes {
-		names = append(names, n.Name)
-		byName[n.Name] = n
-	}
-	sort.Strings(names)
-	node, exists := byName[a.Node]
-	up := node.Online
-	if !exists {
-		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
-		return v, nil
-	}
-	if !up && old != nil && old.Node == a.Node {
-		// an existing VM: a node down must not block every `up` of the
-		// program; what needs the node fails when it is used
-		v.warnings = append(v.warnings, fmt.Sprintf("node %s is offline: this VM's bridges, storages and vmId "+
-			"cannot be checked now, and any change to it will fail until the node is back", a.Node))
-		return v, nil
-	}
-	if !up {
-		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
+	if !usable {
 		return v, nil
 	}
 	if u.known("memory") && u.known("started") && u.known("template") {
@@ -68,43 +47,92 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 	if err := checkPool(ctx, c, v, a); err != nil {
 		return nil, err
 	}
-	needVMs := (a.Clone != nil && u.known("clone.vmId")) ||
-		(a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID))
-	if !needVMs {
-		return v, nil
+	if err := checkGuestIDs(ctx, client, c, v, name, a, old); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkNode finds the VM's node; usable is false when the checks that need
+// the node cannot run (not a node of the cluster, or offline: a failure for
+// a new VM, a warning for an existing one).
+func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) (node pve.NodeInfo, usable bool, err error) {
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return node, false, fmt.Errorf("checking node %q: %w", a.Node, err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+		if n.Name == a.Node {
+			node, usable = n, true
+		}
+	}
+	if !usable {
+		sort.Strings(names)
+		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
+		return node, false, nil
+	}
+	switch {
+	case node.Online:
+		return node, true, nil
+	case old != nil && old.Node == a.Node:
+		// an existing VM: a node down must not block every `up` of the
+		// program; what needs the node fails when it is used
+		v.warnings = append(v.warnings, fmt.Sprintf("node %s is offline: this VM's bridges, storages and vmId "+
+			"cannot be checked now, and any change to it will fail until the node is back", a.Node))
+	default:
+		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
+	}
+	return node, false, nil
+}
+
+// checkGuestIDs checks what needs the list of the cluster's guests: the clone
+// source, and a pinned vmId that must be free.
+func checkGuestIDs(ctx context.Context, client *pve.Client, c *checkReads, v *validator, name string,
+	a VirtualMachineArgs, old *VirtualMachineArgs) error {
+	checkClone := a.Clone != nil && v.u.known("clone.vmId")
+	checkVMID := a.VMID != nil && v.u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID)
+	if !checkClone && !checkVMID {
+		return nil
 	}
 	// containers too: VMIDs are unique across VMs and containers
 	vms, err := c.ClusterGuests(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing the cluster's VMs and containers: %w", err)
+		return fmt.Errorf("listing the cluster's VMs and containers: %w", err)
 	}
-	if a.Clone != nil && u.known("clone.vmId") {
-		if checkCloneSource(v, a, vms) && old == nil {
-			if err := checkCloneAcrossNodes(ctx, c, v, a); err != nil {
-				return nil, err
-			}
-			if err := checkCloneDiskSizes(ctx, c, v, a); err != nil {
-				return nil, err
-			}
+	if checkClone && checkCloneSource(v, a, vms) && old == nil {
+		if err := checkCloneAcrossNodes(ctx, c, v, a); err != nil {
+			return err
+		}
+		if err := checkCloneDiskSizes(ctx, c, v, a); err != nil {
+			return err
 		}
 	}
-	if a.VMID != nil && u.known("vmId") && (old == nil || old.VMID == nil || *old.VMID != *a.VMID) {
-		for _, vm := range vms {
-			if vm.VMID != *a.VMID || isOwnVM(vm, old) {
-				continue
-			}
-			if w := interruptedOwnVM(ctx, client, vm, resourceIdentity(ctx).id); w != "" {
-				v.warnings = append(v.warnings, w)
-				continue
-			}
-			v.fail("vmId", "vmId %d is already used by %s %q on node %s: choose another vmId, leave it unset to "+
-				"allocate one, or import the existing VM", vm.VMID, vm.Kind(), vm.Name, vm.Node)
-		}
-		if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
-			v.fail("vmId", "vmId %d is also given to resource %q of this program: each VM needs its own vmId", *a.VMID, other)
-		}
+	if checkVMID {
+		checkVMIDFree(ctx, client, c, v, name, a, old, vms)
 	}
-	return v, nil
+	return nil
+}
+
+// checkVMIDFree fails a pinned vmId that another guest, or another resource
+// of this program, already has.
+func checkVMIDFree(ctx context.Context, client *pve.Client, c *checkReads, v *validator, name string,
+	a VirtualMachineArgs, old *VirtualMachineArgs, vms []pve.ClusterVM) {
+	for _, vm := range vms {
+		if vm.VMID != *a.VMID || isOwnVM(vm, old) {
+			continue
+		}
+		if w := interruptedOwnVM(ctx, client, vm, resourceIdentity(ctx).id); w != "" {
+			v.warnings = append(v.warnings, w)
+			continue
+		}
+		v.fail("vmId", "vmId %d is already used by %s %q on node %s: choose another vmId, leave it unset to "+
+			"allocate one, or import the existing VM", vm.VMID, vm.Kind(), vm.Name, vm.Node)
+	}
+	if other, ok := c.IDs().Claim(*a.VMID, name); !ok {
+		v.fail("vmId", "vmId %d is also given to resource %q of this program: each VM needs its own vmId", *a.VMID, other)
+	}
 }
 
 // isOwnVM reports whether vm is the one this resource already manages: a

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -40,34 +41,13 @@ func shutdownTimeout(a VirtualMachineArgs) time.Duration {
 // conversion; a start changes none), so that the caller need not read it
 // again; nil otherwise.
 func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string, made bool) (pve.VMConfig, error) {
-	live, err := c.VMConfig(ctx, ref)
+	live, plan, err := convergeConfig(ctx, c, ref, old, a, creating)
 	if err != nil {
-		return nil, err
-	}
-	a = creatingArgs(a, live, creating)
-	plan, err := planConfig(old, a, live)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	if err := applyPlan(ctx, c, ref, plan); err != nil {
 		return nil, err
 	}
 	known := live
 	if !plan.empty() {
 		known = nil
-	}
-	if len(plan.Imports) > 0 {
-		// the imported disks exist now, as large as their images: grow them
-		if live, err = c.VMConfig(ctx, ref); err != nil {
-			return nil, err
-		}
-		grow, err := planConfig(old, a, live)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		if err := applyPlan(ctx, c, ref, grow); err != nil {
-			return nil, err
-		}
 	}
 	killpoint.Reach("after-config")
 	logImportSourceChanges(ctx, ref, old, a, live)
@@ -80,60 +60,102 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 			return nil, err
 		}
 	}
-	template := isTemplate(a)
-	wantRunning := wantsRunning(a)
-	if wantRunning && st.Paused() {
-		// paused outside Pulumi: nothing in it runs until it is resumed
-		// (a shutdown would be refused, "VM is paused - cannot shutdown")
-		pve.Logf(ctx, "resuming %s (paused, qmpstatus %s)", ref, st.QMPStatus)
-		if err := c.ResumeVM(ctx, ref); err != nil {
-			return nil, err
-		}
+	restarted, err := convergePower(ctx, c, ref, a, st, plan)
+	if err != nil {
+		return nil, err
 	}
-	rebooted := false
-	if st.Running() && wantRunning {
-		if rebooted, err = applyPending(ctx, c, ref, a); err != nil {
-			return nil, err
-		}
+	if restarted {
 		known = nil
 	}
-	switch {
-	case wantRunning && !st.Running():
-		pve.Logf(ctx, "starting %s", ref)
-		if err := c.StartVM(ctx, ref); err != nil {
-			return nil, err
-		}
-		killpoint.Reach("after-start")
-	case !wantRunning && st.Running():
-		why := "started: false"
-		if template {
-			why = "a template does not run"
-		}
-		pve.Logf(ctx, "shutting down %s (%s)", ref, why)
-		if err := c.ShutdownVM(ctx, ref, shutdownTimeout(a)); err != nil {
-			return nil, err
-		}
-	case st.Running() && !rebooted && touchesCloudInit(plan):
-		// the guest reads its cloud-init drive at boot: rebuild it now so
-		// that the next boot sees the new settings
-		if err := c.RegenerateCloudInit(ctx, ref); err != nil {
-			return nil, err
-		}
-		pve.Logf(ctx, "%s: cloud-init settings changed; the guest applies them at its next boot", ref)
-	}
-	if template && !truthy(live["template"]) {
+	if isTemplate(a) && !truthy(live["template"]) {
 		pve.Logf(ctx, "converting %s into a template", ref)
 		if err := c.ConvertToTemplate(ctx, ref); err != nil {
 			return nil, err
 		}
 		known = nil
 	}
-	if wantRunning && waitsForAddress(a) {
+	if wantsRunning(a) && waitsForAddress(a) {
 		if _, err := waitForAddress(ctx, c, ref, agentTimeout(a)); err != nil {
 			return nil, err
 		}
 	}
 	return known, nil
+}
+
+// convergeConfig applies the configuration plan (settings, disks), and grows
+// imported disks once they exist. It returns the configuration read before
+// the plan was applied, and the plan.
+func convergeConfig(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string) (pve.VMConfig, configPlan, error) {
+	live, err := c.VMConfig(ctx, ref)
+	if err != nil {
+		return nil, configPlan{}, err
+	}
+	a = creatingArgs(a, live, creating)
+	plan, err := planConfig(old, a, live)
+	if err != nil {
+		return nil, plan, fmt.Errorf("%s: %w", ref, err)
+	}
+	if err := applyPlan(ctx, c, ref, plan); err != nil {
+		return nil, plan, err
+	}
+	if len(plan.Imports) == 0 {
+		return live, plan, nil
+	}
+	// the imported disks exist now, as large as their images: grow them
+	if live, err = c.VMConfig(ctx, ref); err != nil {
+		return nil, plan, err
+	}
+	grow, err := planConfig(old, a, live)
+	if err != nil {
+		return nil, plan, fmt.Errorf("%s: %w", ref, err)
+	}
+	return live, plan, applyPlan(ctx, c, ref, grow)
+}
+
+// convergePower brings the VM to the power state the inputs want: resumed if
+// paused, restarted for pending changes, started, shut down, or its cloud-init
+// drive rebuilt for the next boot. pendingApplied reports whether pending
+// changes were looked at (and so the configuration may have changed).
+func convergePower(ctx context.Context, c *pve.Client, ref pve.VMRef, a VirtualMachineArgs, st pve.VMStatus, plan configPlan) (pendingApplied bool, err error) {
+	wantRunning := wantsRunning(a)
+	if wantRunning && st.Paused() {
+		// paused outside Pulumi: nothing in it runs until it is resumed
+		// (a shutdown would be refused, "VM is paused - cannot shutdown")
+		pve.Logf(ctx, "resuming %s (paused, qmpstatus %s)", ref, st.QMPStatus)
+		if err := c.ResumeVM(ctx, ref); err != nil {
+			return false, err
+		}
+	}
+	rebooted := false
+	if st.Running() && wantRunning {
+		if rebooted, err = applyPending(ctx, c, ref, a); err != nil {
+			return true, err
+		}
+		pendingApplied = true
+	}
+	switch {
+	case wantRunning && !st.Running():
+		pve.Logf(ctx, "starting %s", ref)
+		if err := c.StartVM(ctx, ref); err != nil {
+			return pendingApplied, err
+		}
+		killpoint.Reach("after-start")
+	case !wantRunning && st.Running():
+		why := "started: false"
+		if isTemplate(a) {
+			why = "a template does not run"
+		}
+		pve.Logf(ctx, "shutting down %s (%s)", ref, why)
+		return pendingApplied, c.ShutdownVM(ctx, ref, shutdownTimeout(a))
+	case st.Running() && !rebooted && touchesCloudInit(plan):
+		// the guest reads its cloud-init drive at boot: rebuild it now so
+		// that the next boot sees the new settings
+		if err := c.RegenerateCloudInit(ctx, ref); err != nil {
+			return pendingApplied, err
+		}
+		pve.Logf(ctx, "%s: cloud-init settings changed; the guest applies them at its next boot", ref)
+	}
+	return pendingApplied, nil
 }
 
 func isTemplate(a VirtualMachineArgs) bool { return a.Template != nil && *a.Template }
@@ -295,29 +317,22 @@ func agentTimeout(a VirtualMachineArgs) time.Duration {
 	return defaultAgentTimeout
 }
 
+// agentPoll is how often waitForAddress asks the guest agent: soon after a
+// start (the agent comes up with the guest), then every few seconds.
+var agentPoll = backoff.Policy{Initial: 200 * time.Millisecond, Max: 3 * time.Second}
+
 // waitForAddress polls the guest agent until it reports a usable address.
 func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout time.Duration) ([]netip.Addr, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	lastLog := start
-	interval := 200 * time.Millisecond
+	pauses := agentPoll.Start()
 	var lastErr error
 	for {
 		ifaces, err := c.AgentInterfaces(ctx, ref)
 		switch {
 		case err == nil:
-			var addrs []netip.Addr
-			for _, i := range ifaces {
-				if i.Name == "lo" {
-					continue
-				}
-				for _, a := range i.Addresses {
-					if usable(a) {
-						addrs = append(addrs, a)
-					}
-				}
-			}
-			if len(addrs) > 0 {
+			if addrs := usableAddresses(ifaces); len(addrs) > 0 {
 				return addrs, nil
 			}
 			lastErr = nil
@@ -344,13 +359,25 @@ func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout t
 			pve.Logf(ctx, "waiting for the guest agent of %s to report an IP address (%s of %s)",
 				ref, now.Sub(start).Round(time.Second), timeout)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the guest agent of %s: %w", ref, ctx.Err())
-		case <-time.After(interval):
-		}
-		if interval < 3*time.Second {
-			interval *= 2
+		if err := backoff.Sleep(ctx, pauses.Next()); err != nil {
+			return nil, fmt.Errorf("waiting for the guest agent of %s: %w", ref, err)
 		}
 	}
+}
+
+// usableAddresses are the addresses the agent reports outside the loopback
+// interface that a client could reach (see usable).
+func usableAddresses(ifaces []pve.AgentInterface) []netip.Addr {
+	var addrs []netip.Addr
+	for _, i := range ifaces {
+		if i.Name == "lo" {
+			continue
+		}
+		for _, a := range i.Addresses {
+			if usable(a) {
+				addrs = append(addrs, a)
+			}
+		}
+	}
+	return addrs
 }

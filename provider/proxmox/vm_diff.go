@@ -26,11 +26,33 @@ func forcesReplace(path string) bool {
 // mean the same (tags in another order, a MAC in another case, an unset
 // optional value Proxmox filled in) are not changes.
 func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
+	o, n := comparableArgs(olds, news)
+
+	// disks are compared by interface (diffDisks), not by list position
+	oldDisks, newDisks := o.Disks, n.Disks
+	o.Disks, n.Disks = nil, nil
+	before, after := flatten(o), flatten(n)
+	d := &vmDiff{before: before, detailed: map[string]p.PropertyDiff{}}
+	diffFlat(before, after, d.record)
+	diffDisks(oldDisks, newDisks, d.record)
+	resp := p.DiffResponse{HasChanges: len(d.detailed) > 0, DetailedDiff: d.detailed}
+	// a replacement that keeps an explicit VMID must delete the old VM first:
+	// Proxmox refuses a second VM with the same id
+	if d.replace && news.VMID != nil && *news.VMID == olds.VMID {
+		resp.DeleteBeforeReplace = true
+	}
+	return resp
+}
+
+// comparableArgs brings the state's inputs and the new inputs to a form in
+// which equal means "the same VM": defaults filled in, unset inputs taken
+// from the state, computed-if-unset values, tags and MACs normalized.
+func comparableArgs(olds VirtualMachineState, news VirtualMachineArgs) (o, n VirtualMachineArgs) {
 	if news.Template == nil {
 		// not managed: still what it was, which decides started's default
 		news.Template = olds.Template
 	}
-	o, n := withDefaults(olds.VirtualMachineArgs), withDefaults(news)
+	o, n = withDefaults(olds.VirtualMachineArgs), withDefaults(news)
 	// an input that is not given is not managed, so it is not a change
 	overlayUnset(reflect.ValueOf(&n).Elem(), reflect.ValueOf(o))
 	// computed-if-unset inputs: compared with the actual value only when set
@@ -46,51 +68,38 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 		strings.Join(normalizeTags(o.Tags), ";") == strings.Join(normalizeTags(n.Tags), ";") {
 		n.Tags = o.Tags
 	}
-	o.NetworkDevices = slices.Clone(o.NetworkDevices)
-	n.NetworkDevices = slices.Clone(n.NetworkDevices)
-	for i := range n.NetworkDevices {
-		if i >= len(o.NetworkDevices) {
-			break
-		}
-		nm, om := n.NetworkDevices[i].MACAddress, o.NetworkDevices[i].MACAddress
-		switch {
-		case nm == nil:
-			o.NetworkDevices[i].MACAddress = nil
-		case om != nil && strings.EqualFold(*nm, *om):
-			n.NetworkDevices[i].MACAddress = om
-		}
-	}
+	o.NetworkDevices, n.NetworkDevices = comparableMACs(o.NetworkDevices, n.NetworkDevices)
 	if o.Clone == nil {
 		// an imported VM: where it was cloned from cannot be known
 		o.Clone = n.Clone
 	}
 	o.Disks = slices.Clone(o.Disks)
 	adoptImportSources(o.Disks, n.Disks)
+	return o, n
+}
 
-	// disks are compared by interface (diffDisks), not by list position
-	oldDisks, newDisks := o.Disks, n.Disks
-	o.Disks, n.Disks = nil, nil
-	before, after := flatten(o), flatten(n)
-	detailed := map[string]p.PropertyDiff{}
-	replace := false
-	record := func(path string, kind p.DiffKind) {
-		if strings.HasPrefix(path, "tags") {
-			path, kind = "tags", p.Update // a set: one entry for the whole list
+// comparableMACs returns copies of both lists in which a MAC that is not
+// given is not compared and MACs differing only in case are equal.
+func comparableMACs(old, news []VirtualMachineNetworkDevice) (o, n []VirtualMachineNetworkDevice) {
+	o, n = slices.Clone(old), slices.Clone(news)
+	for i := range n {
+		if i >= len(o) {
+			break
 		}
-		// a template cannot turn back into a VM
-		if forcesReplace(path) || (path == "template" && before[path] == "true") {
-			replace = true
-			switch kind {
-			case p.Add:
-				kind = p.AddReplace
-			case p.Delete:
-				kind = p.DeleteReplace
-			default:
-				kind = p.UpdateReplace
-			}
+		nm, om := n[i].MACAddress, o[i].MACAddress
+		switch {
+		case nm == nil:
+			o[i].MACAddress = nil
+		case om != nil && strings.EqualFold(*nm, *om):
+			n[i].MACAddress = om
 		}
-		detailed[path] = p.PropertyDiff{Kind: kind, InputDiff: true}
 	}
+	return o, n
+}
+
+// diffFlat reports each path of two flattened values that was added, removed
+// or changed.
+func diffFlat(before, after map[string]string, record func(string, p.DiffKind)) {
 	for _, path := range unionKeys(before, after) {
 		ov, inOld := before[path]
 		nv, inNew := after[path]
@@ -108,14 +117,33 @@ func diffVM(olds VirtualMachineState, news VirtualMachineArgs) p.DiffResponse {
 			record(collapse(path, after), p.Delete)
 		}
 	}
-	diffDisks(oldDisks, newDisks, record)
-	resp := p.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}
-	// a replacement that keeps an explicit VMID must delete the old VM first:
-	// Proxmox refuses a second VM with the same id
-	if replace && news.VMID != nil && *news.VMID == olds.VMID {
-		resp.DeleteBeforeReplace = true
+}
+
+// vmDiff collects a VM's detailed diff, turning a change that Proxmox cannot
+// make in place into a replacement.
+type vmDiff struct {
+	before   map[string]string
+	detailed map[string]p.PropertyDiff
+	replace  bool
+}
+
+func (d *vmDiff) record(path string, kind p.DiffKind) {
+	if strings.HasPrefix(path, "tags") {
+		path, kind = "tags", p.Update // a set: one entry for the whole list
 	}
-	return resp
+	// a template cannot turn back into a VM
+	if forcesReplace(path) || (path == "template" && d.before[path] == "true") {
+		d.replace = true
+		switch kind {
+		case p.Add:
+			kind = p.AddReplace
+		case p.Delete:
+			kind = p.DeleteReplace
+		default:
+			kind = p.UpdateReplace
+		}
+	}
+	d.detailed[path] = p.PropertyDiff{Kind: kind, InputDiff: true}
 }
 
 // withDefaults fills the inputs whose absence has a meaning of its own, so

@@ -7,6 +7,7 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -147,6 +148,10 @@ func withLive(ctx context.Context, d p.DiffResponse, f liveFinding) p.DiffRespon
 // operation fails and says to run it again.
 var nodeDownWait = 2 * time.Minute
 
+// nodeDownPoll asks the inventory every 2 s while waiting for a node: one
+// cheap read, and a node back is noticed soon.
+var nodeDownPoll = backoff.Policy{Initial: 2 * time.Second}
+
 // nodeOffline reports whether the inventory says node is down; a failed
 // read answers false: the operation itself will tell.
 func nodeOffline(ctx context.Context, c *pve.Client, node string) bool {
@@ -165,11 +170,10 @@ func awaitNode(ctx context.Context, c *pve.Client, node, vm, what string) error 
 	}
 	pve.Logf(ctx, "node %s is offline: waiting up to %s for it to come back before %s %s", node, nodeDownWait, what, vm)
 	deadline := time.Now().Add(nodeDownWait)
+	pauses := nodeDownPoll.Start()
 	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for node %s to come back: %w", node, ctx.Err())
-		case <-time.After(2 * time.Second):
+		if err := backoff.Sleep(ctx, pauses.Next()); err != nil {
+			return fmt.Errorf("waiting for node %s to come back: %w", node, err)
 		}
 		if !nodeOffline(ctx, c, node) {
 			pve.Logf(ctx, "node %s is back", node)

@@ -335,7 +335,14 @@ func TestVirtualMachinePausedOutOfBandIsResumed(t *testing.T) {
 	if _, ok := d.DetailedDiff["powerState"]; !ok || hasReplace(d) {
 		t.Fatalf("a paused VM shows as %v", diffKinds(d))
 	}
-	e.update(vmType, "p", id, st, in, in)
+	// a refresh reports it as Proxmox's UI does, not as "running"
+	if got := e.read(vmType, "p", id, st, in).Properties.Get("status"); got.AsString() != "paused" {
+		t.Fatalf("a paused VM's status output is %v, want paused", got.GoString())
+	}
+	st = e.update(vmType, "p", id, st, in, in)
+	if got := st.Get("status"); got.AsString() != "running" {
+		t.Fatalf("after the update the status output is %v, want running", got.GoString())
+	}
 	for _, vm := range e.lab.PVE.VMs() {
 		if vm.VMID == vmid && vm.Status != "running" {
 			t.Fatalf("after the update the VM is %s", vm.Status)

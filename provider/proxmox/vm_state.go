@@ -70,7 +70,7 @@ func stateFrom(o observation, in VirtualMachineArgs, addrs []netip.Addr) Virtual
 	st := VirtualMachineState{
 		VirtualMachineArgs: reconcile(in, obs),
 		VMID:               o.Ref.VMID,
-		Status:             o.Status.Status,
+		Status:             o.Status.PowerState(),
 		MACAddresses:       []string{},
 		IPv4Addresses:      []string{},
 		IPv6Addresses:      []string{},

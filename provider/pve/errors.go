@@ -91,15 +91,15 @@ func Classify(err error) Kind {
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
-		switch {
-		case ae.Status == 401 || ae.Status == 403:
+		switch ae.Status {
+		case 401, 403:
 			return KindAuth
-		case ae.Status == 400:
+		case 400:
 			if k := classifyText(ae.Message); k == KindAlreadyExists {
 				return k
 			}
 			return KindBadRequest
-		case ae.Status == 502 || ae.Status == 503 || ae.Status == 504 || ae.Status == 595 || ae.Status == 596:
+		case 502, 503, 504, 595, 596:
 			// 595/596: pveproxy could not reach the node that owns the
 			// resource (no route, connection refused): the request did not run.
 			return KindTransient

@@ -50,6 +50,16 @@ func (s VMStatus) Running() bool { return s.Status == "running" }
 // Nothing in such a VM runs, so it does not run as far as its guest goes.
 func (s VMStatus) Paused() bool { return s.Running() && IsPausedStatus(s.QMPStatus) }
 
+// PowerState is the state to report to a user: status, except that a
+// running VM whose QEMU is paused is "paused" (or "suspended"), as the
+// Proxmox UI and GET /cluster/resources say (pvestatd broadcasts qmpstatus).
+func (s VMStatus) PowerState() string {
+	if s.Paused() {
+		return s.QMPStatus
+	}
+	return s.Status
+}
+
 // IsPausedStatus reports a QEMU run state (qmpstatus; also the status
 // /cluster/resources gives, which is qmpstatus where qemu runs: pvestatd
 // update_qemu_status) that status/resume continues.

@@ -300,38 +300,7 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		}
 	}
 
-	var notes []diffNote
-
-	configChanged := false
-
-	switch {
-	case in.MachineConfiguration == "":
-		// Unknown until the resources it comes from are created.
-		dd["machineConfiguration"] = upd
-		configChanged = true
-	default:
-		digest, err := talosapi.ConfigDigest([]byte(in.MachineConfiguration))
-		if err != nil || digest != old.ConfigDigest {
-			configChanged = true
-
-			// Old values come from the state's outputs (create stores the
-			// view there), new ones from the checked inputs.
-			var paths map[string]p.DiffKind
-			if len(old.ConfigView) > 0 && len(in.ConfigView) > 0 {
-				paths = viewChanges(old.ConfigView, in.ConfigView)
-			}
-
-			for path, kind := range paths {
-				dd[resource.PropertyPath{"configView", path}.String()] = p.PropertyDiff{Kind: kind}
-			}
-
-			if len(paths) == 0 || err != nil {
-				// No view to show paths from (a view missing in the state,
-				// or a configuration that does not parse).
-				dd["machineConfiguration"] = upd
-			}
-		}
-	}
+	configChanged := diffMachineConfiguration(old, in, dd)
 
 	want, _ := desiredVersion(in)
 	upgrade := want != "" && old.RunningVersion != "" && !sameTalosVersion(want, old.RunningVersion)
@@ -346,17 +315,7 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	vm := vmRestart(old.HealthGate, in.HealthGate)
 
 	change := nodeChange{mode: modeOf(in.ApplyMode), vmFrom: vm[0], vmTo: vm[1], fromVersion: old.RunningVersion, toVersion: want}
-
-	switch {
-	case old.ConfigDigest == "" && in.MachineConfiguration != "":
-		notes = append(notes, diffNote{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", nodeLabel(in))})
-	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
-		change.oldCfg, change.newCfg = old.MachineConfiguration, in.MachineConfiguration
-		fallthrough
-	case upgrade || vm[0] != vm[1]:
-		text, warning := changeLine(change)
-		notes = append(notes, diffNote{text: "node " + nodeLabel(in) + ": " + text, warning: warning})
-	}
+	notes := diffNotes(old, in, change, configChanged, upgrade)
 
 	// What happens to the node, as one added line (never "previous line =>
 	// this one": the previous update's line says nothing about this one).
@@ -371,6 +330,62 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	}
 
 	return p.DiffResponse{HasChanges: true, DetailedDiff: dd}, notes
+}
+
+// diffMachineConfiguration adds the machine configuration's change to dd: the
+// changed paths of the redacted view where both sides have one, the whole
+// property otherwise. It reports whether the configuration changed.
+func diffMachineConfiguration(old ConfigurationApplyState, in ConfigurationApplyArgs, dd map[string]p.PropertyDiff) bool {
+	upd := p.PropertyDiff{Kind: p.Update, InputDiff: true}
+
+	if in.MachineConfiguration == "" {
+		// Unknown until the resources it comes from are created.
+		dd["machineConfiguration"] = upd
+
+		return true
+	}
+
+	digest, err := talosapi.ConfigDigest([]byte(in.MachineConfiguration))
+	if err == nil && digest == old.ConfigDigest {
+		return false
+	}
+
+	// Old values come from the state's outputs (create stores the
+	// view there), new ones from the checked inputs.
+	var paths map[string]p.DiffKind
+	if len(old.ConfigView) > 0 && len(in.ConfigView) > 0 {
+		paths = viewChanges(old.ConfigView, in.ConfigView)
+	}
+
+	for path, kind := range paths {
+		dd[resource.PropertyPath{"configView", path}.String()] = p.PropertyDiff{Kind: kind}
+	}
+
+	if len(paths) == 0 || err != nil {
+		// No view to show paths from (a view missing in the state,
+		// or a configuration that does not parse).
+		dd["machineConfiguration"] = upd
+	}
+
+	return true
+}
+
+// diffNotes is the line the preview prints for the node: an unfinished last
+// operation, or what the configuration change, upgrade or VM restart does to it.
+func diffNotes(old ConfigurationApplyState, in ConfigurationApplyArgs, change nodeChange, configChanged, upgrade bool) []diffNote {
+	switch {
+	case old.ConfigDigest == "" && in.MachineConfiguration != "":
+		return []diffNote{{text: fmt.Sprintf("node %s: the last operation on the node did not finish; the update checks the node and applies the configuration again if it does not run it", nodeLabel(in))}}
+	case configChanged && in.MachineConfiguration != "" && old.MachineConfiguration != "":
+		change.oldCfg, change.newCfg = old.MachineConfiguration, in.MachineConfiguration
+		fallthrough
+	case upgrade || change.vmFrom != change.vmTo:
+		text, warning := changeLine(change)
+
+		return []diffNote{{text: "node " + nodeLabel(in) + ": " + text, warning: warning}}
+	}
+
+	return nil
 }
 
 // nodeLabel names a node for a reader: its hostname when the configuration

@@ -174,121 +174,187 @@ func (r *ConfigurationApply) reconcile(ctx context.Context, in ConfigurationAppl
 	}
 	defer cancel()
 
-	o := apiOptions(ctx, r.opts)
-	cfg := []byte(in.MachineConfiguration)
-	mode := modeOf(in.ApplyMode)
-	wantVersion, image := desiredVersion(in)
+	run := reconcileRun{t: t, o: apiOptions(ctx, r.opts), in: in, cfg: []byte(in.MachineConfiguration), mode: modeOf(in.ApplyMode)}
+	run.wantVersion, run.image = desiredVersion(in)
 
-	digest, err := talosapi.ConfigDigest(cfg)
-	if err != nil {
+	if run.digest, err = talosapi.ConfigDigest(run.cfg); err != nil {
 		return st, false, err
 	}
 
-	scrub := func(err error) error { return scrubError(err, in.MachineConfiguration, in.SensitiveValues...) }
-
-	conn, err := talosapi.Connect(ctx, t, o)
+	conn, err := talosapi.Connect(ctx, t, run.o)
 	if err != nil {
 		return st, false, err
 	}
 
 	nodeMode, nodeVersion := conn.Mode, conn.Version()
-	conn.Close() //nolint:errcheck
+	_ = conn.Close() // only asked which mode and version the node runs
 
 	changed := false
 
-	// A node created with its cluster is given its configuration, as
-	// `talosctl apply-config --insecure` does, and not waited for: the
-	// bootstrap and the cluster's health check wait for it.
-	together := prev == nil && in.HealthGate.clusterCreate()
-
 	if nodeMode == talosapi.ModeMaintenance {
-		res, err := talosapi.Apply(ctx, t, talosapi.ApplyRequest{Config: cfg, Mode: mode, TryTimeout: tryTimeout(in), NoWait: together}, o)
-		if res != nil {
-			changed = true
-			st.ConfigDigest, st.AppliedMode, st.InstalledImage = res.Digest, "install", image
-			st.RunningVersion = res.Version
+		// A node created with its cluster is given its configuration, as
+		// `talosctl apply-config --insecure` does, and not waited for: the
+		// bootstrap and the cluster's health check wait for it.
+		together := prev == nil && in.HealthGate.clusterCreate()
 
-			if res.Version == "" {
-				// Not verified yet (a worker before bootstrap): the node
-				// installed the configuration's installer image.
-				st.RunningVersion = wantVersion
-			}
+		installed, version, err := run.install(ctx, &st, together)
+		if err != nil || together {
+			return st, installed, err
 		}
 
-		if err != nil {
-			return st, changed, scrub(err)
-		}
-
-		if together {
-			// It installs the configuration's installer image.
-			st.RunningVersion, st.InstalledImage = wantVersion, image
-
-			return st, changed, nil
-		}
-
-		nodeVersion = res.Version
+		changed, nodeVersion = installed, version
 	}
 
 	// Upgrade first: a configuration for the new version may use keys the
 	// old version refuses.
-	imageChanged := prev != nil && prev.InstalledImage != "" && image != "" && prev.InstalledImage != image && nodeMode == talosapi.ModeSecure
-	if image != "" && ((wantVersion != "" && nodeVersion != "" && !sameTalosVersion(wantVersion, nodeVersion)) || imageChanged) {
-		res, err := talosapi.Upgrade(ctx, t, talosapi.UpgradeRequest{
-			Image: image, Version: versionOr(wantVersion, nodeVersion),
-			Stage: in.Upgrade != nil && boolOr(in.Upgrade.Stage, false), Preserve: in.Upgrade != nil && boolOr(in.Upgrade.Preserve, false),
-			EvenIfSameVersion: imageChanged,
-		}, o)
-		if res != nil && res.Accepted {
-			changed = true
-		}
+	if upgrade, evenIfSame := needsUpgrade(prev, run.image, run.wantVersion, nodeVersion, nodeMode); upgrade {
+		accepted, err := run.upgrade(ctx, &st, nodeVersion, evenIfSame)
+		changed = changed || accepted
 
 		if err != nil {
 			return st, changed, err
 		}
-
-		st.InstalledImage, st.RunningVersion = image, res.To
 	}
 
 	if nodeMode == talosapi.ModeSecure {
-		nc, _, version, err := talosapi.ReadConfig(ctx, t, o)
+		applied, err := run.applyIfDifferent(ctx, &st, prev == nil)
+		changed = changed || applied
+
 		if err != nil {
 			return st, changed, err
-		}
-
-		st.RunningVersion = version
-
-		current := nc.ActiveDigest
-		if mode == talosapi.ApplyStaged {
-			current = nc.PersistentDigest
-		}
-
-		if current == digest {
-			st.ConfigDigest = digest
-			if prev == nil {
-				st.AppliedMode = "none"
-			}
-		} else {
-			res, err := talosapi.Apply(ctx, t, talosapi.ApplyRequest{Config: cfg, Mode: mode, TryTimeout: tryTimeout(in)}, o)
-			if res != nil {
-				changed = true
-				st.ConfigDigest, st.AppliedMode = res.Digest, string(res.Applied)
-			}
-
-			if err != nil {
-				return st, changed, scrub(err)
-			}
-
-			if res.Version != "" {
-				st.RunningVersion = res.Version
-			}
 		}
 	}
 
 	if st.InstalledImage == "" {
-		st.InstalledImage = image
+		st.InstalledImage = run.image
 	}
 
 	return st, changed, nil
+}
+
+// reconcileRun is what one reconcile brings to the node: how to reach it, and
+// the configuration, apply mode and Talos version it should run.
+type reconcileRun struct {
+	t                  talosapi.Target
+	o                  talosapi.Options
+	in                 ConfigurationApplyArgs
+	cfg                []byte
+	mode               talosapi.ApplyMode
+	wantVersion, image string
+	digest             string
+}
+
+// scrub takes the configuration's values out of a node's error.
+func (run reconcileRun) scrub(err error) error {
+	return scrubError(err, run.in.MachineConfiguration, run.in.SensitiveValues...)
+}
+
+// needsUpgrade is the pure decision to call the Upgrade API: the node runs
+// another Talos version than the inputs ask for, or (on a configured node)
+// the installer image changed with the version kept, which is an upgrade
+// to the same version.
+func needsUpgrade(prev *ConfigurationApplyState, image, wantVersion, nodeVersion string, nodeMode talosapi.Mode) (upgrade, evenIfSameVersion bool) {
+	if image == "" {
+		return false, false
+	}
+
+	imageChanged := prev != nil && prev.InstalledImage != "" && prev.InstalledImage != image && nodeMode == talosapi.ModeSecure
+	versionChanged := wantVersion != "" && nodeVersion != "" && !sameTalosVersion(wantVersion, nodeVersion)
+
+	return versionChanged || imageChanged, imageChanged
+}
+
+// install gives a node in maintenance mode its configuration; with noWait it
+// returns once the node accepted it. installed reports whether the node took
+// it; version is the Talos version the node then runs ("" when not verified).
+func (run reconcileRun) install(ctx context.Context, st *ConfigurationApplyState, noWait bool) (installed bool, version string, err error) {
+	res, err := talosapi.Apply(ctx, run.t, talosapi.ApplyRequest{Config: run.cfg, Mode: run.mode, TryTimeout: tryTimeout(run.in), NoWait: noWait}, run.o)
+	if res != nil {
+		installed = true
+		st.ConfigDigest, st.AppliedMode, st.InstalledImage = res.Digest, "install", run.image
+		st.RunningVersion = res.Version
+
+		if res.Version == "" {
+			// Not verified yet (a worker before bootstrap): the node
+			// installed the configuration's installer image.
+			st.RunningVersion = run.wantVersion
+		}
+	}
+
+	if err != nil {
+		return installed, "", run.scrub(err)
+	}
+
+	if noWait {
+		// It installs the configuration's installer image.
+		st.RunningVersion, st.InstalledImage = run.wantVersion, run.image
+
+		return installed, "", nil
+	}
+
+	return installed, res.Version, nil
+}
+
+// upgrade moves the node to the inputs' installer image; accepted reports
+// whether the node took the request (and so was modified).
+func (run reconcileRun) upgrade(ctx context.Context, st *ConfigurationApplyState, nodeVersion string, evenIfSameVersion bool) (accepted bool, err error) {
+	up := run.in.Upgrade
+	res, err := talosapi.Upgrade(ctx, run.t, talosapi.UpgradeRequest{
+		Image: run.image, Version: versionOr(run.wantVersion, nodeVersion),
+		Stage: up != nil && boolOr(up.Stage, false), Preserve: up != nil && boolOr(up.Preserve, false),
+		EvenIfSameVersion: evenIfSameVersion,
+	}, run.o)
+	accepted = res != nil && res.Accepted
+
+	if err != nil {
+		return accepted, err
+	}
+
+	st.InstalledImage, st.RunningVersion = run.image, res.To
+
+	return accepted, nil
+}
+
+// applyIfDifferent applies the configuration to a configured node unless it
+// already runs it (or, for a staged apply, has it staged); applied reports
+// whether the node was given it.
+func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationApplyState, first bool) (applied bool, err error) {
+	nc, _, version, err := talosapi.ReadConfig(ctx, run.t, run.o)
+	if err != nil {
+		return false, err
+	}
+
+	st.RunningVersion = version
+
+	current := nc.ActiveDigest
+	if run.mode == talosapi.ApplyStaged {
+		current = nc.PersistentDigest
+	}
+
+	if current == run.digest {
+		st.ConfigDigest = run.digest
+		if first {
+			st.AppliedMode = "none"
+		}
+
+		return false, nil
+	}
+
+	res, err := talosapi.Apply(ctx, run.t, talosapi.ApplyRequest{Config: run.cfg, Mode: run.mode, TryTimeout: tryTimeout(run.in)}, run.o)
+	if res != nil {
+		applied = true
+		st.ConfigDigest, st.AppliedMode = res.Digest, string(res.Applied)
+	}
+
+	if err != nil {
+		return applied, run.scrub(err)
+	}
+
+	if res.Version != "" {
+		st.RunningVersion = res.Version
+	}
+
+	return applied, nil
 }
 
 // Read reports what the node runs. Drift shows as a changed configuration

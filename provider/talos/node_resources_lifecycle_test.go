@@ -164,7 +164,7 @@ func TestWorkerBeforeBootstrapThenHealthAndKubeconfigRenewal(t *testing.T) {
 
 	// The worker now answers over mTLS: an update with the same inputs
 	// verifies it and changes nothing.
-	checked, d = wApply.diff(applyInputs(c, worker.String(), c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version), nil))
+	_, d = wApply.diff(applyInputs(c, worker.String(), c.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version), nil))
 	if d.HasChanges {
 		t.Fatalf("worker diff = %+v", d.DetailedDiff)
 	}

@@ -241,7 +241,9 @@ func TestGuestPowersOff(t *testing.T) {
 	vm := createStarted(t, ctx, c, 100, opt("memory", "1024"))
 	first := <-hosts
 	first.PoweredOff()
-	vm.Ping(ctx)
+	if err := vm.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if vm.Status != "stopped" {
 		t.Fatalf("status after guest power-off: %s", vm.Status)
 	}
@@ -252,7 +254,9 @@ func TestGuestPowersOff(t *testing.T) {
 	waitOK(t, ctx, task)
 	<-hosts
 	first.PoweredOff() // stale: from the previous boot
-	vm.Ping(ctx)
+	if err := vm.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if vm.Status != "running" {
 		t.Fatalf("a stale guest stopped the VM: %s", vm.Status)
 	}

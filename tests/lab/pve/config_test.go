@@ -163,7 +163,9 @@ func TestResize(t *testing.T) {
 			t.Fatalf("resize %s %s: %q, want %q", tc.disk, tc.size, st, tc.want)
 		}
 	}
-	vm.Ping(ctx)
+	if err := vm.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if vm.VirtualMachineConfig.VirtIOs["virtio0"] != "local-lvm:vm-100-disk-0,size=12G" {
 		t.Fatalf("virtio0 = %q", vm.VirtualMachineConfig.VirtIOs["virtio0"])
 	}
@@ -194,7 +196,9 @@ func TestCloneAndTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOK(t, ctx, task)
-	src.Ping(ctx)
+	if err := src.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if src.VirtualMachineConfig.SCSIs["scsi0"] != "local-lvm:base-100-disk-0,size=4G" || !bool(src.VirtualMachineConfig.Template) {
 		t.Fatalf("template config: %+v", src.VirtualMachineConfig)
 	}

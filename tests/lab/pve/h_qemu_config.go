@@ -331,8 +331,7 @@ func (s *Server) loadAndCheckLocked(nodeName string, vmid int, u *configUpdate) 
 		if balloon == "" {
 			balloon = firstNonEmpty(v.pending["balloon"], v.conf["balloon"])
 		}
-		var b int64
-		fmt.Sscan(balloon, &b)
+		b, _ := strconv.ParseInt(balloon, 10, 64) // checked against the schema's integer format already
 		if b > 0 && b > maxmem {
 			return nil, fail("balloon value too large (must be smaller than assigned memory)\n")
 		}

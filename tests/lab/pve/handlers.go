@@ -1,6 +1,9 @@
 package pve
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // registerHandlers maps every served method of the embedded schema to its
 // handler; a handler without a schema entry, or a schema entry without a
@@ -75,8 +78,8 @@ func (s *Server) registerHandlers() error {
 		"POST /nodes/{node}/qemu/{vmid}/agent/shutdown":              s.hAgentShutdown,
 	}
 	for key := range h {
-		var verb, path string
-		fmt.Sscan(key, &verb, &path)
+		verb, path, _ := strings.Cut(key, " ")
+		path = strings.TrimSpace(path)
 		if s.schema.Method(verb, path) == nil {
 			return fmt.Errorf("lab: handler for %s has no entry in the embedded schema (add it to tests/lab/pveapi/gen and regenerate)", key)
 		}

@@ -473,14 +473,14 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.started);
     }
     /**
-     * The power state Proxmox reports: `running` or `stopped`.
+     * The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI&#39;s Pause); the next update resumes a paused VM that should run.
      * 
      */
     @Export(name="status", refs={String.class}, tree="[0]")
     private Output<String> status;
 
     /**
-     * @return The power state Proxmox reports: `running` or `stopped`.
+     * @return The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI&#39;s Pause); the next update resumes a paused VM that should run.
      * 
      */
     public Output<String> status() {
