@@ -276,7 +276,7 @@ func (r *ClusterHealth) Update(ctx context.Context, req infer.UpdateRequest[Clus
 	if manifestsDue(req.State.ClusterHealthArgs, req.Inputs) {
 		creds, err := req.Inputs.ClientConfiguration.credentials()
 		if err == nil {
-			err = r.syncManifests(ctx, req.Inputs, creds)
+			err = r.syncManifests(ctx, req.State.ClusterHealthArgs, req.Inputs, creds)
 		}
 		if err != nil {
 			// The old version stays recorded, so that the next update syncs.

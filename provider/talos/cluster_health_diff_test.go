@@ -148,3 +148,24 @@ func TestClusterHealthDiffBootstrapManifests(t *testing.T) {
 		t.Error("removing the manifests does not sync")
 	}
 }
+
+// The sync waits until a control plane renders the new inline manifests
+// (Talos renders them after the configuration is applied, not with it): a
+// new one missing or a dropped one still rendered is named.
+func TestManifestsRendered(t *testing.T) {
+	t.Parallel()
+	old := []string{"extraManifest https://example.com/a.yaml", "inlineManifest app sha256:111111111111", "inlineManifest old one sha256:222222222222"}
+	in := []string{"inlineManifest app sha256:333333333333", "inlineManifest new sha256:444444444444"}
+	for _, c := range []struct {
+		ids  []string
+		want string
+	}{
+		{[]string{"10-kube-proxy", "99-app", "99-new"}, ""},
+		{[]string{"10-kube-proxy", "99-app", "99-old one"}, "missing 99-new; still rendering 99-old one"},
+		{[]string{"99-app", "99-new", "99-https://example.com/a.yaml"}, ""},
+	} {
+		if got := manifestsRendered(c.ids, old, in); got != c.want {
+			t.Errorf("ids %v: %q, want %q", c.ids, got, c.want)
+		}
+	}
+}
