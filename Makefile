@@ -59,6 +59,7 @@ help:
 	@echo "make test             everything CI runs (tools, provider, check-generated, go test, SDK builds)"
 	@echo "make tools            Pulumi CLI $(PULUMI_VERSION) + YAML host $(YAML_VERSION) + talosctl $(TALOS_VERSION) + kube-tools into .tools/bin"
 	@echo "make kube-tools       the lab's kube-apiserver $(KUBE_VERSION) and etcd $(ETCD_VERSION) into .tools/bin"
+	@echo "make kube-controllers kube-controller-manager and kube-scheduler $(KUBE_VERSION) into .tools/bin (not used by the lab yet)"
 	@echo "make provider         bin/pulumi-resource-proxmoxtalos (version $(VERSION))"
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
@@ -129,6 +130,26 @@ $(KUBE_APISERVER): tools/kube/go.mod tools/kube/go.sum
 $(ETCD): tools/kube/go.mod tools/kube/go.sum
 	@echo "building etcd $(ETCD_VERSION) for the lab"
 	cd tools/kube && go build -o $@ -ldflags "-s -w" go.etcd.io/etcd/server/v3
+
+# The real kube-controller-manager and kube-scheduler at the apiserver's version (issue 12: they
+# would replace the lab's hand-written workload controllers and scheduler, which the lab does not
+# do yet). Not part of kube-tools or make test. Extra cold build on top of kube-apiserver's
+# packages (warm module cache; measured 2026-11-28 with /usr/bin/time at load 7-12):
+# kube-controller-manager 78 s user + 21 s sys (374 packages kube-apiserver does not build),
+# then kube-scheduler 4.5 s user + 1.2 s sys (6 more packages).
+KUBE_CONTROLLERS := $(TOOLS_BIN)/kube-controller-manager-$(KUBE_VERSION) $(TOOLS_BIN)/kube-scheduler-$(KUBE_VERSION)
+
+.PHONY: kube-controllers
+kube-controllers: $(KUBE_CONTROLLERS)
+
+$(KUBE_CONTROLLERS): $(TOOLS_BIN)/%-$(KUBE_VERSION): tools/kube/go.mod tools/kube/go.sum
+	@echo "building $* $(KUBE_VERSION)"
+	cd tools/kube && go build -o $@ -ldflags "-s -w \
+		-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+		-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))) \
+		-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))) \
+		-X k8s.io/component-base/version.gitTreeState=clean" \
+		k8s.io/kubernetes/cmd/$*
 
 # ---------------------------------------------------------------------------------------------
 # Provider, schema, SDKs.

@@ -72,11 +72,20 @@ func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.
 	}
 }
 
-// VMs reads the configuration of every VM tagged for the cluster.
+// VMs reads the configuration of every VM tagged for the cluster. The
+// inventory it reads is a fresh one; the creates of the run that start
+// within a few seconds share it to look for the VMs an interrupted run
+// left (pve.OthersInventory), instead of each reading one more.
 func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.ObservedVM, error) {
-	vms, err := i.c.ClusterVMs(ctx)
+	inv, err := i.c.Inventory(ctx, 0)
 	if err != nil {
 		return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
+	}
+	var vms []pve.ClusterVM
+	for _, g := range inv.Guests {
+		if g.Type == "qemu" {
+			vms = append(vms, g)
+		}
 	}
 	offline, err := i.offlineHosts(ctx)
 	if err != nil {

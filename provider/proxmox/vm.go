@@ -269,6 +269,7 @@ func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id iden
 			return ref, nil
 		case pve.IsAlreadyExists(err) && a.VMID == nil && attempt < maxCreateAttempts:
 			pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
+			c.IDs().Taken(vmid)
 			continue
 		case pve.IsAlreadyExists(err) && a.VMID != nil:
 			return pve.VMRef{}, fmt.Errorf("vmId %d is already in use (%w): choose another vmId, or leave it unset "+

@@ -42,3 +42,12 @@ func (r *checkReads) VMConfig(ctx context.Context, ref pve.VMRef) (pve.VMConfig,
 	}
 	return cfg, err
 }
+
+// FindVolume looks up an ISO or disk image a VM names. A Check only
+// advises (Proxmox refuses a create that names a missing volume), so it
+// may answer from the storage's content list this provider read moments
+// ago, such as the one a DownloadFile read after making the file (see
+// pve.FindRecentVolume).
+func (r *checkReads) FindVolume(ctx context.Context, node, storage, volid string) (pve.Volume, bool, error) {
+	return r.Client.FindRecentVolume(ctx, node, storage, volid, pve.RecentVolumeMaxAge)
+}

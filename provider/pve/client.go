@@ -56,6 +56,7 @@ type Client struct {
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 	privs    privilegeCache
+	vols     volumeLists
 }
 
 // Connect builds a client and proves the connection with one authenticated
@@ -145,15 +146,30 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 // meanwhile may show the cluster before the change.
 func (c *Client) writeDone() { c.inv.changes.Add(1) }
 
+// storageWritten voids the kept content lists of the storage a write to
+// path changes, if any, now and (through the function it returns) once the
+// write is answered. The callers that wait for the write's task void them
+// again when it ends (DownloadURL, DeleteVolume).
+func (c *Client) storageWritten(path string) func() {
+	node, storage := storageWrite(path)
+	if storage == "" {
+		return func() {}
+	}
+	c.vols.changed(node, storage)
+	return func() { c.vols.changed(node, storage) }
+}
+
 func (c *Client) post(ctx context.Context, path string, params map[string]any, out any) error {
 	c.inv.changes.Add(1)
 	defer c.writeDone()
+	defer c.storageWritten(path)()
 	return apiErrorFrom(http.MethodPost, path, c.api.Post(ctx, path, body(params), out))
 }
 
 func (c *Client) put(ctx context.Context, path string, params map[string]any, out any) error {
 	c.inv.changes.Add(1)
 	defer c.writeDone()
+	defer c.storageWritten(path)()
 	return apiErrorFrom(http.MethodPut, path, c.api.Put(ctx, path, body(params), out))
 }
 
@@ -184,6 +200,7 @@ func stringParams(params map[string]any) map[string]string {
 func (c *Client) delete(ctx context.Context, path string, params map[string]any, out any) error {
 	c.inv.changes.Add(1)
 	defer c.writeDone()
+	defer c.storageWritten(path)()
 	if len(params) > 0 {
 		path += "?" + encodeQuery(params)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"time"
 )
 
 // DownloadRequest asks a node to download a file into a storage
@@ -44,6 +45,8 @@ func (c *Client) DownloadURL(ctx context.Context, r DownloadRequest) error {
 		p["verify-certificates"] = *r.VerifyCertificates
 	}
 	path := fmt.Sprintf("/nodes/%s/storage/%s/download-url", r.Node, r.Storage)
+	// the file shows once the task ends: a list read meanwhile is old
+	defer c.vols.changed(r.Node, r.Storage)
 	// Sending it again is safe once it is known not to have run: an answer
 	// lost to a server or proxy error may hide a download that started, so
 	// that download is awaited, or its file found, before another is sent.
@@ -99,6 +102,7 @@ func (c *Client) storageContentOnce(ctx context.Context, node, storage, content 
 	if content != "" {
 		path += "?content=" + url.QueryEscape(content)
 	}
+	at, gen := time.Now(), c.vols.gen(node, storage)
 	if err := c.get(ctx, path, &items); err != nil {
 		return nil, err
 	}
@@ -106,6 +110,9 @@ func (c *Client) storageContentOnce(ctx context.Context, node, storage, content 
 	for _, it := range items {
 		size, _ := it.Size.Int64()
 		out = append(out, Volume{VolID: it.VolID, Content: it.Content, Format: it.Format, Size: uint64(max(size, 0))})
+	}
+	if content == "" {
+		c.vols.keep(node, storage, at, gen, out)
 	}
 	return out, nil
 }
@@ -159,6 +166,8 @@ func (c *Client) VolumeSize(ctx context.Context, node, storage, volid string) (u
 // Proxmox fails the delete task of a missing file ("unlink ... No such file
 // or directory"), so the content list is asked first and after a failure.
 func (c *Client) DeleteVolume(ctx context.Context, node, storage, volid string) error {
+	// the volume goes once the task ends: a list read meanwhile is old
+	defer c.vols.changed(node, storage)
 	if _, found, err := c.FindVolume(ctx, node, storage, volid); err == nil && !found {
 		return nil
 	}

@@ -23,14 +23,25 @@ type IDSource interface {
 // call for it arrives. So allocation is serialized here, every id handed out
 // is held until its create has finished (by then Proxmox knows the VM), and a
 // create that still hits "already exists" (another client won the race)
-// releases its id and allocates again. bpg/terraform-provider-proxmox
-// (proxmox/cluster/id_generator.go) learned the same lesson with a file lock.
+// releases its id, reports it (Taken) and allocates again.
+// bpg/terraform-provider-proxmox (proxmox/cluster/id_generator.go) learned
+// the same lesson with a file lock.
+//
+// Only the first allocation of a process asks Proxmox (GET /cluster/nextid);
+// the next ones take the id after the last one handed out. Asking about
+// that id (nextid?vmid=N) would be a check the create makes anyway, at the
+// moment that counts: Proxmox refuses a create or clone of an id in use
+// ("VM N already exists", qemu-server create_vm and clone_vm through
+// PVE::Cluster::check_vmid_unused) before it starts anything. After such a
+// refusal the next allocation asks Proxmox again.
 type IDAllocator struct {
 	src      IDSource
 	mu       sync.Mutex
 	reserved map[int]bool
 	// claims maps explicit VMIDs to the resource that asked for them.
 	claims map[int]string
+	// next is the id after the last one handed out (0: ask Proxmox).
+	next int
 }
 
 // NewIDAllocator allocates from src.
@@ -60,6 +71,15 @@ const maxProbe = 1000
 func (a *IDAllocator) Allocate(ctx context.Context) (id int, release func(), err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.next > 0 {
+		id = a.next
+		for a.reserved[id] {
+			id++
+		}
+		a.reserved[id] = true
+		a.next = id + 1
+		return id, a.releaser(id), nil
+	}
 	first, err := a.src.NextFree(ctx)
 	if err != nil {
 		return 0, nil, fmt.Errorf("asking Proxmox for a free VMID: %w", err)
@@ -78,9 +98,18 @@ func (a *IDAllocator) Allocate(ctx context.Context) (id int, release func(), err
 			}
 		}
 		a.reserved[id] = true
+		a.next = id + 1
 		return id, a.releaser(id), nil
 	}
 	return 0, nil, fmt.Errorf("no free VMID between %d and %d: delete unused VMs or set `vmId` explicitly", first, first+maxProbe-1)
+}
+
+// Taken reports that Proxmox refused a create of id, which Allocate handed
+// out, because the id is in use: the next allocation asks Proxmox.
+func (a *IDAllocator) Taken(id int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next = 0
 }
 
 // Reserve holds an explicit VMID for the duration of its create, so that

@@ -2,8 +2,6 @@ package talos
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -55,8 +53,7 @@ func (a *kubeAgent) syncMirrorPods(ctx context.Context, views []kubeletView, nod
 func (a *kubeAgent) syncMirrorPod(ctx context.Context, v kubeletView, sp staticPod, nodeUID string, cur obj) {
 	name := sp.component + "-" + v.name
 	path := "/api/v1/namespaces/kube-system/pods/" + url.PathEscape(name)
-	sum := sha256.Sum256([]byte(v.name + "|" + sp.component + "|" + sp.image + "|" + v.boot.String()))
-	hash := fmt.Sprintf("%x", sum[:16])
+	hash, containerID := staticPodContainerID(v.name, sp.component, sp.image, v.boot)
 	kubelet := a.kubelet(v.name, v.version)
 
 	if cur != nil && fieldString(cur, "metadata", "annotations", "kubernetes.io/config.mirror") != hash {
@@ -118,7 +115,7 @@ func (a *kubeAgent) syncMirrorPod(ctx context.Context, v kubeletView, sp staticP
 		},
 		"containerStatuses": []obj{{
 			"name": sp.component, "image": sp.image, "imageID": sp.image, "ready": true, "started": true,
-			"restartCount": 0, "containerID": "containerd://" + hash + hash,
+			"restartCount": 0, "containerID": "containerd://" + containerID,
 			"state": obj{"running": obj{"startedAt": started}},
 		}},
 	}}

@@ -260,6 +260,9 @@ func (a *kubeAgent) runPods(ctx context.Context, views []kubeletView, w *workloa
 		byName[v.name] = v
 	}
 
+	cri := map[string][]criPod{}
+	defer func() { a.sim.setCRIPods(a.c, views, cri) }()
+
 	for _, p := range w.pods {
 		name := fieldString(p, "spec", "nodeName")
 
@@ -280,7 +283,13 @@ func (a *kubeAgent) runPods(ctx context.Context, views []kubeletView, w *workloa
 		case terminating(p):
 		case v.live:
 			host, _ := field(p, "spec", "hostNetwork").(bool)
-			if (host || nodeReadyStatus(w.nodes[name]) == "True") && (!podReady(p) || fieldString(p, "status", "phase") != "Running") {
+			started := host || nodeReadyStatus(w.nodes[name]) == "True"
+
+			if started {
+				cri[name] = append(cri[name], criPodOf(p))
+			}
+
+			if started && (!podReady(p) || fieldString(p, "status", "phase") != "Running") {
 				kubelet.do(ctx, http.MethodPatch, podPath(p)+"/status", "application/strategic-merge-patch+json", //nolint:errcheck
 					obj{"status": runningStatus(p, v, w, host)}, nil)
 			}
@@ -314,7 +323,7 @@ func runningStatus(p obj, v kubeletView, w *workloadState, host bool) obj {
 		image, _ := m["image"].(string)
 		statuses = append(statuses, obj{
 			"name": m["name"], "image": image, "imageID": image, "ready": true, "started": true, "restartCount": 0,
-			"containerID": "containerd://" + templateHash(fieldString(p, "metadata", "uid")+fmt.Sprint(m["name"])) + strings.Repeat("0", 54),
+			"containerID": "containerd://" + podContainerID(fieldString(p, "metadata", "uid"), fmt.Sprint(m["name"])),
 			"state":       obj{"running": obj{"startedAt": now}},
 		})
 	}

@@ -30,6 +30,7 @@ func registerMachined(srv *grpc.Server, n *Node) {
 	machine.RegisterMachineServiceServer(srv, &machined{node: n})
 	storage.RegisterStorageServiceServer(srv, &storageServer{node: n})
 	timeapi.RegisterTimeServiceServer(srv, &timeServer{node: n})
+	registerClusterService(srv, n)
 
 	n.sim.mu.Lock()
 	st := n.servers.state

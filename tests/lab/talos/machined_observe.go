@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -251,8 +252,16 @@ func (m *machined) Logs(req *machine.LogsRequest, srv machine.MachineService_Log
 		return status.Error(codes.Unavailable, "node is not running")
 	}
 
-	if req.Namespace != constants.SystemContainerdNamespace && req.Id != "kubelet" {
-		return status.Errorf(codes.NotFound, "container %q not found in namespace %q (the lab runs no Kubernetes containers)", req.Id, req.Namespace)
+	switch {
+	case req.Namespace == constants.SystemContainerdNamespace || req.Id == "kubelet":
+	case req.Namespace == "":
+		return status.Errorf(codes.InvalidArgument, "namespace can't be empty")
+	case req.Driver == common.ContainerDriver_CRI && req.Namespace != constants.K8sContainerdNamespace:
+		return errors.New("CRI inspector is supported only for K8s namespace")
+	case req.Driver == common.ContainerDriver_CRI:
+		return m.criLogs(req, srv)
+	default: // containerd's own view of k8s.io (its container IDs) is not simulated
+		return fmt.Errorf("container %q not found", req.Id)
 	}
 
 	return logs.service(req.Id).read(srv.Context(), int(req.TailLines), req.Follow, func(line string) error {
@@ -281,15 +290,13 @@ func (m *machined) LogsContainers(context.Context, *emptypb.Empty) (*machine.Log
 
 // Containers lists the containers of a containerd namespace: in "system" the
 // services Talos runs as containers (apid, trustd, etcd, extension
-// services), in "k8s.io" the control plane's static pods.
+// services), in "k8s.io" the kubelet's pods (cri.go).
 func (m *machined) Containers(_ context.Context, in *machine.ContainersRequest) (*machine.ContainersResponse, error) {
 	n := m.node
 	s := n.sim
 
 	s.mu.Lock()
 	services := s.nodeServices(n)
-	cfg := n.active
-	hostname := strings.ToLower(n.hostname)
 	s.mu.Unlock()
 
 	var list []*machine.ContainerInfo
@@ -307,23 +314,9 @@ func (m *machined) Containers(_ context.Context, in *machine.ContainersRequest) 
 			})
 		}
 	case constants.K8sContainerdNamespace:
-		if cfg != nil && isControlPlane(cfg) {
-			c := cfg.Cluster()
-
-			for i, p := range []struct{ name, image string }{
-				{"kube-apiserver", c.APIServer().Image()},
-				{"kube-controller-manager", c.ControllerManager().Image()},
-				{"kube-scheduler", c.Scheduler().Image()},
-			} {
-				pod := "kube-system/" + p.name + "-" + hostname
-				list = append(list, &machine.ContainerInfo{
-					Namespace: in.Namespace, Id: pod, PodId: pod, Name: pod, Image: p.image, Pid: 0, Status: "SANDBOX_READY",
-				}, &machine.ContainerInfo{
-					Namespace: in.Namespace, Id: pod + ":" + p.name, PodId: pod, Name: p.name, Image: p.image,
-					Pid: uint32(3000 + 100*i), Status: "CONTAINER_RUNNING",
-				})
-			}
-		}
+		s.mu.Lock()
+		list = n.criContainers(in.Namespace)
+		s.mu.Unlock()
 	}
 
 	return &machine.ContainersResponse{Messages: []*machine.Container{{Containers: list}}}, nil

@@ -63,6 +63,9 @@ type Node struct {
 	apiReadyAt       time.Time // kube-apiserver ready (zero: not up)
 	servers          *nodeServers
 	thaw             chan struct{} // non-nil while the VM is paused (pause.go)
+	// criPods: the scheduled pods the kubelet runs in boot criBoot (cri.go).
+	criPods []criPod
+	criBoot time.Time
 
 	gen       int        // configured boots so far (guarded by sim.mu)
 	persistMu sync.Mutex // serializes disk state updates

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,40 +291,87 @@ func TestTalosctl(t *testing.T) {
 		mustRow(t, "time", on(t, cp, "time"), cp.addr().String(), "time.cloudflare.com")
 	})
 
-	t.Run("containers", func(t *testing.T) {
-		mustRow(t, "system", on(t, cp, "containers"), "system", "apid", "RUNNING")
-		mustRow(t, "k8s.io", on(t, cp, "containers", "-k"), "k8s.io", "kube-system/kube-apiserver-cp1:kube-apiserver", "CONTAINER_RUNNING")
-	})
-
 	t.Run("health", func(t *testing.T) {
 		// Client side: talosctl runs Talos's default cluster checks
 		// (pkg/cluster/check) itself against the nodes cluster discovery
 		// lists; each must pass, none may be skipped (a skip means a
 		// resource Talos publishes was missing, such as KubeletConfig or
 		// the bootstrap manifests' config).
-		_, errOut, err := x.exec(t, ep, cp.addr(), "health", "--server=false")
-		if err != nil {
-			t.Fatalf("health: %v\n%s", err, errOut)
-		}
-
-		for _, check := range []string{
+		checks := []string{
 			"etcd to be healthy", "etcd members to be consistent across nodes", "etcd members to be control plane nodes",
 			"apid to be ready", "all nodes memory sizes", "all nodes disk sizes", "no diagnostics", "kubelet to be healthy",
 			"all nodes to finish boot sequence", "all k8s nodes to report", "all control plane static pods to be running",
 			"all control plane components to be ready", "all k8s nodes to report ready", "kube-proxy to report ready",
 			"coredns to report ready", "all k8s nodes to report schedulable",
-		} {
-			contains(t, "health", errOut, "waiting for "+check+": OK")
 		}
 
-		if strings.Contains(errOut, "SKIP") {
-			t.Errorf("health skipped a check:\n%s", errOut)
+		for _, mode := range []string{"--server=false", "--server=true"} {
+			// Server side (talosctl's default): the control plane's
+			// machined runs the same checks (ClusterService.HealthCheck)
+			// and streams its status lines.
+			_, errOut, err := x.exec(t, ep, cp.addr(), "health", mode)
+			if err != nil {
+				t.Fatalf("health %s: %v\n%s", mode, err, errOut)
+			}
+
+			for _, check := range checks {
+				contains(t, "health "+mode, errOut, "waiting for "+check+": OK")
+			}
+
+			if mode == "--server=true" {
+				contains(t, "server-side health", errOut, `discovered nodes: [`, `"`+cp.addr().String()+`"`, `"`+w.addr().String()+`"`)
+			}
+
+			if strings.Contains(errOut, "SKIP") {
+				t.Errorf("health %s skipped a check:\n%s", mode, errOut)
+			}
 		}
 
-		// The server-side form (talosctl's default) calls
-		// ClusterService.HealthCheck, which the lab does not serve (README).
-		if _, errOut, err := x.exec(t, ep, cp.addr(), "health"); err == nil || !strings.Contains(errOut, "code = Unimplemented") {
-			t.Errorf("server-side health: err %v, stderr:\n%s", err, errOut)
+		// The nodes named in the request instead of the discovered ones:
+		// a node that is not there fails its check (apid) until the wait
+		// timeout ends the health check.
+		cpFlag, wFlag := "--control-plane-nodes="+cp.addr().String(), "--worker-nodes="+w.addr().String()
+		_, errOut := x.runBoth(t, ep, cp.addr(), "health", cpFlag, wFlag)
+		contains(t, "health with node lists", errOut, "waiting for all k8s nodes to report: OK", "waiting for all k8s nodes to report schedulable: OK")
+
+		missing := cp.addr().Next().Next().Next().String()
+		if _, errOut, err := x.exec(t, ep, cp.addr(), "health", cpFlag, wFlag+","+missing, "--wait-timeout=20s"); err == nil ||
+			!strings.Contains(errOut, `waiting for apid to be ready: error getting version from node "`+missing+`"`) {
+			t.Errorf("server-side health with a missing node: err %v, stderr:\n%s", err, errOut)
+		}
+
+		// Only control planes run it (machinehelper.CheckControlplane).
+		if _, errOut, err := x.exec(t, ep, w.addr(), "health"); err == nil ||
+			!strings.Contains(errOut, "code = Unimplemented desc = cluster health check is only available on control plane nodes") {
+			t.Errorf("server-side health on a worker: err %v, stderr:\n%s", err, errOut)
+		}
+	})
+
+	t.Run("containers", func(t *testing.T) {
+		mustRow(t, "system", on(t, cp, "containers"), "system", "apid", "RUNNING")
+		// After health, so the workloads run. CRI's k8s.io namespace: a
+		// sandbox (the pause image) and the containers of each pod the
+		// kubelet runs, static and scheduled.
+		out := on(t, cp, "containers", "-k")
+		mustRow(t, "static pod sandbox", out, "k8s.io", "kube-system/kube-apiserver-cp1", sandboxImage, "SANDBOX_READY")
+		podRow(t, out, "kube-system/kube-apiserver-cp1:kube-apiserver:")
+
+		out = on(t, w, "containers", "-k")
+		proxy := podRow(t, out, "kube-system/kube-proxy-", ":kube-proxy:")
+		podRow(t, out, "kube-system/kube-flannel-", ":kube-flannel:")
+
+		// logs -k: the container's CRI log; kube-apiserver's is the real
+		// apiserver's output, the others' one line (no process runs).
+		contains(t, "logs -k kube-apiserver", on(t, cp, "logs", "-k", "kube-system/kube-apiserver-cp1:kube-apiserver", "--tail", "5"), " stderr F ")
+		contains(t, "logs -k kube-proxy", on(t, w, "logs", "-k", proxy), " stdout F lab: container \"kube-proxy\"", "runs no process")
+
+		if out, errOut, err := x.exec(t, ep, w.addr(), "logs", "-k", "kube-system/kube-apiserver-cp1:kube-apiserver"); err == nil ||
+			!strings.Contains(out+errOut, `container "kube-system/kube-apiserver-cp1:kube-apiserver" not found`) {
+			t.Errorf("logs -k of a container the node does not run: err %v, output:\n%s%s", err, out, errOut)
+		}
+
+		if strings.Contains(out, "kube-apiserver") {
+			t.Errorf("a worker runs no control plane pods:\n%s", out)
 		}
 	})
 
@@ -412,4 +460,36 @@ func TestTalosctlMaintenance(t *testing.T) {
 	if _, ok := row(out, "SystemDisk"); ok {
 		t.Errorf("a live ISO boot has no system disk:\n%s", out)
 	}
+}
+
+// podRow returns the ID of the first CONTAINER_RUNNING row (talosctl
+// prefixes a pod's containers with a tree branch) that holds every part, and
+// fails without one.
+func podRow(t *testing.T, out string, parts ...string) string {
+	t.Helper()
+
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if !slices.Contains(f, "CONTAINER_RUNNING") {
+			continue
+		}
+
+		id := slices.IndexFunc(f, func(s string) bool { return strings.HasPrefix(s, "kube-system/") })
+		if id < 0 {
+			continue
+		}
+
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(f[id], p)
+		}
+
+		if all {
+			return f[id]
+		}
+	}
+
+	t.Errorf("no running container with %q:\n%s", parts, out)
+
+	return ""
 }
