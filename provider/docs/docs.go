@@ -80,9 +80,10 @@ func Render(examples []Example) (string, error) {
 }
 
 var (
-	// The Go programs carry a build constraint so that the root module (which does not
-	// require the SDK module) leaves them alone; make test builds them with the tag.
-	goBuildTag = regexp.MustCompile(`(?m)\A//go:build example\n\n`)
+	// The Go programs carry `//go:build ignore` so that the root module (which does not
+	// require the SDK module) and its `go mod tidy` leave them alone; make test vets them
+	// by file name, which builds a named file whatever its constraint.
+	goBuildTag = regexp.MustCompile(`(?m)\A//go:build ignore\n\n`)
 	// A YAML program's project keys; the Registry shows the program from resources: on.
 	yamlProject = regexp.MustCompile(`(?m)^(name|runtime|description): .*\n`)
 	// Each Java program has a package of its own so that they compile together.

@@ -246,66 +246,93 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id ident
 func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, error) {
 	pauses := createRetry.Start()
 	for attempt := 1; ; attempt++ {
-		var (
-			vmid    int
-			release func()
-			err     error
-		)
-		if a.VMID != nil {
-			vmid = *a.VMID
-			release, err = c.IDs().Reserve(vmid)
-		} else {
-			vmid, release, err = c.IDs().Allocate(ctx)
+		ref, again, err := createAttempt(ctx, c, a, id, attempt, pauses)
+		if !again {
+			return ref, err
 		}
-		if err != nil {
-			return pve.VMRef{}, err
-		}
-		killpoint.Reach("after-vmid-allocation")
-		ref := pve.VMRef{Node: a.Node, VMID: vmid}
-		err = createOnce(ctx, c, ref, a, id.id)
-		release()
-		switch {
-		case err == nil:
-			return ref, nil
-		case pve.IsAlreadyExists(err) && a.VMID == nil && attempt < maxCreateAttempts:
-			pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
-			c.IDs().Taken(vmid)
-			continue
-		case pve.IsAlreadyExists(err) && a.VMID != nil:
-			return pve.VMRef{}, fmt.Errorf("vmId %d is already in use (%w): choose another vmId, or leave it unset "+
-				"to allocate one", vmid, err)
-		}
-		// a failed create task normally removes what it made, and an
-		// answer lost on the way may hide one that ran: make sure
-		_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
-		switch {
-		case ferr == nil && !found && pve.IsServerError(err) && attempt < maxCreateAttempts && ctx.Err() == nil:
-			// Proxmox answered the create or clone call itself with a plain
-			// server error and nothing exists: the call did not happen, so
-			// sending it again cannot make a second VM
-			pve.Logf(ctx, "creating %s failed before anything was made (%v); trying again", ref, err)
-			if backoff.Sleep(ctx, pauses.Next()) != nil {
-				return pve.VMRef{}, err
-			}
-			continue
-		case ferr == nil && !found:
-			return pve.VMRef{}, err
-		case ferr != nil:
-			// unknown: keep the VM in the state rather than risk one that
-			// Pulumi does not know; a read drops it if it does not exist
-			return ref, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, vmid, ferr)
-		}
-		// The VM exists: the call ran and its answer was lost (a proxy
-		// failed on the way back). One that carries this create's identity
-		// is this create's VM, and the create goes on with it.
-		if id.id != "" && ctx.Err() == nil {
-			if own, ok, aerr := adoptOwn(ctx, c, a, id, false); aerr == nil && ok && own == ref {
-				pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
-				return ref, nil
-			}
-		}
-		return ref, err
 	}
+}
+
+// createAttempt is one VMID allocation and create call; again: nothing was
+// made and another attempt may succeed. It holds the VMID until it knows
+// what its create did: released at once after a failed call, the id could
+// go to a parallel create whose VM this attempt would then find and take
+// for its own.
+func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity, attempt int,
+	pauses *backoff.Pauses) (ref pve.VMRef, again bool, err error) {
+	var (
+		vmid    int
+		release func()
+	)
+	if a.VMID != nil {
+		vmid = *a.VMID
+		release, err = c.IDs().Reserve(vmid)
+	} else {
+		vmid, release, err = c.IDs().Allocate(ctx)
+	}
+	if err != nil {
+		return pve.VMRef{}, false, err
+	}
+	defer release()
+	killpoint.Reach("after-vmid-allocation")
+	ref = pve.VMRef{Node: a.Node, VMID: vmid}
+	err = createOnce(ctx, c, ref, a, id.id)
+	switch {
+	case err == nil:
+		return ref, false, nil
+	case pve.IsAlreadyExists(err) && a.VMID == nil && attempt < maxCreateAttempts:
+		pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
+		c.IDs().Taken(vmid)
+		return pve.VMRef{}, true, nil
+	case pve.IsAlreadyExists(err) && a.VMID != nil:
+		return pve.VMRef{}, false, fmt.Errorf("vmId %d is already in use (%w): choose another vmId, or leave it "+
+			"unset to allocate one", vmid, err)
+	}
+	// a failed create task normally removes what it made, and an
+	// answer lost on the way may hide one that ran: make sure
+	_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
+	retry := pve.IsServerError(err) && attempt < maxCreateAttempts && ctx.Err() == nil
+	switch {
+	case ferr == nil && !found && retry:
+		// Proxmox answered the create or clone call itself with a plain
+		// server error and nothing exists: the call did not happen, so
+		// sending it again cannot make a second VM
+		pve.Logf(ctx, "creating %s failed before anything was made (%v); trying again", ref, err)
+		if backoff.Sleep(ctx, pauses.Next()) != nil {
+			return pve.VMRef{}, false, err
+		}
+		return pve.VMRef{}, true, nil
+	case ferr == nil && !found:
+		return pve.VMRef{}, false, err
+	case ferr != nil:
+		// unknown: keep the VM in the state rather than risk one that
+		// Pulumi does not know; a read drops it if it does not exist
+		return ref, false, fmt.Errorf("%w (checking whether VM %d exists failed too: %v)", err, vmid, ferr)
+	}
+	// The VM exists. One that carries this create's identity is this
+	// create's VM: the call ran and its answer was lost (a proxy failed on
+	// the way back), and the create goes on with it.
+	if id.id == "" || ctx.Err() != nil {
+		return ref, false, err
+	}
+	own, ok, aerr := adoptOwn(ctx, c, a, id, false)
+	switch {
+	case aerr == nil && ok && own == ref:
+		pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
+		return ref, false, nil
+	case aerr == nil && a.VMID == nil && attempt < maxCreateAttempts:
+		// not this create's: another client took the VMID, as with
+		// "already exists"; that VM is never claimed
+		pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
+		c.IDs().Taken(vmid)
+		return pve.VMRef{}, true, nil
+	case aerr == nil && a.VMID != nil:
+		return pve.VMRef{}, false, fmt.Errorf("vmId %d is already in use by a VM this create did not make (the create "+
+			"call failed: %w): choose another vmId, or leave it unset to allocate one", vmid, err)
+	case aerr == nil:
+		return pve.VMRef{}, false, err
+	}
+	return ref, false, err
 }
 
 // cloneSource is the VM a.Clone names: clone.vmId on clone.node, which

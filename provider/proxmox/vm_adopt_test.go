@@ -3,10 +3,12 @@ package proxmox_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	proxmoxres "github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
@@ -253,5 +255,46 @@ func TestCreateGoesOnWhenItsAnswerWasLost(t *testing.T) {
 	}
 	if n := len(e.lab.PVE.FaultStrikes()); n != 1 {
 		t.Fatalf("%d faults struck, want 1", n)
+	}
+}
+
+// A create whose call failed while another client made a VM with the same
+// VMID never takes that VM for its own: it is not this create's (it does
+// not carry its identity), so the create fails naming the vmId, and the
+// other VM keeps its tags; the state gets no VM.
+func TestCreateNeverClaimsAnotherClientsVM(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := plainVM("pve1", "mine")
+	in["vmId"] = num(4321)
+	checked := e.check(vmType, "mine", property.Map{}, property.NewMap(in))
+
+	// between the check and the create another user makes VM 4321, and the
+	// create call is answered with a plain 500 before it does anything
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := e.adminClient().Node(ctx, "pve1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := n.NewVirtualMachine(ctx, 4321, proxmox.VirtualMachineOption{Name: "name", Value: "theirs"},
+		proxmox.VirtualMachineOption{Name: "tags", Value: "someone-else"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := task.WaitFor(ctx, 60); err != nil {
+		t.Fatal(err)
+	}
+	e.lab.SetFaults(labpve.Faults{Script: []labpve.FaultRule{{Call: "POST /nodes/{node}/qemu"}}})
+
+	resp, err := e.s.Create(p.CreateRequest{Urn: urn(vmType, "mine"), Properties: checked})
+	if err == nil || resp.ID != "" || !strings.Contains(err.Error(), "vmId 4321 is already in use") {
+		t.Fatalf("create: id %q, err %v; want no VM and an error naming vmId 4321", resp.ID, err)
+	}
+	if tags := labTags(t, e, 4321); !slices.Equal(tags, []string{"someone-else"}) {
+		t.Fatalf("the other client's VM 4321 now has tags %v", tags)
+	}
+	if vms := e.lab.VMs(); len(vms) != 1 {
+		t.Fatalf("VMs %+v, want only the other client's", vms)
 	}
 }

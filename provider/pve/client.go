@@ -104,7 +104,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	// for a short while; a refused token or certificate never is
 	rctx, cancel := context.WithTimeout(ctx, connectRetryFor)
 	defer cancel()
-	err = connectRetry.Retry(rctx, "GET /version", true, func(context.Context) error {
+	err = connectRetry.Retry(rctx, "checking the connection", true, func(context.Context) error {
 		return c.get(ctx, "/version", &v)
 	})
 	if err != nil {

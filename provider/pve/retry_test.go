@@ -100,7 +100,7 @@ func TestRetryServerErrorsBounded(t *testing.T) {
 	serverErr := &APIError{Status: 500, Message: "unable to open file '/etc/pve/nodes/pve1/qemu-server/104.conf.tmp.123' - Permission denied"}
 	calls := 0
 	err := p.Retry(context.Background(), "reading", true, func(context.Context) error { calls++; return serverErr })
-	if err == nil || calls != 1+maxServerErrorRetries {
+	if err == nil || calls != 1+maxServerErrorRetries || !strings.Contains(err.Error(), "reading: failed 5 times in a row: ") {
 		t.Fatalf("idempotent call with a server error: %d calls, err %v", calls, err)
 	}
 	calls = 0

@@ -269,7 +269,7 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soa
 				ups = attempt
 				break
 			} else {
-				t.Logf("%s, attempt %d, failed:\n%s", step, attempt, tail(r.Output(), 40))
+				t.Logf("%s, attempt %d, failed:\n%s\n%s", step, attempt, errorLines(r.Output()), tail(r.Output(), 40))
 			}
 		}
 		l.SetFaults(pve.Faults{})
@@ -335,6 +335,18 @@ func ipOf(ipconfig string) string {
 		}
 	}
 	return ""
+}
+
+// errorLines are the distinct error lines of a run's output, which its
+// tail (the diagnostics) may not reach.
+func errorLines(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "error:") && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func tail(s string, n int) string {

@@ -1,4 +1,4 @@
-//go:build example
+//go:build ignore
 
 package main
 
