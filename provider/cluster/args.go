@@ -5,14 +5,16 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// TalosClusterArgs are the component's inputs. They are plain values (not
-// outputs) because the plan is computed from them when the component is
+// TalosClusterArgs are the component's inputs. They are plain Go values
+// because the plan is computed from them when the component is
 // constructed, also in preview, so that the preview lists every VM and
-// every node change; the schema marks them plain, nested ones included
-// (PlainInputs), and Construct refuses unknown ones. The one exception
-// is the Proxmox CCM token secret, which is an input so it can be a Pulumi
-// secret; it only reaches the machine configurations, never the plan. Zero
-// values mean the default.
+// every node change. The schema marks plain, nested ones included
+// (PlainInputs), those the plan counts or places nodes with; the others
+// (patches, manifests, mirrors, the network's bridge, VLAN, MTU and DNS)
+// may be outputs of other resources, planned with a placeholder while
+// unknown (acceptInputValues, vm_inputs.go). The Proxmox CCM token secret
+// is a pulumi.Input so that it stays a Pulumi secret. Zero values mean the
+// default.
 type TalosClusterArgs struct {
 	ClusterName       string   `pulumi:"clusterName"`
 	TalosVersion      string   `pulumi:"talosVersion,optional"`
@@ -189,18 +191,24 @@ type Network struct {
 // Annotate documents the network.
 func (n *Network) Annotate(a infer.Annotator) {
 	a.Describe(n, "The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).")
-	a.Describe(&n.Bridge, "Bridge on the hosts. Default `vmbr0`.")
-	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default (or 0): untagged.")
-	a.Describe(&n.Mtu, "MTU of the NIC. Default (or 0): the bridge's.")
+	a.Describe(&n.Bridge, "Bridge on the hosts. Default `vmbr0`. "+outputNote)
+	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default (or 0): untagged. "+outputNote)
+	a.Describe(&n.Mtu, "MTU of the NIC. Default (or 0): the bridge's. "+outputNote)
 	a.Describe(&n.Subnet, "The node subnet in CIDR form, like `192.168.1.0/24`.")
 	a.Describe(&n.Gateway, "Default gateway of the nodes.")
 	a.Describe(&n.AddressRange, "Range that node addresses are allocated from, in node order, for nodes without "+
 		"an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node "+
 		"never renumbers the others.")
-	a.Describe(&n.DnsServers, "DNS servers of the nodes. Default: the Proxmox host's.")
-	a.Describe(&n.SearchDomain, "DNS search domain. Default: the Proxmox host's.")
+	a.Describe(&n.DnsServers, "DNS servers of the nodes. Default: the Proxmox host's. "+outputNote)
+	a.Describe(&n.SearchDomain, "DNS search domain. Default: the Proxmox host's. "+outputNote)
 	a.Describe(&n.Secondary, "A second NIC on every node, for example a storage network.")
 }
+
+// outputNote documents the network settings that may be outputs of other
+// resources (vm_inputs.go).
+const outputNote = "May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a " +
+	"stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a " +
+	"secret: Proxmox shows it to anyone who can read the VM."
 
 // Nic is a secondary network attachment.
 type Nic struct {
@@ -215,9 +223,9 @@ type Nic struct {
 // Annotate documents the secondary NIC.
 func (n *Nic) Annotate(a infer.Annotator) {
 	a.Describe(n, "A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).")
-	a.Describe(&n.Bridge, "Bridge on the hosts, like `vmbr1`.")
-	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default (or 0): untagged.")
-	a.Describe(&n.Mtu, "MTU of the NIC. Default (or 0): the bridge's.")
+	a.Describe(&n.Bridge, "Bridge on the hosts, like `vmbr1`. "+outputNote)
+	a.Describe(&n.Vlan, "VLAN tag, 1-4094. Default (or 0): untagged. "+outputNote)
+	a.Describe(&n.Mtu, "MTU of the NIC. Default (or 0): the bridge's. "+outputNote)
 	a.Describe(&n.Subnet, "Subnet in CIDR form. Default: none, the NIC uses DHCP.")
 	a.Describe(&n.Gateway, "Gateway on this network, if any.")
 	a.Describe(&n.AddressRange, "Range that secondary addresses are allocated from.")

@@ -73,6 +73,12 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return fail(err)
 	}
+	var guests map[int]plan.Guest
+	if gl, ok := inv.(guestLister); ok && namesVMIDs(&args) {
+		if guests, err = gl.Guests(ctx.Context()); err != nil {
+			return fail(err)
+		}
+	}
 	stackTag := plan.StackTag(ctx.Project(), ctx.Stack())
 	if err := plan.CheckStack(args.ClusterName, stackTag, vms); err != nil {
 		return nil, err // *plan.Error names the component already
@@ -103,7 +109,17 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		warnings = append(warnings, notes...)
 	}
 
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members}, prev: prev, stackTag: stackTag}
+	unknownVM := unknownVMInputs(ctx.Context())
+	vmUnknown := newVMUnknowns(unknownVM)
+	if vmUnknown.any() {
+		if !ctx.DryRun() {
+			return fail(fmt.Errorf("%s %s not known in an update: the engine resolves a component's inputs before "+
+				"constructing it, so this should not happen; run pulumi up again", strings.Join(unknownVM, ", "), isAre(len(unknownVM))))
+		}
+		fillUnknownNetwork(&args, vmUnknown, vms)
+		hosts = withoutBridgeCheck(hosts, vmUnknown)
+	}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members, Guests: guests}, prev: prev, stackTag: stackTag}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
@@ -157,6 +173,9 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 			"node's machine configuration is shown as changing once known", strings.Join(unknown, ", "), isAre(len(unknown)),
 			map[bool]string{true: "it comes", false: "they come"}[len(unknown) == 1]))
 	}
+	if vmUnknown.any() {
+		warnings = append(warnings, unknownVMWarning(unknownVM))
+	}
 	for i, w := range warnings {
 		warnings[i] = scrubText(w, sensitive)
 		_ = ctx.Log.Warn(warnings[i], &pulumi.LogArgs{Resource: comp})
@@ -165,8 +184,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	base := plan.Compare(prev, next)
 	p.MarkPower(&base)
 	p.MarkBringup(&base)
+	if vmUnknown.any() {
+		markUnknownVMSettings(&base, p, unknownVM, vmUnknown)
+	}
 
-	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, secrets: secrets, readings: readings,
+	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, vmUnknown: vmUnknown, secrets: secrets, readings: readings,
 		base: base}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry

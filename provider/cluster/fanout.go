@@ -61,6 +61,9 @@ type fanout struct {
 	// unknownInputs are inputs the configurations need that are not
 	// known in this preview (acceptInputValues).
 	unknownInputs []string
+	// vmUnknown are the VM settings not known in this preview
+	// (vm_inputs.go): unknown in every VM's inputs.
+	vmUnknown vmUnknowns
 	// readings are what the existing nodes run, read before planning.
 	readings map[string]nodeReading
 	// Image Factory settings of the inputs, for the schematic.
@@ -284,7 +287,7 @@ func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, err
 		// template from the old one: the VM keeps its recorded source.
 		opts = append(opts, pulumi.IgnoreChanges([]string{"clone"}))
 	}
-	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, vmProps(f.plan.Cluster.Name, n, iso), vm, opts...); err != nil {
+	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, withUnknownSettings(vmProps(f.plan.Cluster.Name, n, iso), f.vmUnknown), vm, opts...); err != nil {
 		return nil, err
 	}
 	f.vms[n.Name] = vm

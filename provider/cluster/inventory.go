@@ -128,3 +128,56 @@ func (i *pveInventory) offlineHosts(ctx context.Context) (map[string]bool, error
 	}
 	return out, nil
 }
+
+// guestLister is an Inventory that also lists every VM and container of the
+// Proxmox cluster, for the checks of pinned VMIDs and templates.
+type guestLister interface {
+	Guests(ctx context.Context) (map[int]plan.Guest, error)
+}
+
+// Guests lists the Proxmox cluster's VMs and containers by VMID.
+func (i *pveInventory) Guests(ctx context.Context) (map[int]plan.Guest, error) {
+	guests, err := i.c.ClusterGuests(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the Proxmox cluster's VMs and containers: %w", err)
+	}
+	out := map[int]plan.Guest{}
+	for _, g := range guests {
+		kind := "VM"
+		if g.Type == "lxc" {
+			kind = "container"
+		}
+		out[g.VMID] = plan.Guest{Kind: kind, Name: g.Name, Node: g.Node, Template: g.Template, Tags: g.Tags}
+	}
+	return out, nil
+}
+
+// namesVMIDs reports whether the inputs pin a VMID or clone a template:
+// only then are the cluster's guests listed (one more request).
+func namesVMIDs(a *TalosClusterArgs) bool {
+	if a.Image != nil && a.Image.Template != nil {
+		return true
+	}
+	for _, h := range a.Hosts {
+		if h.TemplateVmId != 0 {
+			return true
+		}
+	}
+	pinned := func(nodes []NodeSettings) bool {
+		for _, n := range nodes {
+			if n.VmId != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if a.ControlPlane != nil && pinned(a.ControlPlane.Nodes) {
+		return true
+	}
+	for _, p := range a.WorkerPools {
+		if pinned(p.Nodes) {
+			return true
+		}
+	}
+	return false
+}

@@ -22,8 +22,9 @@ func refuseUnknownInputs(construct func(context.Context, p.ConstructRequest) (p.
 				return p.ConstructResponse{}, fmt.Errorf("TalosCluster %s: %s %s not known yet (an output of a resource that "+
 					"does not exist yet): the cluster is planned from %s when it is constructed, also in preview, so %s must "+
 					"be a plain value: a literal, a stack configuration value or the output of a resource that already "+
-					"exists. Only inputs that reach nothing but the machine configurations (patches, manifests, registry "+
-					"mirrors, the CCM token secret) may come from resources created in the same update",
+					"exists. Only inputs that do not count or place nodes may come from resources created in the same update: "+
+					"patches, manifests, registry mirrors, the CCM token secret, and the network's bridge, vlan, mtu, "+
+					"dnsServers and searchDomain",
 					req.Urn.Name(), strings.Join(paths, ", "), isAre(len(paths)), itThem(len(paths)), itThem(len(paths)))
 			}
 		}

@@ -30,8 +30,9 @@ func PlainInputs() framework.SchemaFix {
 }
 
 // outputCapable are the component's inputs, by schema type and property,
-// that may be another resource's output or a secret: they only reach the
-// machine configurations (acceptInputValues gives Construct their plain
+// that may be another resource's output: they do not count or place nodes
+// (the machine configurations; the VMs' network settings); those that
+// reach only the machine configurations may be secrets too (acceptInputValues gives Construct their plain
 // value, a placeholder while unknown in a preview). Their Go type stays
 // plain because the plan is computed from plain arguments.
 var outputCapable = map[string][]string{
@@ -47,6 +48,11 @@ var outputCapable = map[string][]string{
 	"GitRepository":                 {"url"},
 	"CloudControllerManager":        {"talosCcmManifest", "servingCertApproverManifest"},
 	"ProxmoxCloudControllerManager": {"manifest"},
+	// Network settings that reach only the VMs' devices and cloud-init
+	// drives (vm_inputs.go): unknown in a preview, each VM shows them as
+	// changing once known.
+	"Network": {"bridge", "vlan", "mtu", "dnsServers", "searchDomain"},
+	"Nic":     {"bridge", "vlan", "mtu"},
 }
 
 func markOutputCapable(spec *pschema.PackageSpec) error {

@@ -64,8 +64,9 @@ func TestSchemaMarksComponentInputsPlain(t *testing.T) {
 		check(name, &prop.TypeSpec)
 	}
 	// Paths are reported once per type (the first path that reaches it).
-	// Only inputs that reach nothing but the machine configurations may
-	// be outputs; what the plan needs stays plain.
+	// Only inputs that do not count or place nodes (the machine
+	// configurations, the VMs' network settings) may be outputs; what the
+	// plan needs stays plain.
 	capable := map[string]bool{}
 	for _, props := range outputCapable {
 		for _, p := range props {
@@ -79,7 +80,8 @@ func TestSchemaMarksComponentInputsPlain(t *testing.T) {
 			t.Errorf("%s is not plain, but the plan needs it", path)
 		}
 	}
-	for _, want := range []string{"patches[]", "nodePatches{}[]", "registryMirrors{}.endpoints[]", "extraManifests[]", "controlPlane.patches[]", "cloudControllerManager.proxmox.tokenSecret"} {
+	for _, want := range []string{"patches[]", "nodePatches{}[]", "registryMirrors{}.endpoints[]", "extraManifests[]", "controlPlane.patches[]", "cloudControllerManager.proxmox.tokenSecret",
+		"network.bridge", "network.vlan", "network.dnsServers[]", "network.searchDomain", "network.secondary.bridge"} {
 		if !slices.Contains(notPlain, want) {
 			t.Errorf("%s is plain: an output of another resource cannot feed it; not plain: %v", want, notPlain)
 		}

@@ -71,6 +71,9 @@ var droppedWhenUnknown = regexp.MustCompile(`([pP]atches(` + mapKey + `)?|extraM
 func unknownPlaceholder(path string) (v property.Value, drop bool) {
 	const url = "https://unknown.invalid/unknown.yaml"
 	switch {
+	case vmSetting.MatchString(path):
+		ph, drop := vmSettingPlaceholder(path)
+		return property.New(ph), drop
 	case strings.HasSuffix(path, ".endpoints"):
 		return property.New(property.NewArray([]property.Value{property.New(url)})), false
 	case strings.HasSuffix(path, ".auth"):
@@ -111,13 +114,15 @@ func unknownConfigInputs(ctx context.Context) []string {
 //   - unknown values (a preview, with the value an output of a resource
 //     not created yet) where they only reach the machine configurations
 //     are planned with a placeholder, and the configurations are unknown
-//     in that preview; elsewhere refuseUnknownInputs refuses them.
+//     in that preview; so are the network settings that only reach the
+//     VMs (vm_inputs.go), and those settings are unknown in the VMs'
+//     inputs; elsewhere refuseUnknownInputs refuses them.
 func acceptInputValues(construct func(context.Context, p.ConstructRequest) (p.ConstructResponse, error)) func(context.Context, p.ConstructRequest) (p.ConstructResponse, error) {
 	return func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
 		if req.Urn.Type().String() != tokenComponent {
 			return construct(ctx, req)
 		}
-		var refused, values, unknown []string
+		var refused, values, unknown, unknownVM []string
 		plain := normalizeInputs(req.Inputs, func(path string, v property.Value) {
 			switch {
 			case !secretCapable.MatchString(path) && !configContainer.MatchString(path):
@@ -128,6 +133,10 @@ func acceptInputValues(construct func(context.Context, p.ConstructRequest) (p.Co
 				values = append(values, secretTexts(v)...)
 			}
 		}, func(path string) bool {
+			if vmSetting.MatchString(path) {
+				unknownVM = append(unknownVM, path)
+				return true
+			}
 			if path == "cloudControllerManager.proxmox.tokenSecret" || !secretCapable.MatchString(path) && !configContainer.MatchString(path) {
 				return false
 			}
@@ -150,6 +159,7 @@ func acceptInputValues(construct func(context.Context, p.ConstructRequest) (p.Co
 		slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) }) // longest first for scrubbing
 		ctx = context.WithValue(ctx, secretValuesKey{}, values)
 		ctx = context.WithValue(ctx, unknownConfigKey{}, unknown)
+		ctx = context.WithValue(ctx, unknownVMKey{}, unknownVM)
 		resp, err := construct(ctx, req)
 		if err != nil {
 			err = scrubSecrets(err, values)

@@ -101,3 +101,46 @@ func TestUnknownConfigInputsInPreview(t *testing.T) {
 		t.Errorf("warnings = %s", w)
 	}
 }
+
+// Issue 15, secrets anywhere: every input that only reaches the machine
+// configurations may be a secret (manifests and their URLs, CNI manifests,
+// the CCM manifests, the GitOps install manifests and repository URL); each
+// reaches the configurations, is handed to every ConfigurationApply as a
+// secret sensitive value, and no other child nor the component's outputs
+// hold it in plain text.
+func TestEverySecretCapableInputStaysSecret(t *testing.T) {
+	t.Parallel()
+	in := baseInputs()
+	in["extraManifests"] = []any{secret("https://git.example.com/s3cr3t-extra/manifest.yaml")}
+	in["inlineManifests"] = []any{map[string]any{"name": "creds", "contents": secret("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  token: inline-s3cr3t-token\n")}}
+	in["cni"] = map[string]any{"name": "custom", "manifestUrls": []any{secret("https://git.example.com/s3cr3t-cni/cni.yaml")}}
+	in["cloudControllerManager"] = map[string]any{"talosCcmManifest": secret("https://git.example.com/s3cr3t-ccm/ccm.yaml")}
+	in["gitOps"] = map[string]any{
+		"tool":             "flux",
+		"installManifests": []any{secret("https://git.example.com/s3cr3t-flux/install.yaml")},
+		"repository":       map[string]any{"url": secret("https://deploy:s3cr3t-git-token@git.example.com/fleet.git")},
+	}
+	rec, resp, err := construct(t, &fakeInventory{hosts: threeHosts()}, in)
+	must(t, err)
+	a := rec.get(t, "ConfigurationApply", "lab-cp-1").inputs
+	cfg := a.Get("machineConfiguration")
+	for _, want := range []string{"s3cr3t-extra", "inline-s3cr3t-token", "s3cr3t-cni", "s3cr3t-ccm", "s3cr3t-flux", "s3cr3t-git-token"} {
+		if !cfg.Secret() || !strings.Contains(cfg.AsString(), want) {
+			t.Errorf("control plane configuration (secret=%v) lacks %q", cfg.Secret(), want)
+		}
+	}
+	if sv := a.Get("sensitiveValues"); !sv.Secret() || !strings.Contains(fmt.Sprint(sv), "s3cr3t-git-token") {
+		t.Errorf("sensitiveValues = %v", sv)
+	}
+	for _, r := range rec.regs {
+		if r.typ == "ConfigurationApply" {
+			continue
+		}
+		if s := fmt.Sprint(r.inputs); strings.Contains(s, "s3cr3t") {
+			t.Errorf("%s carries a secret in plain text", r.key())
+		}
+	}
+	if s := fmt.Sprint(resp.State); strings.Contains(s, "s3cr3t") {
+		t.Errorf("the component's outputs carry a secret: %s", s)
+	}
+}

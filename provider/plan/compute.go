@@ -69,6 +69,7 @@ func Compute(spec Spec, facts Facts, prev *State) (*Plan, error) {
 	b.buildOrders()
 	b.buildWaits()
 	b.checkHostResources()
+	b.checkVMIDs()
 	if b.probs.any() {
 		return nil, b.probs.err()
 	}

@@ -26,6 +26,10 @@ type Facts struct {
 	// planned node without a VM that the cluster knows lost its VM outside
 	// Pulumi, and is created again at that address.
 	Members map[string]string
+	// Guests are the Proxmox cluster's VMs and containers by VMID, which
+	// the new VMs' pinned VMIDs and templates are checked against; nil:
+	// not known (not checked).
+	Guests map[int]Guest
 }
 
 // HostFacts is one Proxmox node's state.

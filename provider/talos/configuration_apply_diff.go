@@ -3,6 +3,7 @@ package talos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -302,6 +303,13 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 
 	configChanged := diffMachineConfiguration(old, in, dd)
 
+	var madeSecret []diffNote
+	if !configChanged && viewRedactedAgain(old, in) {
+		dd["sensitiveValues"] = upd
+		madeSecret = append(madeSecret, diffNote{text: "node " + nodeLabel(in) + ": other values are secret now; the " +
+			"stored configuration view is redacted again, nothing changes on the node"})
+	}
+
 	want, _ := desiredVersion(in)
 	upgrade := want != "" && old.RunningVersion != "" && !sameTalosVersion(want, old.RunningVersion)
 
@@ -315,7 +323,7 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	vm := vmRestart(old.HealthGate, in.HealthGate)
 
 	change := nodeChange{mode: modeOf(in.ApplyMode), vmFrom: vm[0], vmTo: vm[1], fromVersion: old.RunningVersion, toVersion: want}
-	notes := diffNotes(old, in, change, configChanged, upgrade)
+	notes := append(madeSecret, diffNotes(old, in, change, configChanged, upgrade)...)
 
 	// What happens to the node, as one added line (never "previous line =>
 	// this one": the previous update's line says nothing about this one).
@@ -411,6 +419,25 @@ func vmRestart(old, in *HealthGate) [2]string {
 	}
 
 	return [2]string{*old.Vm, *in.Vm}
+}
+
+// viewRedactedAgain reports the same configuration with other values held
+// secret (a value the user now passes as a secret): the stored view, which
+// showed it, is redacted by an update that does not touch the node. Diff
+// names only the secret input: a path under configView would print the old
+// value.
+func viewRedactedAgain(old ConfigurationApplyState, in ConfigurationApplyArgs) bool {
+	return in.MachineConfiguration != "" && !sameSet(old.SensitiveValues, in.SensitiveValues) &&
+		len(in.ConfigView) > 0 && !maps.Equal(old.ConfigView, in.ConfigView)
+}
+
+// sameSet compares two lists as sets.
+func sameSet(a, b []string) bool {
+	as, bs := slices.Clone(a), slices.Clone(b)
+	slices.Sort(as)
+	slices.Sort(bs)
+
+	return slices.Equal(slices.Compact(as), slices.Compact(bs))
 }
 
 // viewChanges compares two redacted views key by key.

@@ -401,3 +401,49 @@ func TestGateRequest(t *testing.T) {
 		t.Errorf("failures %+v, want controlPlanes, workers[0] and timeout", f)
 	}
 }
+
+// Issue 15: a value of the configuration that becomes secret (the same
+// patch, now a Pulumi secret) is an update of sensitiveValues only: the
+// node is not touched, and the stored view, which showed the value, is
+// redacted. The diff names no configView path (its old value would print).
+func TestDiffValueMadeSecretRedactsTheView(t *testing.T) {
+	t.Parallel()
+
+	const value = "rack-42-secret-label"
+	args := ConfigurationApplyArgs{Node: "10.5.0.2", MachineConfiguration: testConfig(t, "v1.12.5", "machine:\n  nodeLabels:\n    note: "+value+"\n")}
+	old := appliedState(t, args, "v1.12.5")
+	if !strings.Contains(old.ConfigView["machine.nodeLabels.note"], value) {
+		t.Fatalf("the plain view does not show the label: %v", old.ConfigView["machine.nodeLabels.note"])
+	}
+
+	next := args
+	next.SensitiveValues = []string{value}
+	next.ConfigView = configView(next.MachineConfiguration, next.SensitiveValues)
+
+	d, notes := diffConfigurationApply(old, next)
+	if _, ok := d.DetailedDiff["sensitiveValues"]; !ok || !d.HasChanges {
+		t.Fatalf("diff %+v: want an update of sensitiveValues", d)
+	}
+	for k := range d.DetailedDiff {
+		if strings.HasPrefix(k, "configView") || k == "machineConfiguration" || k == "configChange" {
+			t.Errorf("diff names %s", k)
+		}
+	}
+	if !strings.Contains(noteText(notes), "nothing changes on the node") {
+		t.Errorf("notes %q", noteText(notes))
+	}
+	if needsNode(old, next) {
+		t.Errorf("the update would touch the node")
+	}
+	if v := next.ConfigView["machine.nodeLabels.note"]; strings.Contains(v, value) {
+		t.Errorf("the new view still shows the value: %q", v)
+	}
+
+	// The same secret values in another order: no change.
+	again := appliedState(t, next, "v1.12.5")
+	again.ConfigView = next.ConfigView
+	next.SensitiveValues = []string{value, value}
+	if d, _ := diffConfigurationApply(again, next); d.HasChanges {
+		t.Errorf("unchanged secret values report %+v", d)
+	}
+}

@@ -20,7 +20,9 @@ import * as utilities from "./utilities";
  *
  * The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
  * them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
- * endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
+ * endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret. The
+ * network's bridge, VLAN, MTU and DNS settings may be Outputs too (a bridge or VLAN another provider creates, DNS
+ * servers from a stack reference): unknown in a preview, each VM shows them as changing once known.
  *
  * Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
  * and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside

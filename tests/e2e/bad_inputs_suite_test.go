@@ -111,6 +111,11 @@ func TestBadInputSuite(t *testing.T) {
 	l := startTCLab(t)
 	env := harness.NewEnv(t)
 	a := l.addr
+	// A stranger's container holds VMID 150 (VMIDs are unique across VMs
+	// and containers); l.VMs() lists VMs only, which must stay none.
+	if err := l.PVE.AddContainer("pve2", 150, "stranger-dns"); err != nil {
+		t.Fatal(err)
+	}
 
 	bases := map[string]map[string]any{
 		"proxmoxtalos:TalosCluster": {
@@ -198,6 +203,13 @@ func TestBadInputSuite(t *testing.T) {
 		{"range reversed", tc, to("network.addressRange", map[string]any{"start": a(40), "end": a(10)}), "network.addressRange", []string{a(40)}},
 		{"VIP inside the range", tc, to("vip", a(20)), "vip", []string{"inside the address range"}},
 		{"VIP outside the subnet", tc, to("vip", "10.99.0.5"), "vip", []string{"outside the node subnet"}},
+		{"secret bridge", tc, to("network.bridge", map[string]any{"fn::secret": "vmbr0"}), "network.bridge", []string{"is a secret", "as a plain value"}},
+		// VMIDs and templates on the Proxmox cluster (container 150 is a stranger's)
+		{"pinned control plane VMID taken", tc, to("controlPlane", map[string]any{"nodes": []any{map[string]any{"vmId": 150}}}), "controlPlane.nodes[0].vmId", []string{"VMID 150 is taken by container", "leave vmId out"}},
+		{"pinned worker VMID taken", tc, to("workerPools[0]", map[string]any{"name": "workers", "nodes": []any{map[string]any{"vmId": 150}}}), "workerPools[0].nodes[0].vmId", []string{"VMID 150 is taken", "give a free VMID"}},
+		{"template that does not exist", tc, to("image.template", map[string]any{"vmId": 9999}), "image.template.vmId", []string{"VMID 9999 does not exist", "leave image.template out"}},
+		{"host template that does not exist", tc, both(to("image.template", map[string]any{"vmId": 9999}), to("hosts[1].templateVmId", 9998)), "hosts[1].templateVmId", []string{"VMID 9998 does not exist"}},
+		{"template that is a container", tc, to("image.template", map[string]any{"vmId": 150}), "image.template.vmId", []string{"is a container", "cloned from a VM template"}},
 		{"VIP is the gateway", tc, to("vip", a(1)), "vip", []string{a(1)}},
 		{"bad DNS server", tc, to("network.dnsServers", []any{"dns.example.com"}), "network.dnsServers[0]", []string{"dns.example.com"}},
 		{"VLAN out of range", tc, to("network.vlan", 5000), "network.vlan", []string{"5000"}},

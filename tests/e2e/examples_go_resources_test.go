@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -159,6 +160,19 @@ func checkNodesOutput(t *testing.T, nodes auto.OutputValue, wantNodes int) {
 		vmID, _ := n["vmId"].(float64)
 		if name == "" || (role != "controlplane" && role != "worker") || address == "" || vmID < 100 {
 			t.Errorf("nodes[%d] = %v: want name, role (controlplane or worker), address and vmId", i, item)
+		}
+		// Issue 15: the same shape in every language, the schema's camelCase keys (a
+		// Python program exports them through node_output, examples/python).
+		for k := range n {
+			if !slices.Contains([]string{"name", "role", "pool", "proxmoxNode", "vmId", "address", "macAddress"}, k) {
+				t.Errorf("nodes[%d] has key %q: want the schema's camelCase keys only", i, k)
+			}
+		}
+		if _, ok := n["proxmoxNode"]; !ok {
+			t.Errorf("nodes[%d] = %v lacks proxmoxNode", i, item)
+		}
+		if _, ok := n["macAddress"]; !ok {
+			t.Errorf("nodes[%d] = %v lacks macAddress", i, item)
 		}
 	}
 }

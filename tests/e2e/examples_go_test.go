@@ -76,7 +76,7 @@ func checkUnchangedThenDestroy(t *testing.T, l *exampleLab, stack auto.Stack) {
 // above import only their cluster packages, through tests/e2e/go.mod.
 func TestGoExamplesBuildAsModules(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"go", "go-resources"} {
+	for _, name := range []string{"go", "go-resources", "go-composition"} {
 		dir := filepath.Join(harness.RepoRoot(t), "examples", name)
 		// The caller's GOFLAGS stay (the Makefile's -trimpath): the examples' dependencies
 		// then come from the build cache the other tests filled instead of compiling again.

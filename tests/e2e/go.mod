@@ -9,6 +9,7 @@ require (
 	github.com/luthermonson/go-proxmox v0.8.2
 	github.com/proxmoxtalos/proxmoxtalos v0.0.0
 	github.com/proxmoxtalos/proxmoxtalos/examples/go v0.0.0
+	github.com/proxmoxtalos/proxmoxtalos/examples/go-composition v0.0.0
 	github.com/proxmoxtalos/proxmoxtalos/examples/go-resources v0.0.0
 	github.com/proxmoxtalos/proxmoxtalos/sdk v0.0.0
 	github.com/pulumi/pulumi/sdk/v3 v3.274.1
@@ -179,6 +180,7 @@ require (
 replace (
 	github.com/proxmoxtalos/proxmoxtalos => ../..
 	github.com/proxmoxtalos/proxmoxtalos/examples/go => ../../examples/go
+	github.com/proxmoxtalos/proxmoxtalos/examples/go-composition => ../../examples/go-composition
 	github.com/proxmoxtalos/proxmoxtalos/examples/go-resources => ../../examples/go-resources
 	github.com/proxmoxtalos/proxmoxtalos/sdk => ../../sdk
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 )
 
 // The fault campaign (issue 10): seeded runs of a 3+2 TalosCluster through
@@ -110,8 +111,11 @@ type soakRun struct {
 	points                                      []string // kill runs: where each step was killed
 	notes                                       []string
 	orphans, dupVMIDs, dupVMs, dupAddrs, losses int
-	took                                        time.Duration
-	failure                                     string
+	// offLosses are quorum losses while a host that ran a down member was
+	// powered off by the fault script (the deliberate ones)
+	offLosses int
+	took      time.Duration
+	failure   string
 }
 
 func (r soakRun) converged(within int) bool {
@@ -183,6 +187,9 @@ func TestSoak(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			// a run that stops the test (a CLI command that never ends)
+			// still counts, under its kind, as not converged
+			results[i] = soakRun{kind: j.kind.name, rate: j.rate, seed: j.seed, failure: "the run stopped early (see the log)"}
 			t.Run(fmt.Sprintf("%s-%g-%d", j.kind.name, j.rate, j.seed), func(t *testing.T) {
 				results[i] = runSoak(t, j.kind, j.rate, j.seed, j.run)
 				t.Logf("%s", results[i].line())
@@ -236,6 +243,8 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soa
 	prog := l.program(3, 2)
 	p := harness.NewYAMLProject(t, env, "soak", prog.render(t))
 	p.ConfigureLab(t, l.conn)
+	var offs []pve.FaultStrike
+	hosts := map[string]string{} // VM (and node) name → Proxmox node
 
 	for i, step := range soakSteps {
 		switch i {
@@ -272,6 +281,7 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soa
 				t.Logf("%s, attempt %d, failed:\n%s\n%s", step, attempt, errorLines(r.Output()), tail(r.Output(), 40))
 			}
 		}
+		offs = append(offs, powerOffs(l.PVE.FaultStrikes())...)
 		l.SetFaults(pve.Faults{})
 		res.ups = append(res.ups, ups)
 		if ups == 0 {
@@ -280,12 +290,22 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soa
 			}
 		}
 		res.count(t, l, p, i == 3)
+		for _, vm := range l.VMs() {
+			hosts[vm.Name] = vm.Node
+		}
 		if res.failure != "" {
 			p.Destroy(t)
 			break
 		}
 	}
-	res.losses = len(l.Talos().QuorumLosses())
+	for _, q := range l.Talos().QuorumLosses() {
+		t.Logf("%s", q)
+		if fromPowerOff(q, offs, hosts) {
+			res.offLosses++
+		} else {
+			res.losses++
+		}
+	}
 	res.took = time.Since(start)
 	return res
 }
@@ -354,9 +374,32 @@ func tail(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
+// powerOffs are the strikes of power-off rules.
+func powerOffs(strikes []pve.FaultStrike) []pve.FaultStrike {
+	return slices.DeleteFunc(strikes, func(s pve.FaultStrike) bool { return s.Rule.PowerOff == "" })
+}
+
+// fromPowerOff reports a quorum loss that began while, or shortly after (a
+// member takes a while to boot and rejoin), the fault script powered off
+// the Proxmox node of one of the members it counts as down.
+func fromPowerOff(q talos.QuorumLoss, offs []pve.FaultStrike, hosts map[string]string) bool {
+	for _, off := range offs {
+		back := off.At.Add(off.Rule.For + 2*time.Minute)
+		if q.At.Before(off.At.Add(-time.Second)) || q.At.After(back) {
+			continue
+		}
+		for _, d := range q.Down {
+			if hosts[d] == off.Rule.PowerOff {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (r soakRun) line() string {
-	s := fmt.Sprintf("%s, seed %d: ups per step %v, %s; orphans %d, duplicate VMIDs %d, duplicate VMs %d, duplicate addresses %d, quorum losses %d",
-		soakLabel(r.kind, r.rate), r.seed, r.ups, r.took.Round(time.Second), r.orphans, r.dupVMIDs, r.dupVMs, r.dupAddrs, r.losses)
+	s := fmt.Sprintf("%s, seed %d: ups per step %v, %s; orphans %d, duplicate VMIDs %d, duplicate VMs %d, duplicate addresses %d, quorum losses %d (and %d with a host powered off)",
+		soakLabel(r.kind, r.rate), r.seed, r.ups, r.took.Round(time.Second), r.orphans, r.dupVMIDs, r.dupVMs, r.dupAddrs, r.losses, r.offLosses)
 	if len(r.points) > 0 {
 		s += fmt.Sprintf("; killed at %v", r.points)
 	}
@@ -372,8 +415,8 @@ func (r soakRun) line() string {
 // soakTable sums the runs per kind and rate.
 func soakTable(results []soakRun) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| faults | runs | converged in 1 up per step | within 2 | orphans | duplicate VMIDs | duplicate VMs | duplicate addresses | quorum losses | mean run |\n")
-	fmt.Fprintf(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| faults | runs | converged in 1 up per step | within 2 | orphans | duplicate VMIDs | duplicate VMs | duplicate addresses | quorum losses | quorum losses with a host powered off | mean run |\n")
+	fmt.Fprintf(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	type key struct {
 		kind string
 		rate float64
@@ -388,7 +431,7 @@ func soakTable(results []soakRun) string {
 		rows[k] = append(rows[k], r)
 	}
 	for _, k := range order {
-		var one, two, orphans, vmids, vms, addrs, losses int
+		var one, two, orphans, vmids, vms, addrs, losses, offLosses int
 		var took time.Duration
 		for _, r := range rows[k] {
 			if r.converged(1) {
@@ -398,11 +441,12 @@ func soakTable(results []soakRun) string {
 				two++
 			}
 			orphans, vmids, vms, addrs, losses = orphans+r.orphans, vmids+r.dupVMIDs, vms+r.dupVMs, addrs+r.dupAddrs, losses+r.losses
+			offLosses += r.offLosses
 			took += r.took
 		}
 		n := len(rows[k])
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", soakLabel(k.kind, k.rate), n, one, two,
-			orphans, vmids, vms, addrs, losses, (took / time.Duration(n)).Round(time.Second))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n", soakLabel(k.kind, k.rate), n, one, two,
+			orphans, vmids, vms, addrs, losses, offLosses, (took / time.Duration(n)).Round(time.Second))
 	}
 	return b.String()
 }
@@ -446,4 +490,30 @@ func soakLabel(kind string, rate float64) string {
 		return kind + " at every step"
 	}
 	return fmt.Sprintf("%s at %g %%", kind, rate*100)
+}
+
+// A quorum loss is put down to a power-off only when a down member ran on
+// the node that lost power, from then until it could be back.
+func TestSoakQuorumLossFromPowerOff(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	offs := []pve.FaultStrike{{Rule: pve.FaultRule{PowerOff: "pve2", For: 3 * time.Second}, What: "pve2", At: at}}
+	hosts := map[string]string{"cp-1": "pve1", "cp-2": "pve2", "cp-3": "pve3"}
+	loss := func(after time.Duration, down ...string) talos.QuorumLoss {
+		return talos.QuorumLoss{Members: []string{"cp-1", "cp-2", "cp-3"}, Down: down, At: at.Add(after)}
+	}
+	for _, c := range []struct {
+		q    talos.QuorumLoss
+		want bool
+	}{
+		{loss(time.Second, "cp-1", "cp-2"), true},
+		{loss(time.Minute, "cp-2", "cp-3"), true},
+		{loss(time.Second, "cp-1", "cp-3"), false},   // neither ran on pve2
+		{loss(-time.Minute, "cp-1", "cp-2"), false},  // before the power-off
+		{loss(5*time.Minute, "cp-1", "cp-2"), false}, // long after it
+	} {
+		if got := fromPowerOff(c.q, offs, hosts); got != c.want {
+			t.Errorf("%v at +%s: from the power-off %v, want %v", c.q.Down, c.q.At.Sub(at), got, c.want)
+		}
+	}
 }

@@ -20,8 +20,9 @@ func Program(ctx *pulumi.Context) error {
 	if err := cfg.GetObject("dnsServers", &dnsServers); err != nil {
 		return err
 	}
-	// The component's inputs are plain values (it plans the cluster from them when it is
-	// constructed), so the SDK takes Go values here, not pulumi.Input.
+	// Most of the component's inputs are plain values (it plans the cluster from them when
+	// it is constructed), so the SDK takes Go values for them; the network's bridge, VLAN
+	// and DNS, patches and manifests may be outputs of other resources (pulumi.Input).
 	var hosts []proxmoxtalos.HostArgs
 	for _, h := range hostNames {
 		hosts = append(hosts, proxmoxtalos.HostArgs{
@@ -46,10 +47,10 @@ func Program(ctx *pulumi.Context) error {
 			FactoryUrl: optional(cfg.Get("imageFactoryUrl")),
 		},
 		Network: proxmoxtalos.NetworkArgs{
-			Bridge:     pulumi.StringRef(orDefault(cfg.Get("bridge"), "vmbr0")),
+			Bridge:     pulumi.String(orDefault(cfg.Get("bridge"), "vmbr0")),
 			Subnet:     cfg.Require("subnet"),
 			Gateway:    pulumi.StringRef(cfg.Require("gateway")),
-			DnsServers: dnsServers,
+			DnsServers: pulumi.ToStringArray(dnsServers),
 			AddressRange: &proxmoxtalos.AddressRangeArgs{
 				Start: cfg.Require("addressRangeStart"),
 				End:   cfg.Require("addressRangeEnd"),

@@ -1876,21 +1876,21 @@ func (o InlineManifestArrayOutput) Index(i pulumi.IntInput) InlineManifestOutput
 type Network struct {
 	// Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
 	AddressRange *AddressRange `pulumi:"addressRange"`
-	// Bridge on the hosts. Default `vmbr0`.
+	// Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	Bridge *string `pulumi:"bridge"`
-	// DNS servers of the nodes. Default: the Proxmox host's.
+	// DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	DnsServers []string `pulumi:"dnsServers"`
 	// Default gateway of the nodes.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default (or 0): the bridge's.
+	// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	Mtu *int `pulumi:"mtu"`
-	// DNS search domain. Default: the Proxmox host's.
+	// DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	SearchDomain *string `pulumi:"searchDomain"`
 	// A second NIC on every node, for example a storage network.
 	Secondary *Nic `pulumi:"secondary"`
 	// The node subnet in CIDR form, like `192.168.1.0/24`.
 	Subnet string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default (or 0): untagged.
+	// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	Vlan *int `pulumi:"vlan"`
 }
 
@@ -1909,22 +1909,22 @@ type NetworkInput interface {
 type NetworkArgs struct {
 	// Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
 	AddressRange *AddressRangeArgs `pulumi:"addressRange"`
-	// Bridge on the hosts. Default `vmbr0`.
-	Bridge *string `pulumi:"bridge"`
-	// DNS servers of the nodes. Default: the Proxmox host's.
-	DnsServers []string `pulumi:"dnsServers"`
+	// Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	Bridge pulumi.StringPtrInput `pulumi:"bridge"`
+	// DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	DnsServers pulumi.StringArrayInput `pulumi:"dnsServers"`
 	// Default gateway of the nodes.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default (or 0): the bridge's.
-	Mtu *int `pulumi:"mtu"`
-	// DNS search domain. Default: the Proxmox host's.
-	SearchDomain *string `pulumi:"searchDomain"`
+	// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	Mtu pulumi.IntPtrInput `pulumi:"mtu"`
+	// DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	SearchDomain pulumi.StringPtrInput `pulumi:"searchDomain"`
 	// A second NIC on every node, for example a storage network.
 	Secondary *NicArgs `pulumi:"secondary"`
 	// The node subnet in CIDR form, like `192.168.1.0/24`.
 	Subnet string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default (or 0): untagged.
-	Vlan *int `pulumi:"vlan"`
+	// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	Vlan pulumi.IntPtrInput `pulumi:"vlan"`
 }
 
 func (NetworkArgs) ElementType() reflect.Type {
@@ -1959,12 +1959,12 @@ func (o NetworkOutput) AddressRange() AddressRangePtrOutput {
 	return o.ApplyT(func(v Network) *AddressRange { return v.AddressRange }).(AddressRangePtrOutput)
 }
 
-// Bridge on the hosts. Default `vmbr0`.
+// Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NetworkOutput) Bridge() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Network) *string { return v.Bridge }).(pulumi.StringPtrOutput)
 }
 
-// DNS servers of the nodes. Default: the Proxmox host's.
+// DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NetworkOutput) DnsServers() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v Network) []string { return v.DnsServers }).(pulumi.StringArrayOutput)
 }
@@ -1974,12 +1974,12 @@ func (o NetworkOutput) Gateway() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Network) *string { return v.Gateway }).(pulumi.StringPtrOutput)
 }
 
-// MTU of the NIC. Default (or 0): the bridge's.
+// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NetworkOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Network) *int { return v.Mtu }).(pulumi.IntPtrOutput)
 }
 
-// DNS search domain. Default: the Proxmox host's.
+// DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NetworkOutput) SearchDomain() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Network) *string { return v.SearchDomain }).(pulumi.StringPtrOutput)
 }
@@ -1994,7 +1994,7 @@ func (o NetworkOutput) Subnet() pulumi.StringOutput {
 	return o.ApplyT(func(v Network) string { return v.Subnet }).(pulumi.StringOutput)
 }
 
-// VLAN tag, 1-4094. Default (or 0): untagged.
+// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NetworkOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Network) *int { return v.Vlan }).(pulumi.IntPtrOutput)
 }
@@ -2003,15 +2003,15 @@ func (o NetworkOutput) Vlan() pulumi.IntPtrOutput {
 type Nic struct {
 	// Range that secondary addresses are allocated from.
 	AddressRange *AddressRange `pulumi:"addressRange"`
-	// Bridge on the hosts, like `vmbr1`.
+	// Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	Bridge string `pulumi:"bridge"`
 	// Gateway on this network, if any.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default (or 0): the bridge's.
+	// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	Mtu *int `pulumi:"mtu"`
 	// Subnet in CIDR form. Default: none, the NIC uses DHCP.
 	Subnet *string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default (or 0): untagged.
+	// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 	Vlan *int `pulumi:"vlan"`
 }
 
@@ -2030,16 +2030,16 @@ type NicInput interface {
 type NicArgs struct {
 	// Range that secondary addresses are allocated from.
 	AddressRange *AddressRangeArgs `pulumi:"addressRange"`
-	// Bridge on the hosts, like `vmbr1`.
-	Bridge string `pulumi:"bridge"`
+	// Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	Bridge pulumi.StringInput `pulumi:"bridge"`
 	// Gateway on this network, if any.
 	Gateway *string `pulumi:"gateway"`
-	// MTU of the NIC. Default (or 0): the bridge's.
-	Mtu *int `pulumi:"mtu"`
+	// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	Mtu pulumi.IntPtrInput `pulumi:"mtu"`
 	// Subnet in CIDR form. Default: none, the NIC uses DHCP.
 	Subnet *string `pulumi:"subnet"`
-	// VLAN tag, 1-4094. Default (or 0): untagged.
-	Vlan *int `pulumi:"vlan"`
+	// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+	Vlan pulumi.IntPtrInput `pulumi:"vlan"`
 }
 
 func (NicArgs) ElementType() reflect.Type {
@@ -2125,7 +2125,7 @@ func (o NicOutput) AddressRange() AddressRangePtrOutput {
 	return o.ApplyT(func(v Nic) *AddressRange { return v.AddressRange }).(AddressRangePtrOutput)
 }
 
-// Bridge on the hosts, like `vmbr1`.
+// Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NicOutput) Bridge() pulumi.StringOutput {
 	return o.ApplyT(func(v Nic) string { return v.Bridge }).(pulumi.StringOutput)
 }
@@ -2135,7 +2135,7 @@ func (o NicOutput) Gateway() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Nic) *string { return v.Gateway }).(pulumi.StringPtrOutput)
 }
 
-// MTU of the NIC. Default (or 0): the bridge's.
+// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NicOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Nic) *int { return v.Mtu }).(pulumi.IntPtrOutput)
 }
@@ -2145,7 +2145,7 @@ func (o NicOutput) Subnet() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Nic) *string { return v.Subnet }).(pulumi.StringPtrOutput)
 }
 
-// VLAN tag, 1-4094. Default (or 0): untagged.
+// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NicOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v Nic) *int { return v.Vlan }).(pulumi.IntPtrOutput)
 }
@@ -2184,7 +2184,7 @@ func (o NicPtrOutput) AddressRange() AddressRangePtrOutput {
 	}).(AddressRangePtrOutput)
 }
 
-// Bridge on the hosts, like `vmbr1`.
+// Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NicPtrOutput) Bridge() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Nic) *string {
 		if v == nil {
@@ -2204,7 +2204,7 @@ func (o NicPtrOutput) Gateway() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// MTU of the NIC. Default (or 0): the bridge's.
+// MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NicPtrOutput) Mtu() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Nic) *int {
 		if v == nil {
@@ -2224,7 +2224,7 @@ func (o NicPtrOutput) Subnet() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// VLAN tag, 1-4094. Default (or 0): untagged.
+// VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
 func (o NicPtrOutput) Vlan() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Nic) *int {
 		if v == nil {

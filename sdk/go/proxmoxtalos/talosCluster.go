@@ -24,7 +24,9 @@ import (
 //
 // The inputs the plan needs are plain values, known when the component is constructed: the cluster is planned from
 // them, also in preview. Inputs that only reach the machine configurations (patches, manifests, registry mirror
-// endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret.
+// endpoints and auth, the CCM token) may be Outputs of other resources and Pulumi secrets; secrets stay secret. The
+// network's bridge, VLAN, MTU and DNS settings may be Outputs too (a bridge or VLAN another provider creates, DNS
+// servers from a stack reference): unknown in a preview, each VM shows them as changing once known.
 //
 // Placement spreads control planes across hosts and balances workers; addresses come from an explicit list or a range
 // and never change for an existing node. Bad input (an even control plane count, a VIP outside the subnet or inside
@@ -61,7 +63,7 @@ import (
 //					Subnet:       "192.168.1.0/24",
 //					Gateway:      pulumi.StringRef("192.168.1.1"),
 //					AddressRange: &proxmoxtalos.AddressRangeArgs{Start: "192.168.1.21", End: "192.168.1.60"},
-//					DnsServers:   []string{"192.168.1.1"},
+//					DnsServers:   pulumi.StringArray{pulumi.String("192.168.1.1")},
 //				},
 //				Vip:          pulumi.StringRef("192.168.1.20"),
 //				ControlPlane: &proxmoxtalos.ControlPlaneArgs{Count: pulumi.IntRef(3)},

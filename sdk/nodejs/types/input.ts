@@ -231,25 +231,25 @@ export interface NetworkArgs {
      */
     addressRange?: inputs.AddressRangeArgs;
     /**
-     * Bridge on the hosts. Default `vmbr0`.
+     * Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    bridge?: string;
+    bridge?: pulumi.Input<string | undefined>;
     /**
-     * DNS servers of the nodes. Default: the Proxmox host's.
+     * DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    dnsServers?: string[];
+    dnsServers?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * Default gateway of the nodes.
      */
     gateway?: string;
     /**
-     * MTU of the NIC. Default (or 0): the bridge's.
+     * MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    mtu?: number;
+    mtu?: pulumi.Input<number | undefined>;
     /**
-     * DNS search domain. Default: the Proxmox host's.
+     * DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    searchDomain?: string;
+    searchDomain?: pulumi.Input<string | undefined>;
     /**
      * A second NIC on every node, for example a storage network.
      */
@@ -259,9 +259,9 @@ export interface NetworkArgs {
      */
     subnet: string;
     /**
-     * VLAN tag, 1-4094. Default (or 0): untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    vlan?: number;
+    vlan?: pulumi.Input<number | undefined>;
 }
 
 /**
@@ -273,25 +273,25 @@ export interface NicArgs {
      */
     addressRange?: inputs.AddressRangeArgs;
     /**
-     * Bridge on the hosts, like `vmbr1`.
+     * Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    bridge: string;
+    bridge: pulumi.Input<string>;
     /**
      * Gateway on this network, if any.
      */
     gateway?: string;
     /**
-     * MTU of the NIC. Default (or 0): the bridge's.
+     * MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    mtu?: number;
+    mtu?: pulumi.Input<number | undefined>;
     /**
      * Subnet in CIDR form. Default: none, the NIC uses DHCP.
      */
     subnet?: string;
     /**
-     * VLAN tag, 1-4094. Default (or 0): untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      */
-    vlan?: number;
+    vlan?: pulumi.Input<number | undefined>;
 }
 
 /**

@@ -982,33 +982,33 @@ class NetworkArgsDict(TypedDict):
     """
     Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
     """
-    bridge: NotRequired[_builtins.str]
+    bridge: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    Bridge on the hosts. Default `vmbr0`.
+    Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
-    dns_servers: NotRequired[Sequence[_builtins.str]]
+    dns_servers: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
-    DNS servers of the nodes. Default: the Proxmox host's.
+    DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
     gateway: NotRequired[_builtins.str]
     """
     Default gateway of the nodes.
     """
-    mtu: NotRequired[_builtins.int]
+    mtu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    MTU of the NIC. Default (or 0): the bridge's.
+    MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
-    search_domain: NotRequired[_builtins.str]
+    search_domain: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    DNS search domain. Default: the Proxmox host's.
+    DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
     secondary: NotRequired['NicArgsDict']
     """
     A second NIC on every node, for example a storage network.
     """
-    vlan: NotRequired[_builtins.int]
+    vlan: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    VLAN tag, 1-4094. Default (or 0): untagged.
+    VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
 
 @pulumi.input_type
@@ -1016,25 +1016,25 @@ class NetworkArgs:
     def __init__(__self__, *,
                  subnet: _builtins.str,
                  address_range: Optional['AddressRangeArgs'] = None,
-                 bridge: Optional[_builtins.str] = None,
-                 dns_servers: Optional[Sequence[_builtins.str]] = None,
+                 bridge: pulumi.Input[Optional[_builtins.str]] = None,
+                 dns_servers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  gateway: Optional[_builtins.str] = None,
-                 mtu: Optional[_builtins.int] = None,
-                 search_domain: Optional[_builtins.str] = None,
+                 mtu: pulumi.Input[Optional[_builtins.int]] = None,
+                 search_domain: pulumi.Input[Optional[_builtins.str]] = None,
                  secondary: Optional['NicArgs'] = None,
-                 vlan: Optional[_builtins.int] = None):
+                 vlan: pulumi.Input[Optional[_builtins.int]] = None):
         """
         The primary network of the nodes: bridge, VLAN, subnet and gateway, and where node addresses come from (explicit per node, or allocated in node order from `addressRange`).
 
         :param _builtins.str subnet: The node subnet in CIDR form, like `192.168.1.0/24`.
         :param 'AddressRangeArgs' address_range: Range that node addresses are allocated from, in node order, for nodes without an explicit address. Allocation is stable: a node keeps its address for its life, and adding a node never renumbers the others.
-        :param _builtins.str bridge: Bridge on the hosts. Default `vmbr0`.
-        :param Sequence[_builtins.str] dns_servers: DNS servers of the nodes. Default: the Proxmox host's.
+        :param pulumi.Input[_builtins.str] bridge: Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] dns_servers: DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         :param _builtins.str gateway: Default gateway of the nodes.
-        :param _builtins.int mtu: MTU of the NIC. Default (or 0): the bridge's.
-        :param _builtins.str search_domain: DNS search domain. Default: the Proxmox host's.
+        :param pulumi.Input[_builtins.int] mtu: MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+        :param pulumi.Input[_builtins.str] search_domain: DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         :param 'NicArgs' secondary: A second NIC on every node, for example a storage network.
-        :param _builtins.int vlan: VLAN tag, 1-4094. Default (or 0): untagged.
+        :param pulumi.Input[_builtins.int] vlan: VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         pulumi.set(__self__, "subnet", subnet)
         if address_range is not None:
@@ -1080,26 +1080,26 @@ class NetworkArgs:
 
     @_builtins.property
     @pulumi.getter
-    def bridge(self) -> Optional[_builtins.str]:
+    def bridge(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        Bridge on the hosts. Default `vmbr0`.
+        Bridge on the hosts. Default `vmbr0`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "bridge")
 
     @bridge.setter
-    def bridge(self, value: Optional[_builtins.str]):
+    def bridge(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "bridge", value)
 
     @_builtins.property
     @pulumi.getter(name="dnsServers")
-    def dns_servers(self) -> Optional[Sequence[_builtins.str]]:
+    def dns_servers(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        DNS servers of the nodes. Default: the Proxmox host's.
+        DNS servers of the nodes. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "dns_servers")
 
     @dns_servers.setter
-    def dns_servers(self, value: Optional[Sequence[_builtins.str]]):
+    def dns_servers(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "dns_servers", value)
 
     @_builtins.property
@@ -1116,26 +1116,26 @@ class NetworkArgs:
 
     @_builtins.property
     @pulumi.getter
-    def mtu(self) -> Optional[_builtins.int]:
+    def mtu(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        MTU of the NIC. Default (or 0): the bridge's.
+        MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "mtu")
 
     @mtu.setter
-    def mtu(self, value: Optional[_builtins.int]):
+    def mtu(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "mtu", value)
 
     @_builtins.property
     @pulumi.getter(name="searchDomain")
-    def search_domain(self) -> Optional[_builtins.str]:
+    def search_domain(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        DNS search domain. Default: the Proxmox host's.
+        DNS search domain. Default: the Proxmox host's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "search_domain")
 
     @search_domain.setter
-    def search_domain(self, value: Optional[_builtins.str]):
+    def search_domain(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "search_domain", value)
 
     @_builtins.property
@@ -1152,14 +1152,14 @@ class NetworkArgs:
 
     @_builtins.property
     @pulumi.getter
-    def vlan(self) -> Optional[_builtins.int]:
+    def vlan(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        VLAN tag, 1-4094. Default (or 0): untagged.
+        VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "vlan")
 
     @vlan.setter
-    def vlan(self, value: Optional[_builtins.int]):
+    def vlan(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "vlan", value)
 
 
@@ -1167,9 +1167,9 @@ class NicArgsDict(TypedDict):
     """
     A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
     """
-    bridge: _builtins.str
+    bridge: pulumi.Input[_builtins.str]
     """
-    Bridge on the hosts, like `vmbr1`.
+    Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
     address_range: NotRequired['AddressRangeArgsDict']
     """
@@ -1179,37 +1179,37 @@ class NicArgsDict(TypedDict):
     """
     Gateway on this network, if any.
     """
-    mtu: NotRequired[_builtins.int]
+    mtu: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    MTU of the NIC. Default (or 0): the bridge's.
+    MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
     subnet: NotRequired[_builtins.str]
     """
     Subnet in CIDR form. Default: none, the NIC uses DHCP.
     """
-    vlan: NotRequired[_builtins.int]
+    vlan: NotRequired[pulumi.Input[Optional[_builtins.int]]]
     """
-    VLAN tag, 1-4094. Default (or 0): untagged.
+    VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
     """
 
 @pulumi.input_type
 class NicArgs:
     def __init__(__self__, *,
-                 bridge: _builtins.str,
+                 bridge: pulumi.Input[_builtins.str],
                  address_range: Optional['AddressRangeArgs'] = None,
                  gateway: Optional[_builtins.str] = None,
-                 mtu: Optional[_builtins.int] = None,
+                 mtu: pulumi.Input[Optional[_builtins.int]] = None,
                  subnet: Optional[_builtins.str] = None,
-                 vlan: Optional[_builtins.int] = None):
+                 vlan: pulumi.Input[Optional[_builtins.int]] = None):
         """
         A second NIC on every node, for example a storage network: bridge, VLAN, MTU and its own addresses (DHCP without a subnet).
 
-        :param _builtins.str bridge: Bridge on the hosts, like `vmbr1`.
+        :param pulumi.Input[_builtins.str] bridge: Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         :param 'AddressRangeArgs' address_range: Range that secondary addresses are allocated from.
         :param _builtins.str gateway: Gateway on this network, if any.
-        :param _builtins.int mtu: MTU of the NIC. Default (or 0): the bridge's.
+        :param pulumi.Input[_builtins.int] mtu: MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         :param _builtins.str subnet: Subnet in CIDR form. Default: none, the NIC uses DHCP.
-        :param _builtins.int vlan: VLAN tag, 1-4094. Default (or 0): untagged.
+        :param pulumi.Input[_builtins.int] vlan: VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         pulumi.set(__self__, "bridge", bridge)
         if address_range is not None:
@@ -1225,14 +1225,14 @@ class NicArgs:
 
     @_builtins.property
     @pulumi.getter
-    def bridge(self) -> _builtins.str:
+    def bridge(self) -> pulumi.Input[_builtins.str]:
         """
-        Bridge on the hosts, like `vmbr1`.
+        Bridge on the hosts, like `vmbr1`. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "bridge")
 
     @bridge.setter
-    def bridge(self, value: _builtins.str):
+    def bridge(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "bridge", value)
 
     @_builtins.property
@@ -1261,14 +1261,14 @@ class NicArgs:
 
     @_builtins.property
     @pulumi.getter
-    def mtu(self) -> Optional[_builtins.int]:
+    def mtu(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        MTU of the NIC. Default (or 0): the bridge's.
+        MTU of the NIC. Default (or 0): the bridge's. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "mtu")
 
     @mtu.setter
-    def mtu(self, value: Optional[_builtins.int]):
+    def mtu(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "mtu", value)
 
     @_builtins.property
@@ -1285,14 +1285,14 @@ class NicArgs:
 
     @_builtins.property
     @pulumi.getter
-    def vlan(self) -> Optional[_builtins.int]:
+    def vlan(self) -> pulumi.Input[Optional[_builtins.int]]:
         """
-        VLAN tag, 1-4094. Default (or 0): untagged.
+        VLAN tag, 1-4094. Default (or 0): untagged. May be another resource's output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM's setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
         """
         return pulumi.get(self, "vlan")
 
     @vlan.setter
-    def vlan(self, value: Optional[_builtins.int]):
+    def vlan(self, value: pulumi.Input[Optional[_builtins.int]]):
         pulumi.set(self, "vlan", value)
 
 

@@ -16,7 +16,7 @@ func main() {
 				Subnet:       "192.168.1.0/24",
 				Gateway:      pulumi.StringRef("192.168.1.1"),
 				AddressRange: &proxmoxtalos.AddressRangeArgs{Start: "192.168.1.21", End: "192.168.1.60"},
-				DnsServers:   []string{"192.168.1.1"},
+				DnsServers:   pulumi.StringArray{pulumi.String("192.168.1.1")},
 			},
 			Vip:          pulumi.StringRef("192.168.1.20"),
 			ControlPlane: &proxmoxtalos.ControlPlaneArgs{Count: pulumi.IntRef(3)},

@@ -5,6 +5,7 @@ package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.AddressRangeArgs;
 import com.proxmoxtalos.proxmoxtalos.inputs.NicArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -39,32 +40,32 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Bridge on the hosts. Default `vmbr0`.
+     * Bridge on the hosts. Default `vmbr0`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="bridge")
-    private @Nullable String bridge;
+    private @Nullable Output<String> bridge;
 
     /**
-     * @return Bridge on the hosts. Default `vmbr0`.
+     * @return Bridge on the hosts. Default `vmbr0`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<String> bridge() {
+    public Optional<Output<String>> bridge() {
         return Optional.ofNullable(this.bridge);
     }
 
     /**
-     * DNS servers of the nodes. Default: the Proxmox host&#39;s.
+     * DNS servers of the nodes. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="dnsServers")
-    private @Nullable List<String> dnsServers;
+    private @Nullable Output<List<String>> dnsServers;
 
     /**
-     * @return DNS servers of the nodes. Default: the Proxmox host&#39;s.
+     * @return DNS servers of the nodes. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<List<String>> dnsServers() {
+    public Optional<Output<List<String>>> dnsServers() {
         return Optional.ofNullable(this.dnsServers);
     }
 
@@ -84,32 +85,32 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * MTU of the NIC. Default (or 0): the bridge&#39;s.
+     * MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="mtu")
-    private @Nullable Integer mtu;
+    private @Nullable Output<Integer> mtu;
 
     /**
-     * @return MTU of the NIC. Default (or 0): the bridge&#39;s.
+     * @return MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<Integer> mtu() {
+    public Optional<Output<Integer>> mtu() {
         return Optional.ofNullable(this.mtu);
     }
 
     /**
-     * DNS search domain. Default: the Proxmox host&#39;s.
+     * DNS search domain. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="searchDomain")
-    private @Nullable String searchDomain;
+    private @Nullable Output<String> searchDomain;
 
     /**
-     * @return DNS search domain. Default: the Proxmox host&#39;s.
+     * @return DNS search domain. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<String> searchDomain() {
+    public Optional<Output<String>> searchDomain() {
         return Optional.ofNullable(this.searchDomain);
     }
 
@@ -144,17 +145,17 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * VLAN tag, 1-4094. Default (or 0): untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="vlan")
-    private @Nullable Integer vlan;
+    private @Nullable Output<Integer> vlan;
 
     /**
-     * @return VLAN tag, 1-4094. Default (or 0): untagged.
+     * @return VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<Integer> vlan() {
+    public Optional<Output<Integer>> vlan() {
         return Optional.ofNullable(this.vlan);
     }
 
@@ -202,29 +203,49 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param bridge Bridge on the hosts. Default `vmbr0`.
+         * @param bridge Bridge on the hosts. Default `vmbr0`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder bridge(@Nullable String bridge) {
+        public Builder bridge(@Nullable Output<String> bridge) {
             $.bridge = bridge;
             return this;
         }
 
         /**
-         * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s.
+         * @param bridge Bridge on the hosts. Default `vmbr0`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder dnsServers(@Nullable List<String> dnsServers) {
+        public Builder bridge(String bridge) {
+            return bridge(Output.of(bridge));
+        }
+
+        /**
+         * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder dnsServers(@Nullable Output<List<String>> dnsServers) {
             $.dnsServers = dnsServers;
             return this;
         }
 
         /**
-         * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s.
+         * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder dnsServers(List<String> dnsServers) {
+            return dnsServers(Output.of(dnsServers));
+        }
+
+        /**
+         * @param dnsServers DNS servers of the nodes. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
@@ -245,25 +266,45 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s.
+         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder mtu(@Nullable Integer mtu) {
+        public Builder mtu(@Nullable Output<Integer> mtu) {
             $.mtu = mtu;
             return this;
         }
 
         /**
-         * @param searchDomain DNS search domain. Default: the Proxmox host&#39;s.
+         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder searchDomain(@Nullable String searchDomain) {
+        public Builder mtu(Integer mtu) {
+            return mtu(Output.of(mtu));
+        }
+
+        /**
+         * @param searchDomain DNS search domain. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder searchDomain(@Nullable Output<String> searchDomain) {
             $.searchDomain = searchDomain;
             return this;
+        }
+
+        /**
+         * @param searchDomain DNS search domain. Default: the Proxmox host&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder searchDomain(String searchDomain) {
+            return searchDomain(Output.of(searchDomain));
         }
 
         /**
@@ -289,14 +330,24 @@ public final class NetworkArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged.
+         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder vlan(@Nullable Integer vlan) {
+        public Builder vlan(@Nullable Output<Integer> vlan) {
             $.vlan = vlan;
             return this;
+        }
+
+        /**
+         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder vlan(Integer vlan) {
+            return vlan(Output.of(vlan));
         }
 
         public NetworkArgs build() {

@@ -4,6 +4,7 @@
 package com.proxmoxtalos.proxmoxtalos.inputs;
 
 import com.proxmoxtalos.proxmoxtalos.inputs.AddressRangeArgs;
+import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
 import java.lang.Integer;
@@ -37,17 +38,17 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Bridge on the hosts, like `vmbr1`.
+     * Bridge on the hosts, like `vmbr1`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="bridge", required=true)
-    private String bridge;
+    private Output<String> bridge;
 
     /**
-     * @return Bridge on the hosts, like `vmbr1`.
+     * @return Bridge on the hosts, like `vmbr1`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public String bridge() {
+    public Output<String> bridge() {
         return this.bridge;
     }
 
@@ -67,17 +68,17 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * MTU of the NIC. Default (or 0): the bridge&#39;s.
+     * MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="mtu")
-    private @Nullable Integer mtu;
+    private @Nullable Output<Integer> mtu;
 
     /**
-     * @return MTU of the NIC. Default (or 0): the bridge&#39;s.
+     * @return MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<Integer> mtu() {
+    public Optional<Output<Integer>> mtu() {
         return Optional.ofNullable(this.mtu);
     }
 
@@ -97,17 +98,17 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * VLAN tag, 1-4094. Default (or 0): untagged.
+     * VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
     @Import(name="vlan")
-    private @Nullable Integer vlan;
+    private @Nullable Output<Integer> vlan;
 
     /**
-     * @return VLAN tag, 1-4094. Default (or 0): untagged.
+     * @return VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
      * 
      */
-    public Optional<Integer> vlan() {
+    public Optional<Output<Integer>> vlan() {
         return Optional.ofNullable(this.vlan);
     }
 
@@ -152,14 +153,24 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param bridge Bridge on the hosts, like `vmbr1`.
+         * @param bridge Bridge on the hosts, like `vmbr1`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder bridge(Output<String> bridge) {
+            $.bridge = bridge;
+            return this;
+        }
+
+        /**
+         * @param bridge Bridge on the hosts, like `vmbr1`. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
         public Builder bridge(String bridge) {
-            $.bridge = bridge;
-            return this;
+            return bridge(Output.of(bridge));
         }
 
         /**
@@ -174,14 +185,24 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s.
+         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder mtu(@Nullable Integer mtu) {
+        public Builder mtu(@Nullable Output<Integer> mtu) {
             $.mtu = mtu;
             return this;
+        }
+
+        /**
+         * @param mtu MTU of the NIC. Default (or 0): the bridge&#39;s. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder mtu(Integer mtu) {
+            return mtu(Output.of(mtu));
         }
 
         /**
@@ -196,14 +217,24 @@ public final class NicArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged.
+         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
          * 
          * @return builder
          * 
          */
-        public Builder vlan(@Nullable Integer vlan) {
+        public Builder vlan(@Nullable Output<Integer> vlan) {
             $.vlan = vlan;
             return this;
+        }
+
+        /**
+         * @param vlan VLAN tag, 1-4094. Default (or 0): untagged. May be another resource&#39;s output (a bridge or VLAN another provider creates, DNS servers from a stack reference); while it is not known, a preview shows every VM&#39;s setting as changing once known. Not a secret: Proxmox shows it to anyone who can read the VM.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder vlan(Integer vlan) {
+            return vlan(Output.of(vlan));
         }
 
         public NicArgs build() {
