@@ -129,22 +129,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	if err := checkConfigs(p, prev); err != nil {
+	notes, err := c.checkPlan(ctx, p, prev, readings, creds, args.Image)
+	if err != nil {
 		return fail(err)
 	}
-	if w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds); err != nil {
-		return fail(err)
-	} else if w != "" {
-		warnings = append(warnings, w)
-	}
-	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
-		return fail(err)
-	}
-	if w, err := checkExtensions(ctx.Context(), c.extensions, p, prev, args.Image); err != nil {
-		return fail(err)
-	} else if w != "" {
-		warnings = append(warnings, w)
-	}
+	warnings = append(warnings, notes...)
 	warnings = append(warnings, p.Warnings...)
 	if offline != nil {
 		warnings = offlineWarnings(warnings)
@@ -198,6 +187,12 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		return fail(err)
 	}
 
+	setOutputs(ctx, comp, p, f, warnings)
+	return comp, nil
+}
+
+// setOutputs sets the component's outputs from the plan and the fan-out.
+func setOutputs(ctx *pulumi.Context, comp *TalosCluster, p *plan.Plan, f *fanout, warnings []string) {
 	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
 	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
 	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
@@ -214,7 +209,6 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		return s
 	}).(pulumi.StringOutput)
 	comp.Warnings = pulumi.ToStringArray(warnings).ToStringArrayOutput()
-	return comp, nil
 }
 
 // New is the component for the provider's registration.

@@ -77,3 +77,31 @@ func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *T
 	}
 	return secrets, creds, readings, members, notes, nil
 }
+
+// checkPlan is what Construct checks of a computed plan before it registers
+// anything: the nodes' configurations, Kubernetes APIs the upgrade removes,
+// inputs still unknown in an update, and the image's extensions. notes are
+// the warnings the checks give.
+func (c *Component) checkPlan(ctx *pulumi.Context, p *plan.Plan, prev *plan.State, readings map[string]nodeReading,
+	creds *talosapi.Credentials, image *Image) (notes []string, err error) {
+	if err := checkConfigs(p, prev); err != nil {
+		return nil, err
+	}
+	w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds)
+	if err != nil {
+		return nil, err
+	}
+	if w != "" {
+		notes = append(notes, w)
+	}
+	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
+		return nil, err
+	}
+	if w, err = checkExtensions(ctx.Context(), c.extensions, p, prev, image); err != nil {
+		return nil, err
+	}
+	if w != "" {
+		notes = append(notes, w)
+	}
+	return notes, nil
+}
