@@ -424,6 +424,13 @@ func (f *fanout) healthProps() pulumi.Map {
 		// A change (a Kubernetes upgrade) syncs the bootstrap manifests
 		// once every node runs it, as talosctl upgrade-k8s does.
 		"kubernetesVersion": pulumi.String(f.plan.Cluster.KubernetesVersion),
+		// So does a change of what the manifests are rendered from (an
+		// inline manifest edited): Talos only creates missing objects.
+		// Lines of names and short digests, no contents: not secret,
+		// though the configurations they are read from are.
+		"bootstrapManifests": pulumi.Unsecret(f.configs.ApplyT(func(cfgs map[string]string) ([]string, error) {
+			return manifestInputs(f.plan, cfgs)
+		})).(pulumi.StringArrayOutput),
 	}
 	// Nodes that were down or lost their VM come back in this update
 	// without a change the check would notice: it checks again, so that the

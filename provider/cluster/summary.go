@@ -66,6 +66,14 @@ func (f *fanout) summary() pulumi.StringOutput {
 			_ = f.ctx.Log.Warn(w, &pulumi.LogArgs{Resource: f.comp})
 		})
 		log(s.String())
+		// Compared inside this apply: the configurations hold the real
+		// Proxmox CCM token secret, as the nodes' do.
+		if note, err := manifestSyncNote(f.plan, f.readings, configs); err != nil {
+			_ = f.ctx.Log.Warn("cluster "+f.plan.Cluster.Name+": the sync of the bootstrap manifests is not previewed: "+
+				scrubText(err.Error(), f.sensitive), &pulumi.LogArgs{Resource: f.comp})
+		} else if note != "" {
+			_ = f.ctx.Log.Info(scrubText(note, f.sensitive), &pulumi.LogArgs{Resource: f.comp})
+		}
 		return s.String()
 	}).(pulumi.StringOutput)
 	return pulumi.Unsecret(out).(pulumi.StringOutput)

@@ -35,6 +35,7 @@ type ClusterHealthArgs struct {
 	Recheck             *string             `pulumi:"recheck,optional"`
 	OtherNodes          []string            `pulumi:"otherNodes,optional"`
 	KubernetesVersion   *string             `pulumi:"kubernetesVersion,optional"`
+	BootstrapManifests  []string            `pulumi:"bootstrapManifests,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
 	ClusterHealthPreview
 }
@@ -74,6 +75,12 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager "+
 		"`talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version "+
 		"is not recorded and the next update syncs again.")
+	an.Describe(&a.BootstrapManifests, "What the control planes render the bootstrap manifests from, one line each "+
+		"(`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; "+
+		"talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest "+
+		"edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for "+
+		"kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster "+
+		"only this way. Needs kubeconfig. State without them records them on its next update.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
 }
 
@@ -234,6 +241,11 @@ func diffClusterHealth(old, in ClusterHealthArgs) infer.DiffResponse {
 	if deref(old.KubernetesVersion) != "" && deref(old.KubernetesVersion) != deref(in.KubernetesVersion) {
 		dd["kubernetesVersion"] = upd
 	}
+	// So does a change of what the manifests are rendered from; state from
+	// before this input records none, which is no change either.
+	if manifestInputsChanged(old, in) {
+		dd["bootstrapManifests"] = upd
+	}
 
 	// Credentials (a renewed certificate or kubeconfig) and otherNodes are
 	// not a reason to check again: the next check uses them.
@@ -264,7 +276,7 @@ func (r *ClusterHealth) Update(ctx context.Context, req infer.UpdateRequest[Clus
 	if manifestsDue(req.State.ClusterHealthArgs, req.Inputs) {
 		creds, err := req.Inputs.ClientConfiguration.credentials()
 		if err == nil {
-			err = r.syncManifests(ctx, req.Inputs, creds)
+			err = r.syncManifests(ctx, req.State.ClusterHealthArgs, req.Inputs, creds)
 		}
 		if err != nil {
 			// The old version stays recorded, so that the next update syncs.

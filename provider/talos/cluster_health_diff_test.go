@@ -115,3 +115,57 @@ func TestClusterHealthDiffKubernetesVersion(t *testing.T) {
 		t.Error("sync without a kubeconfig")
 	}
 }
+
+// An edited inline manifest (or any other input of the bootstrap manifests)
+// updates the check and syncs, without a version change; state from before
+// the input recorded none: no change, no sync.
+func TestClusterHealthDiffBootstrapManifests(t *testing.T) {
+	t.Parallel()
+	v, kc := "v1.37.0", "kubeconfig"
+	old := ClusterHealthArgs{ControlPlanes: []string{"10.0.0.10"}, Kubeconfig: &kc, KubernetesVersion: &v}
+	in := old
+	in.BootstrapManifests = []string{"inlineManifest app sha256:111111111111"}
+	if d := diffClusterHealth(old, in); d.HasChanges || manifestsDue(old, in) {
+		t.Errorf("state without the lines: %+v, sync %v", d.DetailedDiff, manifestsDue(old, in))
+	}
+
+	old.BootstrapManifests = in.BootstrapManifests
+	if d := diffClusterHealth(old, in); d.HasChanges || manifestsDue(old, in) {
+		t.Errorf("same lines: %+v, sync %v", d.DetailedDiff, manifestsDue(old, in))
+	}
+
+	in.BootstrapManifests = []string{"inlineManifest app sha256:222222222222"}
+	d := diffClusterHealth(old, in)
+	if d.DetailedDiff["bootstrapManifests"].Kind != p.Update || len(d.DetailedDiff) != 1 {
+		t.Errorf("an edited inline manifest: %+v", d.DetailedDiff)
+	}
+	if !manifestsDue(old, in) {
+		t.Error("an edited inline manifest does not sync")
+	}
+
+	in.BootstrapManifests = nil // every inline manifest removed: their objects are pruned
+	if !manifestsDue(old, in) || !diffClusterHealth(old, in).HasChanges {
+		t.Error("removing the manifests does not sync")
+	}
+}
+
+// The sync waits until a control plane renders the new inline manifests
+// (Talos renders them after the configuration is applied, not with it): a
+// new one missing or a dropped one still rendered is named.
+func TestManifestsRendered(t *testing.T) {
+	t.Parallel()
+	old := []string{"extraManifest https://example.com/a.yaml", "inlineManifest app sha256:111111111111", "inlineManifest old one sha256:222222222222"}
+	in := []string{"inlineManifest app sha256:333333333333", "inlineManifest new sha256:444444444444"}
+	for _, c := range []struct {
+		ids  []string
+		want string
+	}{
+		{[]string{"10-kube-proxy", "99-app", "99-new"}, ""},
+		{[]string{"10-kube-proxy", "99-app", "99-old one"}, "missing 99-new; still rendering 99-old one"},
+		{[]string{"99-app", "99-new", "99-https://example.com/a.yaml"}, ""},
+	} {
+		if got := manifestsRendered(c.ids, old, in); got != c.want {
+			t.Errorf("ids %v: %q, want %q", c.ids, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 
@@ -17,9 +18,24 @@ import (
 // none: its next update syncs once, which is harmless (server-side apply of
 // what the nodes render is idempotent, as `talosctl upgrade-k8s` to the
 // same version is).
+//
+// A change of the bootstrap manifests' inputs (an inline manifest edited,
+// an extraManifests URL added or removed) syncs too, without a version
+// change: Talos only creates missing objects, so this is the only way a
+// changed or removed manifest reaches the cluster (`talosctl upgrade-k8s
+// --from X --to X` is what a talosctl user runs for it).
 func manifestsDue(old, in ClusterHealthArgs) bool {
+	if in.Kubeconfig == nil || *in.Kubeconfig == "" {
+		return false
+	}
 	v := deref(in.KubernetesVersion)
-	return v != "" && v != deref(old.KubernetesVersion) && in.Kubeconfig != nil && *in.Kubeconfig != ""
+	return v != "" && v != deref(old.KubernetesVersion) || manifestInputsChanged(old, in)
+}
+
+// manifestInputsChanged: the update changes what the bootstrap manifests
+// are rendered from, and the state recorded it before.
+func manifestInputsChanged(old, in ClusterHealthArgs) bool {
+	return len(old.BootstrapManifests) > 0 && !equalStrings(old.BootstrapManifests, in.BootstrapManifests)
 }
 
 // syncManifests does what `talosctl upgrade-k8s` does once every node runs
@@ -28,7 +44,7 @@ func manifestsDue(old, in ClusterHealthArgs) bool {
 // renders from its configuration and server-side apply them, pruning what
 // they no longer hold. Errors name the control planes and objects, never the
 // kubeconfig or certificates.
-func (r *ClusterHealth) syncManifests(ctx context.Context, in ClusterHealthArgs, creds *talosapi.Credentials) error {
+func (r *ClusterHealth) syncManifests(ctx context.Context, old, in ClusterHealthArgs, creds *talosapi.Credentials) error {
 	o := apiOptions(ctx, r.opts)
 
 	var (
@@ -36,7 +52,7 @@ func (r *ClusterHealth) syncManifests(ctx context.Context, in ClusterHealthArgs,
 		tried   []string
 	)
 	for _, cp := range in.ControlPlanes {
-		objs, err := talosapi.ReadBootstrapManifests(ctx, talosapi.Target{Node: cp, Endpoints: in.Endpoints, Creds: creds}, o)
+		objs, err := r.readRendered(ctx, talosapi.Target{Node: cp, Endpoints: in.Endpoints, Creds: creds}, o, old, in)
 		if err == nil {
 			objects = objs
 			break
@@ -63,4 +79,85 @@ func (r *ClusterHealth) syncManifests(ctx context.Context, in ClusterHealthArgs,
 	}
 
 	return nil
+}
+
+// manifestRenderWait bounds how long a control plane may take to render a
+// new configuration's manifests: Talos renders them asynchronously after
+// the configuration is applied (ExtraManifestController), so a read right
+// after may still see the old set.
+const manifestRenderWait = 2 * time.Minute
+
+// readRendered reads a control plane's bootstrap manifests once they are
+// rendered from the inputs in (manifestsRendered), polling up to
+// manifestRenderWait.
+func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o talosapi.Options, old, in ClusterHealthArgs) ([]map[string]any, error) {
+	deadline := time.Now().Add(manifestRenderWait)
+	for {
+		ids, objs, err := talosapi.ReadBootstrapManifestSet(ctx, t, o)
+		if err != nil {
+			return nil, err
+		}
+		lag := manifestsRendered(ids, old.BootstrapManifests, in.BootstrapManifests)
+		if lag == "" {
+			return objs, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("control plane %s does not render the new manifests after %s (%s)", t.Node, manifestRenderWait, lag)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// manifestsRendered says what the manifest IDs a control plane renders
+// (ids) still lack of the inline manifests the lines in name ("99-<name>",
+// siderolabs/talos v1.14.1 extra_manifest.go: "<priority>-<name>", priority
+// 99 for inline manifests), or still hold of those dropped from old; ""
+// when none.
+func manifestsRendered(ids, old, in []string) string {
+	have := map[string]bool{}
+	for _, id := range ids {
+		have[id] = true
+	}
+	want := map[string]bool{}
+	var missing, left []string
+	for _, name := range inlineNames(in) {
+		want[name] = true
+		if !have["99-"+name] {
+			missing = append(missing, "99-"+name)
+		}
+	}
+	for _, name := range inlineNames(old) {
+		if !want[name] && have["99-"+name] {
+			left = append(left, "99-"+name)
+		}
+	}
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "missing "+strings.Join(missing, ", "))
+	}
+	if len(left) > 0 {
+		parts = append(parts, "still rendering "+strings.Join(left, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// inlineNames are the inline manifests' names in the lines of
+// talosconfig.BootstrapManifestInputs ("inlineManifest <name> sha256:...").
+func inlineNames(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		rest, ok := strings.CutPrefix(l, "inlineManifest ")
+		if !ok {
+			continue
+		}
+		if i := strings.LastIndex(rest, " sha256:"); i >= 0 {
+			rest = rest[:i]
+		}
+		out = append(out, rest)
+	}
+	return out
 }

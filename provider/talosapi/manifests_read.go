@@ -18,11 +18,19 @@ import (
 // (go-kubernetes kubernetes/manifests.GetBootstrapManifests), and so does
 // SyncManifests.
 func ReadBootstrapManifests(ctx context.Context, t Target, o Options) ([]map[string]any, error) {
+	_, objs, err := ReadBootstrapManifestSet(ctx, t, o)
+	return objs, err
+}
+
+// ReadBootstrapManifestSet is ReadBootstrapManifests with the manifests'
+// IDs, in order ("05-flannel", "99-<inline manifest name>"): what tells
+// whether the control plane renders a new configuration's manifests yet.
+func ReadBootstrapManifestSet(ctx context.Context, t Target, o Options) ([]string, []map[string]any, error) {
 	o = o.withDefaults()
 
 	conn, err := ConnectSecure(ctx, t, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.Close() //nolint:errcheck
 
@@ -32,15 +40,19 @@ func ReadBootstrapManifests(ctx context.Context, t Target, o Options) ([]map[str
 	list, err := safe.StateList[*k8s.Manifest](conn.nodeContext(actx), conn.client.COSI,
 		resource.NewMetadata(k8s.ControlPlaneNamespaceName, k8s.ManifestType, "", resource.VersionUndefined))
 	if err != nil {
-		return nil, fmt.Errorf("reading the bootstrap manifests of control plane %s: %s", t.Node, statusMessage(err))
+		return nil, nil, fmt.Errorf("reading the bootstrap manifests of control plane %s: %s", t.Node, statusMessage(err))
 	}
 
-	var out []map[string]any
+	var (
+		ids []string
+		out []map[string]any
+	)
 	for m := range list.All() {
+		ids = append(ids, m.Metadata().ID())
 		for _, item := range m.TypedSpec().Items {
 			out = append(out, maps.Clone(item.Object))
 		}
 	}
 
-	return out, nil
+	return ids, out, nil
 }

@@ -120,7 +120,7 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := imagesOf(own); got != "DaemonSet kube-proxy registry.k8s.io/kube-proxy:v1.35.4; Deployment coredns registry.k8s.io/coredns/coredns:v1.14.6" {
+	if got := imagesOf(own); got != "DaemonSet kube-flannel ghcr.io/siderolabs/flannel:v0.27.4; DaemonSet kube-proxy registry.k8s.io/kube-proxy:v1.35.4; Deployment coredns registry.k8s.io/coredns/coredns:v1.13.2" {
 		t.Fatalf("the control plane's manifests: %s", got)
 	}
 	patched := nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version, "cluster:\n  proxy:\n    image: registry.k8s.io/kube-proxy:v1.35.5\n")

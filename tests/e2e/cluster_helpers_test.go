@@ -153,6 +153,7 @@ type tcProgram struct {
 	WorkerCores                      int
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
+	InlineManifests                  string // YAML flow list, "" for none
 }
 
 var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
@@ -179,6 +180,9 @@ var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
           size: { cores: {{.WorkerCores}} }
           labels: {{.WorkerLabels}}
       workerPatches: {{.WorkerPatches}}
+{{- if .InlineManifests}}
+      inlineManifests: {{.InlineManifests}}
+{{- end}}
 outputs:
   nodes: ${cluster.nodes}
   summary: ${cluster.summary}

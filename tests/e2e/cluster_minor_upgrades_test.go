@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,10 @@ import (
 // Kubernetes to the newest 1.14 runs, one minor per `up` (1.35 -> 1.36 ->
 // 1.37): every node runs each version afterwards, the VMs stay, etcd never
 // loses quorum and no kubelet is ever newer than an API server. A move back
-// to 1.13 fails the preview, naming the release to keep.
+// to 1.13 fails the preview, naming the release to keep. The bootstrap
+// workloads stay as Talos 1.12 created them through the Talos upgrades and
+// move with the first Kubernetes upgrade's manifest sync: kube-proxy to the
+// new Kubernetes version, CoreDNS and flannel to Talos 1.14's.
 func TestClusterUpgradesAcrossMinors(t *testing.T) {
 	t.Parallel()
 	l := startTCLab(t)
@@ -70,6 +74,15 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 	}
 	prog.TalosVersion = "v1.14.1"
 
+	// A Talos upgrade alone leaves the bootstrap workloads as Talos 1.12
+	// created them (DefaultCoreDNSVersion v1.13.2, FlannelVersion v0.27.4 at
+	// v1.12.7): Talos only creates them, as it does on a real cluster.
+	assertImages(t, "after the Talos upgrades", []byte(out.Kubeconfig), map[string]string{
+		"daemonsets/kube-proxy":   "registry.k8s.io/kube-proxy:v1.35.4",
+		"deployments/coredns":     "registry.k8s.io/coredns/coredns:v1.13.2",
+		"daemonsets/kube-flannel": "ghcr.io/siderolabs/flannel:v0.27.4",
+	})
+
 	for _, k8s := range []string{"v1.36.3", "v1.37.0"} {
 		prog.KubernetesVersion = k8s
 		p.WriteProgram(t, "minors", prog.render(t))
@@ -87,13 +100,16 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 				t.Errorf("node %s: kubelet %s ready=%v after the upgrade to %s", n.Name, n.Version, n.Ready, k8s)
 			}
 		}
-		// As talosctl upgrade-k8s, the up synced the bootstrap manifests:
-		// kube-proxy, which Talos only creates, runs the new version.
-		if img, err := kubeProxyImage([]byte(out.Kubeconfig)); err != nil {
-			t.Errorf("kube-proxy DaemonSet after the upgrade to %s: %v", k8s, err)
-		} else if want := "registry.k8s.io/kube-proxy:" + k8s; img != want {
-			t.Errorf("kube-proxy DaemonSet runs %s after the upgrade to %s, want %s", img, k8s, want)
-		}
+		// As talosctl upgrade-k8s, the up synced the bootstrap manifests,
+		// which Talos only creates: kube-proxy runs the new version, CoreDNS
+		// and flannel the versions Talos 1.14 deploys (pkg/machinery/constants
+		// at v1.14.1: DefaultCoreDNSVersion v1.14.7, FlannelVersion 0.28.9),
+		// no longer those of 1.12, which created them.
+		assertImages(t, "after the upgrade to "+k8s, []byte(out.Kubeconfig), map[string]string{
+			"daemonsets/kube-proxy":   "registry.k8s.io/kube-proxy:" + k8s,
+			"deployments/coredns":     "registry.k8s.io/coredns/coredns:v1.14.7",
+			"daemonsets/kube-flannel": "ghcr.io/siderolabs/flannel:v0.28.9",
+		})
 		if !maps.Equal(tcVMIDs(out.Nodes), ids) {
 			t.Errorf("VMIDs changed in the Kubernetes upgrade to %s: %v -> %v", k8s, ids, tcVMIDs(out.Nodes))
 		}
@@ -111,15 +127,29 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 	}
 }
 
-// kubeProxyImage reads the image of the kube-proxy DaemonSet's container
-// from the cluster's kube-apiserver, as `kubectl -n kube-system get ds
-// kube-proxy` shows it.
-func kubeProxyImage(kubeconfig []byte) (string, error) {
+// assertImages checks the first container image of kube-system workloads
+// ("daemonsets/kube-proxy") in the cluster's kube-apiserver, as `kubectl -n
+// kube-system get ds kube-proxy -o wide` shows it.
+func assertImages(t *testing.T, when string, kubeconfig []byte, want map[string]string) {
+	t.Helper()
+	for _, w := range slices.Sorted(maps.Keys(want)) {
+		img, err := workloadImage(kubeconfig, w)
+		if err != nil {
+			t.Errorf("%s %s: %v", w, when, err)
+		} else if img != want[w] {
+			t.Errorf("%s runs %s %s, want %s", w, img, when, want[w])
+		}
+	}
+}
+
+// workloadImage reads the image of a kube-system workload's first
+// container.
+func workloadImage(kubeconfig []byte, workload string) (string, error) {
 	client, server, err := kube.Client(kubeconfig)
 	if err != nil {
 		return "", err
 	}
-	resp, err := client.Get(strings.TrimSuffix(server, "/") + "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")
+	resp, err := client.Get(strings.TrimSuffix(server, "/") + "/apis/apps/v1/namespaces/kube-system/" + workload)
 	if err != nil {
 		return "", err
 	}
@@ -128,7 +158,7 @@ func kubeProxyImage(kubeconfig []byte) (string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("%s: %s", resp.Status, body)
 	}
-	var ds struct {
+	var w struct {
 		Spec struct {
 			Template struct {
 				Spec struct {
@@ -137,13 +167,11 @@ func kubeProxyImage(kubeconfig []byte) (string, error) {
 			} `json:"template"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(body, &ds); err != nil {
+	if err := json.Unmarshal(body, &w); err != nil {
 		return "", err
 	}
-	for _, c := range ds.Spec.Template.Spec.Containers {
-		if c.Name == "kube-proxy" {
-			return c.Image, nil
-		}
+	if len(w.Spec.Template.Spec.Containers) == 0 {
+		return "", fmt.Errorf("no container in %s", body)
 	}
-	return "", fmt.Errorf("no kube-proxy container in %s", body)
+	return w.Spec.Template.Spec.Containers[0].Image, nil
 }

@@ -121,6 +121,10 @@ export class ClusterHealth extends pulumi.CustomResource {
     }
 
     /**
+     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     */
+    declare public readonly bootstrapManifests: pulumi.Output<string[] | undefined>;
+    /**
      * The cluster's Talos client configuration.
      */
     declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
@@ -190,6 +194,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             if (args?.controlPlanes === undefined && !opts.urn) {
                 throw new Error("Missing required property 'controlPlanes'");
             }
+            resourceInputs["bootstrapManifests"] = args?.bootstrapManifests;
             resourceInputs["clientConfiguration"] = args?.clientConfiguration ? pulumi.secret(args.clientConfiguration) : undefined;
             resourceInputs["controlPlanes"] = args?.controlPlanes;
             resourceInputs["endpoints"] = args?.endpoints;
@@ -204,6 +209,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["nodes"] = undefined /*out*/;
             resourceInputs["requires"] = undefined /*out*/;
         } else {
+            resourceInputs["bootstrapManifests"] = undefined /*out*/;
             resourceInputs["clientConfiguration"] = undefined /*out*/;
             resourceInputs["controlPlanes"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
@@ -229,6 +235,10 @@ export class ClusterHealth extends pulumi.CustomResource {
  * The set of arguments for constructing a ClusterHealth resource.
  */
 export interface ClusterHealthArgs {
+    /**
+     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     */
+    bootstrapManifests?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
      * The cluster's Talos client configuration.
      */

@@ -34,7 +34,7 @@ func publishKubeConfigs(ctx context.Context, st state.State, snap resourceSnapsh
 		kubelet = append(kubelet, kubeletConfig(cfg))
 
 		if isControlPlane(cfg) {
-			manifests = append(manifests, bootstrapManifestsConfig(cfg))
+			manifests = append(manifests, bootstrapManifestsConfig(cfg, snap.image.Version))
 
 			a := k8s.NewAPIServerConfig()
 			a.TypedSpec().Image = cfg.Cluster().APIServer().Image()
@@ -111,8 +111,10 @@ func kubeletConfig(cfg config.Provider) *k8s.KubeletConfig {
 }
 
 // bootstrapManifestsConfig is k8s/control_plane.go's manifests config: what
-// the bootstrap manifests (CoreDNS, kube-proxy, flannel) are rendered from.
-func bootstrapManifestsConfig(cfg config.Provider) *k8s.BootstrapManifestsConfig {
+// the bootstrap manifests (CoreDNS, kube-proxy, flannel) are rendered from,
+// by a node running Talos talosVersion: the CoreDNS and flannel images the
+// configuration does not name are that release's (releaseAddons).
+func bootstrapManifestsConfig(cfg config.Provider, talosVersion string) *k8s.BootstrapManifestsConfig {
 	r := k8s.NewBootstrapManifestsConfig()
 	spec := r.TypedSpec()
 	cl := cfg.Cluster()
@@ -127,7 +129,7 @@ func bootstrapManifestsConfig(cfg config.Provider) *k8s.BootstrapManifestsConfig
 	spec.ProxyEnabled = cl.Proxy().Enabled()
 	spec.ProxyImage = cl.Proxy().Image()
 	spec.CoreDNSEnabled = cl.CoreDNS().Enabled()
-	spec.CoreDNSImage = cl.CoreDNS().Image()
+	spec.CoreDNSImage = coreDNSImage(cfg, talosVersion)
 	spec.TalosAPIServiceEnabled = cfg.Machine().Features().KubernetesTalosAPIAccess().Enabled()
 	spec.CNIName = cl.Network().CNI().Name()
 
@@ -143,15 +145,52 @@ func bootstrapManifestsConfig(cfg config.Provider) *k8s.BootstrapManifestsConfig
 
 	if spec.CNIName == constants.FlannelCNI {
 		spec.FlannelEnabled = true
-		spec.FlannelImage = flannelImage
+		spec.FlannelImage = flannelImageOf(talosVersion)
 		spec.FlannelExtraArgs = cl.Network().CNI().Flannel().ExtraArgs()
 	}
 
 	return r
 }
 
-// flannelImage is the flannel Talos deploys (images.Flannel()).
-var flannelImage = "ghcr.io/siderolabs/flannel:v" + strings.TrimPrefix(constants.FlannelVersion, "v")
+// releaseAddons are the CoreDNS and flannel versions a Talos release
+// deploys when the configuration names none: its machinery's
+// constants.DefaultCoreDNSVersion and constants.FlannelVersion
+// (siderolabs/talos pkg/machinery/constants at v1.12.7, v1.13.9 and
+// v1.14.1). A `talosctl upgrade-k8s` after a Talos upgrade moves the
+// cluster's CoreDNS and flannel to the new release's. Other minors use the
+// lab's own machinery's.
+var releaseAddons = map[string]struct{ coreDNS, flannel string }{
+	"1.12": {"v1.13.2", "v0.27.4"},
+	"1.13": {"v1.14.6", "v0.28.8"},
+	"1.14": {"v1.14.7", "v0.28.9"},
+}
+
+// coreDNSImage is CoreDNS().Image() as a node running talosVersion
+// computes it (v1alpha1 CoreDNS.Image: the configuration's image, else
+// constants.CoreDNSImage at the release's default version).
+func coreDNSImage(cfg config.Provider, talosVersion string) string {
+	if raw := cfg.RawV1Alpha1(); raw != nil && raw.ClusterConfig != nil && raw.ClusterConfig.CoreDNSConfig != nil &&
+		raw.ClusterConfig.CoreDNSConfig.CoreDNSImage != "" {
+		return raw.ClusterConfig.CoreDNSConfig.CoreDNSImage
+	}
+
+	if a, ok := releaseAddons[kubeVersionOf(talosVersion)]; ok {
+		return constants.CoreDNSImage + ":" + a.coreDNS
+	}
+
+	return cfg.Cluster().CoreDNS().Image()
+}
+
+// flannelImageOf is the flannel a node running talosVersion deploys
+// (images.Flannel(): ghcr.io/siderolabs/flannel at constants.FlannelVersion).
+func flannelImageOf(talosVersion string) string {
+	v := constants.FlannelVersion
+	if a, ok := releaseAddons[kubeVersionOf(talosVersion)]; ok {
+		v = a.flannel
+	}
+
+	return "ghcr.io/siderolabs/flannel:v" + strings.TrimPrefix(v, "v")
+}
 
 // publishStaticPodStatuses: the kubelet's status of each static pod, as
 // Talos's kubelet status controller copies it from the kubelet's

@@ -2,9 +2,12 @@ package talos
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 
 	"github.com/cosi-project/runtime/pkg/state"
+	"gopkg.in/yaml.v3"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/k8s"
@@ -14,13 +17,15 @@ import (
 // its configuration as Manifest resources of the controlplane namespace
 // (siderolabs/talos v1.14.1 internal/app/machined/pkg/controllers/k8s/
 // manifest.go render), which `talosctl get manifests` and `talosctl
-// upgrade-k8s` read. The lab renders the two whose images follow the
-// Kubernetes and CoreDNS versions, abridged (the full objects are
+// upgrade-k8s` read. The lab renders those whose images follow the
+// Kubernetes, CoreDNS and flannel versions, abridged (the full objects are
 // k8stemplates' testdata at that tag; the DaemonSet and the Deployment are
 // the ones the lab applies at bootstrap, kubeagent_manifests.go): "10-kube-proxy" (DaemonSet,
-// ServiceAccount, ClusterRoleBinding) unless kube-proxy is disabled, and
-// "11-core-dns" (ServiceAccount, Deployment) unless CoreDNS is. The other
-// manifests (bootstrap token, CSR RBAC, flannel, ...) are not rendered.
+// ServiceAccount, ClusterRoleBinding) unless kube-proxy is disabled,
+// "11-core-dns" (ServiceAccount, Deployment) unless CoreDNS is, "05-flannel"
+// (ServiceAccount, DaemonSet) with the flannel CNI, and the inline
+// manifests. The other manifests (bootstrap token, CSR RBAC, ...) are not
+// rendered.
 func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot) error {
 	var out []*k8s.Manifest
 
@@ -31,7 +36,7 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			labels := map[string]any{"k8s-app": "kube-proxy", "tier": "node"}
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "10-kube-proxy")
 			m.TypedSpec().Items = []k8s.SingleManifest{
-				{Object: bootstrapObjectOr(snap.active, "/daemonsets/kube-proxy", workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy"))},
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/daemonsets/kube-proxy", workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy"))},
 				{Object: serviceAccount("kube-proxy")},
 				{Object: map[string]any{
 					"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -43,17 +48,70 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			out = append(out, m)
 		}
 
+		if bootstrapManifestsConfig(snap.active, snap.image.Version).TypedSpec().FlannelEnabled {
+			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "05-flannel")
+			m.TypedSpec().Items = []k8s.SingleManifest{
+				{Object: serviceAccount("flannel")},
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/daemonsets/kube-flannel", workload("DaemonSet", "kube-flannel", map[string]any{"k8s-app": "flannel"}, "kube-flannel", flannelImageOf(snap.image.Version), "/opt/bin/flanneld"))},
+			}
+			out = append(out, m)
+		}
+
 		if c.CoreDNS().Enabled() {
 			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "11-core-dns")
 			m.TypedSpec().Items = []k8s.SingleManifest{
 				{Object: serviceAccount("coredns")},
-				{Object: bootstrapObjectOr(snap.active, "/deployments/coredns", workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", c.CoreDNS().Image(), "/coredns"))},
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/deployments/coredns", workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", coreDNSImage(snap.active, snap.image.Version), "/coredns"))},
 			}
 			out = append(out, m)
 		}
 	}
 
-	return replaceAll(ctx, st, k8s.NewManifest(k8s.ControlPlaneNamespaceName, "").Metadata(), out)
+	return replaceAll(ctx, st, k8s.NewManifest(k8s.ControlPlaneNamespaceName, "").Metadata(), append(out, inlineManifests(snap.active)...))
+}
+
+// inlineManifests are the control plane's inlineManifests as Manifest
+// resources "99-<name>", one item per YAML document (siderolabs/talos
+// v1.14.1 internal/app/machined/pkg/controllers/k8s/extra_manifest.go:
+// processInline, IDs "<priority>-<name>", priority 99 from
+// control_plane.go). A manifest that does not parse renders nothing, as
+// Talos's controller then fails it. extraManifests URLs are not fetched:
+// the lab has no network to fetch them from.
+func inlineManifests(cfg config.Provider) []*k8s.Manifest {
+	if cfg == nil || !isControlPlane(cfg) {
+		return nil
+	}
+
+	var out []*k8s.Manifest
+
+	for _, im := range cfg.Cluster().InlineManifests() {
+		var items []k8s.SingleManifest
+
+		dec := yaml.NewDecoder(strings.NewReader(im.Contents()))
+
+		for {
+			var o map[string]any
+			if err := dec.Decode(&o); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				items = nil
+
+				break
+			}
+
+			if len(o) > 0 {
+				items = append(items, k8s.SingleManifest{Object: o})
+			}
+		}
+
+		if len(items) > 0 {
+			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "99-"+im.Name())
+			m.TypedSpec().Items = items
+			out = append(out, m)
+		}
+	}
+
+	return out
 }
 
 func serviceAccount(name string) map[string]any {
@@ -83,8 +141,8 @@ func workload(kind, name string, labels map[string]any, container, image, comman
 // (kubeagent_manifests.go) whose API path ends in suffix, so that what
 // `talosctl get manifests` shows and upgrade-k8s syncs is what the cluster
 // got (with its tolerations and host network); fallback without one.
-func bootstrapObjectOr(cfg config.Provider, suffix string, fallback map[string]any) map[string]any {
-	for _, o := range bootstrapManifests(cfg) {
+func bootstrapObjectOr(cfg config.Provider, talosVersion, suffix string, fallback map[string]any) map[string]any {
+	for _, o := range bootstrapManifests(cfg, talosVersion) {
 		if strings.HasSuffix(o.path, suffix) {
 			return deepCopy(o.body)
 		}

@@ -38,6 +38,9 @@ type kubeAgent struct {
 	logged   map[string]bool
 	// manifestsDone: every bootstrap manifest object exists (for this pki).
 	manifestsDone bool
+	// extraDone: the inline manifests' objects last handled completely
+	// (extraKey), "" before.
+	extraDone string
 	// lastDigest and lastFull: what the last full round saw and when; a
 	// nudge with nothing new waits for the resync (fullResync).
 	lastDigest string
@@ -151,11 +154,14 @@ func (a *kubeAgent) round() {
 	if cfg := a.kcp.pki.cfg; cfg != nil {
 		podCIDRs = cfg.Cluster().Network().PodCIDRs()
 	}
+
+	src, srcVersion := s.manifestSource(a.c)
+	extra := extraManifestObjects(src)
 	s.mu.Unlock()
 
 	// The simulation nudges the agent on every reconcile: a round that
 	// would see what the last one saw waits for the resync.
-	digest := fmt.Sprintf("%s|%p|%v|%+v", addr, pki, approver, views)
+	digest := fmt.Sprintf("%s|%p|%v|%+v|%s", addr, pki, approver, views, extraKey(extra))
 	if digest == a.lastDigest && time.Since(a.lastFull) < fullResync {
 		return
 	}
@@ -194,7 +200,12 @@ func (a *kubeAgent) round() {
 	a.syncCSRs(ctx, views, approver)
 
 	if !a.manifestsDone {
-		a.manifestsDone = applyBootstrapManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg))
+		a.manifestsDone = applyBootstrapManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg, srcVersion))
+	}
+
+	if key := extraKey(extra); a.manifestsDone && len(extra) > 0 && key != a.extraDone &&
+		applyExtraManifests(ctx, a.admin.as("talos"), bootstrapManifests(pki.cfg, srcVersion), extra) {
+		a.extraDone = key
 	}
 
 	a.syncWorkloads(ctx, views, list.Items)
@@ -258,7 +269,7 @@ func (a *kubeAgent) resetClients(pki *kubePKI, _ string) {
 	a.admin = pki.client(a.apiAddr, "lab-controllers", "system:masters")
 	a.admin.wrote = a.countWrite
 	a.kubelets = map[string]*kubeClient{}
-	a.rbacDone, a.manifestsDone, a.namespaces = false, false, nil
+	a.rbacDone, a.manifestsDone, a.namespaces, a.extraDone = false, false, nil, ""
 }
 
 // countWrite is called on the agent's goroutine (its clients' requests).

@@ -23,12 +23,12 @@ type bootstrapObject struct {
 // k8stemplates: kube-proxy.go, coredns.go, flannel.go; their rendered
 // testdata/*.yaml). The RBAC objects beyond the bootstrap bindings
 // (kuberbac.go) are left out: the lab's workloads make no API calls.
-func bootstrapManifests(cfg config.Provider) []bootstrapObject {
+func bootstrapManifests(cfg config.Provider, talosVersion string) []bootstrapObject {
 	if cfg == nil {
 		return nil
 	}
 
-	spec := bootstrapManifestsConfig(cfg).TypedSpec()
+	spec := bootstrapManifestsConfig(cfg, talosVersion).TypedSpec()
 
 	var out []bootstrapObject
 

@@ -122,6 +122,8 @@ import (
 type ClusterHealth struct {
 	pulumi.CustomResourceState
 
+	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+	BootstrapManifests pulumi.StringArrayOutput `pulumi:"bootstrapManifests"`
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
 	// Addresses of every control plane node (not the VIP).
@@ -213,6 +215,8 @@ func ClusterHealthExists(ctx *pulumi.Context,
 }
 
 type clusterHealthArgs struct {
+	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+	BootstrapManifests []string `pulumi:"bootstrapManifests"`
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
 	// Addresses of every control plane node (not the VIP).
@@ -239,6 +243,8 @@ type clusterHealthArgs struct {
 
 // The set of arguments for constructing a ClusterHealth resource.
 type ClusterHealthArgs struct {
+	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+	BootstrapManifests pulumi.StringArrayInput
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfigurationInput
 	// Addresses of every control plane node (not the VIP).
@@ -348,6 +354,11 @@ func (o ClusterHealthOutput) ToClusterHealthOutput() ClusterHealthOutput {
 
 func (o ClusterHealthOutput) ToClusterHealthOutputWithContext(ctx context.Context) ClusterHealthOutput {
 	return o
+}
+
+// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+func (o ClusterHealthOutput) BootstrapManifests() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ClusterHealth) pulumi.StringArrayOutput { return v.BootstrapManifests }).(pulumi.StringArrayOutput)
 }
 
 // The cluster's Talos client configuration.

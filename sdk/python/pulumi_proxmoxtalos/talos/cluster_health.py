@@ -23,6 +23,7 @@ class ClusterHealthArgs:
     def __init__(__self__, *,
                  client_configuration: pulumi.Input['ClientConfigurationArgs'],
                  control_planes: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 bootstrap_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubeconfig: pulumi.Input[Optional[_builtins.str]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
@@ -37,6 +38,7 @@ class ClusterHealthArgs:
 
         :param pulumi.Input['ClientConfigurationArgs'] client_configuration: The cluster's Talos client configuration.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses of every control plane node (not the VIP).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] bootstrap_manifests: What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
@@ -49,6 +51,8 @@ class ClusterHealthArgs:
         """
         pulumi.set(__self__, "client_configuration", client_configuration)
         pulumi.set(__self__, "control_planes", control_planes)
+        if bootstrap_manifests is not None:
+            pulumi.set(__self__, "bootstrap_manifests", bootstrap_manifests)
         if endpoints is not None:
             pulumi.set(__self__, "endpoints", endpoints)
         if kubeconfig is not None:
@@ -91,6 +95,18 @@ class ClusterHealthArgs:
     @control_planes.setter
     def control_planes(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
         pulumi.set(self, "control_planes", value)
+
+    @_builtins.property
+    @pulumi.getter(name="bootstrapManifests")
+    def bootstrap_manifests(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+        """
+        return pulumi.get(self, "bootstrap_manifests")
+
+    @bootstrap_manifests.setter
+    def bootstrap_manifests(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "bootstrap_manifests", value)
 
     @_builtins.property
     @pulumi.getter
@@ -207,6 +223,7 @@ class ClusterHealth(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 bootstrap_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  control_planes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -319,6 +336,7 @@ class ClusterHealth(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] bootstrap_manifests: What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses of every control plane node (not the VIP).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
@@ -450,6 +468,7 @@ class ClusterHealth(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 bootstrap_manifests: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  client_configuration: pulumi.Input[Optional[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']]] = None,
                  control_planes: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -470,6 +489,7 @@ class ClusterHealth(pulumi.CustomResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ClusterHealthArgs.__new__(ClusterHealthArgs)
 
+            __props__.__dict__["bootstrap_manifests"] = bootstrap_manifests
             if client_configuration is None and not opts.urn:
                 raise TypeError("Missing required property 'client_configuration'")
             __props__.__dict__["client_configuration"] = None if client_configuration is None else pulumi.Output.secret(client_configuration)
@@ -511,6 +531,7 @@ class ClusterHealth(pulumi.CustomResource):
 
         __props__ = ClusterHealthArgs.__new__(ClusterHealthArgs)
 
+        __props__.__dict__["bootstrap_manifests"] = None
         __props__.__dict__["client_configuration"] = None
         __props__.__dict__["control_planes"] = None
         __props__.__dict__["endpoints"] = None
@@ -531,6 +552,14 @@ class ClusterHealth(pulumi.CustomResource):
             opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
         __props__: dict = {}
         return pulumi.runtime.exists_resource(None, 'proxmoxtalos:talos:ClusterHealth', id, __props__, opts or pulumi.ResourceOptions())
+
+    @_builtins.property
+    @pulumi.getter(name="bootstrapManifests")
+    def bootstrap_manifests(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+        """
+        return pulumi.get(self, "bootstrap_manifests")
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")

@@ -20,6 +20,21 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
     public static final ClusterHealthArgs Empty = new ClusterHealthArgs();
 
     /**
+     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     * 
+     */
+    @Import(name="bootstrapManifests")
+    private @Nullable Output<List<String>> bootstrapManifests;
+
+    /**
+     * @return What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     * 
+     */
+    public Optional<Output<List<String>>> bootstrapManifests() {
+        return Optional.ofNullable(this.bootstrapManifests);
+    }
+
+    /**
      * The cluster&#39;s Talos client configuration.
      * 
      */
@@ -187,6 +202,7 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
     private ClusterHealthArgs() {}
 
     private ClusterHealthArgs(ClusterHealthArgs $) {
+        this.bootstrapManifests = $.bootstrapManifests;
         this.clientConfiguration = $.clientConfiguration;
         this.controlPlanes = $.controlPlanes;
         this.endpoints = $.endpoints;
@@ -216,6 +232,37 @@ public final class ClusterHealthArgs extends com.pulumi.resources.ResourceArgs {
 
         public Builder(ClusterHealthArgs defaults) {
             $ = new ClusterHealthArgs(Objects.requireNonNull(defaults));
+        }
+
+        /**
+         * @param bootstrapManifests What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder bootstrapManifests(@Nullable Output<List<String>> bootstrapManifests) {
+            $.bootstrapManifests = bootstrapManifests;
+            return this;
+        }
+
+        /**
+         * @param bootstrapManifests What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder bootstrapManifests(List<String> bootstrapManifests) {
+            return bootstrapManifests(Output.of(bootstrapManifests));
+        }
+
+        /**
+         * @param bootstrapManifests What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder bootstrapManifests(String... bootstrapManifests) {
+            return bootstrapManifests(List.of(bootstrapManifests));
         }
 
         /**
