@@ -23,8 +23,6 @@ import (
 // kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
 // node by node, ConfigurationApply's healthGate waits before and after each node instead.
 //
-// ## Example
-//
 // ## Example Usage
 // ### A single-node cluster from the low-level Talos resources
 //

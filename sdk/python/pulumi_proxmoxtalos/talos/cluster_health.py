@@ -248,8 +248,6 @@ class ClusterHealth(pulumi.CustomResource):
         kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
         node by node, ConfigurationApply's healthGate waits before and after each node instead.
 
-        ## Example
-
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
 
@@ -368,8 +366,6 @@ class ClusterHealth(pulumi.CustomResource):
         the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
         kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
         node by node, ConfigurationApply's healthGate waits before and after each node instead.
-
-        ## Example
 
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources

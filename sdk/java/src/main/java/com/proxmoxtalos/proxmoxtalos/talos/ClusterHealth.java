@@ -29,8 +29,6 @@ import javax.annotation.Nullable;
  * kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
  * node by node, ConfigurationApply&#39;s healthGate waits before and after each node instead.
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  * 
