@@ -15,6 +15,11 @@ func TestSchemaHasExamplesEverywhere(t *testing.T) {
 			t.Errorf("%s has no Example Usage section: add its programs to provider/docs", tok)
 			return
 		}
+		// One example section: the checked programs (a hand-written "## Example" beside
+		// them showed the Registry and every SDK two example headings).
+		if n := strings.Count("\n"+description, "\n## Example"); n != 1 {
+			t.Errorf("%s has %d example headings, want the one Example Usage section", tok, n)
+		}
 		for _, fence := range []string{"typescript", "python", "go", "java", "yaml"} {
 			if !strings.Contains(description, "```"+fence+"\n") {
 				t.Errorf("%s has no %s example", tok, fence)

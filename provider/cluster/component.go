@@ -13,7 +13,6 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -62,32 +61,7 @@ func (c *Component) Annotate(a infer.Annotator) {
 func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosClusterArgs, opts pulumi.ResourceOption) (*TalosCluster, error) {
 	fail := func(err error) (*TalosCluster, error) { return nil, fmt.Errorf("TalosCluster %s: %w", name, err) }
 
-	newInventory := c.inventory
-	if newInventory == nil {
-		newInventory = proxmoxInventory
-	}
-	read := c.readConfig
-	if read == nil {
-		read = readRunningConfig
-	}
-	var offline *stackState
-	if c.isOffline() {
-		if !ctx.DryRun() {
-			return fail(config.Refusal("update TalosCluster " + name))
-		}
-		readState := c.stack
-		if readState == nil {
-			readState = readStack
-		}
-		resources, err := readState(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		offline = newStackState(resources, args.ClusterName)
-		newInventory = func(context.Context) (Inventory, error) { return offline, nil }
-		read = offline.readConfig
-	}
-	inv, err := newInventory(ctx.Context())
+	inv, read, offline, err := c.inventoryFor(ctx, name, args.ClusterName)
 	if err != nil {
 		return fail(err)
 	}
@@ -128,25 +102,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		if err := ctx.RegisterComponentResource(typ, name, comp, opts); err != nil {
 			return nil, err
 		}
-		// The version only matters if the secrets are created now (it is
-		// ignored for existing ones): the planned version is not known yet.
-		contract := args.TalosVersion
-		if contract == "" {
-			contract = plan.DefaultTalosVersion
-		}
-		if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
+		var notes []string
+		if secrets, creds, readings, members, notes, err = c.readRunningCluster(ctx, name, comp, &args, prev, read, offline != nil); err != nil {
 			return fail(err)
 		}
-		var why string
-		if creds, why = awaitCredentials(ctx.Context(), secrets); creds == nil {
-			warnings = append(warnings, fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions))
-		} else {
-			readings = readNodes(ctx.Context(), prev, creds, read)
-			warnings = append(warnings, withRunningVersions(prev, readings)...)
-			if offline == nil {
-				members = c.members(ctx.Context(), prev, readings, creds)
-			}
-		}
+		warnings = append(warnings, notes...)
 	}
 
 	unknownVM := unknownVMInputs(ctx.Context())
@@ -169,22 +129,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	if err := checkConfigs(p, prev); err != nil {
+	notes, err := c.checkPlan(ctx, p, prev, readings, creds, args.Image)
+	if err != nil {
 		return fail(err)
 	}
-	if w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds); err != nil {
-		return fail(err)
-	} else if w != "" {
-		warnings = append(warnings, w)
-	}
-	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
-		return fail(err)
-	}
-	if w, err := checkExtensions(ctx.Context(), c.extensions, p, prev, args.Image); err != nil {
-		return fail(err)
-	} else if w != "" {
-		warnings = append(warnings, w)
-	}
+	warnings = append(warnings, notes...)
 	warnings = append(warnings, p.Warnings...)
 	if offline != nil {
 		warnings = offlineWarnings(warnings)
@@ -238,6 +187,12 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		return fail(err)
 	}
 
+	setOutputs(ctx, comp, p, f, warnings)
+	return comp, nil
+}
+
+// setOutputs sets the component's outputs from the plan and the fan-out.
+func setOutputs(ctx *pulumi.Context, comp *TalosCluster, p *plan.Plan, f *fanout, warnings []string) {
 	comp.Endpoint = pulumi.String(p.Endpoints.Kubernetes).ToStringOutput()
 	comp.TalosVersion = pulumi.String(p.Cluster.TalosVersion).ToStringOutput()
 	comp.KubernetesVersion = pulumi.String(p.Cluster.KubernetesVersion).ToStringOutput()
@@ -254,7 +209,6 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		return s
 	}).(pulumi.StringOutput)
 	comp.Warnings = pulumi.ToStringArray(warnings).ToStringArrayOutput()
-	return comp, nil
 }
 
 // New is the component for the provider's registration.

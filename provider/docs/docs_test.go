@@ -254,3 +254,43 @@ func checkValue(s *schemaSpec, at string, v any, p schemaProp) []string {
 	}
 	return nil
 }
+
+// The YAML programs written into the descriptions (a second scenario beside the example
+// programs, such as VirtualMachine's disk image through a template) are checked the same way.
+func TestYAMLInDescriptionsMatchesTheSchema(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../schema/schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s schemaSpec
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, dir := range []string{"index", "proxmox", "talos"} {
+		entries, err := descriptions.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			text, err := descriptions.ReadFile(dir + "/" + e.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, block := range strings.Split(string(text), "```yaml\n")[1:] {
+				src, _, _ := strings.Cut(block, "```")
+				if !strings.Contains(src, "resources:") {
+					continue
+				}
+				checked++
+				for _, p := range checkYAML(&s, []byte(src)) {
+					t.Errorf("%s/%s: %s", dir, e.Name(), p)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no YAML program found in the descriptions: the check reads nothing")
+	}
+}

@@ -80,12 +80,47 @@ func multiDoc(v semver.Version) bool { return v.Major > 1 || v.Minor > 11 }
 // userVolumes reports whether Talos knows UserVolumeConfig (Talos 1.10).
 func userVolumes(v semver.Version) bool { return v.Major > 1 || v.Minor >= 10 }
 
+// providerDocuments are the configuration documents the provider adds to a
+// node's generated configuration, rendered: one v1alpha1 patch (machine and
+// cluster settings), then, for multi-document Talos versions, the hostname
+// and VIP documents, then one UserVolumeConfig per data volume.
 func (p *Plan) providerDocuments(n *Node, v semver.Version) ([]string, error) {
-	c := &p.Cluster
 	nc := &n.Config
-	cp := n.Role == RoleControlPlane
+	if len(nc.Volumes) > 0 && !userVolumes(v) {
+		return nil, fmt.Errorf("node %s: data disk volumes need Talos v1.10 or newer (UserVolumeConfig); the node runs v%s", n.Name, v)
+	}
 	mac := strings.ToLower(n.VM.NICs[0].MAC)
 
+	var parts []any
+	m := machinePatchFor(&p.Cluster, nc, mac, v)
+	cl := clusterPatchFor(&p.Cluster, n.Role == RoleControlPlane)
+	if v1 := (v1alpha1Patch{}); !m.empty() || !cl.empty() {
+		if !m.empty() {
+			v1.Machine = &m
+		}
+		if !cl.empty() {
+			v1.Cluster = &cl
+		}
+		parts = append(parts, v1)
+	}
+	if multiDoc(v) {
+		parts = append(parts, networkDocs(nc, mac)...)
+	}
+	parts = append(parts, volumeDocs(nc.Volumes)...)
+
+	docs := make([]string, 0, len(parts))
+	for _, part := range parts {
+		b, err := yaml.Marshal(part)
+		if err != nil {
+			return nil, fmt.Errorf("rendering the provider's patch for node %s: %w", n.Name, err)
+		}
+		docs = append(docs, string(b))
+	}
+	return docs, nil
+}
+
+// machinePatchFor is the v1alpha1 machine section of a node's patch.
+func machinePatchFor(c *ClusterConfig, nc *NodeConfig, mac string, v semver.Version) machinePatch {
 	var m machinePatch
 	if len(nc.KubeletExtraArgs) > 0 {
 		m.Kubelet = &kubeletPatch{ExtraArgs: nc.KubeletExtraArgs}
@@ -101,24 +136,7 @@ func (p *Plan) providerDocuments(n *Node, v semver.Version) ([]string, error) {
 			Enabled: true, AllowedRoles: a.AllowedRoles, AllowedKubernetesNamespaces: a.AllowedKubernetesNamespaces,
 		}}
 	}
-	if len(c.RegistryMirrors) > 0 {
-		m.Registries = &registriesPatch{Mirrors: map[string]mirrorPatch{}}
-		for _, mi := range c.RegistryMirrors {
-			m.Registries.Mirrors[mi.Registry] = mirrorPatch{Endpoints: mi.Endpoints, OverridePath: mi.OverridePath, SkipFallback: mi.SkipFallback}
-			if a := mi.Auth; a != nil {
-				// Talos looks credentials up by the host it pulls from,
-				// the endpoint's host[:port] (machine.registries.config).
-				for _, e := range mi.Endpoints {
-					if m.Registries.Config == nil {
-						m.Registries.Config = map[string]registryConfigPatch{}
-					}
-					m.Registries.Config[endpointHost(e)] = registryConfigPatch{Auth: &registryAuthPatch{
-						Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken,
-					}}
-				}
-			}
-		}
-	}
+	m.Registries = registriesPatchFor(c.RegistryMirrors)
 	if !multiDoc(v) {
 		m.Network = &legacyNetworkPatch{Hostname: nc.Hostname}
 		if nc.VIP != nil {
@@ -128,7 +146,39 @@ func (p *Plan) providerDocuments(n *Node, v semver.Version) ([]string, error) {
 			}}
 		}
 	}
+	return m
+}
 
+// registriesPatchFor is machine.registries for the cluster's mirrors; nil
+// without mirrors.
+func registriesPatchFor(mirrors []Mirror) *registriesPatch {
+	if len(mirrors) == 0 {
+		return nil
+	}
+	r := &registriesPatch{Mirrors: map[string]mirrorPatch{}}
+	for _, mi := range mirrors {
+		r.Mirrors[mi.Registry] = mirrorPatch{Endpoints: mi.Endpoints, OverridePath: mi.OverridePath, SkipFallback: mi.SkipFallback}
+		a := mi.Auth
+		if a == nil {
+			continue
+		}
+		// Talos looks credentials up by the host it pulls from,
+		// the endpoint's host[:port] (machine.registries.config).
+		for _, e := range mi.Endpoints {
+			if r.Config == nil {
+				r.Config = map[string]registryConfigPatch{}
+			}
+			r.Config[endpointHost(e)] = registryConfigPatch{Auth: &registryAuthPatch{
+				Username: a.Username, Password: a.Password, IdentityToken: a.IdentityToken,
+			}}
+		}
+	}
+	return r
+}
+
+// clusterPatchFor is the v1alpha1 cluster section of a node's patch; cp: the
+// node is a control plane.
+func clusterPatchFor(c *ClusterConfig, cp bool) clusterPatch {
 	var cl clusterPatch
 	if c.AllowSchedulingOnControlPlanes && cp {
 		cl.AllowSchedulingOnControlPlanes = ptrTo(true)
@@ -153,58 +203,35 @@ func (p *Plan) providerDocuments(n *Node, v semver.Version) ([]string, error) {
 			cl.InlineManifests = append(cl.InlineManifests, inlineManifestPatch(im))
 		}
 	}
+	return cl
+}
 
-	var docs []string
-	add := func(v any) error {
-		b, err := yaml.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("rendering the provider's patch for node %s: %w", n.Name, err)
-		}
-		docs = append(docs, string(b))
-		return nil
+// networkDocs are the hostname and VIP documents of multi-document Talos
+// versions.
+func networkDocs(nc *NodeConfig, mac string) []any {
+	docs := []any{hostnameDoc{docMeta: meta("HostnameConfig"), Auto: "off", Hostname: nc.Hostname}}
+	if nc.VIP != nil {
+		// The VIP's link is found by MAC (our NICs' MACs are fixed),
+		// so the config does not depend on interface naming.
+		alias := linkAliasDoc{docMeta: meta("LinkAliasConfig"), Name: vipLinkAlias}
+		alias.Selector.Match = fmt.Sprintf("mac(link.permanent_addr) == %q", mac)
+		docs = append(docs, alias, layer2VIPDoc{docMeta: meta("Layer2VIPConfig"), Name: nc.VIP.Address, Link: vipLinkAlias})
 	}
-	v1 := v1alpha1Patch{}
-	if !m.empty() {
-		v1.Machine = &m
-	}
-	if !cl.empty() {
-		v1.Cluster = &cl
-	}
-	if v1.Machine != nil || v1.Cluster != nil {
-		if err := add(v1); err != nil {
-			return nil, err
-		}
-	}
-	if multiDoc(v) {
-		if err := add(hostnameDoc{docMeta: meta("HostnameConfig"), Auto: "off", Hostname: nc.Hostname}); err != nil {
-			return nil, err
-		}
-		if nc.VIP != nil {
-			// The VIP's link is found by MAC (our NICs' MACs are fixed),
-			// so the config does not depend on interface naming.
-			alias := linkAliasDoc{docMeta: meta("LinkAliasConfig"), Name: vipLinkAlias}
-			alias.Selector.Match = fmt.Sprintf("mac(link.permanent_addr) == %q", mac)
-			if err := add(alias); err != nil {
-				return nil, err
-			}
-			if err := add(layer2VIPDoc{docMeta: meta("Layer2VIPConfig"), Name: nc.VIP.Address, Link: vipLinkAlias}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(nc.Volumes) > 0 && !userVolumes(v) {
-		return nil, fmt.Errorf("node %s: data disk volumes need Talos v1.10 or newer (UserVolumeConfig); the node runs v%s", n.Name, v)
-	}
-	for _, vol := range nc.Volumes {
+	return docs
+}
+
+// volumeDocs are one UserVolumeConfig per data volume, on the disk the
+// volume names, grown to fill it.
+func volumeDocs(volumes []Volume) []any {
+	var docs []any
+	for _, vol := range volumes {
 		doc := userVolumeDoc{docMeta: meta("UserVolumeConfig"), Name: vol.Name}
 		doc.Provisioning.DiskSelector.Match = fmt.Sprintf("disk.dev_path == %q", vol.Device)
 		doc.Provisioning.Grow = true
 		doc.Provisioning.MinSize = "1GiB"
-		if err := add(doc); err != nil {
-			return nil, err
-		}
+		docs = append(docs, doc)
 	}
-	return docs, nil
+	return docs
 }
 
 // vipLinkAlias names the primary NIC for the VIP document.

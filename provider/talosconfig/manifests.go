@@ -25,8 +25,8 @@ import (
 //
 // Lines (in the order Talos names the manifests, control_plane.go
 // ControlPlaneExtraManifestsController): the external cloud provider's
-// manifest URLs, extraManifests URLs (their headers as a digest: they may
-// carry tokens), inlineManifests by name with a digest of their contents
+// manifest URLs and extraManifests URLs as digests (a URL may be a secret
+// input: a token in its query), their headers as a digest, inlineManifests by name with a digest of their contents
 // (never the contents: they may hold secrets), and one digest of the
 // settings Talos renders kube-proxy, CoreDNS and the CNI from
 // (cluster.proxy but its image, cluster.coreDNS, cluster.network). nil for
@@ -39,11 +39,11 @@ func BootstrapManifestInputs(cfg config.Provider) []string {
 	var out []string
 	if cl.ExternalCloudProvider().Enabled() {
 		for _, u := range cl.ExternalCloudProvider().ManifestURLs() {
-			out = append(out, "externalCloudProvider "+u)
+			out = append(out, "externalCloudProvider "+digestOf(u))
 		}
 	}
 	for _, u := range cl.ExtraManifestURLs() {
-		out = append(out, "extraManifest "+u)
+		out = append(out, "extraManifest "+digestOf(u))
 	}
 	if h := cl.ExtraManifestHeaderMap(); len(h) > 0 {
 		out = append(out, "extraManifestHeaders "+digestOf(h))
@@ -142,7 +142,21 @@ func PreviewManifestSync(running, next config.Provider) (ManifestSyncPreview, er
 		}
 	}
 
-	// What the preview cannot list: lines other than inline manifests.
+	// What the preview cannot list: lines other than inline manifests,
+	// URLs named again (the caller scrubs secret ones).
+	urls := map[string]string{}
+	for _, c := range []config.Provider{running, next} {
+		for _, u := range append(c.Cluster().ExtraManifestURLs(), c.Cluster().ExternalCloudProvider().ManifestURLs()...) {
+			urls[digestOf(u)] = u
+		}
+	}
+	name := func(l string) string {
+		d := strings.SplitN(l, " ", 2)[1]
+		if u, ok := urls[d]; ok {
+			return u
+		}
+		return d
+	}
 	was := map[string]bool{}
 	for _, l := range BootstrapManifestInputs(running) {
 		was[l] = true
@@ -157,12 +171,12 @@ func PreviewManifestSync(running, next config.Provider) (ManifestSyncPreview, er
 		case strings.HasPrefix(l, "extraManifestHeaders "):
 			p.Notes = append(p.Notes, "extraManifests fetched with new headers")
 		default:
-			p.Notes = append(p.Notes, "the objects of "+strings.SplitN(l, " ", 2)[1]+" (known once the nodes fetch it)")
+			p.Notes = append(p.Notes, "the objects of "+name(l)+" (known once the nodes fetch it)")
 		}
 	}
 	for _, l := range BootstrapManifestInputs(running) {
 		if !is[l] && (strings.HasPrefix(l, "extraManifest ") || strings.HasPrefix(l, "externalCloudProvider ")) {
-			p.Notes = append(p.Notes, "prunes the objects of "+strings.SplitN(l, " ", 2)[1]+" that no other manifest holds")
+			p.Notes = append(p.Notes, "prunes the objects of "+name(l)+" that no other manifest holds")
 		}
 	}
 	return p, nil

@@ -69,14 +69,14 @@ func TestBootstrapManifestInputs(t *testing.T) {
 	t.Parallel()
 	before := BootstrapManifestInputs(manifestsConfig(t, RoleControlPlane, manifestsBefore))
 	after := BootstrapManifestInputs(manifestsConfig(t, RoleControlPlane, manifestsAfter))
-	if len(before) != 4 || !strings.HasPrefix(before[0], "extraManifest https://example.com/a.yaml") ||
+	if len(before) != 4 || !strings.HasPrefix(before[0], "extraManifest sha256:") ||
 		!strings.HasPrefix(before[1], "inlineManifest app sha256:") || !strings.HasPrefix(before[3], "kube-proxy, CoreDNS and CNI settings sha256:") {
 		t.Fatalf("lines %q", before)
 	}
 	if before[0] == after[0] || before[1] == after[1] || before[2] != after[2] || before[3] != after[3] {
 		t.Errorf("only the app manifest and the URL changed:\n%q\n%q", before, after)
 	}
-	if strings.Contains(strings.Join(after, "\n"), "hunter2") {
+	if strings.Contains(strings.Join(after, "\n"), "hunter2") || strings.Contains(strings.Join(after, "\n"), "example.com") {
 		t.Errorf("a manifest's contents in the lines: %q", after)
 	}
 	if w := BootstrapManifestInputs(manifestsConfig(t, RoleWorker, manifestsAfter)); w != nil {

@@ -197,7 +197,18 @@ func hostPowerLossDuringUpgrade(t *testing.T, startFails bool) {
 		t.Fatalf("node after the power loss during its upgrade: %+v, want Talos v1.12.5 configured and running", st)
 	}
 
-	if v, err := secure.Version(ctx); err != nil || v.Messages[0].GetVersion().GetTag() != "v1.12.5" {
-		t.Fatalf("Version after the power loss = %v, %v", v, err)
+	// apid starts a moment after the node runs its configuration.
+	var tag string
+	eventually(t, "the Talos API back", func() bool {
+		v, err := secure.Version(ctx)
+		if err == nil {
+			tag = v.Messages[0].GetVersion().GetTag()
+		}
+
+		return err == nil
+	})
+
+	if tag != "v1.12.5" {
+		t.Fatalf("Version after the power loss = %s, want v1.12.5", tag)
 	}
 }

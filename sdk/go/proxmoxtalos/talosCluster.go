@@ -41,8 +41,6 @@ import (
 // (ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
 // line what happens to it (`configChange`), and the `summary` output says it for the whole cluster.
 //
-// ## Example
-//
 // ## Example Usage
 // ### A highly available cluster: three control planes behind a VIP and a worker pool
 //

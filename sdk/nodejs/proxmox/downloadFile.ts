@@ -16,8 +16,6 @@ import * as utilities from "../utilities";
  * `<node>/<volumeId>`; import an existing file with
  * `pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`.
  *
- * ## Example
- *
  * ## Example Usage
  * ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init
  *

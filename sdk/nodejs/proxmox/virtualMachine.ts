@@ -25,8 +25,6 @@ import * as utilities from "../utilities";
  * The resource ID is `<node>/<vmId>`; import an existing VM with
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
  *
- * ## Example
- *
  * ## From a disk image, through a template
  *
  * ## Example Usage

@@ -18,8 +18,6 @@ import * as utilities from "../utilities";
  * Changing any input later does nothing to the cluster: bootstrapping another node of a running cluster
  * would start a second etcd cluster. Destroy does nothing either.
  *
- * ## Example
- *
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  *

@@ -19,8 +19,6 @@ import * as utilities from "../utilities";
  * kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
  * node by node, ConfigurationApply's healthGate waits before and after each node instead.
  *
- * ## Example
- *
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  *
@@ -123,7 +121,7 @@ export class ClusterHealth extends pulumi.CustomResource {
     }
 
     /**
-     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
      */
     declare public readonly bootstrapManifests: pulumi.Output<string[] | undefined>;
     /**
@@ -238,7 +236,7 @@ export class ClusterHealth extends pulumi.CustomResource {
  */
 export interface ClusterHealthArgs {
     /**
-     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
      */
     bootstrapManifests?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**

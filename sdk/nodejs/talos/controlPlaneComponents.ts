@@ -26,8 +26,6 @@ import * as utilities from "../utilities";
  * maintenance mode (not configured yet) is left alone. The resource is a step, not a desired configuration:
  * refresh reports no drift, and destroy leaves the node alone.
  *
- * ## Example
- *
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  *

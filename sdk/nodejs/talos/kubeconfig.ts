@@ -19,8 +19,6 @@ import * as utilities from "../utilities";
  * never needs the Kubernetes CA key and the certificate carries exactly what the cluster's configuration
  * says (lifetime, organization).
  *
- * ## Example
- *
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  *

@@ -470,8 +470,6 @@ class TalosCluster(pulumi.ComponentResource):
         (ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
         line what happens to it (`configChange`), and the `summary` output says it for the whole cluster.
 
-        ## Example
-
         ## Example Usage
         ### A highly available cluster: three control planes behind a VIP and a worker pool
 
@@ -570,8 +568,6 @@ class TalosCluster(pulumi.ComponentResource):
         a time, control planes first, each node's change waiting for the cluster to be healthy before and after it
         (ConfigurationApply's healthGate); the VMs stay. In a preview, each changed node's ConfigurationApply says in one
         line what happens to it (`configChange`), and the `summary` output says it for the whole cluster.
-
-        ## Example
 
         ## Example Usage
         ### A highly available cluster: three control planes behind a VIP and a worker pool

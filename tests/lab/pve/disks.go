@@ -107,117 +107,35 @@ func contentOfStorageVolname(st *storage, name string) string {
 // to existing ones. It returns the drive strings to write and the volumes
 // it created (freed by the caller on failure).
 func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map[string]string, defaultStorage string, template bool, l *taskLog) (map[string]string, []*volume, error) {
+	dc := diskCreate{node: nodeName, vmid: vmid, conf: conf, defaultStorage: defaultStorage, template: template, l: l}
 	res := map[string]string{}
 	var created []*volume
-	fail := func(err error) (map[string]string, []*volume, error) { return nil, created, err }
 	for _, key := range slices.Sorted(maps.Keys(settings)) {
 		if !isDriveKey(key) {
 			continue
 		}
 		d, err := s.parseDrive(key, settings[key])
 		if err != nil {
-			return fail(err)
+			return nil, created, err
 		}
 		file := d["file"]
 		sid, name, _ := strings.Cut(file, ":")
+		var v *volume
 		switch {
 		case file == "" || file == "none" || file == "cdrom":
 			delete(d, "size")
 		case name == "cloudinit" || file == "cloudinit":
-			if sid == "cloudinit" {
-				sid = defaultStorage
-			}
-			if sid == "" {
-				return fail(fmt.Errorf("no storage ID specified (and no default storage)\n"))
-			}
-			if other := s.cloudInitKey(conf, key, res); other != "" {
-				return fail(fmt.Errorf("%s - cloud-init drive is already attached at '%s'\n", key, other))
-			}
-			st, err := s.storageLocked(nodeName, sid)
-			if err != nil {
-				return fail(err)
-			}
-			volname := fmt.Sprintf("vm-%d-cloudinit", vmid)
-			format := "raw"
-			if st.spec.Type == "dir" {
-				format = "qcow2"
-				volname = fmt.Sprintf("%d/%s.qcow2", vmid, volname)
-			}
-			v, err := s.allocVolumeLocked(st, vmid, volname, format, cloudInitSize)
-			if err != nil {
-				return fail(err)
-			}
-			created = append(created, v)
-			d["file"] = v.volid()
-			d["media"] = "cdrom"
-			delete(d, "format")
+			v, err = s.createCloudInitLocked(dc, key, d, sid, res)
 		case newDiskRE.MatchString(file):
-			m := newDiskRE.FindStringSubmatch(file)
-			sid := m[2]
-			if sid == "" {
-				sid = defaultStorage
-			}
-			if sid == "" {
-				return fail(fmt.Errorf("no storage ID specified (and no default storage)\n"))
-			}
-			st, err := s.storageLocked(nodeName, sid)
-			if err != nil {
-				return fail(err)
-			}
-			gib, _ := strconv.ParseFloat(m[3], 64)
-			size := int64(gib * float64(1<<30))
-			var img Image
-			var written int64
-			if src, ok := d["import-from"]; ok {
-				srcVol, err := s.volumeLocked(nodeName, src)
-				if err != nil {
-					return fail(fmt.Errorf("cannot import from '%s' - %s", src, errorText(err)))
-				}
-				size, img, written = srcVol.size, srcVol.image, srcVol.size
-				if img.Volume == "" {
-					img.Volume = srcVol.volid()
-				}
-				delete(d, "import-from")
-				l.Logf("importing disk '%s' to VM %d ...", src, vmid)
-			}
-			switch key {
-			case "efidisk0": // OVMF vars: 4m or 2m (128K) templates
-				size = 4 << 20
-				if d["efitype"] != "4m" {
-					size = 128 << 10
-				}
-			case "tpmstate0": // TPMSTATE_DISK_SIZE
-				size = 4 << 20
-			}
-			if size <= 0 {
-				return fail(fmt.Errorf("unable to create image: size of disk '%s' must be greater than zero\n", key))
-			}
-			format := d["format"]
-			if format == "" {
-				format = "raw"
-				if st.spec.Type == "dir" {
-					format = "qcow2"
-				}
-			}
-			v, err := s.allocVolumeLocked(st, vmid, s.freeDiskNameLocked(st, vmid, format, template), format, size)
-			if err != nil {
-				return fail(err)
-			}
-			v.image, v.written = img, written
-			created = append(created, v)
-			d["file"] = v.volid()
-			d["size"] = strconv.FormatInt(size, 10)
-			delete(d, "format")
-			l.Logf("%s: successfully created disk '%s'", key, s.printDrive(key, d))
+			v, err = s.createNewDiskLocked(dc, key, d, newDiskRE.FindStringSubmatch(file))
 		default:
-			v, err := s.volumeLocked(nodeName, file)
-			if err != nil {
-				return fail(err)
-			}
-			if v.content != "images" && v.content != "iso" {
-				return fail(fmt.Errorf("cannot use volume %s - content type needs to be 'images' or 'iso'", file))
-			}
-			d["size"] = strconv.FormatInt(v.size, 10)
+			err = s.useExistingVolumeLocked(nodeName, file, d)
+		}
+		if v != nil {
+			created = append(created, v)
+		}
+		if err != nil {
+			return nil, created, err
 		}
 		if sz, ok := d["size"]; ok {
 			if n, err := strconv.ParseInt(sz, 10, 64); err == nil {
@@ -227,6 +145,124 @@ func (s *Server) createDisksLocked(nodeName string, vmid int, conf, settings map
 		res[key] = s.printDrive(key, d)
 	}
 	return res, created, nil
+}
+
+// diskCreate is what create_disks knows of the VM whose drives it makes.
+type diskCreate struct {
+	node           string
+	vmid           int
+	conf           map[string]string
+	defaultStorage string
+	template       bool
+	l              *taskLog
+}
+
+// createCloudInitLocked allocates the VM's cloud-init volume for drive key
+// ("<storage>:cloudinit"); only one drive may hold one.
+func (s *Server) createCloudInitLocked(dc diskCreate, key string, d map[string]string, sid string, res map[string]string) (*volume, error) {
+	if sid == "cloudinit" {
+		sid = dc.defaultStorage
+	}
+	if sid == "" {
+		return nil, fmt.Errorf("no storage ID specified (and no default storage)\n")
+	}
+	if other := s.cloudInitKey(dc.conf, key, res); other != "" {
+		return nil, fmt.Errorf("%s - cloud-init drive is already attached at '%s'\n", key, other)
+	}
+	st, err := s.storageLocked(dc.node, sid)
+	if err != nil {
+		return nil, err
+	}
+	volname := fmt.Sprintf("vm-%d-cloudinit", dc.vmid)
+	format := "raw"
+	if st.spec.Type == "dir" {
+		format = "qcow2"
+		volname = fmt.Sprintf("%d/%s.qcow2", dc.vmid, volname)
+	}
+	v, err := s.allocVolumeLocked(st, dc.vmid, volname, format, cloudInitSize)
+	if err != nil {
+		return nil, err
+	}
+	d["file"] = v.volid()
+	d["media"] = "cdrom"
+	delete(d, "format")
+	return v, nil
+}
+
+// createNewDiskLocked allocates a new disk for drive key
+// ("[<storage>:]<GiB>", m is newDiskRE's match), empty or imported from
+// import-from; EFI vars and TPM state disks have their fixed sizes.
+func (s *Server) createNewDiskLocked(dc diskCreate, key string, d map[string]string, m []string) (*volume, error) {
+	sid := m[2]
+	if sid == "" {
+		sid = dc.defaultStorage
+	}
+	if sid == "" {
+		return nil, fmt.Errorf("no storage ID specified (and no default storage)\n")
+	}
+	st, err := s.storageLocked(dc.node, sid)
+	if err != nil {
+		return nil, err
+	}
+	gib, _ := strconv.ParseFloat(m[3], 64)
+	size := int64(gib * float64(1<<30))
+	var img Image
+	var written int64
+	if src, ok := d["import-from"]; ok {
+		srcVol, err := s.volumeLocked(dc.node, src)
+		if err != nil {
+			return nil, fmt.Errorf("cannot import from '%s' - %s", src, errorText(err))
+		}
+		size, img, written = srcVol.size, srcVol.image, srcVol.size
+		if img.Volume == "" {
+			img.Volume = srcVol.volid()
+		}
+		delete(d, "import-from")
+		dc.l.Logf("importing disk '%s' to VM %d ...", src, dc.vmid)
+	}
+	switch key {
+	case "efidisk0": // OVMF vars: 4m or 2m (128K) templates
+		size = 4 << 20
+		if d["efitype"] != "4m" {
+			size = 128 << 10
+		}
+	case "tpmstate0": // TPMSTATE_DISK_SIZE
+		size = 4 << 20
+	}
+	if size <= 0 {
+		return nil, fmt.Errorf("unable to create image: size of disk '%s' must be greater than zero\n", key)
+	}
+	format := d["format"]
+	if format == "" {
+		format = "raw"
+		if st.spec.Type == "dir" {
+			format = "qcow2"
+		}
+	}
+	v, err := s.allocVolumeLocked(st, dc.vmid, s.freeDiskNameLocked(st, dc.vmid, format, dc.template), format, size)
+	if err != nil {
+		return nil, err
+	}
+	v.image, v.written = img, written
+	d["file"] = v.volid()
+	d["size"] = strconv.FormatInt(size, 10)
+	delete(d, "format")
+	dc.l.Logf("%s: successfully created disk '%s'", key, s.printDrive(key, d))
+	return v, nil
+}
+
+// useExistingVolumeLocked checks a drive's reference to an existing volume,
+// which must hold images or an ISO, and takes its size.
+func (s *Server) useExistingVolumeLocked(nodeName, file string, d map[string]string) error {
+	v, err := s.volumeLocked(nodeName, file)
+	if err != nil {
+		return err
+	}
+	if v.content != "images" && v.content != "iso" {
+		return fmt.Errorf("cannot use volume %s - content type needs to be 'images' or 'iso'", file)
+	}
+	d["size"] = strconv.FormatInt(v.size, 10)
+	return nil
 }
 
 // cloudInitKey names another drive that already holds a cloud-init volume.

@@ -124,7 +124,41 @@ type configUpdate struct {
 // worker (POST).
 func (s *Server) updateVM(r *request, sync bool) (any, error) {
 	vmid, nodeName := r.vmid(), r.p["node"]
-	u := configUpdate{user: r.user, params: map[string]string{}, reverts: map[string]bool{}, digest: r.p["digest"], skipLock: r.p["skiplock"] == "1", force: r.p["force"] == "1"}
+	u, err := s.parseUpdate(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.preflightUpdate(r.user, nodeName, vmid, u); err != nil {
+		return nil, err
+	}
+	if sync {
+		unlock, err := s.lockVM(vmid, 10*time.Second)
+		if err != nil {
+			return nil, fail("%s", errorText(err))
+		}
+		defer unlock()
+		if err := s.applyUpdate(nil, nodeName, vmid, u); err != nil {
+			if ae, ok := err.(*apiError); ok {
+				return nil, ae
+			}
+			return nil, fail("%s", errorText(err))
+		}
+		return nil, nil
+	}
+	return s.vmTask(r, "qmconfig", func(ctx context.Context, l *taskLog) error {
+		unlock, err := s.lockVM(vmid, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		return s.applyUpdate(l, nodeName, vmid, u)
+	})
+}
+
+// parseUpdate is $update_vm_api's parameter checks: the options to set,
+// revert and delete, none of them named twice.
+func (s *Server) parseUpdate(r *request) (*configUpdate, error) {
+	u := &configUpdate{user: r.user, params: map[string]string{}, reverts: map[string]bool{}, digest: r.p["digest"], skipLock: r.p["skiplock"] == "1", force: r.p["force"] == "1"}
 	for k, val := range r.p {
 		if !notConfigKeys[k] && k != "force" {
 			u.params[k] = val
@@ -155,28 +189,31 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 		if u.reverts[opt] {
 			return nil, param1("revert", fmt.Sprintf("you can't use '-delete %s' and -revert %s' at the same time", opt, opt))
 		}
-		if s.confM.Param(opt) == nil || notConfigKeys[opt] {
-			if !strings.HasPrefix(opt, "unused") {
-				return nil, param1("delete", fmt.Sprintf("unknown option '%s'", opt))
-			}
+		if (s.confM.Param(opt) == nil || notConfigKeys[opt]) && !strings.HasPrefix(opt, "unused") {
+			return nil, param1("delete", fmt.Sprintf("unknown option '%s'", opt))
 		}
 		u.deletes = append(u.deletes, opt)
 	}
+	return u, nil
+}
+
+// preflightUpdate is $update_vm_api's checks before the update runs:
+// permissions, drive parameters, new MACs and vmgenid filled in, and the
+// config's own checks (digest, lock).
+func (s *Server) preflightUpdate(user, nodeName string, vmid int, u *configUpdate) error {
 	s.mu.Lock()
-	if err := s.checkUpdatePermsLocked(r.user, vmid, &u); err != nil {
-		s.mu.Unlock()
-		return nil, err
+	defer s.mu.Unlock()
+	if err := s.checkUpdatePermsLocked(user, vmid, u); err != nil {
+		return err
 	}
 	if err := s.checkDriveParamsLocked(nodeName, u.params, ""); err != nil {
-		s.mu.Unlock()
-		return nil, err
+		return err
 	}
 	for k, val := range u.params {
 		if p, _, ok := keyIndex(k); ok && p == "net" {
 			one := map[string]string{k: val}
 			if err := s.addRandomMACsLocked(one); err != nil {
-				s.mu.Unlock()
-				return nil, err
+				return err
 			}
 			u.params[k] = one[k]
 		}
@@ -184,33 +221,8 @@ func (s *Server) updateVM(r *request, sync bool) (any, error) {
 			u.params[k] = newUUID(s.rng)
 		}
 	}
-	_, err := s.loadAndCheckLocked(nodeName, vmid, &u)
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	if sync {
-		unlock, err := s.lockVM(vmid, 10*time.Second)
-		if err != nil {
-			return nil, fail("%s", errorText(err))
-		}
-		defer unlock()
-		if err := s.applyUpdate(nil, nodeName, vmid, &u); err != nil {
-			if ae, ok := err.(*apiError); ok {
-				return nil, ae
-			}
-			return nil, fail("%s", errorText(err))
-		}
-		return nil, nil
-	}
-	return s.vmTask(r, "qmconfig", func(ctx context.Context, l *taskLog) error {
-		unlock, err := s.lockVM(vmid, 10*time.Second)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		return s.applyUpdate(l, nodeName, vmid, &u)
-	})
+	_, err := s.loadAndCheckLocked(nodeName, vmid, u)
+	return err
 }
 
 // checkUpdatePermsLocked is $update_vm_api's permission part before the
@@ -359,7 +371,39 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 	if err != nil {
 		return err
 	}
-	logf := l.Logf
+	logUpdate(l, vmid, u)
+	for opt := range u.reverts {
+		if _, ok := v.conf[opt]; ok {
+			u.params[opt] = v.conf[opt]
+		} else if _, ok := v.pending[opt]; ok {
+			u.deletes = append(u.deletes, opt)
+		}
+	}
+	b := &bootEdit{order: s.bootOrder(v.conf), explicit: strings.Contains(v.conf["boot"], "order=")}
+	for _, opt := range u.deletes {
+		if err := s.pendDeleteLocked(l, v, u, opt, b); err != nil {
+			return err
+		}
+	}
+	for _, opt := range slices.Sorted(maps.Keys(u.params)) {
+		if err := s.pendSetLocked(l, v, u, opt, b); err != nil {
+			return err
+		}
+	}
+	cleanupPending(v)
+	if len(v.pending) == 0 && len(v.delete) == 0 {
+		return nil
+	}
+	if v.running {
+		return s.hotplugPendingLocked(v, u)
+	}
+	s.applyPendingLocked(v)
+	return nil
+}
+
+// logUpdate writes the task log's first line: the update's parameters, the
+// cloud-init password hidden.
+func logUpdate(l *taskLog, vmid int, u *configUpdate) {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(u.params)) {
 		val := u.params[k]
@@ -371,111 +415,141 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 	if len(u.deletes) > 0 {
 		parts = append(parts, "-delete", strings.Join(u.deletes, ","))
 	}
-	logf("update VM %d: %s", vmid, strings.Join(parts, " "))
-	for opt := range u.reverts {
-		if _, ok := v.conf[opt]; ok {
-			u.params[opt] = v.conf[opt]
-		} else if _, ok := v.pending[opt]; ok {
-			u.deletes = append(u.deletes, opt)
-		}
+	l.Logf("update VM %d: %s", vmid, strings.Join(parts, " "))
+}
+
+// bootEdit is the VM's boot order as the update changes it; explicit: the
+// config has boot: order=..., which deleted and added drives update.
+type bootEdit struct {
+	order    []string
+	explicit bool
+}
+
+func (b *bootEdit) drop(v *vm, opt string) {
+	if !b.explicit || !slices.Contains(b.order, opt) {
+		return
 	}
-	bootOrder := s.bootOrder(v.conf)
-	explicitBoot := strings.Contains(v.conf["boot"], "order=")
-	for _, opt := range u.deletes {
-		val, ok := v.conf[opt]
-		if !ok {
-			val, ok = v.pending[opt]
-		}
-		if !ok {
-			logf("cannot delete '%s' - not set in current configuration!", opt)
-			continue
-		}
-		if err := s.checkDeletePermLocked(u.user, v, opt, val); err != nil {
-			return err
-		}
-		_, isPending := v.pending[opt]
-		delete(v.pending, opt)
-		if explicitBoot && slices.Contains(bootOrder, opt) {
-			bootOrder = remove(bootOrder, opt)
-			v.pending["boot"] = "order=" + strings.Join(bootOrder, ";")
-			if len(bootOrder) == 0 {
-				v.pending["boot"] = ""
-			}
-		}
-		prefix, _, _ := keyIndex(opt)
-		switch {
-		case prefix == "unused":
-			if vol, err := s.volumeLocked(v.node, strings.SplitN(val, ",", 2)[0]); err == nil && vol.owner == vmid {
-				if err := s.volumeInUseLocked(s.storageOf(v.node, vol.storage), vol); err != nil {
-					return err
-				}
-				delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
-			}
-			delete(v.conf, opt)
-		case opt == "tags":
-			delete(v.conf, opt)
-		case isDriveKey(opt):
-			if isPending {
-				s.registerUnusedLocked(v, val)
-			}
-			v.delete[opt] = u.force
-		default:
-			v.delete[opt] = u.force
-		}
+	b.order = remove(b.order, opt)
+	v.pending["boot"] = "order=" + strings.Join(b.order, ";")
+	if len(b.order) == 0 {
+		v.pending["boot"] = ""
 	}
-	for _, opt := range slices.Sorted(maps.Keys(u.params)) {
-		val := u.params[opt]
-		if cur, ok := v.pending[opt]; ok && cur == val {
-			continue
-		}
-		if err := s.checkSetPermLocked(u.user, v, opt, val); err != nil {
-			return err
-		}
-		switch {
-		case isDriveKey(opt):
-			if old, ok := v.pending[opt]; ok {
-				s.registerUnusedLocked(v, old)
-			}
-			created, vols, err := s.createDisksLocked(v.node, vmid, v.conf, map[string]string{opt: val}, "", v.isTemplate(), l)
-			if err != nil {
-				s.freeVolumesLocked(vols)
+}
+
+func (b *bootEdit) add(v *vm, opt string) {
+	b.order = append(b.order, opt)
+	v.pending["boot"] = "order=" + strings.Join(b.order, ";")
+}
+
+// pendDeleteLocked records the deletion of opt: an unusedN volume and tags go
+// at once, everything else is a pending deletion.
+func (s *Server) pendDeleteLocked(l *taskLog, v *vm, u *configUpdate, opt string, b *bootEdit) error {
+	val, ok := v.conf[opt]
+	if !ok {
+		val, ok = v.pending[opt]
+	}
+	if !ok {
+		l.Logf("cannot delete '%s' - not set in current configuration!", opt)
+		return nil
+	}
+	if err := s.checkDeletePermLocked(u.user, v, opt, val); err != nil {
+		return err
+	}
+	_, isPending := v.pending[opt]
+	delete(v.pending, opt)
+	b.drop(v, opt)
+	prefix, _, _ := keyIndex(opt)
+	switch {
+	case prefix == "unused":
+		if vol, err := s.volumeLocked(v.node, strings.SplitN(val, ",", 2)[0]); err == nil && vol.owner == v.vmid {
+			if err := s.volumeInUseLocked(s.storageOf(v.node, vol.storage), vol); err != nil {
 				return err
 			}
-			v.pending[opt] = created[opt]
-			if explicitBoot {
-				if d, err := s.parseDrive(opt, val); err == nil && d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") && !slices.Contains(bootOrder, opt) {
-					bootOrder = append(bootOrder, opt)
-					v.pending["boot"] = "order=" + strings.Join(bootOrder, ";")
-				}
-			}
-		case opt == "tags":
-			v.pending[opt] = uniqueTags(val)
-		case opt == "cipassword":
-			v.conf[opt] = cryptPassword(val)
-		case opt == "boot":
-			v.pending[opt] = val
-			if m, err := s.confM.ParseProperty("boot", val); err == nil && m["order"] != "" {
-				devs := splitList(m["order"])
-				for _, dev := range devs {
-					_, inConf := v.conf[dev]
-					_, inPending := v.pending[dev]
-					_, inParams := u.params[dev]
-					if (!inConf && !inPending && !inParams) || slices.Contains(u.deletes, dev) {
-						return fmt.Errorf("invalid bootorder: device '%s' does not exist'\n", dev)
-					}
-				}
-				v.pending[opt] = "order=" + strings.Join(devs, ";")
-				if _, ok := v.conf["bootdisk"]; ok {
-					v.delete["bootdisk"] = false
-				}
-			}
-		default:
-			v.pending[opt] = val
+			delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
 		}
-		delete(v.delete, opt)
+		delete(v.conf, opt)
+	case opt == "tags":
+		delete(v.conf, opt)
+	case isDriveKey(opt):
+		if isPending {
+			s.registerUnusedLocked(v, val)
+		}
+		v.delete[opt] = u.force
+	default:
+		v.delete[opt] = u.force
 	}
-	// cleanup_pending: drop pending values equal to the current ones and
-	// deletions of keys that are not set.
+	return nil
+}
+
+// pendSetLocked records opt's new value in the pending section: a drive's
+// volume is created now, tags deduplicated, the cloud-init password stored
+// encrypted, a boot order checked against the VM's devices.
+func (s *Server) pendSetLocked(l *taskLog, v *vm, u *configUpdate, opt string, b *bootEdit) error {
+	val := u.params[opt]
+	if cur, ok := v.pending[opt]; ok && cur == val {
+		return nil
+	}
+	if err := s.checkSetPermLocked(u.user, v, opt, val); err != nil {
+		return err
+	}
+	switch {
+	case isDriveKey(opt):
+		if old, ok := v.pending[opt]; ok {
+			s.registerUnusedLocked(v, old)
+		}
+		created, vols, err := s.createDisksLocked(v.node, v.vmid, v.conf, map[string]string{opt: val}, "", v.isTemplate(), l)
+		if err != nil {
+			s.freeVolumesLocked(vols)
+			return err
+		}
+		v.pending[opt] = created[opt]
+		if b.explicit {
+			if d, err := s.parseDrive(opt, val); err == nil && d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") && !slices.Contains(b.order, opt) {
+				b.add(v, opt)
+			}
+		}
+	case opt == "tags":
+		v.pending[opt] = uniqueTags(val)
+	case opt == "cipassword":
+		v.conf[opt] = cryptPassword(val)
+	case opt == "boot":
+		if err := s.pendBootLocked(v, u, val); err != nil {
+			return err
+		}
+	default:
+		v.pending[opt] = val
+	}
+	delete(v.delete, opt)
+	return nil
+}
+
+// pendBootLocked records a new boot value; its order must name devices the
+// VM has or gets in this update.
+func (s *Server) pendBootLocked(v *vm, u *configUpdate, val string) error {
+	v.pending["boot"] = val
+	m, err := s.confM.ParseProperty("boot", val)
+	if err != nil || m["order"] == "" {
+		return nil
+	}
+	devs := splitList(m["order"])
+	for _, dev := range devs {
+		_, inConf := v.conf[dev]
+		_, inPending := v.pending[dev]
+		_, inParams := u.params[dev]
+		if (!inConf && !inPending && !inParams) || slices.Contains(u.deletes, dev) {
+			return fmt.Errorf("invalid bootorder: device '%s' does not exist'\n", dev)
+		}
+	}
+	v.pending["boot"] = "order=" + strings.Join(devs, ";")
+	if _, ok := v.conf["bootdisk"]; ok {
+		v.delete["bootdisk"] = false
+	}
+	return nil
+}
+
+// cleanupPending is cleanup_pending: drop pending values equal to the
+// current ones and deletions of keys that are not set.
+func cleanupPending(v *vm) {
 	for k, val := range v.pending {
 		if cur, ok := v.conf[k]; ok && cur == val {
 			delete(v.pending, k)
@@ -486,14 +560,6 @@ func (s *Server) applyUpdate(l *taskLog, nodeName string, vmid int, u *configUpd
 			delete(v.delete, k)
 		}
 	}
-	if len(v.pending) == 0 && len(v.delete) == 0 {
-		return nil
-	}
-	if v.running {
-		return s.hotplugPendingLocked(v, u)
-	}
-	s.applyPendingLocked(v)
-	return nil
 }
 
 func remove(list []string, s string) []string {

@@ -241,164 +241,196 @@ func (s *Server) freeVolumesLocked(vols []*volume) {
 // running), the new VM exists with "lock: clone" while disks are copied
 // (full) or cloned from a template's base volumes (linked).
 func (s *Server) hQemuClone(r *request) (any, error) {
-	vmid, nodeName := r.vmid(), r.p["node"]
-	newid, _ := strconv.Atoi(r.p["newid"])
-	target := r.p["target"]
-	if target == nodeName {
-		target = ""
+	c := cloneRequest{r: r, vmid: r.vmid(), node: r.p["node"], target: r.p["target"], storage: r.p["storage"]}
+	c.newid, _ = strconv.Atoi(r.p["newid"])
+	if c.target == c.node {
+		c.target = ""
 	}
-	storageID := r.p["storage"]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	check := func() (*vm, bool, error) {
-		if p, ok := r.p["pool"]; ok {
-			if err := s.poolMustExistLocked(p); err != nil {
-				return nil, false, err
-			}
-		}
-		if target != "" && s.node(target) == nil {
-			return nil, false, fail("no such cluster node '%s'\n", target)
-		}
-		if storageID != "" {
-			st, err := s.storageLocked(nodeName, storageID)
-			if err != nil {
-				return nil, false, err
-			}
-			if !st.hasContent("images") {
-				return nil, false, param1("storage", fmt.Sprintf("storage '%s' does not support vm images", storageID))
-			}
-			if target != "" {
-				return nil, false, fail("can't clone to non-shared storage '%s'\n", storageID)
-			}
-		}
-		src, err := s.vmLocked(nodeName, vmid)
-		if err != nil {
-			return nil, false, err
-		}
-		if err := checkLock(src); err != nil {
-			return nil, false, err
-		}
-		full := !src.isTemplate()
-		if f, ok := r.p["full"]; ok {
-			full = f == "1"
-		}
-		if storageID != "" && !full {
-			return nil, false, fail("parameter 'storage' not allowed for linked clones\n")
-		}
-		if _, ok := r.p["format"]; ok && !full {
-			return nil, false, fail("parameter 'format' not allowed for linked clones\n")
-		}
-		for _, k := range slices.Sorted(maps.Keys(src.conf)) {
-			if !isDriveKey(k) {
-				continue
-			}
-			d, _ := s.parseDrive(k, src.conf[k])
-			if d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") {
-				continue
-			}
-			if !full && !strings.Contains(d["file"], "cloudinit") && !src.isTemplate() {
-				return nil, false, fail("Linked clone feature is not supported for '%s' (%s)\n", d["file"], k)
-			}
-		}
-		if err := s.checkCloneStorageAccessLocked(r.user, src.conf, storageID); err != nil {
-			return nil, false, err
-		}
-		if err := s.checkBridgeAccessLocked(r.user, src.conf); err != nil {
-			return nil, false, err
-		}
-		if target != "" {
-			return nil, false, fail("can't clone VM to node '%s' (VM uses local storage)\n", target)
-		}
-		if other, ok := s.vms[newid]; ok && other.node == nodeName {
-			return nil, false, fail("unable to create VM %d: config file already exists\n", newid)
-		}
-		return src, full, nil
-	}
-	if _, _, err := check(); err != nil {
+	if _, _, err := s.checkCloneLocked(c); err != nil {
 		return nil, err
 	}
-	return s.startTask(nodeName, "qmclone", strconv.Itoa(vmid), r.user, func(ctx context.Context, l *taskLog) error {
-		// Exclusive lock if the source runs, else shared (clone_vm).
-		s.mu.Lock()
-		running := s.vms[vmid] != nil && s.vms[vmid].running
-		s.mu.Unlock()
-		lock := s.lockVMShared
-		if running {
-			lock = s.lockVM
-		}
-		unlockSrc, err := lock(vmid, time.Second)
-		if err != nil {
-			return err
-		}
-		defer unlockSrc()
-		unlockDst, err := s.lockVM(newid, time.Second)
-		if err != nil {
-			return err
-		}
-		defer unlockDst()
-		s.mu.Lock()
-		src, full, err := check()
-		if err != nil {
-			s.mu.Unlock()
-			return err
-		}
-		if other, ok := s.vms[newid]; ok {
-			s.mu.Unlock()
-			return fmt.Errorf("clone failed: unable to create VM %d: VM %d already exists on node '%s'\n", newid, newid, other.node)
-		}
-		if ct, ok := s.cts[newid]; ok {
-			s.mu.Unlock()
-			return fmt.Errorf("clone failed: unable to create VM %d: CT %d already exists on node '%s'\n", newid, newid, ct.node)
-		}
-		l.Logf("create %s clone of drive(s)", map[bool]string{true: "full", false: "linked"}[full])
-		l.Logf("creating a clone of VM %d with ID %d", vmid, newid)
-		nv := &vm{vmid: newid, node: nodeName, conf: map[string]string{"lock": "clone"}, pending: map[string]string{}, delete: map[string]bool{}}
-		s.vms[newid] = nv
-		srcConf := map[string]string{}
-		for k, val := range src.conf {
-			srcConf[k] = val
-		}
-		var size int64
-		for _, vol := range s.vmVolumesLocked(src) {
-			size += vol.size
-		}
-		s.mu.Unlock()
-
-		wait := time.Second
-		if full {
-			wait += time.Duration(size/(200<<20)) * time.Second // ~200 MiB/s copy
-		}
-		if err := s.sleep(ctx, wait); err != nil {
-			if powerLost(ctx) {
-				return err // the temporary "lock: clone" config stays
-			}
-			s.mu.Lock()
-			if s.vms[newid] == nv {
-				delete(s.vms, newid)
-			}
-			s.mu.Unlock()
-			// clone_vm's signal handler dies with this text
-			return fmt.Errorf("clone failed: interrupted by signal\n")
-		}
-
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		newConf, vols, err := s.cloneConfigLocked(l, src, srcConf, nv, full, storageID, r.p)
-		if err != nil {
-			s.freeVolumesLocked(vols)
-			if s.vms[newid] == nv {
-				delete(s.vms, newid)
-			}
-			return fmt.Errorf("clone failed: %s", errorText(err))
-		}
-		nv.conf = newConf
-		if p, ok := r.p["pool"]; ok {
-			if pl, ok := s.pools[p]; ok {
-				pl.vms[newid] = true
-			}
-		}
-		return nil
+	return s.startTask(c.node, "qmclone", strconv.Itoa(c.vmid), r.user, func(ctx context.Context, l *taskLog) error {
+		return s.runClone(ctx, l, c)
 	}), nil
+}
+
+// cloneRequest is a clone call's parameters.
+type cloneRequest struct {
+	r                     *request
+	vmid, newid           int
+	node, target, storage string
+}
+
+// checkCloneLocked is clone_vm's checks, made before the task starts and
+// again in it: it returns the source and whether the clone is full.
+func (s *Server) checkCloneLocked(c cloneRequest) (*vm, bool, error) {
+	r := c.r
+	if p, ok := r.p["pool"]; ok {
+		if err := s.poolMustExistLocked(p); err != nil {
+			return nil, false, err
+		}
+	}
+	if c.target != "" && s.node(c.target) == nil {
+		return nil, false, fail("no such cluster node '%s'\n", c.target)
+	}
+	if c.storage != "" {
+		st, err := s.storageLocked(c.node, c.storage)
+		if err != nil {
+			return nil, false, err
+		}
+		if !st.hasContent("images") {
+			return nil, false, param1("storage", fmt.Sprintf("storage '%s' does not support vm images", c.storage))
+		}
+		if c.target != "" {
+			return nil, false, fail("can't clone to non-shared storage '%s'\n", c.storage)
+		}
+	}
+	src, err := s.vmLocked(c.node, c.vmid)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkLock(src); err != nil {
+		return nil, false, err
+	}
+	full := !src.isTemplate()
+	if f, ok := r.p["full"]; ok {
+		full = f == "1"
+	}
+	if err := s.checkLinkedCloneLocked(r, src, full, c.storage); err != nil {
+		return nil, false, err
+	}
+	if err := s.checkCloneStorageAccessLocked(r.user, src.conf, c.storage); err != nil {
+		return nil, false, err
+	}
+	if err := s.checkBridgeAccessLocked(r.user, src.conf); err != nil {
+		return nil, false, err
+	}
+	if c.target != "" {
+		return nil, false, fail("can't clone VM to node '%s' (VM uses local storage)\n", c.target)
+	}
+	if other, ok := s.vms[c.newid]; ok && other.node == c.node {
+		return nil, false, fail("unable to create VM %d: config file already exists\n", c.newid)
+	}
+	return src, full, nil
+}
+
+// checkLinkedCloneLocked refuses what a linked clone cannot take: a storage
+// or format parameter, or a source that is not a template and has disks.
+func (s *Server) checkLinkedCloneLocked(r *request, src *vm, full bool, storageID string) error {
+	if full {
+		return nil
+	}
+	if storageID != "" {
+		return fail("parameter 'storage' not allowed for linked clones\n")
+	}
+	if _, ok := r.p["format"]; ok {
+		return fail("parameter 'format' not allowed for linked clones\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(src.conf)) {
+		if !isDriveKey(k) {
+			continue
+		}
+		d, _ := s.parseDrive(k, src.conf[k])
+		if d["media"] == "cdrom" && !strings.Contains(d["file"], "cloudinit") {
+			continue
+		}
+		if !strings.Contains(d["file"], "cloudinit") && !src.isTemplate() {
+			return fail("Linked clone feature is not supported for '%s' (%s)\n", d["file"], k)
+		}
+	}
+	return nil
+}
+
+// runClone is the qmclone task: lock source and target, check again, make
+// the new VM with "lock: clone", copy for a while, then write its config.
+func (s *Server) runClone(ctx context.Context, l *taskLog, c cloneRequest) error {
+	vmid, newid := c.vmid, c.newid
+	// Exclusive lock if the source runs, else shared (clone_vm).
+	s.mu.Lock()
+	running := s.vms[vmid] != nil && s.vms[vmid].running
+	s.mu.Unlock()
+	lock := s.lockVMShared
+	if running {
+		lock = s.lockVM
+	}
+	unlockSrc, err := lock(vmid, time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlockSrc()
+	unlockDst, err := s.lockVM(newid, time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlockDst()
+	nv, src, srcConf, full, size, err := s.startCloneLocked(l, c)
+	if err != nil {
+		return err
+	}
+
+	wait := time.Second
+	if full {
+		wait += time.Duration(size/(200<<20)) * time.Second // ~200 MiB/s copy
+	}
+	if err := s.sleep(ctx, wait); err != nil {
+		if powerLost(ctx) {
+			return err // the temporary "lock: clone" config stays
+		}
+		s.mu.Lock()
+		if s.vms[newid] == nv {
+			delete(s.vms, newid)
+		}
+		s.mu.Unlock()
+		// clone_vm's signal handler dies with this text
+		return fmt.Errorf("clone failed: interrupted by signal\n")
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	newConf, vols, err := s.cloneConfigLocked(l, src, srcConf, nv, full, c.storage, c.r.p)
+	if err != nil {
+		s.freeVolumesLocked(vols)
+		if s.vms[newid] == nv {
+			delete(s.vms, newid)
+		}
+		return fmt.Errorf("clone failed: %s", errorText(err))
+	}
+	nv.conf = newConf
+	if p, ok := c.r.p["pool"]; ok {
+		if pl, ok := s.pools[p]; ok {
+			pl.vms[newid] = true
+		}
+	}
+	return nil
+}
+
+// startCloneLocked checks the clone again under the locks and makes the new
+// VM with "lock: clone"; it returns it, the source and a copy of its config,
+// whether the clone is full, and the size of the source's volumes.
+func (s *Server) startCloneLocked(l *taskLog, c cloneRequest) (nv, src *vm, srcConf map[string]string, full bool, size int64, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	vmid, newid := c.vmid, c.newid
+	if src, full, err = s.checkCloneLocked(c); err != nil {
+		return nil, nil, nil, false, 0, err
+	}
+	if other, ok := s.vms[newid]; ok {
+		return nil, nil, nil, false, 0, fmt.Errorf("clone failed: unable to create VM %d: VM %d already exists on node '%s'\n", newid, newid, other.node)
+	}
+	if ct, ok := s.cts[newid]; ok {
+		return nil, nil, nil, false, 0, fmt.Errorf("clone failed: unable to create VM %d: CT %d already exists on node '%s'\n", newid, newid, ct.node)
+	}
+	l.Logf("create %s clone of drive(s)", map[bool]string{true: "full", false: "linked"}[full])
+	l.Logf("creating a clone of VM %d with ID %d", vmid, newid)
+	nv = &vm{vmid: newid, node: c.node, conf: map[string]string{"lock": "clone"}, pending: map[string]string{}, delete: map[string]bool{}}
+	s.vms[newid] = nv
+	srcConf = maps.Clone(src.conf)
+	for _, vol := range s.vmVolumesLocked(src) {
+		size += vol.size
+	}
+	return nv, src, srcConf, full, size, nil
 }
 
 // cloneConfigLocked copies the source config for the clone: new MACs, a new

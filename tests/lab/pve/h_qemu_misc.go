@@ -249,9 +249,7 @@ func (s *Server) hTemplate(r *request) (any, error) {
 // hUnlink is unlink: detach (and with force, delete) disks.
 func (s *Server) hUnlink(r *request) (any, error) {
 	u := configUpdate{params: map[string]string{}, reverts: map[string]bool{}, force: r.p["force"] == "1"}
-	for _, opt := range splitList(r.p["idlist"]) {
-		u.deletes = append(u.deletes, opt)
-	}
+	u.deletes = append(u.deletes, splitList(r.p["idlist"])...)
 	vmid, nodeName := r.vmid(), r.p["node"]
 	unlock, err := s.lockVM(vmid, 10*time.Second)
 	if err != nil {

@@ -49,68 +49,83 @@ func (s *Server) hotplugPendingLocked(v *vm, u *configUpdate) error {
 		}
 	}
 	for _, opt := range slices.Sorted(maps.Keys(v.delete)) {
-		p, _, _ := keyIndex(opt)
-		apply := false
-		switch {
-		case fastPlug[opt] || p == "ipconfig" || opt == "cpuunits" || opt == "cpulimit":
-			apply = true
-		case opt == "balloon":
-			apply = v.conf["balloon"] != "0"
-		case p == "net":
-			apply = hp["network"]
-		case isDriveKey(opt):
-			apply = hp["disk"] && (p == "scsi" || p == "virtio")
-			if apply && v.delete[opt] {
-				if vol, err := s.volumeLocked(v.node, strings.SplitN(v.conf[opt], ",", 2)[0]); err == nil && vol.owner == v.vmid {
-					delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
-				}
-			} else if apply {
-				old := v.conf[opt]
-				delete(v.conf, opt)
-				s.registerUnusedLocked(v, old)
-			}
-		case opt == "memory":
-			apply = hp["memory"]
-		case opt == "vcpus":
-			apply = hp["cpu"]
-		}
-		if apply {
+		if s.hotUnplugLocked(v, opt, hp) {
 			delete(v.conf, opt)
 			delete(v.delete, opt)
 		}
 	}
 	for _, opt := range slices.Sorted(maps.Keys(v.pending)) {
 		val := v.pending[opt]
-		p, _, _ := keyIndex(opt)
-		apply := false
-		switch {
-		case opt == "cpuunits" || opt == "cpulimit":
-			apply = true
-		case opt == "balloon":
-			apply = (v.conf["balloon"] != "0") == (val != "0")
-		case p == "net":
-			apply = hp["network"] || s.netChangeWithoutHotplug(opt, v.conf[opt], val)
-		case isDriveKey(opt):
-			apply = opt != "efidisk0" && opt != "tpmstate0" && s.diskHotpluggable(opt, v.conf[opt], val, hp)
-		case opt == "memory":
-			apply = hp["memory"]
-		case opt == "vcpus":
-			apply = hp["cpu"]
-		case opt == "agent":
-			apply = s.agentChangeHotpluggable(v.conf["agent"], val)
+		if !s.hotpluggable(v, opt, val, hp) {
+			continue
 		}
-		if apply {
-			if isDriveKey(opt) {
-				if old, ok := v.conf[opt]; ok && strings.SplitN(old, ",", 2)[0] != strings.SplitN(val, ",", 2)[0] {
-					v.conf[opt] = val
-					s.registerUnusedLocked(v, old)
-				}
+		if isDriveKey(opt) {
+			if old, ok := v.conf[opt]; ok && strings.SplitN(old, ",", 2)[0] != strings.SplitN(val, ",", 2)[0] {
+				v.conf[opt] = val
+				s.registerUnusedLocked(v, old)
 			}
-			v.conf[opt] = val
-			delete(v.pending, opt)
 		}
+		v.conf[opt] = val
+		delete(v.pending, opt)
 	}
 	return nil
+}
+
+// hotUnplugLocked reports whether the pending deletion of opt applies to the
+// running VM now; an unplugged disk's volume is freed (force) or kept as an
+// unusedN entry.
+func (s *Server) hotUnplugLocked(v *vm, opt string, hp map[string]bool) bool {
+	p, _, _ := keyIndex(opt)
+	switch {
+	case fastPlug[opt] || p == "ipconfig" || opt == "cpuunits" || opt == "cpulimit":
+		return true
+	case opt == "balloon":
+		return v.conf["balloon"] != "0"
+	case p == "net":
+		return hp["network"]
+	case isDriveKey(opt):
+		if !hp["disk"] || (p != "scsi" && p != "virtio") {
+			return false
+		}
+		if v.delete[opt] {
+			if vol, err := s.volumeLocked(v.node, strings.SplitN(v.conf[opt], ",", 2)[0]); err == nil && vol.owner == v.vmid {
+				delete(s.storageOf(v.node, vol.storage).volumes, vol.name)
+			}
+		} else {
+			old := v.conf[opt]
+			delete(v.conf, opt)
+			s.registerUnusedLocked(v, old)
+		}
+		return true
+	case opt == "memory":
+		return hp["memory"]
+	case opt == "vcpus":
+		return hp["cpu"]
+	}
+	return false
+}
+
+// hotpluggable reports whether opt's pending value val applies to the
+// running VM now.
+func (s *Server) hotpluggable(v *vm, opt, val string, hp map[string]bool) bool {
+	p, _, _ := keyIndex(opt)
+	switch {
+	case opt == "cpuunits" || opt == "cpulimit":
+		return true
+	case opt == "balloon":
+		return (v.conf["balloon"] != "0") == (val != "0")
+	case p == "net":
+		return hp["network"] || s.netChangeWithoutHotplug(opt, v.conf[opt], val)
+	case isDriveKey(opt):
+		return opt != "efidisk0" && opt != "tpmstate0" && s.diskHotpluggable(opt, v.conf[opt], val, hp)
+	case opt == "memory":
+		return hp["memory"]
+	case opt == "vcpus":
+		return hp["cpu"]
+	case opt == "agent":
+		return s.agentChangeHotpluggable(v.conf["agent"], val)
+	}
+	return false
 }
 
 // netChangeWithoutHotplug: bridge, tag, rate, firewall and link state can

@@ -24,48 +24,9 @@ func (s *Server) hMoveDisk(r *request) (any, error) {
 		msg := "both 'storage' and 'target-vmid' missing, either needs to be set"
 		return nil, paramError(map[string]string{"target-vmid": msg, "storage": msg})
 	}
-	digest, format, del := r.p["digest"], r.p["format"], r.p["delete"] == "1"
-	check := func() (*vm, map[string]string, *volume, *storage, error) {
-		v, err := s.vmLocked(nodeName, vmid)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if err := checkLock(v); err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if digest != "" && digest != v.digest() {
-			return nil, nil, nil, nil, fail("detected modified configuration - file changed by other user? Try again.\n")
-		}
-		val, ok := v.conf[disk]
-		if !ok {
-			return nil, nil, nil, nil, fail("disk '%s' does not exist\n", disk)
-		}
-		d, err := s.parseDrive(disk, val)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if d["file"] == "" {
-			return nil, nil, nil, nil, fail("disk '%s' has no associated volume\n", disk)
-		}
-		if d["media"] == "cdrom" && !isCloudInitVolume(d["file"]) {
-			return nil, nil, nil, nil, fail("you can't move a cdrom\n")
-		}
-		src, err := s.volumeLocked(v.node, d["file"])
-		if err != nil {
-			return nil, nil, nil, nil, fail("%s", errorText(err))
-		}
-		if src.storage == storeID && (format == "" || format == src.format) {
-			return nil, nil, nil, nil, fail("you can't move to the same storage with same format\n")
-		}
-		st, err := s.storageLocked(v.node, storeID)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if !st.hasContent("images") {
-			return nil, nil, nil, nil, param1("storage", fmt.Sprintf("storage '%s' does not support vm images", storeID))
-		}
-		return v, d, src, st, nil
-	}
+	m := moveDisk{vmid: vmid, node: nodeName, disk: disk, storage: storeID, digest: r.p["digest"], format: r.p["format"]}
+	del, format := r.p["delete"] == "1", m.format
+	check := func() (*vm, map[string]string, *volume, *storage, error) { return s.checkMoveDiskLocked(m) }
 	s.mu.Lock()
 	err := s.checkLocked(r.user, "/storage/"+storeID, "Datastore.AllocateSpace")
 	if err == nil {
@@ -125,6 +86,56 @@ func (s *Server) hMoveDisk(r *request) (any, error) {
 		}
 		return nil
 	})
+}
+
+// moveDisk is a move_vm_disk call's parameters.
+type moveDisk struct {
+	vmid                                int
+	node, disk, storage, digest, format string
+}
+
+// checkMoveDiskLocked is move_vm_disk's checks, made before the task starts
+// and again in it: the VM, its disk and the disk's volume, the target storage.
+func (s *Server) checkMoveDiskLocked(m moveDisk) (*vm, map[string]string, *volume, *storage, error) {
+	v, err := s.vmLocked(m.node, m.vmid)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := checkLock(v); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if m.digest != "" && m.digest != v.digest() {
+		return nil, nil, nil, nil, fail("detected modified configuration - file changed by other user? Try again.\n")
+	}
+	val, ok := v.conf[m.disk]
+	if !ok {
+		return nil, nil, nil, nil, fail("disk '%s' does not exist\n", m.disk)
+	}
+	d, err := s.parseDrive(m.disk, val)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if d["file"] == "" {
+		return nil, nil, nil, nil, fail("disk '%s' has no associated volume\n", m.disk)
+	}
+	if d["media"] == "cdrom" && !isCloudInitVolume(d["file"]) {
+		return nil, nil, nil, nil, fail("you can't move a cdrom\n")
+	}
+	src, err := s.volumeLocked(v.node, d["file"])
+	if err != nil {
+		return nil, nil, nil, nil, fail("%s", errorText(err))
+	}
+	if src.storage == m.storage && (m.format == "" || m.format == src.format) {
+		return nil, nil, nil, nil, fail("you can't move to the same storage with same format\n")
+	}
+	st, err := s.storageLocked(v.node, m.storage)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if !st.hasContent("images") {
+		return nil, nil, nil, nil, param1("storage", fmt.Sprintf("storage '%s' does not support vm images", m.storage))
+	}
+	return v, d, src, st, nil
 }
 
 func isCloudInitVolume(volid string) bool {

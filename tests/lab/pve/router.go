@@ -79,16 +79,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, perr)
 		return
 	}
-	for k, v := range pathVars {
-		if old, ok := raw[k]; ok {
-			if s, _ := old.(string); s != v {
-				if n, isNum := old.(json.Number); !isNum || string(n) != v {
-					writeError(w, param1(k, "duplicate parameter (already defined in URI) with conflicting values!"))
-					return
-				}
-			}
-		}
-		raw[k] = v
+	if perr := mergePathVars(raw, pathVars); perr != nil {
+		writeError(w, perr)
+		return
 	}
 	s.mu.Lock()
 	permErr := s.checkAPI2Locked(m, rel, user, raw)
@@ -103,17 +96,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 			return
 		}
 	}
-	s.mu.Lock()
-	inject := ""
-	if s.rollLocked(s.faults.ServerErrorRate) {
-		inject = "ServerErrorRate"
-	}
-	if call := s.faults.ServerErrorOnCall; call != "" && call == hr.Method+" "+m.Path {
-		s.faults.ServerErrorOnCall = ""
-		inject = "ServerErrorOnCall"
-	}
-	scripted, lost := s.scriptCallLocked(hr.Method, m.Path, pathVars["node"], rel)
-	s.mu.Unlock()
+	inject, scripted, lost := s.faultsFor(hr.Method, m.Path, pathVars["node"], rel)
 	if scripted != nil && inject == "" && !lost {
 		writeError(w, scripted)
 		return
@@ -142,6 +125,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	writeData(w, data)
+}
+
+// mergePathVars adds the URI's parameters to the request's; the same one in
+// both with another value is refused, as pve-http-server does.
+func mergePathVars(raw map[string]any, pathVars map[string]string) *apiError {
+	for k, v := range pathVars {
+		if old, ok := raw[k]; ok {
+			if s, _ := old.(string); s != v {
+				if n, isNum := old.(json.Number); !isNum || string(n) != v {
+					return param1(k, "duplicate parameter (already defined in URI) with conflicting values!")
+				}
+			}
+		}
+		raw[k] = v
+	}
+	return nil
+}
+
+// faultsFor is the injected fault for a call, if any: a random or one-shot
+// server error (inject names which), or a scripted fault (lost: the call
+// runs and only its answer is lost).
+func (s *Server) faultsFor(method, path, node, rel string) (inject string, scripted *apiError, lost bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rollLocked(s.faults.ServerErrorRate) {
+		inject = "ServerErrorRate"
+	}
+	if call := s.faults.ServerErrorOnCall; call != "" && call == method+" "+path {
+		s.faults.ServerErrorOnCall = ""
+		inject = "ServerErrorOnCall"
+	}
+	scripted, lost = s.scriptCallLocked(method, path, node, rel)
+	return inject, scripted, lost
 }
 
 func pathTemplate(m *pveapi.Method) string {

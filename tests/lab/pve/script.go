@@ -310,10 +310,10 @@ func (s *Server) Calls(call string) int {
 	return s.script.calls[call]
 }
 
-// scriptTaskLocked counts a new task against the task rules: fail says the
-// worker fails (with err) before doing its work, down > 0 that its node
-// loses power in the middle of it. Called with s.mu held.
-func (s *Server) scriptTaskLocked(node, typ, id, upid string) (fail error, down time.Duration) {
+// scriptTaskLocked counts a new task against the task rules: down > 0 says
+// that its node loses power in the middle of it, fail that the worker fails
+// (with fail) before doing its work. Called with s.mu held.
+func (s *Server) scriptTaskLocked(node, typ, id, upid string) (down time.Duration, fail error) {
 	for i, r := range s.faults.Script {
 		if r.Task == "" || r.Task != typ || (r.Node != "" && r.Node != node) {
 			continue
@@ -333,7 +333,7 @@ func (s *Server) scriptTaskLocked(node, typ, id, upid string) (fail error, down 
 			fail = transientTaskError(typ, id)
 		}
 	}
-	return fail, down
+	return down, fail
 }
 
 // transientTaskError is a failure Proxmox reports for a cause that passes:

@@ -115,7 +115,7 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 	if s.rollLocked(s.faults.TaskFailureRate) {
 		inject = transientTaskError(typ, id)
 	}
-	scripted, scriptDown := s.scriptTaskLocked(node, typ, id, t.upid)
+	scriptDown, scripted := s.scriptTaskLocked(node, typ, id, t.upid)
 	if inject == nil {
 		inject = scripted
 	}

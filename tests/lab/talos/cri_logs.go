@@ -94,4 +94,3 @@ func (n *Node) criLog(id string) ([]string, error) {
 func criLogLine(at time.Time, stream, text string) string {
 	return at.UTC().Format(time.RFC3339Nano) + " " + stream + " F " + text
 }
-

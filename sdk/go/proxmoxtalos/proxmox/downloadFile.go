@@ -20,8 +20,6 @@ import (
 // `<node>/<volumeId>`; import an existing file with
 // `pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`.
 //
-// ## Example
-//
 // ## Example Usage
 // ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init
 //

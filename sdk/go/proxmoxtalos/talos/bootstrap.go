@@ -22,8 +22,6 @@ import (
 // Changing any input later does nothing to the cluster: bootstrapping another node of a running cluster
 // would start a second etcd cluster. Destroy does nothing either.
 //
-// ## Example
-//
 // ## Example Usage
 // ### A single-node cluster from the low-level Talos resources
 //

@@ -23,8 +23,6 @@ import (
 // kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
 // node by node, ConfigurationApply's healthGate waits before and after each node instead.
 //
-// ## Example
-//
 // ## Example Usage
 // ### A single-node cluster from the low-level Talos resources
 //
@@ -124,7 +122,7 @@ import (
 type ClusterHealth struct {
 	pulumi.CustomResourceState
 
-	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
 	BootstrapManifests pulumi.StringArrayOutput `pulumi:"bootstrapManifests"`
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
@@ -217,7 +215,7 @@ func ClusterHealthExists(ctx *pulumi.Context,
 }
 
 type clusterHealthArgs struct {
-	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
 	BootstrapManifests []string `pulumi:"bootstrapManifests"`
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration"`
@@ -245,7 +243,7 @@ type clusterHealthArgs struct {
 
 // The set of arguments for constructing a ClusterHealth resource.
 type ClusterHealthArgs struct {
-	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+	// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
 	BootstrapManifests pulumi.StringArrayInput
 	// The cluster's Talos client configuration.
 	ClientConfiguration ClientConfigurationInput
@@ -358,7 +356,7 @@ func (o ClusterHealthOutput) ToClusterHealthOutputWithContext(ctx context.Contex
 	return o
 }
 
-// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+// What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
 func (o ClusterHealthOutput) BootstrapManifests() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringArrayOutput { return v.BootstrapManifests }).(pulumi.StringArrayOutput)
 }

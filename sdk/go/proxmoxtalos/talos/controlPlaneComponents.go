@@ -30,8 +30,6 @@ import (
 // maintenance mode (not configured yet) is left alone. The resource is a step, not a desired configuration:
 // refresh reports no drift, and destroy leaves the node alone.
 //
-// ## Example
-//
 // ## Example Usage
 // ### A single-node cluster from the low-level Talos resources
 //

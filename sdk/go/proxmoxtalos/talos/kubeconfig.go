@@ -23,8 +23,6 @@ import (
 // never needs the Kubernetes CA key and the certificate carries exactly what the cluster's configuration
 // says (lifetime, organization).
 //
-// ## Example
-//
 // ## Example Usage
 // ### A single-node cluster from the low-level Talos resources
 //

@@ -226,8 +226,6 @@ class DownloadFile(pulumi.CustomResource):
         `<node>/<volumeId>`; import an existing file with
         `pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`.
 
-        ## Example
-
         ## Example Usage
         ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init
 
@@ -307,8 +305,6 @@ class DownloadFile(pulumi.CustomResource):
         Changing what is downloaded (URL, file name, checksum, storage, node) replaces the file. The resource ID is
         `<node>/<volumeId>`; import an existing file with
         `pulumi import proxmoxtalos:proxmox:DownloadFile <name> pve1/local:iso/talos.iso`.
-
-        ## Example
 
         ## Example Usage
         ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init

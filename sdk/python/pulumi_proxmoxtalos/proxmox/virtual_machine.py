@@ -494,8 +494,6 @@ class VirtualMachine(pulumi.CustomResource):
         The resource ID is `<node>/<vmId>`; import an existing VM with
         `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
 
-        ## Example
-
         ## From a disk image, through a template
 
         ## Example Usage
@@ -601,8 +599,6 @@ class VirtualMachine(pulumi.CustomResource):
 
         The resource ID is `<node>/<vmId>`; import an existing VM with
         `pulumi import proxmoxtalos:proxmox:VirtualMachine <name> pve1/104`.
-
-        ## Example
 
         ## From a disk image, through a template
 

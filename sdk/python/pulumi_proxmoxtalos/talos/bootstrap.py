@@ -111,8 +111,6 @@ class Bootstrap(pulumi.CustomResource):
         Changing any input later does nothing to the cluster: bootstrapping another node of a running cluster
         would start a second etcd cluster. Destroy does nothing either.
 
-        ## Example
-
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
 
@@ -222,8 +220,6 @@ class Bootstrap(pulumi.CustomResource):
 
         Changing any input later does nothing to the cluster: bootstrapping another node of a running cluster
         would start a second etcd cluster. Destroy does nothing either.
-
-        ## Example
 
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources

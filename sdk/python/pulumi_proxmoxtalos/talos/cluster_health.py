@@ -38,7 +38,7 @@ class ClusterHealthArgs:
 
         :param pulumi.Input['ClientConfigurationArgs'] client_configuration: The cluster's Talos client configuration.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses of every control plane node (not the VIP).
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] bootstrap_manifests: What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] bootstrap_manifests: What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
         :param pulumi.Input[_builtins.str] kubeconfig: An admin kubeconfig. Without it the Kubernetes checks are skipped.
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check instead of the kubeconfig's server, for example the first control plane's `https://192.168.1.21:6443` before the VIP answers.
@@ -100,7 +100,7 @@ class ClusterHealthArgs:
     @pulumi.getter(name="bootstrapManifests")
     def bootstrap_manifests(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+        What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
         """
         return pulumi.get(self, "bootstrap_manifests")
 
@@ -248,8 +248,6 @@ class ClusterHealth(pulumi.CustomResource):
         kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
         node by node, ConfigurationApply's healthGate waits before and after each node instead.
 
-        ## Example
-
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
 
@@ -338,7 +336,7 @@ class ClusterHealth(pulumi.CustomResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] bootstrap_manifests: What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] bootstrap_manifests: What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
         :param pulumi.Input[Union['ClientConfigurationArgs', 'ClientConfigurationArgsDict', 'outputs.ClientConfiguration']] client_configuration: The cluster's Talos client configuration.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] control_planes: Addresses of every control plane node (not the VIP).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the nodes through. Default: each node itself.
@@ -368,8 +366,6 @@ class ClusterHealth(pulumi.CustomResource):
         the nodes' configDigest and runningVersion, to check health after each step of a rollout); a renewed
         kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
         node by node, ConfigurationApply's healthGate waits before and after each node instead.
-
-        ## Example
 
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
@@ -561,7 +557,7 @@ class ClusterHealth(pulumi.CustomResource):
     @pulumi.getter(name="bootstrapManifests")
     def bootstrap_manifests(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
         """
-        What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+        What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
         """
         return pulumi.get(self, "bootstrap_manifests")
 

@@ -290,8 +290,6 @@ class ConfigurationApply(pulumi.CustomResource):
         A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
         that would leave the running members short of a majority), with a warning naming them.
 
-        ## Example
-
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
 
@@ -436,8 +434,6 @@ class ConfigurationApply(pulumi.CustomResource):
         control plane's etcd member is then removed through reset.controlPlanes, and its Kubernetes Node object deleted.
         A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
         that would leave the running members short of a majority), with a warning naming them.
-
-        ## Example
 
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources

@@ -152,8 +152,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
         maintenance mode (not configured yet) is left alone. The resource is a step, not a desired configuration:
         refresh reports no drift, and destroy leaves the node alone.
 
-        ## Example
-
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
 
@@ -273,8 +271,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
         components are already on the version (a fresh cluster, a resumed rollout) is not changed; a node in
         maintenance mode (not configured yet) is left alone. The resource is a step, not a desired configuration:
         refresh reports no drift, and destroy leaves the node alone.
-
-        ## Example
 
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources

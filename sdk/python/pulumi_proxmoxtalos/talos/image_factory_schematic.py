@@ -209,8 +209,6 @@ class ImageFactorySchematic(pulumi.CustomResource):
 
         For an air-gapped mirror that serves a fixed set of schematics and has no API, set `skipRegistration`.
 
-        ## Example
-
         ## Example Usage
         ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init
 
@@ -294,8 +292,6 @@ class ImageFactorySchematic(pulumi.CustomResource):
         answer then only warns) and registers nothing.
 
         For an air-gapped mirror that serves a fixed set of schematics and has no API, set `skipRegistration`.
-
-        ## Example
 
         ## Example Usage
         ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init

@@ -146,8 +146,6 @@ class Kubeconfig(pulumi.CustomResource):
         never needs the Kubernetes CA key and the certificate carries exactly what the cluster's configuration
         says (lifetime, organization).
 
-        ## Example
-
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources
 
@@ -260,8 +258,6 @@ class Kubeconfig(pulumi.CustomResource):
         The kubeconfig comes from the node rather than being generated from the machine secrets, so the program
         never needs the Kubernetes CA key and the certificate carries exactly what the cluster's configuration
         says (lifetime, organization).
-
-        ## Example
 
         ## Example Usage
         ### A single-node cluster from the low-level Talos resources

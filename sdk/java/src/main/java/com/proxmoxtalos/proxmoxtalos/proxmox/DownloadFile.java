@@ -27,8 +27,6 @@ import javax.annotation.Nullable;
  * `&lt;node&gt;/&lt;volumeId&gt;`; import an existing file with
  * `pulumi import proxmoxtalos:proxmox:DownloadFile &lt;name&gt; pve1/local:iso/talos.iso`.
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init
  * 

@@ -45,8 +45,6 @@ import javax.annotation.Nullable;
  * The resource ID is `&lt;node&gt;/&lt;vmId&gt;`; import an existing VM with
  * `pulumi import proxmoxtalos:proxmox:VirtualMachine &lt;name&gt; pve1/104`.
  * 
- * ## Example
- * 
  * ## From a disk image, through a template
  * 
  * ## Example Usage

@@ -27,8 +27,6 @@ import javax.annotation.Nullable;
  * Changing any input later does nothing to the cluster: bootstrapping another node of a running cluster
  * would start a second etcd cluster. Destroy does nothing either.
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  * 

@@ -29,8 +29,6 @@ import javax.annotation.Nullable;
  * kubeconfig or client certificate alone is no reason to. Progress shows what is still missing. For a rollout
  * node by node, ConfigurationApply&#39;s healthGate waits before and after each node instead.
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  * 
@@ -139,14 +137,14 @@ import javax.annotation.Nullable;
 @ResourceType(type="proxmoxtalos:talos:ClusterHealth")
 public class ClusterHealth extends com.pulumi.resources.CustomResource {
     /**
-     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     * What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
      * 
      */
     @Export(name="bootstrapManifests", refs={List.class,String.class}, tree="[0,1]")
     private Output</* @Nullable */ List<String>> bootstrapManifests;
 
     /**
-     * @return What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest https://…`, the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
+     * @return What the control planes render the bootstrap manifests from, one line each (`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster only this way. Needs kubeconfig. State without them records them on its next update.
      * 
      */
     public Output<Optional<List<String>>> bootstrapManifests() {

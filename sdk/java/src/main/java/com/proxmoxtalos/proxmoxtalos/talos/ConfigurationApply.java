@@ -58,8 +58,6 @@ import javax.annotation.Nullable;
  * A control plane that leaves while other members do not answer removes those members first (etcd refuses a leave
  * that would leave the running members short of a majority), with a warning naming them.
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  * 

@@ -32,8 +32,6 @@ import javax.annotation.Nullable;
  * 
  * For an air-gapped mirror that serves a fixed set of schematics and has no API, set `skipRegistration`.
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A VM booting the Talos nocloud ISO of an Image Factory schematic, with its address from cloud-init
  * 

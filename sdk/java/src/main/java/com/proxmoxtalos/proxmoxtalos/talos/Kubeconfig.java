@@ -28,8 +28,6 @@ import javax.annotation.Nullable;
  * never needs the Kubernetes CA key and the certificate carries exactly what the cluster&#39;s configuration
  * says (lifetime, organization).
  * 
- * ## Example
- * 
  * ## Example Usage
  * ### A single-node cluster from the low-level Talos resources
  * 
