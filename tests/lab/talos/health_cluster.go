@@ -2,8 +2,6 @@ package talos
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,10 +13,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"gopkg.in/yaml.v3"
 
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
 )
 
 // healthNode is cluster.NodeInfo.
@@ -74,22 +73,6 @@ func (hc *healthCluster) close() {
 	}
 }
 
-// kubeconfigFile is the part of a kubeconfig the checks use.
-type kubeconfigFile struct {
-	Clusters []struct {
-		Cluster struct {
-			Server string `yaml:"server"`
-			CA     string `yaml:"certificate-authority-data"`
-		} `yaml:"cluster"`
-	} `yaml:"clusters"`
-	Users []struct {
-		User struct {
-			Cert string `yaml:"client-certificate-data"`
-			Key  string `yaml:"client-key-data"`
-		} `yaml:"user"`
-	} `yaml:"users"`
-}
-
 // k8s is cluster.KubernetesClient.K8sClient: the kubeconfig from the Talos
 // API (Kubeconfig, os:admin only: a reader's health check fails here as on
 // a real node), its server replaced by the request's k8s endpoint if any.
@@ -103,30 +86,12 @@ func (hc *healthCluster) k8s(ctx context.Context) (*kubeClient, error) {
 		return nil, err
 	}
 
-	var kc kubeconfigFile
-	if err := yaml.Unmarshal(data, &kc); err != nil || len(kc.Clusters) == 0 || len(kc.Users) == 0 {
-		return nil, fmt.Errorf("error parsing kubeconfig from the Talos API: %v", err)
-	}
-
-	ca, err1 := base64.StdEncoding.DecodeString(kc.Clusters[0].Cluster.CA)
-	crt, err2 := base64.StdEncoding.DecodeString(kc.Users[0].User.Cert)
-	key, err3 := base64.StdEncoding.DecodeString(kc.Users[0].User.Key)
-
-	if err1 != nil || err2 != nil || err3 != nil {
-		return nil, fmt.Errorf("error decoding kubeconfig certificates")
-	}
-
-	cert, err := tls.X509KeyPair(crt, key)
+	hclient, server, err := kube.Client(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("error parsing kubeconfig from the Talos API: %w", err)
 	}
 
-	pool, err := certPool(ca)
-	if err != nil {
-		return nil, err
-	}
-
-	u, err := url.Parse(kc.Clusters[0].Cluster.Server)
+	u, err := url.Parse(server)
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +110,11 @@ func (hc *healthCluster) k8s(ctx context.Context) (*kubeClient, error) {
 		host = net.JoinHostPort(h, p)
 	}
 
-	tr := &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: 5 * time.Second,
+	if tr, ok := hclient.Transport.(*http.Transport); ok {
+		tr.TLSHandshakeTimeout = 5 * time.Second
 	}
 
-	hc.kube = &kubeClient{addr: func() string { return host }, http: &http.Client{Transport: tr}, ua: "talos-health-check"}
+	hc.kube = &kubeClient{addr: func() string { return host }, http: hclient, ua: "talos-health-check"}
 
 	return hc.kube, nil
 }
