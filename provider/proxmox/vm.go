@@ -290,7 +290,7 @@ func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id 
 	}
 	// a failed create task normally removes what it made, and an
 	// answer lost on the way may hide one that ran: make sure
-	_, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
+	obs, found, ferr := observe(context.WithoutCancel(ctx), c, ref, false)
 	retry := pve.IsServerError(err) && attempt < maxCreateAttempts && ctx.Err() == nil
 	switch {
 	case ferr == nil && !found && retry:
@@ -320,19 +320,42 @@ func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id 
 	case aerr == nil && ok && own == ref:
 		pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
 		return ref, false, nil
-	case aerr == nil && a.VMID == nil && attempt < maxCreateAttempts:
+	case aerr != nil || !foreign(err, obs):
+	case a.VMID != nil:
+		return pve.VMRef{}, false, fmt.Errorf("vmId %d is already in use by a VM this create did not make (the create "+
+			"call failed: %w): choose another vmId, or leave it unset to allocate one", vmid, err)
+	case attempt < maxCreateAttempts:
 		// not this create's: another client took the VMID, as with
 		// "already exists"; that VM is never claimed
 		pve.Logf(ctx, "VMID %d was taken by another client meanwhile (%v); allocating another", vmid, err)
 		c.IDs().Taken(vmid)
 		return pve.VMRef{}, true, nil
-	case aerr == nil && a.VMID != nil:
-		return pve.VMRef{}, false, fmt.Errorf("vmId %d is already in use by a VM this create did not make (the create "+
-			"call failed: %w): choose another vmId, or leave it unset to allocate one", vmid, err)
-	case aerr == nil:
+	default:
 		return pve.VMRef{}, false, err
 	}
+	// unknown whose it is, or this create's half-made VM (its task died
+	// with its node): keep it in the state rather than leave it behind;
+	// the next update completes it, a read drops it if it goes
 	return ref, false, err
+}
+
+// foreign reports a VM found at a create's VMID that another client made:
+// the create call itself was refused (no task ran for it), and the VM is
+// finished. A VM still locked for its create or clone may be this
+// create's own, from a call whose answer was lost: its worker writes the
+// identity tags only with the rest of the configuration (qemu-server
+// create_vm: create_and_lock_config, then the config at the end).
+func foreign(err error, obs observation) bool {
+	var te *pve.TaskError
+	if errors.As(err, &te) {
+		return false
+	}
+	for _, lock := range []string{obs.Config["lock"], obs.Status.Lock} {
+		if lock == "create" || lock == "clone" {
+			return false
+		}
+	}
+	return true
 }
 
 // cloneSource is the VM a.Clone names: clone.vmId on clone.node, which

@@ -134,12 +134,12 @@ func Program(ctx *pulumi.Context) error {
 			workerAddrs = append(workerAddrs, pulumi.String(n.Address.String()))
 		}
 		nodeOutputs = append(nodeOutputs, pulumi.Map{
-			"name":    pulumi.String(n.Name),
-			"role":    pulumi.String(string(n.Role)),
-			"host":    pulumi.String(n.Host),
-			"address": pulumi.String(n.Address.String()),
-			"vmId":    vm.VmId,
-			"mac":     vm.MacAddresses.Index(pulumi.Int(0)),
+			"name":        pulumi.String(n.Name),
+			"role":        pulumi.String(string(n.Role)),
+			"proxmoxNode": pulumi.String(n.Host),
+			"address":     pulumi.String(n.Address.String()),
+			"vmId":        vm.VmId,
+			"macAddress":  vm.MacAddresses.Index(pulumi.Int(0)),
 		})
 	}
 
