@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,42 @@ func TestTalosGuestThroughProxmox(t *testing.T) {
 	}
 
 	// Configure it like the provider: maintenance mode, then mTLS.
+	secure := installControlPlane(t, ctx, addr)
+
+	// Stop and start through Proxmox: the disk keeps the installation.
+	task, err = vm.Stop(ctx)
+	waitTask(t, ctx, task, err)
+
+	task, err = vm.Start(ctx)
+	waitTask(t, ctx, task, err)
+
+	eventually(t, "configured after restart", func() bool { _, err := secure.Version(ctx); return err == nil })
+
+	var n *talos.Node
+	eventually(t, "simulated node", func() bool { n = l.Talos().Node(addr); return n != nil })
+
+	if st := n.Status(); !st.Configured || st.Image.Version != "v1.12.5" {
+		t.Fatalf("node status = %+v", st)
+	}
+
+	// Talos shuts itself down: qemu exits, Proxmox shows the VM stopped.
+	if _, err := secure.MachineClient.Shutdown(ctx, &machine.ShutdownRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, "VM stopped in Proxmox", func() bool {
+		v, err := node.VirtualMachine(ctx, 100)
+
+		return err == nil && v.IsStopped()
+	})
+}
+
+// installControlPlane configures a lab VM's Talos node as a control plane,
+// as the provider does (maintenance mode, then mTLS), waits until it
+// answers configured and returns its mTLS client.
+func installControlPlane(t *testing.T, ctx context.Context, addr netip.Addr) *client.Client {
+	t.Helper()
+
 	bundle, err := secrets.NewBundle(secrets.NewFixedClock(time.Now()), config.TalosVersionCurrent)
 	if err != nil {
 		t.Fatal(err)
@@ -182,34 +219,9 @@ func TestTalosGuestThroughProxmox(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	defer secure.Close() //nolint:errcheck
+	t.Cleanup(func() { secure.Close() }) //nolint:errcheck
 
 	eventually(t, "installed and configured", func() bool { _, err := secure.Version(ctx); return err == nil })
 
-	// Stop and start through Proxmox: the disk keeps the installation.
-	task, err = vm.Stop(ctx)
-	waitTask(t, ctx, task, err)
-
-	task, err = vm.Start(ctx)
-	waitTask(t, ctx, task, err)
-
-	eventually(t, "configured after restart", func() bool { _, err := secure.Version(ctx); return err == nil })
-
-	var n *talos.Node
-	eventually(t, "simulated node", func() bool { n = l.Talos().Node(addr); return n != nil })
-
-	if st := n.Status(); !st.Configured || st.Image.Version != "v1.12.5" {
-		t.Fatalf("node status = %+v", st)
-	}
-
-	// Talos shuts itself down: qemu exits, Proxmox shows the VM stopped.
-	if _, err := secure.MachineClient.Shutdown(ctx, &machine.ShutdownRequest{}); err != nil {
-		t.Fatal(err)
-	}
-
-	eventually(t, "VM stopped in Proxmox", func() bool {
-		v, err := node.VirtualMachine(ctx, 100)
-
-		return err == nil && v.IsStopped()
-	})
+	return secure
 }

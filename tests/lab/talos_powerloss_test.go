@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"testing"
 	"time"
@@ -10,12 +9,6 @@ import (
 	proxmox "github.com/luthermonson/go-proxmox"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
-	"github.com/siderolabs/talos/pkg/machinery/client"
-	"github.com/siderolabs/talos/pkg/machinery/config"
-	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
-	"github.com/siderolabs/talos/pkg/machinery/config/generate"
-	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
-	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
@@ -95,53 +88,7 @@ func hostPowerLossDuringUpgrade(t *testing.T, startFails bool) {
 	task, err = vm.Start(ctx)
 	waitTask(t, ctx, task, err)
 
-	bundle, err := secrets.NewBundle(secrets.NewFixedClock(time.Now()), config.TalosVersionCurrent)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	in, err := generate.NewInput("lab", "https://"+addr.String()+":6443", "1.35.2",
-		generate.WithSecretsBundle(bundle), generate.WithInstallDisk("/dev/sda"), generate.WithInstallImage(talosInstall))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	cfg, err := in.Config(mtype.TypeControlPlane)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	data, err := cfg.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	insecure, err := client.New(ctx, client.WithEndpoints(addr.String()), client.WithTLSConfig(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	defer insecure.Close() //nolint:errcheck
-
-	eventually(t, "maintenance mode", func() bool { _, err := insecure.Disks(ctx); return err == nil })
-
-	if _, err := insecure.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{Data: data, Mode: machine.ApplyConfigurationRequest_AUTO}); err != nil {
-		t.Fatal(err)
-	}
-
-	tc, err := in.Talosconfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	secure, err := client.New(ctx, client.WithConfig(tc), client.WithEndpoints(addr.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	defer secure.Close() //nolint:errcheck
-
-	eventually(t, "installed and configured", func() bool { _, err := secure.Version(ctx); return err == nil })
+	secure := installControlPlane(t, ctx, addr)
 
 	var n *talos.Node
 	eventually(t, "simulated node running", func() bool {
