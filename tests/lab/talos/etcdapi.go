@@ -178,6 +178,23 @@ func (e modelEtcd) Status(ctx context.Context) (EtcdMemberStatus, error) {
 	return st, nil
 }
 
+// localBacking checks that this node runs an etcd member and returns the
+// real etcd behind it (nil when the cluster runs none).
+func (e modelEtcd) localBacking(ctx context.Context) (*kubeControlPlane, error) {
+	s := e.n.sim
+
+	s.mu.Lock()
+	_, _, err := e.local()
+	backing := e.n.realEtcd()
+	s.mu.Unlock()
+
+	if err != nil {
+		return nil, s.etcdFailure(ctx, err)
+	}
+
+	return backing, nil
+}
+
 // realEtcd is the cluster's real etcd behind this node's member (sim.mu
 // held); nil when the cluster runs none.
 func (n *Node) realEtcd() *kubeControlPlane {
@@ -228,15 +245,9 @@ func (e modelEtcd) DisarmAlarms(ctx context.Context) ([]EtcdAlarm, error) {
 }
 
 func (e modelEtcd) Defragment(ctx context.Context) error {
-	s := e.n.sim
-
-	s.mu.Lock()
-	_, _, err := e.local()
-	backing := e.n.realEtcd()
-	s.mu.Unlock()
-
+	backing, err := e.localBacking(ctx)
 	if err != nil {
-		return s.etcdFailure(ctx, err)
+		return err
 	}
 
 	if backing == nil {
@@ -284,15 +295,9 @@ func (e modelEtcd) ForfeitLeadership(ctx context.Context) (string, error) {
 // Snapshot is the real etcd's: the keyspace the cluster's apiserver
 // writes (the model's members hold no data).
 func (e modelEtcd) Snapshot(ctx context.Context, w io.Writer) error {
-	s := e.n.sim
-
-	s.mu.Lock()
-	_, _, err := e.local()
-	backing := e.n.realEtcd()
-	s.mu.Unlock()
-
+	backing, err := e.localBacking(ctx)
 	if err != nil {
-		return s.etcdFailure(ctx, err)
+		return err
 	}
 
 	if backing == nil {
