@@ -168,7 +168,9 @@ func TestManifestsRendered(t *testing.T) {
 	appNew := talosconfig.ObjectsDigest(objs("2"))
 	old := []string{"extraManifest " + talosconfig.InputDigest(urlA), "inlineManifest app sha256:111111111111", "inlineManifest old one sha256:222222222222"}
 	in := []string{"extraManifest " + talosconfig.InputDigest(urlB), "inlineManifest app sha256:333333333333 objects " + appNew, "inlineManifest new sha256:444444444444"}
-	m := func(id string, o []map[string]any) talosapi.RenderedManifest { return talosapi.RenderedManifest{ID: id, Objects: o} }
+	m := func(id string, o []map[string]any) talosapi.RenderedManifest {
+		return talosapi.RenderedManifest{ID: id, Objects: o}
+	}
 	for _, c := range []struct {
 		ms   []talosapi.RenderedManifest
 		want string
