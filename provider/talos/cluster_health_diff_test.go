@@ -211,7 +211,7 @@ func TestClusterHealthDiffObjectsDigestAndDrift(t *testing.T) {
 	}
 
 	old.BootstrapManifests = withDrift(in.BootstrapManifests, []talosapi.ManifestChange{{Action: "changed", Subject: "Deployment kube-system/coredns"}})
-	if last := old.BootstrapManifests[len(old.BootstrapManifests)-1]; last != "drift: Deployment kube-system/coredns changed in the cluster" {
+	if last := old.BootstrapManifests[len(old.BootstrapManifests)-1]; last != "drift: Deployment kube-system/coredns differs from the rendered manifests" {
 		t.Errorf("drift line %q", last)
 	}
 	d := diffClusterHealth(old, in)

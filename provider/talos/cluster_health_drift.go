@@ -12,8 +12,9 @@ import (
 
 // driftPrefix starts the bootstrapManifests lines a refresh records for
 // objects of the bootstrap manifests that the cluster no longer holds as
-// the manifests say ("drift: Deployment kube-system/coredns changed in the
-// cluster"). The program never gives such lines, so the next preview shows
+// the manifests say ("drift: Deployment kube-system/coredns differs from
+// the rendered manifests", "drift: ConfigMap kube-system/app is missing
+// from the cluster"). The program never gives such lines, so the next preview shows
 // them going away as a change of bootstrapManifests, and the update syncs
 // the manifests (manifestInputsChanged), as `talosctl upgrade-k8s` would
 // bring the objects back.
@@ -83,7 +84,11 @@ func (r *ClusterHealth) manifestDrift(ctx context.Context, a ClusterHealthArgs, 
 func withDrift(lines []string, drift []talosapi.ManifestChange) []string {
 	out := withoutDrift(lines)
 	for _, c := range drift {
-		out = append(out, driftPrefix+c.Subject+" "+c.Action+" in the cluster")
+		what := "differs from the rendered manifests"
+		if c.Action == "deleted" {
+			what = "is missing from the cluster"
+		}
+		out = append(out, driftPrefix+c.Subject+" "+what)
 	}
 
 	return out

@@ -66,6 +66,8 @@ type Node struct {
 	// criPods: the scheduled pods the kubelet runs in boot criBoot (cri.go).
 	criPods []criPod
 	criBoot time.Time
+	// fetch: the manifests named by URL this boot (manifest_fetch.go).
+	fetch fetchState
 
 	gen       int        // configured boots so far (guarded by sim.mu)
 	persistMu sync.Mutex // serializes disk state updates
