@@ -68,6 +68,9 @@ type Node struct {
 	criBoot time.Time
 	// fetch: the manifests named by URL this boot (manifest_fetch.go).
 	fetch fetchState
+	// cniConfBoot: the boot in which flannel's install-config init
+	// container wrote the node's CNI configuration (cri.go).
+	cniConfBoot time.Time
 
 	gen       int        // configured boots so far (guarded by sim.mu)
 	persistMu sync.Mutex // serializes disk state updates
