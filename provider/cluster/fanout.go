@@ -179,7 +179,7 @@ func (f *fanout) register() error {
 		if n.Waits.AfterBootstrap && f.boot != nil {
 			deps = append(deps, f.boot)
 		}
-		apply, err := f.apply(n, i > 0, f.gateProps(i, nodes, states[n.Name]), deps)
+		apply, err := f.apply(n, i > 0, f.gateProps(i, nodes, states[n.Name]), f.vmIDs(f.required(i, nodes)), deps)
 		if err != nil {
 			return err
 		}
@@ -304,7 +304,7 @@ func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, err
 // head itself has no one left to ask. Only the head is named (not every
 // control plane) so that scaling the control planes does not touch every
 // node's inputs; it is the last node to go.
-func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulumi.Resource) (*configurationApply, error) {
+func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, vmIDs pulumi.IntMap, deps []pulumi.Resource) (*configurationApply, error) {
 	a := &configurationApply{}
 	reset := pulumi.Map{
 		"enabled":  pulumi.Bool(true),
@@ -319,6 +319,9 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
 		"reset":                reset,
 		"healthGate":           gate,
+		// Its waits (its own and the gate's) end early when a required
+		// node's VM is stopped or gone, instead of at their timeout.
+		"vmIds": vmIDs,
 	}
 	if len(f.sensitive) > 0 {
 		props["sensitiveValues"] = pulumi.ToSecret(pulumi.ToStringArray(f.sensitive))
@@ -340,9 +343,11 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 func (f *fanout) bootstrap(apply *configurationApply) error {
 	ep := f.plan.Endpoints
 	f.boot = &bootstrap{}
+	first := f.vmIDs([]string{f.plan.Bootstrap})
 	if err := f.ctx.RegisterResource(tokenBootstrap, f.name, pulumi.Map{
 		"node":                pulumi.String(ep.Bootstrap),
 		"clientConfiguration": f.secrets.ClientConfiguration,
+		"vmIds":               first,
 	}, f.boot, f.parent(apply)...); err != nil {
 		return err
 	}
@@ -351,6 +356,7 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 		"node":                pulumi.String(ep.Bootstrap),
 		"clientConfiguration": f.secrets.ClientConfiguration,
 		"kubernetesEndpoint":  pulumi.String(ep.Kubernetes),
+		"vmIds":               first,
 	}, f.kube, f.parent(f.boot)...)
 }
 
@@ -359,6 +365,21 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 // are configured in parallel), and tolerates the cluster's other nodes,
 // those removed by this update included (Pulumi deletes them last).
 func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeState) pulumi.Map {
+	self := nodes[f.plan.Rollout[i]]
+	cps, workers, others := f.split(f.required(i, nodes))
+	gate := pulumi.Map{
+		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
+		"vm":                 pulumi.String(vmSettings(st)),
+	}
+	if self.Waits.WithCluster {
+		gate["clusterCreate"] = pulumi.Bool(true)
+	}
+	return withNodes(gate, cps, workers, others)
+}
+
+// required are the nodes the health gate of the node at position i of the
+// rollout requires: the nodes up to it, except other new workers.
+func (f *fanout) required(i int, nodes map[string]*plan.Node) []string {
 	rollout := f.plan.Rollout
 	self := nodes[rollout[i]]
 	var required []string
@@ -369,15 +390,22 @@ func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeStat
 		}
 		required = append(required, n.Name)
 	}
-	cps, workers, others := f.split(required)
-	gate := pulumi.Map{
-		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
-		"vm":                 pulumi.String(vmSettings(st)),
+	return required
+}
+
+// vmIDs are the named nodes' VMIDs by address (the vmIds input of the
+// resources that wait for nodes). The VMs are registered before any
+// resource that waits for their nodes, so this adds no dependency that the
+// rollout does not have.
+func (f *fanout) vmIDs(names []string) pulumi.IntMap {
+	m := pulumi.IntMap{}
+	for i := range f.plan.Nodes {
+		n := &f.plan.Nodes[i]
+		if vm := f.vms[n.Name]; vm != nil && slices.Contains(names, n.Name) {
+			m[addressOf(n)] = vm.VMID
+		}
 	}
-	if self.Waits.WithCluster {
-		gate["clusterCreate"] = pulumi.Bool(true)
-	}
-	return withNodes(gate, cps, workers, others)
+	return m
 }
 
 // split sorts the nodes' addresses into required control planes and
@@ -424,6 +452,7 @@ func (f *fanout) healthProps() pulumi.Map {
 		// A change (a Kubernetes upgrade) syncs the bootstrap manifests
 		// once every node runs it, as talosctl upgrade-k8s does.
 		"kubernetesVersion": pulumi.String(f.plan.Cluster.KubernetesVersion),
+		"vmIds":             f.vmIDs(f.plan.Rollout),
 		// So does a change of what the manifests are rendered from (an
 		// inline manifest edited): Talos only creates missing objects.
 		// Lines of names and short digests, no contents: not secret,
