@@ -47,6 +47,7 @@ func TestClusterVMStoppedDuringUpgrade(t *testing.T) {
 			t.Errorf("the failed up does not say %q:\n%s", want, up.Output())
 		}
 	}
+	t.Logf("the failed up:\n%s", errorLines(up.Output()))
 	if strings.Contains(up.Output(), "timed out after") {
 		t.Errorf("the failed up says a wait timed out:\n%s", up.Output())
 	}
