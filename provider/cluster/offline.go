@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -90,7 +91,7 @@ func readStack(ctx *pulumi.Context) (map[string]any, error) {
 // resources (URN -> {type, outputs}).
 func newStackState(resources map[string]any, cluster string) *stackState {
 	s := &stackState{running: map[string]runningNode{}}
-	for _, urn := range sortedKeys(resources) {
+	for _, urn := range slices.Sorted(maps.Keys(resources)) {
 		r, _ := resources[urn].(map[string]any)
 		outs, _ := r["outputs"].(map[string]any)
 		if !strings.Contains(urn, "proxmoxtalos:index:TalosCluster$") || outs == nil {
@@ -217,13 +218,4 @@ func num(v any, def int) int {
 		return n
 	}
 	return def
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
