@@ -101,3 +101,44 @@ func TestNameIsTheTag(t *testing.T) {
 	}()
 	Name(a, &a.Untold)
 }
+
+type state struct {
+	args
+	VMID   int      `pulumi:"vmId"`
+	Status string   `pulumi:"status"`
+	MACs   []string `pulumi:"macAddresses"`
+}
+
+// Decode reads back what Map (and the engine) wrote: JSON numbers into
+// ints and optional pointers, objects into structs, the embedded Args.
+func TestDecodeReadsAStateBack(t *testing.T) {
+	outputs := map[string]any{
+		"node": "pve1", "iso": "local:iso/a.iso", "started": false, "vmId": float64(104), "status": "running",
+		"macAddresses":   []any{"BC:24:11:00:00:01"},
+		"networkDevices": []any{map[string]any{"bridge": "vmbr0", "vlanId": float64(20)}},
+		"labels":         map[string]any{"a": "b"},
+		"unknownToUs":    "ignored",
+	}
+	var got state
+	if err := Decode(outputs, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := state{
+		args: args{Node: "pve1", ISO: ptr("local:iso/a.iso"), Started: ptr(false), Labels: map[string]string{"a": "b"}, NICs: []nic{{Bridge: "vmbr0", VLAN: ptr(20)}}},
+		VMID: 104, Status: "running", MACs: []string{"BC:24:11:00:00:01"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestDecodeNamesAValueOfAnotherShape(t *testing.T) {
+	var s state
+	err := Decode(map[string]any{"networkDevices": []any{map[string]any{"vlanId": "20"}}}, &s)
+	if err == nil || !strings.Contains(err.Error(), "networkDevices[0].vlanId") {
+		t.Fatalf("want an error naming networkDevices[0].vlanId, got %v", err)
+	}
+	if err := Decode(map[string]any{"vmId": 1.5}, &s); err == nil {
+		t.Fatal("1.5 was read as an int")
+	}
+}
