@@ -104,14 +104,22 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 
 	nc := &NodeConfig{Active: raw}
 
-	if nc.ActiveDigest, err = digestOf(active.Provider()); err != nil {
+	// ConfigDigest of the text the node answered: the same text as the
+	// configuration applied to it, whose digest the preview's Check and
+	// Diff ask for too (kept by content).
+	if nc.ActiveDigest, err = ConfigDigest(raw); err != nil {
 		return nil, err
 	}
 
 	persistent, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.PersistentID)
 	switch {
 	case err == nil:
-		if nc.PersistentDigest, err = digestOf(persistent.Provider()); err != nil {
+		b, berr := persistent.Provider().Bytes()
+		if berr != nil {
+			return nil, fmt.Errorf("reading the node's persistent machine configuration: %w", berr)
+		}
+
+		if nc.PersistentDigest, err = ConfigDigest(b); err != nil {
 			return nil, err
 		}
 	case state.IsNotFoundError(err):
