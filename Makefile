@@ -64,7 +64,7 @@ help:
 	@echo "make schema           schema/schema.json from the provider"
 	@echo "make sdks             sdk/{go,nodejs,python,java} from the schema"
 	@echo "make check-generated  fail if the committed schema/SDKs differ from a fresh generation"
-	@echo "make lint             golangci-lint (pinned in tools/lint, linters in .golangci.yml) over the root module (part of make test)"
+	@echo "make lint             golangci-lint (pinned in tools/lint, linters in .golangci.yml) over the root module, tests/e2e, examples/go* and gen/javagen (part of make test)"
 	@echo "make tidy             go mod tidy in the root module and in tests/e2e (after a dependency bump)"
 	@echo "make dist             release artifacts into dist/ (plugin archives for 6 platforms, npm, wheel, sdist, jars), checked against VERSION"
 	@echo "make bench            benchmarks against the lab (BENCH_FLAGS=...): table on stdout, docs/benchmarks.md"
@@ -97,9 +97,14 @@ $(GOLANGCI_LINT): tools/lint/go.mod tools/lint/go.sum
 	@echo "building golangci-lint (a few minutes the first time)"
 	cd tools/lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# The root module, then each Go module of our own beside it (generated sdk/ and the tool pins in
+# tools/ excepted), with the same .golangci.yml.
+LINT_MODULES := tests/e2e examples/go examples/go-resources examples/go-composition gen/javagen
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
+	@for m in $(LINT_MODULES); do echo "golangci-lint in $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...) || exit 1; done
 
 # talosctl, the real Talos client, for the tests that run it against the lab's nodes and for
 # `make demo`. Built as upstream builds it (CGO off, tag grpcnotrace, -s -w); its version is

@@ -1,26 +1,44 @@
 package cluster
 
 import (
+	"fmt"
+
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumix"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
 // Tokens of the resources the component fans out into (registered by this
 // same provider in the proxmox and talos modules).
 const (
-	tokenComponent          = "proxmoxtalos:index:TalosCluster"
-	tokenVirtualMachine     = "proxmoxtalos:proxmox:VirtualMachine"
-	tokenDownloadFile       = "proxmoxtalos:proxmox:DownloadFile"
-	tokenSchematic          = "proxmoxtalos:talos:ImageFactorySchematic"
-	tokenMachineSecrets     = "proxmoxtalos:talos:MachineSecrets"
-	tokenConfigurationApply = "proxmoxtalos:talos:ConfigurationApply"
-	tokenBootstrap          = "proxmoxtalos:talos:Bootstrap"
-	tokenKubeconfig         = "proxmoxtalos:talos:Kubeconfig"
-	tokenClusterHealth      = "proxmoxtalos:talos:ClusterHealth"
+	tokenComponent              = "proxmoxtalos:index:TalosCluster"
+	tokenVirtualMachine         = "proxmoxtalos:proxmox:VirtualMachine"
+	tokenDownloadFile           = "proxmoxtalos:proxmox:DownloadFile"
+	tokenSchematic              = "proxmoxtalos:talos:ImageFactorySchematic"
+	tokenMachineSecrets         = "proxmoxtalos:talos:MachineSecrets"
+	tokenConfigurationApply     = "proxmoxtalos:talos:ConfigurationApply"
+	tokenBootstrap              = "proxmoxtalos:talos:Bootstrap"
+	tokenKubeconfig             = "proxmoxtalos:talos:Kubeconfig"
+	tokenClusterHealth          = "proxmoxtalos:talos:ClusterHealth"
+	tokenControlPlaneComponents = "proxmoxtalos:talos:ControlPlaneComponents"
 )
 
-// The child resources, with the outputs the component reads. Their inputs
-// are given as property maps; the names match the resources' schemas
-// (provider/proxmox, provider/talos).
+// registerChild registers a child resource from its Go arguments (the
+// provider's own Args type, see package childargs), with bindings for the
+// fields whose values are outputs.
+func registerChild(ctx *pulumi.Context, token, name string, args any, binds []childargs.Binding, res pulumi.CustomResource, opts ...pulumi.ResourceOption) error {
+	props, err := childargs.Map(args, binds...)
+	if err != nil {
+		return fmt.Errorf("registering %s %s: %w", token, name, err)
+	}
+	return ctx.RegisterResource(token, name, props, res, opts...)
+}
+
+// The child resources, with the outputs the component reads: the names
+// and types of fields of the resources' State types (provider/proxmox,
+// provider/talos), which TestChildOutputsAreStateFields holds them to.
 
 type virtualMachine struct {
 	pulumi.CustomResourceState
@@ -35,19 +53,16 @@ type downloadFile struct {
 
 type schematic struct {
 	pulumi.CustomResourceState
-	SchematicID pulumi.StringOutput `pulumi:"schematicId"`
 }
 
 type machineSecrets struct {
 	pulumi.CustomResourceState
-	MachineSecrets      pulumi.StringOutput    `pulumi:"machineSecrets"`
-	ClientConfiguration pulumi.StringMapOutput `pulumi:"clientConfiguration"`
+	MachineSecrets      pulumi.StringOutput                       `pulumi:"machineSecrets"`
+	ClientConfiguration pulumix.Output[talos.ClientConfiguration] `pulumi:"clientConfiguration"`
 }
 
 type configurationApply struct {
 	pulumi.CustomResourceState
-	ConfigDigest   pulumi.StringOutput `pulumi:"configDigest"`
-	RunningVersion pulumi.StringOutput `pulumi:"runningVersion"`
 }
 
 type bootstrap struct {
@@ -61,5 +76,8 @@ type kubeconfig struct {
 
 type clusterHealth struct {
 	pulumi.CustomResourceState
-	Nodes pulumi.StringMapOutput `pulumi:"nodes"`
+}
+
+type controlPlaneComponents struct {
+	pulumi.CustomResourceState
 }

@@ -39,7 +39,9 @@ func (c *Component) inventoryFor(ctx *pulumi.Context, name, clusterName string) 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		offline = newStackState(resources, clusterName)
+		if offline, err = newStackState(resources, clusterName); err != nil {
+			return nil, nil, nil, err
+		}
 		newInventory = func(context.Context) (Inventory, error) { return offline, nil }
 		read = offline.readConfig
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
@@ -125,7 +127,7 @@ func (f *fanout) register() error {
 	// schematic it knows: register it before anything downloads or
 	// installs from it.
 	f.schematic = &schematic{}
-	if err := f.ctx.RegisterResource(tokenSchematic, f.name+"-schematic", f.schematicProps(), f.schematic, f.parent()...); err != nil {
+	if err := registerChild(f.ctx, tokenSchematic, f.name+"-schematic", f.schematicArgs(), nil, f.schematic, f.parent()...); err != nil {
 		return err
 	}
 
@@ -135,8 +137,9 @@ func (f *fanout) register() error {
 		// came from does not change it, so a new factory URL or mirror
 		// applies to new downloads only, and an ISO kept for its nodes
 		// keeps the URL it was downloaded from (plan.ISODownload.URLKnown).
-		opts := append(f.parent(f.schematic), pulumi.IgnoreChanges([]string{"url"}))
-		if err := f.ctx.RegisterResource(tokenDownloadFile, isoResourceName(f.name, d), downloadProps(d), iso, opts...); err != nil {
+		args := downloadArgs(d)
+		opts := append(f.parent(f.schematic), pulumi.IgnoreChanges([]string{childargs.Name(args, &args.URL)}))
+		if err := registerChild(f.ctx, tokenDownloadFile, isoResourceName(f.name, d), args, nil, iso, opts...); err != nil {
 			return err
 		}
 		f.isos[d.Host+"|"+d.VolumeID()] = iso
@@ -179,7 +182,7 @@ func (f *fanout) register() error {
 		if n.Waits.AfterBootstrap && f.boot != nil {
 			deps = append(deps, f.boot)
 		}
-		apply, err := f.apply(n, i > 0, f.gateProps(i, nodes, states[n.Name]), deps)
+		apply, err := f.apply(n, i > 0, f.gateArgs(i, nodes, states[n.Name]), deps)
 		if err != nil {
 			return err
 		}
@@ -197,7 +200,8 @@ func (f *fanout) register() error {
 	// The final check: every node healthy, the API answering on the
 	// endpoint (the VIP, once elected). The kubeconfig output waits for it.
 	f.health = &clusterHealth{}
-	if err := f.ctx.RegisterResource(tokenClusterHealth, f.name+"-healthy", f.healthProps(), f.health, f.parent(append(applies, f.kube)...)...); err != nil {
+	health, binds := f.healthArgs()
+	if err := registerChild(f.ctx, tokenClusterHealth, f.name+"-healthy", health, binds, f.health, f.parent(append(applies, f.kube)...)...); err != nil {
 		return err
 	}
 	f.outputs()
@@ -218,25 +222,18 @@ func (f *fanout) applyOf(name string) pulumi.Resource {
 	return f.applies[name]
 }
 
-// schematicProps register the plan's Image Factory schematic.
-func (f *fanout) schematicProps() pulumi.Map {
+// schematicArgs register the plan's Image Factory schematic.
+func (f *fanout) schematicArgs() *talos.ImageFactorySchematicArgs {
 	c := &f.plan.Cluster
-	m := pulumi.Map{
-		"extensions":   pulumi.ToStringArray(c.Image.Extensions),
-		"kernelArgs":   pulumi.ToStringArray(c.Image.KernelArgs),
-		"talosVersion": pulumi.String(c.TalosVersion),
-		"platform":     pulumi.String(c.Image.Platform),
+	return &talos.ImageFactorySchematicArgs{
+		Extensions:        nonNil(c.Image.Extensions),
+		KernelArgs:        nonNil(c.Image.KernelArgs),
+		TalosVersion:      c.TalosVersion,
+		Platform:          c.Image.Platform,
+		FactoryUrl:        f.factoryURL,
+		InstallerRegistry: f.installerRegistry,
+		SkipRegistration:  f.skipRegistration,
 	}
-	if f.factoryURL != "" {
-		m["factoryUrl"] = pulumi.String(f.factoryURL)
-	}
-	if f.installerRegistry != "" {
-		m["installerRegistry"] = pulumi.String(f.installerRegistry)
-	}
-	if f.skipRegistration {
-		m["skipRegistration"] = pulumi.Bool(true)
-	}
-	return m
 }
 
 // machineConfigs generates every node's configuration from the secrets
@@ -272,22 +269,23 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 }
 
 func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, error) {
-	var iso pulumi.StringInput
-	if b := n.VM.Boot; b.ISOFile != "" {
+	vm := &virtualMachine{}
+	args := vmArgs(f.plan.Cluster.Name, n)
+	binds := unknownSettings(args, f.vmUnknown)
+	if b := n.VM.Boot; b.ISOFile != "" && args.Clone == nil {
 		if d := f.isos[n.VM.Host+"|"+plan.ISOVolumeID(b.ISOStorage, b.ISOFile)]; d != nil {
-			iso = d.VolumeID
+			binds = append(binds, childargs.BindPtr(&args.ISO, d.VolumeID))
 		}
 	}
-	vm := &virtualMachine{}
 	opts := f.parent(deps...)
 	if n.Existing {
 		// A template is what new nodes are cloned from: an existing VM is
 		// installed and stays (plan.checkReplacements). Proxmox does not
 		// say what a VM was cloned from, so the plan cannot tell a new
 		// template from the old one: the VM keeps its recorded source.
-		opts = append(opts, pulumi.IgnoreChanges([]string{"clone"}))
+		opts = append(opts, pulumi.IgnoreChanges([]string{childargs.Name(args, &args.Clone)}))
 	}
-	if err := f.ctx.RegisterResource(tokenVirtualMachine, n.Name, withUnknownSettings(vmProps(f.plan.Cluster.Name, n, iso), f.vmUnknown), vm, opts...); err != nil {
+	if err := registerChild(f.ctx, tokenVirtualMachine, n.Name, args, binds, vm, opts...); err != nil {
 		return nil, err
 	}
 	f.vms[n.Name] = vm
@@ -304,31 +302,29 @@ func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, err
 // head itself has no one left to ask. Only the head is named (not every
 // control plane) so that scaling the control planes does not touch every
 // node's inputs; it is the last node to go.
-func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulumi.Resource) (*configurationApply, error) {
+func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, deps []pulumi.Resource) (*configurationApply, error) {
 	a := &configurationApply{}
-	reset := pulumi.Map{
-		"enabled":  pulumi.Bool(true),
-		"graceful": pulumi.Bool(graceful),
+	args := &talos.ConfigurationApplyArgs{
+		Node:       addressOf(n),
+		Reset:      &talos.ResetOnDelete{Enabled: ptr(true), Graceful: ptr(graceful)},
+		HealthGate: gate,
 	}
 	if n.Name != f.plan.Bootstrap {
-		reset["controlPlanes"] = pulumi.ToStringArray([]string{f.plan.Endpoints.Bootstrap})
+		args.Reset.ControlPlanes = []string{f.plan.Endpoints.Bootstrap}
 	}
-	props := pulumi.Map{
-		"node":                 pulumi.String(addressOf(n)),
-		"clientConfiguration":  f.secrets.ClientConfiguration,
-		"machineConfiguration": f.configs.MapIndex(pulumi.String(n.Name)),
-		"reset":                reset,
-		"healthGate":           gate,
+	binds := []childargs.Binding{
+		childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration),
+		childargs.Bind(&args.MachineConfiguration, f.configs.MapIndex(pulumi.String(n.Name))),
 	}
 	if len(f.sensitive) > 0 {
-		props["sensitiveValues"] = pulumi.ToSecret(pulumi.ToStringArray(f.sensitive))
+		binds = append(binds, childargs.Bind(&args.SensitiveValues, pulumi.ToSecret(pulumi.ToStringArray(f.sensitive)).(pulumi.StringArrayOutput)))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.
 	if vm := f.vms[n.Name]; vm != nil {
-		props["machineId"] = vm.SmbiosUUID
+		binds = append(binds, childargs.BindPtr(&args.MachineId, vm.SmbiosUUID))
 	}
-	if err := f.ctx.RegisterResource(tokenConfigurationApply, n.Name, props, a, f.parent(deps...)...); err != nil {
+	if err := registerChild(f.ctx, tokenConfigurationApply, n.Name, args, binds, a, f.parent(deps...)...); err != nil {
 		return nil, err
 	}
 	f.applies[n.Name] = a
@@ -340,17 +336,16 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate pulumi.Map, deps []pulu
 func (f *fanout) bootstrap(apply *configurationApply) error {
 	ep := f.plan.Endpoints
 	f.boot = &bootstrap{}
-	if err := f.ctx.RegisterResource(tokenBootstrap, f.name, pulumi.Map{
-		"node":                pulumi.String(ep.Bootstrap),
-		"clientConfiguration": f.secrets.ClientConfiguration,
+	boot := &talos.BootstrapArgs{Node: ep.Bootstrap}
+	if err := registerChild(f.ctx, tokenBootstrap, f.name, boot, []childargs.Binding{
+		childargs.Bind(&boot.ClientConfiguration, f.secrets.ClientConfiguration),
 	}, f.boot, f.parent(apply)...); err != nil {
 		return err
 	}
 	f.kube = &kubeconfig{}
-	return f.ctx.RegisterResource(tokenKubeconfig, f.name, pulumi.Map{
-		"node":                pulumi.String(ep.Bootstrap),
-		"clientConfiguration": f.secrets.ClientConfiguration,
-		"kubernetesEndpoint":  pulumi.String(ep.Kubernetes),
+	kube := &talos.KubeconfigArgs{Node: ep.Bootstrap, KubernetesEndpoint: ptr(ep.Kubernetes)}
+	return registerChild(f.ctx, tokenKubeconfig, f.name, kube, []childargs.Binding{
+		childargs.Bind(&kube.ClientConfiguration, f.secrets.ClientConfiguration),
 	}, f.kube, f.parent(f.boot)...)
 }
 
@@ -358,7 +353,7 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 // rollout: it requires the nodes up to it, except other new workers (they
 // are configured in parallel), and tolerates the cluster's other nodes,
 // those removed by this update included (Pulumi deletes them last).
-func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeState) pulumi.Map {
+func (f *fanout) gateArgs(i int, nodes map[string]*plan.Node, st *plan.NodeState) *talos.HealthGate {
 	rollout := f.plan.Rollout
 	self := nodes[rollout[i]]
 	var required []string
@@ -369,68 +364,64 @@ func (f *fanout) gateProps(i int, nodes map[string]*plan.Node, st *plan.NodeStat
 		}
 		required = append(required, n.Name)
 	}
-	cps, workers, others := f.split(required)
-	gate := pulumi.Map{
-		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
-		"vm":                 pulumi.String(vmSettings(st)),
+	s := f.split(required)
+	gate := &talos.HealthGate{
+		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
+		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
+		Vm:                 ptr(vmSettings(st)),
 	}
 	if self.Waits.WithCluster {
-		gate["clusterCreate"] = pulumi.Bool(true)
+		gate.ClusterCreate = ptr(true)
 	}
-	return withNodes(gate, cps, workers, others)
+	return gate
 }
+
+// nodeSets are the nodes' addresses a health check requires (control
+// planes, workers) and the others it tolerates.
+type nodeSets struct{ cps, workers, others []string }
 
 // split sorts the nodes' addresses into required control planes and
 // workers, and the others (nodes not required, removed nodes).
-func (f *fanout) split(required []string) (cps, workers, others []string) {
+func (f *fanout) split(required []string) nodeSets {
+	var s nodeSets
 	for i := range f.plan.Nodes {
 		n := &f.plan.Nodes[i]
 		switch {
 		case !slices.Contains(required, n.Name):
-			others = append(others, addressOf(n))
+			s.others = append(s.others, addressOf(n))
 		case n.Role == plan.RoleControlPlane:
-			cps = append(cps, addressOf(n))
+			s.cps = append(s.cps, addressOf(n))
 		default:
-			workers = append(workers, addressOf(n))
+			s.workers = append(s.workers, addressOf(n))
 		}
 	}
 	for _, r := range f.plan.Removed {
-		others = append(others, r.Address)
+		s.others = append(s.others, r.Address)
 	}
-	return cps, workers, others
-}
-
-// withNodes adds split's lists to the inputs m of a health check: the
-// control planes and workers it requires, the other nodes it tolerates.
-func withNodes(m pulumi.Map, cps, workers, others []string) pulumi.Map {
-	m["controlPlanes"] = pulumi.ToStringArray(cps)
-	if len(workers) > 0 {
-		m["workers"] = pulumi.ToStringArray(workers)
-	}
-	if len(others) > 0 {
-		m["otherNodes"] = pulumi.ToStringArray(others)
-	}
-	return m
+	return s
 }
 
 // healthProps are the inputs of the final health check: every node, the
 // endpoint; the removed nodes are tolerated (Pulumi deletes them after).
-func (f *fanout) healthProps() pulumi.Map {
-	cps, workers, others := f.split(f.plan.Rollout)
-	m := pulumi.Map{
-		"clientConfiguration": f.secrets.ClientConfiguration,
-		"kubeconfig":          f.kube.Kubeconfig,
-		"kubernetesEndpoint":  pulumi.String(f.plan.Endpoints.Kubernetes),
+func (f *fanout) healthArgs() (*talos.ClusterHealthArgs, []childargs.Binding) {
+	s := f.split(f.plan.Rollout)
+	h := &talos.ClusterHealthArgs{
+		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
+		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
 		// A change (a Kubernetes upgrade) syncs the bootstrap manifests
 		// once every node runs it, as talosctl upgrade-k8s does.
-		"kubernetesVersion": pulumi.String(f.plan.Cluster.KubernetesVersion),
+		KubernetesVersion: ptr(f.plan.Cluster.KubernetesVersion),
+	}
+	binds := []childargs.Binding{
+		childargs.Bind(&h.ClientConfiguration, f.secrets.ClientConfiguration),
+		childargs.BindPtr(&h.Kubeconfig, f.kube.Kubeconfig),
 		// So does a change of what the manifests are rendered from (an
 		// inline manifest edited): Talos only creates missing objects.
 		// Lines of names and short digests, no contents: not secret,
 		// though the configurations they are read from are.
-		"bootstrapManifests": pulumi.Unsecret(f.configs.ApplyT(func(cfgs map[string]string) ([]string, error) {
+		childargs.Bind(&h.BootstrapManifests, pulumi.Unsecret(f.configs.ApplyT(func(cfgs map[string]string) ([]string, error) {
 			return manifestInputs(f.plan, cfgs)
-		})).(pulumi.StringArrayOutput),
+		})).(pulumi.StringArrayOutput)),
 	}
 	// Nodes that were down or lost their VM come back in this update
 	// without a change the check would notice: it checks again, so that the
@@ -440,9 +431,9 @@ func (f *fanout) healthProps() pulumi.Map {
 		back = append(back, n.Name)
 	}
 	if len(back) > 0 {
-		m["recheck"] = pulumi.String("VMs that were not running or missing: " + strings.Join(back, ", "))
+		h.Recheck = ptr("VMs that were not running or missing: " + strings.Join(back, ", "))
 	}
-	return withNodes(m, cps, workers, others)
+	return h, binds
 }
 
 func (f *fanout) outputs() {
@@ -459,9 +450,10 @@ func (f *fanout) outputs() {
 	}
 	// One default node: talosctl refuses commands that need a single node
 	// (kubeconfig) with several, and etcd commands need a control plane.
-	c.Talosconfig = pulumi.ToSecret(f.secrets.ClientConfiguration.ApplyT(func(cc map[string]string) (string, error) {
+	c.Talosconfig = pulumi.ToSecret(pulumi.All(f.secrets.ClientConfiguration).ApplyT(func(v []any) (string, error) {
+		cc := v[0].(talos.ClientConfiguration)
 		return talosconfig.ClientConfiguration(p.Cluster.Name, p.Endpoints.Talos, []string{p.Endpoints.Bootstrap},
-			[]byte(cc["caCertificate"]), talosconfig.ClientCertificate{CertPEM: []byte(cc["clientCertificate"]), KeyPEM: []byte(cc["clientKey"])})
+			[]byte(cc.CACertificate), talosconfig.ClientCertificate{CertPEM: []byte(cc.ClientCertificate), KeyPEM: []byte(cc.ClientKey)})
 	})).(pulumi.StringOutput)
 
 	var ids []any

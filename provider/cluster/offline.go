@@ -3,13 +3,17 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -87,10 +91,10 @@ func readStack(ctx *pulumi.Context) (map[string]any, error) {
 }
 
 // newStackState picks the cluster's VMs and node applies out of the stack's
-// resources (URN -> {type, outputs}).
-func newStackState(resources map[string]any, cluster string) *stackState {
+// resources (URN -> {type, outputs}), read into their State types.
+func newStackState(resources map[string]any, cluster string) (*stackState, error) {
 	s := &stackState{running: map[string]runningNode{}}
-	for _, urn := range sortedKeys(resources) {
+	for _, urn := range slices.Sorted(maps.Keys(resources)) {
 		r, _ := resources[urn].(map[string]any)
 		outs, _ := r["outputs"].(map[string]any)
 		if !strings.Contains(urn, "proxmoxtalos:index:TalosCluster$") || outs == nil {
@@ -98,16 +102,33 @@ func newStackState(resources map[string]any, cluster string) *stackState {
 		}
 		switch r["type"] {
 		case tokenVirtualMachine:
-			if vm := observeState(outs); slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) && !vm.Template {
+			var st proxmox.VirtualMachineState
+			if err := decodeState(urn, outs, &st); err != nil {
+				return nil, err
+			}
+			if vm := observeState(&st); slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) && !vm.Template {
 				s.vms = append(s.vms, vm)
 			}
 		case tokenConfigurationApply:
-			if node := str(outs["node"]); node != "" {
-				s.running[node] = runningNode{Config: str(outs["machineConfiguration"]), TalosVersion: str(outs["runningVersion"])}
+			var st talos.ConfigurationApplyState
+			if err := decodeState(urn, outs, &st); err != nil {
+				return nil, err
+			}
+			if st.Node != "" {
+				s.running[st.Node] = runningNode{Config: st.MachineConfiguration, TalosVersion: st.RunningVersion}
 			}
 		}
 	}
-	return s
+	return s, nil
+}
+
+// decodeState reads a child's outputs into its State type.
+func decodeState(urn string, outs map[string]any, st any) error {
+	if err := childargs.Decode(outs, st); err != nil {
+		return fmt.Errorf("reading %s from the stack's state for the offline preview: %w; "+
+			"an online preview reads the cluster from Proxmox and its nodes instead", urn, err)
+	}
+	return nil
 }
 
 // Hosts: unknown offline (nil: the plan checks no capacity).
@@ -126,52 +147,65 @@ func (s *stackState) readConfig(_ context.Context, node string, _ *talosapi.Cred
 // was given and what it reported): Proxmox's defaults where an input was
 // not given, as observeVM applies them to a configuration without the key.
 // A clone's template disks that the inputs do not list are not in them.
-func observeState(o map[string]any) plan.ObservedVM {
+func observeState(o *proxmox.VirtualMachineState) plan.ObservedVM {
 	vm := plan.ObservedVM{
-		VMID: num(o["vmId"], 0), Host: str(o["node"]), Name: str(o["name"]), Tags: pveTags(stringList(o["tags"])),
-		Template: o["template"] == true, Status: str(o["status"]),
+		VMID: o.VMID, Host: o.Node, Name: orZero(o.Name), Tags: pveTags(slices.Clone(o.Tags)),
+		Template: orZero(o.Template), Status: o.Status,
 		Cores: 1, Sockets: 1, CPUType: "kvm64", MemoryMiB: 512, // pve-api defaults, as observeVM
 	}
-	if cpu := obj(o["cpu"]); cpu != nil {
-		vm.Cores, vm.Sockets = num(cpu["cores"], 1), num(cpu["sockets"], 1)
-		if t := str(cpu["type"]); t != "" {
+	if cpu := o.CPU; cpu != nil {
+		vm.Cores, vm.Sockets = valueOr(cpu.Cores, 1), valueOr(cpu.Sockets, 1)
+		if t := orZero(cpu.Type); t != "" {
 			vm.CPUType = t
 		}
 	}
-	if m := obj(o["memory"]); m != nil {
-		vm.MemoryMiB = num(m["dedicated"], 512)
+	if o.Memory != nil {
+		vm.MemoryMiB = o.Memory.Dedicated
 	}
-	for _, d := range list(o["disks"]) {
-		d := obj(d)
-		vm.Disks = append(vm.Disks, plan.Disk{Interface: str(d["interface"]), Storage: str(d["storage"]), SizeGiB: num(d["size"], 0)})
+	for _, d := range o.Disks {
+		vm.Disks = append(vm.Disks, plan.Disk{Interface: d.Interface, Storage: d.Storage, SizeGiB: d.Size})
 	}
-	if iso := str(o["iso"]); iso != "" {
+	if iso := orZero(o.ISO); iso != "" {
 		vm.ISOVolume = iso
 		vm.ISOStorage, _, _ = strings.Cut(iso, ":")
 	}
-	ci := obj(o["cloudInit"])
-	ips := list(ci["ipConfigs"])
-	macs := stringList(o["macAddresses"])
-	for i, d := range list(o["networkDevices"]) {
-		d := obj(d)
-		n := plan.NICConfig{Bridge: str(d["bridge"]), VLAN: num(d["vlanId"], 0), MTU: num(d["mtu"], 0), MAC: strings.ToUpper(str(d["macAddress"]))}
-		if n.MAC == "" && i < len(macs) {
-			n.MAC = strings.ToUpper(macs[i])
+	var ips []proxmox.VirtualMachineIpConfig
+	if o.CloudInit != nil {
+		ips = o.CloudInit.IPConfigs
+	}
+	for i, d := range o.NetworkDevices {
+		n := plan.NICConfig{Bridge: d.Bridge, VLAN: orZero(d.VLANID), MTU: orZero(d.MTU), MAC: strings.ToUpper(orZero(d.MACAddress))}
+		if n.MAC == "" && i < len(o.MACAddresses) {
+			n.MAC = strings.ToUpper(o.MACAddresses[i])
 		}
 		if i < len(ips) {
-			if v4 := obj(obj(ips[i])["ipv4"]); v4 != nil && str(v4["address"]) != "dhcp" {
-				n.Address, n.Gateway = str(v4["address"]), str(v4["gateway"])
+			if v4 := ips[i].IPv4; v4 != nil && v4.Address != "dhcp" {
+				n.Address, n.Gateway = v4.Address, orZero(v4.Gateway)
 			}
 		}
 		vm.NICs = append(vm.NICs, n)
 	}
-	if dns := obj(ci["dns"]); dns != nil {
-		if servers := stringList(dns["servers"]); len(servers) > 0 {
+	if o.CloudInit != nil && o.CloudInit.DNS != nil {
+		if servers := o.CloudInit.DNS.Servers; len(servers) > 0 {
 			vm.DNSServers = servers
 		}
-		vm.SearchDomain = str(dns["domain"])
+		vm.SearchDomain = orZero(o.CloudInit.DNS.Domain)
 	}
 	return vm
+}
+
+// orZero is *p, or the zero value for nil.
+func orZero[T any](p *T) T {
+	var zero T
+	return valueOr(p, zero)
+}
+
+// valueOr is *p, or def for nil.
+func valueOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 // pveTags are tags as Proxmox keeps them: lower case, sorted.
@@ -181,49 +215,4 @@ func pveTags(tags []string) []string {
 	}
 	slices.Sort(tags)
 	return tags
-}
-
-func obj(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-func list(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func stringList(v any) []string {
-	var out []string
-	for _, e := range list(v) {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// num reads a number (JSON numbers arrive as float64).
-func num(v any, def int) int {
-	switch n := v.(type) {
-	case float64:
-		return int(n)
-	case int:
-		return n
-	}
-	return def
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -65,7 +67,11 @@ func TestObserveStateIsObserveVM(t *testing.T) {
 		"searchdomain": "lab.example",
 	})
 	fromProxmox.Status = "running"
-	got := observeState(outs)
+	var st proxmox.VirtualMachineState
+	if err := childargs.Decode(outs, &st); err != nil {
+		t.Fatal(err)
+	}
+	got := observeState(&st)
 	if !equalObserved(got, fromProxmox) || got.ISOVolume != fromProxmox.ISOVolume || got.Status != "running" {
 		t.Errorf("from the state\n %+v\nfrom Proxmox\n %+v", got, fromProxmox)
 	}
@@ -80,13 +86,16 @@ func TestNewStackState(t *testing.T) {
 	}
 	other := map[string]any{"node": "pve1", "vmId": float64(200), "tags": []any{"proxmoxtalos", "cluster-other"}}
 	const under = "urn:pulumi:ci::p::proxmoxtalos:index:TalosCluster$"
-	s := newStackState(map[string]any{
+	s, err := newStackState(map[string]any{
 		under + "proxmoxtalos:proxmox:VirtualMachine::lab-workers-1":  map[string]any{"type": tokenVirtualMachine, "outputs": vm},
 		under + "proxmoxtalos:proxmox:VirtualMachine::other-1":        map[string]any{"type": tokenVirtualMachine, "outputs": other},
 		"urn:pulumi:ci::p::proxmoxtalos:proxmox:VirtualMachine::mine": map[string]any{"type": tokenVirtualMachine, "outputs": vm},
 		under + "proxmoxtalos:talos:ConfigurationApply::lab-workers-1": map[string]any{"type": tokenConfigurationApply,
 			"outputs": map[string]any{"node": "10.0.0.13", "machineConfiguration": "version: v1alpha1", "runningVersion": "v1.12.5"}},
 	}, "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(s.vms) != 1 || s.vms[0].VMID != 104 {
 		t.Errorf("the cluster's VMs: %+v", s.vms)
 	}

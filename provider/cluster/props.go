@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 )
 
 // isoResourceName names an ISO download after its host and what it holds
@@ -26,138 +25,125 @@ func isoResourceName(cluster string, d plan.ISODownload) string {
 	return name
 }
 
-// downloadProps are the inputs of an ISO download.
-func downloadProps(d plan.ISODownload) pulumi.Map {
-	return pulumi.Map{
-		"node":     pulumi.String(d.Host),
-		"storage":  pulumi.String(d.Storage),
-		"url":      pulumi.String(d.URL),
-		"content":  pulumi.String("iso"),
-		"fileName": pulumi.String(d.FileName),
+// downloadArgs are the inputs of an ISO download.
+func downloadArgs(d plan.ISODownload) *proxmox.DownloadFileArgs {
+	return &proxmox.DownloadFileArgs{
+		Node:     d.Host,
+		Storage:  d.Storage,
+		URL:      d.URL,
+		Content:  ptr(proxmox.DownloadContent("iso")),
+		FileName: ptr(d.FileName),
 		// The name says what the file holds (plan.ISOFileName): another
 		// cluster or stack with the same version and schematic on this
 		// storage uses the same file, kept until no VM boots from it.
-		"shared": pulumi.Bool(true),
+		Shared: ptr(true),
 	}
 }
 
-// vmProps are the inputs of a node's VM. iso is the volume of the host's
-// ISO download (nil when the VM is a clone).
-func vmProps(cluster string, n *plan.Node, iso pulumi.StringInput) pulumi.Map {
+// vmArgs are the inputs of a node's VM, but for its ISO (the volume of the
+// host's ISO download, an output: fanout.vm binds it).
+func vmArgs(cluster string, n *plan.Node) *proxmox.VirtualMachineArgs {
 	vm := &n.VM
 	bus := strings.TrimRight(vm.OSDisk.Interface, "0123456789")
-	props := pulumi.Map{
-		"node": pulumi.String(vm.Host),
-		"name": pulumi.String(vm.Name),
-		"description": pulumi.String(fmt.Sprintf("Talos %s node %s of cluster %s, managed by Pulumi "+
+	args := &proxmox.VirtualMachineArgs{
+		Node: vm.Host,
+		Name: ptr(vm.Name),
+		Description: ptr(fmt.Sprintf("Talos %s node %s of cluster %s, managed by Pulumi "+
 			"(proxmoxtalos TalosCluster). Changes made here are reverted by the next pulumi up.", n.Role, n.Name, cluster)),
-		"tags":   pulumi.ToStringArray(vm.Tags),
-		"osType": pulumi.String("l26"),
-		"cpu": pulumi.Map{
-			"cores":   pulumi.Int(vm.Cores),
-			"sockets": pulumi.Int(vm.Sockets),
-			"type":    pulumi.String(vm.CPUType),
-		},
+		Tags:   nonNil(vm.Tags),
+		OsType: ptr(proxmox.OsType("l26")),
+		CPU:    &proxmox.VirtualMachineCpu{Cores: ptr(vm.Cores), Sockets: ptr(vm.Sockets), Type: ptr(vm.CPUType)},
 		// Dedicated memory without a balloon: Talos (and the kubelet's
 		// memory accounting) expect the memory they boot with.
-		"memory":         pulumi.Map{"dedicated": pulumi.Int(vm.MemoryMiB), "floating": pulumi.Int(0)},
-		"disks":          diskProps(bus, vm),
-		"networkDevices": nicProps(vm.NICs),
-		"cloudInit":      cloudInitProps(vm),
-		"agent":          pulumi.Map{"enabled": pulumi.Bool(vm.Agent), "waitForAddress": pulumi.Bool(false)},
-		"onBoot":         pulumi.Bool(vm.OnBoot),
-		"started":        pulumi.Bool(true),
+		Memory:         &proxmox.VirtualMachineMemory{Dedicated: vm.MemoryMiB, Floating: ptr(0)},
+		Disks:          diskArgs(bus, vm),
+		NetworkDevices: nicArgs(vm.NICs),
+		CloudInit:      cloudInitArgs(vm),
+		Agent:          &proxmox.VirtualMachineAgent{Enabled: ptr(vm.Agent), WaitForAddress: ptr(false)},
+		OnBoot:         ptr(vm.OnBoot),
+		Started:        ptr(true),
 		// A node leaves the cluster (graceful Talos reset, which powers it
 		// off) before its VM is destroyed: no graceful shutdown to wait for.
-		"stopOnDestroy": pulumi.Bool(true),
+		StopOnDestroy: ptr(true),
 	}
 	if bus == "scsi" {
-		props["scsiHardware"] = pulumi.String("virtio-scsi-single")
+		args.ScsiHardware = ptr(proxmox.ScsiHardware("virtio-scsi-single"))
 	}
 	if vm.VMIDPinned {
-		props["vmId"] = pulumi.Int(vm.VMID)
+		args.VMID = ptr(vm.VMID)
 	}
 	if vm.Boot.CloneVMID != 0 {
-		props["clone"] = pulumi.Map{
-			"vmId": pulumi.Int(vm.Boot.CloneVMID),
-			"node": pulumi.String(vm.Boot.CloneNode),
-			"full": pulumi.Bool(vm.Boot.FullClone),
-		}
-	} else if iso != nil {
-		props["iso"] = iso
+		args.Clone = &proxmox.VirtualMachineClone{VMID: vm.Boot.CloneVMID, Node: ptr(vm.Boot.CloneNode), Full: ptr(vm.Boot.FullClone)}
 	}
-	return props
+	return args
 }
 
-func diskProps(bus string, vm *plan.VM) pulumi.Array {
-	disk := func(d plan.Disk) pulumi.Map {
-		m := pulumi.Map{
-			"interface": pulumi.String(d.Interface),
-			"storage":   pulumi.String(d.Storage),
-			"size":      pulumi.Int(d.SizeGiB),
-			"discard":   pulumi.Bool(true),
-		}
+func diskArgs(bus string, vm *plan.VM) []proxmox.VirtualMachineDisk {
+	disk := func(d plan.Disk) proxmox.VirtualMachineDisk {
+		out := proxmox.VirtualMachineDisk{Interface: d.Interface, Storage: d.Storage, Size: d.SizeGiB, Discard: ptr(true)}
 		if bus != "virtio" {
-			m["ssd"] = pulumi.Bool(true)
+			out.SSD = ptr(true)
 		}
 		if bus != "sata" {
-			m["iothread"] = pulumi.Bool(true)
+			out.IOThread = ptr(true)
 		}
-		return m
+		return out
 	}
-	out := pulumi.Array{disk(vm.OSDisk)}
+	out := []proxmox.VirtualMachineDisk{disk(vm.OSDisk)}
 	for _, d := range vm.DataDisks {
 		out = append(out, disk(d))
 	}
 	return out
 }
 
-func nicProps(nics []plan.NICConfig) pulumi.Array {
-	var out pulumi.Array
+func nicArgs(nics []plan.NICConfig) []proxmox.VirtualMachineNetworkDevice {
+	var out []proxmox.VirtualMachineNetworkDevice
 	for _, n := range nics {
-		m := pulumi.Map{
-			"bridge":     pulumi.String(n.Bridge),
-			"model":      pulumi.String("virtio"),
-			"macAddress": pulumi.String(n.MAC),
-		}
+		d := proxmox.VirtualMachineNetworkDevice{Bridge: n.Bridge, Model: ptr(proxmox.NetworkModel("virtio")), MACAddress: ptr(n.MAC)}
 		if n.VLAN != 0 {
-			m["vlanId"] = pulumi.Int(n.VLAN)
+			d.VLANID = ptr(n.VLAN)
 		}
 		if n.MTU != 0 {
-			m["mtu"] = pulumi.Int(n.MTU)
+			d.MTU = ptr(n.MTU)
 		}
-		out = append(out, m)
+		out = append(out, d)
 	}
 	return out
 }
 
-func cloudInitProps(vm *plan.VM) pulumi.Map {
-	var ips pulumi.Array
+func cloudInitArgs(vm *plan.VM) *proxmox.VirtualMachineCloudInit {
+	ci := &proxmox.VirtualMachineCloudInit{Storage: vm.OSDisk.Storage}
 	for _, n := range vm.NICs {
-		ipv4 := pulumi.Map{"address": pulumi.String("dhcp")}
+		ipv4 := &proxmox.VirtualMachineIpAddress{Address: "dhcp"}
 		if n.Address != "" {
-			ipv4 = pulumi.Map{"address": pulumi.String(n.Address)}
+			ipv4 = &proxmox.VirtualMachineIpAddress{Address: n.Address}
 			if n.Gateway != "" {
-				ipv4["gateway"] = pulumi.String(n.Gateway)
+				ipv4.Gateway = ptr(n.Gateway)
 			}
 		}
-		ips = append(ips, pulumi.Map{"ipv4": ipv4})
-	}
-	ci := pulumi.Map{
-		"storage":   pulumi.String(vm.OSDisk.Storage),
-		"ipConfigs": ips,
+		ci.IPConfigs = append(ci.IPConfigs, proxmox.VirtualMachineIpConfig{IPv4: ipv4})
 	}
 	if len(vm.DNSServers) > 0 || vm.SearchDomain != "" {
-		dns := pulumi.Map{}
+		ci.DNS = &proxmox.VirtualMachineDns{}
 		if len(vm.DNSServers) > 0 {
-			dns["servers"] = pulumi.ToStringArray(vm.DNSServers)
+			ci.DNS.Servers = vm.DNSServers
 		}
 		if vm.SearchDomain != "" {
-			dns["domain"] = pulumi.String(vm.SearchDomain)
+			ci.DNS.Domain = ptr(vm.SearchDomain)
 		}
-		ci["dns"] = dns
 	}
 	return ci
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// nonNil is s, or an empty list for nil: an optional list the component
+// always sets (so that its inputs stay as they were recorded).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // vmSettings are the VM settings that restart it when they change, for

@@ -9,7 +9,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -53,9 +55,9 @@ type nodeReading struct {
 // than shown as a change of the secrets.
 func registerSecrets(ctx *pulumi.Context, name string, comp *TalosCluster, talosVersion string) (*machineSecrets, error) {
 	s := &machineSecrets{}
-	err := ctx.RegisterResource(tokenMachineSecrets, name+"-secrets", pulumi.Map{
-		"talosVersion": pulumi.String(talosVersion),
-	}, s, pulumi.Parent(comp), pulumi.IgnoreChanges([]string{"talosVersion"}))
+	args := &talos.MachineSecretsArgs{TalosVersion: talosVersion}
+	err := registerChild(ctx, tokenMachineSecrets, name+"-secrets", args, nil,
+		s, pulumi.Parent(comp), pulumi.IgnoreChanges([]string{childargs.Name(args, &args.TalosVersion)}))
 	return s, err
 }
 
@@ -69,11 +71,11 @@ func awaitCredentials(ctx context.Context, s *machineSecrets) (*talosapi.Credent
 	if err != nil {
 		return nil, "the cluster's client credentials are not available (" + firstLine(err.Error()) + ")"
 	}
-	cc, ok := r.Value.(map[string]string)
+	cc, ok := r.Value.(talos.ClientConfiguration)
 	if !r.Known || !ok {
 		return nil, "the cluster's machine secrets are not created yet"
 	}
-	return &talosapi.Credentials{CA: []byte(cc["caCertificate"]), Cert: []byte(cc["clientCertificate"]), Key: []byte(cc["clientKey"])}, ""
+	return &talosapi.Credentials{CA: []byte(cc.CACertificate), Cert: []byte(cc.ClientCertificate), Key: []byte(cc.ClientKey)}, ""
 }
 
 // readNodes asks every node of the rebuilt state whose VM runs, in parallel

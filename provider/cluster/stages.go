@@ -3,14 +3,10 @@ package cluster
 import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
-
-const tokenControlPlaneComponents = "proxmoxtalos:talos:ControlPlaneComponents"
-
-type controlPlaneComponents struct {
-	pulumi.CustomResourceState
-}
 
 // componentStages registers one ControlPlaneComponents per control plane,
 // chained in rollout order, and returns the last (nil without control
@@ -49,17 +45,15 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 			deps = append(deps, vm)
 		}
 
-		props := pulumi.Map{
-			"node":                pulumi.String(addressOf(n)),
-			"clientConfiguration": f.secrets.ClientConfiguration,
-			"kubernetesVersion":   pulumi.String(f.plan.Cluster.KubernetesVersion),
+		args := &talos.ControlPlaneComponentsArgs{
+			Node:              addressOf(n),
+			KubernetesVersion: f.plan.Cluster.KubernetesVersion,
+			HealthGate:        gate,
 		}
-		if gate != nil {
-			props["healthGate"] = gate
-		}
+		binds := []childargs.Binding{childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration)}
 
 		stage := &controlPlaneComponents{}
-		if err := f.ctx.RegisterResource(tokenControlPlaneComponents, n.Name+"-components", props, stage, f.parent(deps...)...); err != nil {
+		if err := registerChild(f.ctx, tokenControlPlaneComponents, n.Name+"-components", args, binds, stage, f.parent(deps...)...); err != nil {
 			return nil, err
 		}
 
@@ -74,13 +68,14 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 // update) must be healthy before and after each control plane's components
 // move; the others are tolerated, their own applies' gates check them later.
 // Nil when no control plane is required (a new cluster: nothing to gate).
-func (f *fanout) stageGate() pulumi.Map {
-	cps, workers, others := f.split(f.plan.StageRequires)
-	if len(cps) == 0 {
+func (f *fanout) stageGate() *talos.HealthGate {
+	s := f.split(f.plan.StageRequires)
+	if len(s.cps) == 0 {
 		return nil
 	}
 
-	return withNodes(pulumi.Map{
-		"kubernetesEndpoint": pulumi.String(f.plan.Endpoints.Kubernetes),
-	}, cps, workers, others)
+	return &talos.HealthGate{
+		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
+		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
+	}
 }

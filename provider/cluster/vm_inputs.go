@@ -10,7 +10,9 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 )
 
 // Network settings that only reach the VMs' devices and cloud-init drives
@@ -174,41 +176,35 @@ func unknownInt() pulumi.IntOutput {
 	return pulumi.UnsafeUnknownOutput(nil).ApplyT(func(any) int { return 0 }).(pulumi.IntOutput)
 }
 
-// withUnknownSettings replaces a VM's settings that are not known yet by
-// unknown values in its inputs (vmProps).
-func withUnknownSettings(props pulumi.Map, u vmUnknowns) pulumi.Map {
-	if !u.any() {
-		return props
-	}
-	if nics, ok := props["networkDevices"].(pulumi.Array); ok {
-		for k, e := range nics {
-			m, ok := e.(pulumi.Map)
-			if !ok || k > 1 {
-				continue
-			}
-			if u.bridge[k] {
-				m["bridge"] = unknownString()
-			}
-			if u.vlan[k] {
-				m["vlanId"] = unknownInt()
-			}
-			if u.mtu[k] {
-				m["mtu"] = unknownInt()
-			}
+// unknownSettings binds a VM's settings that are not known yet to unknown
+// values in its inputs (vmArgs).
+func unknownSettings(args *proxmox.VirtualMachineArgs, u vmUnknowns) []childargs.Binding {
+	var out []childargs.Binding
+	for k := range args.NetworkDevices {
+		if k > 1 {
+			break
+		}
+		nic := &args.NetworkDevices[k]
+		if u.bridge[k] {
+			out = append(out, childargs.Bind(&nic.Bridge, unknownString()))
+		}
+		if u.vlan[k] {
+			out = append(out, childargs.BindPtr(&nic.VLANID, unknownInt()))
+		}
+		if u.mtu[k] {
+			out = append(out, childargs.BindPtr(&nic.MTU, unknownInt()))
 		}
 	}
-	if ci, ok := props["cloudInit"].(pulumi.Map); ok && (u.dns || u.search) {
-		dns, _ := ci["dns"].(pulumi.Map)
-		if dns == nil {
-			dns = pulumi.Map{}
+	if ci := args.CloudInit; ci != nil && (u.dns || u.search) {
+		if ci.DNS == nil {
+			ci.DNS = &proxmox.VirtualMachineDns{}
 		}
 		if u.dns {
-			dns["servers"] = pulumi.UnsafeUnknownOutput(nil).ApplyT(func(any) []string { return nil }).(pulumi.StringArrayOutput)
+			out = append(out, childargs.Bind(&ci.DNS.Servers, pulumi.UnsafeUnknownOutput(nil).ApplyT(func(any) []string { return nil }).(pulumi.StringArrayOutput)))
 		}
 		if u.search {
-			dns["domain"] = unknownString()
+			out = append(out, childargs.BindPtr(&ci.DNS.Domain, unknownString()))
 		}
-		ci["dns"] = dns
 	}
-	return props
+	return out
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -352,13 +352,8 @@ func (s *manifestSync) readInventory(ctx context.Context) ([]objRef, error) {
 	if err := json.Unmarshal(body, &cm); err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(cm.Data))
-	for k := range cm.Data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []objRef
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		if r, ok := parseRef(k); ok {
 			out = append(out, r)
 		}

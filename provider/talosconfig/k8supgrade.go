@@ -2,6 +2,7 @@ package talosconfig
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -150,7 +151,7 @@ func KubernetesUpgradeProblems(cfg config.Provider, from, to string) []string {
 		)
 	}
 	for i, c := range comps {
-		for _, flag := range sortedKeys(c.args) {
+		for _, flag := range slices.Sorted(maps.Keys(c.args)) {
 			if slices.Contains(c.flags, flag) {
 				add(c.path, "flag --"+flag)
 			}
@@ -172,15 +173,6 @@ func KubernetesUpgradeProblems(cfg config.Provider, from, to string) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // listValues splits comma-separated flag values ("A=true,B=false") and maps

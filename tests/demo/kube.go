@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
+	"github.com/proxmoxtalos/proxmoxtalos/tests/demo/realtools"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
 )
 
@@ -30,7 +30,7 @@ func showKubernetesNodes(cli *pulumiCLI) error {
 			return fmt.Errorf("node %s is not Ready with a providerID", n.Name)
 		}
 	}
-	return runKubectl(kc, "get", "nodes", "-o", "wide")
+	return runKubectl(kc, realtools.KubectlNodesArgs...)
 }
 
 // runKubectl runs the real kubectl with the kubeconfig output, when kubectl is on PATH.
@@ -45,12 +45,11 @@ func runKubectl(kubeconfig string, args ...string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+	cmd, err := realtools.Kubectl(bin, kubeconfig, dir, args...)
+	if err != nil {
 		return err
 	}
 	step("kubectl " + strings.Join(args, " "))
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", path}, args...)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)

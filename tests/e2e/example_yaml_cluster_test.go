@@ -18,7 +18,8 @@ import (
 // example's addressPrefix and factoryUrl), up builds 3 control planes (one per Proxmox
 // node) and 2 workers, the nodes output matches the lab's VMs, every Kubernetes node is
 // Ready with the providerID the Talos CCM sets, and destroy leaves the lab empty: no VM
-// and nothing on any storage (ISOs, disks, cloud-init drives).
+// and nothing on any storage (ISOs, disks, cloud-init drives). In between, the real
+// talosctl and kubectl show what `make demo` ends with (checkDemoTools).
 func TestExampleYAMLCluster(t *testing.T) {
 	t.Parallel()
 	env := harness.NewEnv(t)
@@ -48,9 +49,10 @@ func TestExampleYAMLCluster(t *testing.T) {
 	}
 
 	var out struct {
-		Endpoint   string   `json:"endpoint"`
-		Nodes      []tcNode `json:"nodes"`
-		Kubeconfig string   `json:"kubeconfig"`
+		Endpoint    string   `json:"endpoint"`
+		Nodes       []tcNode `json:"nodes"`
+		Kubeconfig  string   `json:"kubeconfig"`
+		Talosconfig string   `json:"talosconfig"`
 	}
 	r := p.MustRun(t, "stack", "output", "--json", "--show-secrets")
 	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
@@ -107,6 +109,8 @@ func TestExampleYAMLCluster(t *testing.T) {
 				"addresses, providerID talos://nocloud/<internal IP>", n.Name, n.Ready, n.InternalIP, n.ProviderID)
 		}
 	}
+
+	checkDemoTools(t, out.Talosconfig, out.Kubeconfig, out.Nodes)
 
 	if r := p.Destroy(t); r.ExitCode != 0 {
 		t.Fatalf("destroy: %s", r)

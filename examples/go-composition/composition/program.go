@@ -115,7 +115,7 @@ func Program(ctx *pulumi.Context) error {
 		ControlPlane:                   &proxmoxtalos.ControlPlaneArgs{Count: pulumi.IntRef(1)},
 		AllowSchedulingOnControlPlanes: pulumi.BoolRef(true),
 		RegistryMirrors: map[string]proxmoxtalos.RegistryMirrorArgs{
-			"docker.io": proxmoxtalos.RegistryMirrorArgs{
+			"docker.io": {
 				Endpoints: pulumi.StringArray{pulumi.String("https://" + mirrorHost)},
 				Auth: &proxmoxtalos.RegistryAuthArgs{
 					Username: pulumi.String(cfg.Require("mirrorUser")),

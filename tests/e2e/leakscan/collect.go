@@ -9,7 +9,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,14 +91,7 @@ func walk(v any, path string, inSecret bool, s *Set) {
 			return
 		}
 
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-
-		sort.Strings(keys)
-
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			walk(x[k], path+"."+k, inSecret, s)
 		}
 	case []any:

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	proxmox "github.com/luthermonson/go-proxmox"
 )
@@ -351,6 +352,20 @@ func TestRefusedTokens(t *testing.T) {
 	pveum(t, s, "user modify x@pve --enable 1", "user token remove x@pve tk")
 	if got, _ := apiCall(t, s, tok, "GET", "/version", nil); got != "401 Authentication failed!" {
 		t.Errorf("removed token: %q", got)
+	}
+}
+
+// TestRefusedTokenWaitsThreeSeconds: pve-http-server answers a refused
+// login after 3 seconds (src/PVE/APIServer/AnyEvent.pm), which the lab
+// scales by its time scale: at 0.2 no refusal comes before 600 ms.
+func TestRefusedTokenWaitsThreeSeconds(t *testing.T) {
+	t.Parallel()
+	s, _ := startLab(t, Options{TimeScale: 0.2})
+	id, _, _ := strings.Cut(s.APIToken(), "=")
+	start := time.Now()
+	got, _ := apiCall(t, s, id+"=00000000-0000-0000-0000-000000000000", "GET", "/version", nil)
+	if took := time.Since(start); got != "401 Authentication failed!" || took < 600*time.Millisecond {
+		t.Errorf("a wrong secret: %q after %v, want 401 after 3 s × 0.2", got, took)
 	}
 }
 

@@ -3,6 +3,7 @@ package talos
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +60,19 @@ func (s *Sim) setCRIPods(c *cluster, views []kubeletView, pods map[string][]criP
 		}
 
 		kn.node.criPods, kn.node.criBoot = pods[v.name], v.boot
+
+		if slices.ContainsFunc(pods[v.name], writesFlannelConf) {
+			kn.node.cniConfBoot = v.boot
+		}
 	}
+}
+
+// writesFlannelConf: a started pod of Talos's flannel DaemonSet, whose
+// install-config init container copies the CNI configuration to the host's
+// /etc/cni/net.d (k8stemplates/flannel.go). The file outlives the pod, so
+// the node keeps it for the boot even if the pod is deleted.
+func writesFlannelConf(p criPod) bool {
+	return p.namespace == "kube-system" && slices.ContainsFunc(p.containers, func(c criContainer) bool { return c.name == "kube-flannel" })
 }
 
 // criContainers lists the node's k8s.io namespace: its static control plane

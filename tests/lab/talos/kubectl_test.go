@@ -3,6 +3,8 @@ package talos
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,10 +148,9 @@ func TestKubectl(t *testing.T) {
 	out = k.run("", "logs", "-n", "kube-system", "deployment/coredns", "--timestamps")
 	mustMatch(t, "coredns logs", out, `(?m)^\d{4}-\d\d-\d\dT\S+Z lab: container "coredns" \(registry\.k8s\.io/coredns/coredns:v\S+\) of pod kube-system/coredns-`)
 
-	// exec is not simulated: the kubelet answers 404, as to an unknown path.
-	if out, err := k.try("", "exec", "-n", "kube-system", "kube-apiserver-cp1", "--", "true"); err == nil {
-		t.Fatalf("kubectl exec succeeded against a pod the lab does not run:\n%s", out)
-	}
+	// exec, attach, port-forward: the lab's containers run no process, so
+	// the kubelet answers as for containers its runtime does not run.
+	streamingRefusals(t, tc, k)
 
 	out = k.run("", "describe", "node", "w1")
 	mustMatch(t, "describe node", out,
@@ -280,4 +281,46 @@ func watchNodes(t *testing.T, k *kubectl) {
 	}
 
 	t.Fatalf("kubectl get nodes --watch did not show w2 labeled green:\n%s", strings.Join(seen, "\n"))
+}
+
+// streamingRefusals: kubectl exec, attach and port-forward get the
+// kubelet's answers for containers and pods its runtime does not run
+// (kubeletapi_stream.go), relayed by the real apiserver; the kubelet API
+// itself checks the options and the pod first.
+func streamingRefusals(t *testing.T, tc *testCluster, k *kubectl) {
+	t.Helper()
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "-n", "kube-system", "kube-apiserver-cp1", "--", "true"}, `unable to upgrade connection: container not found ("kube-apiserver")`},
+		{[]string{"attach", "-n", "kube-system", "kube-apiserver-cp1"}, `unable to upgrade connection: container kube-apiserver not found in pod kube-apiserver-cp1_kube-system`},
+		{[]string{"port-forward", "-n", "kube-system", "pod/kube-apiserver-cp1", "0:6443"}, `unable to upgrade connection: pod not found ("kube-apiserver-cp1_kube-system")`},
+	} {
+		if out, err := k.try("", c.args...); err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("kubectl %s: err %v, want %q in:\n%s", strings.Join(c.args, " "), err, c.want, out)
+		}
+	}
+
+	hc, _ := kubeHTTP(t, tc.kubeconfig(t))
+	kubelet := "https://" + tc.cps[0].addr().String() + ":10250"
+
+	for _, c := range []struct{ path, want string }{
+		{"/exec/kube-system/kube-apiserver-cp1/kube-apiserver?command=true", "400 you must specify at least 1 of stdin, stdout, stderr"},
+		{"/exec/kube-system/coredns-elsewhere/coredns?command=true&output=1", "404 pod does not exist"},
+		{"/portForward/kube-system/coredns-elsewhere", "404 pod does not exist"},
+	} {
+		resp, err := hc.Post(kubelet+c.path, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close() //nolint:errcheck
+
+		if got := fmt.Sprintf("%d %s", resp.StatusCode, body); got != c.want {
+			t.Errorf("kubelet API POST %s: %q, want %q", c.path, got, c.want)
+		}
+	}
 }

@@ -24,11 +24,13 @@ import (
 // kubelet's authorization webhook would allow it) and serves
 // /containerLogs. The containers do not run, so their logs are one line
 // saying so; kube-apiserver's are the real apiserver's output. exec,
-// attach, port-forward and the stats endpoints are not simulated (404).
+// attach and port-forward are answered as for containers the runtime does
+// not run (kubeletapi_stream.go); the stats endpoints are not simulated (404).
 type kubeletAPI struct {
-	key  string // node name, address and boot: a new boot is a new server
-	srv  *http.Server
-	logs func(ns, pod, container string) []logLine
+	key    string // node name, address and boot: a new boot is a new server
+	srv    *http.Server
+	logs   func(ns, pod, container string) []logLine
+	podUID func(ns, pod string) (string, bool)
 }
 
 // logLine is one line of a container's log with its time.
@@ -120,7 +122,7 @@ func (a *kubeAgent) startKubeletAPI(v kubeletView) (*kubeletAPI, error) {
 		return nil, err
 	}
 
-	k := &kubeletAPI{key: kubeletKey(v), logs: a.containerLogs(v, a.pki)}
+	k := &kubeletAPI{key: kubeletKey(v), logs: a.containerLogs(v, a.pki), podUID: a.podsOfNode(v, a.pki)}
 	k.srv = &http.Server{
 		Handler:           k,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -147,6 +149,12 @@ func (k *kubeletAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if route, ok := parseStreamingRoute(parts); ok && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+		k.serveStreaming(w, r, route)
+
+		return
+	}
+
 	if r.Method != http.MethodGet || len(parts) != 4 || parts[0] != "containerLogs" {
 		http.NotFound(w, r)
 

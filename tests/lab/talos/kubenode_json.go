@@ -72,7 +72,7 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 		}
 	}
 
-	cni, cniWhy := cniReady(cps)
+	cni := cniOf(cps)
 
 	out := make([]kubeletView, 0, len(c.kubeNodes))
 
@@ -148,8 +148,8 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 		switch {
 		case !kn.shuttingDown.IsZero() && kn.shuttingDown.Equal(kn.bootedAt):
 			ready, reason, msg = "False", "KubeletNotReady", "node is shutting down"
-		case !cni:
-			ready, reason, msg = "False", "KubeletNotReady", cniWhy
+		case !networkReady(cni, n):
+			ready, reason, msg = "False", "KubeletNotReady", cniNotReady
 		}
 
 		v.conditions = []kubeCondition{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
+	"github.com/siderolabs/talos/pkg/machinery/constants"
 )
 
 // kubeNode is a Node object in the cluster's Kubernetes API as the lab's
@@ -105,24 +106,64 @@ func manifestText(cfg config.Provider) string {
 	return strings.Join(parts, "\n")
 }
 
-// cniReady: with cluster.network.cni.name "none" nodes stay NotReady until a
-// CNI is installed; the lab recognises common CNIs in the manifests.
-func cniReady(cps []*Node) (bool, string) {
+// cniNotReady is the kubelet's Ready message while the container runtime
+// finds no CNI configuration (containerd's NetworkPluginNotReady).
+const cniNotReady = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+
+// cniMode is how the cluster's nodes get their pod network.
+type cniMode int
+
+const (
+	// cniMissing: cluster.network.cni.name "none" and no CNI in the
+	// manifests: nodes stay NotReady until one is installed.
+	cniMissing cniMode = iota
+	// cniFlannel: Talos's flannel (the default CNI). A node's network is
+	// ready once the flannel DaemonSet's pod has run on it in this boot
+	// (Node.cniConfBoot): its init container writes the CNI configuration
+	// the container runtime waits for, as on a real node, so a node is
+	// Ready only after the DaemonSet controller has synced the bootstrap
+	// DaemonSets (kube-proxy's status with them), the order Talos's
+	// health checks (pkg/cluster/check/default.go: "all k8s nodes to
+	// report ready", then "kube-proxy to report ready") rely on.
+	cniFlannel
+	// cniAssumed: a CNI from "custom" URLs or the manifests, whose pods the
+	// lab does not run: the network counts as ready.
+	cniAssumed
+)
+
+// cniOf recognises the cluster's CNI from its control planes' configs
+// (common CNIs by name in the manifests).
+func cniOf(cps []*Node) cniMode {
 	for _, n := range cps {
-		cni := n.active.Cluster().Network().CNI()
-		if cni.Name() != "none" {
-			return true, ""
+		switch cni := n.active.Cluster().Network().CNI(); cni.Name() {
+		case constants.FlannelCNI:
+			return cniFlannel
+		case constants.NoneCNI:
+		default:
+			return cniAssumed
 		}
 
 		text := strings.ToLower(manifestText(n.active))
 		for _, name := range []string{"cilium", "calico", "flannel", "kube-router", "antrea", "weave"} {
 			if strings.Contains(text, name) {
-				return true, ""
+				return cniAssumed
 			}
 		}
 	}
 
-	return false, "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+	return cniMissing
+}
+
+// networkReady: the node's container runtime has a CNI configuration (sim.mu held).
+func networkReady(mode cniMode, n *Node) bool {
+	switch mode {
+	case cniFlannel:
+		return n.cniConfBoot.Equal(n.bootedAt)
+	case cniAssumed:
+		return true
+	default:
+		return false
+	}
 }
 
 func externalCloudProvider(cfg config.Provider) bool {

@@ -66,6 +66,9 @@ type Node struct {
 	// criPods: the scheduled pods the kubelet runs in boot criBoot (cri.go).
 	criPods []criPod
 	criBoot time.Time
+	// cniConfBoot: the boot in which flannel's install-config init
+	// container wrote the node's CNI configuration (cri.go).
+	cniConfBoot time.Time
 
 	gen       int        // configured boots so far (guarded by sim.mu)
 	persistMu sync.Mutex // serializes disk state updates
