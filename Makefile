@@ -240,7 +240,8 @@ bench: $(PULUMI) $(YAMLHOST) provider
 # rate (5 % and 15 %), each a 3+2 TalosCluster through create, scale-out, Talos upgrade and
 # destroy, and the kill runs (the provider killed in every step, at each kill point once);
 # prints the table (also written to .cache/soak-table.md). Not part of `make test`, which runs
-# one run of 500s and one kill run. SOAK_RUNS, SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS
+# one run of 500s and one kill run. SOAK_RUNS, SOAK_SEEDS (e.g. 9103,9112: repeat chosen runs),
+# SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS
 # (500,task,lock-timeout,scripted,kill) narrow it. SOAK_TIMEOUT bounds the whole campaign (a run
 # that hangs then ends it with the stacks of every goroutine in .cache/soak.log instead of
 # waiting forever; the runs finished so far are logged there).

@@ -221,8 +221,9 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 			r2 := second.get(t, typ, r1.name)
 			// A gate is no change by itself (ConfigurationApply's Diff): a
 			// worker created in parallel with the others requires them
-			// once they exist.
-			in1, in2 := r1.inputs.Delete("healthGate"), r2.inputs.Delete("healthGate")
+			// once they exist. Nor are the VMIDs of the nodes it waits
+			// for (vmIds), which follow the gate.
+			in1, in2 := r1.inputs.Delete("healthGate", "vmIds"), r2.inputs.Delete("healthGate", "vmIds")
 			if !in1.Equals(in2) {
 				t.Errorf("%s %s inputs changed between runs:\n%v\n%v", typ, r1.name, r1.inputs, r2.inputs)
 			}
@@ -230,6 +231,34 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	}
 	if w := strs(healthGate(t, second, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
 		t.Errorf("existing lab-workers-2's gate requires workers %v", w)
+	}
+	// The waits know the VMs of the nodes they wait for: the node's own
+	// and its gate's, every node's for the final health check.
+	vmIDs := func(typ, name string) []string {
+		var out []string
+		ids := map[float64]bool{}
+		for addr, id := range second.get(t, typ, name).inputs.Get("vmIds").AsMap().All {
+			if !id.IsNumber() || id.AsNumber() < 100 || ids[id.AsNumber()] {
+				t.Errorf("%s %s: vmIds[%s] = %v, want a VMID of its own", typ, name, addr, id)
+			}
+			ids[id.AsNumber()] = true
+			out = append(out, addr)
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := []string{"10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14"}
+	for _, c := range []struct {
+		typ, name string
+		want      []string
+	}{
+		{"ConfigurationApply", "lab-workers-2", all}, {"ConfigurationApply", "lab-cp-1", all[:1]},
+		{"ConfigurationApply", "lab-cp-3", all[:3]}, {"ClusterHealth", "lab-healthy", all},
+		{"Bootstrap", "lab", all[:1]}, {"Kubeconfig", "lab", all[:1]},
+	} {
+		if got := vmIDs(c.typ, c.name); !slices.Equal(got, c.want) {
+			t.Errorf("%s %s: vmIds for %v, want %v", c.typ, c.name, got, c.want)
+		}
 	}
 	// On an existing cluster whose nodes all run and answer, the component
 	// stages are gated on every node and wait only for VMs that wait for

@@ -182,7 +182,7 @@ func (f *fanout) register() error {
 		if n.Waits.AfterBootstrap && f.boot != nil {
 			deps = append(deps, f.boot)
 		}
-		apply, err := f.apply(n, i > 0, f.gateArgs(i, nodes, states[n.Name]), deps)
+		apply, err := f.apply(n, i > 0, f.gateArgs(i, nodes, states[n.Name]), f.vmIDs(f.required(i, nodes)), deps)
 		if err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, err
 // head itself has no one left to ask. Only the head is named (not every
 // control plane) so that scaling the control planes does not touch every
 // node's inputs; it is the last node to go.
-func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, deps []pulumi.Resource) (*configurationApply, error) {
+func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmIDs pulumi.IntMapOutput, deps []pulumi.Resource) (*configurationApply, error) {
 	a := &configurationApply{}
 	args := &talos.ConfigurationApplyArgs{
 		Node:       addressOf(n),
@@ -315,6 +315,9 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, deps
 	binds := []childargs.Binding{
 		childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration),
 		childargs.Bind(&args.MachineConfiguration, f.configs.MapIndex(pulumi.String(n.Name))),
+		// Its waits (its own and the gate's) end early when a required
+		// node's VM is stopped or gone, instead of at their timeout.
+		childargs.Bind(&args.VmIds, vmIDs),
 	}
 	if len(f.sensitive) > 0 {
 		binds = append(binds, childargs.Bind(&args.SensitiveValues, pulumi.ToSecret(pulumi.ToStringArray(f.sensitive)).(pulumi.StringArrayOutput)))
@@ -337,8 +340,10 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 	ep := f.plan.Endpoints
 	f.boot = &bootstrap{}
 	boot := &talos.BootstrapArgs{Node: ep.Bootstrap}
+	first := f.vmIDs([]string{f.plan.Bootstrap})
 	if err := registerChild(f.ctx, tokenBootstrap, f.name, boot, []childargs.Binding{
 		childargs.Bind(&boot.ClientConfiguration, f.secrets.ClientConfiguration),
+		childargs.Bind(&boot.VmIds, first),
 	}, f.boot, f.parent(apply)...); err != nil {
 		return err
 	}
@@ -346,6 +351,7 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 	kube := &talos.KubeconfigArgs{Node: ep.Bootstrap, KubernetesEndpoint: ptr(ep.Kubernetes)}
 	return registerChild(f.ctx, tokenKubeconfig, f.name, kube, []childargs.Binding{
 		childargs.Bind(&kube.ClientConfiguration, f.secrets.ClientConfiguration),
+		childargs.Bind(&kube.VmIds, first),
 	}, f.kube, f.parent(f.boot)...)
 }
 
@@ -354,6 +360,22 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 // are configured in parallel), and tolerates the cluster's other nodes,
 // those removed by this update included (Pulumi deletes them last).
 func (f *fanout) gateArgs(i int, nodes map[string]*plan.Node, st *plan.NodeState) *talos.HealthGate {
+	self := nodes[f.plan.Rollout[i]]
+	s := f.split(f.required(i, nodes))
+	gate := &talos.HealthGate{
+		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
+		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
+		Vm:                 ptr(vmSettings(st)),
+	}
+	if self.Waits.WithCluster {
+		gate.ClusterCreate = ptr(true)
+	}
+	return gate
+}
+
+// required are the nodes the health gate of the node at position i of the
+// rollout requires: the nodes up to it, except other new workers.
+func (f *fanout) required(i int, nodes map[string]*plan.Node) []string {
 	rollout := f.plan.Rollout
 	self := nodes[rollout[i]]
 	var required []string
@@ -364,16 +386,22 @@ func (f *fanout) gateArgs(i int, nodes map[string]*plan.Node, st *plan.NodeState
 		}
 		required = append(required, n.Name)
 	}
-	s := f.split(required)
-	gate := &talos.HealthGate{
-		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
-		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
-		Vm:                 ptr(vmSettings(st)),
+	return required
+}
+
+// vmIDs are the named nodes' VMIDs by address (the vmIds input of the
+// resources that wait for nodes). The VMs are registered before any
+// resource that waits for their nodes, so this adds no dependency that the
+// rollout does not have.
+func (f *fanout) vmIDs(names []string) pulumi.IntMapOutput {
+	m := pulumi.IntMap{}
+	for i := range f.plan.Nodes {
+		n := &f.plan.Nodes[i]
+		if vm := f.vms[n.Name]; vm != nil && slices.Contains(names, n.Name) {
+			m[addressOf(n)] = vm.VMID
+		}
 	}
-	if self.Waits.WithCluster {
-		gate.ClusterCreate = ptr(true)
-	}
-	return gate
+	return m.ToIntMapOutput()
 }
 
 // nodeSets are the nodes' addresses a health check requires (control
@@ -415,6 +443,7 @@ func (f *fanout) healthArgs() (*talos.ClusterHealthArgs, []childargs.Binding) {
 	binds := []childargs.Binding{
 		childargs.Bind(&h.ClientConfiguration, f.secrets.ClientConfiguration),
 		childargs.BindPtr(&h.Kubeconfig, f.kube.Kubeconfig),
+		childargs.Bind(&h.VmIds, f.vmIDs(f.plan.Rollout)),
 		// So does a change of what the manifests are rendered from (an
 		// inline manifest edited): Talos only creates missing objects.
 		// Lines of names and short digests, no contents: not secret,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"strings"
+
+	proxmox "github.com/luthermonson/go-proxmox"
 )
 
 // AgentInterface is one guest network interface the QEMU guest agent reports.
@@ -18,24 +20,19 @@ type AgentInterface struct {
 // (with a Proxmox 500 "QEMU guest agent is not running") while the agent is
 // not answering; callers poll.
 func (c *Client) AgentInterfaces(ctx context.Context, ref VMRef) ([]AgentInterface, error) {
+	// go-proxmox's types; not VirtualMachine.AgentGetNetworkIFaces, which
+	// needs a VirtualMachine that go-proxmox reads first (two requests).
 	var resp struct {
-		Result []struct {
-			Name        string `json:"name"`
-			MAC         string `json:"hardware-address"`
-			IPAddresses []struct {
-				Type    string `json:"ip-address-type"`
-				Address string `json:"ip-address"`
-			} `json:"ip-addresses"`
-		} `json:"result"`
+		Result []*proxmox.AgentNetworkIface `json:"result"`
 	}
 	if err := c.get(ctx, ref.path("/agent/network-get-interfaces"), &resp); err != nil {
 		return nil, err
 	}
 	var out []AgentInterface
 	for _, r := range resp.Result {
-		ai := AgentInterface{Name: r.Name, MAC: strings.ToUpper(r.MAC)}
+		ai := AgentInterface{Name: r.Name, MAC: strings.ToUpper(r.HardwareAddress)}
 		for _, a := range r.IPAddresses {
-			if addr, err := netip.ParseAddr(a.Address); err == nil {
+			if addr, err := netip.ParseAddr(a.IPAddress); err == nil {
 				ai.Addresses = append(ai.Addresses, addr)
 			}
 		}

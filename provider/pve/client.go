@@ -95,17 +95,16 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	c.ids = NewIDAllocator(clusterIDs{c})
 	c.memory = NewMemoryClaims()
 
-	var v struct {
-		Version string `json:"version"`
-		Release string `json:"release"`
-	}
+	var v *proxmox.Version
 	// a passing failure (a 500 while pveproxy restarts, a proxy's 502, a
 	// dropped connection) must not fail every resource of the run: retried
 	// for a short while; a refused token or certificate never is
 	rctx, cancel := context.WithTimeout(ctx, connectRetryFor)
 	defer cancel()
 	err = connectRetry.Retry(rctx, "checking the connection", true, func(context.Context) error {
-		return c.get(ctx, "/version", &v)
+		var err error
+		v, err = c.api.Version(ctx)
+		return apiErrorFrom(http.MethodGet, "/version", err)
 	})
 	if err != nil {
 		return nil, c.connectError(err)

@@ -18,6 +18,8 @@ type Inventory struct {
 	Guests []ClusterVM
 	// Offline holds the nodes that are not online.
 	Offline map[string]bool
+	// Uptime is how long each online node has run, where it says.
+	Uptime map[string]time.Duration
 }
 
 // Guest finds the guest with VMID id.
@@ -85,6 +87,7 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 		Pool     string      `json:"pool"`
 		Tags     string      `json:"tags"`
 		Lock     string      `json:"lock"`
+		Uptime   json.Number `json:"uptime"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
 		return c.get(ctx, "/cluster/resources"+query, &items)
@@ -92,12 +95,14 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 	if err != nil {
 		return Inventory{}, err
 	}
-	inv := Inventory{Offline: map[string]bool{}}
+	inv := Inventory{Offline: map[string]bool{}, Uptime: map[string]time.Duration{}}
 	for _, it := range items {
 		switch it.Type {
 		case "node":
 			if it.Status != "online" {
 				inv.Offline[it.Node] = true
+			} else if up, err := it.Uptime.Int64(); err == nil && up > 0 {
+				inv.Uptime[it.Node] = time.Duration(up) * time.Second
 			}
 		case "qemu", "lxc":
 			id, err := it.VMID.Int64()

@@ -28,6 +28,7 @@ type BootstrapArgs struct {
 	Endpoints           []string            `pulumi:"endpoints,optional"`
 	ClientConfiguration ClientConfiguration `pulumi:"clientConfiguration" provider:"secret"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+	VmIds               map[string]int      `pulumi:"vmIds,optional"` //nolint:revive // Pulumi name
 }
 
 // Annotate documents the inputs.
@@ -36,6 +37,7 @@ func (a *BootstrapArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through. Default: the node itself.")
 	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node (create only).")
+	an.Describe(&a.VmIds, vmIdsDoc)
 }
 
 // BootstrapState is the state.
@@ -81,7 +83,7 @@ func (r *Bootstrap) Create(ctx context.Context, req infer.CreateRequest[Bootstra
 	}
 	defer cancel()
 
-	outcome, err := talosapi.Bootstrap(ctx, t, apiOptions(ctx, r.opts))
+	outcome, err := talosapi.Bootstrap(ctx, t, withMachines(ctx, apiOptions(ctx, r.opts), req.Inputs.VmIds))
 	if err != nil {
 		return infer.CreateResponse[BootstrapState]{}, err
 	}

@@ -37,6 +37,7 @@ type ClusterHealthArgs struct {
 	KubernetesVersion   *string             `pulumi:"kubernetesVersion,optional"`
 	BootstrapManifests  []string            `pulumi:"bootstrapManifests,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+	VmIds               map[string]int      `pulumi:"vmIds,optional"` //nolint:revive // Pulumi name
 	ClusterHealthPreview
 }
 
@@ -82,6 +83,7 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster "+
 		"only this way. Needs kubeconfig. State without them records them on its next update.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
+	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the required nodes' VMs.")
 }
 
 // ClusterHealthState is the state.
@@ -173,7 +175,7 @@ func (r *ClusterHealth) wait(ctx context.Context, in ClusterHealthArgs, op strin
 		req.Kubeconfig = []byte(*in.Kubeconfig)
 	}
 
-	rep, err := talosapi.WaitHealthy(ctx, req, apiOptions(ctx, r.opts))
+	rep, err := talosapi.WaitHealthy(ctx, req, withMachines(ctx, apiOptions(ctx, r.opts), in.VmIds))
 	if rep != nil {
 		st.Nodes = rep.Nodes
 	}

@@ -144,6 +144,7 @@ type ConfigurationApplyArgs struct {
 	Timeouts             *Timeouts           `pulumi:"timeouts,optional"`
 	MachineId            *string             `pulumi:"machineId,optional"` //nolint:revive // Pulumi name
 	SensitiveValues      []string            `pulumi:"sensitiveValues,optional" provider:"secret"`
+	VmIds                map[string]int      `pulumi:"vmIds,optional"` //nolint:revive // Pulumi name
 	ConfigurationApplyPreview
 }
 
@@ -191,6 +192,8 @@ func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
 		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
 		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
 		"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
+	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the node's own VM and those of the health gate's required "+
+		"nodes; destroy (the reset) does not use it.")
 	an.Describe(&a.SensitiveValues, "Texts to treat as secret wherever they appear in machineConfiguration, besides the "+
 		"values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as "+
 		"`(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); "+

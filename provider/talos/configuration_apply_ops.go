@@ -21,6 +21,8 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, err
 	}
 
+	r = r.operation(ctx, req.Inputs)
+
 	// The nodes before this one in a rollout must be healthy before it
 	// joins (there is no "after" on create: the first control plane is
 	// bootstrapped after its create), unless they come up with it: a new
@@ -50,6 +52,8 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 	if err != nil || req.DryRun {
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: planned}, err
 	}
+
+	r = r.operation(ctx, req.Inputs)
 
 	if !needsNode(prev, req.Inputs) {
 		// Endpoints, credentials (a renewed client certificate), options:
@@ -92,6 +96,12 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 	}
 
 	return infer.UpdateResponse[ConfigurationApplyState]{Output: state}, nil
+}
+
+// operation is the resource for one create or update: its waits (gate,
+// apply, upgrade, reboot) share one check of the nodes' VMs (vmIds).
+func (r *ConfigurationApply) operation(ctx context.Context, in ConfigurationApplyArgs) *ConfigurationApply {
+	return &ConfigurationApply{opts: withMachines(ctx, r.opts, in.VmIds)}
 }
 
 // needsNode reports whether an update has work on the node: another

@@ -34,6 +34,7 @@ type KubeconfigArgs struct {
 	KubernetesEndpoint  *string             `pulumi:"kubernetesEndpoint,optional"`
 	RenewBefore         *string             `pulumi:"renewBefore,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+	VmIds               map[string]int      `pulumi:"vmIds,optional"` //nolint:revive // Pulumi name
 }
 
 // Annotate documents the inputs.
@@ -47,6 +48,7 @@ func (a *KubeconfigArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.RenewBefore, "Fetch a new kubeconfig in a later update when the client certificate expires "+
 		"within this Go duration. Default `720h` (30 days).")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+	an.Describe(&a.VmIds, vmIdsDoc)
 }
 
 // KubeconfigState is the state.
@@ -137,7 +139,7 @@ func (r *Kubeconfig) fetch(ctx context.Context, in KubeconfigArgs, op string) (K
 	}
 	defer cancel()
 
-	kc, err := talosapi.FetchKubeconfig(ctx, t, deref(in.KubernetesEndpoint), apiOptions(ctx, r.opts))
+	kc, err := talosapi.FetchKubeconfig(ctx, t, deref(in.KubernetesEndpoint), withMachines(ctx, apiOptions(ctx, r.opts), in.VmIds))
 	if err != nil {
 		return st, err
 	}

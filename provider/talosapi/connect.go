@@ -182,6 +182,13 @@ func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 
 	cancel()
 
+	if hErr != nil {
+		// Nothing answers at the address: rebooting, or its machine is off.
+		if err := o.machineDown(ctx, t); err != nil {
+			return nil, "", err
+		}
+	}
+
 	switch {
 	case hErr != nil && t.proxied() && t.Creds != nil:
 		// The node itself may be unreachable from here but reachable

@@ -199,6 +199,9 @@ type HealthReport struct {
 	Problems []string
 	// Nodes are the Kubernetes nodes seen, by name, with their providerID.
 	Nodes map[string]string
+	// Down is set when a required node's machine is known to be off
+	// (Options.Machines): the cluster cannot become healthy without it.
+	Down *MachineDownError
 }
 
 // CheckHealth runs every check once.
@@ -227,6 +230,10 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 
 		conn, _, err := dialOnce(ctx, o, t)
 		if err != nil {
+			if md, ok := asMachineDown(err); ok && rep.Down == nil {
+				rep.Down = md
+			}
+
 			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: %s", n.addr, shortErr(err)))
 
 			continue
@@ -355,7 +362,12 @@ func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthRepo
 
 	err := o.poll(ctx, fmt.Sprintf("cluster health (%d control planes, %d workers)", len(req.ControlPlanes), len(req.Workers)), func(ctx context.Context) (bool, string, error) {
 		if len(req.Kubeconfig) == 0 && len(req.KubeconfigFrom) > 0 {
-			kc, problem := kubeconfigFromAny(ctx, o, req)
+			kc, problem, down := kubeconfigFromAny(ctx, o, req)
+			if down != nil {
+				// Every control plane asked is down; they are required.
+				return false, problem, stop(down)
+			}
+
 			if kc == nil {
 				return false, problem, nil
 			}
@@ -368,6 +380,10 @@ func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthRepo
 			return true, "healthy", nil
 		}
 
+		if last.Down != nil {
+			return false, strings.Join(last.Problems, "; "), stop(last.Down)
+		}
+
 		return false, strings.Join(last.Problems, "; "), nil
 	})
 
@@ -375,14 +391,26 @@ func WaitHealthy(ctx context.Context, req HealthRequest, o Options) (*HealthRepo
 }
 
 // kubeconfigFromAny asks req.KubeconfigFrom in order for an admin
-// kubeconfig; without one it says what each control plane answered.
-func kubeconfigFromAny(ctx context.Context, o Options, req HealthRequest) (*Kubeconfig, string) {
+// kubeconfig; without one it says what each control plane answered, and
+// down is the first one's *MachineDownError when every one's machine is
+// off.
+func kubeconfigFromAny(ctx context.Context, o Options, req HealthRequest) (kc *Kubeconfig, problem string, down *MachineDownError) {
 	var answers []string
+
+	downs := 0
 
 	for _, cp := range req.KubeconfigFrom {
 		kc, state, err := fetchKubeconfigOnce(ctx, o, Target{Node: cp, Endpoints: req.Endpoints, Creds: req.Creds}, "")
 		if kc != nil {
-			return kc, ""
+			return kc, "", nil
+		}
+
+		if md, ok := asMachineDown(err); ok {
+			downs++
+
+			if down == nil {
+				down = md
+			}
 		}
 
 		switch {
@@ -393,5 +421,10 @@ func kubeconfigFromAny(ctx context.Context, o Options, req HealthRequest) (*Kube
 		}
 	}
 
-	return nil, "no admin kubeconfig from the control planes yet (" + strings.Join(answers, "; ") + ")"
+	problem = "no admin kubeconfig from the control planes yet (" + strings.Join(answers, "; ") + ")"
+	if downs < len(req.KubeconfigFrom) {
+		down = nil
+	}
+
+	return nil, problem, down
 }

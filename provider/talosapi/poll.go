@@ -30,6 +30,10 @@ type Options struct {
 	// RebootGrace is how long to look for signs of a reboot when nothing
 	// else (a version, a configuration) tells the states apart. Default 1m.
 	RebootGrace time.Duration
+	// Machines, when set, is asked about a node that does not answer: a
+	// wait on a node whose machine it knows to be off ends at once with
+	// its *MachineDownError. nil: nodes are waited for until the timeout.
+	Machines MachineChecker
 }
 
 func (o Options) withDefaults() Options {

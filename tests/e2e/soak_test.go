@@ -157,6 +157,9 @@ func TestSoak(t *testing.T) {
 		kinds = slices.DeleteFunc(slices.Clone(soakKinds), func(s soakKind) bool { return !slices.Contains(strings.Split(k, ","), s.name) })
 	}
 
+	seeds := soakSeeds(t, runs)
+	runs = len(seeds)
+
 	type job struct {
 		kind soakKind
 		rate float64
@@ -173,8 +176,8 @@ func TestSoak(t *testing.T) {
 			continue
 		}
 		for _, r := range rates {
-			for i := range runs {
-				jobs = append(jobs, job{k, r, int64(9100 + i), i})
+			for i, seed := range seeds {
+				jobs = append(jobs, job{k, r, seed, i})
 			}
 		}
 	}
@@ -214,6 +217,27 @@ func TestSoak(t *testing.T) {
 	for _, g := range soakGoals(results) {
 		t.Errorf("goal not met: %s", g)
 	}
+}
+
+// soakSeeds are the fault runs' seeds: 9100 onwards, one per run, or
+// SOAK_SEEDS (comma-separated) to repeat chosen runs of a campaign.
+func soakSeeds(t *testing.T, runs int) []int64 {
+	t.Helper()
+	var seeds []int64
+	if v := os.Getenv("SOAK_SEEDS"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				t.Fatalf("SOAK_SEEDS=%q: want seeds like 9103,9112", v)
+			}
+			seeds = append(seeds, n)
+		}
+		return seeds
+	}
+	for i := range runs {
+		seeds = append(seeds, int64(9100+i))
+	}
+	return seeds
 }
 
 func envInt(t *testing.T, name string, def int) int {

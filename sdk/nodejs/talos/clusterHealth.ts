@@ -173,6 +173,10 @@ export class ClusterHealth extends pulumi.CustomResource {
      */
     declare public readonly triggers: pulumi.Output<string[] | undefined>;
     /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+     */
+    declare public readonly vmIds: pulumi.Output<{[key: string]: number} | undefined>;
+    /**
      * Addresses of every worker node.
      */
     declare public readonly workers: pulumi.Output<string[] | undefined>;
@@ -205,6 +209,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["recheck"] = args?.recheck;
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["triggers"] = args?.triggers;
+            resourceInputs["vmIds"] = args?.vmIds;
             resourceInputs["workers"] = args?.workers;
             resourceInputs["nodes"] = undefined /*out*/;
             resourceInputs["requires"] = undefined /*out*/;
@@ -222,6 +227,7 @@ export class ClusterHealth extends pulumi.CustomResource {
             resourceInputs["requires"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["triggers"] = undefined /*out*/;
+            resourceInputs["vmIds"] = undefined /*out*/;
             resourceInputs["workers"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
@@ -279,6 +285,10 @@ export interface ClusterHealthArgs {
      * Any values; when one changes, health is checked again on update.
      */
     triggers?: pulumi.Input<pulumi.Input<string>[] | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+     */
+    vmIds?: pulumi.Input<{[key: string]: pulumi.Input<number>} | undefined>;
     /**
      * Addresses of every worker node.
      */

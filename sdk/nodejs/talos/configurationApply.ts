@@ -221,6 +221,10 @@ export class ConfigurationApply extends pulumi.CustomResource {
      * How Talos upgrades are run.
      */
     declare public readonly upgrade: pulumi.Output<outputs.talos.UpgradeOptions | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+     */
+    declare public readonly vmIds: pulumi.Output<{[key: string]: number} | undefined>;
 
     /**
      * Create a ConfigurationApply resource with the given unique name, arguments, and options.
@@ -255,6 +259,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["tryTimeout"] = args?.tryTimeout;
             resourceInputs["upgrade"] = args?.upgrade;
+            resourceInputs["vmIds"] = args?.vmIds;
             resourceInputs["appliedMode"] = undefined /*out*/;
             resourceInputs["configChange"] = undefined /*out*/;
             resourceInputs["configDigest"] = undefined /*out*/;
@@ -281,6 +286,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["timeouts"] = undefined /*out*/;
             resourceInputs["tryTimeout"] = undefined /*out*/;
             resourceInputs["upgrade"] = undefined /*out*/;
+            resourceInputs["vmIds"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "machineConfiguration", "sensitiveValues"] };
@@ -345,4 +351,8 @@ export interface ConfigurationApplyArgs {
      * How Talos upgrades are run.
      */
     upgrade?: pulumi.Input<inputs.talos.UpgradeOptionsArgs | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+     */
+    vmIds?: pulumi.Input<{[key: string]: pulumi.Input<number>} | undefined>;
 }

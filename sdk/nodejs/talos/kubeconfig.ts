@@ -160,6 +160,10 @@ export class Kubeconfig extends pulumi.CustomResource {
      * Limits for waiting on the node.
      */
     declare public readonly timeouts: pulumi.Output<outputs.talos.Timeouts | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+     */
+    declare public readonly vmIds: pulumi.Output<{[key: string]: number} | undefined>;
 
     /**
      * Create a Kubeconfig resource with the given unique name, arguments, and options.
@@ -184,6 +188,7 @@ export class Kubeconfig extends pulumi.CustomResource {
             resourceInputs["node"] = args?.node;
             resourceInputs["renewBefore"] = args?.renewBefore;
             resourceInputs["timeouts"] = args?.timeouts;
+            resourceInputs["vmIds"] = args?.vmIds;
             resourceInputs["clusterName"] = undefined /*out*/;
             resourceInputs["expiresAt"] = undefined /*out*/;
             resourceInputs["kubeconfig"] = undefined /*out*/;
@@ -199,6 +204,7 @@ export class Kubeconfig extends pulumi.CustomResource {
             resourceInputs["renewBefore"] = undefined /*out*/;
             resourceInputs["server"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
+            resourceInputs["vmIds"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "kubeconfig"] };
@@ -235,4 +241,8 @@ export interface KubeconfigArgs {
      * Limits for waiting on the node.
      */
     timeouts?: pulumi.Input<inputs.talos.TimeoutsArgs | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+     */
+    vmIds?: pulumi.Input<{[key: string]: pulumi.Input<number>} | undefined>;
 }

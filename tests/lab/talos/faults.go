@@ -16,6 +16,13 @@ type Faults struct {
 	// apid) fails with Unavailable before reaching the node, as a dropped
 	// connection does.
 	APIErrorRate float64
+	// StopInUpgrade: the next this many upgrades are cut by their VM
+	// stopping in the middle of the install (someone stopped it, or its
+	// QEMU died): nothing of the new version is written, so the node boots
+	// the old one when started again (Talos A/B boot entries: the new
+	// one is only switched to once the install finished), and Proxmox
+	// shows the VM stopped, as after `qm stop`.
+	StopInUpgrade int
 }
 
 // SetFaults changes the injected faults.
@@ -24,6 +31,20 @@ func (s *Sim) SetFaults(f Faults) {
 	defer s.mu.Unlock()
 
 	s.faults = f
+}
+
+// takeStopInUpgrade reports whether this upgrade is cut by a stop.
+func (s *Sim) takeStopInUpgrade() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if s.faults.StopInUpgrade <= 0 {
+		return false
+	}
+
+	s.faults.StopInUpgrade--
+
+	return true
 }
 
 func (s *Sim) apiFault() error {

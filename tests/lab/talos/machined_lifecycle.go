@@ -301,6 +301,12 @@ func (n *Node) upgrade(img Image, seq *sequence) nextStep {
 	n.stopKubelet()
 	seq.phases(upgradePhases...)
 
+	if n.sim.takeStopInUpgrade() {
+		n.logf("lab fault: the VM stops in the middle of the upgrade's install")
+
+		return stepPowerOff
+	}
+
 	if !n.sim.sleep(n.ctx, installDuration) {
 		return stepStop
 	}

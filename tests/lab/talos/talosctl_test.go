@@ -385,6 +385,11 @@ func TestTalosctl(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	withEnv := filepath.Join(t.TempDir(), "w-env.yaml")
+	if err := os.WriteFile(withEnv, []byte(replaceOnce("machine:\n", "machine:\n    env:\n        LAB_APPLY: \"1\"\n")(string(tc.wConfig))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	t.Run("apply-config", func(t *testing.T) {
 		// talosctl prints the node's answer (mode details) on stderr.
 		apply := func(args ...string) string {
@@ -399,6 +404,17 @@ func TestTalosctl(t *testing.T) {
 		contains(t, "staged", apply("--file", cfgFile, "--mode", "staged"), "Staged configuration to be applied after the next reboot")
 		contains(t, "try", apply("--file", labelled, "--mode", "try", "--timeout", "10m"), "automatically reverted back in 10m0s")
 		contains(t, "auto", apply("--file", cfgFile), "Applied configuration without a reboot")
+
+		// auto with a change only a reboot applies (machine.env): the node
+		// says so, with the diff, and reboots.
+		before := on(t, w, "read", "/proc/sys/kernel/random/boot_id")
+		_, errOut := x.runBoth(t, ep, w.addr(), "apply-config", "--file", withEnv)
+		contains(t, "auto with a reboot", errOut, "Applied configuration with a reboot: this config change can't be applied in immediate mode", "LAB_APPLY")
+		waitFor(t, "w1 rebooted by apply-config", func() bool {
+			after, _, err := x.exec(t, ep, w.addr(), "read", "/proc/sys/kernel/random/boot_id")
+
+			return err == nil && after != before && w.node.Status().Phase == PhaseRunning
+		})
 	})
 
 	t.Run("reboot", func(t *testing.T) {

@@ -131,6 +131,8 @@ type Bootstrap struct {
 	Outcome pulumi.StringOutput `pulumi:"outcome"`
 	// Limits for waiting on the node (create only).
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+	VmIds pulumi.IntMapOutput `pulumi:"vmIds"`
 }
 
 // NewBootstrap registers a new resource with the given unique name, arguments, and options.
@@ -200,6 +202,8 @@ type bootstrapArgs struct {
 	Node string `pulumi:"node"`
 	// Limits for waiting on the node (create only).
 	Timeouts *Timeouts `pulumi:"timeouts"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+	VmIds map[string]int `pulumi:"vmIds"`
 }
 
 // The set of arguments for constructing a Bootstrap resource.
@@ -212,6 +216,8 @@ type BootstrapArgs struct {
 	Node pulumi.StringInput
 	// Limits for waiting on the node (create only).
 	Timeouts TimeoutsPtrInput
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+	VmIds pulumi.IntMapInput
 }
 
 func (BootstrapArgs) ElementType() reflect.Type {
@@ -324,6 +330,11 @@ func (o BootstrapOutput) Outcome() pulumi.StringOutput {
 // Limits for waiting on the node (create only).
 func (o BootstrapOutput) Timeouts() TimeoutsPtrOutput {
 	return o.ApplyT(func(v *Bootstrap) TimeoutsPtrOutput { return v.Timeouts }).(TimeoutsPtrOutput)
+}
+
+// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+func (o BootstrapOutput) VmIds() pulumi.IntMapOutput {
+	return o.ApplyT(func(v *Bootstrap) pulumi.IntMapOutput { return v.VmIds }).(pulumi.IntMapOutput)
 }
 
 type BootstrapArrayOutput struct{ *pulumi.OutputState }

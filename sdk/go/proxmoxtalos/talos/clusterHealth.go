@@ -148,6 +148,8 @@ type ClusterHealth struct {
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
 	Triggers pulumi.StringArrayOutput `pulumi:"triggers"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+	VmIds pulumi.IntMapOutput `pulumi:"vmIds"`
 	// Addresses of every worker node.
 	Workers pulumi.StringArrayOutput `pulumi:"workers"`
 }
@@ -237,6 +239,8 @@ type clusterHealthArgs struct {
 	Timeouts *Timeouts `pulumi:"timeouts"`
 	// Any values; when one changes, health is checked again on update.
 	Triggers []string `pulumi:"triggers"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+	VmIds map[string]int `pulumi:"vmIds"`
 	// Addresses of every worker node.
 	Workers []string `pulumi:"workers"`
 }
@@ -265,6 +269,8 @@ type ClusterHealthArgs struct {
 	Timeouts TimeoutsPtrInput
 	// Any values; when one changes, health is checked again on update.
 	Triggers pulumi.StringArrayInput
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+	VmIds pulumi.IntMapInput
 	// Addresses of every worker node.
 	Workers pulumi.StringArrayInput
 }
@@ -419,6 +425,11 @@ func (o ClusterHealthOutput) Timeouts() TimeoutsPtrOutput {
 // Any values; when one changes, health is checked again on update.
 func (o ClusterHealthOutput) Triggers() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ClusterHealth) pulumi.StringArrayOutput { return v.Triggers }).(pulumi.StringArrayOutput)
+}
+
+// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+func (o ClusterHealthOutput) VmIds() pulumi.IntMapOutput {
+	return o.ApplyT(func(v *ClusterHealth) pulumi.IntMapOutput { return v.VmIds }).(pulumi.IntMapOutput)
 }
 
 // Addresses of every worker node.

@@ -185,6 +185,8 @@ type ConfigurationApply struct {
 	TryTimeout pulumi.StringPtrOutput `pulumi:"tryTimeout"`
 	// How Talos upgrades are run.
 	Upgrade UpgradeOptionsPtrOutput `pulumi:"upgrade"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+	VmIds pulumi.IntMapOutput `pulumi:"vmIds"`
 }
 
 // NewConfigurationApply registers a new resource with the given unique name, arguments, and options.
@@ -283,6 +285,8 @@ type configurationApplyArgs struct {
 	TryTimeout *string `pulumi:"tryTimeout"`
 	// How Talos upgrades are run.
 	Upgrade *UpgradeOptions `pulumi:"upgrade"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+	VmIds map[string]int `pulumi:"vmIds"`
 }
 
 // The set of arguments for constructing a ConfigurationApply resource.
@@ -313,6 +317,8 @@ type ConfigurationApplyArgs struct {
 	TryTimeout pulumi.StringPtrInput
 	// How Talos upgrades are run.
 	Upgrade UpgradeOptionsPtrInput
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+	VmIds pulumi.IntMapInput
 }
 
 func (ConfigurationApplyArgs) ElementType() reflect.Type {
@@ -495,6 +501,11 @@ func (o ConfigurationApplyOutput) TryTimeout() pulumi.StringPtrOutput {
 // How Talos upgrades are run.
 func (o ConfigurationApplyOutput) Upgrade() UpgradeOptionsPtrOutput {
 	return o.ApplyT(func(v *ConfigurationApply) UpgradeOptionsPtrOutput { return v.Upgrade }).(UpgradeOptionsPtrOutput)
+}
+
+// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+func (o ConfigurationApplyOutput) VmIds() pulumi.IntMapOutput {
+	return o.ApplyT(func(v *ConfigurationApply) pulumi.IntMapOutput { return v.VmIds }).(pulumi.IntMapOutput)
 }
 
 type ConfigurationApplyArrayOutput struct{ *pulumi.OutputState }

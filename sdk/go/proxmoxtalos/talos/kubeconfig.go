@@ -142,6 +142,8 @@ type Kubeconfig struct {
 	Server pulumi.StringOutput `pulumi:"server"`
 	// Limits for waiting on the node.
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+	VmIds pulumi.IntMapOutput `pulumi:"vmIds"`
 }
 
 // NewKubeconfig registers a new resource with the given unique name, arguments, and options.
@@ -216,6 +218,8 @@ type kubeconfigArgs struct {
 	RenewBefore *string `pulumi:"renewBefore"`
 	// Limits for waiting on the node.
 	Timeouts *Timeouts `pulumi:"timeouts"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+	VmIds map[string]int `pulumi:"vmIds"`
 }
 
 // The set of arguments for constructing a Kubeconfig resource.
@@ -232,6 +236,8 @@ type KubeconfigArgs struct {
 	RenewBefore pulumi.StringPtrInput
 	// Limits for waiting on the node.
 	Timeouts TimeoutsPtrInput
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+	VmIds pulumi.IntMapInput
 }
 
 func (KubeconfigArgs) ElementType() reflect.Type {
@@ -369,6 +375,11 @@ func (o KubeconfigOutput) Server() pulumi.StringOutput {
 // Limits for waiting on the node.
 func (o KubeconfigOutput) Timeouts() TimeoutsPtrOutput {
 	return o.ApplyT(func(v *Kubeconfig) TimeoutsPtrOutput { return v.Timeouts }).(TimeoutsPtrOutput)
+}
+
+// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+func (o KubeconfigOutput) VmIds() pulumi.IntMapOutput {
+	return o.ApplyT(func(v *Kubeconfig) pulumi.IntMapOutput { return v.VmIds }).(pulumi.IntMapOutput)
 }
 
 type KubeconfigArrayOutput struct{ *pulumi.OutputState }

@@ -24,7 +24,8 @@ class BootstrapArgs:
                  client_configuration: pulumi.Input['ClientConfigurationArgs'],
                  node: pulumi.Input[_builtins.str],
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None):
+                 timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None):
         """
         The set of arguments for constructing a Bootstrap resource.
 
@@ -32,6 +33,7 @@ class BootstrapArgs:
         :param pulumi.Input[_builtins.str] node: The address of the control plane node to bootstrap etcd on (not the VIP).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through. Default: the node itself.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node (create only).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
         """
         pulumi.set(__self__, "client_configuration", client_configuration)
         pulumi.set(__self__, "node", node)
@@ -39,6 +41,8 @@ class BootstrapArgs:
             pulumi.set(__self__, "endpoints", endpoints)
         if timeouts is not None:
             pulumi.set(__self__, "timeouts", timeouts)
+        if vm_ids is not None:
+            pulumi.set(__self__, "vm_ids", vm_ids)
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")
@@ -88,6 +92,18 @@ class BootstrapArgs:
     def timeouts(self, value: pulumi.Input[Optional['TimeoutsArgs']]):
         pulumi.set(self, "timeouts", value)
 
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+        """
+        return pulumi.get(self, "vm_ids")
+
+    @vm_ids.setter
+    def vm_ids(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]):
+        pulumi.set(self, "vm_ids", value)
+
 
 @pulumi.type_token("proxmoxtalos:talos:Bootstrap")
 class Bootstrap(pulumi.CustomResource):
@@ -99,6 +115,7 @@ class Bootstrap(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         """
         Bootstraps etcd on one control plane node, once per cluster.
@@ -203,6 +220,7 @@ class Bootstrap(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through. Default: the node itself.
         :param pulumi.Input[_builtins.str] node: The address of the control plane node to bootstrap etcd on (not the VIP).
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node (create only).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
         """
         ...
     @overload
@@ -326,6 +344,7 @@ class Bootstrap(pulumi.CustomResource):
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -343,6 +362,7 @@ class Bootstrap(pulumi.CustomResource):
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
             __props__.__dict__["timeouts"] = timeouts
+            __props__.__dict__["vm_ids"] = vm_ids
             __props__.__dict__["outcome"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
@@ -373,6 +393,7 @@ class Bootstrap(pulumi.CustomResource):
         __props__.__dict__["node"] = None
         __props__.__dict__["outcome"] = None
         __props__.__dict__["timeouts"] = None
+        __props__.__dict__["vm_ids"] = None
         return Bootstrap(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -420,4 +441,12 @@ class Bootstrap(pulumi.CustomResource):
         Limits for waiting on the node (create only).
         """
         return pulumi.get(self, "timeouts")
+
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.int]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+        """
+        return pulumi.get(self, "vm_ids")
 

@@ -32,6 +32,7 @@ class ClusterHealthArgs:
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
         """
         The set of arguments for constructing a ClusterHealth resource.
@@ -47,6 +48,7 @@ class ClusterHealthArgs:
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input['TimeoutsArgs'] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
         """
         pulumi.set(__self__, "client_configuration", client_configuration)
@@ -69,6 +71,8 @@ class ClusterHealthArgs:
             pulumi.set(__self__, "timeouts", timeouts)
         if triggers is not None:
             pulumi.set(__self__, "triggers", triggers)
+        if vm_ids is not None:
+            pulumi.set(__self__, "vm_ids", vm_ids)
         if workers is not None:
             pulumi.set(__self__, "workers", workers)
 
@@ -205,6 +209,18 @@ class ClusterHealthArgs:
         pulumi.set(self, "triggers", value)
 
     @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+        """
+        return pulumi.get(self, "vm_ids")
+
+    @vm_ids.setter
+    def vm_ids(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]):
+        pulumi.set(self, "vm_ids", value)
+
+    @_builtins.property
     @pulumi.getter
     def workers(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
@@ -234,6 +250,7 @@ class ClusterHealth(pulumi.CustomResource):
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         """
@@ -347,6 +364,7 @@ class ClusterHealth(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] recheck: A reason to check again in this update, whatever else changes: for example nodes that were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update checks health again; unset, it is no reason to.
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: How long to wait for health (create and update). Default `10m`.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] triggers: Any values; when one changes, health is checked again on update.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of every worker node.
         """
         ...
@@ -479,6 +497,7 @@ class ClusterHealth(pulumi.CustomResource):
                  recheck: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  triggers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  workers: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -504,6 +523,7 @@ class ClusterHealth(pulumi.CustomResource):
             __props__.__dict__["recheck"] = recheck
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["triggers"] = triggers
+            __props__.__dict__["vm_ids"] = vm_ids
             __props__.__dict__["workers"] = workers
             __props__.__dict__["nodes"] = None
             __props__.__dict__["requires"] = None
@@ -544,6 +564,7 @@ class ClusterHealth(pulumi.CustomResource):
         __props__.__dict__["requires"] = None
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["triggers"] = None
+        __props__.__dict__["vm_ids"] = None
         __props__.__dict__["workers"] = None
         return ClusterHealth(resource_name, opts=opts, __props__=__props__)
 
@@ -656,6 +677,14 @@ class ClusterHealth(pulumi.CustomResource):
         Any values; when one changes, health is checked again on update.
         """
         return pulumi.get(self, "triggers")
+
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.int]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the required nodes' VMs.
+        """
+        return pulumi.get(self, "vm_ids")
 
     @_builtins.property
     @pulumi.getter

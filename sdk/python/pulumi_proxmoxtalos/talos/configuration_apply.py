@@ -34,7 +34,8 @@ class ConfigurationApplyArgs:
                  talos_version: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
-                 upgrade: pulumi.Input[Optional['UpgradeOptionsArgs']] = None):
+                 upgrade: pulumi.Input[Optional['UpgradeOptionsArgs']] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None):
         """
         The set of arguments for constructing a ConfigurationApply resource.
 
@@ -51,6 +52,7 @@ class ConfigurationApplyArgs:
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
         :param pulumi.Input['UpgradeOptionsArgs'] upgrade: How Talos upgrades are run.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
         """
         pulumi.set(__self__, "client_configuration", client_configuration)
         pulumi.set(__self__, "machine_configuration", machine_configuration)
@@ -75,6 +77,8 @@ class ConfigurationApplyArgs:
             pulumi.set(__self__, "try_timeout", try_timeout)
         if upgrade is not None:
             pulumi.set(__self__, "upgrade", upgrade)
+        if vm_ids is not None:
+            pulumi.set(__self__, "vm_ids", vm_ids)
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")
@@ -232,6 +236,18 @@ class ConfigurationApplyArgs:
     def upgrade(self, value: pulumi.Input[Optional['UpgradeOptionsArgs']]):
         pulumi.set(self, "upgrade", value)
 
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+        """
+        return pulumi.get(self, "vm_ids")
+
+    @vm_ids.setter
+    def vm_ids(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]):
+        pulumi.set(self, "vm_ids", value)
+
 
 @pulumi.type_token("proxmoxtalos:talos:ConfigurationApply")
 class ConfigurationApply(pulumi.CustomResource):
@@ -252,6 +268,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  upgrade: pulumi.Input[Optional[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict', 'outputs.UpgradeOptions']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         """
         Applies a machine configuration to a Talos node and keeps the node running it.
@@ -391,6 +408,7 @@ class ConfigurationApply(pulumi.CustomResource):
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
         :param pulumi.Input[_builtins.str] try_timeout: For `applyMode: try`: how long Talos keeps the configuration before rolling back, as a Go duration. Default Talos's (1m).
         :param pulumi.Input[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict', 'outputs.UpgradeOptions']] upgrade: How Talos upgrades are run.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
         """
         ...
     @overload
@@ -549,6 +567,7 @@ class ConfigurationApply(pulumi.CustomResource):
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
                  try_timeout: pulumi.Input[Optional[_builtins.str]] = None,
                  upgrade: pulumi.Input[Optional[Union['UpgradeOptionsArgs', 'UpgradeOptionsArgsDict', 'outputs.UpgradeOptions']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -577,6 +596,7 @@ class ConfigurationApply(pulumi.CustomResource):
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["try_timeout"] = try_timeout
             __props__.__dict__["upgrade"] = upgrade
+            __props__.__dict__["vm_ids"] = vm_ids
             __props__.__dict__["applied_mode"] = None
             __props__.__dict__["config_change"] = None
             __props__.__dict__["config_digest"] = None
@@ -626,6 +646,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["timeouts"] = None
         __props__.__dict__["try_timeout"] = None
         __props__.__dict__["upgrade"] = None
+        __props__.__dict__["vm_ids"] = None
         return ConfigurationApply(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -785,4 +806,12 @@ class ConfigurationApply(pulumi.CustomResource):
         How Talos upgrades are run.
         """
         return pulumi.get(self, "upgrade")
+
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.int]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes; destroy (the reset) does not use it.
+        """
+        return pulumi.get(self, "vm_ids")
 

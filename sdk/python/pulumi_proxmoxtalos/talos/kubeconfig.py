@@ -26,7 +26,8 @@ class KubeconfigArgs:
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  kubernetes_endpoint: pulumi.Input[Optional[_builtins.str]] = None,
                  renew_before: pulumi.Input[Optional[_builtins.str]] = None,
-                 timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None):
+                 timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None):
         """
         The set of arguments for constructing a Kubeconfig resource.
 
@@ -36,6 +37,7 @@ class KubeconfigArgs:
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to write into the kubeconfig, like `https://192.168.1.220:6443` (a host alone gets https and port 6443). Default: the cluster endpoint of the node's configuration. Changing it rewrites the kubeconfig without contacting the node.
         :param pulumi.Input[_builtins.str] renew_before: Fetch a new kubeconfig in a later update when the client certificate expires within this Go duration. Default `720h` (30 days).
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
         """
         pulumi.set(__self__, "client_configuration", client_configuration)
         pulumi.set(__self__, "node", node)
@@ -47,6 +49,8 @@ class KubeconfigArgs:
             pulumi.set(__self__, "renew_before", renew_before)
         if timeouts is not None:
             pulumi.set(__self__, "timeouts", timeouts)
+        if vm_ids is not None:
+            pulumi.set(__self__, "vm_ids", vm_ids)
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")
@@ -120,6 +124,18 @@ class KubeconfigArgs:
     def timeouts(self, value: pulumi.Input[Optional['TimeoutsArgs']]):
         pulumi.set(self, "timeouts", value)
 
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+        """
+        return pulumi.get(self, "vm_ids")
+
+    @vm_ids.setter
+    def vm_ids(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]):
+        pulumi.set(self, "vm_ids", value)
+
 
 @pulumi.type_token("proxmoxtalos:talos:Kubeconfig")
 class Kubeconfig(pulumi.CustomResource):
@@ -133,6 +149,7 @@ class Kubeconfig(pulumi.CustomResource):
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  renew_before: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         """
         An admin kubeconfig for the cluster, issued by a control plane node (as talosctl kubeconfig does).
@@ -240,6 +257,7 @@ class Kubeconfig(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] node: The address of a control plane node to ask for the kubeconfig.
         :param pulumi.Input[_builtins.str] renew_before: Fetch a new kubeconfig in a later update when the client certificate expires within this Go duration. Default `720h` (30 days).
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
         """
         ...
     @overload
@@ -366,6 +384,7 @@ class Kubeconfig(pulumi.CustomResource):
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  renew_before: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -385,6 +404,7 @@ class Kubeconfig(pulumi.CustomResource):
             __props__.__dict__["node"] = node
             __props__.__dict__["renew_before"] = renew_before
             __props__.__dict__["timeouts"] = timeouts
+            __props__.__dict__["vm_ids"] = vm_ids
             __props__.__dict__["cluster_name"] = None
             __props__.__dict__["expires_at"] = None
             __props__.__dict__["kubeconfig"] = None
@@ -423,6 +443,7 @@ class Kubeconfig(pulumi.CustomResource):
         __props__.__dict__["renew_before"] = None
         __props__.__dict__["server"] = None
         __props__.__dict__["timeouts"] = None
+        __props__.__dict__["vm_ids"] = None
         return Kubeconfig(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -510,4 +531,12 @@ class Kubeconfig(pulumi.CustomResource):
         Limits for waiting on the node.
         """
         return pulumi.get(self, "timeouts")
+
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.int]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource.
+        """
+        return pulumi.get(self, "vm_ids")
 

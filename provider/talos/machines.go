@@ -1,0 +1,47 @@
+package talos
+
+import (
+	"context"
+	"slices"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/vmwatch"
+)
+
+// vmIdsDoc documents the vmIds input of the resources that wait for nodes.
+const vmIdsDoc = "The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address " +
+	"inputs), for example `{\"10.5.0.2\": 104}`. While a wait finds a node not answering, the provider asks " +
+	"Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) " +
+	"whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node " +
+	"up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error " +
+	"naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits " +
+	"last until their timeout. TalosCluster sets it. A change alone does not update the resource."
+
+// withMachines adds to an operation's options the check of the nodes'
+// VMs that vmIds names, through the provider's one Proxmox client. Nothing
+// when the options have a checker already (tests), vmIds is empty, or the
+// provider has no Proxmox endpoint (Talos-only programs).
+func withMachines(ctx context.Context, o talosapi.Options, vmIds map[string]int) talosapi.Options {
+	if o.Machines != nil || len(vmIds) == 0 {
+		return o
+	}
+
+	c, err := config.Client(ctx)
+	if err != nil {
+		return o
+	}
+
+	vms := make([]vmwatch.VM, 0, len(vmIds))
+	for addr, id := range vmIds {
+		if id > 0 {
+			vms = append(vms, vmwatch.VM{Address: addr, VMID: id})
+		}
+	}
+
+	slices.SortFunc(vms, func(a, b vmwatch.VM) int { return a.VMID - b.VMID })
+
+	o.Machines = vmwatch.New(vmwatch.Proxmox(c), vms, vmwatch.Policy{})
+
+	return o
+}

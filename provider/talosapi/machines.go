@@ -1,0 +1,82 @@
+package talosapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// MachineChecker knows whether the machine behind a node address runs: for
+// a Proxmox VM, what Proxmox says about it. Talos cannot tell a node that
+// reboots from one whose machine is off; Proxmox can. Waits ask it when
+// nothing answers at a node's address, so that a wait on a node whose VM is
+// stopped (its host restarted and the start failed, or someone stopped it)
+// ends with that reason instead of at its timeout.
+type MachineChecker interface {
+	// Down returns a *MachineDownError when the machine behind node is off
+	// or gone for good, as far as the checker can tell; nil when it runs,
+	// when its state is unknown (no machine known for the address, its
+	// host does not answer, a host that just booted may still start it),
+	// or when it was asked too recently to ask again. It is called after
+	// every failed attempt to reach the node, so it limits its own pace.
+	Down(ctx context.Context, node string) error
+}
+
+// MachineDownError: the machine behind a node address is not running, so
+// nothing will answer there until someone starts it.
+type MachineDownError struct {
+	// Node is the Talos node address.
+	Node string
+	// Machine names the machine ("VM 104 on Proxmox node pve2").
+	Machine string
+	// State is what its platform says: "stopped", "paused", "gone" (no
+	// such VM any more).
+	State string
+	// For is how long it has been seen in that state, as a short text
+	// ("45s").
+	For string
+	// Advice says what to do.
+	Advice string
+}
+
+func (e *MachineDownError) Error() string {
+	state := "is " + e.State
+	if e.State == "gone" {
+		state = "no longer exists"
+	}
+
+	msg := fmt.Sprintf("node %s does not answer: its machine, %s, %s", e.Node, e.Machine, state)
+	if e.For != "" {
+		msg += " (for " + e.For + " at least)"
+	}
+
+	msg += ", so waiting for the node is pointless"
+	if e.Advice != "" {
+		msg += ". " + e.Advice
+	}
+
+	return msg
+}
+
+// machineDown asks o.Machines about a node that did not answer; a
+// *MachineDownError comes back wrapped to end the wait at once.
+func (o Options) machineDown(ctx context.Context, t Target) error {
+	if o.Machines == nil {
+		return nil
+	}
+
+	if err := o.Machines.Down(ctx, t.Node); err != nil {
+		return stop(err)
+	}
+
+	return nil
+}
+
+// asMachineDown finds a *MachineDownError in err.
+func asMachineDown(err error) (*MachineDownError, bool) {
+	var md *MachineDownError
+
+	ok := errors.As(err, &md)
+
+	return md, ok
+}

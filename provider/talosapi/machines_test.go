@@ -1,0 +1,126 @@
+package talosapi_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
+)
+
+// fakeMachines says a node's machine is off once the test says so, and
+// records which nodes it was asked about.
+type fakeMachines struct {
+	off   atomic.Bool
+	mu    sync.Mutex
+	asked []string
+}
+
+func (f *fakeMachines) Down(_ context.Context, node string) error {
+	f.mu.Lock()
+	f.asked = append(f.asked, node)
+	f.mu.Unlock()
+
+	if !f.off.Load() {
+		return nil
+	}
+
+	return &talosapi.MachineDownError{Node: node, Machine: "VM 104 on Proxmox node pve2", State: "stopped", For: "30s",
+		Advice: "The next `pulumi up` starts it"}
+}
+
+func (f *fakeMachines) wasAsked(node string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+
+	for _, a := range f.asked {
+		if a == node {
+			return true
+		}
+	}
+
+	return false
+}
+
+// A wait on a node whose machine is off ends with the machine's state, not
+// at its timeout: the upgrade wait (WaitVersion), the health wait through
+// the Talos API and through the kubeconfig fetch.
+func TestWaitsEndWhenTheMachineIsOff(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.Boot(s, "cp1", cp, "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	m := &fakeMachines{}
+	o := simOptions(t)
+	o.Machines = m
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+
+	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	node.PowerOff()
+	<-node.Done()
+
+	// While the machine runs (as far as the checker knows), a node that
+	// does not answer is waited for: it may be rebooting.
+	short, scancel := context.WithTimeout(ctx, time.Second)
+	err = talosapi.WaitVersion(short, target, "v1.12.6", o)
+
+	scancel()
+
+	var we *talosapi.WaitError
+	if !errors.As(err, &we) || !m.wasAsked(cp.String()) {
+		t.Fatalf("wait on a node that does not answer, machine running: %v (checker asked: %v); want a timeout after asking", err, m.asked)
+	}
+
+	m.off.Store(true)
+
+	for name, wait := range map[string]func() error{
+		"upgrade wait": func() error { return talosapi.WaitVersion(ctx, target, "v1.12.6", o) },
+		"health wait": func() error {
+			_, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp.String()}, Creds: target.Creds, Kubeconfig: kc.Raw}, o)
+			return err
+		},
+		"health wait fetching a kubeconfig": func() error {
+			_, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp.String()}, Creds: target.Creds, KubeconfigFrom: []string{cp.String()}}, o)
+			return err
+		},
+		"connect": func() error { _, err := talosapi.Connect(ctx, target, o); return err },
+	} {
+		err := wait()
+
+		var md *talosapi.MachineDownError
+		if !errors.As(err, &md) {
+			t.Errorf("%s with the machine off: %v, want a *MachineDownError", name, err)
+
+			continue
+		}
+
+		for _, want := range []string{"node " + cp.String(), "VM 104 on Proxmox node pve2", "is stopped", "`pulumi up` starts it"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", name, err, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package vmwatch
+
+import "time"
+
+// Look is what Proxmox said about a VM at one moment.
+type Look struct {
+	At time.Time
+	// State is "running", "stopped", "paused" or "suspended" (qemu runs,
+	// the guest does not), "gone" (no such VM on the host), or "" when
+	// Proxmox did not say (its host or the API did not answer).
+	State string
+	// Lock is the VM's config lock ("backup", "migrate", ...): someone
+	// works on it, and a stop-mode backup starts it again afterwards.
+	Lock string
+	// Host is the Proxmox node the VM is on ("" when gone or unknown).
+	Host string
+	// HostUptime is how long Host has run; 0 unknown.
+	HostUptime time.Duration
+}
+
+// Policy tunes the decision and the pace of looks.
+type Policy struct {
+	// Grace is how long a VM must be seen not running, in every look,
+	// before it counts as down: a VM restarted by someone comes back
+	// within it. Default 30s.
+	Grace time.Duration
+	// HostBoot: a host up for less than this may not have started its
+	// onboot VMs yet (pve-guests.service runs startall after boot, with
+	// each VM's startup delay between starts). Default 2m.
+	HostBoot time.Duration
+	// First and Max bound the pause between two looks at one VM; it
+	// doubles from First up to Max. Defaults 2s and 15s.
+	First, Max time.Duration
+}
+
+func (p Policy) withDefaults() Policy {
+	if p.Grace <= 0 {
+		p.Grace = 30 * time.Second
+	}
+
+	if p.HostBoot <= 0 {
+		p.HostBoot = 2 * time.Minute
+	}
+
+	if p.First <= 0 {
+		p.First = 2 * time.Second
+	}
+
+	if p.Max < p.First {
+		p.Max = max(15*time.Second, p.First)
+	}
+
+	return p
+}
+
+// judge follows one VM's looks.
+type judge struct {
+	// since is the first look of the current streak of one not-running
+	// state; zero: no streak.
+	since time.Time
+	state string
+}
+
+// observe takes a look and says whether the VM is down for good, and for
+// how long it has been seen so.
+func (j *judge) observe(l Look, p Policy) (down bool, seen time.Duration) {
+	switch {
+	case l.State == "" || l.State == "running":
+		// Unknown (a host that is off may come back and start it) or
+		// running: no streak.
+		j.since, j.state = time.Time{}, ""
+
+		return false, 0
+	case l.Lock != "" && l.State != "gone":
+		// A backup, migration or snapshot holds it: it is not ours to
+		// judge until the lock is gone.
+		j.since, j.state = time.Time{}, ""
+
+		return false, 0
+	}
+
+	if j.since.IsZero() || j.state != l.State {
+		j.since, j.state = l.At, l.State
+	}
+
+	seen = l.At.Sub(j.since)
+	if l.State != "gone" && l.HostUptime > 0 && l.HostUptime < p.HostBoot {
+		// The host just booted: its onboot start may still come.
+		return false, seen
+	}
+
+	return seen >= p.Grace, seen
+}

@@ -1,0 +1,77 @@
+package vmwatch
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+)
+
+// fakeSource answers from a state the test sets and counts looks.
+type fakeSource struct {
+	state string
+	looks int
+}
+
+func (f *fakeSource) Look(_ context.Context, _ VM) Look {
+	f.looks++
+	return Look{State: f.state, Host: "pve2", HostUptime: time.Hour}
+}
+
+func TestWatcherPacesLooksAndNamesTheVM(t *testing.T) {
+	src := &fakeSource{state: "stopped"}
+	w := New(src, []VM{{Address: "10.5.0.3", VMID: 104}}, Policy{Grace: 10 * time.Second, First: 2 * time.Second, Max: 4 * time.Second})
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	w.now = func() time.Time { return now }
+	ctx := context.Background()
+
+	// another address: not watched, never looked at
+	if err := w.Down(ctx, "10.5.0.9:50000"); err != nil || src.looks != 0 {
+		t.Fatalf("unwatched address: %v, %d looks", err, src.looks)
+	}
+
+	var err error
+	// a failed dial every 500ms for 12s: looks at 0, 2, 6, 10 (pauses 2, 4, 4)
+	for i := 0; i <= 24 && err == nil; i++ {
+		err = w.Down(ctx, "10.5.0.3:50000")
+		if err == nil {
+			now = now.Add(500 * time.Millisecond)
+		}
+	}
+	if src.looks != 4 {
+		t.Errorf("looks = %d, want 4 (at 0s, 2s, 6s, 10s)", src.looks)
+	}
+	var md *talosapi.MachineDownError
+	if !errors.As(err, &md) {
+		t.Fatalf("after 10s stopped: %v, want a *MachineDownError", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"node 10.5.0.3:50000", "VM 104 on Proxmox node pve2", "is stopped", "for 10s", "next `pulumi up` starts it"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	// the verdict stands without another look
+	if again := w.Down(ctx, "10.5.0.3"); again == nil || src.looks != 4 {
+		t.Errorf("second ask: %v after %d looks", again, src.looks)
+	}
+}
+
+func TestWatcherRunningVMIsNeverDown(t *testing.T) {
+	src := &fakeSource{state: "running"}
+	w := New(src, []VM{{Address: "[fd00::3]:50000", VMID: 100}}, Policy{})
+	now := time.Now()
+	w.now = func() time.Time { return now }
+	for range 100 {
+		if err := w.Down(context.Background(), "fd00::3"); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(5 * time.Second)
+	}
+	if src.looks == 0 {
+		t.Fatal("the IPv6 address was never looked up")
+	}
+}
