@@ -255,6 +255,7 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 		{"ConfigurationApply", "lab-workers-2", all}, {"ConfigurationApply", "lab-cp-1", all[:1]},
 		{"ConfigurationApply", "lab-cp-3", all[:3]}, {"ClusterHealth", "lab-healthy", all},
 		{"Bootstrap", "lab", all[:1]}, {"Kubeconfig", "lab", all[:1]},
+		{"ControlPlaneComponents", "lab-cp-2-components", all},
 	} {
 		if got := vmIDs(c.typ, c.name); !slices.Equal(got, c.want) {
 			t.Errorf("%s %s: vmIds for %v, want %v", c.typ, c.name, got, c.want)

@@ -49,6 +49,9 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 			Node:              addressOf(n),
 			KubernetesVersion: f.plan.Cluster.KubernetesVersion,
 			HealthGate:        gate,
+			// Plain known ids, not the VMs' outputs: a running node's VM
+			// waits for an apply, which waits for the stages.
+			VmIds: knownVMIDs(append([]string{n.Name}, f.plan.StageRequires...), nodes),
 		}
 		binds := []childargs.Binding{childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration)}
 
@@ -61,6 +64,21 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 	}
 
 	return prev, nil
+}
+
+// knownVMIDs are the named nodes' VMIDs by address, for those whose VMID
+// the plan knows (an existing VM's, or a pinned one).
+func knownVMIDs(names []string, nodes map[string]*plan.Node) map[string]int {
+	out := map[string]int{}
+	for _, name := range names {
+		if n := nodes[name]; n != nil && n.VM.VMID > 0 {
+			out[addressOf(n)] = n.VM.VMID
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // stageGate is the health gate of the component stages: the nodes the plan

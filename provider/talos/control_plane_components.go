@@ -30,6 +30,7 @@ type ControlPlaneComponentsArgs struct {
 	KubernetesVersion   string              `pulumi:"kubernetesVersion"`
 	HealthGate          *HealthGate         `pulumi:"healthGate,optional"`
 	Timeouts            *Timeouts           `pulumi:"timeouts,optional"`
+	VmIds               map[string]int      `pulumi:"vmIds,optional"` //nolint:revive // Pulumi name
 	ControlPlaneComponentsPreview
 }
 
@@ -55,6 +56,7 @@ func (a *ControlPlaneComponentsArgs) Annotate(an infer.Annotator) {
 		"A change updates the resource, which moves the components (not the kubelet) to it.")
 	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
 	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the node's own VM and those of the health gate's required nodes.")
 }
 
 // ControlPlaneComponentsState is the state.

@@ -145,7 +145,9 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 	}
 	defer cancel()
 
-	o := apiOptions(ctx, r.opts)
+	// One check of the nodes' VMs for the operation's waits.
+	opts := withMachines(ctx, r.opts, in.VmIds)
+	o := apiOptions(ctx, opts)
 	log := p.GetLogger(ctx)
 
 	nc, mode, _, err := talosapi.ReadConfig(ctx, t, o)
@@ -174,7 +176,7 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 	}
 
 	gate := gateTarget{gate: in.HealthGate, node: in.Node, endpoints: in.Endpoints, cc: in.ClientConfiguration, label: label}
-	if err := waitHealthGate(ctx, r.opts, gate, gateBefore); err != nil {
+	if err := waitHealthGate(ctx, opts, gate, gateBefore); err != nil {
 		return "", false, err
 	}
 
@@ -186,7 +188,7 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 		return componentsUpdated, res != nil, fmt.Errorf("moving the control plane components of node %s to %s: %w", label, vPrefixed(in.KubernetesVersion), scrub(err))
 	}
 
-	if err := waitHealthGate(ctx, r.opts, gate, gateAfter); err != nil {
+	if err := waitHealthGate(ctx, opts, gate, gateAfter); err != nil {
 		return componentsUpdated, true, err
 	}
 

@@ -159,6 +159,10 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
      * Limits for waiting on the node.
      */
     declare public readonly timeouts: pulumi.Output<outputs.talos.Timeouts | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+     */
+    declare public readonly vmIds: pulumi.Output<{[key: string]: number} | undefined>;
 
     /**
      * Create a ControlPlaneComponents resource with the given unique name, arguments, and options.
@@ -186,6 +190,7 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
             resourceInputs["kubernetesVersion"] = args?.kubernetesVersion;
             resourceInputs["node"] = args?.node;
             resourceInputs["timeouts"] = args?.timeouts;
+            resourceInputs["vmIds"] = args?.vmIds;
             resourceInputs["change"] = undefined /*out*/;
             resourceInputs["outcome"] = undefined /*out*/;
         } else {
@@ -197,6 +202,7 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
             resourceInputs["node"] = undefined /*out*/;
             resourceInputs["outcome"] = undefined /*out*/;
             resourceInputs["timeouts"] = undefined /*out*/;
+            resourceInputs["vmIds"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["clientConfiguration"] };
@@ -233,4 +239,8 @@ export interface ControlPlaneComponentsArgs {
      * Limits for waiting on the node.
      */
     timeouts?: pulumi.Input<inputs.talos.TimeoutsArgs | undefined>;
+    /**
+     * The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+     */
+    vmIds?: pulumi.Input<{[key: string]: pulumi.Input<number>} | undefined>;
 }

@@ -145,6 +145,8 @@ type ControlPlaneComponents struct {
 	Outcome pulumi.StringOutput `pulumi:"outcome"`
 	// Limits for waiting on the node.
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+	VmIds pulumi.IntMapOutput `pulumi:"vmIds"`
 }
 
 // NewControlPlaneComponents registers a new resource with the given unique name, arguments, and options.
@@ -221,6 +223,8 @@ type controlPlaneComponentsArgs struct {
 	Node string `pulumi:"node"`
 	// Limits for waiting on the node.
 	Timeouts *Timeouts `pulumi:"timeouts"`
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+	VmIds map[string]int `pulumi:"vmIds"`
 }
 
 // The set of arguments for constructing a ControlPlaneComponents resource.
@@ -237,6 +241,8 @@ type ControlPlaneComponentsArgs struct {
 	Node pulumi.StringInput
 	// Limits for waiting on the node.
 	Timeouts TimeoutsPtrInput
+	// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+	VmIds pulumi.IntMapInput
 }
 
 func (ControlPlaneComponentsArgs) ElementType() reflect.Type {
@@ -364,6 +370,11 @@ func (o ControlPlaneComponentsOutput) Outcome() pulumi.StringOutput {
 // Limits for waiting on the node.
 func (o ControlPlaneComponentsOutput) Timeouts() TimeoutsPtrOutput {
 	return o.ApplyT(func(v *ControlPlaneComponents) TimeoutsPtrOutput { return v.Timeouts }).(TimeoutsPtrOutput)
+}
+
+// The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+func (o ControlPlaneComponentsOutput) VmIds() pulumi.IntMapOutput {
+	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.IntMapOutput { return v.VmIds }).(pulumi.IntMapOutput)
 }
 
 type ControlPlaneComponentsArrayOutput struct{ *pulumi.OutputState }

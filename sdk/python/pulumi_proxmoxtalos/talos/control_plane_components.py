@@ -26,7 +26,8 @@ class ControlPlaneComponentsArgs:
                  node: pulumi.Input[_builtins.str],
                  endpoints: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  health_gate: pulumi.Input[Optional['HealthGateArgs']] = None,
-                 timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None):
+                 timeouts: pulumi.Input[Optional['TimeoutsArgs']] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None):
         """
         The set of arguments for constructing a ControlPlaneComponents resource.
 
@@ -36,6 +37,7 @@ class ControlPlaneComponentsArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] endpoints: Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
         :param pulumi.Input['HealthGateArgs'] health_gate: Cluster health to wait for before and after changing the node. Default: none.
         :param pulumi.Input['TimeoutsArgs'] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
         """
         pulumi.set(__self__, "client_configuration", client_configuration)
         pulumi.set(__self__, "kubernetes_version", kubernetes_version)
@@ -46,6 +48,8 @@ class ControlPlaneComponentsArgs:
             pulumi.set(__self__, "health_gate", health_gate)
         if timeouts is not None:
             pulumi.set(__self__, "timeouts", timeouts)
+        if vm_ids is not None:
+            pulumi.set(__self__, "vm_ids", vm_ids)
 
     @_builtins.property
     @pulumi.getter(name="clientConfiguration")
@@ -119,6 +123,18 @@ class ControlPlaneComponentsArgs:
     def timeouts(self, value: pulumi.Input[Optional['TimeoutsArgs']]):
         pulumi.set(self, "timeouts", value)
 
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+        """
+        return pulumi.get(self, "vm_ids")
+
+    @vm_ids.setter
+    def vm_ids(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]]):
+        pulumi.set(self, "vm_ids", value)
+
 
 @pulumi.type_token("proxmoxtalos:talos:ControlPlaneComponents")
 class ControlPlaneComponents(pulumi.CustomResource):
@@ -132,6 +148,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         """
         Moves one control plane's Kubernetes components (kube-apiserver, kube-controller-manager,
@@ -246,6 +263,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] kubernetes_version: The Kubernetes version the control plane components must run, like `v1.35.2`. A change updates the resource, which moves the components (not the kubelet) to it.
         :param pulumi.Input[_builtins.str] node: The control plane's own address (IP or DNS name, optional `:port`, default port 50000).
         :param pulumi.Input[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']] timeouts: Limits for waiting on the node.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.int]]] vm_ids: The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
         """
         ...
     @overload
@@ -379,6 +397,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
                  kubernetes_version: pulumi.Input[Optional[_builtins.str]] = None,
                  node: pulumi.Input[Optional[_builtins.str]] = None,
                  timeouts: pulumi.Input[Optional[Union['TimeoutsArgs', 'TimeoutsArgsDict', 'outputs.Timeouts']]] = None,
+                 vm_ids: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.int]]]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -400,6 +419,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
                 raise TypeError("Missing required property 'node'")
             __props__.__dict__["node"] = node
             __props__.__dict__["timeouts"] = timeouts
+            __props__.__dict__["vm_ids"] = vm_ids
             __props__.__dict__["change"] = None
             __props__.__dict__["outcome"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration"])
@@ -434,6 +454,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
         __props__.__dict__["node"] = None
         __props__.__dict__["outcome"] = None
         __props__.__dict__["timeouts"] = None
+        __props__.__dict__["vm_ids"] = None
         return ControlPlaneComponents(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -505,4 +526,12 @@ class ControlPlaneComponents(pulumi.CustomResource):
         Limits for waiting on the node.
         """
         return pulumi.get(self, "timeouts")
+
+    @_builtins.property
+    @pulumi.getter(name="vmIds")
+    def vm_ids(self) -> pulumi.Output[Optional[Mapping[str, _builtins.int]]]:
+        """
+        The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address inputs), for example `{"10.5.0.2": 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node's own VM and those of the health gate's required nodes.
+        """
+        return pulumi.get(self, "vm_ids")
 

@@ -12,8 +12,10 @@ import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Export;
 import com.pulumi.core.annotations.ResourceType;
 import com.pulumi.core.internal.Codegen;
+import java.lang.Integer;
 import java.lang.String;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import javax.annotation.Nullable;
 
@@ -254,6 +256,20 @@ public class ControlPlaneComponents extends com.pulumi.resources.CustomResource 
      */
     public Output<Optional<Timeouts>> timeouts() {
         return Codegen.optional(this.timeouts);
+    }
+    /**
+     * The Proxmox VMIDs of the nodes&#39; VMs, by node address (as in `node` and the other address inputs), for example `{&#34;10.5.0.2&#34;: 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster&#39;s resource list, at most every few seconds) whether that node&#39;s VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node&#39;s own VM and those of the health gate&#39;s required nodes.
+     * 
+     */
+    @Export(name="vmIds", refs={Map.class,String.class,Integer.class}, tree="[0,1,2]")
+    private Output</* @Nullable */ Map<String,Integer>> vmIds;
+
+    /**
+     * @return The Proxmox VMIDs of the nodes&#39; VMs, by node address (as in `node` and the other address inputs), for example `{&#34;10.5.0.2&#34;: 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster&#39;s resource list, at most every few seconds) whether that node&#39;s VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node&#39;s own VM and those of the health gate&#39;s required nodes.
+     * 
+     */
+    public Output<Optional<Map<String,Integer>>> vmIds() {
+        return Codegen.optional(this.vmIds);
     }
 
     /**

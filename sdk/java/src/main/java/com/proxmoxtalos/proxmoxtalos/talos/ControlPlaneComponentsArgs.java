@@ -9,8 +9,10 @@ import com.proxmoxtalos.proxmoxtalos.talos.inputs.TimeoutsArgs;
 import com.pulumi.core.Output;
 import com.pulumi.core.annotations.Import;
 import com.pulumi.exceptions.MissingRequiredPropertyException;
+import java.lang.Integer;
 import java.lang.String;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import javax.annotation.Nullable;
@@ -110,6 +112,21 @@ public final class ControlPlaneComponentsArgs extends com.pulumi.resources.Resou
         return Optional.ofNullable(this.timeouts);
     }
 
+    /**
+     * The Proxmox VMIDs of the nodes&#39; VMs, by node address (as in `node` and the other address inputs), for example `{&#34;10.5.0.2&#34;: 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster&#39;s resource list, at most every few seconds) whether that node&#39;s VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node&#39;s own VM and those of the health gate&#39;s required nodes.
+     * 
+     */
+    @Import(name="vmIds")
+    private @Nullable Output<Map<String,Integer>> vmIds;
+
+    /**
+     * @return The Proxmox VMIDs of the nodes&#39; VMs, by node address (as in `node` and the other address inputs), for example `{&#34;10.5.0.2&#34;: 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster&#39;s resource list, at most every few seconds) whether that node&#39;s VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node&#39;s own VM and those of the health gate&#39;s required nodes.
+     * 
+     */
+    public Optional<Output<Map<String,Integer>>> vmIds() {
+        return Optional.ofNullable(this.vmIds);
+    }
+
     private ControlPlaneComponentsArgs() {}
 
     private ControlPlaneComponentsArgs(ControlPlaneComponentsArgs $) {
@@ -119,6 +136,7 @@ public final class ControlPlaneComponentsArgs extends com.pulumi.resources.Resou
         this.kubernetesVersion = $.kubernetesVersion;
         this.node = $.node;
         this.timeouts = $.timeouts;
+        this.vmIds = $.vmIds;
     }
 
     public static Builder builder() {
@@ -273,6 +291,27 @@ public final class ControlPlaneComponentsArgs extends com.pulumi.resources.Resou
          */
         public Builder timeouts(TimeoutsArgs timeouts) {
             return timeouts(Output.of(timeouts));
+        }
+
+        /**
+         * @param vmIds The Proxmox VMIDs of the nodes&#39; VMs, by node address (as in `node` and the other address inputs), for example `{&#34;10.5.0.2&#34;: 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster&#39;s resource list, at most every few seconds) whether that node&#39;s VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node&#39;s own VM and those of the health gate&#39;s required nodes.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder vmIds(@Nullable Output<Map<String,Integer>> vmIds) {
+            $.vmIds = vmIds;
+            return this;
+        }
+
+        /**
+         * @param vmIds The Proxmox VMIDs of the nodes&#39; VMs, by node address (as in `node` and the other address inputs), for example `{&#34;10.5.0.2&#34;: 104}`. While a wait finds a node not answering, the provider asks Proxmox (through its configured endpoint, in the cluster&#39;s resource list, at most every few seconds) whether that node&#39;s VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource. For this resource: the node&#39;s own VM and those of the health gate&#39;s required nodes.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder vmIds(Map<String,Integer> vmIds) {
+            return vmIds(Output.of(vmIds));
         }
 
         public ControlPlaneComponentsArgs build() {
