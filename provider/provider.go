@@ -87,7 +87,7 @@ func withWorkarounds(prov p.Provider) p.Provider {
 	prov = framework.WithSchemaFixes(prov, cluster.PlainInputs(), talos.PreviewOutputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples)
 	prov = cluster.WithConstructGuards(prov)
 	prov = talos.WithRenewalPreview(prov, time.Now)
-	prov = talos.WithDeleteURN(prov)
+	prov = framework.WithURN(prov)
 	prov = proxmox.WithIdentity(prov)
 	return config.WithOfflineGuard(prov) // offline previews change nothing (config/offline.go)
 }

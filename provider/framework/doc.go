@@ -30,10 +30,13 @@
 //   - Preview unknowns the inputs do not explain (talos.WithRenewalPreview):
 //     infer computes a preview's unknown outputs only from changed inputs
 //     (WireDependencies), and a due certificate renewal changes none.
-//   - Request data infer's typed requests drop: the URN of a Delete
-//     (talos.WithDeleteURN) and of a Check/Create/Update, with whether Check
-//     saw old inputs (proxmox.WithIdentity), and the provider resource's ID
-//     from Configure (provider.instanceRecorder).
+//   - Request data infer's typed requests drop (infer.CreateRequest and the
+//     others carry the resource's name only; infer keeps the URN for its
+//     logger under an internal key): the URN of every resource request
+//     (WithURN, read with URN: a Delete's advice, a VM's create identity),
+//     whether Check saw old inputs and the ID a Diff saw
+//     (proxmox.WithIdentity), and the provider resource's ID from Configure
+//     (provider.instanceRecorder).
 //
 // No longer needed, and deleted: a wrapper that turned Pulumi's
 // customTimeouts into context deadlines. infer wraps every provider in its

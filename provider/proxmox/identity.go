@@ -7,7 +7,8 @@ import (
 	"sync"
 
 	p "github.com/pulumi/pulumi-go-provider"
-	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // Each resource's create carries an identity (see package pve, identity.go)
@@ -59,26 +60,19 @@ func providerInstance() string {
 // that VM (it is the one a replacement replaces).
 var fresh, held sync.Map
 
-type urnKey struct{}
-
 // WithIdentity records what the identity of a create (and of an update
-// that finishes one) needs and infer's requests do not carry: the URN, and
-// whether Check saw old inputs.
+// that finishes one) needs besides the URN (framework.WithURN hands that
+// on) and infer's requests do not carry: whether Check saw old inputs, and
+// the ID the state holds.
 func WithIdentity(prov p.Provider) p.Provider {
-	check, diff, create, update := prov.Check, prov.Diff, prov.Create, prov.Update
+	check, diff := prov.Check, prov.Diff
 	prov.Check = func(ctx context.Context, req p.CheckRequest) (p.CheckResponse, error) {
 		fresh.Store(req.Urn, req.State.Len() == 0)
-		return check(context.WithValue(ctx, urnKey{}, req.Urn), req)
+		return check(ctx, req)
 	}
 	prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
 		held.Store(req.Urn, req.ID)
 		return diff(ctx, req)
-	}
-	prov.Create = func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
-		return create(context.WithValue(ctx, urnKey{}, req.Urn), req)
-	}
-	prov.Update = func(ctx context.Context, req p.UpdateRequest) (p.UpdateResponse, error) {
-		return update(context.WithValue(ctx, urnKey{}, req.Urn), req)
 	}
 	return prov
 }
@@ -98,7 +92,7 @@ type identity struct {
 
 // resourceIdentity is the identity of the create running with ctx.
 func resourceIdentity(ctx context.Context) identity {
-	urn, _ := ctx.Value(urnKey{}).(presource.URN)
+	urn := framework.URN(ctx)
 	if urn == "" {
 		return identity{}
 	}

@@ -9,6 +9,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -133,7 +134,7 @@ func capped(ctx context.Context, d time.Duration) time.Duration {
 // in the inputs the user has: a TalosCluster's nodes have no reset input of
 // their own.
 func destroyAdvice(ctx context.Context) string {
-	urn := deleteURN(ctx)
+	urn := string(framework.URN(ctx))
 	if strings.Contains(urn, "proxmoxtalos:index:TalosCluster$") {
 		return fmt.Sprintf("the node is left as it is; see what it says with talosctl dmesg, then run pulumi destroy "+
 			"again; to destroy the cluster without resetting this node (its VM is deleted next), first run: "+
