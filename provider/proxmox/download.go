@@ -145,9 +145,19 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 			return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 		}
 	}
-	_, exists, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-	if err != nil {
-		return infer.CreateResponse[DownloadFileState]{}, err
+	// Check found no file there. Proxmox itself refuses to download over a
+	// file that appeared since (PVE::Tools download_file_from_url: "refusing
+	// to override existing file"), so the common download (local storage,
+	// no overwrite, no checksum) is sent without listing the storage once
+	// more. A shared file is used as it is and an overwrite deletes first,
+	// and with a checksum Proxmox keeps a matching file ("no need to
+	// download"), which would make it this resource's: those look first.
+	exists := false
+	if a.shared() || (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil {
+		_, exists, err = c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+		if err != nil {
+			return infer.CreateResponse[DownloadFileState]{}, err
+		}
 	}
 	if exists && a.shared() {
 		vol, _, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
@@ -179,6 +189,11 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	pve.Logf(ctx, "node %s is downloading %s into %s", a.Node, a.URL, st.VolumeID)
 	id := a.Node + "/" + st.VolumeID
 	if err := c.DownloadURL(ctx, r); err != nil {
+		if refusedExisting(err) {
+			// another client's file: it stays out of the state
+			return infer.CreateResponse[DownloadFileState]{}, fmt.Errorf("%s already exists on node %s: set "+
+				"overwrite: true to replace it, or import it", st.VolumeID, a.Node)
+		}
 		err = fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err)
 		// the wait may have failed while the task went on: a file that
 		// exists now is kept in the state, or the next `up` would refuse
@@ -199,6 +214,12 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	}
 	st.Size = int(vol.Size)
 	return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, nil
+}
+
+// refusedExisting reports Proxmox's refusal to download over a file that
+// exists (PVE::Tools download_file_from_url, in the download task).
+func refusedExisting(err error) bool {
+	return strings.Contains(err.Error(), "refusing to override existing file")
 }
 
 // parseDownloadID reads "<node>/<storage>:<content>/<file>".

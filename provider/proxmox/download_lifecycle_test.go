@@ -116,3 +116,36 @@ func TestVirtualMachineAgentTimeoutKeepsTheVM(t *testing.T) {
 		t.Fatalf("after update: %v, lab %+v", st.Get("status"), e.lab.VMs())
 	}
 }
+
+// A download sends download-url without listing the storage again after its
+// Check (one list, afterwards, for the size). A file that appeared between
+// Check and Create is Proxmox's to refuse ("refusing to override existing
+// file"): the create fails as Check would have, and the other client's file
+// stays out of this resource's state (and so out of its delete).
+func TestDownloadFileCreateLeavesTheExistingFileCheckToProxmox(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := isoInputs("pve1")
+	checkedB := e.check(downloadType, "iso-b", property.Map{}, in)
+
+	checkedA := e.check(downloadType, "iso-a", property.Map{}, in)
+	e.lab.PVE.ResetStats()
+	respA, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, "iso-a"), Properties: checkedA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.lab.PVE.Stats().ByKind["GET /nodes/{node}/storage/{storage}/content"]; n != 1 {
+		t.Errorf("a new download listed the storage %d times in its create, want 1 (after the download, for its size)", n)
+	}
+
+	respB, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, "iso-b"), Properties: checkedB})
+	if err == nil || !strings.Contains(err.Error(), "already exists on node pve1") || !strings.Contains(err.Error(), "overwrite: true") {
+		t.Fatalf("a download over a file that appeared after its Check: %v, want the error Check gives", err)
+	}
+	if respB.ID != "" {
+		t.Fatalf("the refused download kept %q in its state: its delete would remove the other resource's file", respB.ID)
+	}
+	if rd := e.read(downloadType, "iso-a", respA.ID, respA.Properties, in); rd.ID != respA.ID {
+		t.Fatal("the first download's file is gone")
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
 )
 
 // errConfigParse never carries the parser's text: it can quote config
@@ -49,13 +51,29 @@ func digestOf(cfg config.Provider) (string, error) {
 // compares it with what a node runs. It is safe to store in plain state: it
 // is a SHA-256 over the whole document set.
 func ConfigDigest(machineConfig []byte) (string, error) {
-	cfg, err := loadConfig(machineConfig)
-	if err != nil {
-		return "", err
-	}
+	// A preview asks it of one configuration in Check, Diff and the
+	// component's summary: the answer depends on the text alone (memo).
+	r := digests.Do(memo.KeyOf(string(machineConfig)), func() textAnswer {
+		cfg, err := loadConfig(machineConfig)
+		if err != nil {
+			return textAnswer{err: err}
+		}
 
-	return digestOf(cfg)
+		d, err := digestOf(cfg)
+
+		return textAnswer{text: d, err: err}
+	})
+
+	return r.text, r.err
 }
+
+// textAnswer is what ConfigDigest or ConfigInstallImage answered.
+type textAnswer struct {
+	text string
+	err  error
+}
+
+var digests, installImages memo.Cache[textAnswer]
 
 // NodeConfig is what a configured node says about its configuration.
 type NodeConfig struct {
@@ -86,14 +104,22 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 
 	nc := &NodeConfig{Active: raw}
 
-	if nc.ActiveDigest, err = digestOf(active.Provider()); err != nil {
+	// ConfigDigest of the text the node answered: the same text as the
+	// configuration applied to it, whose digest the preview's Check and
+	// Diff ask for too (kept by content).
+	if nc.ActiveDigest, err = ConfigDigest(raw); err != nil {
 		return nil, err
 	}
 
 	persistent, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.PersistentID)
 	switch {
 	case err == nil:
-		if nc.PersistentDigest, err = digestOf(persistent.Provider()); err != nil {
+		b, berr := persistent.Provider().Bytes()
+		if berr != nil {
+			return nil, fmt.Errorf("reading the node's persistent machine configuration: %w", berr)
+		}
+
+		if nc.PersistentDigest, err = ConfigDigest(b); err != nil {
 			return nil, err
 		}
 	case state.IsNotFoundError(err):
@@ -145,14 +171,18 @@ func installDiskMissing(cfg config.Provider, disks []string) string {
 // ConfigInstallImage is the installer image a machine configuration names
 // (machine.install.image), "" when it names none.
 func ConfigInstallImage(machineConfig []byte) (string, error) {
-	cfg, err := loadConfig(machineConfig)
-	if err != nil {
-		return "", err
-	}
+	r := installImages.Do(memo.KeyOf(string(machineConfig)), func() textAnswer {
+		cfg, err := loadConfig(machineConfig)
+		if err != nil {
+			return textAnswer{err: err}
+		}
 
-	if cfg.Machine() == nil {
-		return "", nil
-	}
+		if cfg.Machine() == nil {
+			return textAnswer{}
+		}
 
-	return cfg.Machine().Install().Image(), nil
+		return textAnswer{text: cfg.Machine().Install().Image()}
+	})
+
+	return r.text, r.err
 }

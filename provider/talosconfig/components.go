@@ -75,7 +75,7 @@ func RetagComponents(machineConfig []byte, version string) ([]byte, ComponentsCh
 		return nil, ComponentsChange{}, err
 	}
 
-	out, err := applyPatch(machineConfig, string(text))
+	out, err := applyPatch(machineConfig, nil, string(text))
 	if err != nil {
 		return nil, ComponentsChange{}, fmt.Errorf("setting the control plane component images to %s: %w", version, err)
 	}

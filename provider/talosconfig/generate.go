@@ -1,11 +1,14 @@
 package talosconfig
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
@@ -81,34 +84,15 @@ type Result struct {
 // generator, applies the patches and validates the result with machinery's
 // validator. The output is deterministic for a given Input.
 func Generate(in Input) (Result, error) {
-	opts, k8s, err := generateOptions(in)
-	if err != nil {
-		return Result{}, err
-	}
-	genInput, err := generate.NewInput(in.ClusterName, in.Endpoint, k8s, opts...)
-	if err != nil {
-		return Result{}, fmt.Errorf("preparing %s configuration: %w", in.Role, err)
-	}
-	machineType := machine.TypeWorker
-	if in.Role == RoleControlPlane {
-		machineType = machine.TypeControlPlane
-	}
-	base, err := genInput.Config(machineType)
-	if err != nil {
-		return Result{}, fmt.Errorf("generating %s configuration: %w", in.Role, err)
-	}
-	baseYAML, err := base.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
-	if err != nil {
-		return Result{}, fmt.Errorf("encoding %s configuration: %w", in.Role, err)
-	}
 	mode := in.Mode
 	if mode.name == "" {
 		mode = Metal
 	}
-	if _, err := Validate(string(baseYAML), mode, in.TalosVersion); err != nil {
-		return Result{}, fmt.Errorf("%s configuration before patches: %w", in.Role, err)
+	b, err := baseFor(in, mode)
+	if err != nil {
+		return Result{}, err
 	}
-	steps, err := applyPatches(baseYAML, in.Patches, in.PatchSources)
+	steps, err := applyPatches(bytes.Clone(b.yaml), b.config, in.Patches, in.PatchSources)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s configuration: %w", in.Role, err)
 	}
@@ -117,7 +101,86 @@ func Generate(in Input) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s configuration%s: %w", in.Role, blamePatch(steps, in.PatchSources, mode, in.TalosVersion), withHint(err))
 	}
-	return Result{Config: final, Warnings: warnings, KubernetesVersion: k8s}, nil
+	return Result{Config: final, Warnings: warnings, KubernetesVersion: b.k8s}, nil
+}
+
+// base is machinery's configuration of one role before the patches,
+// validated, with its parsed form (read only: patches work on a clone).
+type base struct {
+	yaml   []byte
+	config config.Provider
+	k8s    string
+	err    error
+}
+
+// baseKey is what a base depends on. Nodes of one role share it: the
+// differences between them are patches. The bundle is compared by identity
+// (bundles are not changed once made); a kept key keeps its bundle alive,
+// so no other bundle can take its address.
+type baseKey struct {
+	bundle                                                     *secrets.Bundle
+	cluster, endpoint, role, talos, contract, k8s, disk, image string
+	sans                                                       string
+	mode                                                       RuntimeMode
+}
+
+// bases keeps the bases of this process: a preview generates every node's
+// configuration (twice for a new cluster: with a throwaway bundle, then
+// the real one), and most nodes of a cluster share one.
+var bases = struct {
+	sync.Mutex
+	m map[baseKey]*base
+}{m: map[baseKey]*base{}}
+
+func baseFor(in Input, mode RuntimeMode) (*base, error) {
+	k := baseKey{bundle: in.Secrets, cluster: in.ClusterName, endpoint: in.Endpoint, role: string(in.Role),
+		talos: in.TalosVersion, contract: in.ContractVersion, k8s: in.KubernetesVersion, disk: in.InstallDisk,
+		image: in.InstallImage, sans: strings.Join(in.SANs, "\x00"), mode: mode}
+	bases.Lock()
+	b := bases.m[k]
+	bases.Unlock()
+	if b == nil {
+		b = generateBase(in, mode)
+		bases.Lock()
+		if len(bases.m) >= 256 {
+			bases.m = map[baseKey]*base{}
+		}
+		bases.m[k] = b
+		bases.Unlock()
+	}
+	return b, b.err
+}
+
+func generateBase(in Input, mode RuntimeMode) *base {
+	opts, k8s, err := generateOptions(in)
+	if err != nil {
+		return &base{err: err}
+	}
+	genInput, err := generate.NewInput(in.ClusterName, in.Endpoint, k8s, opts...)
+	if err != nil {
+		return &base{err: fmt.Errorf("preparing %s configuration: %w", in.Role, err)}
+	}
+	machineType := machine.TypeWorker
+	if in.Role == RoleControlPlane {
+		machineType = machine.TypeControlPlane
+	}
+	cfg, err := genInput.Config(machineType)
+	if err != nil {
+		return &base{err: fmt.Errorf("generating %s configuration: %w", in.Role, err)}
+	}
+	baseYAML, err := cfg.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
+	if err != nil {
+		return &base{err: fmt.Errorf("encoding %s configuration: %w", in.Role, err)}
+	}
+	if _, err := Validate(string(baseYAML), mode, in.TalosVersion); err != nil {
+		return &base{err: fmt.Errorf("%s configuration before patches: %w", in.Role, err)}
+	}
+	// the first patch starts from this text parsed, as it would parse it
+	parsed, err := configloader.NewFromBytes(baseYAML)
+	if err != nil {
+		return &base{err: fmt.Errorf("%s configuration before patches: %w", in.Role, err)}
+	}
+	return &base{yaml: baseYAML, config: parsed, k8s: k8s}
 }
 
 func generateOptions(in Input) ([]generate.Option, string, error) {
@@ -195,15 +258,16 @@ func checkEndpoint(endpoint string) error {
 
 // applyPatches returns the configuration after each step: steps[0] is the
 // base, steps[i] the result of patch i (1-based in messages).
-func applyPatches(base []byte, patches, sources []string) ([]string, error) {
+// parsed, when not nil, is base parsed (read only).
+func applyPatches(base []byte, parsed config.Provider, patches, sources []string) ([]string, error) {
 	steps := []string{string(base)}
 	current := base
 	for i, text := range patches {
-		next, err := applyPatch(current, text)
+		next, err := applyPatch(current, parsed, text)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", patchName(i, len(patches), sources), err)
 		}
-		current = next
+		current, parsed = next, nil
 		steps = append(steps, string(next))
 	}
 	return steps, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"gopkg.in/yaml.v3"
 
@@ -50,12 +51,20 @@ func loadPatch(text string) (configpatcher.Patch, error) {
 	return p, nil
 }
 
-func applyPatch(current []byte, text string) ([]byte, error) {
+// applyPatch applies one patch to current. parsed, when not nil, is current
+// parsed: a strategic merge patch works on a clone of it
+// (configpatcher.StrategicMerge clones its input) instead of parsing
+// current again.
+func applyPatch(current []byte, parsed config.Provider, text string) ([]byte, error) {
 	p, err := loadPatch(text)
 	if err != nil {
 		return nil, err
 	}
-	out, err := configpatcher.Apply(configpatcher.WithBytes(current), []configpatcher.Patch{p})
+	in := configpatcher.WithBytes(current)
+	if _, strategic := p.(configpatcher.StrategicMergePatch); strategic && parsed != nil {
+		in = configpatcher.WithConfig(parsed)
+	}
+	out, err := configpatcher.Apply(in, []configpatcher.Patch{p})
 	if err != nil {
 		if _, isJSON := p.(jsonpatch.Patch); isJSON && strings.Contains(err.Error(), "multi-document") {
 			return nil, fmt.Errorf("%w: this configuration has several documents (Talos 1.12 contracts always do), "+

@@ -6,10 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
 )
 
 // Entry is one leaf of a redacted configuration.
@@ -51,6 +54,23 @@ func Redact(configYAML string) (View, error) { return RedactWith(configYAML, nil
 // extra texts or contains one of at least 6 characters (values that came
 // from a user's secret, wherever in the configuration they ended up).
 func RedactWith(configYAML string, extra []string) (View, error) {
+	// A preview redacts a configuration in Check and again in Diff: the
+	// view depends on the text and the extra values alone (memo).
+	r := views.Do(memo.KeyOf(append([]string{configYAML}, extra...)...), func() redaction {
+		v, err := redactWith(configYAML, extra)
+		return redaction{view: v, err: err}
+	})
+	return slices.Clone(r.view), r.err
+}
+
+type redaction struct {
+	view View
+	err  error
+}
+
+var views memo.Cache[redaction]
+
+func redactWith(configYAML string, extra []string) (View, error) {
 	docs, err := parseDocs(configYAML)
 	if err != nil {
 		return nil, err

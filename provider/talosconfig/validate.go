@@ -2,12 +2,16 @@ package talosconfig
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	"github.com/hashicorp/go-multierror"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
 )
 
 // RuntimeMode is the machine environment machinery validates a configuration
@@ -51,19 +55,42 @@ func Validate(configYAML string, mode RuntimeMode, talosVersion string) ([]strin
 	if err != nil {
 		return nil, err
 	}
+	// The answer depends on the text, the mode and the version alone: a
+	// preview validates each configuration when it generates it and again
+	// in ConfigurationApply's Check (memo).
+	r := validations.Do(memo.KeyOf(configYAML, mode.name, strconv.FormatBool(mode.install), talosVersion), func() validation {
+		warnings, msg := validate(configYAML, mode, tv)
+		return validation{warnings: warnings, msg: msg}
+	})
+	warnings := slices.Clone(r.warnings)
+	if r.msg != "" {
+		return warnings, errors.New(r.msg)
+	}
+	return warnings, nil
+}
+
+// validation is what validate answered.
+type validation struct {
+	warnings []string
+	msg      string // the error's text, "" when valid
+}
+
+var validations memo.Cache[validation]
+
+func validate(configYAML string, mode RuntimeMode, tv semver.Version) (warnings []string, errMsg string) {
 	cfg, err := configloader.NewFromBytes([]byte(configYAML))
 	if err != nil {
-		return nil, fmt.Errorf("machine configuration does not parse: %s", scrubDecodeError(err))
+		return nil, "machine configuration does not parse: " + scrubDecodeError(err)
 	}
-	warnings, err := cfg.Validate(mode)
+	warnings, err = cfg.Validate(mode)
 	if tagErrs := imageTagErrorsFor(cfg, tv); len(tagErrs) > 0 {
 		err = multierror.Append(err, tagErrs...)
 	}
 	if err != nil {
 		msg := scrub(flattenErrors(err.Error()), SensitiveValues(configYAML))
-		return warnings, errors.New("machine configuration is invalid for " + mode.String() + " mode: " + msg)
+		return warnings, "machine configuration is invalid for " + mode.String() + " mode: " + msg
 	}
-	return warnings, nil
+	return warnings, ""
 }
 
 // scrubDecodeError rewrites a configloader error so that it keeps the

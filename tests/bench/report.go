@@ -148,19 +148,26 @@ func (r *results) peakRSS() float64 {
 	return peak
 }
 
-// kinds is the requests per VM by kind of the last run of each create.
+// kinds is the requests per VM by kind of the last run of each create and of each
+// preview without changes.
 func (r *results) kinds() []string {
 	var out []string
-	for _, c := range r.creates {
-		if len(c.ups) == 0 {
-			continue
-		}
-		s := c.ups[len(c.ups)-1]
+	line := func(what string, s step) {
 		var parts []string
 		for _, k := range pve.SortedKinds(s.stats.ByKind) {
 			parts = append(parts, fmt.Sprintf("%.1f %s", float64(s.stats.ByKind[k])/float64(s.vms), k))
 		}
-		out = append(out, fmt.Sprintf("create %s, requests per VM by kind (%d VMs, %d tasks): %s", c.shape, s.vms, len(s.stats.Tasks), strings.Join(parts, "; ")))
+		out = append(out, fmt.Sprintf("%s, requests per VM by kind (%d VMs, %d tasks): %s", what, s.vms, len(s.stats.Tasks), strings.Join(parts, "; ")))
+	}
+	for _, c := range r.creates {
+		if len(c.ups) > 0 {
+			line("create "+c.shape.String(), c.ups[len(c.ups)-1])
+		}
+	}
+	for _, p := range r.previews {
+		if len(p.noop) > 0 {
+			line(fmt.Sprintf("preview %d nodes, no changes", p.shape.nodes()), p.noop[len(p.noop)-1])
+		}
 	}
 	return out
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+)
+
+// envCPUProfile names a folder: when set, the provider writes a CPU profile of its whole
+// life to cpu-<pid>.pprof there (go tool pprof reads it). It is how a preview's CPU is
+// taken apart (issue 14, docs/benchmarks.md); unset, nothing changes.
+const envCPUProfile = "PROXMOXTALOS_CPU_PROFILE"
+
+// startProfile starts the profile when asked and returns what ends it. The engine ends its
+// plugins with an interrupt to the process group (pulumi sdk resource/plugin:
+// InterruptChildren), which would end the process before the profile is written: while
+// profiling, an interrupt writes the profile and then exits as the interrupt would have.
+func startProfile() (stop func()) {
+	dir := os.Getenv(envCPUProfile)
+	if dir == "" {
+		return func() {}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", os.Getpid()))
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v (no profile taken)\n", envCPUProfile, err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v (no profile taken)\n", envCPUProfile, err)
+		f.Close()
+		return func() {}
+	}
+	stop = func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		stop()
+		os.Exit(130)
+	}()
+	return stop
+}
