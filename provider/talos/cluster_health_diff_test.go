@@ -222,3 +222,32 @@ func TestClusterHealthDiffObjectsDigestAndDrift(t *testing.T) {
 		t.Errorf("a refresh without drift keeps %q", again)
 	}
 }
+
+// In a Kubernetes upgrade the sync waits until kube-proxy is rendered with
+// an image other than the old version's.
+func TestProxyRendered(t *testing.T) {
+	t.Parallel()
+	proxy := func(image string) []talosapi.RenderedManifest {
+		return []talosapi.RenderedManifest{{ID: "10-kube-proxy", Objects: []map[string]any{
+			{"apiVersion": "v1", "kind": "ServiceAccount"},
+			{"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"containers": []any{map[string]any{"name": "kube-proxy", "image": image}}}}}},
+		}}}
+	}
+	if got := proxyRendered(proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.37.0"); got != "10-kube-proxy still renders registry.k8s.io/kube-proxy:v1.36.3" {
+		t.Errorf("old image rendered: %q", got)
+	}
+	for _, c := range []struct {
+		ms       []talosapi.RenderedManifest
+		old, new string
+	}{
+		{proxy("registry.k8s.io/kube-proxy:v1.37.0"), "v1.36.3", "v1.37.0"},
+		{proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.36.3"}, // no upgrade
+		{proxy("registry.k8s.io/kube-proxy:v1.36.3"), "", "v1.37.0"},        // state without a version
+		{nil, "v1.36.3", "v1.37.0"},                                         // kube-proxy disabled
+	} {
+		if got := proxyRendered(c.ms, c.old, c.new); got != "" {
+			t.Errorf("%s -> %s: %q, want no wait", c.old, c.new, got)
+		}
+	}
+}

@@ -120,6 +120,9 @@ func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o t
 			return nil, err
 		}
 		lag := manifestsRendered(ms, old.BootstrapManifests, in.BootstrapManifests)
+		if l := proxyRendered(ms, deref(old.KubernetesVersion), deref(in.KubernetesVersion)); l != "" {
+			lag = strings.Join(slices.DeleteFunc([]string{lag, l}, func(s string) bool { return s == "" }), "; ")
+		}
 		if lag == "" {
 			var objs []map[string]any
 			for _, m := range ms {
@@ -240,4 +243,38 @@ func urlWhat(prio string) string {
 		return "externalCloudProvider.manifests URL"
 	}
 	return "extraManifests URL"
+}
+
+// proxyRendered says, in a Kubernetes upgrade from old to in, whether the
+// control plane still renders kube-proxy's DaemonSet ("10-kube-proxy",
+// siderolabs/talos v1.13.9 control_plane.go, k8stemplates kube-proxy.go)
+// with the old version's image: the upgrade retags kube-proxy's image
+// (talosconfig.RetagComponents), and the sync must apply the new one. ""
+// when it renders another image, or no kube-proxy (disabled).
+func proxyRendered(ms []talosapi.RenderedManifest, old, in string) string {
+	old, in = "v"+strings.TrimPrefix(old, "v"), "v"+strings.TrimPrefix(in, "v")
+	if old == "v" || in == "v" || old == in {
+		return ""
+	}
+	for _, m := range ms {
+		if m.ID != "10-kube-proxy" {
+			continue
+		}
+		for _, o := range m.Objects {
+			if o["kind"] != "DaemonSet" {
+				continue
+			}
+			spec, _ := o["spec"].(map[string]any)
+			tmpl, _ := spec["template"].(map[string]any)
+			ps, _ := tmpl["spec"].(map[string]any)
+			cs, _ := ps["containers"].([]any)
+			for _, c := range cs {
+				c, _ := c.(map[string]any)
+				if img, _ := c["image"].(string); strings.HasSuffix(img, ":"+old) {
+					return "10-kube-proxy still renders " + img
+				}
+			}
+		}
+	}
+	return ""
 }
