@@ -145,28 +145,30 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 			return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 		}
 	}
-	// Check found no file there. Proxmox itself refuses to download over a
-	// file that appeared since (PVE::Tools download_file_from_url: "refusing
-	// to override existing file"), so the common download (local storage,
-	// no overwrite, no checksum) is sent without listing the storage once
-	// more. A shared file is used as it is and an overwrite deletes first,
-	// and with a checksum Proxmox keeps a matching file ("no need to
-	// download"), which would make it this resource's: those look first.
-	exists := false
-	if a.shared() || (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil {
-		_, exists, err = c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-		if err != nil {
-			return infer.CreateResponse[DownloadFileState]{}, err
-		}
+	// Proxmox itself refuses to download over a file that exists
+	// (PVE::Tools download_file_from_url: "refusing to override existing
+	// file"), so a download is sent without a fresh storage list after its
+	// Check: a file that appeared since fails it, as Check would have. A
+	// shared file Check saw moments ago (its list, kept for seconds) is
+	// used as it is, and one that appeared since is found after the
+	// refusal. An overwrite deletes the file first, and with a checksum
+	// Proxmox keeps a matching file ("no need to download"), which would
+	// make it this resource's: those look afresh.
+	var (
+		vol    pve.Volume
+		exists bool
+	)
+	switch {
+	case (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil:
+		vol, exists, err = c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
+	case a.shared():
+		vol, exists, err = c.FindRecentVolume(ctx, a.Node, a.Storage, st.VolumeID, pve.RecentVolumeMaxAge)
+	}
+	if err != nil {
+		return infer.CreateResponse[DownloadFileState]{}, err
 	}
 	if exists && a.shared() {
-		vol, _, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-		if err != nil {
-			return infer.CreateResponse[DownloadFileState]{}, err
-		}
-		pve.Logf(ctx, "%s is on node %s already and shared: it is used as it is, not downloaded again", st.VolumeID, a.Node)
-		st.Size = int(vol.Size)
-		return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
+		return sharedFileAsIs(ctx, a, st, vol)
 	}
 	if exists {
 		if a.Overwrite == nil || !*a.Overwrite {
@@ -190,6 +192,11 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	id := a.Node + "/" + st.VolumeID
 	if err := c.DownloadURL(ctx, r); err != nil {
 		if refusedExisting(err) {
+			if a.shared() {
+				if vol, found, ferr := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
+					return sharedFileAsIs(ctx, a, st, vol)
+				}
+			}
 			// another client's file: it stays out of the state
 			return infer.CreateResponse[DownloadFileState]{}, fmt.Errorf("%s already exists on node %s: set "+
 				"overwrite: true to replace it, or import it", st.VolumeID, a.Node)
@@ -214,6 +221,14 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	}
 	st.Size = int(vol.Size)
 	return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, nil
+}
+
+// sharedFileAsIs is the create of a shared file that exists: it is used as
+// it is.
+func sharedFileAsIs(ctx context.Context, a DownloadFileArgs, st DownloadFileState, vol pve.Volume) (infer.CreateResponse[DownloadFileState], error) {
+	pve.Logf(ctx, "%s is on node %s already and shared: it is used as it is, not downloaded again", st.VolumeID, a.Node)
+	st.Size = int(vol.Size)
+	return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 }
 
 // refusedExisting reports Proxmox's refusal to download over a file that
