@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumix"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
@@ -25,10 +27,28 @@ const (
 	tokenControlPlaneComponents = "proxmoxtalos:talos:ControlPlaneComponents"
 )
 
-// registerChild registers a child resource from its Go arguments (the
-// provider's own Args type, see package childargs), with bindings for the
-// fields whose values are outputs.
-func registerChild(ctx *pulumi.Context, token, name string, args any, binds []childargs.Binding, res pulumi.CustomResource, opts ...pulumi.ResourceOption) error {
+// childTokens are the child resources' tokens by their Args types
+// (TestChildTokensMatchTheSchema holds them to the schema).
+var childTokens = map[reflect.Type]string{
+	reflect.TypeFor[proxmox.VirtualMachineArgs]():       tokenVirtualMachine,
+	reflect.TypeFor[proxmox.DownloadFileArgs]():         tokenDownloadFile,
+	reflect.TypeFor[talos.ImageFactorySchematicArgs]():  tokenSchematic,
+	reflect.TypeFor[talos.MachineSecretsArgs]():         tokenMachineSecrets,
+	reflect.TypeFor[talos.ConfigurationApplyArgs]():     tokenConfigurationApply,
+	reflect.TypeFor[talos.BootstrapArgs]():              tokenBootstrap,
+	reflect.TypeFor[talos.KubeconfigArgs]():             tokenKubeconfig,
+	reflect.TypeFor[talos.ClusterHealthArgs]():          tokenClusterHealth,
+	reflect.TypeFor[talos.ControlPlaneComponentsArgs](): tokenControlPlaneComponents,
+}
+
+// registerChild registers a child resource, of the type its args (a
+// pointer to the provider's own Args type, see package childargs) are
+// for, with bindings for the fields whose values are outputs.
+func registerChild(ctx *pulumi.Context, name string, args any, binds []childargs.Binding, res pulumi.CustomResource, opts ...pulumi.ResourceOption) error {
+	token, ok := childTokens[reflect.TypeOf(args).Elem()]
+	if !ok {
+		return fmt.Errorf("registering %s: no child resource takes a %T", name, args)
+	}
 	props, err := childargs.Map(args, binds...)
 	if err != nil {
 		return fmt.Errorf("registering %s %s: %w", token, name, err)

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,4 +73,49 @@ func stateFields(t reflect.Type) map[string]reflect.Type {
 		}
 	}
 	return out
+}
+
+// Each Args type the component registers a child from belongs to the token
+// it is registered under: every property it sets is an input of that
+// resource in the committed schema (make check-generated keeps the schema
+// the provider's), and every input the resource requires is a required
+// field of it.
+func TestChildTokensMatchTheSchema(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "schema", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Resources map[string]struct {
+			InputProperties map[string]json.RawMessage `json:"inputProperties"`
+			RequiredInputs  []string                   `json:"requiredInputs"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	for args, token := range childTokens {
+		res, ok := spec.Resources[token]
+		if !ok {
+			t.Errorf("%s is registered as %s, which the schema does not have", args, token)
+			continue
+		}
+		required := map[string]bool{}
+		for i := range args.NumField() {
+			f := args.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("pulumi"), ",")
+			if f.Anonymous || name == "" {
+				continue // the embedded preview-only values are outputs (framework.OutputsOnly)
+			}
+			if _, ok := res.InputProperties[name]; !ok {
+				t.Errorf("%s.%s sets %q, which is not an input of %s", args, f.Name, name, token)
+			}
+			required[name] = !strings.Contains(opts, "optional")
+		}
+		for _, name := range res.RequiredInputs {
+			if !required[name] {
+				t.Errorf("%s requires %q, which %s does not have as a required field", token, name, args)
+			}
+		}
+	}
 }

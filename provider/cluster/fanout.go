@@ -127,7 +127,7 @@ func (f *fanout) register() error {
 	// schematic it knows: register it before anything downloads or
 	// installs from it.
 	f.schematic = &schematic{}
-	if err := registerChild(f.ctx, tokenSchematic, f.name+"-schematic", f.schematicArgs(), nil, f.schematic, f.parent()...); err != nil {
+	if err := registerChild(f.ctx, f.name+"-schematic", f.schematicArgs(), nil, f.schematic, f.parent()...); err != nil {
 		return err
 	}
 
@@ -139,7 +139,7 @@ func (f *fanout) register() error {
 		// keeps the URL it was downloaded from (plan.ISODownload.URLKnown).
 		args := downloadArgs(d)
 		opts := append(f.parent(f.schematic), pulumi.IgnoreChanges([]string{childargs.Name(args, &args.URL)}))
-		if err := registerChild(f.ctx, tokenDownloadFile, isoResourceName(f.name, d), args, nil, iso, opts...); err != nil {
+		if err := registerChild(f.ctx, isoResourceName(f.name, d), args, nil, iso, opts...); err != nil {
 			return err
 		}
 		f.isos[d.Host+"|"+d.VolumeID()] = iso
@@ -201,7 +201,7 @@ func (f *fanout) register() error {
 	// endpoint (the VIP, once elected). The kubeconfig output waits for it.
 	f.health = &clusterHealth{}
 	health, binds := f.healthArgs()
-	if err := registerChild(f.ctx, tokenClusterHealth, f.name+"-healthy", health, binds, f.health, f.parent(append(applies, f.kube)...)...); err != nil {
+	if err := registerChild(f.ctx, f.name+"-healthy", health, binds, f.health, f.parent(append(applies, f.kube)...)...); err != nil {
 		return err
 	}
 	f.outputs()
@@ -285,7 +285,7 @@ func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, err
 		// template from the old one: the VM keeps its recorded source.
 		opts = append(opts, pulumi.IgnoreChanges([]string{childargs.Name(args, &args.Clone)}))
 	}
-	if err := registerChild(f.ctx, tokenVirtualMachine, n.Name, args, binds, vm, opts...); err != nil {
+	if err := registerChild(f.ctx, n.Name, args, binds, vm, opts...); err != nil {
 		return nil, err
 	}
 	f.vms[n.Name] = vm
@@ -327,7 +327,7 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 	if vm := f.vms[n.Name]; vm != nil {
 		binds = append(binds, childargs.BindPtr(&args.MachineId, vm.SmbiosUUID))
 	}
-	if err := registerChild(f.ctx, tokenConfigurationApply, n.Name, args, binds, a, f.parent(deps...)...); err != nil {
+	if err := registerChild(f.ctx, n.Name, args, binds, a, f.parent(deps...)...); err != nil {
 		return nil, err
 	}
 	f.applies[n.Name] = a
@@ -341,7 +341,7 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 	f.boot = &bootstrap{}
 	boot := &talos.BootstrapArgs{Node: ep.Bootstrap}
 	first := f.vmIDs([]string{f.plan.Bootstrap})
-	if err := registerChild(f.ctx, tokenBootstrap, f.name, boot, []childargs.Binding{
+	if err := registerChild(f.ctx, f.name, boot, []childargs.Binding{
 		childargs.Bind(&boot.ClientConfiguration, f.secrets.ClientConfiguration),
 		childargs.Bind(&boot.VmIds, first),
 	}, f.boot, f.parent(apply)...); err != nil {
@@ -349,7 +349,7 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 	}
 	f.kube = &kubeconfig{}
 	kube := &talos.KubeconfigArgs{Node: ep.Bootstrap, KubernetesEndpoint: ptr(ep.Kubernetes)}
-	return registerChild(f.ctx, tokenKubeconfig, f.name, kube, []childargs.Binding{
+	return registerChild(f.ctx, f.name, kube, []childargs.Binding{
 		childargs.Bind(&kube.ClientConfiguration, f.secrets.ClientConfiguration),
 		childargs.Bind(&kube.VmIds, first),
 	}, f.kube, f.parent(f.boot)...)

@@ -56,7 +56,7 @@ type nodeReading struct {
 func registerSecrets(ctx *pulumi.Context, name string, comp *TalosCluster, talosVersion string) (*machineSecrets, error) {
 	s := &machineSecrets{}
 	args := &talos.MachineSecretsArgs{TalosVersion: talosVersion}
-	err := registerChild(ctx, tokenMachineSecrets, name+"-secrets", args, nil,
+	err := registerChild(ctx, name+"-secrets", args, nil,
 		s, pulumi.Parent(comp), pulumi.IgnoreChanges([]string{childargs.Name(args, &args.TalosVersion)}))
 	return s, err
 }

@@ -56,7 +56,7 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 		binds := []childargs.Binding{childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration)}
 
 		stage := &controlPlaneComponents{}
-		if err := registerChild(f.ctx, tokenControlPlaneComponents, n.Name+"-components", args, binds, stage, f.parent(deps...)...); err != nil {
+		if err := registerChild(f.ctx, n.Name+"-components", args, binds, stage, f.parent(deps...)...); err != nil {
 			return nil, err
 		}
 

@@ -77,11 +77,13 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 		"`talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version "+
 		"is not recorded and the next update syncs again.")
 	an.Describe(&a.BootstrapManifests, "What the control planes render the bootstrap manifests from, one line each "+
-		"(`inlineManifest cilium sha256:…`, `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; "+
+		"(`inlineManifest cilium sha256:… objects sha256:…` (its text, and the objects it renders), `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; "+
 		"talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest "+
 		"edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for "+
 		"kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster "+
-		"only this way. Needs kubeconfig. State without them records them on its next update.")
+		"only this way. Needs kubeconfig. State without them records them on its next update. A refresh adds a line "+
+		"`drift: <object> differs from the rendered manifests` (or `is missing from the cluster`) for each object of the "+
+		"manifests that the cluster no longer holds as a control plane renders it; the next update syncs them away.")
 	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
 	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the required nodes' VMs.")
 }

@@ -1,9 +1,14 @@
 package talos
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // The other nodes are a hint for the update at hand: a change of the list
@@ -149,23 +154,100 @@ func TestClusterHealthDiffBootstrapManifests(t *testing.T) {
 	}
 }
 
-// The sync waits until a control plane renders the new inline manifests
-// (Talos renders them after the configuration is applied, not with it): a
-// new one missing or a dropped one still rendered is named.
+// The sync waits until a control plane renders the new manifests (Talos
+// renders them after the configuration is applied, not with it): a new
+// inline manifest or URL missing, an inline manifest still rendered with
+// its old objects, or a dropped one still rendered is named; URLs only by
+// their digests.
 func TestManifestsRendered(t *testing.T) {
 	t.Parallel()
-	old := []string{"extraManifest https://example.com/a.yaml", "inlineManifest app sha256:111111111111", "inlineManifest old one sha256:222222222222"}
-	in := []string{"inlineManifest app sha256:333333333333", "inlineManifest new sha256:444444444444"}
+	urlA, urlB := "https://example.com/a.yaml?token=s3cret", "https://example.com/b.yaml"
+	objs := func(level string) []map[string]any {
+		return []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "app"}, "data": map[string]any{"level": level}}}
+	}
+	appNew := talosconfig.ObjectsDigest(objs("2"))
+	old := []string{"extraManifest " + talosconfig.InputDigest(urlA), "inlineManifest app sha256:111111111111", "inlineManifest old one sha256:222222222222"}
+	in := []string{"extraManifest " + talosconfig.InputDigest(urlB), "inlineManifest app sha256:333333333333 objects " + appNew, "inlineManifest new sha256:444444444444"}
+	m := func(id string, o []map[string]any) talosapi.RenderedManifest {
+		return talosapi.RenderedManifest{ID: id, Objects: o}
+	}
 	for _, c := range []struct {
-		ids  []string
+		ms   []talosapi.RenderedManifest
 		want string
 	}{
-		{[]string{"10-kube-proxy", "99-app", "99-new"}, ""},
-		{[]string{"10-kube-proxy", "99-app", "99-old one"}, "missing 99-new; still rendering 99-old one"},
-		{[]string{"99-app", "99-new", "99-https://example.com/a.yaml"}, ""},
+		{[]talosapi.RenderedManifest{m("10-kube-proxy", nil), m("99-app", objs("2")), m("99-new", nil), m("99-"+urlB, nil)}, ""},
+		{[]talosapi.RenderedManifest{m("10-kube-proxy", nil), m("99-app", objs("1")), m("99-new", nil), m("99-"+urlB, nil)},
+			"still rendering the old contents of 99-app"},
+		{[]talosapi.RenderedManifest{m("10-kube-proxy", nil), m("99-app", objs("2")), m("99-old one", nil), m("99-"+urlA, nil)},
+			"missing extraManifests URL " + talosconfig.InputDigest(urlB) + ", 99-new; still rendering extraManifests URL " + talosconfig.InputDigest(urlA) + ", 99-old one" +
+				"; Talos fetches URLs on the control plane and retries a failed download: `talosctl -n <control plane> dmesg` shows ExtraManifestController's \"error downloading\" lines"},
 	} {
-		if got := manifestsRendered(c.ids, old, in); got != c.want {
-			t.Errorf("ids %v: %q, want %q", c.ids, got, c.want)
+		got := manifestsRendered(c.ms, old, in)
+		if got != c.want {
+			t.Errorf("manifests %v: %q, want %q", c.ms, got, c.want)
+		}
+		if strings.Contains(got, "s3cret") || strings.Contains(got, "example.com") {
+			t.Errorf("a URL in %q", got)
+		}
+	}
+}
+
+// State written before inline manifest lines carried their objects' digest
+// is no change by itself; a refresh's drift lines are, until the update
+// (which syncs) records the program's lines.
+func TestClusterHealthDiffObjectsDigestAndDrift(t *testing.T) {
+	t.Parallel()
+	v, kc := "v1.37.0", "kubeconfig"
+	old := ClusterHealthArgs{ControlPlanes: []string{"10.0.0.10"}, Kubeconfig: &kc, KubernetesVersion: &v,
+		BootstrapManifests: []string{"inlineManifest app sha256:111111111111", "kube-proxy, CoreDNS and CNI settings sha256:222222222222"}}
+	in := old
+	in.BootstrapManifests = []string{"inlineManifest app sha256:111111111111 objects sha256:333333333333", "kube-proxy, CoreDNS and CNI settings sha256:222222222222"}
+	if d := diffClusterHealth(old, in); d.HasChanges || manifestsDue(old, in) {
+		t.Errorf("objects digest added by a provider upgrade: %+v, sync %v", d.DetailedDiff, manifestsDue(old, in))
+	}
+	in.BootstrapManifests[0] = "inlineManifest app sha256:999999999999 objects sha256:333333333333"
+	if !manifestsDue(old, in) {
+		t.Error("an edit under old state does not sync")
+	}
+
+	old.BootstrapManifests = withDrift(in.BootstrapManifests, []talosapi.ManifestChange{{Action: "changed", Subject: "Deployment kube-system/coredns"}})
+	if last := old.BootstrapManifests[len(old.BootstrapManifests)-1]; last != "drift: Deployment kube-system/coredns differs from the rendered manifests" {
+		t.Errorf("drift line %q", last)
+	}
+	d := diffClusterHealth(old, in)
+	if d.DetailedDiff["bootstrapManifests"].Kind != p.Update || !manifestsDue(old, in) {
+		t.Errorf("drift recorded by a refresh: %+v, sync %v", d.DetailedDiff, manifestsDue(old, in))
+	}
+	if again := withDrift(old.BootstrapManifests, nil); !slices.Equal(again, in.BootstrapManifests) {
+		t.Errorf("a refresh without drift keeps %q", again)
+	}
+}
+
+// In a Kubernetes upgrade the sync waits until kube-proxy is rendered with
+// an image other than the old version's.
+func TestProxyRendered(t *testing.T) {
+	t.Parallel()
+	proxy := func(image string) []talosapi.RenderedManifest {
+		return []talosapi.RenderedManifest{{ID: "10-kube-proxy", Objects: []map[string]any{
+			{"apiVersion": "v1", "kind": "ServiceAccount"},
+			{"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"containers": []any{map[string]any{"name": "kube-proxy", "image": image}}}}}},
+		}}}
+	}
+	if got := proxyRendered(proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.37.0"); got != "10-kube-proxy still renders registry.k8s.io/kube-proxy:v1.36.3" {
+		t.Errorf("old image rendered: %q", got)
+	}
+	for _, c := range []struct {
+		ms       []talosapi.RenderedManifest
+		old, new string
+	}{
+		{proxy("registry.k8s.io/kube-proxy:v1.37.0"), "v1.36.3", "v1.37.0"},
+		{proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.36.3"}, // no upgrade
+		{proxy("registry.k8s.io/kube-proxy:v1.36.3"), "", "v1.37.0"},        // state without a version
+		{nil, "v1.36.3", "v1.37.0"},                                         // kube-proxy disabled
+	} {
+		if got := proxyRendered(c.ms, c.old, c.new); got != "" {
+			t.Errorf("%s -> %s: %q, want no wait", c.old, c.new, got)
 		}
 	}
 }

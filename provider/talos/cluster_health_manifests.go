@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // manifestsDue says whether an update syncs the bootstrap manifests: the
@@ -33,9 +35,29 @@ func manifestsDue(old, in ClusterHealthArgs) bool {
 }
 
 // manifestInputsChanged: the update changes what the bootstrap manifests
-// are rendered from, and the state recorded it before.
+// are rendered from, and the state recorded it before; or a refresh
+// recorded drift of their objects in the cluster (driftPrefix).
 func manifestInputsChanged(old, in ClusterHealthArgs) bool {
-	return len(old.BootstrapManifests) > 0 && !equalStrings(old.BootstrapManifests, in.BootstrapManifests)
+	return len(old.BootstrapManifests) > 0 && !equalStrings(old.BootstrapManifests, asRecorded(old.BootstrapManifests, in.BootstrapManifests))
+}
+
+// asRecorded is in as state written before inline manifest lines carried
+// their objects' digest would record it (without them), when old is such
+// state: a provider upgrade alone is no change.
+func asRecorded(old, in []string) []string {
+	for _, l := range old {
+		if strings.Contains(l, talosconfig.InlineObjectsMark+"sha256:") {
+			return in
+		}
+	}
+	out := make([]string, 0, len(in))
+	for _, l := range in {
+		if i := strings.LastIndex(l, talosconfig.InlineObjectsMark+"sha256:"); i >= 0 && strings.HasPrefix(l, "inlineManifest ") {
+			l = l[:i]
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // syncManifests does what `talosctl upgrade-k8s` does once every node runs
@@ -93,12 +115,19 @@ const manifestRenderWait = 2 * time.Minute
 func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o talosapi.Options, old, in ClusterHealthArgs) ([]map[string]any, error) {
 	deadline := time.Now().Add(manifestRenderWait)
 	for {
-		ids, objs, err := talosapi.ReadBootstrapManifestSet(ctx, t, o)
+		ms, err := talosapi.ReadRenderedManifests(ctx, t, o)
 		if err != nil {
 			return nil, err
 		}
-		lag := manifestsRendered(ids, old.BootstrapManifests, in.BootstrapManifests)
+		lag := manifestsRendered(ms, old.BootstrapManifests, in.BootstrapManifests)
+		if l := proxyRendered(ms, deref(old.KubernetesVersion), deref(in.KubernetesVersion)); l != "" {
+			lag = strings.Join(slices.DeleteFunc([]string{lag, l}, func(s string) bool { return s == "" }), "; ")
+		}
 		if lag == "" {
+			var objs []map[string]any
+			for _, m := range ms {
+				objs = append(objs, m.Objects...)
+			}
 			return objs, nil
 		}
 		if time.Now().After(deadline) {
@@ -112,52 +141,140 @@ func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o t
 	}
 }
 
-// manifestsRendered says what the manifest IDs a control plane renders
-// (ids) still lack of the inline manifests the lines in name ("99-<name>",
-// siderolabs/talos v1.14.1 extra_manifest.go: "<priority>-<name>", priority
-// 99 for inline manifests), or still hold of those dropped from old; ""
-// when none.
-func manifestsRendered(ids, old, in []string) string {
-	have := map[string]bool{}
-	for _, id := range ids {
-		have[id] = true
-	}
-	want := map[string]bool{}
-	var missing, left []string
-	for _, name := range inlineNames(in) {
-		want[name] = true
-		if !have["99-"+name] {
-			missing = append(missing, "99-"+name)
+// manifestsRendered says what the manifests a control plane renders still
+// lack of those the lines in name, or still hold of those dropped from
+// old; "" when none. Talos names them "<priority>-<name>" (siderolabs/talos
+// v1.13.9 internal/app/machined/pkg/controllers/k8s/control_plane.go
+// ControlPlaneExtraManifestsController, extra_manifest.go): inline
+// manifests "99-<name>", extraManifests URLs "99-<url>", the external cloud
+// provider's manifests "30-<url>"; URLs are known here by their digests
+// only (they may be secret). An inline manifest's objects must be those its
+// line's digest says (an edit is waited for, not only a new name);
+// a URL's contents are whatever the control plane fetched.
+func manifestsRendered(ms []talosapi.RenderedManifest, old, in []string) string {
+	byID := map[string]talosapi.RenderedManifest{}
+	urls := map[string]string{} // priority + digest of the URL -> ID
+	for _, m := range ms {
+		byID[m.ID] = m
+		if prio, rest, ok := strings.Cut(m.ID, "-"); ok {
+			urls[prio+" "+talosconfig.InputDigest(rest)] = m.ID
 		}
 	}
-	for _, name := range inlineNames(old) {
-		if !want[name] && have["99-"+name] {
+
+	var missing, stale, left []string
+	want := map[string]bool{}
+	for _, l := range in {
+		if name, objs, ok := inlineLine(l); ok {
+			want["inline "+name] = true
+			m, have := byID["99-"+name]
+			switch {
+			case !have:
+				missing = append(missing, "99-"+name)
+			case objs != "" && talosconfig.ObjectsDigest(m.Objects) != objs:
+				stale = append(stale, "99-"+name)
+			}
+			continue
+		}
+		if prio, d, ok := urlLine(l); ok {
+			want[prio+" "+d] = true
+			if urls[prio+" "+d] == "" {
+				missing = append(missing, urlWhat(prio)+" "+d)
+			}
+		}
+	}
+	for _, l := range old {
+		if name, _, ok := inlineLine(l); ok && !want["inline "+name] && byID["99-"+name].ID != "" {
 			left = append(left, "99-"+name)
 		}
+		if prio, d, ok := urlLine(l); ok && !want[prio+" "+d] && urls[prio+" "+d] != "" {
+			left = append(left, urlWhat(prio)+" "+d)
+		}
 	}
+
 	var parts []string
 	if len(missing) > 0 {
 		parts = append(parts, "missing "+strings.Join(missing, ", "))
 	}
+	if len(stale) > 0 {
+		parts = append(parts, "still rendering the old contents of "+strings.Join(stale, ", "))
+	}
 	if len(left) > 0 {
 		parts = append(parts, "still rendering "+strings.Join(left, ", "))
+	}
+	if len(missing) > 0 && slices.ContainsFunc(missing, func(s string) bool { return !strings.HasPrefix(s, "99-") }) {
+		parts = append(parts, "Talos fetches URLs on the control plane and retries a failed download: "+
+			"`talosctl -n <control plane> dmesg` shows ExtraManifestController's \"error downloading\" lines")
 	}
 	return strings.Join(parts, "; ")
 }
 
-// inlineNames are the inline manifests' names in the lines of
-// talosconfig.BootstrapManifestInputs ("inlineManifest <name> sha256:...").
-func inlineNames(lines []string) []string {
-	var out []string
-	for _, l := range lines {
-		rest, ok := strings.CutPrefix(l, "inlineManifest ")
-		if !ok {
+// inlineLine reads a line "inlineManifest <name> sha256:...[ objects
+// sha256:...]" of talosconfig.BootstrapManifestInputs: the name and the
+// objects' digest ("" in state from before it).
+func inlineLine(l string) (name, objects string, ok bool) {
+	rest, ok := strings.CutPrefix(l, "inlineManifest ")
+	if !ok {
+		return "", "", false
+	}
+	if i := strings.LastIndex(rest, talosconfig.InlineObjectsMark+"sha256:"); i >= 0 {
+		objects = rest[i+len(talosconfig.InlineObjectsMark):]
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, " sha256:"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest, objects, true
+}
+
+// urlLine reads a URL's line: the priority Talos names its manifest with
+// and the URL's digest.
+func urlLine(l string) (prio, digest string, ok bool) {
+	if d, ok := strings.CutPrefix(l, "extraManifest "); ok {
+		return "99", d, true
+	}
+	if d, ok := strings.CutPrefix(l, "externalCloudProvider "); ok {
+		return "30", d, true
+	}
+	return "", "", false
+}
+
+func urlWhat(prio string) string {
+	if prio == "30" {
+		return "externalCloudProvider.manifests URL"
+	}
+	return "extraManifests URL"
+}
+
+// proxyRendered says, in a Kubernetes upgrade from old to in, whether the
+// control plane still renders kube-proxy's DaemonSet ("10-kube-proxy",
+// siderolabs/talos v1.13.9 control_plane.go, k8stemplates kube-proxy.go)
+// with the old version's image: the upgrade retags kube-proxy's image
+// (talosconfig.RetagComponents), and the sync must apply the new one. ""
+// when it renders another image, or no kube-proxy (disabled).
+func proxyRendered(ms []talosapi.RenderedManifest, old, in string) string {
+	old, in = "v"+strings.TrimPrefix(old, "v"), "v"+strings.TrimPrefix(in, "v")
+	if old == "v" || in == "v" || old == in {
+		return ""
+	}
+	for _, m := range ms {
+		if m.ID != "10-kube-proxy" {
 			continue
 		}
-		if i := strings.LastIndex(rest, " sha256:"); i >= 0 {
-			rest = rest[:i]
+		for _, o := range m.Objects {
+			if o["kind"] != "DaemonSet" {
+				continue
+			}
+			spec, _ := o["spec"].(map[string]any)
+			tmpl, _ := spec["template"].(map[string]any)
+			ps, _ := tmpl["spec"].(map[string]any)
+			cs, _ := ps["containers"].([]any)
+			for _, c := range cs {
+				c, _ := c.(map[string]any)
+				if img, _ := c["image"].(string); strings.HasSuffix(img, ":"+old) {
+					return "10-kube-proxy still renders " + img
+				}
+			}
 		}
-		out = append(out, rest)
 	}
-	return out
+	return ""
 }

@@ -22,15 +22,38 @@ func ReadBootstrapManifests(ctx context.Context, t Target, o Options) ([]map[str
 	return objs, err
 }
 
+// RenderedManifest is one Manifest resource of a control plane: its ID
+// ("05-flannel", "99-<inline manifest name>", "99-<extraManifests URL>")
+// and its objects.
+type RenderedManifest struct {
+	ID      string
+	Objects []map[string]any
+}
+
 // ReadBootstrapManifestSet is ReadBootstrapManifests with the manifests'
-// IDs, in order ("05-flannel", "99-<inline manifest name>"): what tells
-// whether the control plane renders a new configuration's manifests yet.
+// IDs, in order: what tells whether the control plane renders a new
+// configuration's manifests yet.
 func ReadBootstrapManifestSet(ctx context.Context, t Target, o Options) ([]string, []map[string]any, error) {
+	ms, err := ReadRenderedManifests(ctx, t, o)
+	var (
+		ids []string
+		out []map[string]any
+	)
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+		out = append(out, m.Objects...)
+	}
+	return ids, out, err
+}
+
+// ReadRenderedManifests reads a control plane's Manifest resources in
+// their order (by ID, as Talos applies them).
+func ReadRenderedManifests(ctx context.Context, t Target, o Options) ([]RenderedManifest, error) {
 	o = o.withDefaults()
 
 	conn, err := ConnectSecure(ctx, t, o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer conn.Close() //nolint:errcheck
 
@@ -40,19 +63,17 @@ func ReadBootstrapManifestSet(ctx context.Context, t Target, o Options) ([]strin
 	list, err := safe.StateList[*k8s.Manifest](conn.nodeContext(actx), conn.client.COSI,
 		resource.NewMetadata(k8s.ControlPlaneNamespaceName, k8s.ManifestType, "", resource.VersionUndefined))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the bootstrap manifests of control plane %s: %s", t.Node, statusMessage(err))
+		return nil, fmt.Errorf("reading the bootstrap manifests of control plane %s: %s", t.Node, statusMessage(err))
 	}
 
-	var (
-		ids []string
-		out []map[string]any
-	)
+	var out []RenderedManifest
 	for m := range list.All() {
-		ids = append(ids, m.Metadata().ID())
+		r := RenderedManifest{ID: m.Metadata().ID()}
 		for _, item := range m.TypedSpec().Items {
-			out = append(out, maps.Clone(item.Object))
+			r.Objects = append(r.Objects, maps.Clone(item.Object))
 		}
+		out = append(out, r)
 	}
 
-	return ids, out, nil
+	return out, nil
 }

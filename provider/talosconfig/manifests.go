@@ -27,7 +27,8 @@ import (
 // ControlPlaneExtraManifestsController): the external cloud provider's
 // manifest URLs and extraManifests URLs as digests (a URL may be a secret
 // input: a token in its query), their headers as a digest, inlineManifests by name with a digest of their contents
-// (never the contents: they may hold secrets), and one digest of the
+// (never the contents: they may hold secrets) and, after InlineObjectsMark,
+// one of the objects a control plane renders from them, and one digest of the
 // settings Talos renders kube-proxy, CoreDNS and the CNI from
 // (cluster.proxy but its image, cluster.coreDNS, cluster.network). nil for
 // a worker.
@@ -49,7 +50,13 @@ func BootstrapManifestInputs(cfg config.Provider) []string {
 		out = append(out, "extraManifestHeaders "+digestOf(h))
 	}
 	for _, m := range cl.InlineManifests() {
-		out = append(out, "inlineManifest "+m.Name()+" "+digestOf(m.Contents()))
+		line := "inlineManifest " + m.Name() + " " + digestOf(m.Contents())
+		// The objects as a control plane renders them: what the sync waits
+		// for (an edit may change the text without changing the objects).
+		if objs, err := ManifestObjects([]byte(m.Contents())); err == nil {
+			line += InlineObjectsMark + ObjectsDigest(objs)
+		}
+		out = append(out, line)
 	}
 	if raw := cfg.RawV1Alpha1(); raw != nil && raw.ClusterConfig != nil {
 		c := raw.ClusterConfig
@@ -65,6 +72,11 @@ func BootstrapManifestInputs(cfg config.Provider) []string {
 	}
 	return out
 }
+
+// InlineObjectsMark starts the part of an inlineManifest line that is the
+// digest of its rendered objects (ObjectsDigest). State written before it
+// existed lacks it.
+const InlineObjectsMark = " objects "
 
 // digestOf is a short sha256 of v's YAML: enough to tell a change, too
 // short to stand for the value.

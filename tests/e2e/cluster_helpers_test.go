@@ -154,6 +154,7 @@ type tcProgram struct {
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
 	InlineManifests                  string // YAML flow list, "" for none
+	ExtraManifests                   string // YAML flow list of URLs, "" for none
 }
 
 var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
@@ -182,6 +183,9 @@ var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
       workerPatches: {{.WorkerPatches}}
 {{- if .InlineManifests}}
       inlineManifests: {{.InlineManifests}}
+{{- end}}
+{{- if .ExtraManifests}}
+      extraManifests: {{.ExtraManifests}}
 {{- end}}
 outputs:
   nodes: ${cluster.nodes}

@@ -39,6 +39,20 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 	if len(ids) != 4 {
 		t.Fatalf("nodes %+v, want 3 control planes and 1 worker", out.Nodes)
 	}
+	assertReportedVersions(t, []byte(out.Kubeconfig), "v1.35.4", 3)
+
+	// A skipped minor and a release the provider does not know fail the
+	// preview, naming the version to take.
+	for _, bad := range []struct{ version, want string }{
+		{"v1.14.1", "set talosVersion to v1.13.9 first"},
+		{"v1.15.0", "v1.14.1"},
+	} {
+		prog.TalosVersion = bad.version
+		p.WriteProgram(t, "minors", prog.render(t))
+		if r := p.Preview(t); r.ExitCode == 0 || !strings.Contains(r.Output(), bad.want) {
+			t.Errorf("Talos v1.12.7 -> %s: preview exit %d, want a failure saying %q:\n%s", bad.version, r.ExitCode, bad.want, r.Output())
+		}
+	}
 
 	for _, step := range []struct{ from, to string }{{"v1.12.7", "v1.13.9"}, {"v1.13.9", "v1.14.1"}} {
 		prog.TalosVersion = step.to
@@ -113,6 +127,7 @@ func TestClusterUpgradesAcrossMinors(t *testing.T) {
 		if !maps.Equal(tcVMIDs(out.Nodes), ids) {
 			t.Errorf("VMIDs changed in the Kubernetes upgrade to %s: %v -> %v", k8s, ids, tcVMIDs(out.Nodes))
 		}
+		assertReportedVersions(t, []byte(out.Kubeconfig), k8s, 3)
 	}
 	if want := "4 nodes (3 control planes, 1 worker), Talos v1.14.1, Kubernetes v1.37.0"; out.Summary != want {
 		t.Errorf("summary %q, want %q", out.Summary, want)
@@ -174,4 +189,90 @@ func workloadImage(kubeconfig []byte, workload string) (string, error) {
 		return "", fmt.Errorf("no container in %s", body)
 	}
 	return w.Spec.Template.Spec.Containers[0].Image, nil
+}
+
+// labAPIServer is the one kube-apiserver the lab builds (tools/kube,
+// `make kube-tools`): whatever Kubernetes version a cluster runs, /version
+// reports it (tests/lab/talos/README.md, "Versions").
+const labAPIServer = "v1.35.4"
+
+// assertReportedVersions checks what the lab reports for a cluster on
+// Kubernetes k8s, as docs/lab.md lists it: every Node's kubeletVersion and
+// every control plane's kube-apiserver mirror pod image are the cluster's
+// version; the API server's /version is the lab's binary, which emulates
+// an older minor it can (--emulated-version: emulationMinor in /version)
+// and serves a newer one as its own (emulationMinor its own).
+func assertReportedVersions(t *testing.T, kubeconfig []byte, k8s string, controlPlanes int) {
+	t.Helper()
+	client, server, err := kube.Client(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := client.Get(strings.TrimSuffix(server, "/") + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s: %s", path, resp.Status, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var ver struct {
+		GitVersion     string `json:"gitVersion"`
+		EmulationMinor string `json:"emulationMinor"`
+	}
+	get("/version", &ver)
+	// kube-apiserver 1.35 always reports the minor it emulates, its own
+	// when it emulates none (a cluster on its minor or a newer one).
+	if ver.GitVersion != labAPIServer || ver.EmulationMinor != "35" {
+		t.Errorf("Kubernetes %s: /version says %s (emulation minor %q), want the lab's %s, emulating its own minor 35",
+			k8s, ver.GitVersion, ver.EmulationMinor, labAPIServer)
+	}
+
+	var nodes struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Status   struct {
+				NodeInfo struct {
+					KubeletVersion string `json:"kubeletVersion"`
+				} `json:"nodeInfo"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	get("/api/v1/nodes", &nodes)
+	for _, n := range nodes.Items {
+		if n.Status.NodeInfo.KubeletVersion != k8s {
+			t.Errorf("Kubernetes %s: node %s reports kubelet %s", k8s, n.Metadata.Name, n.Status.NodeInfo.KubeletVersion)
+		}
+	}
+
+	var pods struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Spec     struct {
+				Containers []struct{ Image string } `json:"containers"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	get("/api/v1/namespaces/kube-system/pods", &pods)
+	seen := 0
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Metadata.Name, "kube-apiserver-") {
+			continue
+		}
+		seen++
+		if len(p.Spec.Containers) == 0 || p.Spec.Containers[0].Image != "registry.k8s.io/kube-apiserver:"+k8s {
+			t.Errorf("Kubernetes %s: mirror pod %s runs %+v", k8s, p.Metadata.Name, p.Spec.Containers)
+		}
+	}
+	if seen != controlPlanes {
+		t.Errorf("Kubernetes %s: %d kube-apiserver mirror pods, want one per control plane (%d)", k8s, seen, controlPlanes)
+	}
 }

@@ -31,12 +31,14 @@ func startProfile() (stop func()) {
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v (no profile taken)\n", envCPUProfile, err)
-		f.Close()
+		_ = f.Close() // nothing was written to it
 		return func() {}
 	}
 	stop = func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v (the profile may be incomplete)\n", envCPUProfile, err)
+		}
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

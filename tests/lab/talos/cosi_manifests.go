@@ -2,12 +2,9 @@ package talos
 
 import (
 	"context"
-	"errors"
-	"io"
 	"strings"
 
 	"github.com/cosi-project/runtime/pkg/state"
-	"gopkg.in/yaml.v3"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/k8s"
@@ -23,8 +20,8 @@ import (
 // the ones the lab applies at bootstrap, kubeagent_manifests.go): "10-kube-proxy" (DaemonSet,
 // ServiceAccount, ClusterRoleBinding) unless kube-proxy is disabled,
 // "11-core-dns" (ServiceAccount, Deployment) unless CoreDNS is, "05-flannel"
-// (ServiceAccount, DaemonSet) with the flannel CNI, and the inline
-// manifests. The other manifests (bootstrap token, CSR RBAC, ...) are not
+// (ServiceAccount, DaemonSet) with the flannel CNI, the manifests named by
+// URL that the node fetched (manifest_fetch.go), and the inline manifests. The other manifests (bootstrap token, CSR RBAC, ...) are not
 // rendered.
 func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot) error {
 	var out []*k8s.Manifest
@@ -38,12 +35,12 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			m.TypedSpec().Items = []k8s.SingleManifest{
 				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/daemonsets/kube-proxy", workload("DaemonSet", "kube-proxy", labels, "kube-proxy", c.Proxy().Image(), "/usr/local/bin/kube-proxy"))},
 				{Object: serviceAccount("kube-proxy")},
-				{Object: map[string]any{
+				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/clusterrolebindings/kube-proxy", map[string]any{
 					"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
 					"metadata": map[string]any{"name": "kube-proxy"},
 					"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-proxier"},
 					"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "kube-proxy", "namespace": "kube-system"}},
-				}},
+				})},
 			}
 			out = append(out, m)
 		}
@@ -67,16 +64,21 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 		}
 	}
 
-	return replaceAll(ctx, st, k8s.NewManifest(k8s.ControlPlaneNamespaceName, "").Metadata(), append(out, inlineManifests(snap.active)...))
+	if snap.active != nil && isControlPlane(snap.active) {
+		out = append(out, snap.urlManifests...)
+		out = append(out, inlineManifests(snap.active)...)
+	}
+
+	return replaceAll(ctx, st, k8s.NewManifest(k8s.ControlPlaneNamespaceName, "").Metadata(), out)
 }
 
 // inlineManifests are the control plane's inlineManifests as Manifest
-// resources "99-<name>", one item per YAML document (siderolabs/talos
-// v1.14.1 internal/app/machined/pkg/controllers/k8s/extra_manifest.go:
+// resources "99-<name>" (siderolabs/talos v1.13.9
+// internal/app/machined/pkg/controllers/k8s/extra_manifest.go:
 // processInline, IDs "<priority>-<name>", priority 99 from
-// control_plane.go). A manifest that does not parse renders nothing, as
-// Talos's controller then fails it. extraManifests URLs are not fetched:
-// the lab has no network to fetch them from.
+// control_plane.go), parsed as Talos parses them (parseManifest). A
+// manifest that does not parse renders nothing, as Talos's controller then
+// fails it. Manifests named by URL: manifest_fetch.go.
 func inlineManifests(cfg config.Provider) []*k8s.Manifest {
 	if cfg == nil || !isControlPlane(cfg) {
 		return nil
@@ -85,30 +87,17 @@ func inlineManifests(cfg config.Provider) []*k8s.Manifest {
 	var out []*k8s.Manifest
 
 	for _, im := range cfg.Cluster().InlineManifests() {
-		var items []k8s.SingleManifest
-
-		dec := yaml.NewDecoder(strings.NewReader(im.Contents()))
-
-		for {
-			var o map[string]any
-			if err := dec.Decode(&o); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				items = nil
-
-				break
-			}
-
-			if len(o) > 0 {
-				items = append(items, k8s.SingleManifest{Object: o})
-			}
+		objs, err := parseManifest([]byte(im.Contents()))
+		if err != nil || len(objs) == 0 {
+			continue
 		}
 
-		if len(items) > 0 {
-			m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "99-"+im.Name())
-			m.TypedSpec().Items = items
-			out = append(out, m)
+		m := k8s.NewManifest(k8s.ControlPlaneNamespaceName, "99-"+im.Name())
+		for _, o := range objs {
+			m.TypedSpec().Items = append(m.TypedSpec().Items, k8s.SingleManifest{Object: o})
 		}
+
+		out = append(out, m)
 	}
 
 	return out

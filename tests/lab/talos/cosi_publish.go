@@ -54,6 +54,9 @@ type resourceSnapshot struct {
 	nodename     string
 	staticPodsUp bool
 	bootedAt     time.Time
+	// urlManifests: the manifests named by URL the node rendered this
+	// boot (manifest_fetch.go).
+	urlManifests []*k8s.Manifest
 }
 
 // publishResources writes a snapshot into the node's resource state.

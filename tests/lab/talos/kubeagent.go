@@ -155,7 +155,12 @@ func (a *kubeAgent) round() {
 		podCIDRs = cfg.Cluster().Network().PodCIDRs()
 	}
 
-	src, srcVersion := s.manifestSource(a.c)
+	var srcVersion string
+	src := s.manifestSource(a.c)
+	if src != nil {
+		srcVersion = src.image.Version
+	}
+
 	extra := extraManifestObjects(src)
 	s.mu.Unlock()
 

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
-	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/constants"
+	"github.com/siderolabs/talos/pkg/machinery/resources/k8s"
 )
 
 // The inventory Talos's ManifestApplyController keeps of the objects it
@@ -23,12 +24,22 @@ const (
 	inventoryAnnotation = "config.k8s.io/owning-inventory"
 )
 
-// extraManifestObjects are the objects of a control plane's inline
-// manifests (what cosi_manifests.go publishes as "99-<name>"), in order.
-func extraManifestObjects(cfg config.Provider) []obj {
+// extraManifestObjects are the objects of a control plane's manifests
+// beyond the bootstrap workloads: those it fetched by URL
+// (manifest_fetch.go) and its inline manifests (what cosi_manifests.go
+// publishes), in the order of their IDs, as Talos applies them. sim.mu
+// held.
+func extraManifestObjects(n *Node) []obj {
+	if n == nil {
+		return nil
+	}
+
+	ms := append(n.renderedURLManifests(), inlineManifests(n.active)...)
+	slices.SortStableFunc(ms, func(a, b *k8s.Manifest) int { return strings.Compare(a.Metadata().ID(), b.Metadata().ID()) })
+
 	var out []obj
 
-	for _, m := range inlineManifests(cfg) {
+	for _, m := range ms {
 		for _, item := range m.TypedSpec().Items {
 			out = append(out, deepCopy(item.Object))
 		}
@@ -212,11 +223,11 @@ func extraKey(extra []obj) string {
 	return string(b)
 }
 
-// manifestSource is the configuration and Talos version of the cluster's
-// control plane whose manifests are applied: a running one that serves its
-// Talos API, the lowest address first (Talos takes an etcd lock; one
-// applies at a time). sim.mu held.
-func (s *Sim) manifestSource(c *cluster) (config.Provider, string) {
+// manifestSource is the cluster's control plane whose manifests are
+// applied: a running one that serves its Talos API, the lowest address
+// first (Talos takes an etcd lock; one applies at a time); nil without
+// one. sim.mu held.
+func (s *Sim) manifestSource(c *cluster) *Node {
 	var best *Node
 
 	for m := range s.nodes {
@@ -226,9 +237,5 @@ func (s *Sim) manifestSource(c *cluster) (config.Provider, string) {
 		}
 	}
 
-	if best == nil {
-		return nil, ""
-	}
-
-	return best.active, best.image.Version
+	return best
 }

@@ -19,10 +19,11 @@ type bootstrapObject struct {
 // bootstrapManifests are the workloads Talos's manifest controller applies
 // from the BootstrapManifestsConfig (cosi_kube.go), abridged to what clients
 // see of them: names, labels, selectors, images, tolerations, host network,
-// service accounts (internal/app/machined/pkg/controllers/k8s/internal/
-// k8stemplates: kube-proxy.go, coredns.go, flannel.go; their rendered
-// testdata/*.yaml). The RBAC objects beyond the bootstrap bindings
-// (kuberbac.go) are left out: the lab's workloads make no API calls.
+// service accounts, kube-proxy's ClusterRoleBinding (internal/app/machined/
+// pkg/controllers/k8s/internal/k8stemplates: kube-proxy.go, coredns.go,
+// flannel.go; their rendered testdata/*.yaml). The other RBAC objects beyond
+// the bootstrap bindings (kuberbac.go) are left out: the lab's workloads
+// make no API calls.
 func bootstrapManifests(cfg config.Provider, talosVersion string) []bootstrapObject {
 	if cfg == nil {
 		return nil
@@ -49,6 +50,16 @@ func bootstrapManifests(cfg config.Provider, talosVersion string) []bootstrapObj
 
 	if spec.ProxyEnabled {
 		sa("kube-proxy")
+
+		out = append(out, bootstrapObject{
+			path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kube-proxy",
+			body: obj{
+				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+				"metadata": obj{"name": "kube-proxy"},
+				"roleRef":  obj{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-proxier"},
+				"subjects": []obj{{"kind": "ServiceAccount", "name": "kube-proxy", "namespace": "kube-system"}},
+			},
+		})
 
 		labels := map[string]string{"k8s-app": "kube-proxy", "tier": "node"}
 		out = append(out, bootstrapObject{
@@ -199,8 +210,13 @@ func applyBootstrapManifests(ctx context.Context, c *kubeClient, objs []bootstra
 			continue
 		}
 
+		// Talos marks what it creates as its inventory's (manifest_apply.go:
+		// ssa.InventoryAnnotationKey), which `talosctl upgrade-k8s` checks.
+		body := deepCopy(o.body)
+		fieldMap(body, "metadata", "annotations")[inventoryAnnotation] = inventoryName
+
 		path := o.path + "?fieldManager=" + url.QueryEscape(constants.KubernetesFieldManagerName)
-		if err := c.do(ctx, http.MethodPatch, path, "application/apply-patch+yaml", o.body, nil); err != nil {
+		if err := c.do(ctx, http.MethodPatch, path, "application/apply-patch+yaml", body, nil); err != nil {
 			done = false
 		}
 	}

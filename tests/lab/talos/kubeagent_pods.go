@@ -57,7 +57,13 @@ func (a *kubeAgent) syncMirrorPod(ctx context.Context, v kubeletView, sp staticP
 	kubelet := a.kubelet(v.name, v.version)
 
 	if cur != nil && fieldString(cur, "metadata", "annotations", "kubernetes.io/config.mirror") != hash {
-		if err := kubelet.do(ctx, http.MethodDelete, path, "", nil, nil); err != nil && !isKubeStatus(err, http.StatusNotFound) {
+		// As the kubelet's mirror client deletes it: at once (grace period
+		// 0) and only that pod (a UID precondition). A graceful delete
+		// would leave the old pod terminating under the same name, and the
+		// new one could never be created.
+		del := obj{"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+			"preconditions": obj{"uid": fieldString(cur, "metadata", "uid")}}
+		if err := kubelet.do(ctx, http.MethodDelete, path, "", del, nil); err != nil && !isKubeStatus(err, http.StatusNotFound) {
 			return
 		}
 

@@ -66,6 +66,8 @@ type Node struct {
 	// criPods: the scheduled pods the kubelet runs in boot criBoot (cri.go).
 	criPods []criPod
 	criBoot time.Time
+	// fetch: the manifests named by URL this boot (manifest_fetch.go).
+	fetch fetchState
 	// cniConfBoot: the boot in which flannel's install-config init
 	// container wrote the node's CNI configuration (cri.go).
 	cniConfBoot time.Time

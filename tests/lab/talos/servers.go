@@ -421,6 +421,9 @@ func (n *Node) publish() {
 	if n.etcd != nil {
 		snap.etcdMember = n.etcd.id
 	}
+
+	n.maybeFetchManifests()
+	snap.urlManifests = n.renderedURLManifests()
 	s.mu.Unlock()
 
 	snap.events, snap.logs = srvs.events, srvs.logs

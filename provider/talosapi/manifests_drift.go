@@ -1,0 +1,144 @@
+package talosapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+)
+
+// ManifestDrift says which objects of a cluster's bootstrap manifests the
+// cluster no longer holds as the manifests say: "deleted" (the object is
+// gone) or "changed" (a server-side apply of the manifest's object, field
+// manager "talos", forced, would change it: someone edited, scaled or
+// re-imaged it). It is the dry run of the sync `talosctl upgrade-k8s`
+// runs (go-kubernetes v0.2.41 kubernetes/ssa: a dry-run apply compared with
+// the live object), with `?dryRun=All`, so nothing is written. Fields the
+// manifests do not set (a label someone added) are no drift: the sync
+// would leave them. Objects another inventory owns are left out, as the
+// sync leaves them alone.
+func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
+	info, err := ParseKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if server != "" {
+		if server, err = KubernetesEndpoint(server); err != nil {
+			return nil, err
+		}
+	}
+	k, err := newKubeAPI(info, server)
+	if err != nil {
+		return nil, err
+	}
+	defer k.close()
+
+	s := &manifestSync{k: k, resources: map[string]map[string]apiResource{}}
+
+	var out []ManifestChange
+	for _, stage := range stagesOf(objects) {
+		for _, obj := range stage {
+			c, err := s.drift(ctx, obj)
+			if err != nil {
+				return out, err
+			}
+			if c != nil {
+				out = append(out, *c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// drift compares one object with the cluster; nil when it is as the
+// manifests say. A difference is checked twice: controllers write to the
+// objects (a Deployment's revision annotation) between the read and the
+// dry run.
+func (s *manifestSync) drift(ctx context.Context, obj map[string]any) (*ManifestChange, error) {
+	meta := metaOf(obj)
+	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	path, ref, err := s.path(ctx, apiVersionOf(obj), kindOf(obj), ns, name)
+	if err != nil {
+		// A kind the API does not serve (a CRD deleted): its objects are gone.
+		return &ManifestChange{Action: "deleted", Subject: kindOf(obj) + " " + name}, nil //nolint:nilerr // reported as drift
+	}
+
+	body, err := json.Marshal(withInventory(obj))
+	if err != nil {
+		return nil, err
+	}
+
+	for attempt := 0; ; attempt++ {
+		status, live, err := s.k.do(ctx, http.MethodGet, path)
+		if err != nil {
+			return nil, err
+		}
+		if status == http.StatusNotFound {
+			return &ManifestChange{Action: "deleted", Subject: ref.subject()}, nil
+		}
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: HTTP %d: %s", path, status, short(live))
+		}
+
+		status, dry, err := s.k.send(ctx, http.MethodPatch, path+"?fieldManager="+manifestFieldManager+"&force=true&dryRun=All", manifestApplyPatchCTy, body)
+		if err != nil {
+			return nil, err
+		}
+		if status != http.StatusOK && status != http.StatusCreated {
+			return nil, fmt.Errorf("server-side apply (dry run) of %s: HTTP %d: %s", ref.subject(), status, short(dry))
+		}
+
+		var a, b map[string]any
+		if err := json.Unmarshal(live, &a); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(dry, &b); err != nil {
+			return nil, err
+		}
+		ann, _ := metaOf(a)["annotations"].(map[string]any)
+		if owner, _ := ann[inventoryAnnotation].(string); owner != "" && owner != inventoryName {
+			return nil, nil
+		}
+		if reflect.DeepEqual(contentOf(a), contentOf(b)) {
+			return nil, nil
+		}
+		if attempt == 1 {
+			return &ManifestChange{Action: "changed", Subject: ref.subject()}, nil
+		}
+	}
+}
+
+// withInventory is obj with the inventory annotation the sync puts on it.
+func withInventory(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	meta := map[string]any{}
+	for k, v := range metaOf(obj) {
+		meta[k] = v
+	}
+	ann := map[string]any{}
+	if a, ok := meta["annotations"].(map[string]any); ok {
+		for k, v := range a {
+			ann[k] = v
+		}
+	}
+	ann[inventoryAnnotation] = inventoryName
+	meta["annotations"] = ann
+	out["metadata"] = meta
+	return out
+}
+
+// contentOf drops what changes without anyone changing the object's
+// content: its version, the managers' bookkeeping and its status.
+func contentOf(o map[string]any) map[string]any {
+	delete(o, "status")
+	m := metaOf(o)
+	for _, k := range []string{"resourceVersion", "managedFields", "generation"} {
+		delete(m, k)
+	}
+	return o
+}

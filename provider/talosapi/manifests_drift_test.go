@@ -1,0 +1,115 @@
+package talosapi_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
+)
+
+// ManifestDrift against the lab's real kube-apiserver: a fresh cluster
+// holds its bootstrap manifests as the control plane renders them (no
+// drift); a scaled Deployment and a deleted ServiceAccount are drift, a
+// label someone added is not (the sync would leave it); after a sync
+// nothing drifts again.
+func TestManifestDriftFindsEditedAndDeletedObjects(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	cp := ip(2).String()
+
+	simtest.Boot(s, "cp1", ip(2), "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	creds := adminCreds(t)
+	target := talosapi.Target{Node: cp, Creds: creds}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp}, Creds: creds, Kubeconfig: kc.Raw}, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/apis/apps/v1/namespaces/kube-system/deployments/coredns", "/api/v1/namespaces/kube-system/serviceaccounts/flannel",
+		"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kube-proxy"} {
+		waitObject(ctx, t, kc.Raw, p)
+	}
+
+	own, err := talosapi.ReadBootstrapManifests(ctx, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift, err := talosapi.ManifestDrift(ctx, kc.Raw, "", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinChanges(drift); got != "" {
+		t.Fatalf("a fresh cluster drifts: %s", got)
+	}
+
+	kubeSend(ctx, t, kc.Raw, http.MethodPatch, "/apis/apps/v1/namespaces/kube-system/deployments/coredns", "application/merge-patch+json", `{"spec":{"replicas":5}}`)
+	kubeSend(ctx, t, kc.Raw, http.MethodPatch, "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy", "application/merge-patch+json", `{"metadata":{"labels":{"team":"ops"}}}`)
+	kubeSend(ctx, t, kc.Raw, http.MethodDelete, "/api/v1/namespaces/kube-system/serviceaccounts/flannel", "application/json", "")
+
+	drift, err = talosapi.ManifestDrift(ctx, kc.Raw, "", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinChanges(drift); got != "ServiceAccount kube-system/flannel deleted; Deployment kube-system/coredns changed" {
+		t.Fatalf("drift after scaling CoreDNS, labelling kube-proxy and deleting flannel's ServiceAccount: %q", got)
+	}
+
+	if _, err := talosapi.SyncManifests(ctx, kc.Raw, own); err != nil {
+		t.Fatal(err)
+	}
+	drift, err = talosapi.ManifestDrift(ctx, kc.Raw, "", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinChanges(drift); got != "" {
+		t.Fatalf("drift after the sync: %s", got)
+	}
+	if d := kubeGet(ctx, t, kc.Raw, "/apis/apps/v1/namespaces/kube-system/deployments/coredns"); !strings.Contains(d, `"replicas":2`) {
+		t.Fatalf("CoreDNS after the sync:\n%s", d)
+	}
+}
+
+func kubeSend(ctx context.Context, t *testing.T, kubeconfig []byte, method, path, contentType, body string) {
+	t.Helper()
+	c, server, err := kube.Client(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, server+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() //nolint:errcheck
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, b)
+	}
+}
