@@ -154,16 +154,7 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	// refusal. An overwrite deletes the file first, and with a checksum
 	// Proxmox keeps a matching file ("no need to download"), which would
 	// make it this resource's: those look afresh.
-	var (
-		vol    pve.Volume
-		exists bool
-	)
-	switch {
-	case (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil:
-		vol, exists, err = c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-	case a.shared():
-		vol, exists, err = c.FindRecentVolume(ctx, a.Node, a.Storage, st.VolumeID, pve.RecentVolumeMaxAge)
-	}
+	vol, exists, err := existingBeforeDownload(ctx, c, a, st.VolumeID)
 	if err != nil {
 		return infer.CreateResponse[DownloadFileState]{}, err
 	}
@@ -201,16 +192,7 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 			return infer.CreateResponse[DownloadFileState]{}, fmt.Errorf("%s already exists on node %s: set "+
 				"overwrite: true to replace it, or import it", st.VolumeID, a.Node)
 		}
-		err = fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err)
-		// the wait may have failed while the task went on: a file that
-		// exists now is kept in the state, or the next `up` would refuse
-		// to overwrite a file Pulumi does not know
-		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
-		defer fcancel()
-		if _, found, ferr := c.FindVolume(fctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
-			return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
-		}
-		return infer.CreateResponse[DownloadFileState]{}, err
+		return downloadFailed(ctx, c, a, st, fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err))
 	}
 	vol, found, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
 	if err != nil || !found {
@@ -221,6 +203,32 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	}
 	st.Size = int(vol.Size)
 	return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, nil
+}
+
+// existingBeforeDownload looks for the file a download is about to make,
+// where it must (see Create): an overwrite or a checksum looks afresh, a
+// shared file in the list its Check read moments ago, others not at all.
+func existingBeforeDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, volumeID string) (pve.Volume, bool, error) {
+	switch {
+	case (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil:
+		return c.FindVolume(ctx, a.Node, a.Storage, volumeID)
+	case a.shared():
+		return c.FindRecentVolume(ctx, a.Node, a.Storage, volumeID, pve.RecentVolumeMaxAge)
+	}
+	return pve.Volume{}, false, nil
+}
+
+// downloadFailed is the end of a create whose download call failed: the
+// wait may have failed while the task went on, so a file that exists now
+// is kept in the state, or the next `up` would refuse to overwrite a file
+// Pulumi does not know.
+func downloadFailed(ctx context.Context, c *pve.Client, a DownloadFileArgs, st DownloadFileState, err error) (infer.CreateResponse[DownloadFileState], error) {
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
+	defer fcancel()
+	if _, found, ferr := c.FindVolume(fctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
+		return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+	}
+	return infer.CreateResponse[DownloadFileState]{}, err
 }
 
 // sharedFileAsIs is the create of a shared file that exists: it is used as
