@@ -3,6 +3,7 @@ package talosapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -60,9 +61,15 @@ func (s *manifestSync) drift(ctx context.Context, obj map[string]any) (*Manifest
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
 	path, ref, err := s.path(ctx, apiVersionOf(obj), kindOf(obj), ns, name)
-	if err != nil {
+	if errors.Is(err, errNotServed) {
 		// A kind the API does not serve (a CRD deleted): its objects are gone.
-		return &ManifestChange{Action: "deleted", Subject: kindOf(obj) + " " + name}, nil //nolint:nilerr // reported as drift
+		subject := objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject()
+		return &ManifestChange{Action: "deleted", Subject: subject}, nil
+	}
+	if err != nil {
+		// Discovery failed (API blip, 403, 503 of an aggregated API): no
+		// verdict on the object; the caller keeps what it recorded.
+		return nil, fmt.Errorf("%s: %w", objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject(), err)
 	}
 
 	body, err := json.Marshal(withInventory(obj))
