@@ -43,7 +43,7 @@ func TestDriftDeletedOnlyWhenDiscoveryAnswersNotServed(t *testing.T) {
 
 	for o, want := range map[*map[string]any]string{
 		ptr(obj("gone.example.com/v1", "Widget")): "Widget kube-system/x",
-		ptr(obj("apps/v1", "StatefulSet")):       "StatefulSet kube-system/x",
+		ptr(obj("apps/v1", "StatefulSet")):        "StatefulSet kube-system/x",
 	} {
 		c, err := s.drift(ctx, *o)
 		if err != nil || c == nil || c.Action != "deleted" || c.Subject != want {
