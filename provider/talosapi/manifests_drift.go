@@ -15,7 +15,12 @@ import (
 // manager "talos", forced, would change it: someone edited, scaled or
 // re-imaged it). It is the dry run of the sync `talosctl upgrade-k8s`
 // runs (go-kubernetes v0.2.41 kubernetes/ssa: a dry-run apply compared with
-// the live object), with `?dryRun=All`, so nothing is written. Fields the
+// the live object), with `?dryRun=All`, so nothing is written. Forced like
+// upgrade-k8s: go-kubernetes' ssa runs fluxcd/pkg/ssa v0.77.0, whose
+// dryRunApply and apply both pass client.ForceOwnership (manager_apply.go),
+// so the sync takes over fields other managers own and they are drift too
+// (a field an autoscaler owns drifts on every refresh: docs/taloscluster.md).
+// Fields the
 // manifests do not set (a label someone added) are no drift: the sync
 // would leave them. Objects another inventory owns are left out, as the
 // sync leaves them alone.
