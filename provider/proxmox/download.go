@@ -145,28 +145,21 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 			return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 		}
 	}
-	// Check found no file there. Proxmox itself refuses to download over a
-	// file that appeared since (PVE::Tools download_file_from_url: "refusing
-	// to override existing file"), so the common download (local storage,
-	// no overwrite, no checksum) is sent without listing the storage once
-	// more. A shared file is used as it is and an overwrite deletes first,
-	// and with a checksum Proxmox keeps a matching file ("no need to
-	// download"), which would make it this resource's: those look first.
-	exists := false
-	if a.shared() || (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil {
-		_, exists, err = c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-		if err != nil {
-			return infer.CreateResponse[DownloadFileState]{}, err
-		}
+	// Proxmox itself refuses to download over a file that exists
+	// (PVE::Tools download_file_from_url: "refusing to override existing
+	// file"), so a download is sent without a fresh storage list after its
+	// Check: a file that appeared since fails it, as Check would have. A
+	// shared file Check saw moments ago (its list, kept for seconds) is
+	// used as it is, and one that appeared since is found after the
+	// refusal. An overwrite deletes the file first, and with a checksum
+	// Proxmox keeps a matching file ("no need to download"), which would
+	// make it this resource's: those look afresh.
+	vol, exists, err := existingBeforeDownload(ctx, c, a, st.VolumeID)
+	if err != nil {
+		return infer.CreateResponse[DownloadFileState]{}, err
 	}
 	if exists && a.shared() {
-		vol, _, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
-		if err != nil {
-			return infer.CreateResponse[DownloadFileState]{}, err
-		}
-		pve.Logf(ctx, "%s is on node %s already and shared: it is used as it is, not downloaded again", st.VolumeID, a.Node)
-		st.Size = int(vol.Size)
-		return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
+		return sharedFileAsIs(ctx, a, st, vol)
 	}
 	if exists {
 		if a.Overwrite == nil || !*a.Overwrite {
@@ -190,20 +183,16 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	id := a.Node + "/" + st.VolumeID
 	if err := c.DownloadURL(ctx, r); err != nil {
 		if refusedExisting(err) {
+			if a.shared() {
+				if vol, found, ferr := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
+					return sharedFileAsIs(ctx, a, st, vol)
+				}
+			}
 			// another client's file: it stays out of the state
 			return infer.CreateResponse[DownloadFileState]{}, fmt.Errorf("%s already exists on node %s: set "+
 				"overwrite: true to replace it, or import it", st.VolumeID, a.Node)
 		}
-		err = fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err)
-		// the wait may have failed while the task went on: a file that
-		// exists now is kept in the state, or the next `up` would refuse
-		// to overwrite a file Pulumi does not know
-		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
-		defer fcancel()
-		if _, found, ferr := c.FindVolume(fctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
-			return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
-		}
-		return infer.CreateResponse[DownloadFileState]{}, err
+		return downloadFailed(ctx, c, a, st, fmt.Errorf("downloading %s to %s on node %s: %w", a.URL, st.VolumeID, a.Node, err))
 	}
 	vol, found, err := c.FindVolume(ctx, a.Node, a.Storage, st.VolumeID)
 	if err != nil || !found {
@@ -214,6 +203,40 @@ func (*DownloadFile) Create(ctx context.Context, req infer.CreateRequest[Downloa
 	}
 	st.Size = int(vol.Size)
 	return infer.CreateResponse[DownloadFileState]{ID: id, Output: st}, nil
+}
+
+// existingBeforeDownload looks for the file a download is about to make,
+// where it must (see Create): an overwrite or a checksum looks afresh, a
+// shared file in the list its Check read moments ago, others not at all.
+func existingBeforeDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs, volumeID string) (pve.Volume, bool, error) {
+	switch {
+	case (a.Overwrite != nil && *a.Overwrite) || a.Checksum != nil:
+		return c.FindVolume(ctx, a.Node, a.Storage, volumeID)
+	case a.shared():
+		return c.FindRecentVolume(ctx, a.Node, a.Storage, volumeID, pve.RecentVolumeMaxAge)
+	}
+	return pve.Volume{}, false, nil
+}
+
+// downloadFailed is the end of a create whose download call failed: the
+// wait may have failed while the task went on, so a file that exists now
+// is kept in the state, or the next `up` would refuse to overwrite a file
+// Pulumi does not know.
+func downloadFailed(ctx context.Context, c *pve.Client, a DownloadFileArgs, st DownloadFileState, err error) (infer.CreateResponse[DownloadFileState], error) {
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
+	defer fcancel()
+	if _, found, ferr := c.FindVolume(fctx, a.Node, a.Storage, st.VolumeID); ferr == nil && found {
+		return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
+	}
+	return infer.CreateResponse[DownloadFileState]{}, err
+}
+
+// sharedFileAsIs is the create of a shared file that exists: it is used as
+// it is.
+func sharedFileAsIs(ctx context.Context, a DownloadFileArgs, st DownloadFileState, vol pve.Volume) (infer.CreateResponse[DownloadFileState], error) {
+	pve.Logf(ctx, "%s is on node %s already and shared: it is used as it is, not downloaded again", st.VolumeID, a.Node)
+	st.Size = int(vol.Size)
+	return infer.CreateResponse[DownloadFileState]{ID: a.Node + "/" + st.VolumeID, Output: st}, nil
 }
 
 // refusedExisting reports Proxmox's refusal to download over a file that

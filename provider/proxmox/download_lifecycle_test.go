@@ -1,12 +1,15 @@
 package proxmox_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 )
 
@@ -147,5 +150,39 @@ func TestDownloadFileCreateLeavesTheExistingFileCheckToProxmox(t *testing.T) {
 	}
 	if rd := e.read(downloadType, "iso-a", respA.ID, respA.Properties, in); rd.ID != respA.ID {
 		t.Fatal("the first download's file is gone")
+	}
+}
+
+// A shared download whose Check saw no file moments ago is sent without a
+// fresh list; when another client's download made the file since, Proxmox
+// refuses and the create uses that file as it is (as a Check that saw it
+// would have), with no second download.
+func TestSharedDownloadUsesAFileThatAppearedAfterItsCheck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := isoInputs("pve1").Set("shared", boolean(true))
+	checked := e.check(downloadType, "iso", property.Map{}, in)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	other, err := pve.Connect(ctx, pve.Options{Endpoint: e.lab.Endpoint(), APIToken: e.lab.APIToken(), CACertPEM: string(e.lab.CACertPEM())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pve.DownloadRequest{Node: "pve1", Storage: "local", Content: "iso", FileName: "lablinux-1.0-agent.iso",
+		URL: "https://images.example.com/lablinux/qemu-guest-agent/lablinux-1.0.iso"}
+	if err := other.DownloadURL(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	e.lab.PVE.ResetStats()
+	resp, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, "iso"), Properties: checked})
+	if err != nil {
+		t.Fatalf("a shared download of a file that appeared after its Check: %v", err)
+	}
+	if resp.ID != "pve1/"+r.VolumeID() || resp.Properties.Get("size").AsNumber() <= 0 {
+		t.Fatalf("id %q, size %v: want the existing file, used as it is", resp.ID, resp.Properties.Get("size"))
+	}
+	if n := e.lab.PVE.Stats().ByKind["POST /nodes/{node}/storage/{storage}/download-url"]; n != 1 {
+		t.Errorf("%d download requests, want the one Proxmox refused", n)
 	}
 }

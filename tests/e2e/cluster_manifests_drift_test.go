@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/e2e/harness"
@@ -127,4 +128,53 @@ func deploymentReplicas(t *testing.T, kubeconfig []byte, name string) int {
 		t.Fatal(err)
 	}
 	return d.Spec.Replicas
+}
+
+// An extraManifests URL the control planes cannot download (here a 404)
+// fails the up that adds it, as Talos reports it only in its log: after
+// the sync's wait (2 minutes per control plane), naming the URL by its
+// digest (never the URL, which may hold a token) and pointing at `talosctl dmesg`. Once the URL answers,
+// Talos's retry renders it and the next up syncs its objects.
+func TestClusterReportsUnfetchableManifests(t *testing.T) {
+	t.Parallel()
+	var serve atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !serve.Load() {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, e2eConfigMap("late", "1"))
+	}))
+	t.Cleanup(srv.Close)
+
+	l := startTCLab(t)
+	env := harness.NewEnv(t)
+	prog := l.program(1, 0)
+	prog.TalosVersion, prog.KubernetesVersion = "v1.14.1", "v1.37.0"
+	p := harness.NewYAMLProject(t, env, "unfetchable", prog.render(t))
+	p.ConfigureLab(t, l.conn)
+	tcTimed(t, "create", func() harness.Result { return p.Up(t) })
+	kc := []byte(tcReadOutputs(t, p).Kubeconfig)
+
+	url := srv.URL + "/late.yaml?token=s3cret"
+	prog.ExtraManifests = `["` + url + `"]`
+	p.WriteProgram(t, "unfetchable", prog.render(t))
+	r := p.Up(t)
+	if r.ExitCode == 0 || !strings.Contains(r.Output(), "missing extraManifests URL sha256:") || !strings.Contains(r.Output(), "talosctl -n <control plane> dmesg") {
+		t.Errorf("up with a URL answering 404: exit %d, want a failure naming the URL's digest and dmesg:\n%s", r.ExitCode, r.Output())
+	}
+	// The preview's note names a URL given as plain text, as Pulumi shows
+	// the input itself; the error never does (it may come from a secret).
+	for _, l := range strings.Split(r.Output(), "\n") {
+		if strings.Contains(l, "error:") && strings.Contains(l, "s3cret") {
+			t.Errorf("the URL's token in an error: %s", l)
+		}
+	}
+
+	serve.Store(true)
+	tcTimed(t, "up once the URL answers", func() harness.Result { return p.Up(t) })
+	if level, status, err := configMapLevel(kc, "late"); err != nil || status != http.StatusOK || level != "1" {
+		t.Errorf("ConfigMap kube-system/late after the up: level %q (HTTP %d, %v), want \"1\"", level, status, err)
+	}
+	tcTimed(t, "preview after", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 }
