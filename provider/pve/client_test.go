@@ -247,3 +247,39 @@ func TestAuthErrorsKeepTheReason(t *testing.T) {
 		t.Fatalf("401 at connect: %v", err)
 	}
 }
+
+// A read of the inventory that waits for Proxmox does not hold a second
+// caller past its own context (review finding 2): before, the cache's
+// sync.Mutex ignored the context, and the second caller waited for the
+// first read's retries (this test then hangs until go test's -timeout).
+func TestInventoryWaitEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}), make(chan struct{})
+	routes := versionRoute()
+	routes["GET /cluster/resources"] = func(w http.ResponseWriter, _ *http.Request) {
+		started <- struct{}{}
+		<-release
+		data(w, []any{})
+	}
+	srv := fakePVE(t, routes)
+	c, err := Connect(context.Background(), Options{Endpoint: srv.URL + "/", APIToken: testToken, CACertPEM: caPEM(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error)
+	go func() {
+		_, err := c.Inventory(context.Background(), time.Minute)
+		first <- err
+	}()
+	<-started
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Inventory(ctx, time.Minute); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "/cluster/resources") {
+		t.Errorf("second caller, its context ended during the first read: %v, want the context's error saying what it waited for", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first read: %v", err)
+	}
+}
