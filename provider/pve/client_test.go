@@ -283,3 +283,31 @@ func TestInventoryWaitEndsWithTheContext(t *testing.T) {
 		t.Errorf("first read: %v", err)
 	}
 }
+
+// The HA manager's state of a guest comes with the inventory (hastate of
+// GET /cluster/resources: "HA service status (for HA managed VMs)").
+func TestInventoryReadsHAState(t *testing.T) {
+	t.Parallel()
+	routes := versionRoute()
+	routes["GET /cluster/resources"] = func(w http.ResponseWriter, _ *http.Request) {
+		data(w, []any{
+			map[string]any{"type": "qemu", "vmid": 104, "node": "pve2", "status": "stopped", "hastate": "recovery"},
+			map[string]any{"type": "qemu", "vmid": 105, "node": "pve2", "status": "running"},
+		})
+	}
+	srv := fakePVE(t, routes)
+	c, err := Connect(context.Background(), Options{Endpoint: srv.URL + "/", APIToken: testToken, CACertPEM: caPEM(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := c.Inventory(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := inv.Guest(104); g.HAState != "recovery" {
+		t.Errorf("VM 104 HA state %q, want recovery", g.HAState)
+	}
+	if g, _ := inv.Guest(105); g.HAState != "" {
+		t.Errorf("VM 105 (not HA-managed) HA state %q", g.HAState)
+	}
+}

@@ -109,6 +109,7 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 		Pool     string      `json:"pool"`
 		Tags     string      `json:"tags"`
 		Lock     string      `json:"lock"`
+		HAState  string      `json:"hastate"`
 		Uptime   json.Number `json:"uptime"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
@@ -132,7 +133,7 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 				continue
 			}
 			inv.Guests = append(inv.Guests, ClusterVM{VMID: int(id), Type: it.Type, Node: it.Node, Name: it.Name,
-				Status: it.Status, Template: it.Template.String() == "1", Pool: it.Pool, Lock: it.Lock,
+				Status: it.Status, Template: it.Template.String() == "1", Pool: it.Pool, Lock: it.Lock, HAState: it.HAState,
 				Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
 		}
 	}
