@@ -234,8 +234,17 @@ func TestProxyRendered(t *testing.T) {
 				"containers": []any{map[string]any{"name": "kube-proxy", "image": image}}}}}},
 		}}}
 	}
-	if got := proxyRendered(proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.37.0"); got != "10-kube-proxy still renders registry.k8s.io/kube-proxy:v1.36.3" {
+	if got := proxyRendered(proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.37.0", "registry.k8s.io/kube-proxy:v1.37.0"); got != "10-kube-proxy still renders registry.k8s.io/kube-proxy:v1.36.3" {
 		t.Errorf("old image rendered: %q", got)
+	}
+	// The configuration itself names an image at the old tag (a patch pins
+	// cluster.proxy.image, e.g. a mirror): that render is final, no wait.
+	if got := proxyRendered(proxy("mirror.example/kube-proxy:v1.36.3"), "v1.36.3", "v1.37.0", "mirror.example/kube-proxy:v1.36.3"); got != "" {
+		t.Errorf("pinned image at the old tag: %q, want no wait", got)
+	}
+	// Pinned elsewhere, but the old default still rendered: wait.
+	if got := proxyRendered(proxy("registry.k8s.io/kube-proxy:v1.36.3"), "v1.36.3", "v1.37.0", "mirror.example/kube-proxy:v1.36.3"); got == "" {
+		t.Error("old default rendered while the configuration pins another image: no wait")
 	}
 	for _, c := range []struct {
 		ms       []talosapi.RenderedManifest
@@ -246,7 +255,7 @@ func TestProxyRendered(t *testing.T) {
 		{proxy("registry.k8s.io/kube-proxy:v1.36.3"), "", "v1.37.0"},        // state without a version
 		{nil, "v1.36.3", "v1.37.0"},                                         // kube-proxy disabled
 	} {
-		if got := proxyRendered(c.ms, c.old, c.new); got != "" {
+		if got := proxyRendered(c.ms, c.old, c.new, ""); got != "" {
 			t.Errorf("%s -> %s: %q, want no wait", c.old, c.new, got)
 		}
 	}

@@ -41,9 +41,6 @@ func (r *ClusterHealth) Read(ctx context.Context, req infer.ReadRequest[ClusterH
 		return keep, err
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
-	defer cancel()
-
 	drift, err := r.manifestDrift(ctx, st.ClusterHealthArgs, creds)
 	if err != nil {
 		p.GetLogger(ctx).Warningf("the bootstrap manifests could not be compared with the cluster, the state is kept: %s", err)
@@ -60,20 +57,27 @@ func (r *ClusterHealth) Read(ctx context.Context, req infer.ReadRequest[ClusterH
 }
 
 // manifestDrift reads the manifests from the first control plane that
-// serves them and compares them with the cluster.
+// serves them and compares them with the cluster. Each control plane gets
+// its own readTimeout: one that is down must not use up the time of the
+// others.
 func (r *ClusterHealth) manifestDrift(ctx context.Context, a ClusterHealthArgs, creds *talosapi.Credentials) ([]talosapi.ManifestChange, error) {
 	o := apiOptions(ctx, r.opts)
 
 	var lastErr error
 	for _, cp := range a.ControlPlanes {
-		objs, err := talosapi.ReadBootstrapManifests(ctx, talosapi.Target{Node: cp, Endpoints: a.Endpoints, Creds: creds}, o)
+		actx, cancel := context.WithTimeout(ctx, readTimeout)
+		objs, err := talosapi.ReadBootstrapManifests(actx, talosapi.Target{Node: cp, Endpoints: a.Endpoints, Creds: creds}, o)
+		cancel()
 		if err != nil {
 			lastErr = err
 
 			continue
 		}
 
-		return talosapi.ManifestDrift(ctx, []byte(*a.Kubeconfig), deref(a.KubernetesEndpoint), objs)
+		dctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+
+		return talosapi.ManifestDrift(dctx, []byte(*a.Kubeconfig), deref(a.KubernetesEndpoint), objs)
 	}
 
 	return nil, lastErr

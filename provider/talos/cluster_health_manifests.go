@@ -120,8 +120,15 @@ func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o t
 			return nil, err
 		}
 		lag := manifestsRendered(ms, old.BootstrapManifests, in.BootstrapManifests)
-		if l := proxyRendered(ms, deref(old.KubernetesVersion), deref(in.KubernetesVersion)); l != "" {
-			lag = strings.Join(slices.DeleteFunc([]string{lag, l}, func(s string) bool { return s == "" }), "; ")
+		if l := proxyRendered(ms, deref(old.KubernetesVersion), deref(in.KubernetesVersion), ""); l != "" {
+			// A patch may pin cluster.proxy.image at the old tag: the render
+			// then follows the configuration and never changes.
+			if pinned, err := talosapi.ConfiguredProxyImage(ctx, t, o); err == nil {
+				l = proxyRendered(ms, deref(old.KubernetesVersion), deref(in.KubernetesVersion), pinned)
+			}
+			if l != "" {
+				lag = strings.Join(slices.DeleteFunc([]string{lag, l}, func(s string) bool { return s == "" }), "; ")
+			}
 		}
 		if lag == "" {
 			var objs []map[string]any
@@ -250,8 +257,10 @@ func urlWhat(prio string) string {
 // siderolabs/talos v1.13.9 control_plane.go, k8stemplates kube-proxy.go)
 // with the old version's image: the upgrade retags kube-proxy's image
 // (talosconfig.RetagComponents), and the sync must apply the new one. ""
-// when it renders another image, or no kube-proxy (disabled).
-func proxyRendered(ms []talosapi.RenderedManifest, old, in string) string {
+// when it renders another image, or no kube-proxy (disabled), or the image
+// the control plane's configuration names (configured: a patch pinning
+// cluster.proxy.image at the old tag, which no render will change).
+func proxyRendered(ms []talosapi.RenderedManifest, old, in, configured string) string {
 	old, in = "v"+strings.TrimPrefix(old, "v"), "v"+strings.TrimPrefix(in, "v")
 	if old == "v" || in == "v" || old == in {
 		return ""
@@ -270,7 +279,7 @@ func proxyRendered(ms []talosapi.RenderedManifest, old, in string) string {
 			cs, _ := ps["containers"].([]any)
 			for _, c := range cs {
 				c, _ := c.(map[string]any)
-				if img, _ := c["image"].(string); strings.HasSuffix(img, ":"+old) {
+				if img, _ := c["image"].(string); strings.HasSuffix(img, ":"+old) && img != configured {
 					return "10-kube-proxy still renders " + img
 				}
 			}

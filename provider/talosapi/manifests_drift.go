@@ -3,6 +3,7 @@ package talosapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -14,7 +15,12 @@ import (
 // manager "talos", forced, would change it: someone edited, scaled or
 // re-imaged it). It is the dry run of the sync `talosctl upgrade-k8s`
 // runs (go-kubernetes v0.2.41 kubernetes/ssa: a dry-run apply compared with
-// the live object), with `?dryRun=All`, so nothing is written. Fields the
+// the live object), with `?dryRun=All`, so nothing is written. Forced like
+// upgrade-k8s: go-kubernetes' ssa runs fluxcd/pkg/ssa v0.77.0, whose
+// dryRunApply and apply both pass client.ForceOwnership (manager_apply.go),
+// so the sync takes over fields other managers own and they are drift too
+// (a field an autoscaler owns drifts on every refresh: docs/taloscluster.md).
+// Fields the
 // manifests do not set (a label someone added) are no drift: the sync
 // would leave them. Objects another inventory owns are left out, as the
 // sync leaves them alone.
@@ -60,9 +66,15 @@ func (s *manifestSync) drift(ctx context.Context, obj map[string]any) (*Manifest
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
 	path, ref, err := s.path(ctx, apiVersionOf(obj), kindOf(obj), ns, name)
-	if err != nil {
+	if errors.Is(err, errNotServed) {
 		// A kind the API does not serve (a CRD deleted): its objects are gone.
-		return &ManifestChange{Action: "deleted", Subject: kindOf(obj) + " " + name}, nil //nolint:nilerr // reported as drift
+		subject := objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject()
+		return &ManifestChange{Action: "deleted", Subject: subject}, nil
+	}
+	if err != nil {
+		// Discovery failed (API blip, 403, 503 of an aggregated API): no
+		// verdict on the object; the caller keeps what it recorded.
+		return nil, fmt.Errorf("%s: %w", objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject(), err)
 	}
 
 	body, err := json.Marshal(withInventory(obj))

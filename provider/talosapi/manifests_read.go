@@ -77,3 +77,33 @@ func ReadRenderedManifests(ctx context.Context, t Target, o Options) ([]Rendered
 
 	return out, nil
 }
+
+// ConfiguredProxyImage is the kube-proxy image a control plane's active
+// configuration names (cluster.proxy.image, which Talos renders into
+// 10-kube-proxy): "" when the node has no cluster configuration. It tells
+// a render that lags from one that follows an image a patch pins.
+func ConfiguredProxyImage(ctx context.Context, t Target, o Options) (string, error) {
+	o = o.withDefaults()
+
+	conn, err := ConnectSecure(ctx, t, o)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close() //nolint:errcheck
+
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	nc, err := readNodeConfig(actx, conn)
+	if err != nil {
+		return "", fmt.Errorf("control plane %s: %w", t.Node, err)
+	}
+	cfg, err := loadConfig(nc.Active)
+	if err != nil {
+		return "", err
+	}
+	if cfg.Cluster() == nil {
+		return "", nil
+	}
+	return cfg.Cluster().Proxy().Image(), nil
+}

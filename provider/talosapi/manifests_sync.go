@@ -190,6 +190,12 @@ func metaOf(o map[string]any) map[string]any {
 	return m
 }
 
+// errNotServed: discovery answered, and the API version (404) or the kind
+// (absent from its list) is not there, e.g. its CRD was deleted. Only this
+// makes an object "deleted" in drift: any other discovery error (timeout,
+// 401/403, 503 of an aggregated API) says nothing about the object.
+var errNotServed = errors.New("the Kubernetes API does not serve")
+
 // resource finds the REST resource of a kind through discovery.
 func (s *manifestSync) resource(ctx context.Context, apiVersion, kind string) (apiResource, error) {
 	kinds, ok := s.resources[apiVersion]
@@ -198,9 +204,15 @@ func (s *manifestSync) resource(ctx context.Context, apiVersion, kind string) (a
 		if apiVersion == "v1" {
 			path = "/api/v1"
 		}
-		body, err := s.k.get(ctx, path)
+		status, body, err := s.k.do(ctx, http.MethodGet, path)
 		if err != nil {
-			return apiResource{}, fmt.Errorf("the Kubernetes API does not serve %s (%w)", apiVersion, err)
+			return apiResource{}, fmt.Errorf("discovery of %s: %w", apiVersion, err)
+		}
+		if status == http.StatusNotFound {
+			return apiResource{}, fmt.Errorf("%w: %s", errNotServed, apiVersion)
+		}
+		if status != http.StatusOK {
+			return apiResource{}, fmt.Errorf("discovery of %s: GET %s: HTTP %d: %s", apiVersion, path, status, short(body))
 		}
 		var list struct {
 			Resources []struct {
@@ -222,7 +234,7 @@ func (s *manifestSync) resource(ctx context.Context, apiVersion, kind string) (a
 	}
 	r, ok := kinds[kind]
 	if !ok {
-		return apiResource{}, fmt.Errorf("the Kubernetes API serves no kind %s in %s", kind, apiVersion)
+		return apiResource{}, fmt.Errorf("%w: kind %s in %s", errNotServed, kind, apiVersion)
 	}
 	return r, nil
 }

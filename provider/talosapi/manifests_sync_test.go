@@ -128,6 +128,11 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: patched}, o); err != nil {
 		t.Fatal(err)
 	}
+	// The image a patch pins is what the node's configuration names (the
+	// render wait of a Kubernetes upgrade takes it as final).
+	if img, err := talosapi.ConfiguredProxyImage(ctx, target, o); err != nil || img != "registry.k8s.io/kube-proxy:v1.35.5" {
+		t.Fatalf("ConfiguredProxyImage after pinning kube-proxy v1.35.5: %q, %v", img, err)
+	}
 	own, err = talosapi.ReadBootstrapManifests(ctx, target, o)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
 )
 
 // Role is the kind of node a configuration is for.
@@ -120,7 +122,7 @@ type base struct {
 type baseKey struct {
 	bundle                                                     *secrets.Bundle
 	cluster, endpoint, role, talos, contract, k8s, disk, image string
-	sans                                                       string
+	sans                                                       memo.Key // each SAN with its length: nil and [""] differ
 	mode                                                       RuntimeMode
 }
 
@@ -135,7 +137,7 @@ var bases = struct {
 func baseFor(in Input, mode RuntimeMode) (*base, error) {
 	k := baseKey{bundle: in.Secrets, cluster: in.ClusterName, endpoint: in.Endpoint, role: string(in.Role),
 		talos: in.TalosVersion, contract: in.ContractVersion, k8s: in.KubernetesVersion, disk: in.InstallDisk,
-		image: in.InstallImage, sans: strings.Join(in.SANs, "\x00"), mode: mode}
+		image: in.InstallImage, sans: memo.KeyOf(in.SANs...), mode: mode}
 	bases.Lock()
 	b := bases.m[k]
 	bases.Unlock()

@@ -83,3 +83,23 @@ func TestKeptValidationsAnswerAsValidation(t *testing.T) {
 		t.Fatalf("cloud mode (no install needed) answered as metal mode: %v", err)
 	}
 }
+
+// The kept bases are keyed by every input: no SANs and one empty SAN are
+// different inputs (the empty one is refused), in either order.
+func TestKeptBaseKeepsNilAndEmptySANApart(t *testing.T) {
+	in := baseInput(t, "v1.12.5", RoleWorker)
+	in.SANs = nil
+	mustGenerate(t, in)
+	in.SANs = []string{""}
+	if _, err := Generate(in); err == nil || !strings.Contains(err.Error(), "SAN 0") {
+		t.Fatalf("SANs [\"\"] after SANs nil: err %v, want the SAN refused", err)
+	}
+
+	in = baseInput(t, "v1.12.5", RoleControlPlane)
+	in.SANs = []string{""}
+	if _, err := Generate(in); err == nil {
+		t.Fatal(`SANs [""] is accepted`)
+	}
+	in.SANs = nil
+	mustGenerate(t, in)
+}
