@@ -238,7 +238,7 @@ bench: $(PULUMI) $(YAMLHOST) provider
 
 # The fault campaign of issue 10 (tests/e2e/soak_test.go): 20 seeded runs per fault kind and
 # rate (5 % and 15 %), each a 3+2 TalosCluster through create, scale-out, Talos upgrade and
-# destroy, and the kill runs (the provider killed in every step, at each kill point once);
+# destroy, and the kill runs (the provider or the CLI killed in every step, at each kill point once per target);
 # prints the table (also written to .cache/soak-table.md). Not part of `make test`, which runs
 # one run of 500s and one kill run. SOAK_RUNS, SOAK_SEEDS (e.g. 9103,9112: repeat chosen runs),
 # SOAK_RATES (0.05,0.15), SOAK_PARALLEL and SOAK_KINDS

@@ -1,9 +1,10 @@
-// Package backoff is the one pause policy of the provider's retry and poll
-// loops: Proxmox API retries and task waits (pve), Talos waits (talosapi) and
-// Image Factory requests (imagefactory). Each loop keeps its own decisions,
-// next to the error classification it relies on: what is worth another
-// attempt, when to give up, what to report. This package only says how long
-// to pause, and pauses. Pure apart from the timer; no Pulumi types.
+// Package backoff is the one retry/poll helper of the provider (Loop) and
+// its pause policy (Policy): Proxmox API retries and task waits (pve), Talos
+// waits (talosapi), Image Factory requests (imagefactory) and the guest
+// agent and node waits (proxmox). Loop pauses, counts, bounds and notices the
+// context's end; the decisions stay with each caller, next to the error
+// classification it relies on: what is worth another attempt, when to give
+// up, what to report. Pure apart from the timer; no Pulumi types.
 package backoff
 
 import (

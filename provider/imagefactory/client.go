@@ -128,21 +128,24 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, paylo
 		wait = time.Second
 	}
 
-	pauses := backoff.Policy{Initial: wait, Max: 30 * time.Second}.Start()
+	var body []byte
 
-	var lastErr error
+	loop := backoff.Loop{Policy: backoff.Policy{Initial: wait, Max: 30 * time.Second}, Attempts: attempts}
+	err := loop.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
+		b, retry, err := c.once(ctx, method, path, contentType, payload)
+		body = b
 
-	for try := 1; ; try++ {
-		body, retry, err := c.once(ctx, method, path, contentType, payload)
-		if err == nil || !retry || try >= attempts {
-			return body, err
-		}
+		return err == nil || !retry, err
+	})
 
-		lastErr = err
-
-		if backoff.Sleep(ctx, pauses.Next()) != nil {
-			return nil, fmt.Errorf("%w (gave up: %w)", lastErr, ctx.Err())
-		}
+	ex, ok := backoff.AsExhausted(err)
+	switch {
+	case !ok:
+		return body, err
+	case errors.Is(ex.Cause, backoff.ErrAttempts):
+		return body, ex.Last // the last answer, as it is
+	default:
+		return nil, fmt.Errorf("%w (gave up: %w)", ex.Last, ex.Cause)
 	}
 }
 

@@ -9,7 +9,11 @@
 //
 // kills the process with SIGKILL (no deferred cleanup, no answer to the
 // engine) the n-th time (default: the first) any operation of the process
-// reaches <point>. The points:
+// reaches <point>. With PROXMOXTALOS_TEST_KILL_TARGET=cli as well, it kills
+// the `pulumi` CLI that started the provider instead (its parent process,
+// and only if that is a program named pulumi), the way Ctrl-C twice, an OOM
+// kill of the CLI or a lost CI runner does: the provider itself goes on with
+// the operation until it notices that its engine is gone. The points:
 //
 //	after-vmid-allocation      a VMID was chosen, nothing created yet
 //	after-create-task-started  POST /nodes/{node}/qemu answered with its task
@@ -29,6 +33,7 @@ package killpoint
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +42,10 @@ import (
 
 // EnvVar names the variable that arms the hook.
 const EnvVar = "PROXMOXTALOS_TEST_KILL_AT"
+
+// TargetVar names the variable that chooses what the hook kills: the
+// provider (unset or "provider") or the CLI that started it ("cli").
+const TargetVar = "PROXMOXTALOS_TEST_KILL_TARGET"
 
 var (
 	mu      sync.Mutex
@@ -58,6 +67,10 @@ func Reach(point string) {
 	reached[point]++
 	hit := reached[point] == nth
 	mu.Unlock()
+	if hit && os.Getenv(TargetVar) == "cli" {
+		killCLI(spec)
+		return
+	}
 	if hit {
 		fmt.Fprintf(os.Stderr, "killpoint: %s=%s: killing the provider (pid %d)\n", EnvVar, spec, os.Getpid())
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -74,4 +87,19 @@ func parse(spec string) (string, int) {
 		}
 	}
 	return name, nth
+}
+
+// killCLI kills the provider's parent, the CLI, and returns. A parent that
+// is not pulumi (the provider was started some other way, or the CLI is
+// already gone and the provider was handed to init) is left alone: the
+// test then sees a CLI that was not killed.
+func killCLI(spec string) {
+	ppid := os.Getppid()
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid))
+	if err != nil || filepath.Base(exe) != "pulumi" {
+		fmt.Fprintf(os.Stderr, "killpoint: %s=%s: the parent (pid %d, %q) is not the pulumi CLI: not killed\n", EnvVar, spec, ppid, exe)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "killpoint: %s=%s: killing the pulumi CLI (pid %d)\n", EnvVar, spec, ppid)
+	_ = syscall.Kill(ppid, syscall.SIGKILL)
 }

@@ -244,6 +244,8 @@ func createVM(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id ident
 
 // createNew allocates a VMID and makes the VM (see createVM).
 func createNew(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity) (pve.VMRef, error) {
+	// not a backoff.Loop: a VMID taken meanwhile is retried at once, only
+	// a create refused with a server error pauses (in createAttempt)
 	pauses := createRetry.Start()
 	for attempt := 1; ; attempt++ {
 		ref, again, err := createAttempt(ctx, c, a, id, attempt, pauses)

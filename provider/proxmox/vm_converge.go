@@ -322,18 +322,17 @@ func agentTimeout(a VirtualMachineArgs) time.Duration {
 var agentPoll = backoff.Policy{Initial: 200 * time.Millisecond, Max: 3 * time.Second}
 
 // waitForAddress polls the guest agent until it reports a usable address.
-func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout time.Duration) ([]netip.Addr, error) {
+func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout time.Duration) (addrs []netip.Addr, err error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	lastLog := start
-	pauses := agentPoll.Start()
 	var lastErr error
-	for {
+	err = backoff.Loop{Policy: agentPoll}.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
 		ifaces, err := c.AgentInterfaces(ctx, ref)
 		switch {
 		case err == nil:
-			if addrs := usableAddresses(ifaces); len(addrs) > 0 {
-				return addrs, nil
+			if addrs = usableAddresses(ifaces); len(addrs) > 0 {
+				return true, nil
 			}
 			lastErr = nil
 		case pve.IsAgentNotRunning(err) || pve.Classify(err) == pve.KindTransient || pve.IsServerError(err):
@@ -341,7 +340,7 @@ func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout t
 			// read changes nothing and may pass
 			lastErr = err
 		default:
-			return nil, fmt.Errorf("asking the guest agent of %s for its addresses: %w", ref, err)
+			return true, fmt.Errorf("asking the guest agent of %s for its addresses: %w", ref, err)
 		}
 		now := time.Now()
 		if now.After(deadline) {
@@ -349,7 +348,7 @@ func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout t
 			if lastErr != nil {
 				why = "the agent does not answer (" + lastErr.Error() + ")"
 			}
-			return nil, fmt.Errorf("the QEMU guest agent of %s reported no IP address within %s: %s. Check that the "+
+			return true, fmt.Errorf("the QEMU guest agent of %s reported no IP address within %s: %s. Check that the "+
 				"guest runs the agent (Talos: the siderolabs/qemu-guest-agent extension in the image) and that its "+
 				"network comes up; the VM is kept and the next `pulumi up` waits again, or raise agent.timeout",
 				ref, timeout, why)
@@ -359,10 +358,16 @@ func waitForAddress(ctx context.Context, c *pve.Client, ref pve.VMRef, timeout t
 			pve.Logf(ctx, "waiting for the guest agent of %s to report an IP address (%s of %s)",
 				ref, now.Sub(start).Round(time.Second), timeout)
 		}
-		if err := backoff.Sleep(ctx, pauses.Next()); err != nil {
-			return nil, fmt.Errorf("waiting for the guest agent of %s: %w", ref, err)
-		}
+		return false, err
+	})
+	if _, ok := backoff.AsExhausted(err); ok {
+		// only the context ends this loop
+		return nil, fmt.Errorf("waiting for the guest agent of %s: %w", ref, ctx.Err())
 	}
+	if err != nil {
+		return nil, err
+	}
+	return addrs, nil
 }
 
 // usableAddresses are the addresses the agent reports outside the loopback

@@ -170,16 +170,22 @@ func awaitNode(ctx context.Context, c *pve.Client, node, vm, what string) error 
 	}
 	pve.Logf(ctx, "node %s is offline: waiting up to %s for it to come back before %s %s", node, nodeDownWait, what, vm)
 	deadline := time.Now().Add(nodeDownWait)
-	pauses := nodeDownPoll.Start()
-	for time.Now().Before(deadline) {
-		if err := backoff.Sleep(ctx, pauses.Next()); err != nil {
-			return fmt.Errorf("waiting for node %s to come back: %w", node, err)
-		}
-		if !nodeOffline(ctx, c, node) {
+	// attempt 1 is the check above; each later one follows a pause, the
+	// last even if that pause ends after the deadline
+	err := backoff.Loop{Policy: nodeDownPoll}.Run(ctx, func(ctx context.Context, n int) (bool, error) {
+		if n > 1 && !nodeOffline(ctx, c, node) {
 			pve.Logf(ctx, "node %s is back", node)
-			return nil
+			return true, nil
 		}
+		if !time.Now().Before(deadline) {
+			return true, fmt.Errorf("node %s is offline and did not come back within %s, so %s was not %s: run `pulumi up` "+
+				"again once the node is back (a VM with onBoot: true starts with its node)", node, nodeDownWait, vm, what)
+		}
+		return false, nil
+	})
+	if _, ok := backoff.AsExhausted(err); ok {
+		// only the context ends this loop
+		return fmt.Errorf("waiting for node %s to come back: %w", node, ctx.Err())
 	}
-	return fmt.Errorf("node %s is offline and did not come back within %s, so %s was not %s: run `pulumi up` "+
-		"again once the node is back (a VM with onBoot: true starts with its node)", node, nodeDownWait, vm, what)
+	return err
 }

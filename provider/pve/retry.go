@@ -91,27 +91,40 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 	if !hasDeadline && p.MaxElapsed > 0 {
 		deadline = start.Add(p.MaxElapsed)
 	}
-	pauses := backoff.Policy{Initial: p.Initial, Max: p.Max, Jitter: true}.Start()
 	var last error // the last answer worth reporting
 	serverErrors, taskFailures := 0, 0
 	logged := map[string]bool{}
-	for attempt := 1; ; attempt++ {
+	loop := backoff.Loop{
+		// jittered, so that parallel creates do not retry in lock step
+		Policy:   backoff.Policy{Initial: p.Initial, Max: p.Max, Jitter: true},
+		Deadline: deadline,
+		OnPause: func(_ int, _ time.Duration, err error) {
+			if reason := retryReason(err); !logged[reason] {
+				logged[reason] = true
+				Logf(ctx, "%s: %s; retrying (with backoff up to %s)", what, reason, p.Max)
+			}
+		},
+	}
+	if deadline.IsZero() {
+		loop.Attempts = 1 // neither ctx nor p bounds the time: no retries
+	}
+	err := loop.Run(ctx, func(ctx context.Context, attempt int) (bool, error) {
 		err := op(ctx)
 		if err == nil {
 			if attempt > 1 {
 				Logf(ctx, "%s: succeeded after %d attempts", what, attempt)
 			}
-			return nil
+			return true, nil
 		}
 		if ctx.Err() != nil && last != nil {
 			// the time ran out during a retry: say what kept failing
-			return fmt.Errorf("%s: gave up after %d attempts over %s (%v): %w",
+			return true, fmt.Errorf("%s: gave up after %d attempts over %s (%v): %w",
 				what, attempt, time.Since(start).Round(time.Second), ctx.Err(), last)
 		}
 		switch {
 		case Retryable(err, idempotent) && isTaskFailure(err) && Classify(err) != KindLocked:
 			if taskFailures++; taskFailures > maxTaskRetries {
-				return fmt.Errorf("%s: failed %d times: %w", what, taskFailures, err)
+				return true, fmt.Errorf("%s: failed %d times: %w", what, taskFailures, err)
 			}
 		case Retryable(err, idempotent):
 		case idempotent && IsServerError(err) && serverErrors < maxServerErrorRetries:
@@ -119,27 +132,22 @@ func (p RetryPolicy) Retry(ctx context.Context, what string, idempotent bool, op
 			// a passing hiccup (pmxcfs, a restarting pvedaemon)
 			serverErrors++
 		case serverErrors > 0 && IsServerError(err):
-			return fmt.Errorf("%s: failed %d times in a row: %w", what, attempt, err)
+			return true, fmt.Errorf("%s: failed %d times in a row: %w", what, attempt, err)
 		default:
-			return err
+			return true, err
 		}
 		last = err
-		if ctx.Err() != nil {
-			return err
-		}
-		// jittered, so that parallel creates do not retry in lock step
-		sleep := pauses.Next()
-		if time.Now().Add(sleep).After(deadline) {
-			return fmt.Errorf("%s: still failing after %d attempts over %s: %w",
-				what, attempt, time.Since(start).Round(time.Second), err)
-		}
-		if reason := retryReason(err); !logged[reason] {
-			logged[reason] = true
-			Logf(ctx, "%s: %s; retrying (with backoff up to %s)", what, reason, p.Max)
-		}
-		if backoff.Sleep(ctx, sleep) != nil {
-			return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, attempt, ctx.Err(), err)
-		}
+		return ctx.Err() != nil, err
+	})
+	ex, ok := backoff.AsExhausted(err)
+	switch {
+	case !ok:
+		return err
+	case errors.Is(ex.Cause, backoff.ErrDeadline) || errors.Is(ex.Cause, backoff.ErrAttempts):
+		return fmt.Errorf("%s: still failing after %d attempts over %s: %w",
+			what, ex.Attempts, time.Since(start).Round(time.Second), ex.Last)
+	default:
+		return fmt.Errorf("%s: gave up after %d attempts (%v): %w", what, ex.Attempts, ctx.Err(), ex.Last)
 	}
 }
 

@@ -103,9 +103,9 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	lastLog := start
 	// from taskPoll up to 2s: short tasks (config, start) end within the
 	// first polls, long ones (clone, download) are polled every 2 seconds
-	pauses := backoff.Policy{Initial: c.taskPoll, Max: 2 * time.Second}.Start()
+	poll := backoff.Loop{Policy: backoff.Policy{Initial: c.taskPoll, Max: 2 * time.Second}}
 	failedPolls := 0
-	for {
+	err = poll.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
 		var st taskStatus
 		err := c.get(ctx, path, &st)
 		if err == nil {
@@ -119,27 +119,30 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 			// here would fail an operation that may well succeed
 			failedPolls++
 		case err != nil:
-			return fmt.Errorf("waiting for Proxmox task %s %s on node %s: %w", id.Type, id.ID, id.Node, err)
+			return true, fmt.Errorf("waiting for Proxmox task %s %s on node %s: %w", id.Type, id.ID, id.Node, err)
 		case st.Status != "running":
 			ok, warnings := TaskSucceeded(st.ExitStatus)
 			if ok {
 				if warnings > 0 {
 					Logf(ctx, "Proxmox task %s %s on node %s finished with %d warning(s)", id.Type, id.ID, id.Node, warnings)
 				}
-				return nil
+				return true, nil
 			}
-			return &TaskError{UPID: id, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, id, 10)}
+			return true, &TaskError{UPID: id, ExitStatus: st.ExitStatus, LogTail: c.taskLogTail(ctx, id, 10)}
 		}
 		if time.Since(lastLog) >= 30*time.Second {
 			lastLog = time.Now()
 			Logf(ctx, "still waiting for Proxmox task %s %s on node %s (%s so far)",
 				id.Type, id.ID, id.Node, time.Since(start).Round(time.Second))
 		}
-		if backoff.Sleep(ctx, pauses.Next()) != nil {
-			return fmt.Errorf("gave up waiting for Proxmox task %s %s on node %s after %s: %w",
-				id.Type, id.ID, id.Node, time.Since(start).Round(time.Second), ctx.Err())
-		}
+		return false, err
+	})
+	if _, ok := backoff.AsExhausted(err); ok {
+		// only the context ends this loop
+		return fmt.Errorf("gave up waiting for Proxmox task %s %s on node %s after %s: %w",
+			id.Type, id.ID, id.Node, time.Since(start).Round(time.Second), ctx.Err())
 	}
+	return err
 }
 
 // taskLogTail returns up to n last lines of the task log; best effort.

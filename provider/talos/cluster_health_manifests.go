@@ -10,6 +10,7 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -109,15 +110,19 @@ func (r *ClusterHealth) syncManifests(ctx context.Context, old, in ClusterHealth
 // after may still see the old set.
 const manifestRenderWait = 2 * time.Minute
 
+// manifestRenderPoll reads the rendered manifests every second while waiting.
+var manifestRenderPoll = backoff.Policy{Initial: time.Second}
+
 // readRendered reads a control plane's bootstrap manifests once they are
 // rendered from the inputs in (manifestsRendered), polling up to
 // manifestRenderWait.
 func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o talosapi.Options, old, in ClusterHealthArgs) ([]map[string]any, error) {
 	deadline := time.Now().Add(manifestRenderWait)
-	for {
+	var objs []map[string]any
+	err := backoff.Loop{Policy: manifestRenderPoll}.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
 		ms, err := talosapi.ReadRenderedManifests(ctx, t, o)
 		if err != nil {
-			return nil, err
+			return true, err
 		}
 		lag := manifestsRendered(ms, old.BootstrapManifests, in.BootstrapManifests)
 		if l := proxyRendered(ms, deref(old.KubernetesVersion), deref(in.KubernetesVersion), ""); l != "" {
@@ -131,21 +136,23 @@ func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o t
 			}
 		}
 		if lag == "" {
-			var objs []map[string]any
 			for _, m := range ms {
 				objs = append(objs, m.Objects...)
 			}
-			return objs, nil
+			return true, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("control plane %s does not render the new manifests after %s (%s)", t.Node, manifestRenderWait, lag)
+			return true, fmt.Errorf("control plane %s does not render the new manifests after %s (%s)", t.Node, manifestRenderWait, lag)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return false, nil
+	})
+	if _, ok := backoff.AsExhausted(err); ok {
+		return nil, ctx.Err() // only the context ends this loop
 	}
+	if err != nil {
+		return nil, err
+	}
+	return objs, nil
 }
 
 // manifestsRendered says what the manifests a control plane renders still

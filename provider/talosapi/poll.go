@@ -153,7 +153,6 @@ func (o Options) poll(ctx context.Context, what string, fn step) error {
 	defer cancel()
 
 	start := time.Now()
-	pauses := backoff.Policy{Initial: o.PollMin, Max: o.PollMax}.Start()
 
 	var (
 		lastState, reported string
@@ -161,19 +160,20 @@ func (o Options) poll(ctx context.Context, what string, fn step) error {
 		lastReport          time.Time
 	)
 
-	for {
+	loop := backoff.Loop{Policy: backoff.Policy{Initial: o.PollMin, Max: o.PollMax}}
+	err := loop.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
 		done, state, err := fn(ctx)
 		if done {
 			if !lastReport.IsZero() {
 				o.report("%s: done after %s", what, roundDuration(time.Since(start)))
 			}
 
-			return nil
+			return true, nil
 		}
 
 		var se stopError
 		if errors.As(err, &se) {
-			return se.err
+			return true, se.err
 		}
 
 		// An attempt cut short by the deadline says only that time ran
@@ -200,10 +200,15 @@ func (o Options) poll(ctx context.Context, what string, fn step) error {
 			reported, lastReport = line, now
 		}
 
-		if backoff.Sleep(ctx, pauses.Next()) != nil {
-			return &WaitError{What: what, Elapsed: time.Since(start), LastState: lastState, LastErr: lastErr, Cause: ctx.Err()}
-		}
+		return false, err
+	})
+
+	if _, ok := backoff.AsExhausted(err); ok {
+		// only the context ends this loop
+		return &WaitError{What: what, Elapsed: time.Since(start), LastState: lastState, LastErr: lastErr, Cause: ctx.Err()}
 	}
+
+	return err
 }
 
 // roundDuration keeps progress lines short: tenths of a second below ten

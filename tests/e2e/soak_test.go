@@ -27,9 +27,15 @@ import (
 // `make soak` runs the whole campaign (PROXMOXTALOS_SOAK=full, 20 seeds per
 // kind and rate, SOAK_RUNS and SOAK_PARALLEL to change) and prints the
 // table; `make test` runs one 500s run and one kill run to keep it working.
+//
+// The kill runs kill, at each point, either the provider or the `pulumi`
+// CLI that started it (the hook in the provider kills its parent), by the
+// seed's parity: even seeds the CLI, odd ones the provider, so the kill runs
+// cover every kill point with both targets, and `make test`'s one kill run
+// (seed 9100) kills the CLI.
 
-// soakKind is one kind of fault, at a rate, or (kill set) the provider
-// killed once in each step.
+// soakKind is one kind of fault, at a rate, or (kill set) the provider or
+// the CLI killed once in each step.
 type soakKind struct {
 	name   string
 	faults func(rate float64, seed int64) pve.Faults
@@ -47,7 +53,7 @@ var soakKinds = []soakKind{
 }
 
 // soakKillPoints are, per step, the points at which a kill run kills the
-// provider (SIGKILL, no cleanup): the kill runs together kill each step at
+// provider or the CLI (SIGKILL, no cleanup): the kill runs together kill each step at
 // each of its points once. "#2": the second time any node reaches it.
 var soakKillPoints = [][]string{
 	{"after-download-started", "after-vmid-allocation", "after-create-task-started#2", "after-config",
@@ -57,7 +63,8 @@ var soakKillPoints = [][]string{
 	{"after-reset-accepted", "after-reset-accepted#3", "after-destroy-task-started", "after-destroy-task-started#4"},
 }
 
-// killRuns is how many kill runs cover every point of every step once.
+// killRuns is how many kill runs cover every point of every step once
+// (per target: twice as many cover both).
 func killRuns(points [][]string) int {
 	n := 0
 	for _, p := range points {
@@ -134,7 +141,7 @@ func TestSoak(t *testing.T) {
 	t.Parallel()
 	full := os.Getenv("PROXMOXTALOS_SOAK") == "full"
 	// make test: one run of Proxmox 500s and one kill run, which kills the
-	// provider once in each step of the TalosCluster's life (create, scale,
+	// CLI once in each step of the TalosCluster's life (create, scale,
 	// upgrade, destroy)
 	runs, parallel := 1, 2
 	kinds, rates := []soakKind{soakKinds[0], soakKinds[len(soakKinds)-1]}, []float64{0.05}
@@ -165,19 +172,22 @@ func TestSoak(t *testing.T) {
 		rate float64
 		seed int64
 		run  int
+		// target: kill runs, "cli" or "provider"
+		target string
 	}
 	var jobs []job
 	for _, k := range kinds {
 		if k.kill != nil { // no rate: each run kills every step once
-			// killRuns cover every kill point; fewer when runs says so
-			for i := range min(killRuns(k.kill), runs) {
-				jobs = append(jobs, job{k, 0, int64(9100 + i), i})
+			// killRuns per target cover every kill point; fewer when
+			// runs says so
+			for i := range min(2*killRuns(k.kill), runs) {
+				jobs = append(jobs, job{k, 0, int64(9100 + i), i / 2, killTargets[i%2]})
 			}
 			continue
 		}
 		for _, r := range rates {
 			for i, seed := range seeds {
-				jobs = append(jobs, job{k, r, seed, i})
+				jobs = append(jobs, job{k, r, seed, i, ""})
 			}
 		}
 	}
@@ -192,9 +202,10 @@ func TestSoak(t *testing.T) {
 			defer func() { <-sem }()
 			// a run that stops the test (a CLI command that never ends)
 			// still counts, under its kind, as not converged
-			results[i] = soakRun{kind: j.kind.name, rate: j.rate, seed: j.seed, failure: "the run stopped early (see the log)"}
-			t.Run(fmt.Sprintf("%s-%g-%d", j.kind.name, j.rate, j.seed), func(t *testing.T) {
-				results[i] = runSoak(t, j.kind, j.rate, j.seed, j.run)
+			name := killLabel(j.kind.name, j.target)
+			results[i] = soakRun{kind: name, rate: j.rate, seed: j.seed, failure: "the run stopped early (see the log)"}
+			t.Run(fmt.Sprintf("%s-%g-%d", name, j.rate, j.seed), func(t *testing.T) {
+				results[i] = runSoak(t, j.kind, j.rate, j.seed, j.run, j.target)
 				t.Logf("%s", results[i].line())
 			})
 		}()
@@ -217,6 +228,18 @@ func TestSoak(t *testing.T) {
 	for _, g := range soakGoals(results) {
 		t.Errorf("goal not met: %s", g)
 	}
+}
+
+// killTargets are what the kill runs kill, by the seed's parity.
+var killTargets = []string{"cli", "provider"}
+
+// killLabel names a kill run's kind by its target ("kill-cli"); other
+// kinds keep their name.
+func killLabel(kind, target string) string {
+	if target == "" {
+		return kind
+	}
+	return kind + "-" + target
 }
 
 // soakSeeds are the fault runs' seeds: 9100 onwards, one per run, or
@@ -256,12 +279,12 @@ func envInt(t *testing.T, name string, def int) int {
 // runSoak runs the steps with the faults on, each step at most twice; a
 // step that does not converge then is retried once without faults (so the
 // run can go on and clean up) and counts as not converged. A kill run first
-// runs each step with the provider killed at the step's point, then does
-// what Pulumi tells the user (`cancel` if the stack is locked, the same
-// command again) at most twice.
-func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soakRun {
+// runs each step with the provider or the CLI (target) killed at the step's
+// point, then does what Pulumi tells the user (`cancel` if the stack is
+// locked, the same command again) at most twice.
+func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int, target string) soakRun {
 	start := time.Now()
-	res := soakRun{kind: kind.name, rate: rate, seed: seed}
+	res := soakRun{kind: killLabel(kind.name, target), rate: rate, seed: seed}
 	l := startTCLabWith(t, lab.Options{Seed: seed})
 	env := harness.NewEnv(t)
 	prog := l.program(3, 2)
@@ -285,12 +308,16 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soa
 		if kind.kill != nil {
 			point := kind.kill[i][nth%len(kind.kill[i])]
 			res.points = append(res.points, point)
-			killed := p.RunWith(t, map[string]string{killpoint.EnvVar: point}, args...)
-			if !strings.Contains(killed.Output(), "killpoint: "+killpoint.EnvVar+"="+point) {
-				res.notes = append(res.notes, fmt.Sprintf("%s: kill point %s not reached (exit %d)", step, point, killed.ExitCode))
-			}
-			if strings.Contains(killed.Output(), "pulumi cancel") {
-				p.Run(t, "cancel", "--yes")
+			if target == "cli" {
+				res.notes = append(res.notes, killCLIAt(t, p, env, point, step, args, run)...)
+			} else {
+				killed := p.RunWith(t, map[string]string{killpoint.EnvVar: point}, args...)
+				if !strings.Contains(killed.Output(), "killpoint: "+killpoint.EnvVar+"="+point) {
+					res.notes = append(res.notes, fmt.Sprintf("%s: kill point %s not reached (exit %d)", step, point, killed.ExitCode))
+				}
+				if strings.Contains(killed.Output(), "pulumi cancel") {
+					p.Run(t, "cancel", "--yes")
+				}
 			}
 		}
 		// A fresh draw of the kind's faults for each step: scripted rules
@@ -332,6 +359,39 @@ func runSoak(t *testing.T, kind soakKind, rate float64, seed int64, nth int) soa
 	}
 	res.took = time.Since(start)
 	return res
+}
+
+// killCLIAt runs a step's command with the CLI killed (SIGKILL) when the
+// provider reaches point, waits for the provider it started to notice (a
+// real user's next command would race it), and then does what Pulumi tells
+// the user: the step's command again refuses (the stack is locked), `pulumi
+// cancel --yes` unlocks it. It returns what went otherwise.
+func killCLIAt(t *testing.T, p *harness.Project, env *harness.Env, point, step string, args []string, again func(testing.TB, ...string) harness.Result) []string {
+	var notes []string
+	killed := p.RunWith(t, map[string]string{killpoint.EnvVar: point, killpoint.TargetVar: "cli"}, args...)
+	// -1: the CLI ended by a signal, which only the hook sends
+	if killed.ExitCode != -1 {
+		return append(notes, fmt.Sprintf("%s: kill point %s not reached, the CLI was not killed (exit %d)", step, point, killed.ExitCode))
+	}
+	start := time.Now()
+	// a liveness bound, not a speed check (Pulumi's own health check ends
+	// an orphaned provider after five minutes)
+	for len(providerPIDs(t, env)) > 0 {
+		if time.Since(start) > 2*time.Minute {
+			notes = append(notes, fmt.Sprintf("%s: the provider still ran 2 min after the CLI was killed at %s", step, point))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%s: CLI killed at %s; its provider exited after %s", step, point, time.Since(start).Round(100*time.Millisecond))
+	if r := again(t); r.ExitCode == 0 || !strings.Contains(r.Output(), "pulumi cancel") {
+		notes = append(notes, fmt.Sprintf("%s: after the CLI was killed at %s, %s did not refuse on a locked stack (exit %d): %s",
+			step, point, args[0], r.ExitCode, tail(r.Output(), 5)))
+	}
+	if r := p.Run(t, "cancel", "--yes"); r.ExitCode != 0 {
+		notes = append(notes, fmt.Sprintf("%s: cancel after the CLI was killed at %s: %s", step, point, tail(r.Output(), 5)))
+	}
+	return notes
 }
 
 // count adds the invariant violations of the lab against the stack now:
