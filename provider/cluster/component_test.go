@@ -891,3 +891,38 @@ func TestPausedVMsAreResumedFirst(t *testing.T) {
 		t.Errorf("preview summary %q\nwant %q", s, want)
 	}
 }
+
+// A control plane VM deleted outside Pulumi and created again in a
+// Kubernetes upgrade: its component stage waits for the new VM, and the
+// stage's early end of waits watches that VM's id (its vmId output), not
+// an id the plan knew, which the new VM need not get (review finding 1;
+// before, the plan knew no id for it and the node was not watched at all).
+// The other nodes the stage requires keep the ids Proxmox shows.
+func TestStageWatchesTheVMItWaitsFor(t *testing.T) {
+	t.Parallel()
+	old := baseInputs()
+	old["kubernetesVersion"] = "v1.34.1"
+	inv, first := existingCluster(t, old)
+	running := appliedConfigs(first)
+	known, _ := running.members(context.Background(), nil, nil)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-cp-2" })
+	delete(running, "10.0.0.11")
+
+	next := baseInputs()
+	next["kubernetesVersion"] = "v1.35.2"
+	rec, _, err := constructKnown(t, false, inv, next, running, knownAs(known))
+	must(t, err)
+	stage := rec.get(t, "ControlPlaneComponents", "lab-cp-2-components")
+	if !depends(stage, "VirtualMachine::lab-cp-2") {
+		t.Fatalf("lab-cp-2's stage does not wait for its new VM: %v", stage.deps)
+	}
+	ids := stage.inputs.Get("vmIds").AsMap()
+	if got, want := ids.Get("10.0.0.11"), rec.get(t, "VirtualMachine", "lab-cp-2").outputs.Get("vmId"); !got.Equals(want) {
+		t.Errorf("lab-cp-2's stage watches VM %v for its node, want its new VM %v (vmIds %v)", got, want, ids)
+	}
+	for _, vm := range inv.vms {
+		if got := ids.Get(addressOfVM(vm)); got.AsNumber() != float64(vm.VMID) {
+			t.Errorf("lab-cp-2's stage watches VM %v for %s, want %d", got, vm.Name, vm.VMID)
+		}
+	}
+}

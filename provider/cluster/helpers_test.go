@@ -66,8 +66,9 @@ func threeHosts() map[string]plan.HostFacts {
 type registration struct {
 	typ, name string
 	inputs    property.Map
-	deps      []string // "Type::name" of each dependency
-	ignore    []string // ignoreChanges
+	outputs   property.Map // what the mock answered
+	deps      []string     // "Type::name" of each dependency
+	ignore    []string     // ignoreChanges
 }
 
 func (r registration) key() string { return r.typ + "::" + r.name }
@@ -113,8 +114,8 @@ func (r *recorder) newResource(args integration.MockResourceArgs) (string, prope
 		reg.ignore = rpc.GetIgnoreChanges()
 		slices.Sort(reg.deps)
 	}
-	r.regs = append(r.regs, reg)
 	out := args.Inputs.AsMap()
+	defer func() { reg.outputs = property.NewMap(out); r.regs = append(r.regs, reg) }()
 	switch args.TypeToken {
 	case tokenVirtualMachine:
 		r.next++

@@ -49,11 +49,11 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 			Node:              addressOf(n),
 			KubernetesVersion: f.plan.Cluster.KubernetesVersion,
 			HealthGate:        gate,
-			// Plain known ids, not the VMs' outputs: a running node's VM
-			// waits for an apply, which waits for the stages.
-			VmIds: knownVMIDs(append([]string{n.Name}, f.plan.StageRequires...), nodes),
 		}
-		binds := []childargs.Binding{childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration)}
+		binds := []childargs.Binding{
+			childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration),
+			childargs.Bind(&args.VmIds, f.stageVMIDs(n, nodes)),
+		}
 
 		stage := &controlPlaneComponents{}
 		if err := registerChild(f.ctx, n.Name+"-components", args, binds, stage, f.parent(deps...)...); err != nil {
@@ -66,19 +66,26 @@ func (f *fanout) componentStages(nodes map[string]*plan.Node) (pulumi.Resource, 
 	return prev, nil
 }
 
-// knownVMIDs are the named nodes' VMIDs by address, for those whose VMID
-// the plan knows (an existing VM's, or a pinned one).
-func knownVMIDs(names []string, nodes map[string]*plan.Node) map[string]int {
-	out := map[string]int{}
-	for _, name := range names {
-		if n := nodes[name]; n != nil && n.VM.VMID > 0 {
-			out[addressOf(n)] = n.VM.VMID
+// stageVMIDs are the VMIDs by address of a stage's node and of the nodes
+// its gate requires (StageRequires). The node's own VM, when the stage
+// waits for it (new, stopped or missing: plan.Waits.StageOnVM), gives its
+// vmId output: a VM created in this update gets the next free id, not one
+// the plan knew, and watching another id would end the wait with "no
+// longer exists" (or not watch the node at all). The others give the id
+// the plan knows (an existing VM's, or a pinned one): a running node's VM
+// waits for an apply, which waits for the stages, so it is not changed
+// before them, and its output would make the stages wait for it (a cycle).
+func (f *fanout) stageVMIDs(n *plan.Node, nodes map[string]*plan.Node) pulumi.IntMapOutput {
+	out := pulumi.IntMap{}
+	for _, name := range append([]string{n.Name}, f.plan.StageRequires...) {
+		if r := nodes[name]; r != nil && r.VM.VMID > 0 {
+			out[addressOf(r)] = pulumi.Int(r.VM.VMID)
 		}
 	}
-	if len(out) == 0 {
-		return nil
+	if vm := f.vms[n.Name]; vm != nil && n.Waits.StageOnVM {
+		out[addressOf(n)] = vm.VMID
 	}
-	return out
+	return out.ToIntMapOutput()
 }
 
 // stageGate is the health gate of the component stages: the nodes the plan

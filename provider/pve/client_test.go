@@ -247,3 +247,67 @@ func TestAuthErrorsKeepTheReason(t *testing.T) {
 		t.Fatalf("401 at connect: %v", err)
 	}
 }
+
+// A read of the inventory that waits for Proxmox does not hold a second
+// caller past its own context (review finding 2): before, the cache's
+// sync.Mutex ignored the context, and the second caller waited for the
+// first read's retries (this test then hangs until go test's -timeout).
+func TestInventoryWaitEndsWithTheContext(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}), make(chan struct{})
+	routes := versionRoute()
+	routes["GET /cluster/resources"] = func(w http.ResponseWriter, _ *http.Request) {
+		started <- struct{}{}
+		<-release
+		data(w, []any{})
+	}
+	srv := fakePVE(t, routes)
+	c, err := Connect(context.Background(), Options{Endpoint: srv.URL + "/", APIToken: testToken, CACertPEM: caPEM(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error)
+	go func() {
+		_, err := c.Inventory(context.Background(), time.Minute)
+		first <- err
+	}()
+	<-started
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Inventory(ctx, time.Minute); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "/cluster/resources") {
+		t.Errorf("second caller, its context ended during the first read: %v, want the context's error saying what it waited for", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first read: %v", err)
+	}
+}
+
+// The HA manager's state of a guest comes with the inventory (hastate of
+// GET /cluster/resources: "HA service status (for HA managed VMs)").
+func TestInventoryReadsHAState(t *testing.T) {
+	t.Parallel()
+	routes := versionRoute()
+	routes["GET /cluster/resources"] = func(w http.ResponseWriter, _ *http.Request) {
+		data(w, []any{
+			map[string]any{"type": "qemu", "vmid": 104, "node": "pve2", "status": "stopped", "hastate": "recovery"},
+			map[string]any{"type": "qemu", "vmid": 105, "node": "pve2", "status": "running"},
+		})
+	}
+	srv := fakePVE(t, routes)
+	c, err := Connect(context.Background(), Options{Endpoint: srv.URL + "/", APIToken: testToken, CACertPEM: caPEM(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := c.Inventory(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := inv.Guest(104); g.HAState != "recovery" {
+		t.Errorf("VM 104 HA state %q, want recovery", g.HAState)
+	}
+	if g, _ := inv.Guest(105); g.HAState != "" {
+		t.Errorf("VM 105 (not HA-managed) HA state %q", g.HAState)
+	}
+}

@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,11 +37,16 @@ func (inv Inventory) Guest(id int) (ClusterVM, bool) {
 // of one provider process that ask within maxAge (the Diffs of a preview).
 // Any change this client makes (a POST, PUT or DELETE) voids it.
 type inventoryCache struct {
-	mu      sync.Mutex
-	at      time.Time
-	gen     int64 // changes counted when it was read
-	inv     Inventory
-	changes atomic.Int64
+	// slot holds the one read in progress (a 1-slot channel, not a
+	// sync.Mutex): a read retries under its caller's context, for minutes
+	// while the Proxmox API is down, and a caller waiting for it must still
+	// give up at its own context (a VM watcher's look is bounded).
+	slot     chan struct{}
+	slotOnce sync.Once
+	at       time.Time
+	gen      int64 // changes counted when it was read
+	inv      Inventory
+	changes  atomic.Int64
 }
 
 // Inventory returns the cluster's inventory as read at most maxAge ago
@@ -59,8 +65,10 @@ func (c *Client) OthersInventory(ctx context.Context, maxAge time.Duration) (Inv
 }
 
 func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges bool) (Inventory, error) {
-	c.inv.mu.Lock()
-	defer c.inv.mu.Unlock()
+	if err := c.inv.lock(ctx); err != nil {
+		return Inventory{}, err
+	}
+	defer c.inv.unlock()
 	gen := c.inv.changes.Load()
 	if !c.inv.at.IsZero() && time.Since(c.inv.at) <= maxAge && (c.inv.gen == gen || !ownChanges) {
 		return c.inv.inv, nil
@@ -73,6 +81,20 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 	c.inv.at, c.inv.gen, c.inv.inv = at, gen, inv
 	return inv, nil
 }
+
+// lock takes the cache for one read, or fails when ctx ends first.
+func (ic *inventoryCache) lock(ctx context.Context) error {
+	ic.slotOnce.Do(func() { ic.slot = make(chan struct{}, 1) })
+	select {
+	case ic.slot <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("listing the VMs of the cluster: gave up waiting for another read of /cluster/resources "+
+			"(the Proxmox API may not answer): %w", context.Cause(ctx))
+	}
+}
+
+func (ic *inventoryCache) unlock() { <-ic.slot }
 
 // readInventory reads /cluster/resources with the query given ("" or
 // "?type=vm").
@@ -87,6 +109,7 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 		Pool     string      `json:"pool"`
 		Tags     string      `json:"tags"`
 		Lock     string      `json:"lock"`
+		HAState  string      `json:"hastate"`
 		Uptime   json.Number `json:"uptime"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
@@ -110,7 +133,7 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 				continue
 			}
 			inv.Guests = append(inv.Guests, ClusterVM{VMID: int(id), Type: it.Type, Node: it.Node, Name: it.Name,
-				Status: it.Status, Template: it.Template.String() == "1", Pool: it.Pool, Lock: it.Lock,
+				Status: it.Status, Template: it.Template.String() == "1", Pool: it.Pool, Lock: it.Lock, HAState: it.HAState,
 				Tags: strings.FieldsFunc(it.Tags, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })})
 		}
 	}

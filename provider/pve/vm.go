@@ -420,6 +420,10 @@ type ClusterVM struct {
 	Pool     string
 	// Lock is the config lock the guest holds ("create", "clone", ...).
 	Lock string
+	// HAState is the HA manager's state of the guest's service ("started",
+	// "recovery", "migrate", ...; pve-ha-manager src/PVE/HA/Manager.pm
+	// $valid_service_states), "" when HA does not manage it.
+	HAState string
 	// Tags as Proxmox lists them (";"-separated, lower-cased, sorted).
 	Tags []string
 }

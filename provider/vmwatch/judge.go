@@ -12,6 +12,9 @@ type Look struct {
 	// Lock is the VM's config lock ("backup", "migrate", ...): someone
 	// works on it, and a stop-mode backup starts it again afterwards.
 	Lock string
+	// HAState is the state Proxmox's HA manager gives the VM's service
+	// (GET /cluster/resources "hastate"), "" when HA does not manage it.
+	HAState string
 	// Host is the Proxmox node the VM is on ("" when gone or unknown).
 	Host string
 	// HostUptime is how long Host has run; 0 unknown.
@@ -77,6 +80,13 @@ func (j *judge) observe(l Look, p Policy) (down bool, seen time.Duration) {
 		j.since, j.state = time.Time{}, ""
 
 		return false, 0
+	case l.State != "gone" && haActs(l.HAState):
+		// Proxmox's HA manager starts, recovers or moves it: a VM it
+		// recovers after a host failure shows stopped for longer than
+		// the grace, on a host that has run for long.
+		j.since, j.state = time.Time{}, ""
+
+		return false, 0
 	}
 
 	if j.since.IsZero() || j.state != l.State {
@@ -90,4 +100,23 @@ func (j *judge) observe(l Look, p Policy) (down bool, seen time.Duration) {
 	}
 
 	return seen >= p.Grace, seen
+}
+
+// haActs reports whether the HA manager, in service state s, is to run the
+// VM or is moving it, so that a VM seen stopped is not down yet. The states
+// are pve-ha-manager's (src/PVE/HA/Manager.pm $valid_service_states):
+// "started" (the LRM starts a stopped VM, restarting it up to max_restart
+// times, then relocates), "request_start" and "request_start_balance"
+// (about to start), "fence" and "recovery" (its host failed: it is started
+// on another), "migrate" and "relocate" (moving), "freeze" (its host shuts
+// down or is in maintenance: it comes back with it). "stopped",
+// "request_stop", "error" (HA gave up) and "disabled" leave it stopped: the
+// VM is judged as any other.
+func haActs(s string) bool {
+	switch s {
+	case "started", "request_start", "request_start_balance", "fence", "recovery", "migrate", "relocate", "freeze":
+		return true
+	}
+
+	return false
 }

@@ -36,7 +36,7 @@ func lookIn(inv pve.Inventory, vmid int, at time.Time) Look {
 		return Look{At: at, State: "gone"}
 	}
 
-	l := Look{At: at, Host: g.Node, Lock: g.Lock, HostUptime: inv.Uptime[g.Node]}
+	l := Look{At: at, Host: g.Node, Lock: g.Lock, HAState: g.HAState, HostUptime: inv.Uptime[g.Node]}
 
 	switch {
 	case inv.Offline[g.Node]:

@@ -42,6 +42,9 @@ type watched struct {
 	next    time.Time
 	pause   time.Duration
 	verdict *talosapi.MachineDownError
+	// looking: a look at this VM is under way (outside Watcher.mu); the
+	// callers that ask meanwhile are answered "not down" at once.
+	looking bool
 }
 
 // New watches vms through src. Addresses are compared without their port.
@@ -58,28 +61,40 @@ func New(src Source, vms []VM, p Policy) *Watcher {
 // Talos wait.
 const lookTimeout = 20 * time.Second
 
-// Down implements talosapi.MachineChecker.
+// Down implements talosapi.MachineChecker. The look runs outside w.mu: a
+// look that waits for Proxmox (up to lookTimeout) must not hold the waits
+// of the other nodes, nor a second wait on the same node, which is told
+// "not down" (as between two looks) until the look ends.
 func (w *Watcher) Down(ctx context.Context, node string) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-
 	e := w.vms[hostOnly(node)]
 	if e == nil {
+		w.mu.Unlock()
 		return nil
 	}
 
 	if e.verdict != nil {
+		w.mu.Unlock()
 		return e.verdict
 	}
 
 	now := w.now()
-	if now.Before(e.next) {
+	if now.Before(e.next) || e.looking {
+		w.mu.Unlock()
 		return nil
 	}
+
+	e.looking = true
+	w.mu.Unlock()
 
 	lctx, cancel := context.WithTimeout(ctx, lookTimeout)
 	l := w.src.Look(lctx, e.vm)
 	cancel()
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+
+	e.looking = false
 
 	if l.At.IsZero() {
 		l.At = now

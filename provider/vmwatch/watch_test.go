@@ -75,3 +75,41 @@ func TestWatcherRunningVMIsNeverDown(t *testing.T) {
 		t.Fatal("the IPv6 address was never looked up")
 	}
 }
+
+// blockingSource holds the looks at VM 104 until release is closed, and
+// answers the others at once.
+type blockingSource struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingSource) Look(_ context.Context, vm VM) Look {
+	if vm.VMID == 104 {
+		b.started <- struct{}{}
+		<-b.release
+	}
+	return Look{State: "running", Host: "pve1", HostUptime: time.Hour}
+}
+
+// A look that waits for Proxmox holds neither the other nodes' waits nor a
+// second wait on the same node (review finding 2): before, Down held the
+// watcher's mutex during the look, and these calls blocked until it ended
+// (this test then hangs until go test's -timeout).
+func TestWatcherLookDoesNotHoldOtherWaits(t *testing.T) {
+	src := &blockingSource{started: make(chan struct{}), release: make(chan struct{})}
+	w := New(src, []VM{{Address: "10.5.0.3", VMID: 104}, {Address: "10.5.0.4", VMID: 105}}, Policy{})
+	first := make(chan error)
+	go func() { first <- w.Down(context.Background(), "10.5.0.3") }()
+	<-src.started
+
+	if err := w.Down(context.Background(), "10.5.0.4"); err != nil {
+		t.Errorf("another node while VM 104's look waits: %v", err)
+	}
+	if err := w.Down(context.Background(), "10.5.0.3"); err != nil {
+		t.Errorf("the same node while its look waits: %v", err)
+	}
+	close(src.release)
+	if err := <-first; err != nil {
+		t.Errorf("the held look: %v", err)
+	}
+}
