@@ -20,27 +20,15 @@ import (
 // dryRunApply and apply both pass client.ForceOwnership (manager_apply.go),
 // so the sync takes over fields other managers own and they are drift too
 // (a field an autoscaler owns drifts on every refresh: docs/taloscluster.md).
-// Fields the
-// manifests do not set (a label someone added) are no drift: the sync
+// Fields the manifests do not set (a label someone added) are no drift: the sync
 // would leave them. Objects another inventory owns are left out, as the
 // sync leaves them alone.
 func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
-	info, err := ParseKubeconfig(kubeconfig)
+	s, err := newManifestSync(kubeconfig, server)
 	if err != nil {
 		return nil, err
 	}
-	if server != "" {
-		if server, err = KubernetesEndpoint(server); err != nil {
-			return nil, err
-		}
-	}
-	k, err := newKubeAPI(info, server)
-	if err != nil {
-		return nil, err
-	}
-	defer k.close()
-
-	s := &manifestSync{k: k, resources: map[string]map[string]apiResource{}}
+	defer s.k.close()
 
 	var out []ManifestChange
 	for _, stage := range stagesOf(objects) {

@@ -55,22 +55,11 @@ func SyncManifests(ctx context.Context, kubeconfig []byte, objects []map[string]
 // kubeconfig's server (a control plane's https://10.5.0.2:6443 before the
 // VIP answers); "" keeps the kubeconfig's.
 func SyncManifestsVia(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
-	info, err := ParseKubeconfig(kubeconfig)
+	s, err := newManifestSync(kubeconfig, server)
 	if err != nil {
 		return nil, err
 	}
-	if server != "" {
-		if server, err = KubernetesEndpoint(server); err != nil {
-			return nil, err
-		}
-	}
-	k, err := newKubeAPI(info, server)
-	if err != nil {
-		return nil, err
-	}
-	defer k.close()
-
-	s := &manifestSync{k: k, resources: map[string]map[string]apiResource{}}
+	defer s.k.close()
 
 	inv, err := s.readInventory(ctx)
 	if err != nil {
@@ -444,4 +433,24 @@ func (s *manifestSync) preferredVersion(ctx context.Context, group string) (stri
 		return "", errors.Join(errors.New("no preferred version for API group "+group), err)
 	}
 	return g.PreferredVersion.Version, nil
+}
+
+// newManifestSync connects to the cluster of kubeconfig, through server
+// instead of the kubeconfig's server unless it is "" (the caller closes
+// s.k).
+func newManifestSync(kubeconfig []byte, server string) (*manifestSync, error) {
+	info, err := ParseKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if server != "" {
+		if server, err = KubernetesEndpoint(server); err != nil {
+			return nil, err
+		}
+	}
+	k, err := newKubeAPI(info, server)
+	if err != nil {
+		return nil, err
+	}
+	return &manifestSync{k: k, resources: map[string]map[string]apiResource{}}, nil
 }
