@@ -44,6 +44,8 @@ var patterns = []struct {
 	{regexp.MustCompile(`\(config [0-9a-f]{8}\)`), "(config <digest>)"},
 	// VMIDs in provider messages (allocated in whatever order VMs are created).
 	{regexp.MustCompile(`\bVM \d+ on node\b`), "VM <vmid> on node"},
+	// and the waits' vmIds maps (node address → VMID) in previews.
+	{regexp.MustCompile(`(?m)^(\s+"?\d+\.\d+\.\d+\.\d+"?): \d+,?$`), "$1: <vmid>"},
 	// Loopback ports of lab servers not given as literals.
 	{regexp.MustCompile(`127\.0\.0\.1:\d+`), "127.0.0.1:<port>"},
 	// Trailing spaces, and the padding that aligns map keys (its width
