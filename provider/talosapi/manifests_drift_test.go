@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
-	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/kube"
-	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
 // ManifestDrift against the lab's real kube-apiserver: a fresh cluster
@@ -22,32 +20,10 @@ import (
 func TestManifestDriftFindsEditedAndDeletedObjects(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cp := ip(2).String()
-
-	simtest.Boot(s, "cp1", ip(2), "scsi0")
-
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	o := simOptions(t)
-	creds := adminCreds(t)
-	target := talosapi.Target{Node: cp, Creds: creds}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp}, Creds: creds, Kubeconfig: kc.Raw}, o); err != nil {
-		t.Fatal(err)
-	}
+	target, o, kc := healthyControlPlane(ctx, t)
 	for _, p := range []string{"/apis/apps/v1/namespaces/kube-system/deployments/coredns", "/api/v1/namespaces/kube-system/serviceaccounts/flannel",
 		"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kube-proxy"} {
 		waitObject(ctx, t, kc.Raw, p)

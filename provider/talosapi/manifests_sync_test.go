@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -24,32 +25,10 @@ import (
 func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cp := ip(2).String()
-
-	simtest.Boot(s, "cp1", ip(2), "scsi0")
-
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	o := simOptions(t)
-	creds := adminCreds(t)
-	target := talosapi.Target{Node: cp, Creds: creds}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp}, Creds: creds, Kubeconfig: kc.Raw}, o); err != nil {
-		t.Fatal(err)
-	}
+	target, o, kc := healthyControlPlane(ctx, t)
 
 	// Talos applies its bootstrap manifests (kube-proxy, flannel, CoreDNS)
 	// once the API serves, as the lab does: the syncs below find them.
@@ -124,7 +103,7 @@ func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	if got := imagesOf(own); got != "DaemonSet kube-flannel ghcr.io/siderolabs/flannel:v0.27.4; DaemonSet kube-proxy registry.k8s.io/kube-proxy:v1.35.4; Deployment coredns registry.k8s.io/coredns/coredns:v1.13.2" {
 		t.Fatalf("the control plane's manifests: %s", got)
 	}
-	patched := nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version, "cluster:\n  proxy:\n    image: registry.k8s.io/kube-proxy:v1.35.5\n")
+	patched := nodeConfig(t, talosconfig.RoleControlPlane, netip.MustParseAddr(target.Node), "/dev/sda", simtest.Version, "cluster:\n  proxy:\n    image: registry.k8s.io/kube-proxy:v1.35.5\n")
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: patched}, o); err != nil {
 		t.Fatal(err)
 	}

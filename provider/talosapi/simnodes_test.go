@@ -1,6 +1,7 @@
 package talosapi_test
 
 import (
+	"context"
 	"net/netip"
 	"sync"
 	"testing"
@@ -69,4 +70,32 @@ func simOptions(t *testing.T) talosapi.Options {
 		RebootGrace: 2 * time.Second,
 		Progress:    func(msg string) { t.Log(msg) },
 	}
+}
+
+// healthyControlPlane boots one control plane in a lab of its own, applies
+// its configuration, bootstraps it and waits until it is healthy: the
+// Kubernetes API the manifest tests work against.
+func healthyControlPlane(ctx context.Context, t *testing.T) (talosapi.Target, talosapi.Options, *talosapi.Kubeconfig) {
+	t.Helper()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	cp := ip(2).String()
+	simtest.Boot(s, "cp1", ip(2), "scsi0")
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp, Creds: adminCreds(t)}
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp}, Creds: target.Creds, Kubeconfig: kc.Raw}, o); err != nil {
+		t.Fatal(err)
+	}
+	return target, o, kc
 }
