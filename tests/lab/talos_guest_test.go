@@ -89,44 +89,7 @@ func TestTalosGuestThroughProxmox(t *testing.T) {
 
 	t.Cleanup(func() { l.Close() }) //nolint:errcheck
 
-	c := pveClient(t, l)
-	node, err := c.Node(ctx, "pve1")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	upid, err := node.StorageDownloadURL(ctx, &proxmox.StorageDownloadURLOptions{
-		Node: "pve1", Storage: "local", Content: "iso", Filename: "talos-nocloud.iso", URL: talosISO,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	waitTask(t, ctx, proxmox.NewTask(proxmox.UPID(upid), c), nil)
-
-	addr := l.Address(10)
-
-	task, err := node.NewVirtualMachine(ctx, 100,
-		proxmox.VirtualMachineOption{Name: "name", Value: "cp1"},
-		proxmox.VirtualMachineOption{Name: "memory", Value: 2048},
-		proxmox.VirtualMachineOption{Name: "cores", Value: 2},
-		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:10"},
-		proxmox.VirtualMachineOption{Name: "ide2", Value: "local:iso/talos-nocloud.iso,media=cdrom"},
-		proxmox.VirtualMachineOption{Name: "ide0", Value: "local-lvm:cloudinit"},
-		proxmox.VirtualMachineOption{Name: "boot", Value: "order=scsi0;ide2;net0"},
-		proxmox.VirtualMachineOption{Name: "net0", Value: "virtio,bridge=vmbr0"},
-		proxmox.VirtualMachineOption{Name: "ipconfig0", Value: fmt.Sprintf("ip=%s/24,gw=%s", addr, addr.Next())},
-		proxmox.VirtualMachineOption{Name: "agent", Value: "1"},
-	)
-	waitTask(t, ctx, task, err)
-
-	vm, err := node.VirtualMachine(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	task, err = vm.Start(ctx)
-	waitTask(t, ctx, task, err)
+	node, vm, addr := startTalosVM(t, ctx, l)
 
 	// The nocloud ISO's schematic has qemu-guest-agent: Proxmox sees the agent.
 	if err := vm.WaitForAgent(ctx, 10); err != nil {
@@ -142,7 +105,7 @@ func TestTalosGuestThroughProxmox(t *testing.T) {
 	secure := installControlPlane(t, ctx, addr)
 
 	// Stop and start through Proxmox: the disk keeps the installation.
-	task, err = vm.Stop(ctx)
+	task, err := vm.Stop(ctx)
 	waitTask(t, ctx, task, err)
 
 	task, err = vm.Start(ctx)
@@ -172,6 +135,51 @@ func TestTalosGuestThroughProxmox(t *testing.T) {
 // installControlPlane configures a lab VM's Talos node as a control plane,
 // as the provider does (maintenance mode, then mTLS), waits until it
 // answers configured and returns its mTLS client.
+// startTalosVM downloads the lab's Talos ISO to pve1 and creates and starts
+// VM 100 (cp1) booting it, with a static address, plus the given options.
+func startTalosVM(t *testing.T, ctx context.Context, l *Lab, extra ...proxmox.VirtualMachineOption) (*proxmox.Node, *proxmox.VirtualMachine, netip.Addr) {
+	t.Helper()
+	c := pveClient(t, l)
+	node, err := c.Node(ctx, "pve1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	upid, err := node.StorageDownloadURL(ctx, &proxmox.StorageDownloadURLOptions{
+		Node: "pve1", Storage: "local", Content: "iso", Filename: "talos-nocloud.iso", URL: talosISO,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	waitTask(t, ctx, proxmox.NewTask(proxmox.UPID(upid), c), nil)
+
+	addr := l.Address(10)
+	opts := append([]proxmox.VirtualMachineOption{
+		{Name: "name", Value: "cp1"},
+		{Name: "memory", Value: 2048},
+		{Name: "cores", Value: 2},
+		{Name: "scsi0", Value: "local-lvm:10"},
+		{Name: "ide2", Value: "local:iso/talos-nocloud.iso,media=cdrom"},
+		{Name: "ide0", Value: "local-lvm:cloudinit"},
+		{Name: "boot", Value: "order=scsi0;ide2;net0"},
+		{Name: "net0", Value: "virtio,bridge=vmbr0"},
+		{Name: "ipconfig0", Value: fmt.Sprintf("ip=%s/24,gw=%s", addr, addr.Next())},
+		{Name: "agent", Value: "1"},
+	}, extra...)
+	task, err := node.NewVirtualMachine(ctx, 100, opts...)
+	waitTask(t, ctx, task, err)
+
+	vm, err := node.VirtualMachine(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	task, err = vm.Start(ctx)
+	waitTask(t, ctx, task, err)
+	return node, vm, addr
+}
+
 func installControlPlane(t *testing.T, ctx context.Context, addr netip.Addr) *client.Client {
 	t.Helper()
 

@@ -48,45 +48,7 @@ func hostPowerLossDuringUpgrade(t *testing.T, startFails bool) {
 
 	t.Cleanup(func() { l.Close() }) //nolint:errcheck
 
-	c := pveClient(t, l)
-	node, err := c.Node(ctx, "pve1")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	upid, err := node.StorageDownloadURL(ctx, &proxmox.StorageDownloadURLOptions{
-		Node: "pve1", Storage: "local", Content: "iso", Filename: "talos-nocloud.iso", URL: talosISO,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	waitTask(t, ctx, proxmox.NewTask(proxmox.UPID(upid), c), nil)
-
-	addr := l.Address(10)
-
-	task, err := node.NewVirtualMachine(ctx, 100,
-		proxmox.VirtualMachineOption{Name: "name", Value: "cp1"},
-		proxmox.VirtualMachineOption{Name: "memory", Value: 2048},
-		proxmox.VirtualMachineOption{Name: "cores", Value: 2},
-		proxmox.VirtualMachineOption{Name: "scsi0", Value: "local-lvm:10"},
-		proxmox.VirtualMachineOption{Name: "ide2", Value: "local:iso/talos-nocloud.iso,media=cdrom"},
-		proxmox.VirtualMachineOption{Name: "ide0", Value: "local-lvm:cloudinit"},
-		proxmox.VirtualMachineOption{Name: "boot", Value: "order=scsi0;ide2;net0"},
-		proxmox.VirtualMachineOption{Name: "net0", Value: "virtio,bridge=vmbr0"},
-		proxmox.VirtualMachineOption{Name: "ipconfig0", Value: fmt.Sprintf("ip=%s/24,gw=%s", addr, addr.Next())},
-		proxmox.VirtualMachineOption{Name: "agent", Value: "1"},
-		proxmox.VirtualMachineOption{Name: "onboot", Value: "1"},
-	)
-	waitTask(t, ctx, task, err)
-
-	vm, err := node.VirtualMachine(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	task, err = vm.Start(ctx)
-	waitTask(t, ctx, task, err)
+	_, _, addr := startTalosVM(t, ctx, l, proxmox.VirtualMachineOption{Name: "onboot", Value: "1"})
 
 	secure := installControlPlane(t, ctx, addr)
 
