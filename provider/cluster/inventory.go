@@ -40,6 +40,9 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 		hf := plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
 		if n.Online {
 			i.readResources(ctx, n.Name, &hf)
+			// a member that does not answer (a preview's reads gave up
+			// on it) takes no new VM, as an offline one
+			hf.Online = !i.c.Silent(n.Name)
 		}
 		out[n.Name] = hf
 	}
@@ -96,15 +99,19 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 		if vm.Template || !slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) {
 			continue
 		}
-		if offline[vm.Node] || vm.Status == "unknown" {
-			// Its configuration lives on a node that does not answer:
-			// reading it would wait for as long as the node is down.
-			out = append(out, plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags,
-				Status: "unknown", ConfigUnknown: true})
+		// Its configuration lives on a node that does not answer: reading
+		// it would wait for as long as the node is down.
+		unknown := plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags, Status: "unknown", ConfigUnknown: true}
+		if offline[vm.Node] || vm.Status == "unknown" || i.c.Silent(vm.Node) {
+			out = append(out, unknown)
 			continue
 		}
 		ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
 		cfg, err := i.c.VMConfig(ctx, ref)
+		if _, silent := pve.NodeSilent(err); silent {
+			out = append(out, unknown) // a preview gave up on the node (pve.NodeWait)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the configuration of %s, a VM of cluster %s: %w", ref, cluster, err)
 		}

@@ -32,6 +32,7 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	if err != nil {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 	}
+	ctx = pve.Planning(ctx) // a node that does not answer is a warning, not a wait
 	if failures := checkPrivileges(ctx, c, downloadNeeds(a.Node, a.Storage)); len(failures) > 0 {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
 	}
@@ -71,6 +72,13 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 		return nil
 	}
 	storages, err := c.Storages(ctx, a.Node)
+	if _, silent := pve.NodeSilent(err); silent && !isNew {
+		p.GetLogger(ctx).Warning(fmt.Sprintf("%v: %s on node %s cannot be checked now", err, a.volumeID(), a.Node))
+		return nil
+	} else if silent {
+		v.fail("node", "%v: wait until it answers, or download to another node", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,7 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 	}
+	ctx = pve.Planning(ctx) // a node that does not answer is a warning, not a wait
 	// a missing privilege first: without it the reads below would say a
 	// bridge or storage does not exist
 	oldPool := ""
