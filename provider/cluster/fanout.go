@@ -254,8 +254,8 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 		// A preview with an input the configurations need that another
 		// resource's output gives (acceptInputValues): every node's
 		// configuration changes once it is known.
-		// Not wrapped as a secret: an unknown value holds nothing, and the
-		// mock monitor of the tests cannot marshal an unknown secret.
+		// Not wrapped as a secret here: an unknown value holds nothing (the
+		// ConfigurationApply input is secret anyway: childargs.Map).
 		return pulumi.UnsafeUnknownOutput(nil).ApplyT(func(any) map[string]string { return nil }).(pulumi.StringMapOutput)
 	}
 	if f.tokenSecret == nil {
@@ -308,6 +308,9 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 		Node:       addressOf(n),
 		Reset:      &talos.ResetOnDelete{Enabled: ptr(true), Graceful: ptr(graceful)},
 		HealthGate: gate,
+		// a secret input, as its provider:"secret" tag makes every value
+		// childargs.Map registers
+		SensitiveValues: f.sensitive,
 	}
 	if n.Name != f.plan.Bootstrap {
 		args.Reset.ControlPlanes = []string{f.plan.Endpoints.Bootstrap}
@@ -318,9 +321,6 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 		// Its waits (its own and the gate's) end early when a required
 		// node's VM is stopped or gone, instead of at their timeout.
 		childargs.Bind(&args.VmIds, vmIDs),
-	}
-	if len(f.sensitive) > 0 {
-		binds = append(binds, childargs.Bind(&args.SensitiveValues, pulumi.ToSecret(pulumi.ToStringArray(f.sensitive)).(pulumi.StringArrayOutput)))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.

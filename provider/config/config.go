@@ -1,6 +1,6 @@
 // Package config is the provider configuration of proxmoxtalos: how to reach
 // the Proxmox VE API, the connected client every resource uses, and the
-// provider's own DiffConfig (rotating the token or rewriting the endpoint in
+// provider configuration's own Diff (rotating the token or rewriting the endpoint in
 // an equivalent form changes nothing; no change ever replaces the provider).
 package config
 
