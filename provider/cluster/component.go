@@ -125,7 +125,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
 		tokenSecret, placeholder = ccm.Proxmox.TokenSecret, tokenSecretPlaceholder
 	}
-	p, err := pl.compute(placeholder)
+	p, err := planWithHostResources(ctx.Context(), pl, inv, placeholder, vmUnknown)
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
@@ -25,7 +26,8 @@ type pveInventory struct{ c *pve.Client }
 
 // Hosts reports each node's free memory: total minus what the host and its
 // running guests use, which is what a new VM can still start with (the
-// lab and kvm refuse a VM that does not fit).
+// lab and kvm refuse a VM that does not fit). Storages and bridges are left
+// out: HostResources reads them for the hosts that need them.
 func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, error) {
 	nodes, err := i.c.Nodes(ctx)
 	if err != nil {
@@ -37,13 +39,22 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 		if n.MaxMem > n.Mem {
 			free = int64((n.MaxMem - n.Mem) >> 20)
 		}
-		hf := plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
-		if n.Online {
-			i.readResources(ctx, n.Name, &hf)
-		}
-		out[n.Name] = hf
+		out[n.Name] = plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
 	}
 	return out, nil
+}
+
+// HostResources adds the storages and bridges of the named online hosts to
+// hosts (see hostResourceReader).
+func (i *pveInventory) HostResources(ctx context.Context, hosts map[string]plan.HostFacts, names []string) {
+	for _, name := range names {
+		hf, ok := hosts[name]
+		if !ok || !hf.Online || hf.Storages != nil {
+			continue
+		}
+		i.readResources(ctx, name, &hf)
+		hosts[name] = hf
+	}
 }
 
 // readResources lists a host's active storages and its bridges, which the
@@ -70,6 +81,46 @@ func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.
 	if hf.Bridges == nil {
 		hf.Bridges = []string{}
 	}
+}
+
+// hostResourceReader is an Inventory whose Hosts leave out each host's
+// storages and bridges (one or two requests per host), which only new VMs
+// are checked against (plan.checkHostResources): planWithHostResources
+// reads them for the hosts that get one.
+type hostResourceReader interface {
+	HostResources(ctx context.Context, hosts map[string]plan.HostFacts, names []string)
+}
+
+// planWithHostResources computes the plan, with the storages and bridges of
+// the hosts its new VMs go to, read only then: a preview or update of a
+// cluster that places no new VM reads none (a 60-node cluster's no-op
+// preview read two lists per host). The placement does not depend on them,
+// so the plan is computed again with them only to check the new VMs; a plan
+// that fails is computed again with every host's, so that its error lists
+// every problem, as it did when all were read first.
+func planWithHostResources(ctx context.Context, pl *planner, inv Inventory, placeholder string, u vmUnknowns) (*plan.Plan, error) {
+	rr, lazy := inv.(hostResourceReader)
+	p, err := pl.compute(placeholder)
+	if !lazy {
+		return p, err
+	}
+	var names []string
+	if err != nil {
+		names = slices.Sorted(maps.Keys(pl.facts.Hosts))
+	} else {
+		for _, n := range p.Nodes {
+			if !n.Existing && !slices.Contains(names, n.VM.Host) {
+				names = append(names, n.VM.Host)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return p, err
+	}
+	hosts := maps.Clone(pl.facts.Hosts)
+	rr.HostResources(ctx, hosts, names)
+	pl.facts.Hosts = withoutBridgeCheck(hosts, u)
+	return pl.compute(placeholder)
 }
 
 // VMs reads the configuration of every VM tagged for the cluster. The
