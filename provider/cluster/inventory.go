@@ -22,13 +22,24 @@ func proxmoxInventory(ctx context.Context) (Inventory, error) {
 	return &pveInventory{c: c}, nil
 }
 
-type pveInventory struct{ c *pve.Client }
+type pveInventory struct {
+	c *pve.Client
+	// inv is the cluster's inventory as Hosts read it: VMs takes the VMs
+	// from it, one read of /cluster/resources for both.
+	inv *pve.Inventory
+}
 
 // Hosts reports each node's free memory: total minus what the host and its
 // running guests use, which is what a new VM can still start with (the
 // lab and kvm refuse a VM that does not fit). Storages and bridges are left
 // out: HostResources reads them for the hosts that need them.
 func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, error) {
+	// The inventory first: its node entries are the node list's answer
+	// (pve.Client.Inventory), so Nodes needs no request of its own. If it
+	// fails, Nodes reads GET /nodes and VMs tries the inventory again.
+	if inv, err := i.c.Inventory(ctx, 0); err == nil {
+		i.inv = &inv
+	}
 	nodes, err := i.c.Nodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the Proxmox nodes' capacity: %w", err)
@@ -124,13 +135,19 @@ func planWithHostResources(ctx context.Context, pl *planner, inv Inventory, plac
 }
 
 // VMs reads the configuration of every VM tagged for the cluster. The
-// inventory it reads is a fresh one; the creates of the run that start
+// inventory it reads is a fresh one (Hosts' of moments ago, in the same
+// Construct); the creates of the run that start
 // within a few seconds share it to look for the VMs an interrupted run
 // left (pve.OthersInventory), instead of each reading one more.
 func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.ObservedVM, error) {
-	inv, err := i.c.Inventory(ctx, 0)
-	if err != nil {
-		return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
+	var inv pve.Inventory
+	if i.inv != nil {
+		inv = *i.inv
+	} else {
+		var err error
+		if inv, err = i.c.Inventory(ctx, 0); err != nil {
+			return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
+		}
 	}
 	var vms []pve.ClusterVM
 	for _, g := range inv.Guests {
