@@ -107,10 +107,8 @@ type NodeConfig struct {
 	PersistentDigest string
 }
 
-// readNodeConfig reads the active and persistent MachineConfig resources
-// through COSI, as `talosctl get machineconfig` does (MachineConfig is a
-// sensitive resource: reading it needs the os:admin role).
-func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+// readActiveConfig reads the active MachineConfig resource's text.
+func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 	active, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %s", statusMessage(err))
@@ -121,7 +119,19 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %w", err)
 	}
 
-	nc := &NodeConfig{Active: raw}
+	return &NodeConfig{Active: raw}, nil
+}
+
+// readNodeConfig reads the active and persistent MachineConfig resources
+// through COSI, as `talosctl get machineconfig` does (MachineConfig is a
+// sensitive resource: reading it needs the os:admin role).
+func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+	nc, err := readActiveConfig(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+
+	raw := nc.Active
 
 	// ConfigDigest of the text the node answered: the same text as the
 	// configuration applied to it, whose digest the preview's Check and
