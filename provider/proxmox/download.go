@@ -33,6 +33,12 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 	}
 	ctx = pve.Planning(ctx) // a node that does not answer is a warning, not a wait
+	if unchangedDownload(req.OldInputs, a, u) {
+		// as for a VM (unchangedInputs): the node's state only
+		v := &validator{u: u}
+		_, err := downloadNode(ctx, c, v, a, false)
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, err
+	}
 	if failures := checkPrivileges(ctx, c, downloadNeeds(a.Node, a.Storage)); len(failures) > 0 {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
 	}
@@ -47,29 +53,8 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 // the storage and its content types, and (for a new file) that no file of
 // that name would be overwritten.
 func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validator, a DownloadFileArgs, isNew bool) error {
-	nodes, err := c.Nodes(ctx)
-	if err != nil {
+	if usable, err := downloadNode(ctx, c, v, a, isNew); err != nil || !usable {
 		return err
-	}
-	var names []string
-	for _, n := range nodes {
-		names = append(names, n.Name)
-	}
-	if !slices.Contains(names, a.Node) {
-		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
-		return nil
-	}
-	for _, n := range nodes {
-		if n.Name != a.Node || n.Online {
-			continue
-		}
-		if isNew {
-			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
-		} else {
-			// an existing file: a node down must not stall every preview
-			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
-		}
-		return nil
 	}
 	storages, err := c.Storages(ctx, a.Node)
 	if _, silent := pve.NodeSilent(err); silent && !isNew {
@@ -83,7 +68,7 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 		return err
 	}
 	var found *pve.StorageInfo
-	names = names[:0]
+	var names []string
 	for i, s := range storages {
 		names = append(names, s.Name)
 		if s.Name == a.Storage {
@@ -105,6 +90,45 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 		return checkNoFileToOverwrite(ctx, c, v, a)
 	}
 	return nil
+}
+
+// downloadNode checks the download's node: one of the cluster, and online
+// (else a failure for a new file, a warning for an existing one). usable is
+// false when the storage checks cannot run.
+func downloadNode(ctx context.Context, c *pve.Client, v *validator, a DownloadFileArgs, isNew bool) (usable bool, err error) {
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return false, err
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if !slices.Contains(names, a.Node) {
+		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
+		return false, nil
+	}
+	for _, n := range nodes {
+		if n.Name != a.Node {
+			continue
+		}
+		down, remedy := "node "+a.Node+" is offline", "start it"
+		if n.Online {
+			silence := c.Silence(a.Node) // an earlier read of this run got no answer (pve.NodeWait)
+			if silence == nil {
+				return true, nil
+			}
+			down, remedy = silence.Error(), "wait until it answers"
+		}
+		if isNew {
+			v.fail("node", "%s: %s, or download to another node", down, remedy)
+		} else {
+			// an existing file: a node down must not stall every preview
+			p.GetLogger(ctx).Warning(fmt.Sprintf("%s: %s on it cannot be checked now", down, a.volumeID()))
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // checkNoFileToOverwrite fails a new download whose file exists on the node,

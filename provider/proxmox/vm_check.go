@@ -15,14 +15,16 @@ import (
 // checkAgainstCluster validates what only the cluster knows: the node, its
 // bridges and storages, the clone source, and whether an explicit VMID is
 // free. It runs at preview, so that nothing is created for a bad input.
+// Inputs unchanged since the last accepted ones (unchangedInputs) are only
+// checked for their node's state: an offline node still warns.
 func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a VirtualMachineArgs,
-	old *VirtualMachineArgs, u unknowns) (*validator, error) {
+	old *VirtualMachineArgs, u unknowns, unchanged bool) (*validator, error) {
 	c := newCheckReads(client)
 	v := &validator{u: u}
 	if !u.known("node") {
 		return v, nil
 	}
-	node, usable, err := checkNode(ctx, c, v, a, old)
+	node, usable, err := checkNode(ctx, c, v, a, old, !unchanged)
 	if err != nil {
 		return nil, err
 	}
@@ -33,6 +35,9 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 		if w := checkMemory(client, name, a, old, node); w != "" {
 			v.warnings = append(v.warnings, w)
 		}
+	}
+	if unchanged {
+		return v, nil
 	}
 
 	if err := checkBridges(ctx, c, v, a); err != nil {
@@ -56,7 +61,7 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 // checkNode finds the VM's node; usable is false when the checks that need
 // the node cannot run (not a node of the cluster, offline, or not answering
 // (pve.NodeSilent): a failure for a new VM, a warning for an existing one).
-func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) (node pve.NodeInfo, usable bool, err error) {
+func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs, probe bool) (node pve.NodeInfo, usable bool, err error) {
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
 		return node, false, fmt.Errorf("checking node %q: %w", a.Node, err)
@@ -76,8 +81,15 @@ func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachin
 	down, remedy := "node "+a.Node+" is offline", "start it"
 	if node.Online {
 		// a member that does not answer is as good as offline for the
-		// checks; the bridges are read for them anyway (once per process)
-		_, err := c.Bridges(ctx, a.Node)
+		// checks. probe: the checks read the bridges anyway (once per
+		// process); unchanged inputs read nothing from the node, and only
+		// what an earlier read of this run found counts
+		var err error
+		if probe {
+			_, err = c.Bridges(ctx, a.Node)
+		} else {
+			err = c.Silence(a.Node)
+		}
 		if _, silent := pve.NodeSilent(err); !silent {
 			return node, true, nil // any other error: checkBridges says it
 		}

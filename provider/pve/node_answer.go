@@ -98,6 +98,15 @@ func (na *nodeAnswers) answered(node string) {
 // answering (and no read has had an answer from it since).
 func (c *Client) Silent(node string) bool { return c.answers.get(node) != nil }
 
+// Silence is the NodeSilentError of node when Silent, else nil: for the
+// reads that do not ask the node themselves but say why it was not asked.
+func (c *Client) Silence(node string) error {
+	if e := c.answers.get(node); e != nil {
+		return e
+	}
+	return nil
+}
+
 // nodeOfPath is the {node} of a /nodes/{node}/... path ("" for others).
 func nodeOfPath(path string) string {
 	rest, ok := strings.CutPrefix(path, "/nodes/")
