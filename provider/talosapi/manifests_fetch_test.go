@@ -33,4 +33,3 @@ func TestFetchFailuresInTheKernelLog(t *testing.T) {
 		t.Errorf("a prefix of the URL counts %d failures", g.Count)
 	}
 }
-
