@@ -72,7 +72,10 @@ type fanout struct {
 	factoryURL, installerRegistry string
 	skipRegistration              bool
 
-	secrets   *machineSecrets
+	secrets *machineSecrets
+	// generated are the configurations Construct's check made with the
+	// cluster's own secrets (nil for a new cluster).
+	generated *generated
 	schematic *schematic
 	configs   pulumi.StringMapOutput
 	// base is the plan's own summary; summaryOut adds what the machine
@@ -246,6 +249,9 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 			if p, err = f.planner.compute(token); err != nil {
 				return nil, err
 			}
+		}
+		if cfgs, ok := f.generated.reuse(p, secretsYAML); ok {
+			return cfgs, nil
 		}
 		return machineConfigs(p, secretsYAML)
 	}

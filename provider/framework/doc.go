@@ -50,6 +50,11 @@
 //     CheckedFresh, DiffedID), and the provider resource's ID from
 //     Configure (WithProviderInstance, around the gRPC server:
 //     ProviderInstance).
+//   - Annotations once per process (Annotate): infer runs a type's Annotate
+//     again in every Check (defaults) and in every Diff of a resource with an
+//     Update (GetSchema), each Describe walking the struct's fields
+//     (infer/schema.go getAnnotated, internal/introspect fieldMatcher); the
+//     Annotate methods of our types record on the first call and replay.
 //
 // Not a workaround, and so not here: config.WithOfflineGuard, the offline
 // preview mode (a feature of this provider).
