@@ -80,15 +80,17 @@ func New() (p.Provider, error) {
 	return withWorkarounds(prov), nil
 }
 
-// withWorkarounds adds what infer v1.5.0 lacks; package framework says why
-// each is needed and what upstream behaviour it works around.
+// withWorkarounds adds what infer v1.5.0 lacks, in one pass
+// (framework.Apply; package framework says why each is needed and what
+// upstream behaviour it works around). The specifics come from the
+// packages that own them.
 func withWorkarounds(prov p.Provider) p.Provider {
-	prov.DiffConfig = config.DiffConfig // not infer's replace-on-any-change (pulumi-go-provider#409)
-	prov = framework.WithSchemaFixes(prov, cluster.PlainInputs(), talos.PreviewOutputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples)
-	prov = cluster.WithConstructGuards(prov)
-	prov = talos.WithRenewalPreview(prov, time.Now)
-	prov = framework.WithURN(prov)
-	prov = proxmox.WithIdentity(prov)
+	prov = framework.Apply(prov, framework.Workarounds{
+		ConfigDiff:      config.Diff,
+		SchemaFixes:     []framework.SchemaFix{cluster.PlainInputs(), talos.PreviewOutputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples},
+		ConstructGuards: []framework.ConstructGuard{cluster.ConstructGuard()},
+		PreviewUnknowns: []framework.PreviewUnknowns{talos.RenewalPreview(time.Now)},
+	})
 	return config.WithOfflineGuard(prov) // offline previews change nothing (config/offline.go)
 }
 
@@ -106,16 +108,6 @@ func Run(ctx context.Context, version string) error {
 		if err != nil {
 			return nil, err
 		}
-		return instanceRecorder{srv}, nil
+		return framework.WithProviderInstance(srv), nil
 	})
-}
-
-// instanceRecorder hands the provider resource's ID, which the engine sends
-// with Configure and infer does not pass on, to the VM create identities
-// (see proxmox identity.go).
-type instanceRecorder struct{ rpc.ResourceProviderServer }
-
-func (s instanceRecorder) Configure(ctx context.Context, req *rpc.ConfigureRequest) (*rpc.ConfigureResponse, error) {
-	proxmox.SetProviderInstance(req.GetId())
-	return s.ResourceProviderServer.Configure(ctx, req)
 }

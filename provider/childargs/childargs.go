@@ -8,7 +8,8 @@
 // A field whose value is not a plain Go value yet (another resource's
 // output, a value unknown in a preview, a secret) is bound to a Pulumi input
 // with Bind or BindPtr; the field's type and the input's element type must
-// match at compile time.
+// match at compile time. A field tagged `provider:"secret"` is a secret
+// input whatever its value or binding.
 package childargs
 
 import (
@@ -80,21 +81,78 @@ func (c *converter) object(v reflect.Value) pulumi.Map {
 		if name == "" {
 			continue
 		}
+		secret := strings.Contains(","+t.Field(i).Tag.Get("provider")+",", ",secret,")
 		f := v.Field(i)
 		if f.CanAddr() {
 			k := fieldKey{f.Addr().Pointer(), f.Type()}
 			if in, ok := c.bound[k]; ok {
 				c.used[k] = true
-				out[name] = in
+				out[name] = secretIf(secret, in)
 				continue
 			}
 		}
 		if strings.Contains(","+opts+",", ",optional,") && f.IsZero() {
 			continue
 		}
-		out[name] = c.value(f)
+		out[name] = secretIf(secret, c.value(f))
 	}
 	return out
+}
+
+// secretIf makes in a secret when the field is tagged `provider:"secret"`:
+// that tag only reaches the schema and the provider's own outputs, so a
+// child input registered in plain text would stay plain in the engine's
+// view of the child's inputs (and in its state) until the provider
+// answered. An unknown value stays unknown, and secret (pulumi.ToSecret
+// keeps an output's known flag). A list or object that holds outputs is
+// made secret entry by entry: made secret as a whole it would be one
+// output, unknown as a whole as soon as one entry is (the SDK awaits every
+// input inside it), where the child must see the entries that are known.
+func secretIf(secret bool, in pulumi.Input) pulumi.Input {
+	if !secret || in == nil {
+		return in
+	}
+	switch v := in.(type) {
+	case pulumi.Map:
+		if holdsOutputs(v) {
+			out := pulumi.Map{}
+			for k, e := range v {
+				out[k] = secretIf(true, e)
+			}
+			return out
+		}
+	case pulumi.Array:
+		if holdsOutputs(v) {
+			out := pulumi.Array{}
+			for _, e := range v {
+				out = append(out, secretIf(true, e))
+			}
+			return out
+		}
+	}
+	return pulumi.ToSecret(in)
+}
+
+// holdsOutputs: in is or holds an output (a binding), whose value may not
+// be known.
+func holdsOutputs(in pulumi.Input) bool {
+	switch v := in.(type) {
+	case pulumi.Output:
+		return true
+	case pulumi.Map:
+		for _, e := range v {
+			if holdsOutputs(e) {
+				return true
+			}
+		}
+	case pulumi.Array:
+		for _, e := range v {
+			if holdsOutputs(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *converter) value(v reflect.Value) pulumi.Input {

@@ -125,11 +125,11 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {
 		tokenSecret, placeholder = ccm.Proxmox.TokenSecret, tokenSecretPlaceholder
 	}
-	p, err := pl.compute(placeholder)
+	p, err := planWithHostResources(ctx.Context(), pl, inv, placeholder, vmUnknown)
 	if err != nil {
 		return nil, err // *plan.Error names the component already
 	}
-	notes, err := c.checkPlan(ctx, p, prev, readings, creds, args.Image)
+	notes, gen, err := c.checkPlan(ctx, p, prev, readings, creds, args.Image, bundleForChecks(ctx.Context(), creds, secrets, tokenSecret))
 	if err != nil {
 		return fail(err)
 	}
@@ -178,7 +178,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, vmUnknown: vmUnknown, secrets: secrets, readings: readings,
-		base: base}
+		base: base, generated: gen}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
 		f.skipRegistration = im.SkipSchematicRegistration

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -51,22 +52,52 @@ func machineConfigs(p *plan.Plan, secretsYAML string) (map[string]string, error)
 	return out, nil
 }
 
-// checkConfigs generates every node's configuration with a throwaway
-// secrets bundle, so that a patch Talos refuses fails the preview of a new
-// cluster too (its real secrets are unknown until MachineSecrets exists).
+// checkConfigs generates every node's configuration, so that a patch Talos
+// refuses fails the preview before anything changes: with the cluster's own
+// secrets bundle when it exists (secretsYAML), else with a throwaway one (a
+// new cluster's real secrets are unknown until MachineSecrets exists).
 // On a Kubernetes upgrade it runs the pre-checks of `talosctl upgrade-k8s`
 // on them: a flag, feature gate or admission plugin the new minor removed
-// fails the preview, before any node changes.
-func checkConfigs(p *plan.Plan, prev *plan.State) error {
-	yaml, err := throwawaySecrets(p.Cluster.TalosVersion)
-	if err != nil {
-		return err
+// fails the preview, before any node changes. Configurations of the real
+// bundle are returned, for the applies to take instead of generating them
+// again (generated.reuse); nil with a throwaway bundle.
+func checkConfigs(p *plan.Plan, prev *plan.State, secretsYAML string) (*generated, error) {
+	yaml := secretsYAML
+	if yaml == "" {
+		var err error
+		if yaml, err = throwawaySecrets(p.Cluster.TalosVersion); err != nil {
+			return nil, err
+		}
 	}
 	cfgs, err := machineConfigs(p, yaml)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return checkKubernetesUpgrade(p, prev, cfgs)
+	if err := checkKubernetesUpgrade(p, prev, cfgs); err != nil {
+		return nil, err
+	}
+	if secretsYAML == "" {
+		return nil, nil
+	}
+	return &generated{plan: p, secrets: secretsYAML, configs: cfgs}, nil
+}
+
+// generated are the configurations checkConfigs made from a plan and the
+// cluster's own secrets bundle: generation is pure, so the same plan and
+// bundle give the same configurations, and a preview generates each once.
+type generated struct {
+	plan    *plan.Plan
+	secrets string
+	configs map[string]string
+}
+
+// reuse is the configurations of plan p with bundle secretsYAML, when these
+// are the ones generated (a copy: each apply's output owns its map).
+func (g *generated) reuse(p *plan.Plan, secretsYAML string) (map[string]string, bool) {
+	if g == nil || g.plan != p || g.secrets != secretsYAML {
+		return nil, false
+	}
+	return maps.Clone(g.configs), true
 }
 
 // checkKubernetesUpgrade reports, per node whose Kubernetes version moves,

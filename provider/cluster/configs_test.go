@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,66 @@ func TestCheckRemovedAPIs(t *testing.T) {
 	p.Cluster.KubernetesVersion, prev.Nodes[0].KubernetesVersion, asked = "v1.36.3", "v1.35.4", ""
 	if w, err := c.checkRemovedAPIs(context.Background(), p, prev, readings, creds); err != nil || w != "" || asked != "" {
 		t.Errorf("1.35 -> 1.36: warning %q, error %v, asked %q", w, err, asked)
+	}
+}
+
+// An existing cluster's configurations are generated once: the check makes
+// them with the cluster's own bundle and hands them on, byte-identical to
+// what the applies would generate, only for that plan and bundle. A new
+// cluster's check (throwaway bundle) hands nothing on.
+func TestCheckConfigsHandsOnWhatItGenerated(t *testing.T) {
+	t.Parallel()
+	spec := plan.Spec{
+		Name: "lab", TalosVersion: "v1.12.5", KubernetesVersion: "v1.35.2",
+		Hosts: []plan.Host{{Node: "pve1"}, {Node: "pve2"}, {Node: "pve3"}},
+		Network: plan.Network{
+			NIC:        plan.NIC{Subnet: "10.0.0.0/24", Gateway: "10.0.0.1", AddressRange: &plan.AddressRange{Start: "10.0.0.10", End: "10.0.0.50"}},
+			DNSServers: []string{"10.0.0.1"},
+		},
+		VIP:         "10.0.0.5",
+		WorkerPools: []plan.WorkerPool{{Name: "workers", Count: 2}},
+	}
+	facts := plan.Facts{Hosts: map[string]plan.HostFacts{}}
+	for _, h := range []string{"pve1", "pve2", "pve3"} {
+		facts.Hosts[h] = plan.HostFacts{Online: true, FreeMemoryMiB: 64 * 1024, CPUs: 8}
+	}
+	p, err := plan.Compute(spec, facts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := talosconfig.NewSecrets("v1.12.5", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := talosconfig.MarshalSecrets(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if gen, err := checkConfigs(p, nil, ""); err != nil || gen != nil {
+		t.Fatalf("check with the throwaway bundle: %v, handed on %v; want nothing", err, gen)
+	}
+	gen, err := checkConfigs(p, nil, secrets)
+	if err != nil || gen == nil {
+		t.Fatalf("check with the cluster's bundle: %v, handed on %v", err, gen)
+	}
+	want, err := machineConfigs(p, secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := gen.reuse(p, secrets)
+	if !ok || len(got) != len(p.Nodes) || !maps.Equal(got, want) {
+		t.Fatalf("handed on %d configurations (ok %v), want the %d the applies generate", len(got), ok, len(want))
+	}
+	got[p.Nodes[0].Name] = "changed by its user"
+	if again, _ := gen.reuse(p, secrets); again[p.Nodes[0].Name] != want[p.Nodes[0].Name] {
+		t.Error("a change to one handed-on map shows in the next")
+	}
+	other := *p
+	if _, ok := gen.reuse(&other, secrets); ok {
+		t.Error("handed on for another plan (the one recomputed with the CCM token)")
+	}
+	if _, ok := gen.reuse(p, secrets+"\n"); ok {
+		t.Error("handed on for another bundle")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
@@ -80,30 +81,59 @@ func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *T
 	return secrets, creds, readings, members, notes, nil
 }
 
+// knownSecrets is the secrets bundle of an existing cluster ("" when it is
+// not known yet, or unknown in this preview): known together with the
+// client credentials (awaitCredentials), both outputs of one resource.
+func knownSecrets(ctx context.Context, s *machineSecrets) string {
+	if s == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	r, err := internals.UnsafeAwaitOutput(ctx, s.MachineSecrets)
+	if err != nil || !r.Known {
+		return ""
+	}
+	y, _ := r.Value.(string)
+	return y
+}
+
+// bundleForChecks is the secrets bundle checkConfigs generates the
+// configurations with: an existing cluster's own (known with its client
+// credentials), so that the applies take what it generated; "" (a
+// throwaway bundle) for a new cluster, and when the applies generate from
+// another plan anyway (the one recomputed with the CCM token secret).
+func bundleForChecks(ctx context.Context, creds *talosapi.Credentials, s *machineSecrets, tokenSecret pulumi.StringInput) string {
+	if creds == nil || tokenSecret != nil {
+		return ""
+	}
+	return knownSecrets(ctx, s)
+}
+
 // checkPlan is what Construct checks of a computed plan before it registers
 // anything: the nodes' configurations, Kubernetes APIs the upgrade removes,
 // inputs still unknown in an update, and the image's extensions. notes are
 // the warnings the checks give.
 func (c *Component) checkPlan(ctx *pulumi.Context, p *plan.Plan, prev *plan.State, readings map[string]nodeReading,
-	creds *talosapi.Credentials, image *Image) (notes []string, err error) {
-	if err := checkConfigs(p, prev); err != nil {
-		return nil, err
+	creds *talosapi.Credentials, image *Image, secretsYAML string) (notes []string, gen *generated, err error) {
+	if gen, err = checkConfigs(p, prev, secretsYAML); err != nil {
+		return nil, nil, err
 	}
 	w, err := c.checkRemovedAPIs(ctx.Context(), p, prev, readings, creds)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if w != "" {
 		notes = append(notes, w)
 	}
 	if err := refuseUnknown(p, ctx.DryRun()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if w, err = checkExtensions(ctx.Context(), c.extensions, p, prev, image); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if w != "" {
 		notes = append(notes, w)
 	}
-	return notes, nil
+	return notes, gen, nil
 }

@@ -72,7 +72,10 @@ type fanout struct {
 	factoryURL, installerRegistry string
 	skipRegistration              bool
 
-	secrets   *machineSecrets
+	secrets *machineSecrets
+	// generated are the configurations Construct's check made with the
+	// cluster's own secrets (nil for a new cluster).
+	generated *generated
 	schematic *schematic
 	configs   pulumi.StringMapOutput
 	// base is the plan's own summary; summaryOut adds what the machine
@@ -247,6 +250,9 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 				return nil, err
 			}
 		}
+		if cfgs, ok := f.generated.reuse(p, secretsYAML); ok {
+			return cfgs, nil
+		}
 		return machineConfigs(p, secretsYAML)
 	}
 	var out pulumi.StringMapOutput
@@ -254,8 +260,8 @@ func (f *fanout) machineConfigs() pulumi.StringMapOutput {
 		// A preview with an input the configurations need that another
 		// resource's output gives (acceptInputValues): every node's
 		// configuration changes once it is known.
-		// Not wrapped as a secret: an unknown value holds nothing, and the
-		// mock monitor of the tests cannot marshal an unknown secret.
+		// Not wrapped as a secret here: an unknown value holds nothing (the
+		// ConfigurationApply input is secret anyway: childargs.Map).
 		return pulumi.UnsafeUnknownOutput(nil).ApplyT(func(any) map[string]string { return nil }).(pulumi.StringMapOutput)
 	}
 	if f.tokenSecret == nil {
@@ -308,6 +314,9 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 		Node:       addressOf(n),
 		Reset:      &talos.ResetOnDelete{Enabled: ptr(true), Graceful: ptr(graceful)},
 		HealthGate: gate,
+		// a secret input, as its provider:"secret" tag makes every value
+		// childargs.Map registers
+		SensitiveValues: f.sensitive,
 	}
 	if n.Name != f.plan.Bootstrap {
 		args.Reset.ControlPlanes = []string{f.plan.Endpoints.Bootstrap}
@@ -318,9 +327,6 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 		// Its waits (its own and the gate's) end early when a required
 		// node's VM is stopped or gone, instead of at their timeout.
 		childargs.Bind(&args.VmIds, vmIDs),
-	}
-	if len(f.sensitive) > 0 {
-		binds = append(binds, childargs.Bind(&args.SensitiveValues, pulumi.ToSecret(pulumi.ToStringArray(f.sensitive)).(pulumi.StringArrayOutput)))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.

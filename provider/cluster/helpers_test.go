@@ -100,7 +100,29 @@ func shortURN(urn string) string {
 	return typ + "::" + urn[i+2:]
 }
 
+// newResource records a child and answers for it. An unknown secret
+// among the answer's outputs (an input echoed back) is left out: the
+// integration monitor marshals its answer without KeepUnknowns
+// (pulumi-go-provider integration/fake/monitor.go RegisterResource), so
+// the SDK would refuse it ("malformed RPC secret: missing value"), where
+// it drops a plain unknown. The engine's monitor keeps unknowns.
 func (r *recorder) newResource(args integration.MockResourceArgs) (string, property.Map, error) {
+	id, out, err := r.answer(args)
+	return id, withoutUnknownSecrets(out), err
+}
+
+func withoutUnknownSecrets(m property.Map) property.Map {
+	out := map[string]property.Value{}
+	m.AllStable(func(k string, v property.Value) bool {
+		if !(v.Secret() && v.IsComputed()) {
+			out[k] = v
+		}
+		return true
+	})
+	return property.NewMap(out)
+}
+
+func (r *recorder) answer(args integration.MockResourceArgs) (string, property.Map, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !args.Custom {

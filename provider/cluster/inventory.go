@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
@@ -21,12 +22,24 @@ func proxmoxInventory(ctx context.Context) (Inventory, error) {
 	return &pveInventory{c: c}, nil
 }
 
-type pveInventory struct{ c *pve.Client }
+type pveInventory struct {
+	c *pve.Client
+	// inv is the cluster's inventory as Hosts read it: VMs takes the VMs
+	// from it, one read of /cluster/resources for both.
+	inv *pve.Inventory
+}
 
 // Hosts reports each node's free memory: total minus what the host and its
 // running guests use, which is what a new VM can still start with (the
-// lab and kvm refuse a VM that does not fit).
+// lab and kvm refuse a VM that does not fit). Storages and bridges are left
+// out: HostResources reads them for the hosts that need them.
 func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, error) {
+	// The inventory first: its node entries are the node list's answer
+	// (pve.Client.Inventory), so Nodes needs no request of its own. If it
+	// fails, Nodes reads GET /nodes and VMs tries the inventory again.
+	if inv, err := i.c.Inventory(ctx, 0); err == nil {
+		i.inv = &inv
+	}
 	nodes, err := i.c.Nodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the Proxmox nodes' capacity: %w", err)
@@ -37,13 +50,22 @@ func (i *pveInventory) Hosts(ctx context.Context) (map[string]plan.HostFacts, er
 		if n.MaxMem > n.Mem {
 			free = int64((n.MaxMem - n.Mem) >> 20)
 		}
-		hf := plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
-		if n.Online {
-			i.readResources(ctx, n.Name, &hf)
-		}
-		out[n.Name] = hf
+		out[n.Name] = plan.HostFacts{Online: n.Online, FreeMemoryMiB: free, CPUs: n.MaxCPU}
 	}
 	return out, nil
+}
+
+// HostResources adds the storages and bridges of the named online hosts to
+// hosts (see hostResourceReader).
+func (i *pveInventory) HostResources(ctx context.Context, hosts map[string]plan.HostFacts, names []string) {
+	for _, name := range names {
+		hf, ok := hosts[name]
+		if !ok || !hf.Online || hf.Storages != nil {
+			continue
+		}
+		i.readResources(ctx, name, &hf)
+		hosts[name] = hf
+	}
 }
 
 // readResources lists a host's active storages and its bridges, which the
@@ -72,14 +94,60 @@ func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.
 	}
 }
 
+// hostResourceReader is an Inventory whose Hosts leave out each host's
+// storages and bridges (one or two requests per host), which only new VMs
+// are checked against (plan.checkHostResources): planWithHostResources
+// reads them for the hosts that get one.
+type hostResourceReader interface {
+	HostResources(ctx context.Context, hosts map[string]plan.HostFacts, names []string)
+}
+
+// planWithHostResources computes the plan, with the storages and bridges of
+// the hosts its new VMs go to, read only then: a preview or update of a
+// cluster that places no new VM reads none (a 60-node cluster's no-op
+// preview read two lists per host). The placement does not depend on them,
+// so the plan is computed again with them only to check the new VMs; a plan
+// that fails is computed again with every host's, so that its error lists
+// every problem, as it did when all were read first.
+func planWithHostResources(ctx context.Context, pl *planner, inv Inventory, placeholder string, u vmUnknowns) (*plan.Plan, error) {
+	rr, lazy := inv.(hostResourceReader)
+	p, err := pl.compute(placeholder)
+	if !lazy {
+		return p, err
+	}
+	var names []string
+	if err != nil {
+		names = slices.Sorted(maps.Keys(pl.facts.Hosts))
+	} else {
+		for _, n := range p.Nodes {
+			if !n.Existing && !slices.Contains(names, n.VM.Host) {
+				names = append(names, n.VM.Host)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return p, err
+	}
+	hosts := maps.Clone(pl.facts.Hosts)
+	rr.HostResources(ctx, hosts, names)
+	pl.facts.Hosts = withoutBridgeCheck(hosts, u)
+	return pl.compute(placeholder)
+}
+
 // VMs reads the configuration of every VM tagged for the cluster. The
-// inventory it reads is a fresh one; the creates of the run that start
+// inventory it reads is a fresh one (Hosts' of moments ago, in the same
+// Construct); the creates of the run that start
 // within a few seconds share it to look for the VMs an interrupted run
 // left (pve.OthersInventory), instead of each reading one more.
 func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.ObservedVM, error) {
-	inv, err := i.c.Inventory(ctx, 0)
-	if err != nil {
-		return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
+	var inv pve.Inventory
+	if i.inv != nil {
+		inv = *i.inv
+	} else {
+		var err error
+		if inv, err = i.c.Inventory(ctx, 0); err != nil {
+			return nil, fmt.Errorf("listing the Proxmox cluster's VMs: %w", err)
+		}
 	}
 	var vms []pve.ClusterVM
 	for _, g := range inv.Guests {

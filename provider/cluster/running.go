@@ -32,7 +32,7 @@ type runningNode struct {
 type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error)
 
 func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
-	nc, mode, version, err := talosapi.ReadConfig(ctx, talosapi.Target{Node: node, Creds: creds},
+	nc, mode, version, err := talosapi.ReadActiveConfig(ctx, talosapi.Target{Node: node, Creds: creds},
 		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
 	if err != nil || mode == talosapi.ModeMaintenance {
 		return runningNode{}, err

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"reflect"
 	"strings"
 
@@ -96,10 +97,25 @@ func unplain(ts *pschema.TypeSpec) {
 	}
 }
 
-// WithConstructGuards makes the provider's Construct of a TalosCluster
-// refuse inputs that are not known yet, naming them, and end quietly when
-// the engine stopped it (see quietShutdown).
-func WithConstructGuards(prov p.Provider) p.Provider {
-	prov.Construct = quietShutdown(acceptInputValues(refuseUnknownInputs(prov.Construct)))
-	return prov
+// ConstructGuard is what Construct does with a TalosCluster's inputs
+// before infer fills TalosClusterArgs (framework.ConstructGuard says why):
+// secrets and unknowns where they only reach the machine configurations or
+// the VMs' network settings are accepted (acceptInputValues), every other
+// unknown input is refused by name (refuseUnknownInputs), and the secret
+// texts are scrubbed from the construct's errors.
+func ConstructGuard() framework.ConstructGuard {
+	return framework.ConstructGuard{
+		Token: tokenComponent,
+		Prepare: func(ctx context.Context, req p.ConstructRequest) (context.Context, p.ConstructRequest, error) {
+			ctx, req, err := acceptInputValues(ctx, req)
+			if err != nil {
+				return ctx, req, err
+			}
+			if err := refuseUnknownInputs(req); err != nil {
+				return ctx, req, scrubSecrets(err, secretValues(ctx))
+			}
+			return ctx, req, nil
+		},
+		Scrub: func(ctx context.Context, err error) error { return scrubSecrets(err, secretValues(ctx)) },
+	}
 }

@@ -135,5 +135,5 @@ func TestConstructRefusesUnknownInputs(t *testing.T) {
 // WithPlainInputs is the provider with the component's two plain-input
 // workarounds, as provider.New applies them.
 func WithPlainInputs(prov p.Provider) p.Provider {
-	return framework.WithSchemaFixes(WithConstructGuards(prov), PlainInputs())
+	return framework.WithSchemaFixes(framework.WithConstructGuards(prov, ConstructGuard()), PlainInputs())
 }

@@ -11,6 +11,8 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"gopkg.in/yaml.v3"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // Secret inputs. The component's Go arguments are plain values (the plan
@@ -38,7 +40,7 @@ var secretCapable = regexp.MustCompile(`^(` + strings.Join([]string{
 	`gitOps\.(installManifests\[\d+\]|repository\.url)`,
 }, "|") + `)$`)
 
-// mapKey is a map key as joinPath writes it.
+// mapKey is a map key as framework.JoinInputPath writes it.
 const mapKey = `(\.[A-Za-z_][A-Za-z0-9_]*|\["(?:[^"\\]|\\.)*"\])`
 
 type secretValuesKey struct{}
@@ -117,106 +119,50 @@ func unknownConfigInputs(ctx context.Context) []string {
 //     in that preview; so are the network settings that only reach the
 //     VMs (vm_inputs.go), and those settings are unknown in the VMs'
 //     inputs; elsewhere refuseUnknownInputs refuses them.
-func acceptInputValues(construct func(context.Context, p.ConstructRequest) (p.ConstructResponse, error)) func(context.Context, p.ConstructRequest) (p.ConstructResponse, error) {
-	return func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
-		if req.Urn.Type().String() != tokenComponent {
-			return construct(ctx, req)
-		}
-		var refused, values, unknown, unknownVM []string
-		plain := normalizeInputs(req.Inputs, func(path string, v property.Value) {
-			switch {
-			case !secretCapable.MatchString(path) && !configContainer.MatchString(path):
-				refused = append(refused, path)
-			case path == "cloudControllerManager.proxmox.tokenSecret":
-				// an Input of the component: it stays a secret Output
-			default:
-				values = append(values, secretTexts(v)...)
-			}
-		}, func(path string) bool {
-			if vmSetting.MatchString(path) {
-				unknownVM = append(unknownVM, path)
-				return true
-			}
-			if path == "cloudControllerManager.proxmox.tokenSecret" || !secretCapable.MatchString(path) && !configContainer.MatchString(path) {
-				return false
-			}
-			unknown = append(unknown, path)
-			return true
-		})
-		if len(refused) > 0 {
-			return p.ConstructResponse{}, fmt.Errorf("TalosCluster %s: %s %s a secret, but the cluster is planned from "+
-				"%s, and Proxmox (VM names, tags, cloud-init settings) and the cluster's outputs show %s in plain text: "+
-				"pass %s as a plain value. Secrets are accepted where they only reach the (secret) machine "+
-				"configurations: patches, registry mirror endpoints and auth, manifests and manifest URLs, the CCM "+
-				"token secret, the GitOps repository URL", req.Urn.Name(), strings.Join(refused, ", "), isAre(len(refused)),
-				itThem(len(refused)), itThem(len(refused)), itThem(len(refused)))
-		}
-		if tok := req.Inputs.Get("cloudControllerManager"); tok.IsMap() {
-			// keep the token secret's own wrapping: it is a pulumi.Input
-			plain = plain.Set("cloudControllerManager", keepTokenSecret(plain.Get("cloudControllerManager"), tok))
-		}
-		req.Inputs = plain
-		slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) }) // longest first for scrubbing
-		ctx = context.WithValue(ctx, secretValuesKey{}, values)
-		ctx = context.WithValue(ctx, unknownConfigKey{}, unknown)
-		ctx = context.WithValue(ctx, unknownVMKey{}, unknownVM)
-		resp, err := construct(ctx, req)
-		if err != nil {
-			err = scrubSecrets(err, values)
-		}
-		return resp, err
-	}
-}
-
-// normalizeInputs returns m without dependencies or secret wrappers,
-// calling secret for each secret with its input path, and unknown for each
-// unknown value: when it answers true the value is replaced by its
-// placeholder (unknownPlaceholder), else it stays unknown.
-func normalizeInputs(m property.Map, secret func(path string, v property.Value), unknown func(path string) bool) property.Map {
-	var walk func(path string, v property.Value) (property.Value, bool)
-	walk = func(path string, v property.Value) (property.Value, bool) {
-		if v.Secret() {
-			v = v.WithSecret(false)
-			secret(path, v)
-		}
-		if v.IsComputed() {
-			if unknown(path) {
-				ph, drop := unknownPlaceholder(path)
-				return ph, !drop
-			}
-			return v, true
-		}
-		v = v.WithDependencies(nil)
+//
+// The context it returns carries the secret texts (secretValues) and the
+// unknown inputs (unknownConfigInputs, unknownVMInputs).
+func acceptInputValues(ctx context.Context, req p.ConstructRequest) (context.Context, p.ConstructRequest, error) {
+	var refused, values, unknown, unknownVM []string
+	plain := framework.UnwrapInputs(req.Inputs, func(path string, v property.Value) {
 		switch {
-		case v.IsMap():
-			out := map[string]property.Value{}
-			v.AsMap().AllStable(func(k string, e property.Value) bool {
-				if n, keep := walk(joinPath(path, k), e); keep {
-					out[k] = n
-				}
-				return true
-			})
-			return property.New(property.NewMap(out)), true
-		case v.IsArray():
-			out := []property.Value{}
-			v.AsArray().All(func(i int, e property.Value) bool {
-				if n, keep := walk(fmt.Sprintf("%s[%d]", path, i), e); keep {
-					out = append(out, n)
-				}
-				return true
-			})
-			return property.New(property.NewArray(out)), true
+		case !secretCapable.MatchString(path) && !configContainer.MatchString(path):
+			refused = append(refused, path)
+		case path == "cloudControllerManager.proxmox.tokenSecret":
+			// an Input of the component: it stays a secret Output
+		default:
+			values = append(values, secretTexts(v)...)
 		}
-		return v, true
-	}
-	out := map[string]property.Value{}
-	m.AllStable(func(k string, v property.Value) bool {
-		if n, keep := walk(k, v); keep {
-			out[k] = n
+	}, func(path string, v property.Value) (property.Value, bool) {
+		switch {
+		case vmSetting.MatchString(path):
+			unknownVM = append(unknownVM, path)
+		case path == "cloudControllerManager.proxmox.tokenSecret" || !secretCapable.MatchString(path) && !configContainer.MatchString(path):
+			return v, true // stays unknown: refuseUnknownInputs names it
+		default:
+			unknown = append(unknown, path)
 		}
-		return true
+		ph, drop := unknownPlaceholder(path)
+		return ph, !drop
 	})
-	return property.NewMap(out)
+	if len(refused) > 0 {
+		return ctx, req, fmt.Errorf("TalosCluster %s: %s %s a secret, but the cluster is planned from "+
+			"%s, and Proxmox (VM names, tags, cloud-init settings) and the cluster's outputs show %s in plain text: "+
+			"pass %s as a plain value. Secrets are accepted where they only reach the (secret) machine "+
+			"configurations: patches, registry mirror endpoints and auth, manifests and manifest URLs, the CCM "+
+			"token secret, the GitOps repository URL", req.Urn.Name(), strings.Join(refused, ", "), isAre(len(refused)),
+			itThem(len(refused)), itThem(len(refused)), itThem(len(refused)))
+	}
+	if tok := req.Inputs.Get("cloudControllerManager"); tok.IsMap() {
+		// keep the token secret's own wrapping: it is a pulumi.Input
+		plain = plain.Set("cloudControllerManager", keepTokenSecret(plain.Get("cloudControllerManager"), tok))
+	}
+	req.Inputs = plain
+	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) }) // longest first for scrubbing
+	ctx = context.WithValue(ctx, secretValuesKey{}, values)
+	ctx = context.WithValue(ctx, unknownConfigKey{}, unknown)
+	ctx = context.WithValue(ctx, unknownVMKey{}, unknownVM)
+	return ctx, req, nil
 }
 
 // secretTexts are the texts of a secret input, nested ones included (a

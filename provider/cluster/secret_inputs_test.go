@@ -90,8 +90,8 @@ func TestUnknownConfigInputsInPreview(t *testing.T) {
 	rec, resp, err := constructDry(t, true, &fakeInventory{hosts: threeHosts()}, in)
 	must(t, err)
 	cfg := rec.get(t, "ConfigurationApply", "lab-cp-1").inputs.Get("machineConfiguration")
-	if !cfg.IsComputed() {
-		t.Errorf("machine configuration with an unknown patch = %v, want unknown", cfg)
+	if !cfg.IsComputed() || !cfg.Secret() {
+		t.Errorf("machine configuration with an unknown patch = %v, want unknown and secret", cfg)
 	}
 	if vms := rec.byType("VirtualMachine"); len(vms) != 5 {
 		t.Errorf("%d VMs planned", len(vms))

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -117,11 +116,7 @@ func refine(s plan.Summary, nodes []*plan.Node, configs map[string]string, want 
 // kubeletVersion is the Kubernetes version of a configuration's kubelet
 // image tag, or "".
 func kubeletVersion(config string) string {
-	cfg, err := configloader.NewFromBytes([]byte(config))
-	if err != nil || cfg.Machine() == nil {
-		return ""
-	}
-	v, _ := talosapi.ImageVersion(cfg.Machine().Kubelet().Image())
+	v, _ := talosapi.ImageVersion(talosapi.ConfigKubeletImage([]byte(config)))
 	return v
 }
 

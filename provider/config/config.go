@@ -1,6 +1,6 @@
 // Package config is the provider configuration of proxmoxtalos: how to reach
 // the Proxmox VE API, the connected client every resource uses, and the
-// provider's own DiffConfig (rotating the token or rewriting the endpoint in
+// provider configuration's own Diff (rotating the token or rewriting the endpoint in
 // an equivalent form changes nothing; no change ever replaces the provider).
 package config
 
@@ -15,6 +15,7 @@ import (
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/version"
 )
@@ -46,23 +47,25 @@ type Config struct {
 
 // Annotate documents the configuration in the schema.
 func (c *Config) Annotate(a infer.Annotator) {
-	a.Describe(c, "How to reach the Proxmox VE API. Every setting may instead come from an environment variable.")
-	a.Describe(&c.Endpoint, "The Proxmox VE API address, for example `https://pve.example.com:8006`. "+
-		"`/api2/json` and a trailing slash are optional; all these forms are equivalent. "+
-		"Environment variable: `"+EnvEndpoint+"`.")
-	a.Describe(&c.APIToken, "An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). "+
-		"Secret. Rotating it changes no resource. Environment variable: `"+EnvAPIToken+"`.")
-	a.Describe(&c.Insecure, "Skip verification of the API's TLS certificate. Default `false`: the certificate is "+
-		"verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `"+EnvInsecure+"`.")
-	a.Describe(&c.CACert, "PEM text of the CA certificate that signed the Proxmox VE host certificate (for a "+
-		"self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `"+EnvCACert+"`.")
-	a.Describe(&c.RequestTimeout, "Timeout of one HTTP request to the API, in seconds. Default 60. Long operations "+
-		"(tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `"+EnvRequestTimeout+"`.")
-	a.Describe(&c.OfflinePreview, "Plan previews from the stack's state and the program's inputs without contacting "+
-		"Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per "+
-		"check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the "+
-		"nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment "+
-		"variable: `"+EnvOfflinePreview+"`.")
+	framework.Annotate(a, c, func() {
+		a.Describe(c, "How to reach the Proxmox VE API. Every setting may instead come from an environment variable.")
+		a.Describe(&c.Endpoint, "The Proxmox VE API address, for example `https://pve.example.com:8006`. "+
+			"`/api2/json` and a trailing slash are optional; all these forms are equivalent. "+
+			"Environment variable: `"+EnvEndpoint+"`.")
+		a.Describe(&c.APIToken, "An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). "+
+			"Secret. Rotating it changes no resource. Environment variable: `"+EnvAPIToken+"`.")
+		a.Describe(&c.Insecure, "Skip verification of the API's TLS certificate. Default `false`: the certificate is "+
+			"verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `"+EnvInsecure+"`.")
+		a.Describe(&c.CACert, "PEM text of the CA certificate that signed the Proxmox VE host certificate (for a "+
+			"self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `"+EnvCACert+"`.")
+		a.Describe(&c.RequestTimeout, "Timeout of one HTTP request to the API, in seconds. Default 60. Long operations "+
+			"(tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `"+EnvRequestTimeout+"`.")
+		a.Describe(&c.OfflinePreview, "Plan previews from the stack's state and the program's inputs without contacting "+
+			"Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per "+
+			"check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the "+
+			"nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment "+
+			"variable: `"+EnvOfflinePreview+"`.")
+	})
 }
 
 // Settings are the effective settings: configuration, else environment, else default.

@@ -128,7 +128,7 @@ func TestDiffConfig(t *testing.T) {
 		{"endpoint unknown", with("endpoint", property.New(property.Computed)), []string{"endpoint"}},
 	}
 	for _, c := range cases {
-		resp, err := DiffConfig(context.Background(), p.DiffRequest{OldInputs: m(base), State: m(base), Inputs: c.news})
+		resp, err := Diff.Diff(context.Background(), p.DiffRequest{OldInputs: m(base), State: m(base), Inputs: c.news})
 		if err != nil {
 			t.Fatal(err)
 		}

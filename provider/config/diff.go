@@ -1,51 +1,25 @@
 package config
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
-// DiffConfig compares two provider configurations. pulumi-go-provider v1.5.0
-// replaces the provider on any config change (infer/configuration.go,
-// issue #409), and a replaced provider replaces every resource it manages, so
-// provider.New installs this function instead. Here:
+// Diff is the provider configuration's diff (framework.ConfigDiff says why
+// infer's is not used). Here:
 //   - rotating apiToken is no change at all (the new token is used anyway);
 //   - endpoint forms that normalize equally are no change;
 //   - any other change is an in-place update, never a replace;
 //   - offlinePreview is how a preview runs, not a property of anything the
 //     provider manages: turning it on or off is no change.
-func DiffConfig(_ context.Context, req p.DiffRequest) (p.DiffResponse, error) {
-	olds := req.OldInputs
-	if olds.Len() == 0 {
-		olds = req.State
-	}
-	news := req.Inputs
-	detailed := map[string]p.PropertyDiff{}
-	for _, key := range []string{"endpoint", "insecure", "caCert", "requestTimeout"} {
-		o, n := olds.Get(key), news.Get(key)
-		if configValuesEqual(key, o, n) {
-			continue
-		}
-		kind := p.Update
-		switch {
-		case isAbsent(o):
-			kind = p.Add
-		case isAbsent(n):
-			kind = p.Delete
-		}
-		detailed[key] = p.PropertyDiff{Kind: kind, InputDiff: true}
-	}
-	return p.DiffResponse{HasChanges: len(detailed) > 0, DetailedDiff: detailed}, nil
-}
-
-func isAbsent(v property.Value) bool {
-	return v.IsNull() || (v.IsString() && v.AsString() == "")
+var Diff = framework.ConfigDiff{
+	Keys:  []string{"endpoint", "insecure", "caCert", "requestTimeout"},
+	Equal: configValuesEqual,
 }
 
 // configValuesEqual compares config values by meaning. Values from the CLI

@@ -32,6 +32,12 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	if err != nil {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 	}
+	if unchangedDownload(req.OldInputs, a, u) {
+		// as for a VM (unchangedInputs): the node's state only
+		v := &validator{u: u}
+		_, err := downloadNode(ctx, c, v, a, false)
+		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: v.failures}, err
+	}
 	if failures := checkPrivileges(ctx, c, downloadNeeds(a.Node, a.Storage)); len(failures) > 0 {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a, Failures: failures}, nil
 	}
@@ -46,36 +52,15 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 // the storage and its content types, and (for a new file) that no file of
 // that name would be overwritten.
 func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validator, a DownloadFileArgs, isNew bool) error {
-	nodes, err := c.Nodes(ctx)
-	if err != nil {
+	if usable, err := downloadNode(ctx, c, v, a, isNew); err != nil || !usable {
 		return err
-	}
-	var names []string
-	for _, n := range nodes {
-		names = append(names, n.Name)
-	}
-	if !slices.Contains(names, a.Node) {
-		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
-		return nil
-	}
-	for _, n := range nodes {
-		if n.Name != a.Node || n.Online {
-			continue
-		}
-		if isNew {
-			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
-		} else {
-			// an existing file: a node down must not stall every preview
-			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
-		}
-		return nil
 	}
 	storages, err := c.Storages(ctx, a.Node)
 	if err != nil {
 		return err
 	}
 	var found *pve.StorageInfo
-	names = names[:0]
+	var names []string
 	for i, s := range storages {
 		names = append(names, s.Name)
 		if s.Name == a.Storage {
@@ -97,6 +82,37 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 		return checkNoFileToOverwrite(ctx, c, v, a)
 	}
 	return nil
+}
+
+// downloadNode checks the download's node: one of the cluster, and online
+// (else a failure for a new file, a warning for an existing one). usable is
+// false when the storage checks cannot run.
+func downloadNode(ctx context.Context, c *pve.Client, v *validator, a DownloadFileArgs, isNew bool) (usable bool, err error) {
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return false, err
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if !slices.Contains(names, a.Node) {
+		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
+		return false, nil
+	}
+	for _, n := range nodes {
+		if n.Name != a.Node || n.Online {
+			continue
+		}
+		if isNew {
+			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
+		} else {
+			// an existing file: a node down must not stall every preview
+			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // checkNoFileToOverwrite fails a new download whose file exists on the node,

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"sync"
-
-	p "github.com/pulumi/pulumi-go-provider"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
@@ -34,49 +31,6 @@ import (
 // is used, and two backends holding stacks of the same names could claim
 // each other's interrupted VMs.
 
-var instance struct {
-	mu sync.Mutex
-	id string
-}
-
-// SetProviderInstance records the ID of the provider resource this process
-// serves, as Configure receives it.
-func SetProviderInstance(id string) {
-	instance.mu.Lock()
-	defer instance.mu.Unlock()
-	instance.id = id
-}
-
-func providerInstance() string {
-	instance.mu.Lock()
-	defer instance.mu.Unlock()
-	return instance.id
-}
-
-// fresh records, per URN, whether its last Check had no old inputs: the
-// resource is not in the state, so a create is its first and not a
-// replacement of a VM the state still holds. held records the ID of the
-// resource the state holds, as its last Diff saw it: a create never adopts
-// that VM (it is the one a replacement replaces).
-var fresh, held sync.Map
-
-// WithIdentity records what the identity of a create (and of an update
-// that finishes one) needs besides the URN (framework.WithURN hands that
-// on) and infer's requests do not carry: whether Check saw old inputs, and
-// the ID the state holds.
-func WithIdentity(prov p.Provider) p.Provider {
-	check, diff := prov.Check, prov.Diff
-	prov.Check = func(ctx context.Context, req p.CheckRequest) (p.CheckResponse, error) {
-		fresh.Store(req.Urn, req.State.Len() == 0)
-		return check(ctx, req)
-	}
-	prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
-		held.Store(req.Urn, req.ID)
-		return diff(ctx, req)
-	}
-	return prov
-}
-
 // identity is what a create knows about its resource.
 type identity struct {
 	// id is "" when the URN is unknown (a create outside the engine).
@@ -90,16 +44,15 @@ type identity struct {
 	held string
 }
 
-// resourceIdentity is the identity of the create running with ctx.
+// resourceIdentity is the identity of the create running with ctx. The
+// URN (framework.WithURN), whether Check saw old inputs and the ID the
+// state holds (framework.WithRequestFacts), and the provider resource's ID
+// (framework.WithProviderInstance) are what infer's requests do not carry.
 func resourceIdentity(ctx context.Context) identity {
 	urn := framework.URN(ctx)
 	if urn == "" {
 		return identity{}
 	}
-	sum := sha256.Sum256([]byte("proxmoxtalos\x00" + providerInstance() + "\x00" + string(urn)))
-	f, _ := fresh.Load(urn)
-	isFresh, _ := f.(bool)
-	h, _ := held.Load(urn)
-	heldID, _ := h.(string)
-	return identity{id: hex.EncodeToString(sum[:10]), fresh: isFresh, held: heldID}
+	sum := sha256.Sum256([]byte("proxmoxtalos\x00" + framework.ProviderInstance() + "\x00" + string(urn)))
+	return identity{id: hex.EncodeToString(sum[:10]), fresh: framework.CheckedFresh(urn), held: framework.DiffedID(urn)}
 }

@@ -56,6 +56,18 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 	}
+	if unchangedInputs(old, a, u) {
+		// nothing to check that the last accepted inputs did not (see
+		// unchangedInputs); only the node's state, which warns
+		v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u, true)
+		if err != nil {
+			return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
+		}
+		for _, w := range v.warnings {
+			p.GetLogger(ctx).Warning(w)
+		}
+		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
+	}
 	// a missing privilege first: without it the reads below would say a
 	// bridge or storage does not exist
 	oldPool := ""
@@ -66,7 +78,7 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if failures := checkPrivileges(ctx, c, needs); len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
 	}
-	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u)
+	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u, false)
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 	}

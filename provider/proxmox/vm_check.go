@@ -15,8 +15,10 @@ import (
 // checkAgainstCluster validates what only the cluster knows: the node, its
 // bridges and storages, the clone source, and whether an explicit VMID is
 // free. It runs at preview, so that nothing is created for a bad input.
+// Inputs unchanged since the last accepted ones (unchangedInputs) are only
+// checked for their node's state: an offline node still warns.
 func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a VirtualMachineArgs,
-	old *VirtualMachineArgs, u unknowns) (*validator, error) {
+	old *VirtualMachineArgs, u unknowns, unchanged bool) (*validator, error) {
 	c := newCheckReads(client)
 	v := &validator{u: u}
 	if !u.known("node") {
@@ -33,6 +35,9 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 		if w := checkMemory(client, name, a, old, node); w != "" {
 			v.warnings = append(v.warnings, w)
 		}
+	}
+	if unchanged {
+		return v, nil
 	}
 
 	if err := checkBridges(ctx, c, v, a); err != nil {

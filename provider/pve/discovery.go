@@ -89,6 +89,21 @@ func cachedRead[T any](ctx context.Context, rc *readCache, key string, gen func(
 	return slices.Clone(v), nil
 }
 
+// offer keeps value, read at at with generation gen by another request that
+// gives the same answer, as key's answer, unless key is being read now or
+// holds an answer read later.
+func (rc *readCache) offer(key string, gen int64, at time.Time, value any) {
+	e := rc.entry(key)
+	if !e.mu.TryLock() {
+		return
+	}
+	defer e.mu.Unlock()
+	if e.ok && e.at.After(at) {
+		return
+	}
+	e.ok, e.gen, e.at, e.value = true, gen, at, value
+}
+
 // changesMemory reports whether a config write with these parameters can
 // change what a VM takes from its node's memory (a running VM's memory or
 // balloon, hot-plugged).

@@ -21,6 +21,8 @@ type Inventory struct {
 	Offline map[string]bool
 	// Uptime is how long each online node has run, where it says.
 	Uptime map[string]time.Duration
+	// Nodes are the cluster's nodes with the facts GET /nodes gives.
+	Nodes []NodeInfo
 }
 
 // Guest finds the guest with VMID id.
@@ -73,12 +75,17 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 	if !c.inv.at.IsZero() && time.Since(c.inv.at) <= maxAge && (c.inv.gen == gen || !ownChanges) {
 		return c.inv.inv, nil
 	}
-	at := time.Now()
+	at, nodesGen := time.Now(), c.disc.memoryChanges.Load()
 	inv, err := c.readInventory(ctx, "")
 	if err != nil {
 		return Inventory{}, err
 	}
 	c.inv.at, c.inv.gen, c.inv.inv = at, gen, inv
+	// The node list of discovery (Nodes) is the same answer: PVE builds
+	// the node entries of /cluster/resources and of GET /nodes alike
+	// (pve-manager PVE/API2Tools.pm extract_node_stats, usage only with
+	// Sys.Audit on the node), so this read stands in for that one.
+	c.disc.reads.offer("nodes", nodesGen, at, inv.Nodes)
 	return inv, nil
 }
 
@@ -111,6 +118,9 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 		Lock     string      `json:"lock"`
 		HAState  string      `json:"hastate"`
 		Uptime   json.Number `json:"uptime"`
+		MaxMem   json.Number `json:"maxmem"`
+		Mem      json.Number `json:"mem"`
+		MaxCPU   json.Number `json:"maxcpu"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
 		return c.get(ctx, "/cluster/resources"+query, &items)
@@ -122,6 +132,7 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 	for _, it := range items {
 		switch it.Type {
 		case "node":
+			inv.Nodes = append(inv.Nodes, nodeInfo(it.Node, it.Status, it.MaxMem, it.Mem, it.MaxCPU))
 			if it.Status != "online" {
 				inv.Offline[it.Node] = true
 			} else if up, err := it.Uptime.Int64(); err == nil && up > 0 {

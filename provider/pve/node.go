@@ -40,13 +40,18 @@ func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {
 	}
 	out := make([]NodeInfo, 0, len(items))
 	for _, it := range items {
-		maxMem, _ := it.MaxMem.Int64()
-		mem, _ := it.Mem.Int64()
-		cpus, _ := it.MaxCPU.Int64()
-		out = append(out, NodeInfo{Name: it.Node, Online: it.Status == "online",
-			MaxMem: uint64(max(maxMem, 0)), Mem: uint64(max(mem, 0)), MaxCPU: int(max(cpus, 0))})
+		out = append(out, nodeInfo(it.Node, it.Status, it.MaxMem, it.Mem, it.MaxCPU))
 	}
 	return out, nil
+}
+
+// nodeInfo is a node entry of GET /nodes or /cluster/resources.
+func nodeInfo(name, status string, maxMem, mem, maxCPU json.Number) NodeInfo {
+	mx, _ := maxMem.Int64()
+	m, _ := mem.Int64()
+	cpus, _ := maxCPU.Int64()
+	return NodeInfo{Name: name, Online: status == "online",
+		MaxMem: uint64(max(mx, 0)), Mem: uint64(max(m, 0)), MaxCPU: int(max(cpus, 0))}
 }
 
 // Bridges lists the names of the network bridges (Linux, OVS and SDN

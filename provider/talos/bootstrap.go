@@ -10,6 +10,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // Bootstrap bootstraps etcd on one control plane node, once per cluster.
@@ -33,11 +34,13 @@ type BootstrapArgs struct {
 
 // Annotate documents the inputs.
 func (a *BootstrapArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Node, "The address of the control plane node to bootstrap etcd on (not the VIP).")
-	an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through. Default: the node itself.")
-	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
-	an.Describe(&a.Timeouts, "Limits for waiting on the node (create only).")
-	an.Describe(&a.VmIds, vmIdsDoc)
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.Node, "The address of the control plane node to bootstrap etcd on (not the VIP).")
+		an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through. Default: the node itself.")
+		an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
+		an.Describe(&a.Timeouts, "Limits for waiting on the node (create only).")
+		an.Describe(&a.VmIds, vmIdsDoc)
+	})
 }
 
 // BootstrapState is the state.

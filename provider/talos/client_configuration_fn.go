@@ -9,6 +9,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // GetClientConfiguration renders a talosconfig.
@@ -34,12 +35,14 @@ func (f *GetClientConfiguration) Annotate(a infer.Annotator) {
 
 // Annotate describes the inputs.
 func (a *GetClientConfigurationArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.ClusterName, "Name of the talosconfig context (use the cluster name).")
-	an.Describe(&a.Endpoints, "Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, "+
-		"which only answers once etcd runs.")
-	an.Describe(&a.Nodes, "Default target nodes of the context. Default: the first endpoint, so that `talosctl "+
-		"kubeconfig` and `etcd members` work without `-n` (they need one control plane).")
-	an.Describe(&a.ClientConfiguration, "The `clientConfiguration` output of MachineSecrets. Secret.")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.ClusterName, "Name of the talosconfig context (use the cluster name).")
+		an.Describe(&a.Endpoints, "Addresses talosctl connects to: the control plane nodes' own addresses. Not the VIP, "+
+			"which only answers once etcd runs.")
+		an.Describe(&a.Nodes, "Default target nodes of the context. Default: the first endpoint, so that `talosctl "+
+			"kubeconfig` and `etcd members` work without `-n` (they need one control plane).")
+		an.Describe(&a.ClientConfiguration, "The `clientConfiguration` output of MachineSecrets. Secret.")
+	})
 }
 
 // Annotate describes the output.

@@ -11,6 +11,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // ClusterHealth waits until a cluster is healthy; a gate between steps.
@@ -55,37 +56,39 @@ func (v *ClusterHealthPreview) Annotate(an infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.ControlPlanes, "Addresses of every control plane node (not the VIP).")
-	an.Describe(&a.Workers, "Addresses of every worker node.")
-	an.Describe(&a.Endpoints, "Talos API endpoints to reach the nodes through. Default: each node itself.")
-	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
-	an.Describe(&a.Kubeconfig, "An admin kubeconfig. Without it the Kubernetes checks are skipped.")
-	an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to check instead of the kubeconfig's server, for "+
-		"example the first control plane's `https://192.168.1.21:6443` before the VIP answers.")
-	an.Describe(&a.Triggers, "Any values; when one changes, health is checked again on update.")
-	an.Describe(&a.Recheck, "A reason to check again in this update, whatever else changes: for example nodes that "+
-		"were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update "+
-		"checks health again; unset, it is no reason to.")
-	an.Describe(&a.OtherNodes, "Addresses of the cluster's nodes that this check does not require: nodes later in "+
-		"a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They "+
-		"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
-		"of this list alone does not check again.")
-	an.Describe(&a.KubernetesVersion, "The Kubernetes version every node runs once the check passes, like `v1.36.3`. "+
-		"When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the "+
-		"bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane "+
-		"renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager "+
-		"`talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version "+
-		"is not recorded and the next update syncs again.")
-	an.Describe(&a.BootstrapManifests, "What the control planes render the bootstrap manifests from, one line each "+
-		"(`inlineManifest cilium sha256:… objects sha256:…` (its text, and the objects it renders), `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; "+
-		"talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest "+
-		"edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for "+
-		"kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster "+
-		"only this way. Needs kubeconfig. State without them records them on its next update. A refresh adds a line "+
-		"`drift: <object> differs from the rendered manifests` (or `is missing from the cluster`) for each object of the "+
-		"manifests that the cluster no longer holds as a control plane renders it; the next update syncs them away.")
-	an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
-	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the required nodes' VMs.")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.ControlPlanes, "Addresses of every control plane node (not the VIP).")
+		an.Describe(&a.Workers, "Addresses of every worker node.")
+		an.Describe(&a.Endpoints, "Talos API endpoints to reach the nodes through. Default: each node itself.")
+		an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
+		an.Describe(&a.Kubeconfig, "An admin kubeconfig. Without it the Kubernetes checks are skipped.")
+		an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to check instead of the kubeconfig's server, for "+
+			"example the first control plane's `https://192.168.1.21:6443` before the VIP answers.")
+		an.Describe(&a.Triggers, "Any values; when one changes, health is checked again on update.")
+		an.Describe(&a.Recheck, "A reason to check again in this update, whatever else changes: for example nodes that "+
+			"were down and that the update starts (`VMs that were not running: demo-cp-2`). Whenever it is set, the update "+
+			"checks health again; unset, it is no reason to.")
+		an.Describe(&a.OtherNodes, "Addresses of the cluster's nodes that this check does not require: nodes later in "+
+			"a rollout, or nodes the same update removes (Pulumi deletes removed resources after the others). They "+
+			"may or may not be etcd members or Kubernetes nodes when the check runs; neither is reported. A change "+
+			"of this list alone does not check again.")
+		an.Describe(&a.KubernetesVersion, "The Kubernetes version every node runs once the check passes, like `v1.36.3`. "+
+			"When an update changes it (a Kubernetes upgrade), the update, once the cluster is healthy, syncs the "+
+			"bootstrap manifests (kube-proxy, CoreDNS, flannel, extraManifests, inlineManifests) that a control plane "+
+			"renders from its configuration, as `talosctl upgrade-k8s` does: server-side apply with the field manager "+
+			"`talos`, objects the manifests no longer hold deleted. Needs kubeconfig. If the sync fails, the version "+
+			"is not recorded and the next update syncs again.")
+		an.Describe(&a.BootstrapManifests, "What the control planes render the bootstrap manifests from, one line each "+
+			"(`inlineManifest cilium sha256:… objects sha256:…` (its text, and the objects it renders), `extraManifest sha256:…` (URLs as digests: one may be secret), the kube-proxy, CoreDNS and CNI settings as a digest; "+
+			"talosconfig.BootstrapManifestInputs). When an update changes them without a Kubernetes upgrade (an inline manifest "+
+			"edited, a URL added or removed), the update, once the cluster is healthy, syncs the bootstrap manifests as for "+
+			"kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster "+
+			"only this way. Needs kubeconfig. State without them records them on its next update. A refresh adds a line "+
+			"`drift: <object> differs from the rendered manifests` (or `is missing from the cluster`) for each object of the "+
+			"manifests that the cluster no longer holds as a control plane renders it; the next update syncs them away.")
+		an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
+		an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the required nodes' VMs.")
+	})
 }
 
 // ClusterHealthState is the state.

@@ -6,6 +6,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // ConfigurationApply applies a machine configuration to one Talos node and
@@ -51,21 +52,23 @@ type ResetOnDelete struct {
 
 // Annotate documents the type.
 func (r *ResetOnDelete) Annotate(a infer.Annotator) {
-	a.Describe(r, "Reset the node when the resource is destroyed: its system disk is wiped.")
-	a.Describe(&r.Enabled, "Reset the node on destroy. Default `false`: the node keeps running its configuration.")
-	a.Describe(&r.Graceful, "Cordon and drain the node and, on a control plane, leave etcd first, so the cluster "+
-		"keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot "+
-		"leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. "+
-		"Set `false` only for a node whose cluster is gone.")
-	a.Describe(&r.Reboot, "Reboot after the reset (a node booted from the ISO comes back in maintenance mode). "+
-		"Default `false`: the node powers off.")
-	a.Describe(&r.ControlPlanes, "Control plane addresses (Talos API) to delete the node's Kubernetes Node object "+
-		"through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why "+
-		"`kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the "+
-		"object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries "+
-		"this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. "+
-		"When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed "+
-		"through the first of them that answers too. Default: none, the Node object stays.")
+	framework.Annotate(a, r, func() {
+		a.Describe(r, "Reset the node when the resource is destroyed: its system disk is wiped.")
+		a.Describe(&r.Enabled, "Reset the node on destroy. Default `false`: the node keeps running its configuration.")
+		a.Describe(&r.Graceful, "Cordon and drain the node and, on a control plane, leave etcd first, so the cluster "+
+			"keeps quorum and no etcd member is left behind. Default `true`. The cluster's last etcd member cannot "+
+			"leave: it is reset without leaving (with a log line saying so), as at the end of a whole-cluster destroy. "+
+			"Set `false` only for a node whose cluster is gone.")
+		a.Describe(&r.Reboot, "Reboot after the reset (a node booted from the ISO comes back in maintenance mode). "+
+			"Default `false`: the node powers off.")
+		a.Describe(&r.ControlPlanes, "Control plane addresses (Talos API) to delete the node's Kubernetes Node object "+
+			"through after the reset: a reset leaves it behind, NotReady, as after `talosctl reset` (which is why "+
+			"`kubectl delete node` follows it). An admin kubeconfig is fetched from the first one that answers and the "+
+			"object is deleted through that control plane's own Kubernetes API (port 6443), only if it still carries "+
+			"this node's address. The node itself is skipped. When none answers, the destroy still succeeds and warns. "+
+			"When the node itself does not answer (gone), its etcd member, if it was a control plane, is removed "+
+			"through the first of them that answers too. Default: none, the Node object stays.")
+	})
 }
 
 // HealthGate is the cluster health a node's changes wait for.
@@ -86,32 +89,34 @@ func (g *HealthGate) clusterCreate() bool {
 
 // Annotate documents the type.
 func (g *HealthGate) Annotate(a infer.Annotator) {
-	a.Describe(g, "Cluster health that changes to the node wait for, so that a rollout over many nodes goes one "+
-		"healthy node at a time. An update that changes the node waits, before touching it, until the required nodes "+
-		"other than this one are healthy, and afterwards until all of them, this one included, are. A create waits "+
-		"only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth "+
-		"checks: the Talos services up, etcd's members exactly the required control planes (voting), and every "+
-		"required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A "+
-		"change of the gate alone does not update the resource (it is read by the next update that touches the "+
-		"node), except `vm`.")
-	a.Describe(&g.ControlPlanes, "Addresses (Talos API) of the control planes that must be healthy, this node "+
-		"included when it is one. At least one.")
-	a.Describe(&g.Workers, "Addresses of the workers that must be healthy, this node included when it is one.")
-	a.Describe(&g.OtherNodes, "Addresses of the cluster's other nodes, not required: nodes later in a rollout or "+
-		"removed by the same update. They may or may not be etcd members or Kubernetes nodes.")
-	a.Describe(&g.KubernetesEndpoint, "The Kubernetes API URL to check the nodes through, for example the VIP's "+
-		"`https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.")
-	a.Describe(&g.Vm, "The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 "+
-		"memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new "+
-		"settings: the update waits until the cluster, this node included, is healthy again, without touching "+
-		"the node, so that the next node's VM restarts only then.")
-	a.Describe(&g.Timeout, "How long each wait for health may take, as a Go duration. Default `10m`.")
-	a.Describe(&g.ClusterCreate, "The node is created together with its cluster, one that has never been "+
-		"bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the "+
-		"node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and "+
-		"the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as "+
-		"usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in "+
-		"maintenance mode) lets the next update apply the configuration again. Default false.")
+	framework.Annotate(a, g, func() {
+		a.Describe(g, "Cluster health that changes to the node wait for, so that a rollout over many nodes goes one "+
+			"healthy node at a time. An update that changes the node waits, before touching it, until the required nodes "+
+			"other than this one are healthy, and afterwards until all of them, this one included, are. A create waits "+
+			"only before (the first control plane is bootstrapped after its create). Healthy means what ClusterHealth "+
+			"checks: the Talos services up, etcd's members exactly the required control planes (voting), and every "+
+			"required node Ready in Kubernetes, through an admin kubeconfig fetched from a required control plane. A "+
+			"change of the gate alone does not update the resource (it is read by the next update that touches the "+
+			"node), except `vm`.")
+		a.Describe(&g.ControlPlanes, "Addresses (Talos API) of the control planes that must be healthy, this node "+
+			"included when it is one. At least one.")
+		a.Describe(&g.Workers, "Addresses of the workers that must be healthy, this node included when it is one.")
+		a.Describe(&g.OtherNodes, "Addresses of the cluster's other nodes, not required: nodes later in a rollout or "+
+			"removed by the same update. They may or may not be etcd members or Kubernetes nodes.")
+		a.Describe(&g.KubernetesEndpoint, "The Kubernetes API URL to check the nodes through, for example the VIP's "+
+			"`https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.")
+		a.Describe(&g.Vm, "The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 "+
+			"memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new "+
+			"settings: the update waits until the cluster, this node included, is healthy again, without touching "+
+			"the node, so that the next node's VM restarts only then.")
+		a.Describe(&g.Timeout, "How long each wait for health may take, as a Go duration. Default `10m`.")
+		a.Describe(&g.ClusterCreate, "The node is created together with its cluster, one that has never been "+
+			"bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the "+
+			"node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and "+
+			"the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as "+
+			"usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in "+
+			"maintenance mode) lets the next update apply the configuration again. Default false.")
+	})
 }
 
 // UpgradeOptions tune Talos upgrades.
@@ -122,11 +127,13 @@ type UpgradeOptions struct {
 
 // Annotate documents the type.
 func (u *UpgradeOptions) Annotate(a infer.Annotator) {
-	a.Describe(u, "How a Talos upgrade is run (talosctl upgrade flags).")
-	a.Describe(&u.Stage, "Stage the upgrade and perform it after a reboot, for nodes where files in use block an "+
-		"upgrade. Default `false`.")
-	a.Describe(&u.Preserve, "Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only "+
-		"for older nodes. Default `false`.")
+	framework.Annotate(a, u, func() {
+		a.Describe(u, "How a Talos upgrade is run (talosctl upgrade flags).")
+		a.Describe(&u.Stage, "Stage the upgrade and perform it after a reboot, for nodes where files in use block an "+
+			"upgrade. Default `false`.")
+		a.Describe(&u.Preserve, "Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only "+
+			"for older nodes. Default `false`.")
+	})
 }
 
 // ConfigurationApplyArgs are the inputs.
@@ -168,36 +175,38 @@ func (v *ConfigurationApplyPreview) Annotate(an infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Node, "The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's "+
-		"own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.")
-	an.Describe(&a.Endpoints, "Talos API endpoints to reach a configured node through (talosctl --endpoints), for "+
-		"example the control planes when workers are not reachable directly. Default: the node itself. A node in "+
-		"maintenance mode is always contacted directly.")
-	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration (MachineSecrets.clientConfiguration).")
-	an.Describe(&a.MachineConfiguration, "The machine configuration to apply (YAML, one or more documents), for "+
-		"example from getMachineConfiguration.")
-	an.Describe(&a.ApplyMode, "How configuration changes take effect on a configured node. Default `auto`. The first "+
-		"install from maintenance mode always reboots into the installed system.")
-	an.Describe(&a.TryTimeout, "For `applyMode: try`: how long Talos keeps the configuration before rolling back, as "+
-		"a Go duration. Default Talos's (1m).")
-	an.Describe(&a.TalosVersion, "The Talos version the node must run, like `v1.12.5`. Default: the version in the "+
-		"tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.")
-	an.Describe(&a.Upgrade, "How Talos upgrades are run.")
-	an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
-	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
-	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
-	an.Describe(&a.MachineId, "The identity of the machine behind `node`, for example the VM's SMBIOS UUID "+
-		"(VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, "+
-		"fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds "+
-		"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
-		"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
-		"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
-	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the node's own VM and those of the health gate's required "+
-		"nodes; destroy (the reset) does not use it.")
-	an.Describe(&a.SensitiveValues, "Texts to treat as secret wherever they appear in machineConfiguration, besides the "+
-		"values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as "+
-		"`(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); "+
-		"TalosCluster sets it from its secret inputs. Secret.")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.Node, "The node's address (IP or DNS name, optional `:port`, default port 50000). Use the node's "+
+			"own address, never a VIP: the VIP exists only once etcd runs. Changing it replaces the resource.")
+		an.Describe(&a.Endpoints, "Talos API endpoints to reach a configured node through (talosctl --endpoints), for "+
+			"example the control planes when workers are not reachable directly. Default: the node itself. A node in "+
+			"maintenance mode is always contacted directly.")
+		an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration (MachineSecrets.clientConfiguration).")
+		an.Describe(&a.MachineConfiguration, "The machine configuration to apply (YAML, one or more documents), for "+
+			"example from getMachineConfiguration.")
+		an.Describe(&a.ApplyMode, "How configuration changes take effect on a configured node. Default `auto`. The first "+
+			"install from maintenance mode always reboots into the installed system.")
+		an.Describe(&a.TryTimeout, "For `applyMode: try`: how long Talos keeps the configuration before rolling back, as "+
+			"a Go duration. Default Talos's (1m).")
+		an.Describe(&a.TalosVersion, "The Talos version the node must run, like `v1.12.5`. Default: the version in the "+
+			"tag of the configuration's `machine.install.image`. A node on another version is upgraded in place.")
+		an.Describe(&a.Upgrade, "How Talos upgrades are run.")
+		an.Describe(&a.Reset, "What destroy does to the node. Default: nothing (the node keeps running).")
+		an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
+		an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+		an.Describe(&a.MachineId, "The identity of the machine behind `node`, for example the VM's SMBIOS UUID "+
+			"(VirtualMachine.smbiosUuid). When it changes, another machine answers at the same address (a replaced VM, "+
+			"fresh from the ISO): the resource is replaced, deleting the old one first (its reset, if enabled, finds "+
+			"either the old machine or a node in maintenance mode, which it leaves alone), so that the new machine is "+
+			"configured from maintenance mode. Setting it for the first time, or removing it, changes nothing on the node; "+
+			"a value not known yet (preview) is no change: the update that knows it replaces the resource.")
+		an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the node's own VM and those of the health gate's required "+
+			"nodes; destroy (the reset) does not use it.")
+		an.Describe(&a.SensitiveValues, "Texts to treat as secret wherever they appear in machineConfiguration, besides the "+
+			"values Talos itself holds secret (keys, tokens, passwords): configView shows a leaf that is or contains one as "+
+			"`(sensitive)`, and errors never quote one. For values that came from a Pulumi secret (a secret patch); "+
+			"TalosCluster sets it from its secret inputs. Secret.")
+	})
 }
 
 // ConfigurationApplyState is the state: the inputs and what the node runs.
@@ -211,10 +220,12 @@ type ConfigurationApplyState struct {
 
 // Annotate documents the outputs.
 func (s *ConfigurationApplyState) Annotate(a infer.Annotator) {
-	a.Describe(&s.ConfigDigest, "SHA-256 of the applied configuration's contents (comments and formatting ignored), "+
-		"as compared with what the node runs.")
-	a.Describe(&s.InstalledImage, "The installer image the node was installed or last upgraded with.")
-	a.Describe(&s.RunningVersion, "The Talos version the node runs.")
-	a.Describe(&s.AppliedMode, "How the last configuration change took effect: `install`, `no-reboot`, `reboot`, "+
-		"`staged`, `try`, or `none` when the node already ran it.")
+	framework.Annotate(a, s, func() {
+		a.Describe(&s.ConfigDigest, "SHA-256 of the applied configuration's contents (comments and formatting ignored), "+
+			"as compared with what the node runs.")
+		a.Describe(&s.InstalledImage, "The installer image the node was installed or last upgraded with.")
+		a.Describe(&s.RunningVersion, "The Talos version the node runs.")
+		a.Describe(&s.AppliedMode, "How the last configuration change took effect: `install`, `no-reboot`, `reboot`, "+
+			"`staged`, `try`, or `none` when the node already ran it.")
+	})
 }

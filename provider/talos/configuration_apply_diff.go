@@ -58,7 +58,12 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 
 	fails = append(fails, checkHealthGate(args.HealthGate)...)
 
-	if args.MachineConfiguration != "" {
+	if args.MachineConfiguration != "" && sameConfiguration(req.OldInputs, args) {
+		// Accepted before as it is (sameConfiguration): nothing to validate
+		// again, and no view to show, since Diff lists no changed path; the
+		// VM's restart (healthGate.vm) still has its line.
+		args.ConfigChange = deriveConfigChange(req.OldInputs, args)
+	} else if args.MachineConfiguration != "" {
 		// Validated the way a nocloud node validates it on apply (cloud mode:
 		// the install section is checked by the node against its disks).
 		if _, err := talosconfig.Validate(args.MachineConfiguration, talosconfig.Cloud, validationVersion(args)); err != nil {
@@ -81,6 +86,43 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 	}
 
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
+}
+
+// sameConfiguration reports a configuration the last accepted inputs (the
+// old inputs) had as it is: the same text, talosVersion and sensitiveValues.
+// Check validated it then for the same Talos version, and an update that
+// keeps it applies nothing, so a no-op preview does not parse and validate
+// every node's configuration again. Diff still compares it with the digest
+// of what the node runs (the state), and any change of the text or of those
+// inputs is checked in full.
+func sameConfiguration(oldInputs property.Map, args ConfigurationApplyArgs) bool {
+	if oldInputs.Len() == 0 {
+		return false
+	}
+	if cfg := oldInputs.Get("machineConfiguration"); !cfg.IsString() || cfg.AsString() != args.MachineConfiguration {
+		return false
+	}
+	var oldVersion string
+	if v := oldInputs.Get("talosVersion"); v.IsString() {
+		oldVersion = v.AsString()
+	} else if !v.IsNull() {
+		return false
+	}
+	if args.TalosVersion == nil && oldVersion != "" || args.TalosVersion != nil && *args.TalosVersion != oldVersion {
+		return false
+	}
+	var oldSensitive []string
+	if v := oldInputs.Get("sensitiveValues"); v.IsArray() {
+		for _, e := range v.AsArray().All {
+			if !e.IsString() {
+				return false
+			}
+			oldSensitive = append(oldSensitive, e.AsString())
+		}
+	} else if !v.IsNull() {
+		return false
+	}
+	return slices.Equal(oldSensitive, args.SensitiveValues)
 }
 
 // newMachineChange is configChange when machineId changes: the resource is
@@ -148,7 +190,8 @@ func deriveConfigChange(oldInputs property.Map, args ConfigurationApplyArgs) *st
 		}
 	}
 
-	if oldCfg := oldInputs.Get("machineConfiguration"); oldCfg.IsString() && oldCfg.AsString() != "" {
+	if oldCfg := oldInputs.Get("machineConfiguration"); oldCfg.IsString() && oldCfg.AsString() != "" &&
+		oldCfg.AsString() != args.MachineConfiguration {
 		oldDigest, err1 := talosapi.ConfigDigest([]byte(oldCfg.AsString()))
 		newDigest, err2 := talosapi.ConfigDigest([]byte(args.MachineConfiguration))
 

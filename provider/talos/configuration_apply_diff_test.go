@@ -238,14 +238,28 @@ func TestCheckDerivesViewAndRejectsBadInput(t *testing.T) {
 		t.Fatalf("check on create: %v %v, view of %d paths", err, resp.Failures, len(resp.Inputs.ConfigView))
 	}
 
-	// Update: the view is derived.
-	resp, err = ca.Check(context.Background(), infer.CheckRequest{OldInputs: inputs, NewInputs: inputs})
+	// Update of the configuration: the view is derived.
+	olds := inputs.Set("machineConfiguration", property.New(cfg+"\n# the text before\n").WithSecret(true))
+	resp, err = ca.Check(context.Background(), infer.CheckRequest{OldInputs: olds, NewInputs: inputs})
 	if err != nil || len(resp.Failures) != 0 {
 		t.Fatalf("check: %v %v", err, resp.Failures)
 	}
 
 	if resp.Inputs.ConfigView["machine.type"] != "controlplane" || !strings.HasPrefix(resp.Inputs.ConfigView["machine.token"], "(sensitive") {
 		t.Fatalf("configView not derived: type=%q token=%q", resp.Inputs.ConfigView["machine.type"], resp.Inputs.ConfigView["machine.token"])
+	}
+
+	// The same configuration as accepted last time: neither validated
+	// again (a text a newer provider would refuse passes) nor viewed.
+	bad := inputs.Set("machineConfiguration", property.New("version: v1alpha1\nmachine: {type: nonsense}\n").WithSecret(true))
+	resp, err = ca.Check(context.Background(), infer.CheckRequest{OldInputs: bad, NewInputs: bad})
+	if err != nil || len(resp.Failures) != 0 || resp.Inputs.ConfigView != nil {
+		t.Fatalf("check of an unchanged configuration: %v %v, view of %d paths; want no failure and no view",
+			err, resp.Failures, len(resp.Inputs.ConfigView))
+	}
+	resp, err = ca.Check(context.Background(), infer.CheckRequest{OldInputs: inputs, NewInputs: bad})
+	if err != nil || len(resp.Failures) == 0 {
+		t.Fatalf("check of a changed configuration Talos refuses: %v %v, want a failure", err, resp.Failures)
 	}
 
 	resp, err = ca.Check(context.Background(), infer.CheckRequest{NewInputs: property.NewMap(map[string]property.Value{
@@ -445,5 +459,36 @@ func TestDiffValueMadeSecretRedactsTheView(t *testing.T) {
 	next.SensitiveValues = []string{value, value}
 	if d, _ := diffConfigurationApply(again, next); d.HasChanges {
 		t.Errorf("unchanged secret values report %+v", d)
+	}
+}
+
+// A configuration accepted before as it is is not checked again, but the
+// VM's restart (healthGate.vm) still gets its configChange line in Check.
+func TestCheckSameConfigurationKeepsTheVMRestartLine(t *testing.T) {
+	t.Parallel()
+
+	cfg := testConfig(t, "v1.12.5")
+	inputs := func(vm string) property.Map {
+		return property.NewMap(map[string]property.Value{
+			"node":                 property.New("10.5.0.2"),
+			"machineConfiguration": property.New(cfg).WithSecret(true),
+			"clientConfiguration": property.New(map[string]property.Value{
+				"caCertificate": property.New("x"), "clientCertificate": property.New("y"), "clientKey": property.New("z"),
+			}),
+			"healthGate": property.New(map[string]property.Value{
+				"controlPlanes": property.New([]property.Value{property.New("10.5.0.2")}), "vm": property.New(vm),
+			}),
+		})
+	}
+
+	resp, err := (&ConfigurationApply{}).Check(context.Background(), infer.CheckRequest{
+		OldInputs: inputs("cores=2 memory=4096MiB"), NewInputs: inputs("cores=4 memory=4096MiB"),
+	})
+	if err != nil || len(resp.Failures) != 0 {
+		t.Fatalf("check: %v %v", err, resp.Failures)
+	}
+
+	if want := "reboot: VM restart (cores 2 → 4)"; resp.Inputs.ConfigChange == nil || *resp.Inputs.ConfigChange != want {
+		t.Errorf("configChange %v, want %q", resp.Inputs.ConfigChange, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // ControlPlaneComponents is the first phase of a Kubernetes upgrade on one
@@ -48,15 +49,17 @@ func (v *ControlPlaneComponentsPreview) Annotate(an infer.Annotator) {
 
 // Annotate documents the inputs.
 func (a *ControlPlaneComponentsArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Node, "The control plane's own address (IP or DNS name, optional `:port`, default port 50000).")
-	an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through (talosctl --endpoints). Default: the "+
-		"node itself.")
-	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration (MachineSecrets.clientConfiguration).")
-	an.Describe(&a.KubernetesVersion, "The Kubernetes version the control plane components must run, like `v1.35.2`. "+
-		"A change updates the resource, which moves the components (not the kubelet) to it.")
-	an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
-	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
-	an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the node's own VM and those of the health gate's required nodes.")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.Node, "The control plane's own address (IP or DNS name, optional `:port`, default port 50000).")
+		an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through (talosctl --endpoints). Default: the "+
+			"node itself.")
+		an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration (MachineSecrets.clientConfiguration).")
+		an.Describe(&a.KubernetesVersion, "The Kubernetes version the control plane components must run, like `v1.35.2`. "+
+			"A change updates the resource, which moves the components (not the kubelet) to it.")
+		an.Describe(&a.HealthGate, "Cluster health to wait for before and after changing the node. Default: none.")
+		an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+		an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the node's own VM and those of the health gate's required nodes.")
+	})
 }
 
 // ControlPlaneComponentsState is the state.

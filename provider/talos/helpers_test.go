@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/integration"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
@@ -49,7 +50,7 @@ func server(t *testing.T, clock *fakeClock) integration.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov = WithRenewalPreview(prov, clock.now)
+	prov = framework.WithPreviewUnknowns(prov, RenewalPreview(clock.now))
 	s, err := integration.NewServer(t.Context(), "proxmoxtalos", semver.MustParse("0.1.0"), integration.WithProvider(prov))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/version"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // ImageFactorySchematic registers a schematic with an Image Factory.
@@ -50,31 +51,35 @@ type SchematicMeta struct {
 
 // Annotate documents a META value.
 func (m *SchematicMeta) Annotate(a infer.Annotator) {
-	a.Describe(m, "An initial value of the Talos META partition, baked into the images.")
-	a.Describe(&m.Key, "META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).")
-	a.Describe(&m.Value, "The value written to the key.")
+	framework.Annotate(a, m, func() {
+		a.Describe(m, "An initial value of the Talos META partition, baked into the images.")
+		a.Describe(&m.Key, "META key, 0 to 255 (for example 10, `0x0a`, holds the platform network configuration).")
+		a.Describe(&m.Value, "The value written to the key.")
+	})
 }
 
 // Annotate documents the inputs.
 func (a *ImageFactorySchematicArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Extensions, "Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the "+
-		"Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource "+
-		"(another schematic). Default: none.")
-	an.Describe(&a.KernelArgs, "Extra kernel arguments baked into the images, for example `console=ttyS0`. "+
-		"Changing them replaces the resource. Default: none.")
-	an.Describe(&a.Meta, "Initial META partition values. Changing them replaces the resource. Default: none.")
-	an.Describe(&a.FactoryUrl, "Base URL of the Image Factory (or of a mirror) to register with and build URLs from.")
-	an.SetDefault(&a.FactoryUrl, talosconfig.DefaultFactoryURL)
-	an.Describe(&a.SkipRegistration, "Do not contact the factory: for mirrors that serve a fixed set of "+
-		"schematics and have no API. The ID and URLs are computed offline. Default: false.")
-	an.Describe(&a.TalosVersion, "Talos version of the image URLs, for example `v1.12.5`; also the version whose "+
-		"official extensions are checked. Without it the URL outputs are empty.")
-	an.Describe(&a.Platform, "Talos platform of the image URLs: `nocloud` reads addresses from Proxmox cloud-init.")
-	an.SetDefault(&a.Platform, "nocloud")
-	an.Describe(&a.Architecture, "CPU architecture of the images. Changing it changes the URL outputs.")
-	an.SetDefault(&a.Architecture, ArchitectureAmd64)
-	an.Describe(&a.InstallerRegistry, "Registry (`host[:port][/path]`, no scheme) serving installer images. "+
-		"Default: the factory URL's host and path (the Image Factory is also a registry).")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.Extensions, "Official system extensions, for example `siderolabs/qemu-guest-agent` (needed for the "+
+			"Proxmox guest agent to answer). Order changes the schematic ID. Changing them replaces the resource "+
+			"(another schematic). Default: none.")
+		an.Describe(&a.KernelArgs, "Extra kernel arguments baked into the images, for example `console=ttyS0`. "+
+			"Changing them replaces the resource. Default: none.")
+		an.Describe(&a.Meta, "Initial META partition values. Changing them replaces the resource. Default: none.")
+		an.Describe(&a.FactoryUrl, "Base URL of the Image Factory (or of a mirror) to register with and build URLs from.")
+		an.SetDefault(&a.FactoryUrl, talosconfig.DefaultFactoryURL)
+		an.Describe(&a.SkipRegistration, "Do not contact the factory: for mirrors that serve a fixed set of "+
+			"schematics and have no API. The ID and URLs are computed offline. Default: false.")
+		an.Describe(&a.TalosVersion, "Talos version of the image URLs, for example `v1.12.5`; also the version whose "+
+			"official extensions are checked. Without it the URL outputs are empty.")
+		an.Describe(&a.Platform, "Talos platform of the image URLs: `nocloud` reads addresses from Proxmox cloud-init.")
+		an.SetDefault(&a.Platform, "nocloud")
+		an.Describe(&a.Architecture, "CPU architecture of the images. Changing it changes the URL outputs.")
+		an.SetDefault(&a.Architecture, ArchitectureAmd64)
+		an.Describe(&a.InstallerRegistry, "Registry (`host[:port][/path]`, no scheme) serving installer images. "+
+			"Default: the factory URL's host and path (the Image Factory is also a registry).")
+	})
 }
 
 // ImageFactorySchematicState is the state.
@@ -90,13 +95,15 @@ type ImageFactorySchematicState struct {
 
 // Annotate documents the outputs.
 func (s *ImageFactorySchematicState) Annotate(a infer.Annotator) {
-	a.Describe(&s.SchematicId, "The schematic ID (64 hex characters), as the factory computes it; also the resource ID.")
-	a.Describe(&s.Schematic, "The schematic YAML as posted to the factory.")
-	a.Describe(&s.IsoUrl, "URL of the ISO to boot VMs from (`.../<platform>-<arch>.iso`); empty without `talosVersion`.")
-	a.Describe(&s.DiskImageUrl, "URL of the raw disk image, xz-compressed; empty without `talosVersion`.")
-	a.Describe(&s.DiskImageQcow2Url, "URL of the qcow2 disk image; empty without `talosVersion`.")
-	a.Describe(&s.InstallerImage, "Installer image for `machine.install.image` and upgrades "+
-		"(`<registry>/<platform>-installer/<schematic>:<version>`); empty without `talosVersion`.")
+	framework.Annotate(a, s, func() {
+		a.Describe(&s.SchematicId, "The schematic ID (64 hex characters), as the factory computes it; also the resource ID.")
+		a.Describe(&s.Schematic, "The schematic YAML as posted to the factory.")
+		a.Describe(&s.IsoUrl, "URL of the ISO to boot VMs from (`.../<platform>-<arch>.iso`); empty without `talosVersion`.")
+		a.Describe(&s.DiskImageUrl, "URL of the raw disk image, xz-compressed; empty without `talosVersion`.")
+		a.Describe(&s.DiskImageQcow2Url, "URL of the qcow2 disk image; empty without `talosVersion`.")
+		a.Describe(&s.InstallerImage, "Installer image for `machine.install.image` and upgrades "+
+			"(`<registry>/<platform>-installer/<schematic>:<version>`); empty without `talosVersion`.")
+	})
 }
 
 func (a ImageFactorySchematicArgs) schematic() talosconfig.Schematic {

@@ -12,6 +12,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // Kubeconfig is an admin kubeconfig issued by a control plane node.
@@ -39,16 +40,18 @@ type KubeconfigArgs struct {
 
 // Annotate documents the inputs.
 func (a *KubeconfigArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.Node, "The address of a control plane node to ask for the kubeconfig.")
-	an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through. Default: the node itself.")
-	an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
-	an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to write into the kubeconfig, like "+
-		"`https://192.168.1.220:6443` (a host alone gets https and port 6443). Default: the cluster endpoint of "+
-		"the node's configuration. Changing it rewrites the kubeconfig without contacting the node.")
-	an.Describe(&a.RenewBefore, "Fetch a new kubeconfig in a later update when the client certificate expires "+
-		"within this Go duration. Default `720h` (30 days).")
-	an.Describe(&a.Timeouts, "Limits for waiting on the node.")
-	an.Describe(&a.VmIds, vmIdsDoc)
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.Node, "The address of a control plane node to ask for the kubeconfig.")
+		an.Describe(&a.Endpoints, "Talos API endpoints to reach the node through. Default: the node itself.")
+		an.Describe(&a.ClientConfiguration, "The cluster's Talos client configuration.")
+		an.Describe(&a.KubernetesEndpoint, "The Kubernetes API URL to write into the kubeconfig, like "+
+			"`https://192.168.1.220:6443` (a host alone gets https and port 6443). Default: the cluster endpoint of "+
+			"the node's configuration. Changing it rewrites the kubeconfig without contacting the node.")
+		an.Describe(&a.RenewBefore, "Fetch a new kubeconfig in a later update when the client certificate expires "+
+			"within this Go duration. Default `720h` (30 days).")
+		an.Describe(&a.Timeouts, "Limits for waiting on the node.")
+		an.Describe(&a.VmIds, vmIdsDoc)
+	})
 }
 
 // KubeconfigState is the state.
@@ -72,10 +75,12 @@ func (*Kubeconfig) WireDependencies(f infer.FieldSelector, _ *KubeconfigArgs, st
 
 // Annotate documents the outputs.
 func (s *KubeconfigState) Annotate(a infer.Annotator) {
-	a.Describe(&s.KubeconfigRaw, "The admin kubeconfig (YAML).")
-	a.Describe(&s.Server, "The Kubernetes API URL the kubeconfig points at.")
-	a.Describe(&s.ClusterName, "The cluster name in the kubeconfig.")
-	a.Describe(&s.ExpiresAt, "When the client certificate expires (RFC 3339, UTC).")
+	framework.Annotate(a, s, func() {
+		a.Describe(&s.KubeconfigRaw, "The admin kubeconfig (YAML).")
+		a.Describe(&s.Server, "The Kubernetes API URL the kubeconfig points at.")
+		a.Describe(&s.ClusterName, "The cluster name in the kubeconfig.")
+		a.Describe(&s.ExpiresAt, "When the client certificate expires (RFC 3339, UTC).")
+	})
 }
 
 const defaultRenewBefore = 30 * 24 * time.Hour

@@ -9,6 +9,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // MachineType is the kind of node a configuration is for.
@@ -81,42 +82,46 @@ func (f *GetMachineConfiguration) Annotate(a infer.Annotator) {
 
 // Annotate describes the inputs.
 func (a *GetMachineConfigurationArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.ClusterName, "Cluster name (Kubernetes cluster name and talosconfig context).")
-	an.Describe(&a.ClusterEndpoint, "Kubernetes API URL every node uses, for example `https://192.168.1.220:6443` (a VIP, a load balancer or the first control plane).")
-	an.Describe(&a.MachineType, "`controlplane` or `worker`.")
-	an.Describe(&a.MachineSecrets, "The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.")
-	an.Describe(&a.TalosVersion, "Talos version the node runs, for example `v1.14.1`. The configuration's version contract never "+
-		"exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: "+talosconfig.SupportedTalosVersions+
-		". Default: the newest release this provider knows.")
-	an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
-	an.Describe(&a.VersionContract, "Generate for an older Talos release than `talosVersion`, for example `v1.11` while "+
-		"nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than "+
-		"`talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this "+
-		"package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.")
-	an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as "+
-		"`v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line "+
-		"ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).")
-	an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
-	an.SetDefault(&a.InstallDisk, "/dev/sda")
-	an.Describe(&a.InstallImage, "Installer image, for example the `installerImage` of getImageFactory "+
-		"(`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.")
-	an.Describe(&a.AdditionalSans, "Extra DNS names and IP addresses for the Kubernetes API server and Talos API certificates.")
-	an.Describe(&a.ConfigPatches, "Patches applied in order. Strategic merge patches are YAML (one or more documents, "+
-		"including extra documents such as `HostnameConfig`, `Layer2VIPConfig`, `LinkConfig`). JSON6902 patches "+
-		"(a list of `op`/`path`/`value`) only work on single-document configurations, so not with Talos 1.12, "+
-		"whose configurations always have several documents. With Talos 1.12 set the hostname with a "+
-		"`HostnameConfig` document (`auto: off`), not `machine.network.hostname`.")
-	an.Describe(&a.ValidationMode, "Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, "+
-		"so an install disk is required) or `cloud` (the node boots a ready disk image).")
-	an.SetDefault(&a.ValidationMode, "metal")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.ClusterName, "Cluster name (Kubernetes cluster name and talosconfig context).")
+		an.Describe(&a.ClusterEndpoint, "Kubernetes API URL every node uses, for example `https://192.168.1.220:6443` (a VIP, a load balancer or the first control plane).")
+		an.Describe(&a.MachineType, "`controlplane` or `worker`.")
+		an.Describe(&a.MachineSecrets, "The `machineSecrets` output of a MachineSecrets resource (or a `talosctl gen secrets` file). Secret.")
+		an.Describe(&a.TalosVersion, "Talos version the node runs, for example `v1.14.1`. The configuration's version contract never "+
+			"exceeds it (a 1.12 configuration on a 1.11 node is refused by the node). Supported: "+talosconfig.SupportedTalosVersions+
+			". Default: the newest release this provider knows.")
+		an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
+		an.Describe(&a.VersionContract, "Generate for an older Talos release than `talosVersion`, for example `v1.11` while "+
+			"nodes are upgraded from 1.11 to 1.12, so that the configuration is valid on both. Never newer than "+
+			"`talosVersion`. Default: the minor release of `talosVersion`, at most `v1.13`: the 1.14 contract moves the settings this "+
+			"package and typical patches write out of the v1alpha1 document, and 1.14 nodes run 1.13 configurations as they are.")
+		an.Describe(&a.KubernetesVersion, "Kubernetes version, like `v1.37.0` (`1.37.0` is the same; a release line such as "+
+			"`v1.37` is refused); checked against the Talos support matrix. Default: the version the Talos release line "+
+			"ships (`v1.35.4` for Talos v1.12, `v1.36.3` for v1.13, `v1.37.0` for v1.14).")
+		an.Describe(&a.InstallDisk, "Disk Talos installs to: `/dev/sda` for a scsi disk, `/dev/vda` for a virtio disk.")
+		an.SetDefault(&a.InstallDisk, "/dev/sda")
+		an.Describe(&a.InstallImage, "Installer image, for example the `installerImage` of getImageFactory "+
+			"(`factory.talos.dev/nocloud-installer/<schematic>:v1.12.5`). Changing it on a running node needs a Talos upgrade.")
+		an.Describe(&a.AdditionalSans, "Extra DNS names and IP addresses for the Kubernetes API server and Talos API certificates.")
+		an.Describe(&a.ConfigPatches, "Patches applied in order. Strategic merge patches are YAML (one or more documents, "+
+			"including extra documents such as `HostnameConfig`, `Layer2VIPConfig`, `LinkConfig`). JSON6902 patches "+
+			"(a list of `op`/`path`/`value`) only work on single-document configurations, so not with Talos 1.12, "+
+			"whose configurations always have several documents. With Talos 1.12 set the hostname with a "+
+			"`HostnameConfig` document (`auto: off`), not `machine.network.hostname`.")
+		an.Describe(&a.ValidationMode, "Runtime mode to validate for: `metal` (default; the node installs itself from an ISO, "+
+			"so an install disk is required) or `cloud` (the node boots a ready disk image).")
+		an.SetDefault(&a.ValidationMode, "metal")
+	})
 }
 
 // Annotate describes the outputs.
 func (r *GetMachineConfigurationResult) Annotate(a infer.Annotator) {
-	a.Describe(&r.MachineConfiguration, "The machine configuration (YAML, several documents with Talos 1.12). Secret: it holds keys and tokens.")
-	a.Describe(&r.KubernetesVersion, "The Kubernetes version used (default resolved), without a leading v.")
-	a.Describe(&r.TalosVersion, "The Talos version the configuration was generated for, for example `v1.12.5`.")
-	a.Describe(&r.Warnings, "Talos's validation warnings.")
+	framework.Annotate(a, r, func() {
+		a.Describe(&r.MachineConfiguration, "The machine configuration (YAML, several documents with Talos 1.12). Secret: it holds keys and tokens.")
+		a.Describe(&r.KubernetesVersion, "The Kubernetes version used (default resolved), without a leading v.")
+		a.Describe(&r.TalosVersion, "The Talos version the configuration was generated for, for example `v1.12.5`.")
+		a.Describe(&r.Warnings, "Talos's validation warnings.")
+	})
 }
 
 // Invoke generates and validates the configuration.

@@ -14,6 +14,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // Defaults of MachineSecrets inputs.
@@ -51,27 +52,31 @@ func (r *MachineSecrets) Annotate(a infer.Annotator) {
 
 // Annotate describes the inputs.
 func (a *MachineSecretsArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.TalosVersion, "Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version "+
-		"contract of the bundle. Supported: "+talosconfig.SupportedTalosVersions+". Changing it later (a Talos "+
-		"upgrade) keeps the secrets.")
-	an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
-	an.Describe(&a.ClientCertificateLifetimeHours, "Validity of each admin client certificate, in hours. Applies to "+
-		"the next certificate issued.")
-	an.SetDefault(&a.ClientCertificateLifetimeHours, defaultCertificateLifetimeHrs)
-	an.Describe(&a.ClientCertificateRenewalWindowHours, "A `pulumi up` issues a new admin client certificate once the "+
-		"current one expires within this many hours. Must be shorter than the lifetime.")
-	an.SetDefault(&a.ClientCertificateRenewalWindowHours, defaultRenewalWindowHrs)
-	an.Describe(&a.ImportSecrets, "An existing secrets bundle, as written by `talosctl gen secrets` (YAML), to adopt "+
-		"a cluster instead of generating new secrets. Changing it replaces the resource. Secret.")
+	framework.Annotate(an, a, func() {
+		an.Describe(&a.TalosVersion, "Talos version the cluster's nodes run (for example `v1.12.5`); it sets the version "+
+			"contract of the bundle. Supported: "+talosconfig.SupportedTalosVersions+". Changing it later (a Talos "+
+			"upgrade) keeps the secrets.")
+		an.SetDefault(&a.TalosVersion, talosconfig.DefaultTalosVersion)
+		an.Describe(&a.ClientCertificateLifetimeHours, "Validity of each admin client certificate, in hours. Applies to "+
+			"the next certificate issued.")
+		an.SetDefault(&a.ClientCertificateLifetimeHours, defaultCertificateLifetimeHrs)
+		an.Describe(&a.ClientCertificateRenewalWindowHours, "A `pulumi up` issues a new admin client certificate once the "+
+			"current one expires within this many hours. Must be shorter than the lifetime.")
+		an.SetDefault(&a.ClientCertificateRenewalWindowHours, defaultRenewalWindowHrs)
+		an.Describe(&a.ImportSecrets, "An existing secrets bundle, as written by `talosctl gen secrets` (YAML), to adopt "+
+			"a cluster instead of generating new secrets. Changing it replaces the resource. Secret.")
+	})
 }
 
 // Annotate describes the outputs.
 func (s *MachineSecretsState) Annotate(a infer.Annotator) {
-	a.Describe(&s.MachineSecrets, "The secrets bundle in the YAML form of `talosctl gen secrets`; pass it to "+
-		"getMachineConfiguration. Secret.")
-	a.Describe(&s.ClientConfiguration, "Talos API CA and an admin client certificate and key for talosconfig and "+
-		"the node-facing resources. Secret.")
-	a.Describe(&s.ClientCertificateExpiry, "When the current admin client certificate expires (RFC 3339, UTC).")
+	framework.Annotate(a, s, func() {
+		a.Describe(&s.MachineSecrets, "The secrets bundle in the YAML form of `talosctl gen secrets`; pass it to "+
+			"getMachineConfiguration. Secret.")
+		a.Describe(&s.ClientConfiguration, "Talos API CA and an admin client certificate and key for talosconfig and "+
+			"the node-facing resources. Secret.")
+		a.Describe(&s.ClientCertificateExpiry, "When the current admin client certificate expires (RFC 3339, UTC).")
+	})
 }
 
 // WireDependencies keeps the bundle known in previews of in-place updates:

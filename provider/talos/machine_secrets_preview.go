@@ -1,43 +1,31 @@
 package talos
 
 import (
-	"context"
 	"time"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 const machineSecretsToken = "proxmoxtalos:talos:MachineSecrets"
 
-// WithRenewalPreview makes the preview of a MachineSecrets update that will
+// RenewalPreview makes the preview of a MachineSecrets update that will
 // renew the admin certificate show clientConfiguration (and its expiry) as
 // unknown, so that the preview lists the resources that receive the new
-// certificate. infer computes unknowns only from changed inputs, and a due
-// renewal changes none; its WireDependencies keep the outputs known for
-// every other update (a talosVersion bump must not ripple through a
-// cluster). now is the clock renewals are decided by.
-func WithRenewalPreview(prov p.Provider, now func() time.Time) p.Provider {
-	inner := prov.Update
-	if inner == nil {
-		return prov
+// certificate (framework.PreviewUnknowns says why infer does not). infer's
+// WireDependencies keep the outputs known for every other update (a
+// talosVersion bump must not ripple through a cluster). now is the clock
+// renewals are decided by.
+func RenewalPreview(now func() time.Time) framework.PreviewUnknowns {
+	return framework.PreviewUnknowns{
+		Token: machineSecretsToken,
+		When:  func(state, inputs property.Map) bool { return renewalDueIn(state, inputs, now) },
+		Outputs: []framework.PreviewOutput{
+			{Name: "clientConfiguration", Secret: true},
+			{Name: "clientCertificateExpiry"},
+		},
 	}
-
-	prov.Update = func(ctx context.Context, req p.UpdateRequest) (p.UpdateResponse, error) {
-		resp, err := inner(ctx, req)
-		if err != nil || !req.DryRun || string(req.Urn.Type()) != machineSecretsToken || !renewalDueIn(req.State, req.Inputs, now) {
-			return resp, err
-		}
-
-		unknown := property.New(property.Computed)
-		resp.Properties = resp.Properties.
-			Set("clientConfiguration", unknown.WithSecret(true)).
-			Set("clientCertificateExpiry", unknown)
-
-		return resp, nil
-	}
-
-	return prov
 }
 
 // renewalDueIn decides, from the raw state and the new inputs, what

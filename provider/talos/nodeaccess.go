@@ -9,6 +9,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -49,12 +50,14 @@ type Timeouts struct {
 
 // Annotate documents the type.
 func (t *Timeouts) Annotate(a infer.Annotator) {
-	a.Describe(t, "How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). "+
-		"When it passes, the operation fails with what it waited for and what it last saw. Pulumi's "+
-		"`customTimeouts` resource option also applies; an unset value here then defers to it.")
-	a.Describe(&t.Create, "Limit for create. Default `10m` (or the customTimeouts create value).")
-	a.Describe(&t.Update, "Limit for update. Default `10m` (or the customTimeouts update value).")
-	a.Describe(&t.Delete, "Limit for delete. Default `5m` (or the customTimeouts delete value).")
+	framework.Annotate(a, t, func() {
+		a.Describe(t, "How long an operation may wait for Talos nodes, as a Go duration (`90s`, `10m`, `1h`). "+
+			"When it passes, the operation fails with what it waited for and what it last saw. Pulumi's "+
+			"`customTimeouts` resource option also applies; an unset value here then defers to it.")
+		a.Describe(&t.Create, "Limit for create. Default `10m` (or the customTimeouts create value).")
+		a.Describe(&t.Update, "Limit for update. Default `10m` (or the customTimeouts update value).")
+		a.Describe(&t.Delete, "Limit for delete. Default `5m` (or the customTimeouts delete value).")
+	})
 }
 
 const (

@@ -300,6 +300,18 @@ func waitConfig(ctx context.Context, t Target, digest string, staged bool, insta
 // ReadConfig reads the configuration a node runs, over mTLS. A node in
 // maintenance mode is reported with a nil NodeConfig and ModeMaintenance.
 func ReadConfig(ctx context.Context, t Target, o Options) (*NodeConfig, Mode, string, error) {
+	return readConfig(ctx, t, o, readNodeConfig)
+}
+
+// ReadActiveConfig is ReadConfig for a caller that needs the active
+// configuration's text only (the component's reading of what each node
+// runs): the persistent configuration, a second COSI read that machinery
+// parses, and the digests are left out (NodeConfig.Active only).
+func ReadActiveConfig(ctx context.Context, t Target, o Options) (*NodeConfig, Mode, string, error) {
+	return readConfig(ctx, t, o, readActiveConfig)
+}
+
+func readConfig(ctx context.Context, t Target, o Options, read func(context.Context, *Conn) (*NodeConfig, error)) (*NodeConfig, Mode, string, error) {
 	conn, err := Connect(ctx, t, o)
 	if err != nil {
 		return nil, "", "", err
@@ -315,7 +327,7 @@ func ReadConfig(ctx context.Context, t Target, o Options) (*NodeConfig, Mode, st
 	actx, cancel := o.attemptContext(ctx)
 	defer cancel()
 
-	nc, err := readNodeConfig(actx, conn)
+	nc, err := read(actx, conn)
 	if err != nil {
 		return nil, ModeSecure, conn.version, fmt.Errorf("node %s: %w", t.Node, err)
 	}

@@ -1,6 +1,7 @@
 package talosapi_test
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -313,6 +314,17 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 
 	if nc.ActiveDigest != digestOf(base) || nc.PersistentDigest != digestOf(env) {
 		t.Fatal("staged configuration is active, or not saved")
+	}
+
+	// the active text alone: the one running, not the staged one
+	active, mode, version, err := talosapi.ReadActiveConfig(ctx, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if mode != talosapi.ModeSecure || version == "" || !bytes.Equal(active.Active, nc.Active) || active.PersistentDigest != "" {
+		t.Fatalf("active configuration alone: mode %q, version %q, same text %v, persistent digest %q",
+			mode, version, bytes.Equal(active.Active, nc.Active), active.PersistentDigest)
 	}
 
 	// try: live at once, rolled back by the node after the timeout.

@@ -51,29 +51,48 @@ func digestOf(cfg config.Provider) (string, error) {
 // compares it with what a node runs. It is safe to store in plain state: it
 // is a SHA-256 over the whole document set.
 func ConfigDigest(machineConfig []byte) (string, error) {
-	// A preview asks it of one configuration in Check, Diff and the
-	// component's summary: the answer depends on the text alone (memo).
-	r := digests.Do(memo.KeyOf(string(machineConfig)), func() textAnswer {
+	f := factsOf(machineConfig)
+	if f.err != nil {
+		return "", f.err
+	}
+
+	return f.digest, f.digestErr
+}
+
+// configFacts are what this package reads off a configuration text, all
+// from one parse. A preview asks several of one text (the reading of what
+// each node runs, ConfigurationApply's Check and Diff, the component's
+// summary), each answer depends on the text alone, and parsing it is most
+// of their cost: they are kept by content for the process (memo).
+type configFacts struct {
+	digest       string
+	digestErr    error
+	installImage string
+	kubeletImage string
+	err          error // the text does not parse
+}
+
+var configFactsByText memo.Cache[configFacts]
+
+func factsOf(machineConfig []byte) configFacts {
+	return configFactsByText.Do(memo.KeyOf(string(machineConfig)), func() configFacts {
 		cfg, err := loadConfig(machineConfig)
 		if err != nil {
-			return textAnswer{err: err}
+			return configFacts{err: err}
 		}
 
-		d, err := digestOf(cfg)
+		var f configFacts
 
-		return textAnswer{text: d, err: err}
+		f.digest, f.digestErr = digestOf(cfg)
+
+		if m := cfg.Machine(); m != nil {
+			f.installImage = m.Install().Image()
+			f.kubeletImage = m.Kubelet().Image()
+		}
+
+		return f
 	})
-
-	return r.text, r.err
 }
-
-// textAnswer is what ConfigDigest or ConfigInstallImage answered.
-type textAnswer struct {
-	text string
-	err  error
-}
-
-var digests, installImages memo.Cache[textAnswer]
 
 // NodeConfig is what a configured node says about its configuration.
 type NodeConfig struct {
@@ -88,10 +107,8 @@ type NodeConfig struct {
 	PersistentDigest string
 }
 
-// readNodeConfig reads the active and persistent MachineConfig resources
-// through COSI, as `talosctl get machineconfig` does (MachineConfig is a
-// sensitive resource: reading it needs the os:admin role).
-func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+// readActiveConfig reads the active MachineConfig resource's text.
+func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 	active, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %s", statusMessage(err))
@@ -102,7 +119,19 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %w", err)
 	}
 
-	nc := &NodeConfig{Active: raw}
+	return &NodeConfig{Active: raw}, nil
+}
+
+// readNodeConfig reads the active and persistent MachineConfig resources
+// through COSI, as `talosctl get machineconfig` does (MachineConfig is a
+// sensitive resource: reading it needs the os:admin role).
+func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+	nc, err := readActiveConfig(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+
+	raw := nc.Active
 
 	// ConfigDigest of the text the node answered: the same text as the
 	// configuration applied to it, whose digest the preview's Check and
@@ -171,18 +200,13 @@ func installDiskMissing(cfg config.Provider, disks []string) string {
 // ConfigInstallImage is the installer image a machine configuration names
 // (machine.install.image), "" when it names none.
 func ConfigInstallImage(machineConfig []byte) (string, error) {
-	r := installImages.Do(memo.KeyOf(string(machineConfig)), func() textAnswer {
-		cfg, err := loadConfig(machineConfig)
-		if err != nil {
-			return textAnswer{err: err}
-		}
+	f := factsOf(machineConfig)
 
-		if cfg.Machine() == nil {
-			return textAnswer{}
-		}
+	return f.installImage, f.err
+}
 
-		return textAnswer{text: cfg.Machine().Install().Image()}
-	})
-
-	return r.text, r.err
+// ConfigKubeletImage is the kubelet image a machine configuration names
+// (machine.kubelet.image), "" when it names none or does not parse.
+func ConfigKubeletImage(machineConfig []byte) string {
+	return factsOf(machineConfig).kubeletImage
 }

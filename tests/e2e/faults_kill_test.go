@@ -156,6 +156,7 @@ func TestFaultsKillCLIDuringCreate(t *testing.T) {
 	makeTemplate(t, l, "pve1", 9000)
 	for round, refresh := range []bool{false, true} {
 		env := harness.NewEnv(t)
+		env.KillSafe()
 		p := harness.NewYAMLProject(t, env, "cli"+strconv.Itoa(round), killStack(l.AddressPrefix()))
 		p.ConfigureLab(t, labConfig)
 		run := p.Start(t, nil, "up", "--yes", "--skip-preview")

@@ -27,6 +27,8 @@ type Env struct {
 	Backend     string // folder of the file backend
 	ToolsBin    string // .tools/bin
 	ProviderDir string // folder with pulumi-resource-proxmoxtalos
+	// killSafe: see KillSafe.
+	killSafe bool
 	// Extra variables for every run in this environment (for example PULUMI_DEBUG_GRPC to
 	// capture the provider's gRPC traffic in a secret scan). They win over the defaults.
 	Extra map[string]string
@@ -49,11 +51,32 @@ func NewEnv(t testing.TB) *Env {
 	return e
 }
 
+// KillSafe makes the file backend write no metadata sidecar files, as
+// docs/resources.md tells users whose CLI may be killed: gocloud's fileblob
+// (v0.46, which pulumi v3.274.1 uses) writes each blob to a temporary file
+// and renames it, but rewrites the blob's `.attrs` sidecar in place first
+// (attrs.go setAttrs: os.Create, which truncates, then the JSON), and reads
+// it before the blob (fileblob.go forKey → getAttrs). A CLI killed between
+// the two leaves the stack's `.json.attrs` empty, and every later command
+// fails with "failed to load checkpoint: EOF" although the state is whole.
+// With `?metadata=skip` nothing is written outside the rename. Tests that
+// kill the CLI use it; the others keep Pulumi's default.
+func (e *Env) KillSafe() { e.killSafe = true }
+
+// BackendURL is this environment's PULUMI_BACKEND_URL.
+func (e *Env) BackendURL() string {
+	u := "file://" + filepath.ToSlash(e.Backend)
+	if e.killSafe {
+		u += "?metadata=skip"
+	}
+	return u
+}
+
 // Vars are the Pulumi variables of this environment.
 func (e *Env) Vars() map[string]string {
 	vars := map[string]string{
 		"PULUMI_HOME":                                 e.Home,
-		"PULUMI_BACKEND_URL":                          "file://" + filepath.ToSlash(e.Backend),
+		"PULUMI_BACKEND_URL":                          e.BackendURL(),
 		"PULUMI_CONFIG_PASSPHRASE":                    Passphrase,
 		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
 		"PULUMI_IGNORE_AMBIENT_PLUGINS":               "true",

@@ -179,7 +179,7 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 				continue
 			}
 
-			m.running, m.addr, m.name = true, n.addr.String(), n.hostname
+			m.running, m.since, m.addr, m.name = true, now, n.addr.String(), n.hostname
 			n.etcd, n.etcdCluster, n.etcdSince = m, ec, now
 			changed = true
 

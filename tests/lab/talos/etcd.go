@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 )
 
 // etcd error texts as etcd v3.6 returns them (go.etcd.io/etcd/api/v3/v3rpc/rpctypes).
@@ -27,6 +28,10 @@ type etcdCluster struct {
 	hadQuorum bool
 	leaderID  uint64      // the member that leads while it runs (leader)
 	alarms    []EtcdAlarm // active alarms (SetEtcdAlarm), cleared by a disarm
+	// healthInterval is etcd's HealthInterval (5 s, etcdserver/server.go),
+	// scaled: a member accepts a member add only once it has been
+	// connected to every voting member for that long.
+	healthInterval time.Duration
 }
 
 type etcdMember struct {
@@ -34,9 +39,10 @@ type etcdMember struct {
 	name    string // hostname of the node
 	addr    string // node address: peer https://addr:2380, client https://addr:2379
 	learner bool
-	started bool // has published its name (etcd IsStarted)
-	running bool // the node's etcd process is up right now
-	wiped   bool // the node's etcd data was wiped (reset): it never runs again
+	started bool      // has published its name (etcd IsStarted)
+	running bool      // the node's etcd process is up right now
+	since   time.Time // when it last started running (healthInterval)
+	wiped   bool      // the node's etcd data was wiped (reset): it never runs again
 }
 
 func newEtcdCluster() *etcdCluster {
@@ -105,25 +111,30 @@ func (c *etcdCluster) hasQuorum() bool {
 	return len(v) > 0 && running > len(v)/2
 }
 
-// add adds a member. etcd refuses when, counting the new member, fewer
-// started members than a quorum would remain (IsReadyToAddVotingMember), and
-// any proposal needs a leader.
+// add adds a member as Talos joins a control plane (services/etcd.go
+// addMember and promoteMember, v1.14.1: MemberAddAsLearner, then
+// MemberPromote once the learner caught up, which in the lab is at once),
+// with etcd v3.6's checks (etcdserver/server.go):
+//   - any proposal needs a leader (Talos's client requires one): no leader;
+//   - mayAddMember for a learner: the member asked must have been connected
+//     to every voting member for HealthInterval, so a voting member that is
+//     down (or started less than healthInterval ago) refuses the add with
+//     "unhealthy cluster" until it runs again or is removed;
+//   - a second member with the same peer URL (membership ErrPeerURLexists);
+//   - mayPromoteMember (RaftCluster.IsReadyToPromoteMember): counting the
+//     learner as started, the started voting members must form a quorum of
+//     the grown cluster.
 func (c *etcdCluster) add(name, addr string) (*etcdMember, error) {
 	if !c.hasQuorum() {
 		return nil, errEtcdNoLeader
 	}
 
-	started := 0
+	now := time.Now()
 
 	for _, m := range c.voting() {
-		if m.started {
-			started++
+		if !m.running || now.Before(m.since.Add(c.healthInterval)) {
+			return nil, errEtcdUnhealthy
 		}
-	}
-
-	n := len(c.voting()) + 1
-	if !(started == 1 && n == 2) && started < n/2+1 {
-		return nil, errEtcdNotEnoughStarted
 	}
 
 	// etcd refuses a second member with the same peer URL (membership
@@ -135,7 +146,19 @@ func (c *etcdCluster) add(name, addr string) (*etcdMember, error) {
 		}
 	}
 
-	m := &etcdMember{id: rand.Uint64(), name: name, addr: addr, started: true, running: true}
+	started := 1 // the learner being promoted counts as started
+
+	for _, m := range c.voting() {
+		if m.started {
+			started++
+		}
+	}
+
+	if n := len(c.voting()) + 1; started < n/2+1 {
+		return nil, errEtcdNotEnoughStarted
+	}
+
+	m := &etcdMember{id: rand.Uint64(), name: name, addr: addr, started: true, running: true, since: now}
 	c.members = append(c.members, m)
 
 	return m, nil
@@ -143,8 +166,10 @@ func (c *etcdCluster) add(name, addr string) (*etcdMember, error) {
 
 // remove removes a member, with etcd's checks (EtcdServer.mayRemoveMember):
 // the remaining started voting members must keep a quorum of the smaller
-// cluster, and unless the member is down, the members the leader is connected
-// to must still form a quorum after the removal.
+// cluster, and unless the member is down, the members the asked member has
+// been connected to for HealthInterval must still form a quorum after the
+// removal (so a member that joined or restarted less than healthInterval
+// ago does not count yet: "unhealthy cluster").
 func (c *etcdCluster) remove(id uint64) error {
 	if !c.hasQuorum() {
 		return errEtcdNoLeader
@@ -175,11 +200,13 @@ func (c *etcdCluster) remove(id uint64) error {
 		}
 
 		if target.running {
-			voting := c.voting()
+			// Connected for HealthInterval (numConnectedSince): a member
+			// that started less than that ago does not count yet.
+			voting, now := c.voting(), time.Now()
 			active := 0
 
 			for _, m := range voting {
-				if m.running {
+				if m.running && !now.Before(m.since.Add(c.healthInterval)) {
 					active++
 				}
 			}

@@ -48,8 +48,8 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 
 	c := s.clusterFor(cfg.Cluster().ID())
 	ec := newEtcdCluster()
-	ec.cluster = c.id
-	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true}
+	ec.cluster, ec.healthInterval = c.id, s.scaled(etcdHealthInterval)
+	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true, since: time.Now()}
 	ec.members = []*etcdMember{member}
 	s.etcds[ec.id] = ec
 

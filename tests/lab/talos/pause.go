@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
@@ -50,7 +51,8 @@ func (n *Node) Resume() {
 	n.thaw = nil
 
 	if n.etcd != nil && !n.etcd.wiped {
-		n.etcd.running = true
+		// Its peers reconnect now: etcd's HealthInterval starts again.
+		n.etcd.running, n.etcd.since = true, time.Now()
 	}
 	s.mu.Unlock()
 

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
@@ -199,5 +200,40 @@ func TestCanApplyImmediate(t *testing.T) {
 		if (err != nil) != tt.reboot {
 			t.Errorf("%s: canApplyImmediate = %v, want reboot %v", tt.name, err, tt.reboot)
 		}
+	}
+}
+
+// TestEtcdHealthInterval: etcd counts a peer as connected only after
+// HealthInterval (etcdserver/server.go mayAddMember, mayRemoveMember): a
+// member that started less than that ago refuses a member add and does
+// not count for a running member's removal.
+func TestEtcdHealthInterval(t *testing.T) {
+	t.Parallel()
+
+	c := newEtcdCluster()
+	c.healthInterval = time.Hour
+	old := time.Now().Add(-2 * time.Hour)
+	c.members = []*etcdMember{
+		{id: 1, name: "a", addr: "127.0.0.1", started: true, running: true, since: old},
+		{id: 2, name: "b", addr: "127.0.0.2", started: true, running: true, since: old},
+		{id: 3, name: "c", addr: "127.0.0.3", started: true, running: true, since: time.Now()},
+	}
+
+	if _, err := c.add("d", "127.0.0.4"); !errors.Is(err, errEtcdUnhealthy) {
+		t.Fatalf("add while c started just now: %v, want %v", err, errEtcdUnhealthy)
+	}
+
+	if err := c.remove(2); !errors.Is(err, errEtcdUnhealthy) {
+		t.Fatalf("removing running b while c started just now: %v, want %v", err, errEtcdUnhealthy)
+	}
+
+	c.members[2].since = old
+
+	if err := c.remove(2); err != nil {
+		t.Fatalf("removing running b with a and c connected: %v", err)
+	}
+
+	if _, err := c.add("d", "127.0.0.4"); err != nil {
+		t.Fatalf("add with a and c connected: %v", err)
 	}
 }

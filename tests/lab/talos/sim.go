@@ -43,14 +43,17 @@ type Options struct {
 
 // Realistic durations, scaled by Options.TimeScale.
 const (
-	bootDuration      = 20 * time.Second // firmware to maintenance/apid
-	installDuration   = 25 * time.Second // pull installer, write disk
-	rebootDuration    = 15 * time.Second // stop services, firmware
-	criDuration       = 10 * time.Second // configured boot to CRI up (bootstrap allowed)
-	etcdJoinDuration  = 10 * time.Second
-	apiServerDuration = 20 * time.Second // etcd healthy to kube-apiserver ready
-	kubeletDuration   = 15 * time.Second // kubelet up to node registered
-	installFailPause  = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
+	bootDuration     = 20 * time.Second // firmware to maintenance/apid
+	installDuration  = 25 * time.Second // pull installer, write disk
+	rebootDuration   = 15 * time.Second // stop services, firmware
+	criDuration      = 10 * time.Second // configured boot to CRI up (bootstrap allowed)
+	etcdJoinDuration = 10 * time.Second
+	// etcdHealthInterval is etcd's HealthInterval (etcdserver/server.go):
+	// how long a member must be connected to its peers before a member add.
+	etcdHealthInterval = 5 * time.Second
+	apiServerDuration  = 20 * time.Second // etcd healthy to kube-apiserver ready
+	kubeletDuration    = 15 * time.Second // kubelet up to node registered
+	installFailPause   = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
 )
 
 // NodeDurations are how long a simulated node's steps take at time scale 1,

@@ -1,4 +1,4 @@
-package cluster
+package framework
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // A construct the engine stopped ends quietly; any other error is kept.
 func TestQuietShutdown(t *testing.T) {
 	t.Parallel()
-	urn := presource.URN("urn:pulumi:test::proj::" + tokenComponent + "::lab")
+	urn := presource.URN("urn:pulumi:test::proj::" + "proxmoxtalos:index:TalosCluster::lab")
 	for _, tc := range []struct {
 		err   string
 		quiet bool
