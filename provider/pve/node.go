@@ -33,6 +33,7 @@ func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {
 		MaxCPU json.Number `json:"maxcpu"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the nodes of the cluster", true, func(ctx context.Context) error {
+		// raw: Client.Nodes' NodeStatus holds maxcpu/mem/maxmem as plain ints
 		return c.get(ctx, "/nodes", &items)
 	})
 	if err != nil {
@@ -67,6 +68,8 @@ func (c *Client) readBridges(ctx context.Context, node string) ([]string, error)
 	var items []struct {
 		Iface string `json:"iface"`
 	}
+	// raw: Node.Networks needs Client.Node first; NodeNetwork's plain ints
+	// (autostart, priority) add failure modes for the one field used (iface)
 	path := fmt.Sprintf("/nodes/%s/network?type=any_bridge", node)
 	err := DefaultRetry.Retry(ctx, "listing the bridges of node "+node, true, func(ctx context.Context) error {
 		return c.get(ctx, path, &items)
@@ -119,6 +122,8 @@ func (c *Client) readStorages(ctx context.Context, node string) ([]StorageInfo, 
 		Shared  json.Number `json:"shared"`
 		Avail   json.Number `json:"avail"`
 	}
+	// raw: Node.Storages needs Client.Node first; Storage.Enabled is a plain
+	// int, so an answer without `enabled` would read as disabled
 	path := fmt.Sprintf("/nodes/%s/storage", node)
 	err := DefaultRetry.Retry(ctx, "listing the storages of node "+node, true, func(ctx context.Context) error {
 		return c.get(ctx, path, &items)
