@@ -9,7 +9,8 @@
 // its error values). Calls go through Client.get/post/put/delete, where every
 // write voids the kept inventory and storage lists and every answer is
 // classified (apiErrorFrom); a typed go-proxmox call is wrapped the same way.
-// Per call family (each raw call site names its reason in one line):
+// Per call family (typed: go-proxmox's method; type: its response type
+// decoded by Client.get; raw: our path and struct, each call site says why):
 //
 //	family                          typed/raw  why
 //	GET /version                    typed      Client.Version
@@ -27,7 +28,8 @@
 //	                                           on non-numbers; Log loses line order
 //	GET /nodes                      raw        NodeStatus maxcpu/mem plain ints
 //	GET /cluster/resources          raw        ClusterResource lacks lock; vmid/template plain ints
-//	GET /cluster/nextid[?vmid]      raw        Cluster.NextID reads /cluster/status first; no check
+//	GET /cluster/nextid[?vmid]      raw        Cluster.NextID reads /cluster/status first, reads
+//	                                           null as VMID 0; no call checks a given VMID
 //	node network, storage list      raw        Node methods read the node first; Storage.Enabled
 //	                                           reads a missing `enabled` as disabled
 //	storage content, volume, delete raw        StorageContent lacks content, size plain int; no

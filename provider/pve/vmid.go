@@ -150,7 +150,8 @@ type clusterIDs struct{ c *Client }
 func (s clusterIDs) NextFree(ctx context.Context) (int, error) {
 	var raw json.RawMessage
 	err := DefaultRetry.Retry(ctx, "asking for a free VMID", true, func(ctx context.Context) error {
-		// raw: Cluster.NextID needs Client.Cluster first (GET /cluster/status)
+		// raw: Cluster.NextID needs Client.Cluster first (GET /cluster/status),
+		// and its StringOrInt reads an empty or null answer as VMID 0
 		return s.c.get(ctx, "/cluster/nextid", &raw)
 	})
 	if err != nil {
