@@ -118,10 +118,18 @@ func nodeOfPath(path string) string {
 	return node
 }
 
-// getFromNode is get for a path of node: under Planning, bounded by
-// NodeWait, and refused at once for a node found silent before. A timeout
-// of its own, or pveproxy's 595/596 (it could not connect to the node, or
-// the node did not answer it), marks the node silent.
+// getFromNode is get for a path of node: under Planning, refused at once
+// for a node found silent before, and convicting a node only on evidence
+// that the node itself does not answer: pveproxy's 595/596 (it could not
+// connect to the node, or the node did not answer it), or a read still
+// unanswered after NodeWait whose node then also leaves the cheap probe
+// (probeNode) unanswered for NodeWait. A read that is merely slow while its
+// node answers the probe is waited for without the planning bound: on real
+// PVE, /nodes/{node}/storage and storage content lists can take long on a
+// healthy node while an NFS/CIFS/PBS storage is unreachable (pve-storage
+// PVE/Storage.pm storage_info asks every enabled storage for its status,
+// and the network plugins check their server first, each with its own
+// timeouts), and that says nothing about the node's VMs.
 func (c *Client) getFromNode(ctx context.Context, node, path string, out any) error {
 	if !isPlanning(ctx) {
 		err := c.getOnce(ctx, path, out)
@@ -133,9 +141,34 @@ func (c *Client) getFromNode(ctx context.Context, node, path string, out any) er
 	if e := c.answers.get(node); e != nil {
 		return e
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.nodeWait)
+	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	err := c.getOnce(rctx, path, out)
+	done := make(chan error, 1)
+	go func() { done <- c.getOnce(rctx, path, out) }()
+	var err error
+	t := time.NewTimer(c.nodeWait)
+	select {
+	case err = <-done:
+		t.Stop()
+	case <-t.C:
+		probe := make(chan string, 1)
+		go func() { probe <- c.probeNode(ctx, node) }()
+		select {
+		case err = <-done: // the read answered while the node was probed
+		case why := <-probe:
+			if why != "" && ctx.Err() == nil {
+				cancel()
+				<-done // out is not written after we return
+				return c.answers.mark(node, why)
+			}
+			// The node answers: the read is slow, not the node. A 596
+			// pveproxy may still give it after its 30 s is that read's.
+			if err = <-done; err == nil {
+				c.answers.answered(node)
+			}
+			return err
+		}
+	}
 	if err == nil {
 		c.answers.answered(node)
 		return nil
@@ -144,11 +177,31 @@ func (c *Client) getFromNode(ctx context.Context, node, path string, out any) er
 		return err // the caller gave up, not the node
 	}
 	var ae *APIError
-	switch {
-	case rctx.Err() != nil:
-		return c.answers.mark(node, fmt.Sprintf("no answer within %s", c.nodeWait))
-	case errors.As(err, &ae) && (ae.Status == 595 || ae.Status == 596):
+	if errors.As(err, &ae) && (ae.Status == 595 || ae.Status == 596) {
 		return c.answers.mark(node, fmt.Sprintf("%d %s", ae.Status, strings.TrimSpace(ae.Message)))
 	}
 	return err
+}
+
+// probeNode asks node the cheapest question pveproxy proxies to it, GET
+// /nodes/{node}/version (every user may ask it: `permissions => { user =>
+// 'all' }` in PVE/API2/Nodes.pm), waiting at most NodeWait. It returns why
+// the node counts as not answering, or "" when it answered anything (even
+// a refusal comes from the node) or pveproxy itself failed (not the node's
+// doing).
+func (c *Client) probeNode(ctx context.Context, node string) string {
+	pctx, cancel := context.WithTimeout(ctx, c.nodeWait)
+	defer cancel()
+	var v struct{}
+	err := c.getOnce(pctx, "/nodes/"+node+"/version", &v)
+	var ae *APIError
+	switch {
+	case err == nil:
+		return ""
+	case pctx.Err() != nil && ctx.Err() == nil:
+		return fmt.Sprintf("no answer within %s", c.nodeWait) // nor to the read before
+	case errors.As(err, &ae) && (ae.Status == 595 || ae.Status == 596):
+		return fmt.Sprintf("%d %s", ae.Status, strings.TrimSpace(ae.Message))
+	}
+	return ""
 }

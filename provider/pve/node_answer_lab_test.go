@@ -2,7 +2,15 @@ package pve_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,8 +57,11 @@ func TestPlanningReadsGiveUpOnANodeThatDoesNotAnswer(t *testing.T) {
 	if _, err := c.Storages(plan, "pve1"); err != nil {
 		t.Fatalf("a planning read of another node: %v", err)
 	}
-	if served := s.Stats().ByNode["pve2"]; served != 1 || !c.Silent("pve2") {
-		t.Fatalf("the lab served %d requests to pve2 (silent %v), want 1: a node found silent is not asked again", served, c.Silent("pve2"))
+	// 2: the read, and the probe (GET /nodes/pve2/version) that found the
+	// node itself silent too; a node found silent is not asked again
+	st := s.Stats()
+	if served := st.ByNode["pve2"]; served != 2 || st.ByKind["GET /nodes/{node}/version"] != 1 || !c.Silent("pve2") {
+		t.Fatalf("the lab served %d requests to pve2 (%v; silent %v), want 2: the read and one probe", served, st.ByKind, c.Silent("pve2"))
 	}
 
 	// pveproxy's own answer when the node stays silent for its 30 s
@@ -75,4 +86,66 @@ func TestPlanningReadsGiveUpOnANodeThatDoesNotAnswer(t *testing.T) {
 func silent(err error, node string) bool {
 	n, ok := pve.NodeSilent(err)
 	return ok && n == node
+}
+
+// A node that answers but whose storage status is slow (on real PVE, an
+// unreachable NFS/CIFS/PBS storage: pve-storage's storage_info checks each
+// storage's server with its own timeouts) is not a silent node: a planning
+// read of /nodes/{node}/storage that outlives NodeWait sends one probe
+// (GET /nodes/{node}/version), which the node answers, and the read's own
+// answer is then waited for and used. A proxy in front of the lab holds
+// the storage read of pve2 until the probe has come, so the read surely
+// outlives NodeWait without the test depending on how fast the machine is.
+func TestPlanningReadOfASlowStorageOfANodeThatAnswers(t *testing.T) {
+	t.Parallel()
+	s, err := labpve.Start(labpve.Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	target, err := url.Parse(s.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(s.CACertPEM())
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
+	probed := make(chan struct{})
+	var probes, slowReads atomic.Int32
+	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api2/json/nodes/pve2/version":
+			if probes.Add(1) == 1 {
+				close(probed)
+			}
+		case "/api2/json/nodes/pve2/storage":
+			slowReads.Add(1)
+			select {
+			case <-probed:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	c, err := pve.Connect(ctx, pve.Options{Endpoint: front.URL, APIToken: s.APIToken(), CACertPEM: string(caPEM),
+		NodeWait: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Storages(pve.Planning(ctx), "pve2")
+	if err != nil || c.Silent("pve2") {
+		t.Fatalf("a slow planning read of a node that answers its probe: %v (silent %v)", err, c.Silent("pve2"))
+	}
+	if len(got) == 0 || len(got) != len(s.Storages("pve2")) {
+		t.Fatalf("the slow read's answer is not used: %d storages, the lab has %v", len(got), s.Storages("pve2"))
+	}
+	if probes.Load() != 1 || slowReads.Load() != 1 {
+		t.Fatalf("%d probes and %d storage reads, want 1 each (the read is waited for, not sent again)", probes.Load(), slowReads.Load())
+	}
 }
