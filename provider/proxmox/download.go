@@ -55,17 +55,13 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 	if usable, err := downloadNode(ctx, c, v, a, isNew); err != nil || !usable {
 		return err
 	}
-	storages, err := c.Storages(ctx, a.Node)
+	info, ok, err := c.StorageOn(ctx, a.Node, a.Storage)
 	if err != nil {
 		return err
 	}
 	var found *pve.StorageInfo
-	var names []string
-	for i, s := range storages {
-		names = append(names, s.Name)
-		if s.Name == a.Storage {
-			found = &storages[i]
-		}
+	if ok {
+		found = &info
 	}
 	if a.content() == "import" && v.u.known("content") {
 		if msg := importContentUnsupported(c.Version()); msg != "" {
@@ -74,6 +70,14 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 	}
 	switch {
 	case found == nil:
+		storages, err := c.Storages(ctx, a.Node)
+		if err != nil {
+			return err
+		}
+		names := make([]string, 0, len(storages))
+		for _, s := range storages {
+			names = append(names, s.Name)
+		}
 		v.fail("storage", "storage %q is not available on node %s; its storages are: %s", a.Storage, a.Node, strings.Join(names, ", "))
 	case !found.Holds(string(a.content())):
 		v.fail("storage", "storage %q on node %s is not configured for content %q (it holds %s): choose another "+
