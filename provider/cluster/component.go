@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -65,11 +66,12 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if err != nil {
 		return fail(err)
 	}
-	hosts, err := inv.Hosts(ctx.Context())
+	rctx := readContext(ctx)
+	hosts, err := inv.Hosts(rctx)
 	if err != nil {
 		return fail(err)
 	}
-	vms, err := inv.VMs(ctx.Context(), args.ClusterName)
+	vms, err := inv.VMs(rctx, args.ClusterName)
 	if err != nil {
 		return fail(err)
 	}
@@ -214,4 +216,14 @@ func setOutputs(ctx *pulumi.Context, comp *TalosCluster, p *plan.Plan, f *fanout
 // New is the component for the provider's registration.
 func New() infer.InferredComponent {
 	return infer.Component[*Component, TalosClusterArgs, *TalosCluster](&Component{})
+}
+
+// readContext is the context of the component's reads of Proxmox: a
+// preview goes on without a node that does not answer (its VMs are
+// unknown, pve.NodeWait); an update waits for it as before.
+func readContext(ctx *pulumi.Context) context.Context {
+	if ctx.DryRun() {
+		return pve.Planning(ctx.Context())
+	}
+	return ctx.Context()
 }

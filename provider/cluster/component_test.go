@@ -844,7 +844,7 @@ func TestOfflineHostNodesAreUnknown(t *testing.T) {
 
 	rec, resp, err := constructKnown(t, true, inv, baseInputs(), running, knownAs(known))
 	must(t, err)
-	want := "1 unknown (Proxmox node offline, not checked): lab-cp-2; etcd: 2 of 3 control planes running (lab-cp-2 not), quorum kept"
+	want := "1 unknown (Proxmox node offline or not answering, not checked): lab-cp-2; etcd: 2 of 3 control planes running (lab-cp-2 not), quorum kept"
 	if s := resp.State.Get("summary").AsString(); s != want {
 		t.Errorf("summary %q\nwant %q", s, want)
 	}

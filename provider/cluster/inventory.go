@@ -222,15 +222,19 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 		if vm.Template || !slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) {
 			continue
 		}
-		if offline[vm.Node] || vm.Status == "unknown" {
-			// Its configuration lives on a node that does not answer:
-			// reading it would wait for as long as the node is down.
-			out = append(out, plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags,
-				Status: "unknown", ConfigUnknown: true})
+		// Its configuration lives on a node that does not answer: reading
+		// it would wait for as long as the node is down.
+		unknown := plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags, Status: "unknown", ConfigUnknown: true}
+		if offline[vm.Node] || vm.Status == "unknown" || i.c.Silent(vm.Node) {
+			out = append(out, unknown)
 			continue
 		}
 		ref := pve.VMRef{Node: vm.Node, VMID: vm.VMID}
 		cfg, err := i.c.VMConfig(ctx, ref)
+		if _, silent := pve.NodeSilent(err); silent {
+			out = append(out, unknown) // a preview gave up on the node (pve.NodeWait)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the configuration of %s, a VM of cluster %s: %w", ref, cluster, err)
 		}

@@ -93,7 +93,7 @@ func (p *Plan) PowerNotes() []string {
 		vm := fmt.Sprintf("VM %d on %s", n.VM.VMID, n.VM.Host)
 		switch n.Power {
 		case PowerUnknown:
-			out = append(out, fmt.Sprintf("%s: %s is unknown (%s is offline): not checked", n.Name, vm, n.VM.Host))
+			out = append(out, fmt.Sprintf("%s: %s is unknown (%s is offline or does not answer): not checked", n.Name, vm, n.VM.Host))
 		case PowerPaused:
 			out = append(out, fmt.Sprintf("%s: %s paused, will be resumed", n.Name, vm))
 		default:

@@ -15,7 +15,7 @@ const NoNodeChanges = "no node changes"
 func (s Summary) String() string {
 	var parts []string
 	if len(s.Unknown) > 0 {
-		parts = append(parts, fmt.Sprintf("%d unknown (Proxmox node offline, not checked): %s", len(s.Unknown), nameList(s.Unknown)))
+		parts = append(parts, fmt.Sprintf("%d unknown (Proxmox node offline or not answering, not checked): %s", len(s.Unknown), nameList(s.Unknown)))
 	}
 	if len(s.Started) > 0 {
 		parts = append(parts, fmt.Sprintf("%d started first (VM stopped): %s", len(s.Started), nameList(s.Started)))

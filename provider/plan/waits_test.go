@@ -295,7 +295,7 @@ func TestPowerSummary(t *testing.T) {
 
 	s := Compare(prev, p.State())
 	p.MarkPower(&s)
-	want := "1 unknown (Proxmox node offline, not checked): lab-workers-2; 3 started first (VM stopped): lab-cp-2, lab-cp-3, lab-workers-1; " +
+	want := "1 unknown (Proxmox node offline or not answering, not checked): lab-workers-2; 3 started first (VM stopped): lab-cp-2, lab-cp-3, lab-workers-1; " +
 		"etcd: 1 of 3 control planes running (lab-cp-2, lab-cp-3 not), quorum lost: the cluster accepts no change until a majority runs"
 	if got := s.String(); got != want {
 		t.Errorf("summary\n%s\nwant\n%s", got, want)
@@ -304,7 +304,7 @@ func TestPowerSummary(t *testing.T) {
 	cp2 := node(t, p, "lab-cp-2")
 	wantContains(t, notes,
 		fmt.Sprintf("lab-cp-2: VM %d on %s stopped, will be started", cp2.VM.VMID, cp2.VM.Host),
-		fmt.Sprintf("lab-workers-2: VM %d on %s is unknown (%s is offline): not checked", node(t, p, "lab-workers-2").VM.VMID, node(t, p, "lab-workers-2").VM.Host, node(t, p, "lab-workers-2").VM.Host))
+		fmt.Sprintf("lab-workers-2: VM %d on %s is unknown (%s is offline or does not answer): not checked", node(t, p, "lab-workers-2").VM.VMID, node(t, p, "lab-workers-2").VM.Host, node(t, p, "lab-workers-2").VM.Host))
 
 	// A paused VM (pvestatd reports its qmpstatus) does not run either:
 	// it is resumed, not started.

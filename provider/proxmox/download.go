@@ -32,6 +32,7 @@ func (*DownloadFile) Check(ctx context.Context, req infer.CheckRequest) (infer.C
 	if err != nil {
 		return infer.CheckResponse[DownloadFileArgs]{Inputs: a}, err
 	}
+	ctx = pve.Planning(ctx) // a node that does not answer is a warning, not a wait
 	if unchangedDownload(req.OldInputs, a, u) {
 		// as for a VM (unchangedInputs): the node's state only
 		v := &validator{u: u}
@@ -56,6 +57,13 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 		return err
 	}
 	info, ok, err := c.StorageOn(ctx, a.Node, a.Storage)
+	if _, silent := pve.NodeSilent(err); silent && !isNew {
+		p.GetLogger(ctx).Warning(fmt.Sprintf("%v: %s on node %s cannot be checked now", err, a.volumeID(), a.Node))
+		return nil
+	} else if silent {
+		v.fail("node", "%v: wait until it answers, or download to another node", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -105,14 +113,22 @@ func downloadNode(ctx context.Context, c *pve.Client, v *validator, a DownloadFi
 		return false, nil
 	}
 	for _, n := range nodes {
-		if n.Name != a.Node || n.Online {
+		if n.Name != a.Node {
 			continue
 		}
+		down, remedy := "node "+a.Node+" is offline", "start it"
+		if n.Online {
+			silence := c.Silence(a.Node) // an earlier read of this run got no answer (pve.NodeWait)
+			if silence == nil {
+				return true, nil
+			}
+			down, remedy = silence.Error(), "wait until it answers"
+		}
 		if isNew {
-			v.fail("node", "node %q is offline: start it, or download to another node", a.Node)
+			v.fail("node", "%s: %s, or download to another node", down, remedy)
 		} else {
 			// an existing file: a node down must not stall every preview
-			p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s on it cannot be checked now", a.Node, a.volumeID()))
+			p.GetLogger(ctx).Warning(fmt.Sprintf("%s: %s on it cannot be checked now", down, a.volumeID()))
 		}
 		return false, nil
 	}

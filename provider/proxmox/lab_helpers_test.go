@@ -55,6 +55,20 @@ func startEnv(t *testing.T, opts lab.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	return &env{t: t, lab: l, s: configuredProvider(t, ctx, l)}
+}
+
+// nextRun is the same lab with a new provider, as the next CLI command
+// starts one: nothing read before is kept.
+func (e *env) nextRun() *env {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	e.t.Cleanup(cancel)
+	return &env{t: e.t, lab: e.lab, s: configuredProvider(e.t, ctx, e.lab)}
+}
+
+func configuredProvider(t *testing.T, ctx context.Context, l *lab.Lab) integration.Server {
+	t.Helper()
 	prov, err := provider.New()
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +85,7 @@ func startEnv(t *testing.T, opts lab.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, lab: l, s: s}
+	return s
 }
 
 func urn(typ, name string) presource.URN {

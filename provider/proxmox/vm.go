@@ -56,6 +56,7 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	if err != nil {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 	}
+	ctx = pve.Planning(ctx) // a node that does not answer is a warning, not a wait
 	if unchangedInputs(old, a, u) {
 		// nothing to check that the last accepted inputs did not (see
 		// unchangedInputs); only the node's state, which warns

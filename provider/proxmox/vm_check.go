@@ -24,7 +24,7 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 	if !u.known("node") {
 		return v, nil
 	}
-	node, usable, err := checkNode(ctx, c, v, a, old)
+	node, usable, err := checkNode(ctx, c, v, a, old, !unchanged)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +59,9 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 }
 
 // checkNode finds the VM's node; usable is false when the checks that need
-// the node cannot run (not a node of the cluster, or offline: a failure for
-// a new VM, a warning for an existing one).
-func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs) (node pve.NodeInfo, usable bool, err error) {
+// the node cannot run (not a node of the cluster, offline, or not answering
+// (pve.NodeSilent): a failure for a new VM, a warning for an existing one).
+func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs, probe bool) (node pve.NodeInfo, usable bool, err error) {
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
 		return node, false, fmt.Errorf("checking node %q: %w", a.Node, err)
@@ -78,16 +78,30 @@ func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachin
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
 		return node, false, nil
 	}
-	switch {
-	case node.Online:
-		return node, true, nil
-	case old != nil && old.Node == a.Node:
+	down, remedy := "node "+a.Node+" is offline", "start it"
+	if node.Online {
+		// a member that does not answer is as good as offline for the
+		// checks. probe: the checks read the bridges anyway (once per
+		// process); unchanged inputs read nothing from the node, and only
+		// what an earlier read of this run found counts
+		var err error
+		if probe {
+			_, err = c.Bridges(ctx, a.Node)
+		} else {
+			err = c.Silence(a.Node)
+		}
+		if _, silent := pve.NodeSilent(err); !silent {
+			return node, true, nil // any other error: checkBridges says it
+		}
+		down, remedy = err.Error(), "wait until it answers"
+	}
+	if old != nil && old.Node == a.Node {
 		// an existing VM: a node down must not block every `up` of the
 		// program; what needs the node fails when it is used
-		v.warnings = append(v.warnings, fmt.Sprintf("node %s is offline: this VM's bridges, storages and vmId "+
-			"cannot be checked now, and any change to it will fail until the node is back", a.Node))
-	default:
-		v.fail("node", "node %q is offline: start it, or place the VM on another node", a.Node)
+		v.warnings = append(v.warnings, fmt.Sprintf("%s: this VM's bridges, storages and vmId "+
+			"cannot be checked now, and any change to it will fail until the node is back", down))
+	} else {
+		v.fail("node", "%s: %s, or place the VM on another node", down, remedy)
 	}
 	return node, false, nil
 }

@@ -98,11 +98,17 @@ func checkLive(ctx context.Context, st VirtualMachineState, news VirtualMachineA
 		return liveFinding{liveUnknown, fmt.Sprintf("%s could not be checked: %v", vmLabel(st, news), err)}
 	}
 	f := judgeLive(inv, st, news)
+	if f.kind == liveAsExpected && c.Silent(st.Node) {
+		// a cluster member whose API did not answer this run's checks
+		// (pve.NodeWait): what Proxmox last heard from it may be old
+		return liveFinding{liveUnknown, fmt.Sprintf("node %s does not answer: %s could not be checked; "+
+			"`pulumi up` brings it to the program once the node answers again", st.Node, vmLabel(st, news))}
+	}
 	if f.kind != liveGone && renamedInPlace(inv, st) {
 		// the name changed under the same VMID: renamed by someone, or
 		// deleted and the VMID given to another VM; the SMBIOS uuid says
 		ref := pve.VMRef{Node: st.Node, VMID: st.VMID}
-		if other, err := reusedBy(ctx, c, ref, st); err == nil && other != "" {
+		if other, err := reusedBy(pve.Planning(ctx), c, ref, st); err == nil && other != "" {
 			return liveFinding{liveGone, fmt.Sprintf("%s no longer exists in Proxmox (deleted outside Pulumi; %s, "+
 				"which is left alone): it will be created again", vmLabel(st, news), other)}
 		}

@@ -81,6 +81,38 @@ func TestVirtualMachineCheckWithNodeDown(t *testing.T) {
 	}
 }
 
+// A node that is still a cluster member but does not answer (pveproxy
+// gives up on it with 596, here after 100ms instead of its 30 s): as for a
+// node that is down, Check warns for an existing VM and fails a new one,
+// and Diff shows the existing VM as not checked (a change, never
+// unchanged), although /cluster/resources still lists it as running. The
+// node is asked once: later reads know it does not answer.
+func TestVirtualMachineCheckAndDiffWithNodeThatDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	in := property.NewMap(plainVM("pve2", "existing"))
+	id, st := e.create(vmType, "existing", in)
+	if err := e.lab.PVE.HangNode("pve2", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	e.lab.PVE.ResetStats()
+	e = e.nextRun() // the preview's provider, which has read nothing yet
+	if f := e.checkFailures(vmType, "existing", in, in); len(f) != 0 {
+		t.Fatalf("existing VM on a node that does not answer: %+v", f)
+	}
+	f := e.checkFailures(vmType, "new", property.Map{}, property.NewMap(plainVM("pve2", "new")))
+	if len(f) != 1 || f[0].Property != "node" || !strings.Contains(f[0].Reason, "Proxmox node pve2 does not answer (596 Connection timed out)") {
+		t.Fatalf("new VM on a node that does not answer: %+v", f)
+	}
+	d := e.diff(vmType, "existing", id, st, in, in)
+	if !d.HasChanges || diffKinds(d)["powerState"] != p.Update {
+		t.Fatalf("diff of a VM on a node that does not answer: %+v, want a powerState update (not checked)", d)
+	}
+	if n := e.lab.PVE.Stats().ByNode["pve2"]; n != 1 {
+		t.Fatalf("%d requests reached pve2, want 1", n)
+	}
+}
+
 // A VM migrated to another node outside Pulumi is destroyed where it is
 // now; a VM that merely reuses the VMID elsewhere is left alone.
 func TestVirtualMachineDeleteAfterMigration(t *testing.T) {

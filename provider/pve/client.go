@@ -28,6 +28,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
+	// NodeWait bounds a planning read's wait for one node (see Planning);
+	// 0 means NodeWait.
+	NodeWait time.Duration
 }
 
 // DefaultRequestTimeout bounds one HTTP request to the API.
@@ -57,6 +60,9 @@ type Client struct {
 	taskPoll time.Duration
 	privs    privilegeCache
 	vols     volumeLists
+	// answers: the nodes that did not answer a planning read (NodeWait)
+	answers  nodeAnswers
+	nodeWait time.Duration
 }
 
 // Connect builds a client and proves the connection with one authenticated
@@ -91,6 +97,10 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		endpoint: endpoint,
 		tokenID:  tok.ID,
 		taskPoll: 100 * time.Millisecond,
+		nodeWait: opts.NodeWait,
+	}
+	if c.nodeWait <= 0 {
+		c.nodeWait = NodeWait
 	}
 	c.ids = NewIDAllocator(clusterIDs{c})
 	c.memory = NewMemoryClaims()
@@ -137,6 +147,13 @@ func (c *Client) Endpoint() string { return c.endpoint }
 func (c *Client) Version() string { return c.version }
 
 func (c *Client) get(ctx context.Context, path string, out any) error {
+	if node := nodeOfPath(path); node != "" {
+		return c.getFromNode(ctx, node, path, out)
+	}
+	return c.getOnce(ctx, path, out)
+}
+
+func (c *Client) getOnce(ctx context.Context, path string, out any) error {
 	return apiErrorFrom(http.MethodGet, path, c.api.Get(ctx, path, out))
 }
 

@@ -26,6 +26,7 @@ func (c *Client) LastDownload(ctx context.Context, node, file string) (DownloadT
 		ID     string `json:"id"`
 		Status string `json:"status"`
 	}
+	// raw: see ForeignActiveTasks
 	path := fmt.Sprintf("/nodes/%s/tasks?typefilter=download&limit=500", node)
 	if err := c.get(ctx, path, &tasks); err != nil {
 		return DownloadTask{}, false, err
@@ -53,6 +54,7 @@ func (c *Client) LastDownload(ctx context.Context, node, file string) (DownloadT
 // taskLogHead returns up to n first lines of a task's log; best effort.
 func (c *Client) taskLogHead(ctx context.Context, id UPID, n int) []string {
 	var lines []taskLogLine
+	// raw: see taskLogTail
 	path := fmt.Sprintf("/nodes/%s/tasks/%s/log?start=0&limit=%d", id.Node, url.PathEscape(id.Raw), n)
 	if err := c.get(ctx, path, &lines); err != nil {
 		return nil

@@ -85,6 +85,10 @@ func Classify(err error) Kind {
 	if errors.As(err, &se) {
 		return KindOther // waiting will not release it
 	}
+	var ns *NodeSilentError
+	if errors.As(err, &ns) {
+		return KindOther // waiting longer is what it bounds
+	}
 	var te *TaskError
 	if errors.As(err, &te) {
 		return classifyText(te.ExitStatus)

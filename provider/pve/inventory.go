@@ -138,6 +138,8 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 		Disk     json.Number `json:"disk"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
+		// raw: ClusterResource has no `lock` and holds vmid/template/uptime as plain
+		// uint64; Cluster.Resources needs Client.Cluster first (GET /cluster/status)
 		return c.get(ctx, "/cluster/resources"+query, &items)
 	})
 	if err != nil {

@@ -34,6 +34,7 @@ func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {
 		MaxCPU json.Number `json:"maxcpu"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the nodes of the cluster", true, func(ctx context.Context) error {
+		// raw: Client.Nodes' NodeStatus holds maxcpu/mem/maxmem as plain ints
 		return c.get(ctx, "/nodes", &items)
 	})
 	if err != nil {
@@ -68,6 +69,8 @@ func (c *Client) readBridges(ctx context.Context, node string) ([]string, error)
 	var items []struct {
 		Iface string `json:"iface"`
 	}
+	// raw: Node.Networks needs Client.Node first; NodeNetwork's plain ints
+	// (autostart, priority) add failure modes for the one field used (iface)
 	path := fmt.Sprintf("/nodes/%s/network?type=any_bridge", node)
 	err := DefaultRetry.Retry(ctx, "listing the bridges of node "+node, true, func(ctx context.Context) error {
 		return c.get(ctx, path, &items)
@@ -120,6 +123,8 @@ func (c *Client) readStorages(ctx context.Context, node string) ([]StorageInfo, 
 		Shared  json.Number `json:"shared"`
 		Avail   json.Number `json:"avail"`
 	}
+	// raw: Node.Storages needs Client.Node first; Storage.Enabled is a plain
+	// int, so an answer without `enabled` would read as disabled
 	path := fmt.Sprintf("/nodes/%s/storage", node)
 	err := DefaultRetry.Retry(ctx, "listing the storages of node "+node, true, func(ctx context.Context) error {
 		return c.get(ctx, path, &items)
@@ -171,6 +176,10 @@ func (c *Client) ReportedStorages(node string) ([]StorageInfo, bool) {
 // StorageOn finds storage name on node: in ReportedStorages when it is
 // there, else in the node's storage list (Storages).
 func (c *Client) StorageOn(ctx context.Context, node, name string) (StorageInfo, bool, error) {
+	// a node a read of this run found silent stays so (see Silence)
+	if err := c.Silence(node); err != nil {
+		return StorageInfo{}, false, err
+	}
 	reported, _ := c.ReportedStorages(node)
 	for _, s := range reported {
 		if s.Name == name {

@@ -88,6 +88,8 @@ func (c *Client) readPrivileges(ctx context.Context, path string) (map[string]ma
 	if path != "" {
 		what, query = what+" on "+path, query+"?path="+url.QueryEscape(path)
 	}
+	// raw: Client.Permissions decodes into IntOrBool, which parses the raw
+	// token and so refuses a propagate flag sent as the string "1"
 	err := DefaultRetry.Retry(ctx, "reading "+what, true, func(ctx context.Context) error {
 		return c.get(ctx, query, &raw)
 	})

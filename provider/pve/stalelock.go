@@ -79,6 +79,7 @@ func (c *Client) lockIsStale(ctx context.Context, ref VMRef, lock string) bool {
 		Type string `json:"type"`
 		ID   string `json:"id"`
 	}
+	// raw: see ForeignActiveTasks (Task's decoder panics on odd starttime)
 	if err := c.get(ctx, fmt.Sprintf("/nodes/%s/tasks?source=active&limit=500", ref.Node), &tasks); err != nil {
 		return false
 	}
@@ -90,6 +91,7 @@ func (c *Client) lockIsStale(ctx context.Context, ref VMRef, lock string) bool {
 	var st struct {
 		Lock string `json:"lock"`
 	}
+	// raw: see vmStatusOnce
 	if err := c.get(ctx, ref.path("/status/current"), &st); err != nil {
 		return false
 	}

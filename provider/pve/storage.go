@@ -53,6 +53,8 @@ func (c *Client) DownloadURL(ctx context.Context, r DownloadRequest) error {
 	// A refusal ("refusing to override existing file") is not repeated.
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("downloading %s to %s on node %s", r.FileName, r.Storage, r.Node), true,
 		func(ctx context.Context) error {
+			// raw: Storage.DownloadURL needs Node and Storage read first (2 GETs),
+			// and its *Task.Wait ignores a failed exit status
 			err := c.startTaskAt(ctx, "after-download-started", func(upid *string) error { return c.post(ctx, path, p, upid) })
 			if err == nil || isTaskFailure(err) || (!IsServerError(err) && !Retryable(err, true)) {
 				return err
@@ -103,6 +105,8 @@ func (c *Client) storageContentOnce(ctx context.Context, node, storage, content 
 		path += "?content=" + url.QueryEscape(content)
 	}
 	at, gen := time.Now(), c.vols.gen(node, storage)
+	// raw: StorageContent has no `content` field and holds size as a plain
+	// uint64; Storage.GetContent needs Node and Storage read first
 	if err := c.get(ctx, path, &items); err != nil {
 		return nil, err
 	}
@@ -150,6 +154,7 @@ func (c *Client) VolumeSize(ctx context.Context, node, storage, volid string) (u
 		Size json.Number `json:"size"`
 	}
 	path := fmt.Sprintf("/nodes/%s/storage/%s/content/%s", node, storage, url.PathEscape(volid))
+	// raw: go-proxmox has no call or type for a volume's attributes
 	err := DefaultRetry.Retry(ctx, fmt.Sprintf("reading the size of %s on node %s", volid, node), true,
 		func(ctx context.Context) error { return c.get(ctx, path, &info) })
 	if err != nil {
@@ -177,6 +182,7 @@ func (c *Client) DeleteVolume(ctx context.Context, node, storage, volid string) 
 	// showed the volume still there, and one that went in the meantime
 	// (an answer lost after the delete ran) ends in that check.
 	return DefaultRetry.Retry(ctx, what, true, func(ctx context.Context) error {
+		// raw: Storage.DeleteContent needs Node and Storage read first
 		err := c.startTask(ctx, func(upid *string) error { return c.delete(ctx, path, nil, upid) })
 		if err == nil || IsNotFound(err) {
 			return nil

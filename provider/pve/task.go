@@ -107,6 +107,8 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 	failedPolls := 0
 	err = poll.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
 		var st taskStatus
+		// raw: Task.Ping puts the UPID in the path unescaped, and proxmox.Task's
+		// decoder type-asserts starttime/endtime to float64 (panics otherwise)
 		err := c.get(ctx, path, &st)
 		if err == nil {
 			failedPolls = 0
@@ -148,6 +150,8 @@ func (c *Client) WaitTask(ctx context.Context, upid string) error {
 // taskLogTail returns up to n last lines of the task log; best effort.
 func (c *Client) taskLogTail(ctx context.Context, id UPID, n int) []string {
 	var lines []taskLogLine
+	// raw: Task.Log puts the UPID in the path unescaped; proxmox.Log is a map
+	// (line order lost) that type-asserts n and t (panics otherwise)
 	path := fmt.Sprintf("/nodes/%s/tasks/%s/log?start=0&limit=1000", id.Node, url.PathEscape(id.Raw))
 	if err := c.get(ctx, path, &lines); err != nil {
 		return nil
@@ -195,6 +199,8 @@ func (c *Client) ForeignActiveTasks(ctx context.Context, node, typ, id string) (
 		UPID string `json:"upid"`
 		ID   string `json:"id"`
 	}
+	// raw: Node.Tasks needs Client.Node first, and proxmox.Task's decoder
+	// panics on a starttime/endtime that is not a JSON number
 	path := fmt.Sprintf("/nodes/%s/tasks?source=active&typefilter=%s&limit=500", node, url.QueryEscape(typ))
 	if err := c.get(ctx, path, &tasks); err != nil {
 		return nil, err

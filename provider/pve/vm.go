@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	proxmox "github.com/luthermonson/go-proxmox"
 )
 
 // VMRef names a VM: its node and VMID.
@@ -98,6 +101,8 @@ func decodeConfig(raw json.RawMessage) (VMConfig, error) {
 func (c *Client) VMConfig(ctx context.Context, ref VMRef) (VMConfig, error) {
 	var raw json.RawMessage
 	err := DefaultRetry.Retry(ctx, "reading the configuration of "+ref.String(), true, func(ctx context.Context) error {
+		// raw: every key is kept as text (VMConfig); VirtualMachineConfig drops
+		// unknown keys, and Node.VirtualMachine reads status and config first
 		return c.get(ctx, ref.path("/config"), &raw)
 	})
 	if err != nil {
@@ -126,6 +131,8 @@ func (c *Client) vmStatusOnce(ctx context.Context, ref VMRef) (VMStatus, error) 
 		Agent     json.RawMessage `json:"agent"`
 		Name      string          `json:"name"`
 	}
+	// raw: VirtualMachine holds cpus as a plain int (qemu-server vmstatus copies
+	// `vcpus` from the config text) and agent as IntOrBool, which refuses "1"
 	if err := c.get(ctx, ref.path("/status/current"), &raw); err != nil {
 		return VMStatus{}, err
 	}
@@ -142,6 +149,7 @@ func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any)
 	p["vmid"] = ref.VMID
 	return DefaultRetry.Retry(ctx, "creating "+ref.String(), false, func(ctx context.Context) error {
 		return c.startTaskAt(ctx, "after-create-task-started", func(upid *string) error {
+			// raw: Node.NewVirtualMachine needs Client.Node first (GET status)
 			return c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid)
 		})
 	})
@@ -180,6 +188,8 @@ func (c *Client) CloneVM(ctx context.Context, src, dst VMRef, o CloneOptions) er
 	return DefaultRetry.Retry(ctx, fmt.Sprintf("cloning %s into VM %d on node %s", src, dst.VMID, dst.Node), false,
 		func(ctx context.Context) error {
 			return c.startTaskAt(ctx, "after-clone-task-started", func(upid *string) error {
+				// raw: VirtualMachine.Clone reads the VM first and with NewID 0 takes
+				// an id itself (racy); our allocator picks it
 				return c.post(ctx, src.path("/clone"), p, upid)
 			})
 		})
@@ -201,6 +211,7 @@ func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[strin
 	}
 	return c.retryVM(ctx, ref, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
+			// raw: VirtualMachine.Config needs the VM read first (status + config)
 			return c.post(ctx, ref.path("/config"), p, upid)
 		})
 	})
@@ -211,6 +222,7 @@ func (c *Client) ResizeDisk(ctx context.Context, ref VMRef, disk string, sizeGiB
 	p := map[string]any{"disk": disk, "size": strconv.Itoa(sizeGiB) + "G"}
 	return c.retryVM(ctx, ref, fmt.Sprintf("resizing disk %s of %s", disk, ref), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
+			// raw: VirtualMachine.ResizeDisk needs the VM read first
 			return c.put(ctx, ref.path("/resize"), p, upid)
 		})
 	})
@@ -222,6 +234,7 @@ func (c *Client) MoveDisk(ctx context.Context, ref VMRef, disk, storage string) 
 	return c.retryVM(ctx, ref, fmt.Sprintf("moving disk %s of %s to storage %s", disk, ref, storage), false,
 		func(ctx context.Context) error {
 			return c.startTask(ctx, func(upid *string) error {
+				// raw: VirtualMachine.MoveDisk needs the VM read first
 				return c.post(ctx, ref.path("/move_disk"), p, upid)
 			})
 		})
@@ -234,6 +247,7 @@ func (c *Client) MoveDisk(ctx context.Context, ref VMRef, disk, storage string) 
 // qemu-server API2/Qemu.pm template) does not fail the operation.
 func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
 	err := c.retryVM(ctx, ref, "converting "+ref.String()+" into a template", false, func(ctx context.Context) error {
+		// raw: VirtualMachine.ConvertToTemplate needs the VM read first
 		return c.startTask(ctx, func(upid *string) error { return c.post(ctx, ref.path("/template"), nil, upid) })
 	})
 	if err == nil {
@@ -259,6 +273,7 @@ func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, para
 	defer c.disc.memoryChanged()
 	return c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
 		err := c.startTask(ctx, func(upid *string) error {
+			// raw: VirtualMachine.Start/Stop/Shutdown need the VM read first
 			return c.post(ctx, ref.path("/status/"+action), params, upid)
 		})
 		if err != nil && done != nil {
@@ -324,6 +339,7 @@ func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
 	// answers "does not exist", which is success here
 	err := c.retryVM(ctx, ref, "destroying "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTaskAt(ctx, "after-destroy-task-started", func(upid *string) error {
+			// raw: VirtualMachine.Delete needs the VM read first
 			return c.delete(ctx, ref.path(""), p, upid)
 		})
 	})
@@ -343,11 +359,10 @@ type PendingChange struct {
 // PendingChanges lists changes that only take effect after a restart
 // (GET .../pending: entries with a "pending" value or a "delete" flag).
 func (c *Client) PendingChanges(ctx context.Context, ref VMRef) ([]PendingChange, error) {
-	var items []struct {
-		Key     string          `json:"key"`
-		Pending json.RawMessage `json:"pending"`
-		Delete  json.RawMessage `json:"delete"`
-	}
+	// go-proxmox's type (delete is 1 or 2, a number literal in PVE's
+	// GuestHelpers.pm config_with_pending_array); not
+	// VirtualMachine.Pending, which needs a VirtualMachine read first
+	var items proxmox.PendingConfiguration
 	err := DefaultRetry.Retry(ctx, "reading pending changes of "+ref.String(), true, func(ctx context.Context) error {
 		return c.get(ctx, ref.path("/pending"), &items)
 	})
@@ -356,8 +371,8 @@ func (c *Client) PendingChanges(ctx context.Context, ref VMRef) ([]PendingChange
 	}
 	var out []PendingChange
 	for _, it := range items {
-		del := len(it.Delete) > 0 && strings.Trim(string(it.Delete), `"`) != "0"
-		if del || len(it.Pending) > 0 {
+		del := it.Delete != nil && *it.Delete != 0
+		if del || it.Pending != nil {
 			out = append(out, PendingChange{Key: it.Key, Delete: del})
 		}
 	}
@@ -368,6 +383,7 @@ func (c *Client) PendingChanges(ctx context.Context, ref VMRef) ([]PendingChange
 // configuration (PVE 7.2+), so that the next boot of the guest sees it.
 func (c *Client) RegenerateCloudInit(ctx context.Context, ref VMRef) error {
 	return c.retryVM(ctx, ref, "regenerating the cloud-init drive of "+ref.String(), true, func(ctx context.Context) error {
+		// raw: VirtualMachine.CloudInitRegenerate needs the VM read first
 		return c.put(ctx, ref.path("/cloudinit"), nil, nil)
 	})
 }
@@ -377,11 +393,11 @@ func (c *Client) RegenerateCloudInit(ctx context.Context, ref VMRef) error {
 // PVE/API2/Pool.pm index), and adding a VM to a pool needs Pool.Allocate, so
 // a pool missing here cannot take the VM either.
 func (c *Client) Pools(ctx context.Context) ([]string, error) {
-	var items []struct {
-		PoolID string `json:"poolid"`
-	}
+	var items proxmox.Pools
 	err := DefaultRetry.Retry(ctx, "listing the resource pools", true, func(ctx context.Context) error {
-		return c.get(ctx, "/pools", &items)
+		var err error
+		items, err = c.api.Pools(ctx) // one GET /pools, as c.get would send
+		return apiErrorFrom(http.MethodGet, "/pools", err)
 	})
 	if err != nil {
 		return nil, err
@@ -400,6 +416,8 @@ func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error
 			if from == "" {
 				return nil
 			}
+			// raw: Pool.Update needs Client.Pool first (GET /pools/{id}) and
+			// PoolUpdateOption has no poolid for PUT /pools
 			return c.put(ctx, "/pools", map[string]any{"poolid": from, "vms": vmid, "delete": true}, nil)
 		}
 		return c.put(ctx, "/pools", map[string]any{"poolid": pool, "vms": vmid, "allow-move": true}, nil)

@@ -150,6 +150,8 @@ type clusterIDs struct{ c *Client }
 func (s clusterIDs) NextFree(ctx context.Context) (int, error) {
 	var raw json.RawMessage
 	err := DefaultRetry.Retry(ctx, "asking for a free VMID", true, func(ctx context.Context) error {
+		// raw: Cluster.NextID needs Client.Cluster first (GET /cluster/status),
+		// and its StringOrInt reads an empty or null answer as VMID 0
 		return s.c.get(ctx, "/cluster/nextid", &raw)
 	})
 	if err != nil {
@@ -161,6 +163,7 @@ func (s clusterIDs) NextFree(ctx context.Context) (int, error) {
 func (s clusterIDs) IsFree(ctx context.Context, id int) (bool, error) {
 	var raw json.RawMessage
 	err := DefaultRetry.Retry(ctx, fmt.Sprintf("asking whether VMID %d is free", id), true, func(ctx context.Context) error {
+		// raw: go-proxmox has no check of a given VMID (Cluster.NextID takes none)
 		return s.c.get(ctx, fmt.Sprintf("/cluster/nextid?vmid=%d", id), &raw)
 	})
 	if err == nil {

@@ -85,7 +85,9 @@ func (a *ClusterHealthArgs) Annotate(an infer.Annotator) {
 			"kubernetesVersion: Talos itself only creates missing objects, so a changed or removed manifest reaches the cluster "+
 			"only this way. Needs kubeconfig. State without them records them on its next update. A refresh adds a line "+
 			"`drift: <object> differs from the rendered manifests` (or `is missing from the cluster`) for each object of the "+
-			"manifests that the cluster no longer holds as a control plane renders it; the next update syncs them away.")
+			"manifests that the cluster no longer holds as a control plane renders it, and `drift: <object> is no longer in the "+
+			"rendered manifests (…)` for each object an earlier sync applied that they no longer hold; the next update syncs "+
+			"them away (and prunes the latter, as talosctl upgrade-k8s does).")
 		an.Describe(&a.Timeouts, "How long to wait for health (create and update). Default `10m`.")
 		an.Describe(&a.VmIds, vmIdsDoc+" For this resource: the required nodes' VMs.")
 	})

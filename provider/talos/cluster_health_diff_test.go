@@ -221,6 +221,16 @@ func TestClusterHealthDiffObjectsDigestAndDrift(t *testing.T) {
 	if again := withDrift(old.BootstrapManifests, nil); !slices.Equal(again, in.BootstrapManifests) {
 		t.Errorf("a refresh without drift keeps %q", again)
 	}
+
+	// An object the manifests dropped and the cluster still holds: the
+	// update syncs, which prunes it.
+	old.BootstrapManifests = withDrift(in.BootstrapManifests, []talosapi.ManifestChange{{Action: "dropped", Subject: "ServiceAccount kube-system/old"}})
+	if last := old.BootstrapManifests[len(old.BootstrapManifests)-1]; last != "drift: ServiceAccount kube-system/old is no longer in the rendered manifests (the update deletes it, as talosctl upgrade-k8s does)" {
+		t.Errorf("dropped line %q", last)
+	}
+	if d := diffClusterHealth(old, in); d.DetailedDiff["bootstrapManifests"].Kind != p.Update || !manifestsDue(old, in) {
+		t.Errorf("a dropped object recorded by a refresh: %+v, sync %v", d.DetailedDiff, manifestsDue(old, in))
+	}
 }
 
 // In a Kubernetes upgrade the sync waits until kube-proxy is rendered with

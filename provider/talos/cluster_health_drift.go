@@ -14,7 +14,9 @@ import (
 // objects of the bootstrap manifests that the cluster no longer holds as
 // the manifests say ("drift: Deployment kube-system/coredns differs from
 // the rendered manifests", "drift: ConfigMap kube-system/app is missing
-// from the cluster"). The program never gives such lines, so the next preview shows
+// from the cluster", "drift: ServiceAccount kube-system/old is no longer in
+// the rendered manifests (...)": an earlier sync applied it, the sync's
+// inventory lists it, and the next sync prunes it). The program never gives such lines, so the next preview shows
 // them going away as a change of bootstrapManifests, and the update syncs
 // the manifests (manifestInputsChanged), as `talosctl upgrade-k8s` would
 // bring the objects back.
@@ -89,8 +91,11 @@ func withDrift(lines []string, drift []talosapi.ManifestChange) []string {
 	out := withoutDrift(lines)
 	for _, c := range drift {
 		what := "differs from the rendered manifests"
-		if c.Action == "deleted" {
+		switch c.Action {
+		case "deleted":
 			what = "is missing from the cluster"
+		case "dropped":
+			what = "is no longer in the rendered manifests (the update deletes it, as talosctl upgrade-k8s does)"
 		}
 		out = append(out, driftPrefix+c.Subject+" "+what)
 	}

@@ -115,9 +115,13 @@ var manifestRenderPoll = backoff.Policy{Initial: time.Second}
 
 // readRendered reads a control plane's bootstrap manifests once they are
 // rendered from the inputs in (manifestsRendered), polling up to
-// manifestRenderWait.
+// manifestRenderWait, or less when a URL it lacks keeps failing to
+// download (fetchWatch).
 func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o talosapi.Options, old, in ClusterHealthArgs) ([]map[string]any, error) {
 	deadline := time.Now().Add(manifestRenderWait)
+	fetch := newFetchWatch(t.Node, func(ctx context.Context) ([]talosapi.FetchFailures, error) {
+		return talosapi.ManifestFetchFailures(ctx, t, o)
+	}, time.Now)
 	var objs []map[string]any
 	err := backoff.Loop{Policy: manifestRenderPoll}.Run(ctx, func(ctx context.Context, _ int) (bool, error) {
 		ms, err := talosapi.ReadRenderedManifests(ctx, t, o)
@@ -143,6 +147,9 @@ func (r *ClusterHealth) readRendered(ctx context.Context, t talosapi.Target, o t
 		}
 		if time.Now().After(deadline) {
 			return true, fmt.Errorf("control plane %s does not render the new manifests after %s (%s)", t.Node, manifestRenderWait, lag)
+		}
+		if err := fetch.check(ctx, missingURLs(ms, in.BootstrapManifests)); err != nil {
+			return true, err
 		}
 		return false, nil
 	})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 )
@@ -122,8 +123,15 @@ func checkEtcd(members []*machineapi.EtcdMember, controlPlanes []string) string 
 }
 
 // checkNodes says which expected nodes are missing or not Ready in the
-// Kubernetes node list; nodes are matched by address.
-func checkNodes(nodes []kubeNode, expected []string) string {
+// Kubernetes node list; nodes are matched by address. kubeletSince are the
+// times the nodes' kubelets started (by address, from Talos's service
+// events): a Ready condition its kubelet last posted before then is the
+// previous run's, which the API still holds when the cluster was without
+// etcd quorum or the node came back before the node lifecycle controller
+// marked it Unknown (its grace period is 40 s or more). Only the current
+// kubelet's word counts: after a boot it reports NotReady until the CNI
+// has set up the node's network.
+func checkNodes(nodes []kubeNode, expected []string, kubeletSince map[string]time.Time) string {
 	byAddr := map[string]kubeNode{}
 
 	for _, n := range nodes {
@@ -144,10 +152,40 @@ func checkNodes(nodes []kubeNode, expected []string) string {
 			problems = append(problems, h+" not registered")
 		case !n.Ready:
 			problems = append(problems, fmt.Sprintf("%s (%s) not Ready", n.Name, h))
+		case postedBefore(n.ReadyPosted, kubeletSince[h]):
+			problems = append(problems, fmt.Sprintf("%s (%s) Ready only as its previous kubelet reported it (at %s; the kubelet runs since %s)",
+				n.Name, h, n.ReadyPosted.UTC().Format(time.TimeOnly), kubeletSince[h].UTC().Format(time.TimeOnly)))
 		}
 	}
 
 	return strings.Join(problems, ", ")
+}
+
+// postedBefore: a status posted at posted (whole seconds, the kubelet's
+// clock) is older than a kubelet started at since (machined's clock on the
+// same node). Either unknown: not older, as nothing says so.
+func postedBefore(posted, since time.Time) bool {
+	return !posted.IsZero() && !since.IsZero() && posted.Before(since.Truncate(time.Second))
+}
+
+// runningSince is when a service's current run started: the first of its
+// latest events that are all Running (the start, then health changes),
+// zero when it does not run or Talos kept no events.
+func runningSince(s *machineapi.ServiceInfo) time.Time {
+	if s.GetState() != "Running" {
+		return time.Time{}
+	}
+
+	var since time.Time
+
+	events := s.GetEvents().GetEvents()
+	for i := len(events) - 1; i >= 0 && events[i].GetState() == "Running"; i-- {
+		if ts := events[i].GetTs(); ts != nil {
+			since = ts.AsTime()
+		}
+	}
+
+	return since
 }
 
 // withoutMembers drops the members on the given nodes.
@@ -224,6 +262,7 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 	}
 
 	etcdSeen := map[string]bool{}
+	kubeletSince := map[string]time.Time{}
 
 	for _, n := range nodes {
 		t := Target{Node: n.addr, Endpoints: req.Endpoints, Creds: req.Creds}
@@ -260,6 +299,10 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 			if p := checkServices(svcs, n.required); p != "" {
 				rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: %s", n.addr, p))
 			}
+
+			if i := slices.IndexFunc(svcs, func(s *machineapi.ServiceInfo) bool { return s.GetId() == "kubelet" }); i >= 0 {
+				kubeletSince[hostOf(n.addr)] = runningSince(svcs[i])
+			}
 		}
 
 		if slices.Contains(req.ControlPlanes, n.addr) {
@@ -286,13 +329,13 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 	}
 
 	if len(req.Kubeconfig) > 0 {
-		rep.Problems = append(rep.Problems, checkKubernetes(ctx, o, req, rep)...)
+		rep.Problems = append(rep.Problems, checkKubernetes(ctx, o, req, rep, kubeletSince)...)
 	}
 
 	return rep
 }
 
-func checkKubernetes(ctx context.Context, o Options, req HealthRequest, rep *HealthReport) []string {
+func checkKubernetes(ctx context.Context, o Options, req HealthRequest, rep *HealthReport, kubeletSince map[string]time.Time) []string {
 	info, err := ParseKubeconfig(req.Kubeconfig)
 	if err != nil {
 		return []string{"kubeconfig: " + err.Error()}
@@ -332,7 +375,7 @@ func checkKubernetes(ctx context.Context, o Options, req HealthRequest, rep *Hea
 		rep.Nodes[n.Name] = n.ProviderID
 	}
 
-	if p := checkNodes(nodes, append(slices.Clone(req.ControlPlanes), req.Workers...)); p != "" {
+	if p := checkNodes(nodes, append(slices.Clone(req.ControlPlanes), req.Workers...), kubeletSince); p != "" {
 		return []string{"Kubernetes nodes: " + p}
 	}
 

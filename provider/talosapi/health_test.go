@@ -3,6 +3,9 @@ package talosapi
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 )
@@ -100,12 +103,80 @@ func TestParseAndCheckNodes(t *testing.T) {
 		t.Fatalf("nodes = %+v", nodes)
 	}
 
-	if p := checkNodes(nodes, []string{"10.5.0.2"}); p != "" {
+	if p := checkNodes(nodes, []string{"10.5.0.2"}, nil); p != "" {
 		t.Fatalf("ready node reported: %s", p)
 	}
 
-	p := checkNodes(nodes, []string{"10.5.0.2", "10.5.0.7:50000", "10.5.0.8"})
+	p := checkNodes(nodes, []string{"10.5.0.2", "10.5.0.7:50000", "10.5.0.8"}, nil)
 	if !strings.Contains(p, "w1 (10.5.0.7) not Ready") || !strings.Contains(p, "10.5.0.8 not registered") {
 		t.Fatalf("problems = %q", p)
+	}
+}
+
+// A Ready condition counts only when the node's current kubelet posted it:
+// one posted before the kubelet started is the previous run's.
+func TestCheckNodesReadyFromAnEarlierKubelet(t *testing.T) {
+	t.Parallel()
+
+	body := []byte(`{"items":[
+ {"metadata":{"name":"cp1"},"status":{"addresses":[{"type":"InternalIP","address":"10.5.0.2"}],"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-28T15:02:53Z"}]}},
+ {"metadata":{"name":"cp2"},"status":{"addresses":[{"type":"InternalIP","address":"10.5.0.3"}],"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-28T15:03:10Z"}]}},
+ {"metadata":{"name":"w1"},"status":{"addresses":[{"type":"InternalIP","address":"10.5.0.7"}],"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":""}]}}
+]}`)
+
+	nodes, err := parseNodes(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	at := func(s string) time.Time {
+		ts, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		return ts
+	}
+	since := map[string]time.Time{
+		"10.5.0.2": at("2026-11-28T15:03:04.5Z"), // started after cp1's last status
+		"10.5.0.3": at("2026-11-28T15:03:10.7Z"), // posted in the second it started
+		"10.5.0.7": at("2026-11-28T15:03:04Z"),   // no time: nothing says it is old
+	}
+
+	p := checkNodes(nodes, []string{"10.5.0.2", "10.5.0.3", "10.5.0.7"}, since)
+	if want := "cp1 (10.5.0.2) Ready only as its previous kubelet reported it (at 15:02:53; the kubelet runs since 15:03:04)"; p != want {
+		t.Fatalf("problems %q, want %q", p, want)
+	}
+
+	if p := checkNodes(nodes, []string{"10.5.0.2"}, nil); p != "" {
+		t.Fatalf("without kubelet start times: %q", p)
+	}
+}
+
+func TestRunningSince(t *testing.T) {
+	t.Parallel()
+
+	ts := func(sec int64) *timestamppb.Timestamp { return timestamppb.New(time.Unix(sec, 0)) }
+	ev := func(state string, sec int64) *machineapi.ServiceEvent {
+		return &machineapi.ServiceEvent{State: state, Ts: ts(sec)}
+	}
+	info := func(state string, evs ...*machineapi.ServiceEvent) *machineapi.ServiceInfo {
+		return &machineapi.ServiceInfo{Id: "kubelet", State: state, Events: &machineapi.ServiceEvents{Events: evs}}
+	}
+
+	for _, c := range []struct {
+		name string
+		info *machineapi.ServiceInfo
+		want int64 // 0: zero time
+	}{
+		{"restarted", info("Running", ev("Preparing", 10), ev("Running", 11), ev("Running", 12), ev("Stopping", 20), ev("Preparing", 21), ev("Running", 25), ev("Running", 30)), 25},
+		{"only running events kept", info("Running", ev("Running", 40), ev("Running", 50)), 40},
+		{"not running", info("Waiting", ev("Running", 11), ev("Waiting", 20)), 0},
+		{"no events", info("Running"), 0},
+	} {
+		got := runningSince(c.info)
+		if c.want == 0 && !got.IsZero() || c.want != 0 && !got.Equal(time.Unix(c.want, 0)) {
+			t.Errorf("%s: %v, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -107,10 +107,13 @@ func short(b []byte) string {
 
 // kubeNode is the part of a Node object the provider reads.
 type kubeNode struct {
-	Name          string
-	Addresses     []string
-	Ready         bool
-	ReadyMsg      string
+	Name      string
+	Addresses []string
+	Ready     bool
+	ReadyMsg  string
+	// ReadyPosted is the Ready condition's lastHeartbeatTime: when a
+	// kubelet last posted it (zero when absent).
+	ReadyPosted   time.Time
 	ProviderID    string
 	Unschedulable bool
 }
@@ -130,9 +133,10 @@ type nodeObject struct {
 			Address string `json:"address"`
 		} `json:"addresses"`
 		Conditions []struct {
-			Type    string `json:"type"`
-			Status  string `json:"status"`
-			Message string `json:"message"`
+			Type          string `json:"type"`
+			Status        string `json:"status"`
+			Message       string `json:"message"`
+			LastHeartbeat string `json:"lastHeartbeatTime"`
 		} `json:"conditions"`
 	} `json:"status"`
 }
@@ -148,6 +152,9 @@ func (it *nodeObject) node() kubeNode {
 		if c.Type == "Ready" {
 			n.Ready = c.Status == "True"
 			n.ReadyMsg = c.Message
+			// metav1.Time: RFC 3339 in whole seconds; anything else is
+			// treated as not known.
+			n.ReadyPosted, _ = time.Parse(time.RFC3339, c.LastHeartbeat)
 		}
 	}
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 )
 
 // ManifestDrift says which objects of a cluster's bootstrap manifests the
@@ -23,6 +25,12 @@ import (
 // Fields the manifests do not set (a label someone added) are no drift: the sync
 // would leave them. Objects another inventory owns are left out, as the
 // sync leaves them alone.
+//
+// An object the sync's inventory lists that objects no longer contain, and
+// that the cluster still holds, is "dropped": the next sync deletes it, as
+// upgrade-k8s's does (go-kubernetes kubernetes/ssa prunes what the
+// inventory holds and the manifests do not, fluxcd/pkg/ssa
+// ResourceManager.DeleteAll over the inventory's stale objects).
 func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
 	s, err := newManifestSync(kubeconfig, server)
 	if err != nil {
@@ -30,16 +38,45 @@ func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, object
 	}
 	defer s.k.close()
 
-	var out []ManifestChange
+	var (
+		out  []ManifestChange
+		refs []objRef
+	)
 	for _, stage := range stagesOf(objects) {
 		for _, obj := range stage {
-			c, err := s.drift(ctx, obj)
+			c, ref, err := s.drift(ctx, obj)
 			if err != nil {
 				return out, err
 			}
+			refs = append(refs, ref)
 			if c != nil {
 				out = append(out, *c)
 			}
+		}
+	}
+
+	dropped, err := s.dropped(ctx, refs)
+	return append(out, dropped...), err
+}
+
+// dropped are the objects the inventory lists, refs (the manifests') do
+// not, and the cluster holds: those the sync would prune.
+func (s *manifestSync) dropped(ctx context.Context, refs []objRef) ([]ManifestChange, error) {
+	inv, err := s.readInventory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ManifestChange
+	for _, r := range inv {
+		if slices.Contains(refs, r) {
+			continue
+		}
+		_, owner, found, err := s.live(ctx, r)
+		if err != nil {
+			return out, fmt.Errorf("%s (in the inventory %s/%s): %w", r.subject(), inventoryNamespace, inventoryName, err)
+		}
+		if found && (owner == "" || owner == inventoryName) {
+			out = append(out, ManifestChange{Action: "dropped", Subject: r.subject()})
 		}
 	}
 	return out, nil
@@ -49,22 +86,31 @@ func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, object
 // manifests say. A difference is checked twice: controllers write to the
 // objects (a Deployment's revision annotation) between the read and the
 // dry run.
-func (s *manifestSync) drift(ctx context.Context, obj map[string]any) (*ManifestChange, error) {
+// The object's reference (as the inventory lists it) comes back with it.
+func (s *manifestSync) drift(ctx context.Context, obj map[string]any) (*ManifestChange, objRef, error) {
 	meta := metaOf(obj)
 	name, _ := meta["name"].(string)
 	ns, _ := meta["namespace"].(string)
 	path, ref, err := s.path(ctx, apiVersionOf(obj), kindOf(obj), ns, name)
 	if errors.Is(err, errNotServed) {
 		// A kind the API does not serve (a CRD deleted): its objects are gone.
-		subject := objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject()
-		return &ManifestChange{Action: "deleted", Subject: subject}, nil
+		group, _, _ := strings.Cut(apiVersionOf(obj), "/")
+		if !strings.Contains(apiVersionOf(obj), "/") {
+			group = ""
+		}
+		ref := objRef{Namespace: ns, Name: name, Group: group, Kind: kindOf(obj)}
+		return &ManifestChange{Action: "deleted", Subject: ref.subject()}, ref, nil
 	}
 	if err != nil {
 		// Discovery failed (API blip, 403, 503 of an aggregated API): no
 		// verdict on the object; the caller keeps what it recorded.
-		return nil, fmt.Errorf("%s: %w", objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject(), err)
+		return nil, ref, fmt.Errorf("%s: %w", objRef{Namespace: ns, Name: name, Kind: kindOf(obj)}.subject(), err)
 	}
+	c, err := s.driftAt(ctx, obj, path, ref)
+	return c, ref, err
+}
 
+func (s *manifestSync) driftAt(ctx context.Context, obj map[string]any, path string, ref objRef) (*ManifestChange, error) {
 	body, err := json.Marshal(withInventory(obj))
 	if err != nil {
 		return nil, err

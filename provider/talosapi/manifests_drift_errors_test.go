@@ -35,7 +35,7 @@ func TestDriftDeletedOnlyWhenDiscoveryAnswersNotServed(t *testing.T) {
 	ctx := context.Background()
 
 	for _, o := range []map[string]any{obj("metrics.k8s.io/v1beta1", "APIService"), obj("policy.example.com/v1", "Policy")} {
-		c, err := s.drift(ctx, o)
+		c, _, err := s.drift(ctx, o)
 		if err == nil || c != nil {
 			t.Errorf("drift of %s/%s with discovery failing: change %v, err %v; want an error and no change", apiVersionOf(o), kindOf(o), c, err)
 		}
@@ -45,7 +45,7 @@ func TestDriftDeletedOnlyWhenDiscoveryAnswersNotServed(t *testing.T) {
 		ptr(obj("gone.example.com/v1", "Widget")): "Widget kube-system/x",
 		ptr(obj("apps/v1", "StatefulSet")):        "StatefulSet kube-system/x",
 	} {
-		c, err := s.drift(ctx, *o)
+		c, _, err := s.drift(ctx, *o)
 		if err != nil || c == nil || c.Action != "deleted" || c.Subject != want {
 			t.Errorf("drift of %s/%s not served: change %+v, err %v; want %q deleted", apiVersionOf(*o), kindOf(*o), c, err, want)
 		}

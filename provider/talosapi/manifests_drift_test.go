@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 // holds its bootstrap manifests as the control plane renders them (no
 // drift); a scaled Deployment and a deleted ServiceAccount are drift, a
 // label someone added is not (the sync would leave it); after a sync
-// nothing drifts again.
+// nothing drifts again. An object an earlier sync applied that the
+// manifests no longer hold is drift too, until a sync prunes it.
 func TestManifestDriftFindsEditedAndDeletedObjects(t *testing.T) {
 	t.Parallel()
 
@@ -65,6 +67,34 @@ func TestManifestDriftFindsEditedAndDeletedObjects(t *testing.T) {
 	}
 	if d := kubeGet(ctx, t, kc.Raw, "/apis/apps/v1/namespaces/kube-system/deployments/coredns"); !strings.Contains(d, `"replicas":2`) {
 		t.Fatalf("CoreDNS after the sync:\n%s", d)
+	}
+
+	// Objects an earlier sync applied that the manifests dropped: the one
+	// the cluster still holds is drift (the next sync prunes it, as
+	// upgrade-k8s's does); the one deleted by hand already is not.
+	withOld := append(slices.Clone(own),
+		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "left-behind", "namespace": "kube-system"}},
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "gone-already", "namespace": "kube-system"}})
+	if _, err := talosapi.SyncManifests(ctx, kc.Raw, withOld); err != nil {
+		t.Fatal(err)
+	}
+	kubeSend(ctx, t, kc.Raw, http.MethodDelete, "/api/v1/namespaces/kube-system/configmaps/gone-already", "application/json", "")
+	drift, err = talosapi.ManifestDrift(ctx, kc.Raw, "", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinChanges(drift); got != "ServiceAccount kube-system/left-behind dropped" {
+		t.Fatalf("drift with an object the manifests dropped: %q", got)
+	}
+	if _, err := talosapi.SyncManifests(ctx, kc.Raw, own); err != nil {
+		t.Fatal(err)
+	}
+	drift, err = talosapi.ManifestDrift(ctx, kc.Raw, "", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joinChanges(drift); got != "" {
+		t.Fatalf("drift after the sync pruned the dropped object: %s", got)
 	}
 }
 

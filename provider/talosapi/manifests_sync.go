@@ -386,22 +386,36 @@ func (s *manifestSync) writeInventory(ctx context.Context, refs []objRef) error 
 	return nil
 }
 
-// prune deletes an object the manifests no longer contain, unless another
-// inventory owns it; nil when it is gone already.
-func (s *manifestSync) prune(ctx context.Context, r objRef) (*ManifestChange, error) {
+// live finds an object the inventory lists in the cluster: its REST path,
+// its owning inventory, and whether it is there. An object of a group or
+// kind the API no longer serves (its CRD deleted) is not there.
+func (s *manifestSync) live(ctx context.Context, r objRef) (path, owner string, found bool, err error) {
 	apiVersion := "v1"
 	if r.Group != "" {
 		v, err := s.preferredVersion(ctx, r.Group)
+		if errors.Is(err, errNotServed) {
+			return "", "", false, nil
+		}
 		if err != nil {
-			return nil, err
+			return "", "", false, err
 		}
 		apiVersion = r.Group + "/" + v
 	}
-	path, _, err := s.path(ctx, apiVersion, r.Kind, r.Namespace, r.Name)
-	if err != nil {
-		return nil, err
+	path, _, err = s.path(ctx, apiVersion, r.Kind, r.Namespace, r.Name)
+	if errors.Is(err, errNotServed) {
+		return "", "", false, nil
 	}
-	_, owner, found, err := s.current(ctx, path)
+	if err != nil {
+		return "", "", false, err
+	}
+	_, owner, found, err = s.current(ctx, path)
+	return path, owner, found, err
+}
+
+// prune deletes an object the manifests no longer contain, unless another
+// inventory owns it; nil when it is gone already.
+func (s *manifestSync) prune(ctx context.Context, r objRef) (*ManifestChange, error) {
+	path, owner, found, err := s.live(ctx, r)
 	if err != nil || !found {
 		return nil, err
 	}
@@ -420,9 +434,15 @@ func (s *manifestSync) prune(ctx context.Context, r objRef) (*ManifestChange, er
 
 // preferredVersion is the version the API prefers for a group.
 func (s *manifestSync) preferredVersion(ctx context.Context, group string) (string, error) {
-	body, err := s.k.get(ctx, "/apis/"+group)
+	status, body, err := s.k.do(ctx, http.MethodGet, "/apis/"+group)
 	if err != nil {
 		return "", err
+	}
+	if status == http.StatusNotFound {
+		return "", fmt.Errorf("%w: API group %s", errNotServed, group)
+	}
+	if status != http.StatusOK {
+		return "", fmt.Errorf("discovery of API group %s: HTTP %d: %s", group, status, short(body))
 	}
 	var g struct {
 		PreferredVersion struct {

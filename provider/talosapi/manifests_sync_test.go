@@ -203,6 +203,9 @@ func kubeDo(ctx context.Context, t *testing.T, kubeconfig []byte, method, path, 
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if method == http.MethodPatch {
+		req.Header.Set("Content-Type", "application/strategic-merge-patch+json")
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)

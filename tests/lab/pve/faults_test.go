@@ -142,6 +142,62 @@ func TestNodeRestart(t *testing.T) {
 	}
 }
 
+// A hung node stays a cluster member (online, its VM as last reported),
+// but what pveproxy proxies to it waits for the proxy's timeout and fails
+// with 596; requests for other nodes are served; AnswerNode releases a
+// request that waits. Stats count the requests per node.
+func TestHungNode(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	createStarted(t, ctx, c, 100)
+	s.ResetStats()
+	if err := s.HangNode("pve1", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := rawCall(t, s, "GET", "/nodes/pve1/qemu/100/status/current", "", nil); status != "596 Connection timed out" || body != "" {
+		t.Fatalf("hung node: %q %q", status, body)
+	}
+	if status, _ := rawCall(t, s, "GET", "/nodes/pve2/qemu", "", nil); status != "200 OK" {
+		t.Fatalf("another node while pve1 hangs: %q", status)
+	}
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Node == "pve1" && n.Status != "online" {
+			t.Fatalf("a hung node is %q in /nodes, want online (it is still a cluster member)", n.Status)
+		}
+	}
+	if vms := s.VMs(); vms[0].Status != "running" {
+		t.Fatalf("the VM of a hung node: %+v", vms[0])
+	}
+	if err := s.HangNode("pve1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		status, _ := rawCall(t, s, "GET", "/nodes/pve1/qemu/100/status/current", "", nil)
+		done <- status
+	}()
+	for s.NodeWaiting("pve1") == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := s.AnswerNode("pve1"); err != nil {
+		t.Fatal(err)
+	}
+	if status := <-done; status != "200 OK" {
+		t.Fatalf("a request waiting for the node when it answers again: %q", status)
+	}
+	if st := s.Stats(); st.ByNode["pve1"] != 2 || st.ByNode["pve2"] != 1 {
+		t.Fatalf("requests by node: %v", st.ByNode)
+	}
+	if s.HangNode("nosuch", time.Second) == nil || s.AnswerNode("nosuch") == nil {
+		t.Fatal("an unknown node hung or answered")
+	}
+}
+
 // A node that is down comes back at once on PowerOnNode and starts its
 // onboot VMs; a node that is up is left alone.
 func TestPowerOnNodeEndsTheOutage(t *testing.T) {

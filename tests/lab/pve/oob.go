@@ -172,6 +172,62 @@ func (s *Server) PowerOnNode(name string) error {
 	return nil
 }
 
+// ProxyTimeout is how long pveproxy waits for another node it proxies a
+// request to before it answers 596 (pve-http-server
+// src/PVE/APIServer/AnyEvent.pm proxy_request: http_request with
+// `timeout => 30`, an inactivity timeout).
+const ProxyTimeout = 30 * time.Second
+
+// HangNode makes a node's API accept connections and never answer, as a
+// node whose pveproxy or pmxcfs hangs (or whose link drops packets) does:
+// it stays a cluster member, online in /cluster/resources with its VMs as
+// last reported, but every request for /nodes/{name}/... waits for
+// proxyTimeout (real time, not scaled; ProxyTimeout is pveproxy's) and
+// then fails with 596 "Connection timed out", or ends when the client
+// gives up first. AnswerNode ends it.
+func (s *Server) HangNode(name string, proxyTimeout time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(name)
+	if n == nil {
+		return fmt.Errorf("lab: no node %q", name)
+	}
+	if n.hung == nil {
+		n.hung = make(chan struct{})
+	}
+	n.hangFor = proxyTimeout
+	s.logf("node %s hangs: its API accepts connections and does not answer", name)
+	return nil
+}
+
+// AnswerNode ends HangNode: the node answers again, also the requests
+// waiting for it.
+func (s *Server) AnswerNode(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.node(name)
+	if n == nil {
+		return fmt.Errorf("lab: no node %q", name)
+	}
+	if n.hung != nil {
+		close(n.hung)
+		n.hung = nil
+	}
+	return nil
+}
+
+// NodeWaiting counts the requests waiting for a hung node now (see
+// HangNode); a client that gave up on one is no longer counted once the
+// lab noticed (its connection closed).
+func (s *Server) NodeWaiting(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.node(name); n != nil {
+		return n.waiting
+	}
+	return 0
+}
+
 // NodeOnline reports whether a node answers (false while it is down).
 func (s *Server) NodeOnline(name string) bool {
 	s.mu.Lock()

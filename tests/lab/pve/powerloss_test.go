@@ -52,13 +52,22 @@ func TestPowerLossMidCreateLeavesLockedConfig(t *testing.T) {
 	s, c := startLab(t, Options{})
 	ctx := ctxT(t)
 	node, _ := c.Node(ctx, "pve2")
-	s.SetFaults(Faults{NodeRestartOnTask: "qmcreate", NodeDowntime: 300 * time.Millisecond})
+	// down until the test brings it back: the worker takes it down at its
+	// first wait, which may come after the create's answer, and a short
+	// downtime could end before the status read below
+	s.SetFaults(Faults{NodeRestartOnTask: "qmcreate", NodeDowntime: time.Hour})
 	task, err := node.NewVirtualMachine(ctx, 120, opt("scsi0", "local-lvm:4"), opt("cores", 2))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := 0; i < 500 && s.NodeOnline("pve2"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if code, _, _ := taskStatusRaw(t, s, string(task.UPID)); code != "595 No route to host" {
 		t.Fatalf("task status while the node is down: %q", code)
+	}
+	if err := s.PowerOnNode("pve2"); err != nil {
+		t.Fatal(err)
 	}
 	if exit := waitNodeBack(t, s, string(task.UPID)); exit != "unexpected status" {
 		t.Fatalf("exit status of a worker killed by a power loss: %q", exit)

@@ -91,7 +91,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	if nodeName, ok := pathVars["node"]; ok {
-		if e := s.checkNodeReachable(nodeName); e != nil {
+		s.stats.nodeRequest(nodeName)
+		if e := s.checkNodeReachable(hr.Context(), nodeName); e != nil {
 			writeError(w, e)
 			return
 		}
@@ -297,20 +298,48 @@ func addForm(out map[string]any, form url.Values) {
 
 // checkNodeReachable mirrors the proxy step for /nodes/{node}/...: an
 // unknown node fails the host name lookup, an offline node cannot be
-// reached (pveproxy answers 595).
-func (s *Server) checkNodeReachable(name string) *apiError {
+// reached (pveproxy answers 595), and a hung node (HangNode) keeps the
+// request until pveproxy's proxy gives up on it (596) or ctx, the client,
+// does.
+func (s *Server) checkNodeReachable(ctx context.Context, name string) *apiError {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := s.node(name)
 	if n == nil {
+		s.mu.Unlock()
 		return fail("hostname lookup '%s' failed - failed to get address info for: %s: Name or service not known\n", name, name)
 	}
-	if !n.online {
+	online, hung, wait := n.online, n.hung, n.hangFor
+	s.mu.Unlock()
+	if !online {
 		// pveproxy's proxy (AnyEvent::HTTP) reports the failed connection
 		// as status 595 with the reason and no body.
 		return &apiError{code: 595, msg: "No route to host\n", noBody: true}
 	}
-	return nil
+	if hung == nil {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	s.mu.Lock()
+	n.waiting++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		n.waiting--
+		s.mu.Unlock()
+	}()
+	select {
+	case <-hung:
+		return s.checkNodeReachable(ctx, name) // it answers again
+	case <-t.C:
+		// AnyEvent::HTTP's status for an error after the connection was
+		// made (TLS, request, headers), with the timeout's errno text
+		return &apiError{code: 596, msg: "Connection timed out\n", noBody: true}
+	case <-ctx.Done():
+		return &apiError{code: 596, msg: "client gave up\n", noBody: true} // nobody reads it
+	case <-s.ctx.Done():
+		return &apiError{code: 596, msg: "Connection timed out\n", noBody: true}
+	}
 }
 
 // sleepReal waits d scaled by the time scale (no minimum).

@@ -24,6 +24,12 @@ type node struct {
 	// powerOn, while the node is down, ends its downtime early when
 	// closed (PowerOnNode).
 	powerOn chan struct{}
+	// hung, while the node's API accepts connections and never answers
+	// (HangNode), is closed when it answers again; hangFor is how long
+	// pveproxy's proxy waits for it.
+	hung    chan struct{}
+	hangFor time.Duration
+	waiting int // requests waiting for it now
 }
 
 func (n *node) storage(id string) *storage {

@@ -2,6 +2,7 @@ package pve
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -22,6 +23,10 @@ type Stats struct {
 	// ByKind counts requests by method and schema path, as the API viewer
 	// names them: "GET /nodes/{node}/qemu/{vmid}/config".
 	ByKind map[string]int `json:"byKind"`
+	// ByNode counts the authenticated requests whose path names a Proxmox
+	// node (/nodes/{node}/...), by node, as they arrive: what pveproxy
+	// proxies to that node, answered or not.
+	ByNode map[string]int `json:"byNode"`
 	// VMs are the requests that concern one VM, by VMID: its paths, its
 	// create or clone (the new VMID), and the status polls of its tasks.
 	VMs map[int]*VMStats `json:"vms"`
@@ -66,7 +71,7 @@ type stats struct {
 const kindTaskStatus = "GET /nodes/{node}/tasks/{upid}/status"
 
 func (st *stats) resetLocked() {
-	st.s = Stats{Since: time.Now(), ByKind: map[string]int{}, VMs: map[int]*VMStats{}}
+	st.s = Stats{Since: time.Now(), ByKind: map[string]int{}, ByNode: map[string]int{}, VMs: map[int]*VMStats{}}
 	st.tasks = map[string]*TaskStats{}
 }
 
@@ -84,6 +89,17 @@ func (st *stats) request(kind string, vmid int) {
 		v.Requests++
 		v.ByKind[kind]++
 	}
+}
+
+// nodeRequest counts a request for a node's path as it arrives (before the
+// node answers, if it does).
+func (st *stats) nodeRequest(node string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.tasks == nil {
+		st.resetLocked()
+	}
+	st.s.ByNode[node]++
 }
 
 func (st *stats) vmLocked(vmid int) *VMStats {
@@ -141,10 +157,8 @@ func (st *stats) snapshot() Stats {
 	if st.tasks == nil {
 		st.resetLocked()
 	}
-	out := Stats{Since: st.s.Since, Requests: st.s.Requests, ByKind: map[string]int{}, VMs: map[int]*VMStats{}}
-	for k, n := range st.s.ByKind {
-		out.ByKind[k] = n
-	}
+	out := Stats{Since: st.s.Since, Requests: st.s.Requests, ByKind: maps.Clone(st.s.ByKind), ByNode: maps.Clone(st.s.ByNode),
+		VMs: map[int]*VMStats{}}
 	for id, v := range st.s.VMs {
 		c := &VMStats{Requests: v.Requests, TaskPolls: v.TaskPolls, ByKind: map[string]int{}}
 		for k, n := range v.ByKind {

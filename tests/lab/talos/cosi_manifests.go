@@ -19,7 +19,7 @@ import (
 // k8stemplates' testdata at that tag; the DaemonSet and the Deployment are
 // the ones the lab applies at bootstrap, kubeagent_manifests.go): "10-kube-proxy" (DaemonSet,
 // ServiceAccount, ClusterRoleBinding) unless kube-proxy is disabled,
-// "11-core-dns" (ServiceAccount, Deployment) unless CoreDNS is, "05-flannel"
+// "11-core-dns" (ServiceAccount, Deployment, ConfigMap, Service) unless CoreDNS is, "05-flannel"
 // (ServiceAccount, DaemonSet) with the flannel CNI, the manifests named by
 // URL that the node fetched (manifest_fetch.go), and the inline manifests. The other manifests (bootstrap token, CSR RBAC, ...) are not
 // rendered.
@@ -59,6 +59,16 @@ func publishManifests(ctx context.Context, st state.State, snap resourceSnapshot
 			m.TypedSpec().Items = []k8s.SingleManifest{
 				{Object: serviceAccount("coredns")},
 				{Object: bootstrapObjectOr(snap.active, snap.image.Version, "/deployments/coredns", workload("Deployment", "coredns", map[string]any{"k8s-app": "kube-dns"}, "coredns", coreDNSImage(snap.active, snap.image.Version), "/coredns"))},
+			}
+			// Every object the lab applies for CoreDNS is rendered here, as
+			// Talos renders its whole k8stemplates coredns.go set into
+			// 11-core-dns and applies only what it renders: the inventory
+			// (kubeagent_extra.go) lists them, and a sync prunes what the
+			// inventory lists and the render lacks.
+			for _, suffix := range []string{"/configmaps/coredns", "/services/kube-dns"} {
+				if o := bootstrapObjectOr(snap.active, snap.image.Version, suffix, nil); o != nil {
+					m.TypedSpec().Items = append(m.TypedSpec().Items, k8s.SingleManifest{Object: o})
+				}
 			}
 			out = append(out, m)
 		}

@@ -17,6 +17,11 @@ type serviceState struct {
 	healthy     bool
 	healthKnown bool
 	msg         string
+	// since is when the service entered its state in this boot: Talos
+	// stamps each service event with the time it happened
+	// (internal/app/machined/pkg/system/service_events.go), and a client
+	// compares it with what the service did since (a kubelet's status).
+	since time.Time
 }
 
 // nodeServices lists a configured node's services (sim.mu held): the
@@ -29,16 +34,24 @@ func (s *Sim) nodeServices(n *Node) []serviceState {
 
 	now := time.Now()
 	cp := isControlPlane(n.active)
-	criUp := !now.Before(n.bootedAt.Add(s.scaled(criDuration)))
+	criAt := n.bootedAt.Add(s.scaled(criDuration))
+	criUp := !now.Before(criAt)
 
 	running := func(id string) serviceState {
-		return serviceState{id: id, state: "Running", healthy: true, healthKnown: true, msg: "Health check successful"}
+		return serviceState{id: id, state: "Running", healthy: true, healthKnown: true, msg: "Health check successful", since: n.bootedAt}
+	}
+	// The CRI and the kubelet, which waits for it, run from criAt on.
+	runningFromCRI := func(id string) serviceState {
+		st := running(id)
+		st.since = criAt
+
+		return st
 	}
 
 	out := []serviceState{running("auditd"), running("containerd"), running("dashboard"), running("machined"), running("syslogd"), running("udevd")}
 
 	if criUp {
-		out = append(out, running("cri"))
+		out = append(out, runningFromCRI("cri"))
 	} else {
 		out = append(out, serviceState{id: "cri", state: "Preparing", msg: "Running pre state"})
 	}
@@ -66,7 +79,7 @@ func (s *Sim) nodeServices(n *Node) []serviceState {
 	}
 
 	if criUp {
-		out = append(out, running("kubelet"))
+		out = append(out, runningFromCRI("kubelet"))
 	} else {
 		out = append(out, serviceState{id: "kubelet", state: "Waiting", msg: "Waiting for service \"cri\" to be \"up\""})
 	}
@@ -74,6 +87,12 @@ func (s *Sim) nodeServices(n *Node) []serviceState {
 	for _, ext := range n.extensions {
 		if name, ok := extensionService(ext); ok {
 			out = append(out, running("ext-"+name))
+		}
+	}
+
+	for i := range out {
+		if out[i].since.IsZero() {
+			out[i].since = n.bootedAt // waiting since the boot
 		}
 	}
 
@@ -102,6 +121,9 @@ func extensionService(ext string) (string, bool) {
 
 func (svc serviceState) proto() *machine.ServiceInfo {
 	ts := timestamppb.Now()
+	if !svc.since.IsZero() {
+		ts = timestamppb.New(svc.since)
+	}
 
 	return &machine.ServiceInfo{
 		Id:    svc.id,
