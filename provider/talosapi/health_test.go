@@ -194,7 +194,9 @@ func TestRunningSince(t *testing.T) {
 func TestCheckNodesKubeletStartOnlyWhenKept(t *testing.T) {
 	t.Parallel()
 
-	at := func(sec int64) time.Time { return time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second) }
+	at := func(sec int64) time.Time {
+		return time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second)
+	}
 	ev := func(state string, sec int64) *machineapi.ServiceEvent {
 		return &machineapi.ServiceEvent{State: state, Ts: timestamppb.New(at(sec))}
 	}
