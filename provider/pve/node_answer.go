@@ -158,7 +158,12 @@ func (c *Client) getFromNode(ctx context.Context, node, path string, out any) er
 		case why := <-probe:
 			if why != "" && ctx.Err() == nil {
 				cancel()
-				<-done // out is not written after we return
+				// wait for the read so that out is not written after we
+				// return; it may have answered just as the probe gave up
+				if err = <-done; err == nil {
+					c.answers.answered(node)
+					return nil
+				}
 				return c.answers.mark(node, why)
 			}
 			// The node answers: the read is slow, not the node. A 596
