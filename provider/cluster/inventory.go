@@ -94,6 +94,49 @@ func (i *pveInventory) readResources(ctx context.Context, node string, hf *plan.
 	}
 }
 
+// ReportedHostResources is HostResources with each host's storages taken,
+// where it reports any, from the inventory Hosts read (see
+// pve.Client.ReportedStorages): no storage list per host. It reports
+// whether it took any so; those may miss a storage the host has (one the
+// token may only allocate space on, or whose status the inventory does not
+// know), so a plan they fail is checked again with HostResources.
+func (i *pveInventory) ReportedHostResources(ctx context.Context, hosts map[string]plan.HostFacts, names []string) bool {
+	used := false
+	for _, name := range names {
+		hf, ok := hosts[name]
+		if !ok || !hf.Online || hf.Storages != nil {
+			continue
+		}
+		reported, ok := i.c.ReportedStorages(name)
+		if !ok {
+			i.readResources(ctx, name, &hf)
+			hosts[name] = hf
+			continue
+		}
+		bridges, err := i.c.Bridges(ctx, name)
+		if err != nil {
+			continue
+		}
+		hf.Storages = map[string][]string{}
+		for _, s := range reported {
+			hf.Storages[s.Name] = s.Content
+		}
+		hf.Bridges = bridges
+		if hf.Bridges == nil {
+			hf.Bridges = []string{}
+		}
+		hosts[name] = hf
+		used = true
+	}
+	return used
+}
+
+// reportedResourceReader is an Inventory that can take the hosts'
+// storages from what it already read (ReportedHostResources).
+type reportedResourceReader interface {
+	ReportedHostResources(ctx context.Context, hosts map[string]plan.HostFacts, names []string) bool
+}
+
 // hostResourceReader is an Inventory whose Hosts leave out each host's
 // storages and bridges (one or two requests per host), which only new VMs
 // are checked against (plan.checkHostResources): planWithHostResources
@@ -108,7 +151,10 @@ type hostResourceReader interface {
 // preview read two lists per host). The placement does not depend on them,
 // so the plan is computed again with them only to check the new VMs; a plan
 // that fails is computed again with every host's, so that its error lists
-// every problem, as it did when all were read first.
+// every problem, as it did when all were read first. A plan that passes
+// takes the storages the inventory reports (ReportedHostResources) without
+// a list per host; one that fails with them is checked again with each
+// host's list, so that only the host's own answer fails it.
 func planWithHostResources(ctx context.Context, pl *planner, inv Inventory, placeholder string, u vmUnknowns) (*plan.Plan, error) {
 	rr, lazy := inv.(hostResourceReader)
 	p, err := pl.compute(placeholder)
@@ -128,7 +174,19 @@ func planWithHostResources(ctx context.Context, pl *planner, inv Inventory, plac
 	if len(names) == 0 {
 		return p, err
 	}
-	hosts := maps.Clone(pl.facts.Hosts)
+	orig := pl.facts.Hosts
+	if er, ok := inv.(reportedResourceReader); ok && err == nil {
+		hosts := maps.Clone(orig)
+		if er.ReportedHostResources(ctx, hosts, names) {
+			pl.facts.Hosts = withoutBridgeCheck(hosts, u)
+			if p, err := pl.compute(placeholder); err == nil {
+				return p, nil
+			}
+			// what the inventory reports may miss a storage the host has:
+			// a plan it fails is checked against the hosts' own lists
+		}
+	}
+	hosts := maps.Clone(orig)
 	rr.HostResources(ctx, hosts, names)
 	pl.facts.Hosts = withoutBridgeCheck(hosts, u)
 	return pl.compute(placeholder)

@@ -72,3 +72,52 @@ func TestHostResourcesAreReadForNewVMsOnly(t *testing.T) {
 		t.Errorf("a new worker on a host without vmbr0: %v, want the missing bridge", err)
 	}
 }
+
+// reportedInventory is lazyInventory whose inventory reports some of each
+// host's storages (reportedResourceReader), as /cluster/resources does for
+// those the token may audit.
+type reportedInventory struct {
+	lazyInventory
+	reported map[string][]string // storage -> content, reported on every host
+	took     []string
+}
+
+func (r *reportedInventory) ReportedHostResources(_ context.Context, hosts map[string]plan.HostFacts, names []string) bool {
+	for _, n := range names {
+		r.took = append(r.took, n)
+		hf := hosts[n]
+		hf.Storages = map[string][]string{}
+		for s, content := range r.reported {
+			hf.Storages[s] = content
+		}
+		hf.Bridges = []string{"vmbr0"}
+		hosts[n] = hf
+	}
+	return len(names) > 0
+}
+
+// A plan that passes with the storages the inventory reports reads no
+// host's list; one that fails with them (a storage it does not report, as
+// for a token that may only allocate space on it) is checked against the
+// hosts' own lists, and passes when they have the storage.
+func TestReportedStoragesAnswerOnlyWhatTheyPass(t *testing.T) {
+	t.Parallel()
+	all := map[string][]string{"local": {"iso"}, "local-lvm": {"images"}}
+	inv := &reportedInventory{lazyInventory: lazyInventory{fakeInventory: fakeInventory{hosts: threeHosts()}}, reported: all}
+	if _, _, err := construct(t, inv, baseInputs()); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Sort(inv.took); !slices.Equal(inv.took, []string{"pve1", "pve2", "pve3"}) || len(inv.asked) != 0 {
+		t.Errorf("a new cluster whose storages the inventory reports took them for %v and read the lists of %v, "+
+			"want every host's taken and none read", inv.took, inv.asked)
+	}
+
+	inv = &reportedInventory{lazyInventory: lazyInventory{fakeInventory: fakeInventory{hosts: threeHosts()}},
+		reported: map[string][]string{"local": {"iso"}}}
+	if _, _, err := construct(t, inv, baseInputs()); err != nil {
+		t.Fatalf("local-lvm not reported by the inventory but on every host: %v", err)
+	}
+	if slices.Sort(inv.asked); !slices.Equal(inv.asked, []string{"pve1", "pve2", "pve3"}) {
+		t.Errorf("a plan the reported storages fail read the lists of %v, want every host's", inv.asked)
+	}
+}

@@ -56,7 +56,7 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 	if usable, err := downloadNode(ctx, c, v, a, isNew); err != nil || !usable {
 		return err
 	}
-	storages, err := c.Storages(ctx, a.Node)
+	info, ok, err := c.StorageOn(ctx, a.Node, a.Storage)
 	if _, silent := pve.NodeSilent(err); silent && !isNew {
 		p.GetLogger(ctx).Warning(fmt.Sprintf("%v: %s on node %s cannot be checked now", err, a.volumeID(), a.Node))
 		return nil
@@ -68,12 +68,8 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 		return err
 	}
 	var found *pve.StorageInfo
-	var names []string
-	for i, s := range storages {
-		names = append(names, s.Name)
-		if s.Name == a.Storage {
-			found = &storages[i]
-		}
+	if ok {
+		found = &info
 	}
 	if a.content() == "import" && v.u.known("content") {
 		if msg := importContentUnsupported(c.Version()); msg != "" {
@@ -82,6 +78,14 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 	}
 	switch {
 	case found == nil:
+		storages, err := c.Storages(ctx, a.Node)
+		if err != nil {
+			return err
+		}
+		names := make([]string, 0, len(storages))
+		for _, s := range storages {
+			names = append(names, s.Name)
+		}
 		v.fail("storage", "storage %q is not available on node %s; its storages are: %s", a.Storage, a.Node, strings.Join(names, ", "))
 	case !found.Holds(string(a.content())):
 		v.fail("storage", "storage %q on node %s is not configured for content %q (it holds %s): choose another "+

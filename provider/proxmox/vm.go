@@ -193,14 +193,17 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	if ref.VMID == 0 {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
-	var known pve.VMConfig
+	var (
+		known   pve.VMConfig
+		started bool
+	)
 	if err == nil {
-		known, err = converge(ctx, c, ref, nil, a, id.id, made)
+		known, started, err = converge(ctx, c, ref, nil, a, id.id, made)
 	}
 	// read back with a context of its own: ctx may be what ran out
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
-	st, live, found, rerr := readStateAndConfig(rctx, c, ref, a, known)
+	st, live, found, rerr := readStateAndConfig(rctx, c, ref, a, known, started)
 	if id.id != "" {
 		// the VM goes to the state now, with or without an error. Handed
 		// over after the read, whose config shows the tags and description
@@ -507,7 +510,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	oldArgs := old.VirtualMachineArgs
-	known, err := converge(ctx, c, ref, &oldArgs, a, "", false)
+	known, started, err := converge(ctx, c, ref, &oldArgs, a, "", false)
 	if id := resourceIdentity(ctx); err == nil && id.id != "" {
 		// a hand-over changes only what the state does not show (the
 		// provider's tags, the creating line): known stays good for it
@@ -515,7 +518,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), defaultReadTimeout)
 	defer rcancel()
-	st, _, found, rerr := readStateAndConfig(rctx, c, ref, a, known)
+	st, _, found, rerr := readStateAndConfig(rctx, c, ref, a, known, started)
 	switch {
 	case err == nil && rerr == nil && found:
 		return infer.UpdateResponse[VirtualMachineState]{Output: st}, nil

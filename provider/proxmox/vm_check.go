@@ -230,24 +230,20 @@ func checkStorages(ctx context.Context, c *checkReads, v *validator, a VirtualMa
 	if len(uses) == 0 {
 		return nil
 	}
-	storages, err := c.Storages(ctx, a.Node)
-	if err != nil {
-		return fmt.Errorf("listing the storages of node %s: %w", a.Node, err)
-	}
-	byName := map[string]pve.StorageInfo{}
-	var names []string
-	for _, s := range storages {
-		byName[s.Name] = s
-		names = append(names, s.Name)
-	}
-	sort.Strings(names)
 	for _, x := range uses {
 		if x.storage == "" {
 			continue
 		}
-		s, ok := byName[x.storage]
+		s, ok, err := c.StorageOn(ctx, a.Node, x.storage)
+		if err != nil {
+			return fmt.Errorf("listing the storages of node %s: %w", a.Node, err)
+		}
 		switch {
 		case !ok:
+			names, err := storageNames(ctx, c, a.Node)
+			if err != nil {
+				return err
+			}
 			v.check(x.path, true, "storage %q is not available on node %s; its storages are: %s",
 				x.storage, a.Node, strings.Join(names, ", "))
 		case !s.Holds(x.content):
@@ -266,6 +262,20 @@ func checkStorages(ctx context.Context, c *checkReads, v *validator, a VirtualMa
 		}
 	}
 	return nil
+}
+
+// storageNames are the names of node's storages, sorted, for a message.
+func storageNames(ctx context.Context, c *checkReads, node string) ([]string, error) {
+	storages, err := c.Storages(ctx, node)
+	if err != nil {
+		return nil, fmt.Errorf("listing the storages of node %s: %w", node, err)
+	}
+	names := make([]string, 0, len(storages))
+	for _, s := range storages {
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // checkCloneSource reports whether the source was found where the inputs

@@ -31,6 +31,21 @@ func (r *checkReads) Storages(ctx context.Context, node string) ([]pve.StorageIn
 	return s, err
 }
 
+// StorageOn finds a storage on node: in the node's list when this Check
+// read it, else as pve.Client.StorageOn finds it (the cluster's inventory
+// where it reports the storage, the node's list otherwise).
+func (r *checkReads) StorageOn(ctx context.Context, node, name string) (pve.StorageInfo, bool, error) {
+	if list, ok := r.storages[node]; ok {
+		for _, s := range list {
+			if s.Name == name {
+				return s, true, nil
+			}
+		}
+		return pve.StorageInfo{}, false, nil
+	}
+	return r.Client.StorageOn(ctx, node, name)
+}
+
 // VMConfig reads the configuration of a VM.
 func (r *checkReads) VMConfig(ctx context.Context, ref pve.VMRef) (pve.VMConfig, error) {
 	if cfg, ok := r.configs[ref]; ok {

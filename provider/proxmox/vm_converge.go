@@ -39,30 +39,35 @@ func shutdownTimeout(a VirtualMachineArgs) time.Duration {
 // It returns the configuration it read when nothing it did changed it
 // since (no config call, disk operation, pending change applied or template
 // conversion; a start changes none), so that the caller need not read it
-// again; nil otherwise.
-func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string, made bool) (pve.VMConfig, error) {
+// again; nil otherwise. started: it started the VM, which then runs (see
+// startsRunning), so that the caller need not read its status either.
+func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMachineArgs, a VirtualMachineArgs, creating string, made bool) (
+	known pve.VMConfig, started bool, err error) {
 	live, plan, err := convergeConfig(ctx, c, ref, old, a, creating)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	known := live
+	known = live
 	if !plan.empty() {
 		known = nil
 	}
 	killpoint.Reach("after-config")
 	logImportSourceChanges(ctx, ref, old, a, live)
 	if err := convergePool(ctx, c, ref, a); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	st := pve.VMStatus{Status: "stopped"}
 	if !made {
 		if st, err = c.VMStatus(ctx, ref); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	restarted, err := convergePower(ctx, c, ref, a, st, plan)
+	// convergePower started it (a stopped VM that is to run), and its
+	// start task ended well: see startsRunning
+	started = err == nil && wantsRunning(a) && !st.Running() && startsRunning(live)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if restarted {
 		known = nil
@@ -70,16 +75,28 @@ func converge(ctx context.Context, c *pve.Client, ref pve.VMRef, old *VirtualMac
 	if isTemplate(a) && !truthy(live["template"]) {
 		pve.Logf(ctx, "converting %s into a template", ref)
 		if err := c.ConvertToTemplate(ctx, ref); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		known = nil
 	}
 	if wantsRunning(a) && waitsForAddress(a) {
 		if _, err := waitForAddress(ctx, c, ref, agentTimeout(a)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return known, nil
+	return known, started, nil
+}
+
+// startsRunning reports a VM whose start task, once it ended well, leaves
+// it running with its vCPUs going (status "running", qmpstatus "running"):
+// qemu-server's vm_start_nolock (src/PVE/QemuServer.pm) ends the task once
+// QEMU runs, started without -S unless the configuration has "freeze"
+// (config_to_command; then it waits in "prelaunch"), the VM resumes a
+// hibernation state ("vmstate": -S, then cont) or the start is paused or
+// an incoming migration, which this provider never asks for. So the status
+// read after such a start would only say what the task said.
+func startsRunning(cfg pve.VMConfig) bool {
+	return cfg != nil && !truthy(cfg["freeze"]) && cfg["vmstate"] == ""
 }
 
 // convergeConfig applies the configuration plan (settings, disks), and grows

@@ -16,17 +16,26 @@ import (
 // list of its own), and only the first VMID of the run and the first after
 // a create found its id taken are asked of Proxmox (GET /cluster/nextid):
 // the create itself is refused for an id in use, and the next one taken.
+// The VM's status is not read after the start that made it run (the start
+// task said so): the state says "running" all the same.
 func TestRequestsOfVMCreates(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})
 	_, iso := e.create(downloadType, "iso", isoInputs("pve1"))
 	volid := iso.Get("volumeId").AsString()
 	const contentList, nextID = "GET /nodes/{node}/storage/{storage}/content", "GET /cluster/nextid"
+	const status = "GET /nodes/{node}/qemu/{vmid}/status/current"
 
 	e.lab.PVE.ResetStats()
 	_, st1 := e.create(vmType, "vm1", property.NewMap(vmInputs(e, "pve1", "vm1", volid, 21)))
 	if n := e.lab.PVE.Stats().ByKind[contentList]; n != 0 {
 		t.Errorf("the VM's Check after the download listed the storage %d times, want 0", n)
+	}
+	if n := e.lab.PVE.Stats().ByKind[status]; n != 0 {
+		t.Errorf("the create read the status of the VM it started %d times, want 0", n)
+	}
+	if got := st1.Get("status").AsString(); got != "running" {
+		t.Errorf("created and started VM's status %q, want running", got)
 	}
 
 	// another client takes the id after vm1's

@@ -149,21 +149,27 @@ func agentOn(cfg pve.VMConfig) bool { return truthy(agentEnabled(cfg["agent"])) 
 // readState observes the VM and builds its state, asking the guest agent for
 // addresses when the VM runs with the agent enabled.
 func readState(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs) (VirtualMachineState, bool, error) {
-	st, _, found, err := readStateAndConfig(ctx, c, ref, in, nil)
+	st, _, found, err := readStateAndConfig(ctx, c, ref, in, nil, false)
 	return st, found, err
 }
 
 // readStateAndConfig is readState that also returns the configuration it
 // used. known is the VM's configuration when the caller read it after its
 // last change (see converge), nil when not: then it is read. Only the power
-// state and the guest's addresses are read in any case.
-func readStateAndConfig(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs, known pve.VMConfig) (VirtualMachineState, pve.VMConfig, bool, error) {
+// state and the guest's addresses are read in any case, the power state
+// unless started: the caller started the VM with that configuration
+// moments ago (converge), whose task said it runs.
+func readStateAndConfig(ctx context.Context, c *pve.Client, ref pve.VMRef, in VirtualMachineArgs, known pve.VMConfig, started bool) (
+	VirtualMachineState, pve.VMConfig, bool, error) {
 	var (
 		o     observation
 		found bool
 		err   error
 	)
-	if known != nil && in.Pool == nil && ref.Node != "" {
+	if known != nil && started && in.Pool == nil && ref.Node != "" {
+		o, found = observation{Ref: ref, Config: known, Status: pve.VMStatus{Status: "running", QMPStatus: "running"}}, true
+	}
+	if !found && known != nil && in.Pool == nil && ref.Node != "" {
 		st, serr := c.VMStatus(ctx, ref)
 		switch {
 		case serr == nil:

@@ -23,6 +23,9 @@ type Inventory struct {
 	Uptime map[string]time.Duration
 	// Nodes are the cluster's nodes with the facts GET /nodes gives.
 	Nodes []NodeInfo
+	// Storages are, by node, the storages it reports "available" there
+	// (see StorageOn).
+	Storages map[string][]StorageInfo
 }
 
 // Guest finds the guest with VMID id.
@@ -49,6 +52,10 @@ type inventoryCache struct {
 	gen      int64 // changes counted when it was read
 	inv      Inventory
 	changes  atomic.Int64
+	// storages is inv.Storages of the last read, for StorageOn, which
+	// must not wait for a read in progress
+	smu      sync.Mutex
+	storages map[string][]StorageInfo
 }
 
 // Inventory returns the cluster's inventory as read at most maxAge ago
@@ -81,6 +88,9 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 		return Inventory{}, err
 	}
 	c.inv.at, c.inv.gen, c.inv.inv = at, gen, inv
+	c.inv.smu.Lock()
+	c.inv.storages = inv.Storages
+	c.inv.smu.Unlock()
 	// The node list of discovery (Nodes) is the same answer: PVE builds
 	// the node entries of /cluster/resources and of GET /nodes alike
 	// (pve-manager PVE/API2Tools.pm extract_node_stats, usage only with
@@ -121,6 +131,11 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 		MaxMem   json.Number `json:"maxmem"`
 		Mem      json.Number `json:"mem"`
 		MaxCPU   json.Number `json:"maxcpu"`
+		Storage  string      `json:"storage"`
+		Content  string      `json:"content"`
+		Shared   json.Number `json:"shared"`
+		MaxDisk  json.Number `json:"maxdisk"`
+		Disk     json.Number `json:"disk"`
 	}
 	err := DefaultRetry.Retry(ctx, "listing the VMs of the cluster", true, func(ctx context.Context) error {
 		// raw: ClusterResource has no `lock` and holds vmid/template/uptime as plain
@@ -130,9 +145,23 @@ func (c *Client) readInventory(ctx context.Context, query string) (Inventory, er
 	if err != nil {
 		return Inventory{}, err
 	}
-	inv := Inventory{Offline: map[string]bool{}, Uptime: map[string]time.Duration{}}
+	inv := Inventory{Offline: map[string]bool{}, Uptime: map[string]time.Duration{}, Storages: map[string][]StorageInfo{}}
 	for _, it := range items {
 		switch it.Type {
+		case "storage":
+			// "available": pvestatd of that node found it active and
+			// enabled (pve-manager PVE/Service/pvestatd.pm
+			// update_storage_status) within the last 5 minutes (pmxcfs
+			// keeps an RRD entry that long, pve-cluster status.c
+			// rrd_entry_is_old); "unknown" tells nothing
+			if it.Status != "available" || it.Storage == "" || it.Node == "" {
+				continue
+			}
+			maxDisk, _ := it.MaxDisk.Int64()
+			disk, _ := it.Disk.Int64()
+			inv.Storages[it.Node] = append(inv.Storages[it.Node], StorageInfo{Name: it.Storage,
+				Content: splitContent(it.Content), Active: true, Enabled: true, Shared: it.Shared.String() == "1",
+				Avail: uint64(max(maxDisk-disk, 0))})
 		case "node":
 			inv.Nodes = append(inv.Nodes, nodeInfo(it.Node, it.Status, it.MaxMem, it.Mem, it.MaxCPU))
 			if it.Status != "online" {

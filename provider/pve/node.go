@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -134,15 +135,65 @@ func (c *Client) readStorages(ctx context.Context, node string) ([]StorageInfo, 
 	out := make([]StorageInfo, 0, len(items))
 	for _, it := range items {
 		avail, _ := it.Avail.Int64()
-		var content []string
-		for _, s := range strings.Split(it.Content, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				content = append(content, s)
-			}
-		}
-		out = append(out, StorageInfo{Name: it.Storage, Content: content,
+		out = append(out, StorageInfo{Name: it.Storage, Content: splitContent(it.Content),
 			Active: it.Active.String() == "1", Enabled: it.Enabled.String() != "0",
 			Shared: it.Shared.String() == "1", Avail: uint64(max(avail, 0))})
 	}
 	return out, nil
+}
+
+// splitContent splits a storage's content types ("images,iso").
+func splitContent(list string) []string {
+	var content []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			content = append(content, s)
+		}
+	}
+	return content
+}
+
+// ReportedStorages are the storages the last inventory this client read
+// (GET /cluster/resources) reports "available" on node; ok is false when
+// it reported none there (or none was read).
+//
+// They answer for the node's storage list (GET /nodes/{node}/storage) only
+// where they say something: PVE lists a storage in /cluster/resources for
+// a token with Datastore.Audit on it (pve-manager PVE/API2/Cluster.pm
+// resources), on each node where it is enabled, with its configured
+// content types and shared flag, which the node's list gives alike
+// (pve-storage storage_info); but the node's list also shows storages the
+// token may only allocate space on (Datastore.AllocateSpace), and one
+// whose status is "unknown" there may be active. A storage missing from
+// them is no evidence of anything: ask Storages (see StorageOn).
+func (c *Client) ReportedStorages(node string) ([]StorageInfo, bool) {
+	c.inv.smu.Lock()
+	defer c.inv.smu.Unlock()
+	s, ok := c.inv.storages[node]
+	return slices.Clone(s), ok && len(s) > 0
+}
+
+// StorageOn finds storage name on node: in ReportedStorages when it is
+// there, else in the node's storage list (Storages).
+func (c *Client) StorageOn(ctx context.Context, node, name string) (StorageInfo, bool, error) {
+	// a node a read of this run found silent stays so (see Silence)
+	if err := c.Silence(node); err != nil {
+		return StorageInfo{}, false, err
+	}
+	reported, _ := c.ReportedStorages(node)
+	for _, s := range reported {
+		if s.Name == name {
+			return s, true, nil
+		}
+	}
+	list, err := c.Storages(ctx, node)
+	if err != nil {
+		return StorageInfo{}, false, err
+	}
+	for _, s := range list {
+		if s.Name == name {
+			return s, true, nil
+		}
+	}
+	return StorageInfo{}, false, nil
 }

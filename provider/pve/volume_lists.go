@@ -161,16 +161,11 @@ func (c *Client) FindRecentVolume(ctx context.Context, node, storage, volid stri
 		return c.FindVolume(ctx, node, storage, volid)
 	}
 	// whether another node's write shows here (read once per process)
-	storages, err := c.Storages(ctx, node)
+	info, found, err := c.StorageOn(ctx, node, storage)
 	if err != nil {
 		return c.FindVolume(ctx, node, storage, volid)
 	}
-	shared := true // unknown: as if it were
-	for _, s := range storages {
-		if s.Name == storage {
-			shared = s.Shared
-		}
-	}
+	shared := !found || info.Shared // unknown: as if it were
 	fl := c.vols.flight(node, storage)
 	fl.Lock()
 	defer fl.Unlock()

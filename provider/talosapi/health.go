@@ -161,31 +161,52 @@ func checkNodes(nodes []kubeNode, expected []string, kubeletSince map[string]tim
 	return strings.Join(problems, ", ")
 }
 
-// postedBefore: a status posted at posted (whole seconds, the kubelet's
-// clock) is older than a kubelet started at since (machined's clock on the
-// same node). Either unknown: not older, as nothing says so.
+// postedBefore: a status posted at posted (the kubelet's clock) is older
+// than a kubelet started at since (machined's clock on the same node).
+// lastHeartbeatTime has whole seconds (metav1.Time), so both are compared
+// as whole seconds: a status posted in the second the kubelet started may
+// be its own. Either unknown: not older, as nothing says so.
 func postedBefore(posted, since time.Time) bool {
-	return !posted.IsZero() && !since.IsZero() && posted.Before(since.Truncate(time.Second))
+	return !posted.IsZero() && !since.IsZero() && posted.Truncate(time.Second).Before(since.Truncate(time.Second))
 }
 
 // runningSince is when a service's current run started: the first of its
-// latest events that are all Running (the start, then health changes),
-// zero when it does not run or Talos kept no events.
+// latest events that are all Running (the start, then health changes).
+// Zero — nothing to compare with — when it does not run, or when the
+// events do not show the run's start for certain: Talos keeps the latest
+// 64 events of a service (events.MaxEventsToKeep,
+// internal/app/machined/pkg/system/events/events.go) and a kubelet whose
+// health check flaps adds a Running event each time, so the start may have
+// been dropped, and the oldest kept Running event would be later than the
+// start; a kubelet posts an unchanged status only every 5 minutes
+// (nodeStatusReportFrequency), and its Ready would be taken for the
+// previous run's that long. The start is certain only when the event
+// before the Running streak (Starting, Preparing, Waiting, ...) is kept.
 func runningSince(s *machineapi.ServiceInfo) time.Time {
 	if s.GetState() != "Running" {
 		return time.Time{}
 	}
 
-	var since time.Time
-
 	events := s.GetEvents().GetEvents()
-	for i := len(events) - 1; i >= 0 && events[i].GetState() == "Running"; i-- {
-		if ts := events[i].GetTs(); ts != nil {
-			since = ts.AsTime()
-		}
+
+	i := len(events) - 1
+	for i >= 0 && events[i].GetState() == "Running" {
+		i--
 	}
 
-	return since
+	// i < 0: all kept events are Running (or none are kept), the start
+	// may have been dropped; i == len-1: the state says Running but the
+	// last event does not.
+	if i < 0 || i == len(events)-1 {
+		return time.Time{}
+	}
+
+	ts := events[i+1].GetTs()
+	if ts == nil {
+		return time.Time{}
+	}
+
+	return ts.AsTime()
 }
 
 // withoutMembers drops the members on the given nodes.

@@ -170,13 +170,84 @@ func TestRunningSince(t *testing.T) {
 		want int64 // 0: zero time
 	}{
 		{"restarted", info("Running", ev("Preparing", 10), ev("Running", 11), ev("Running", 12), ev("Stopping", 20), ev("Preparing", 21), ev("Running", 25), ev("Running", 30)), 25},
-		{"only running events kept", info("Running", ev("Running", 40), ev("Running", 50)), 40},
+		{"starting, waiting, then running", info("Running", ev("Starting", 5), ev("Waiting", 6), ev("Preparing", 9), ev("Running", 10), ev("Running", 15)), 10},
+		{"only running events kept: the start may have been dropped", info("Running", ev("Running", 40), ev("Running", 50)), 0},
+		{"state running, last event not", info("Running", ev("Preparing", 9), ev("Running", 10), ev("Preparing", 20)), 0},
+		{"start without a time", info("Running", ev("Preparing", 9), &machineapi.ServiceEvent{State: "Running"}, ev("Running", 15)), 0},
 		{"not running", info("Waiting", ev("Running", 11), ev("Waiting", 20)), 0},
 		{"no events", info("Running"), 0},
 	} {
 		got := runningSince(c.info)
 		if c.want == 0 && !got.IsZero() || c.want != 0 && !got.Equal(time.Unix(c.want, 0)) {
 			t.Errorf("%s: %v, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// Talos keeps the latest 64 events of a service
+// (internal/app/machined/pkg/system/events/events.go, MaxEventsToKeep): a
+// kubelet whose health check flapped has only Running events left, the
+// oldest later than its start. Its Ready node, which it last posted before
+// that oldest event (an unchanged status is posted every 5 minutes), is
+// Ready: the start is not known. With the whole history, a Ready from
+// before the start is still the previous kubelet's.
+func TestCheckNodesKubeletStartOnlyWhenKept(t *testing.T) {
+	t.Parallel()
+
+	at := func(sec int64) time.Time {
+		return time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second)
+	}
+	ev := func(state string, sec int64) *machineapi.ServiceEvent {
+		return &machineapi.ServiceEvent{State: state, Ts: timestamppb.New(at(sec))}
+	}
+
+	var flapped []*machineapi.ServiceEvent
+	for i := range int64(64) {
+		flapped = append(flapped, ev("Running", 100+i*2)) // health checks from 100 s on; started long before
+	}
+
+	full := []*machineapi.ServiceEvent{ev("Waiting", 40), ev("Preparing", 55), ev("Running", 60), ev("Running", 70)}
+
+	nodes := []kubeNode{{Name: "cp1", Addresses: []string{"10.5.0.2"}, Ready: true, ReadyPosted: at(90)}}
+
+	for _, c := range []struct {
+		name   string
+		events []*machineapi.ServiceEvent
+		posted int64
+		want   string
+	}{
+		{"truncated history, posted before the oldest kept event", flapped, 90, ""},
+		{"full history, posted before the start", full, 59, "cp1 (10.5.0.2) Ready only as its previous kubelet reported it (at 15:00:59; the kubelet runs since 15:01:00)"},
+		{"full history, posted after the start", full, 61, ""},
+	} {
+		nodes[0].ReadyPosted = at(c.posted)
+		since := map[string]time.Time{"10.5.0.2": runningSince(&machineapi.ServiceInfo{Id: "kubelet", State: "Running", Events: &machineapi.ServiceEvents{Events: c.events}})}
+
+		if p := checkNodes(nodes, []string{"10.5.0.2"}, since); p != c.want {
+			t.Errorf("%s: problems %q, want %q", c.name, p, c.want)
+		}
+	}
+}
+
+// lastHeartbeatTime has whole seconds: a status posted in the second the
+// kubelet started may be its own, one from the second before is not.
+func TestPostedBeforeWholeSeconds(t *testing.T) {
+	t.Parallel()
+
+	since := time.Date(2026, 11, 28, 15, 3, 10, 700_000_000, time.UTC)
+
+	for _, c := range []struct {
+		posted time.Time
+		want   bool
+	}{
+		{since.Truncate(time.Second), false},
+		{since.Add(-200 * time.Millisecond), false}, // same second, should the time carry a fraction
+		{since.Truncate(time.Second).Add(-time.Nanosecond), true},
+		{since.Add(-time.Second), true},
+		{time.Time{}, false},
+	} {
+		if got := postedBefore(c.posted, since); got != c.want {
+			t.Errorf("postedBefore(%s, %s) = %v, want %v", c.posted.Format(time.RFC3339Nano), since.Format(time.RFC3339Nano), got, c.want)
 		}
 	}
 }

@@ -56,6 +56,13 @@ func TestBenchTinyScale(t *testing.T) {
 	if up.vms != 2 || up.stats.ByKind["POST /nodes/{node}/qemu"] != 2 || up.stats.ByKind[kindTaskStatus] == 0 || len(up.stats.Tasks) < 3 {
 		t.Fatalf("the lab's counts of the create: %d VMs, %v, %d tasks", up.vms, up.stats.ByKind, len(up.stats.Tasks))
 	}
+	// the hosts' storages come from the create's /cluster/resources read
+	// (pve.Client.StorageOn), and a VM it started is not asked its status
+	for _, kind := range []string{"GET /nodes/{node}/storage", "GET /nodes/{node}/qemu/{vmid}/status/current"} {
+		if n := up.stats.ByKind[kind]; n != 0 {
+			t.Errorf("the create sent %s %d times, want 0", kind, n)
+		}
+	}
 	if up.m.cpu <= 0 || up.m.rssMiB <= 0 || up.m.wall <= 0 {
 		t.Fatalf("the create's provider usage was not recorded: %+v", up.m)
 	}

@@ -193,6 +193,11 @@ func setup(c config) (*bench, error) {
 	if b.provider == "" {
 		b.provider = filepath.Join(root, "bin", providerBinary)
 	}
+	// the plugin wrapper runs the provider from the stack's folder: a
+	// relative path must not be taken from there
+	if abs, err := filepath.Abs(b.provider); err == nil {
+		b.provider = abs
+	}
 	if !filepath.IsAbs(c.work) {
 		b.work = filepath.Join(root, c.work)
 	} else {

@@ -17,11 +17,7 @@ import (
 // When a VM cannot be started, `up` fails and says what etcd has.
 func TestClusterUpOnABrokenCluster(t *testing.T) {
 	t.Parallel()
-	l := startTCLab(t)
-	env := harness.NewEnv(t)
-	p := harness.NewYAMLProject(t, env, "cluster", l.program(3, 2).render(t))
-	p.ConfigureLab(t, l.conn)
-	tcTimed(t, "create 3+2", func() harness.Result { return p.Up(t) })
+	l, p := newTCCluster(t, 3, 2)
 
 	stop := func(names ...string) {
 		t.Helper()
@@ -88,7 +84,8 @@ func TestClusterUpOnABrokenCluster(t *testing.T) {
 	tcTimed(t, "preview after the repair", func() harness.Result { return p.Preview(t, "--expect-no-changes") })
 }
 
-// requireClusterRunning: every VM runs, and Kubernetes sees every node.
+// requireClusterRunning: every VM runs, and Kubernetes sees every node of
+// the stack's outputs, Ready.
 func requireClusterRunning(t *testing.T, l *tcLab, p *harness.Project) {
 	t.Helper()
 	for name, vm := range l.vmsByName() {
@@ -96,5 +93,10 @@ func requireClusterRunning(t *testing.T, l *tcLab, p *harness.Project) {
 			t.Errorf("%s is %s after up", name, vm.Status)
 		}
 	}
-	tcAssertKubeNodes(t, tcReadOutputs(t, p).Kubeconfig, "e2e-cp-1", "e2e-cp-2", "e2e-cp-3", "e2e-workers-1", "e2e-workers-2")
+	out := tcReadOutputs(t, p)
+	var names []string
+	for _, n := range out.Nodes {
+		names = append(names, n.Name)
+	}
+	tcAssertKubeNodes(t, out.Kubeconfig, names...)
 }

@@ -17,11 +17,7 @@ import (
 // which rejoins, and resumes the control plane; then nothing is left to do.
 func TestClusterVMsDeletedOrPausedOutOfBand(t *testing.T) {
 	t.Parallel()
-	l := startTCLab(t)
-	env := harness.NewEnv(t)
-	p := harness.NewYAMLProject(t, env, "cluster", l.program(3, 1).render(t))
-	p.ConfigureLab(t, l.conn)
-	tcTimed(t, "create 3+1", func() harness.Result { return p.Up(t) })
+	l, p := newTCCluster(t, 3, 1)
 	out := tcReadOutputs(t, p)
 
 	vms := l.vmsByName()

@@ -171,6 +171,8 @@ func (m *machined) EtcdRemoveMemberByID(ctx context.Context, in *machine.EtcdRem
 		return nil, fmt.Errorf("failed to remove member: failed to remove member %d: %w", in.MemberId, err)
 	}
 
+	// For tests that check the order of a teardown (apid logs every call).
+	n.logf(fmt.Sprintf("etcd member %x removed", in.MemberId), "through", "EtcdRemoveMemberByID")
 	s.nudge()
 
 	return &machine.EtcdRemoveMemberByIDResponse{Messages: []*machine.EtcdRemoveMemberByID{{}}}, nil

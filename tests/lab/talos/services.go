@@ -125,12 +125,18 @@ func (svc serviceState) proto() *machine.ServiceInfo {
 		ts = timestamppb.New(svc.since)
 	}
 
+	events := []*machine.ServiceEvent{{Msg: svc.msg, State: svc.state, Ts: ts}}
+	if svc.state == "Running" {
+		// A service's run begins with Preparing events, then Running
+		// (internal/app/machined/pkg/system/service_runner.go Run): a
+		// client tells the run's start by the change into Running.
+		events = append([]*machine.ServiceEvent{{Msg: "Creating service runner", State: "Preparing", Ts: ts}}, events...)
+	}
+
 	return &machine.ServiceInfo{
-		Id:    svc.id,
-		State: svc.state,
-		Events: &machine.ServiceEvents{Events: []*machine.ServiceEvent{
-			{Msg: svc.msg, State: svc.state, Ts: ts},
-		}},
+		Id:     svc.id,
+		State:  svc.state,
+		Events: &machine.ServiceEvents{Events: events},
 		Health: &machine.ServiceHealth{
 			Unknown:     !svc.healthKnown,
 			Healthy:     svc.healthy,
