@@ -59,7 +59,9 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	ctx = pve.Planning(ctx) // a node that does not answer is a warning, not a wait
 	if unchangedInputs(old, a, u) {
 		// nothing to check that the last accepted inputs did not (see
-		// unchangedInputs); only the node's state, which warns
+		// unchangedInputs); only the node's state, which warns. A Create
+		// or Update that still writes runs the rest first (recheckSkipped).
+		noteSkipped(ctx, req.Name, a, old)
 		v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u, true)
 		if err != nil {
 			return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
@@ -69,6 +71,15 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 		}
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
 	}
+	forgetSkipped(ctx)
+	failures, err = checkVMFully(ctx, c, req.Name, a, old, u)
+	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, err
+}
+
+// checkVMFully is every check of a VM's inputs against the cluster, its
+// warnings logged: what Check runs unless the inputs are unchanged.
+func checkVMFully(ctx context.Context, c *pve.Client, name string, a VirtualMachineArgs, old *VirtualMachineArgs, u unknowns) (
+	[]p.CheckFailure, error) {
 	// a missing privilege first: without it the reads below would say a
 	// bridge or storage does not exist
 	oldPool := ""
@@ -77,16 +88,16 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	}
 	needs := vmNeeds(a, planKeys(a), cloneSourceConfig(ctx, c, a, u), oldPool, c.Version(), u)
 	if failures := checkPrivileges(ctx, c, needs); len(failures) > 0 {
-		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil
+		return failures, nil
 	}
-	v, err := checkAgainstCluster(ctx, c, req.Name, a, old, u, false)
+	v, err := checkAgainstCluster(ctx, c, name, a, old, u, false)
 	if err != nil {
-		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
+		return nil, err
 	}
 	for _, w := range v.warnings {
 		p.GetLogger(ctx).Warning(w)
 	}
-	return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
+	return v.failures, nil
 }
 
 // Diff classifies each change as in place or replacing (see diffVM), and
@@ -184,6 +195,9 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	ctx, cancel, c, err := operation(ctx, defaultCreateTimeout)
 	defer cancel()
 	if err != nil {
+		return infer.CreateResponse[VirtualMachineState]{}, err
+	}
+	if err := recheckSkipped(ctx, c, a, "created"); err != nil {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
 	// once created (and started), Proxmox counts the VM's memory itself
@@ -507,6 +521,9 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	}
 	ref := pve.VMRef{Node: old.Node, VMID: old.VMID}
 	if err := awaitNode(ctx, c, ref.Node, vmLabel(old, a), "updated"); err != nil {
+		return infer.UpdateResponse[VirtualMachineState]{}, err
+	}
+	if err := recheckSkipped(ctx, c, a, "updated"); err != nil {
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	oldArgs := old.VirtualMachineArgs

@@ -2,10 +2,16 @@ package proxmox
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
 // unchangedInputs reports inputs that are, value for value, the ones the
@@ -17,11 +23,16 @@ import (
 // pool, the clone source, a pinned vmId): each reads Proxmox (per host, per
 // storage, per permission path), so a preview of N unchanged VMs would pay
 // them N times for nothing it can act on. It stays safe because
-//   - an `up` that changes nothing sends no Proxmox write, so it needs no
-//     privilege and no storage or bridge: there is nothing to refuse;
-//   - what changed outside Pulumi is still seen: Diff reads the VM itself
-//     (withLive: stopped, deleted, config drift) and `pulumi refresh` reads
-//     everything; a later change of any input runs every check again;
+//   - the skip is only for reads: Diff's withLive still turns a VM deleted
+//     outside Pulumi into a replace (Create) and a stopped or drifted one
+//     into an Update, and a change of the provider's endpoint or token is
+//     no replace, so unchanged inputs can still reach a write. Check
+//     records the skip per URN (noteSkipped) and that Create or Update runs
+//     the skipped checks before its first write (recheckSkipped), failing
+//     with Check's text; a no-op preview and a fresh create read nothing
+//     more;
+//   - `pulumi refresh` reads everything; a later change of any input runs
+//     every check again;
 //   - the node's state is still checked (the /nodes read is shared by the
 //     whole run), so an offline node warns in every preview as before.
 func unchangedInputs(old *VirtualMachineArgs, a VirtualMachineArgs, u unknowns) bool {
@@ -38,4 +49,63 @@ func unchangedDownload(oldInputs property.Map, a DownloadFileArgs, u unknowns) b
 	// decoded with its own context, as VirtualMachine.Check does
 	old, f, err := infer.DefaultCheck[DownloadFileArgs](context.Background(), oldInputs)
 	return err == nil && len(f) == 0 && reflect.DeepEqual(old, a)
+}
+
+// skippedCheck is what a Check that skipped the cluster checks saw.
+type skippedCheck struct {
+	name string
+	a    VirtualMachineArgs
+	old  *VirtualMachineArgs
+}
+
+// skipped holds, per URN, the last Check of this process that skipped the
+// cluster checks; a Check that ran them removes the entry. Per process, as
+// the engine runs a resource's Check and its Create or Update in the same
+// provider process (framework.WithRequestFacts keeps its facts the same way).
+var skipped sync.Map
+
+func noteSkipped(ctx context.Context, name string, a VirtualMachineArgs, old *VirtualMachineArgs) {
+	if urn := framework.URN(ctx); urn != "" {
+		skipped.Store(urn, skippedCheck{name: name, a: a, old: old})
+	}
+}
+
+func forgetSkipped(ctx context.Context) {
+	if urn := framework.URN(ctx); urn != "" {
+		skipped.Delete(urn)
+	}
+}
+
+// recheckSkipped runs, before a Create or Update writes, the checks this
+// process's Check of the resource skipped for unchanged inputs (a VM
+// deleted, stopped or drifted outside Pulumi, or another endpoint): the
+// cluster may have lost a bridge, storage or privilege since they passed.
+// It fails as Check would have, naming the input. Nothing is read when
+// Check ran every check (a fresh create, changed inputs).
+func recheckSkipped(ctx context.Context, c *pve.Client, a VirtualMachineArgs, verb string) error {
+	urn := framework.URN(ctx)
+	if urn == "" {
+		return nil
+	}
+	e, ok := skipped.LoadAndDelete(urn)
+	if !ok {
+		return nil
+	}
+	s, _ := e.(skippedCheck)
+	if !reflect.DeepEqual(s.a, a) {
+		return nil // not the inputs that Check skipped (never seen: a Check in between removes the entry)
+	}
+	failures, err := checkVMFully(pve.Planning(ctx), c, s.name, a, s.old, unknowns{})
+	if err != nil {
+		return err
+	}
+	if len(failures) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(failures))
+	for _, f := range failures {
+		msgs = append(msgs, f.Property+": "+f.Reason)
+	}
+	return fmt.Errorf("VirtualMachine %s cannot be %s, nothing was written: %s (the preview did not check these unchanged "+
+		"inputs against the cluster again; fix them or the cluster, then run the up again)", s.name, verb, strings.Join(msgs, "; "))
 }

@@ -2,12 +2,14 @@ package talos
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // driftPrefix starts the bootstrapManifests lines a refresh records for
@@ -58,31 +60,105 @@ func (r *ClusterHealth) Read(ctx context.Context, req infer.ReadRequest[ClusterH
 	return infer.ReadResponse[ClusterHealthArgs, ClusterHealthState]{ID: req.ID, Inputs: in, State: st}, nil
 }
 
-// manifestDrift reads the manifests from the first control plane that
-// serves them and compares them with the cluster. Each control plane gets
-// its own readTimeout: one that is down must not use up the time of the
-// others.
+// manifestDrift compares the manifests a control plane renders with the
+// cluster. The render must be complete (manifestsRendered with the
+// recorded lines, as the sync's readRendered checks): a control plane still
+// downloading a URL or re-rendering after a configuration change lacks
+// objects the inventory lists, and those would read as "dropped". The
+// first control plane with a complete render is used; when none has one,
+// the first that answers is, without "dropped" lines (a warning says so).
+// Each control plane gets its own readTimeout: one that is down must not
+// use up the time of the others.
 func (r *ClusterHealth) manifestDrift(ctx context.Context, a ClusterHealthArgs, creds *talosapi.Credentials) ([]talosapi.ManifestChange, error) {
 	o := apiOptions(ctx, r.opts)
 
-	var lastErr error
-	for _, cp := range a.ControlPlanes {
+	objs, lag, err := pickRender(a.ControlPlanes, withoutDrift(a.BootstrapManifests), func(cp string) ([]talosapi.RenderedManifest, error) {
 		actx, cancel := context.WithTimeout(ctx, readTimeout)
-		objs, err := talosapi.ReadBootstrapManifests(actx, talosapi.Target{Node: cp, Endpoints: a.Endpoints, Creds: creds}, o)
-		cancel()
+		defer cancel()
+		return talosapi.ReadRenderedManifests(actx, talosapi.Target{Node: cp, Endpoints: a.Endpoints, Creds: creds}, o)
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	dctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	if lag != "" {
+		p.GetLogger(ctx).Warningf("no control plane renders all the bootstrap manifests (%s): objects the sync's "+
+			"inventory lists and the render lacks are not reported as drift until one does", lag)
+
+		return talosapi.ManifestDriftPartial(dctx, []byte(*a.Kubeconfig), deref(a.KubernetesEndpoint), objs)
+	}
+
+	return talosapi.ManifestDrift(dctx, []byte(*a.Kubeconfig), deref(a.KubernetesEndpoint), objs)
+}
+
+// pickRender reads the control planes' renders in turn and returns the
+// objects of the first complete one (lag ""). When none is complete, it
+// returns the first render read, without the objects of inline manifests
+// whose contents are still the old ones (they would read as "changed"),
+// and lag says what it lacks (the first control plane's). err is set only
+// when no control plane answers.
+func pickRender(cps, lines []string, read func(cp string) ([]talosapi.RenderedManifest, error)) (objs []map[string]any, lag string, err error) {
+	var (
+		first   []talosapi.RenderedManifest
+		read1   bool
+		lastErr error
+	)
+	for _, cp := range cps {
+		ms, err := read(cp)
 		if err != nil {
 			lastErr = err
 
 			continue
 		}
+		l := manifestsRendered(ms, nil, lines)
+		if l == "" {
+			for _, m := range ms {
+				objs = append(objs, m.Objects...)
+			}
 
-		dctx, cancel := context.WithTimeout(ctx, readTimeout)
-		defer cancel()
+			return objs, "", nil
+		}
+		if !read1 {
+			first, lag, read1 = ms, "control plane "+cp+": "+l, true
+		}
+	}
+	if !read1 {
+		if lastErr == nil {
+			lastErr = errors.New("the cluster lists no control planes")
+		}
 
-		return talosapi.ManifestDrift(dctx, []byte(*a.Kubeconfig), deref(a.KubernetesEndpoint), objs)
+		return nil, "", lastErr
 	}
 
-	return nil, lastErr
+	stale := staleInline(first, lines)
+	for _, m := range first {
+		if !stale[m.ID] {
+			objs = append(objs, m.Objects...)
+		}
+	}
+
+	return objs, lag, nil
+}
+
+// staleInline are the IDs of the inline manifests in ms whose objects are
+// not those their line's digest says.
+func staleInline(ms []talosapi.RenderedManifest, lines []string) map[string]bool {
+	want := map[string]string{}
+	for _, l := range lines {
+		if name, objs, ok := inlineLine(l); ok && objs != "" {
+			want["99-"+name] = objs
+		}
+	}
+	out := map[string]bool{}
+	for _, m := range ms {
+		if d, ok := want[m.ID]; ok && talosconfig.ObjectsDigest(m.Objects) != d {
+			out[m.ID] = true
+		}
+	}
+
+	return out
 }
 
 // withDrift is lines without earlier drift lines, with one line per

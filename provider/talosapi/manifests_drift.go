@@ -32,6 +32,19 @@ import (
 // inventory holds and the manifests do not, fluxcd/pkg/ssa
 // ResourceManager.DeleteAll over the inventory's stale objects).
 func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
+	return manifestDrift(ctx, kubeconfig, server, objects, true)
+}
+
+// ManifestDriftPartial is ManifestDrift for objects from a render that is
+// not complete (a URL the control plane has not downloaded yet, a
+// re-render after a configuration change still under way): it reports
+// "deleted" and "changed" only. What the inventory lists and objects lack
+// may only be missing from the render, so no "dropped" is reported.
+func ManifestDriftPartial(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any) ([]ManifestChange, error) {
+	return manifestDrift(ctx, kubeconfig, server, objects, false)
+}
+
+func manifestDrift(ctx context.Context, kubeconfig []byte, server string, objects []map[string]any, complete bool) ([]ManifestChange, error) {
 	s, err := newManifestSync(kubeconfig, server)
 	if err != nil {
 		return nil, err
@@ -55,6 +68,9 @@ func ManifestDrift(ctx context.Context, kubeconfig []byte, server string, object
 		}
 	}
 
+	if !complete {
+		return out, nil
+	}
 	dropped, err := s.dropped(ctx, refs)
 	return append(out, dropped...), err
 }

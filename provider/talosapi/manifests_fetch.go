@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
@@ -22,7 +23,8 @@ type FetchFailures struct {
 	Digest string
 	// Count is how many failed downloads the log holds.
 	Count int
-	// Last is the last failure's error, with the URL and its host left out.
+	// Last is the last failure's error, with every URL in it replaced by
+	// Digest and the URL's host left out.
 	Last string
 }
 
@@ -161,10 +163,19 @@ func errorText(s string, inJSON bool) string {
 	return strings.TrimSpace(s)
 }
 
-// redactURL leaves the URL and its host out of an error text (a DNS or
-// TLS error names the host).
+// anyURL is an http(s) URL in an error text, up to a quote or a space:
+// the URL the error is about, as Talos quotes it, or as net/http prints it
+// (url.Error: `Get "https://user:***@host/p?sig=x": ...`, the password
+// masked but the user, path and query kept), or one a redirect names.
+var anyURL = regexp.MustCompile(`(?i)https?://[^\s"'<>]+`)
+
+// redactURL leaves every http(s) URL and rawURL's host out of an error
+// text (a DNS or TLS error names the host): a URL becomes rawURL's digest,
+// the label the messages name the manifest by.
 func redactURL(s, rawURL string) string {
-	s = strings.ReplaceAll(s, rawURL, "<url>")
+	digest := talosconfig.InputDigest(rawURL)
+	s = strings.ReplaceAll(s, rawURL, digest)
+	s = anyURL.ReplaceAllLiteralString(s, digest)
 	if u, err := url.Parse(rawURL); err == nil && u.Hostname() != "" {
 		s = strings.ReplaceAll(s, u.Host, "<host>")
 		s = strings.ReplaceAll(s, u.Hostname(), "<host>")

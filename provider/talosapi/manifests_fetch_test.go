@@ -1,8 +1,12 @@
 package talosapi
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // Talos's log record holds the error as a JSON field (quotes escaped);
@@ -17,7 +21,7 @@ func TestFetchFailuresInTheKernelLog(t *testing.T) {
 	if f.Count != 2 {
 		t.Errorf("count %d, want 2", f.Count)
 	}
-	if f.Last != `Get "<url>": dial tcp: lookup <host>: no such host` {
+	if f.Last != `Get "`+talosconfig.InputDigest(u)+`": dial tcp: lookup <host>: no such host` {
 		t.Errorf("last error %q", f.Last)
 	}
 	for _, leak := range []string{"s3cret", "t0k", "git.example.com"} {
@@ -33,3 +37,44 @@ func TestFetchFailuresInTheKernelLog(t *testing.T) {
 		t.Errorf("a prefix of the URL counts %d failures", g.Count)
 	}
 }
+
+// Every http(s) URL leaves the error text, however it is written: net/http
+// prints a URL with userinfo masked (`user:***@host`), which is not the
+// URL in the configuration, and a redirect may name another URL.
+func TestRedactURLBlanksEveryURL(t *testing.T) {
+	t.Parallel()
+	const u = "https://oauth2:TOKEN@git.example.com/team/cni.yaml?sig=abc123"
+	d := talosconfig.InputDigest(u)
+	// The error net/http's client gives for u (its transport fails as a
+	// DNS lookup would; nothing leaves the test), as Talos logs it.
+	c := &http.Client{Transport: failingTransport{errors.New("dial tcp: lookup git.example.com: no such host")}}
+	_, err := c.Get(u) //nolint:bodyclose,noctx // the transport fails: no body
+	if err == nil {
+		t.Fatal("the request succeeded")
+	}
+	netErr := err.Error()
+	if !strings.Contains(netErr, "oauth2:***@git.example.com/team/cni.yaml?sig=abc123") {
+		t.Fatalf("net/http no longer prints the URL as the test expects: %s", netErr)
+	}
+	for in, want := range map[string]string{
+		netErr: `Get "` + d + `": dial tcp: lookup <host>: no such host`,
+		`Get "https://user:***@host.example/p?sig=x": EOF`:                       `Get "` + d + `": EOF`,
+		"stopped after 10 redirects, last https://cdn.example.org/x?sig=s3c 302": "stopped after 10 redirects, last " + d + " 302",
+		"error downloading '" + u + "': HTTP://Mirror.example/a b":               "error downloading '" + d + "': " + d + " b",
+		"bad response code: 404":                                                 "bad response code: 404",
+	} {
+		got := redactURL(in, u)
+		if got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+		for _, leak := range []string{"oauth2", "TOKEN", "git.example.com", "team", "sig=", "s3c", "cdn.example.org", "host.example"} {
+			if strings.Contains(got, leak) {
+				t.Errorf("redactURL(%q) shows %q: %q", in, leak, got)
+			}
+		}
+	}
+}
+
+type failingTransport struct{ err error }
+
+func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
