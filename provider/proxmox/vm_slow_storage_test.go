@@ -30,9 +30,9 @@ import (
 // unchanged, with no "not checked" powerState update for `up` to run. A
 // proxy in front of the lab holds every storage read of pve2 until the
 // provider probes the node (GET /nodes/pve2/version, sent once a planning
-// read has waited pve.NodeWait), so each of those reads surely outlives
-// NodeWait however fast the machine is; this test therefore takes about
-// NodeWait (10 s) of real time.
+// read has waited half of pve.NodeWait), so each of those reads surely outlives
+// that however fast the machine is; this test therefore takes about
+// half of NodeWait (5 s) of real time.
 func TestVirtualMachineCheckAndDiffWithSlowStorageOnANodeThatAnswers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})

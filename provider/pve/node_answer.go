@@ -122,8 +122,8 @@ func nodeOfPath(path string) string {
 // for a node found silent before, and convicting a node only on evidence
 // that the node itself does not answer: pveproxy's 595/596 (it could not
 // connect to the node, or the node did not answer it), or a read still
-// unanswered after NodeWait whose node then also leaves the cheap probe
-// (probeNode) unanswered for NodeWait. A read that is merely slow while its
+// unanswered after half of NodeWait whose node then also leaves the cheap
+// probe (probeNode) unanswered for the other half. A read that is merely slow while its
 // node answers the probe is waited for without the planning bound: on real
 // PVE, /nodes/{node}/storage and storage content lists can take long on a
 // healthy node while an NFS/CIFS/PBS storage is unreachable (pve-storage
@@ -146,7 +146,10 @@ func (c *Client) getFromNode(ctx context.Context, node, path string, out any) er
 	done := make(chan error, 1)
 	go func() { done <- c.getOnce(rctx, path, out) }()
 	var err error
-	t := time.NewTimer(c.nodeWait)
+	// The read and the probe share NodeWait (half each), so that a node
+	// that answers neither is known within NodeWait, and a preview warns
+	// about it within 15 s (issue 10).
+	t := time.NewTimer(c.nodeWait / 2)
 	select {
 	case err = <-done:
 		t.Stop()
@@ -190,12 +193,13 @@ func (c *Client) getFromNode(ctx context.Context, node, path string, out any) er
 
 // probeNode asks node the cheapest question pveproxy proxies to it, GET
 // /nodes/{node}/version (every user may ask it: `permissions => { user =>
-// 'all' }` in PVE/API2/Nodes.pm), waiting at most NodeWait. It returns why
+// 'all' }` in PVE/API2/Nodes.pm), waiting at most half of NodeWait (the
+// read it follows waited the other half). It returns why
 // the node counts as not answering, or "" when it answered anything (even
 // a refusal comes from the node) or pveproxy itself failed (not the node's
 // doing).
 func (c *Client) probeNode(ctx context.Context, node string) string {
-	pctx, cancel := context.WithTimeout(ctx, c.nodeWait)
+	pctx, cancel := context.WithTimeout(ctx, c.nodeWait/2)
 	defer cancel()
 	var v struct{}
 	err := c.getOnce(pctx, "/nodes/"+node+"/version", &v)

@@ -91,11 +91,11 @@ func silent(err error, node string) bool {
 // A node that answers but whose storage status is slow (on real PVE, an
 // unreachable NFS/CIFS/PBS storage: pve-storage's storage_info checks each
 // storage's server with its own timeouts) is not a silent node: a planning
-// read of /nodes/{node}/storage that outlives NodeWait sends one probe
+// read of /nodes/{node}/storage that outlives half of NodeWait sends one probe
 // (GET /nodes/{node}/version), which the node answers, and the read's own
 // answer is then waited for and used. A proxy in front of the lab holds
 // the storage read of pve2 until the probe has come, so the read surely
-// outlives NodeWait without the test depending on how fast the machine is.
+// outlives that without the test depending on how fast the machine is.
 func TestPlanningReadOfASlowStorageOfANodeThatAnswers(t *testing.T) {
 	t.Parallel()
 	s, err := labpve.Start(labpve.Options{Seed: 7})
