@@ -1,12 +1,9 @@
 package pve_test
 
 import (
-	"context"
 	"maps"
 	"testing"
-	"time"
 
-	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	labpve "github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
@@ -18,7 +15,7 @@ import (
 func TestPrivilegesReadTheTreeOnceAndAskOnlyWhatItDoesNotList(t *testing.T) {
 	t.Parallel()
 	s, _, _ := startLab(t, labpve.Options{})
-	tokens, err := s.PveumScript(`
+	ctx, c := clientWithToken(t, s, `
 pveum role add TalosVM --privs "VM.Allocate,VM.Audit"
 pveum role add TalosDisk --privs "Datastore.AllocateSpace"
 pveum role add TalosNode --privs "Sys.Audit"
@@ -28,16 +25,7 @@ pveum acl modify /vms --roles TalosVM --users pulumi@pve --tokens 'pulumi@pve!ci
 pveum acl modify /storage/local-lvm --roles TalosDisk --users pulumi@pve --tokens 'pulumi@pve!ci'
 pveum acl modify /nodes --roles TalosNode --users pulumi@pve --tokens 'pulumi@pve!ci'
 pveum acl modify /nodes/pve2 --roles NoAccess --tokens 'pulumi@pve!ci'
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := pve.Connect(ctx, pve.Options{Endpoint: s.Endpoint(), APIToken: tokens["pulumi@pve!ci"], CACertPEM: string(s.CACertPEM())})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "pulumi@pve!ci")
 	s.ResetStats()
 	inTree := []string{"/vms", "/storage/local-lvm", "/nodes", "/access", "/"}
 	notInTree := []string{"/nodes/pve1", "/nodes/pve2", "/sdn/zones/localnetwork/vmbr0"}

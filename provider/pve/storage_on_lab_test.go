@@ -1,12 +1,9 @@
 package pve_test
 
 import (
-	"context"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 	labpve "github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
@@ -18,23 +15,14 @@ import (
 func TestStorageOnTakesTheInventoryOnlyWhereItReportsTheStorage(t *testing.T) {
 	t.Parallel()
 	s, _, _ := startLab(t, labpve.Options{})
-	tokens, err := s.PveumScript(`
+	ctx, c := clientWithToken(t, s, `
 pveum role add AuditDisk --privs "Datastore.Audit"
 pveum role add AllocDisk --privs "Datastore.AllocateSpace"
 pveum user add pulumi@pve
 pveum user token add pulumi@pve ci --privsep 0
 pveum acl modify /storage/local --roles AuditDisk --users pulumi@pve
 pveum acl modify /storage/local-lvm --roles AllocDisk --users pulumi@pve
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := pve.Connect(ctx, pve.Options{Endpoint: s.Endpoint(), APIToken: tokens["pulumi@pve!ci"], CACertPEM: string(s.CACertPEM())})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "pulumi@pve!ci")
 	if _, err := c.Inventory(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
