@@ -37,6 +37,7 @@ type clusterOpts struct {
 	vip          bool // endpoint is a VIP held by the control planes
 	patch        func(string) string
 	pull         func(ref string) error // Options.Pull
+	realEtcd     bool                   // Options.RealEtcd
 }
 
 // bootCluster boots VMs from the ISO, applies configs in maintenance mode,
@@ -44,7 +45,7 @@ type clusterOpts struct {
 func bootCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 
-	s, logs := newSimWith(t, Options{Pull: o.pull})
+	s, logs := newSimWith(t, Options{Pull: o.pull, RealEtcd: o.realEtcd})
 	ip := addressBlock()
 
 	tc := &testCluster{sim: s, logs: logs, endpoint: ip(11)}

@@ -58,6 +58,11 @@ type Node struct {
 	etcdCluster      *etcdCluster
 	etcdSince        time.Time // etcd member started this boot
 	etcdJoining      bool
+	// Real members (Options.RealEtcd): the node's etcd process, when the
+	// reconciler may try a refused join again, the last join error logged.
+	etcdProc    *etcdProcess
+	etcdRetryAt time.Time
+	etcdJoinErr string
 	etcdFailedLogged bool
 	certsPending     bool
 	apiReadyAt       time.Time // kube-apiserver ready (zero: not up)

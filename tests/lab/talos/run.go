@@ -80,11 +80,16 @@ func (n *Node) leaveRuntime() {
 	}
 
 	n.etcd, n.etcdCluster, n.etcdJoining = nil, nil, false
+	ep := n.etcdProc
+	n.etcdProc, n.etcdRetryAt = nil, time.Time{}
 	n.addr = netip.Addr{}
 	n.active, n.activeBytes = nil, nil
 	n.apiReadyAt = time.Time{}
 	n.bootedAt = time.Time{}
 	s.mu.Unlock()
+
+	// The real member dies with the OS; its data stays on the disk.
+	ep.kill()
 
 	s.nudge()
 }

@@ -39,6 +39,11 @@ type Options struct {
 	// registry): nil or a nil error pulls, an error fails the install or
 	// upgrade as containerd's would. Nil: every parsable reference pulls.
 	Pull func(ref string) error
+	// RealEtcd runs a real etcd member per control plane (etcdreal.go):
+	// bootstrap, joins, removals and the etcd API go to real etcd
+	// processes, and the cluster's kube-apiserver uses them. Off: the
+	// lab's etcd model (etcd.go) decides membership and quorum.
+	RealEtcd bool
 }
 
 // Realistic durations, scaled by Options.TimeScale.
