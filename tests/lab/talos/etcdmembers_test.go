@@ -47,7 +47,19 @@ func TestRealEtcdMembersJoinSnapshotAlarms(t *testing.T) {
 	leaders := map[uint64]bool{}
 
 	for i, v := range tc.cps {
-		st := etcdStatus(t, tc.client(t, v))
+		// A member serves clients only once it has published itself to
+		// the cluster (etcd's ReadyNotify): until then the call fails.
+		var st *machine.EtcdMemberStatus
+
+		waitFor(t, "cp's member status", func() bool {
+			resp, err := tc.client(t, v).EtcdStatus(ctx)
+			if err == nil {
+				st = resp.Messages[0].MemberStatus
+			}
+
+			return err == nil
+		})
+
 		if want := ids[v.node.machine.Name]; st.MemberId != want || want == 0 {
 			t.Fatalf("cp%d's own member is %x, the member list says %x", i+1, st.MemberId, want)
 		}
@@ -140,10 +152,10 @@ func TestRealEtcdQuorumLoss(t *testing.T) {
 	}
 }
 
-// TestRealEtcdLeaveAndRemove: a graceful reset leaves etcd (MemberRemove
-// of its own member); a member that is down is removed by ID; etcd refuses
-// to remove the last member; a node whose member was removed while it was
-// down does not run etcd again.
+// TestRealEtcdLeaveAndRemove: a member that is down is removed by ID
+// through a running one, and its node, back, does not run etcd again; a
+// graceful reset leaves etcd (MemberRemove of its own member); etcd
+// refuses to remove the last member.
 func TestRealEtcdLeaveAndRemove(t *testing.T) {
 	t.Parallel()
 
@@ -153,39 +165,35 @@ func TestRealEtcdLeaveAndRemove(t *testing.T) {
 	ctx := ctxT(t)
 	c1 := tc.client(t, tc.cps[0])
 
-	if _, err := tc.client(t, tc.cps[2]).MachineClient.Reset(ctx, &machine.ResetRequest{Graceful: true, Reboot: true}); err != nil {
+	cp3 := memberIDs(t, c1)["cp3"]
+	tc.cps[2].node.PowerOff()
+	waitFor(t, "cp3's member down", func() bool { return !tc.cps[2].node.Status().EtcdMember })
+
+	if err := c1.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: cp3}); err != nil {
 		t.Fatal(err)
 	}
-
-	waitPhase(t, tc.cps[2].node, PhaseMaintenance)
 
 	if ids := memberIDs(t, c1); len(ids) != 2 || ids["cp3"] != 0 {
-		t.Fatalf("members after cp3 left: %v", ids)
+		t.Fatalf("members after removing cp3: %v", ids)
 	}
 
-	cp2 := memberIDs(t, c1)["cp2"]
-	tc.cps[1].node.PowerOff()
-	waitFor(t, "cp2's member down", func() bool { return !tc.cps[1].node.Status().EtcdMember })
+	tc.cps[2].start(tc.sim)
+	waitFor(t, "cp3 says its member was removed", func() bool {
+		return strings.Contains(tc.logs.String(), "this node's member was removed from the etcd cluster while it was down")
+	})
 
-	if err := c1.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: cp2}); err != nil {
+	if _, err := tc.client(t, tc.cps[1]).MachineClient.Reset(ctx, &machine.ResetRequest{Graceful: true, Reboot: true}); err != nil {
 		t.Fatal(err)
 	}
 
+	waitPhase(t, tc.cps[1].node, PhaseMaintenance)
+
 	if ids := memberIDs(t, c1); len(ids) != 1 || ids["cp1"] == 0 {
-		t.Fatalf("members after removing cp2: %v", ids)
+		t.Fatalf("members after cp2 left: %v", ids)
 	}
 
 	err := c1.EtcdLeaveCluster(ctx, &machine.EtcdLeaveClusterRequest{})
 	mustContain(t, err, "re-configuration failed due to not enough started members")
-
-	tc.cps[1].start(tc.sim)
-	waitFor(t, "cp2 says its member was removed", func() bool {
-		return strings.Contains(tc.logs.String(), "this node's member was removed from the etcd cluster while it was down")
-	})
-
-	if ids := memberIDs(t, c1); len(ids) != 1 {
-		t.Fatalf("members after cp2 came back: %v", ids)
-	}
 
 	if len(tc.sim.QuorumLosses()) != 0 {
 		t.Fatalf("quorum losses %v", tc.sim.QuorumLosses())

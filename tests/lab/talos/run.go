@@ -89,7 +89,12 @@ func (n *Node) leaveRuntime() {
 	s.mu.Unlock()
 
 	// The real member dies with the OS; its data stays on the disk.
-	ep.kill()
+	if ep != nil {
+		ep.kill()
+		if out := ep.p.lastLines(20); out != "" { // etcd logs warnings only
+			s.log.Info("etcd stopped", "member", ep.name, "output", out)
+		}
+	}
 
 	s.nudge()
 }

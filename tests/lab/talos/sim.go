@@ -12,6 +12,7 @@ package talos
 import (
 	"context"
 	"io"
+	"os"
 	"log/slog"
 	"net/netip"
 	"strconv"
@@ -127,6 +128,12 @@ func New(opts Options) *Sim {
 
 	if opts.Catalog == nil {
 		opts.Catalog = NewCatalog()
+	}
+
+	// LAB_REAL_ETCD=1 turns real etcd members on for every simulator of
+	// the process (the e2e suite, make demo), to run a suite against them.
+	if os.Getenv("LAB_REAL_ETCD") == "1" {
+		opts.RealEtcd = true
 	}
 
 	logger := opts.Logger
