@@ -40,6 +40,18 @@ type clusterOpts struct {
 	realEtcd     bool                   // Options.RealEtcd
 }
 
+// allVoting: every member has started (published its name) and votes; a
+// real member joins as a learner and is promoted once it caught up.
+func allVoting(members []*machine.EtcdMember) bool {
+	for _, m := range members {
+		if m.IsLearner || m.Hostname == "" {
+			return false
+		}
+	}
+
+	return true
+}
+
 // bootCluster boots VMs from the ISO, applies configs in maintenance mode,
 // and waits until every node runs configured. It does not bootstrap.
 func bootCluster(t *testing.T, o clusterOpts) *testCluster {
@@ -142,7 +154,7 @@ func (tc *testCluster) bootstrap(t *testing.T) {
 	waitFor(t, "all control planes in etcd", func() bool {
 		resp, err := c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
 
-		return err == nil && len(resp.Messages[0].Members) == len(tc.cps)
+		return err == nil && len(resp.Messages[0].Members) == len(tc.cps) && allVoting(resp.Messages[0].Members)
 	})
 
 	waitFor(t, "all nodes Ready", func() bool {

@@ -119,7 +119,8 @@ func (g *etcdGateway) callAny(ctx context.Context, urls []string, path string, b
 	err := errEtcdDial
 
 	for _, u := range urls {
-		if err = g.call(ctx, u, path, body, out, true); !errors.Is(err, errEtcdGateway) {
+		err = g.call(ctx, u, path, body, out, true)
+		if !errors.Is(err, errEtcdGateway) && !errors.Is(err, errEtcdLearner) {
 			return err
 		}
 	}
@@ -137,7 +138,7 @@ func (g *etcdGateway) callAny(ctx context.Context, urls []string, path string, b
 func etcdError(msg string) error {
 	for _, e := range []error{
 		errEtcdNotEnoughStarted, errEtcdUnhealthy, errEtcdNoLeader, errEtcdMemberNotFound, errEtcdPeerURLExist,
-		errEtcdLearnerNotReady, errEtcdTooManyLearners,
+		errEtcdLearnerNotReady, errEtcdTooManyLearners, errEtcdLearner,
 	} {
 		if msg == e.Error() {
 			return e
@@ -152,6 +153,7 @@ func etcdError(msg string) error {
 var (
 	errEtcdLearnerNotReady = errors.New("etcdserver: can only promote a learner member which is in sync with leader")
 	errEtcdTooManyLearners = errors.New("etcdserver: too many learner members in cluster")
+	errEtcdLearner         = errors.New("etcdserver: rpc not supported for learner")
 )
 
 // gwMember is a member in a gateway answer (protojson: uint64 as strings).

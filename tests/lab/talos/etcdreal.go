@@ -29,14 +29,26 @@ import (
 func (s *Sim) realEtcd() bool { return s.opts.RealEtcd }
 
 // memberURLs are the client URLs of the running members of ec's nodes
-// (sim.mu held), the ones reached through n's endpoints first.
+// (sim.mu held), the ones reached through n's endpoints first, learners
+// last (a learner serves only status and serializable reads: etcd answers
+// anything else "rpc not supported for learner", and the client moves on).
 func (s *Sim) memberURLs(n *Node, ec *etcdCluster) []string {
+	out := s.memberURLsOf(n, ec, false)
+
+	return append(out, s.memberURLsOf(n, ec, true)...)
+}
+
+func (s *Sim) memberURLsOf(n *Node, ec *etcdCluster, learners bool) []string {
 	var out []string
+
+	up := func(cp *Node) bool {
+		return cp.etcdCluster == ec && cp.etcdProc != nil && cp.etcd != nil && cp.etcd.running && cp.etcd.learner == learners
+	}
 
 	if n != nil {
 		if nodes, ok := s.endpointNodes(n); ok {
 			for _, cp := range nodes {
-				if cp.etcdCluster == ec && cp.etcdProc != nil && cp.etcd != nil && cp.etcd.running {
+				if up(cp) {
 					out = append(out, etcdClientURL(cp.addr))
 				}
 			}
@@ -44,7 +56,7 @@ func (s *Sim) memberURLs(n *Node, ec *etcdCluster) []string {
 	}
 
 	for node := range s.nodes {
-		if node.etcdCluster == ec && node.etcdProc != nil && node.etcd != nil && node.etcd.running {
+		if up(node) {
 			if u := etcdClientURL(node.addr); !slices.Contains(out, u) {
 				out = append(out, u)
 			}
