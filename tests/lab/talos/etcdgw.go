@@ -171,11 +171,11 @@ type gwHeader struct {
 }
 
 type gwStatus struct {
-	Header           gwHeader `json:"header"`
-	Version          string   `json:"version"`
-	StorageVersion   string   `json:"storageVersion"`
-	DBSize           int64Str `json:"dbSize"`
-	DBSizeInUse      int64Str `json:"dbSizeInUse"`
+	Header           gwHeader  `json:"header"`
+	Version          string    `json:"version"`
+	StorageVersion   string    `json:"storageVersion"`
+	DBSize           int64Str  `json:"dbSize"`
+	DBSizeInUse      int64Str  `json:"dbSizeInUse"`
 	Leader           uint64Str `json:"leader"`
 	RaftIndex        uint64Str `json:"raftIndex"`
 	RaftTerm         uint64Str `json:"raftTerm"`

@@ -1,8 +1,8 @@
 package talos
 
 import (
-	stdx509 "crypto/x509"
 	"crypto/rand"
+	stdx509 "crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net/netip"

@@ -12,9 +12,9 @@ package talos
 import (
 	"context"
 	"io"
-	"os"
 	"log/slog"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
 	"time"
