@@ -470,8 +470,8 @@ func (s *Sim) pollEtcdOnce(ctx context.Context, ec *etcdCluster) bool {
 	// The leader's view is current; without a leader any member's is what
 	// etcd would answer a serializable read with.
 	var (
-		leader uint64
-		from   = urls[0]
+		leader, term uint64
+		from         = urls[0]
 	)
 
 	for _, u := range urls {
@@ -480,7 +480,7 @@ func (s *Sim) pollEtcdOnce(ctx context.Context, ec *etcdCluster) bool {
 		cancel()
 
 		if err == nil && st.Leader != 0 {
-			leader = uint64(st.Leader)
+			leader, term = uint64(st.Leader), uint64(st.RaftTerm)
 
 			if leader == uint64(st.Header.MemberID) {
 				from = u
@@ -510,6 +510,14 @@ func (s *Sim) pollEtcdOnce(ctx context.Context, ec *etcdCluster) bool {
 	}
 
 	changed := ec.leaderID != leader || len(exited) > 0
+
+	if ec.leaderID != leader {
+		// Every leader change is logged with etcd's raft term: the way
+		// to count elections (flaps) a loaded machine causes.
+		s.log.Info("etcd leader changed", "cluster", ec.cluster,
+			"from", strconv.FormatUint(ec.leaderID, 16), "to", strconv.FormatUint(leader, 16), "term", term)
+	}
+
 	ec.leaderID = leader
 
 	seen := map[uint64]bool{}
