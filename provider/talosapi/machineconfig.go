@@ -81,17 +81,29 @@ func factsOf(machineConfig []byte) configFacts {
 			return configFacts{err: err}
 		}
 
-		var f configFacts
-
-		f.digest, f.digestErr = digestOf(cfg)
-
-		if m := cfg.Machine(); m != nil {
-			f.installImage = m.Install().Image()
-			f.kubeletImage = m.Kubelet().Image()
-		}
-
-		return f
+		return factsOfConfig(cfg)
 	})
+}
+
+// keepFacts keeps the facts of a text that was parsed already (cfg is
+// configloader's parse of machineConfig): a node's active configuration
+// arrives parsed (COSI's MachineConfig resource parses it on receipt), and
+// asking its facts later would parse it again.
+func keepFacts(machineConfig []byte, cfg config.Provider) {
+	configFactsByText.Do(memo.KeyOf(string(machineConfig)), func() configFacts { return factsOfConfig(cfg) })
+}
+
+func factsOfConfig(cfg config.Provider) configFacts {
+	var f configFacts
+
+	f.digest, f.digestErr = digestOf(cfg)
+
+	if m := cfg.Machine(); m != nil {
+		f.installImage = m.Install().Image()
+		f.kubeletImage = m.Kubelet().Image()
+	}
+
+	return f
 }
 
 // NodeConfig is what a configured node says about its configuration.
@@ -118,6 +130,10 @@ func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %w", err)
 	}
+
+	// The resource parsed the text on receipt (UnmarshalProto ->
+	// configloader.NewFromBytes), and Bytes is that text.
+	keepFacts(raw, active.Provider())
 
 	return &NodeConfig{Active: raw}, nil
 }
