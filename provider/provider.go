@@ -49,19 +49,21 @@ func New() (p.Provider, error) {
 		WithLanguageMap(languageMap()).
 		WithConfig(infer.Config(&config.Config{})).
 		// proxmox: VMs and files on Proxmox VE (pve)
+		// (framework.Resource: a resource with a Diff of its own, whose Diff
+		// requests skip the schema infer builds for nothing)
 		WithResources(
-			infer.Resource(&proxmox.VirtualMachine{}),
+			framework.Resource(&proxmox.VirtualMachine{}),
 			infer.Resource(&proxmox.DownloadFile{}),
 		).
 		// talos: secrets and offline functions (talosconfig)
-		WithResources(infer.Resource(&talos.MachineSecrets{})).
+		WithResources(framework.Resource(&talos.MachineSecrets{})).
 		// talos: Image Factory schematic registration (imagefactory)
 		WithResources(infer.Resource(&talos.ImageFactorySchematic{})).
 		// talos: node-facing resources (talosapi)
 		WithResources(
-			infer.Resource(&talos.ConfigurationApply{}),
+			framework.Resource(&talos.ConfigurationApply{}),
 			infer.Resource(&talos.Bootstrap{}),
-			infer.Resource(&talos.Kubeconfig{}),
+			framework.Resource(&talos.Kubeconfig{}),
 			infer.Resource(&talos.ClusterHealth{}),
 			infer.Resource(&talos.ControlPlaneComponents{}),
 		).

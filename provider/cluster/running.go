@@ -32,7 +32,10 @@ type runningNode struct {
 type configReader func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error)
 
 func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, error) {
-	nc, mode, version, err := talosapi.ReadActiveConfig(ctx, talosapi.Target{Node: node, Creds: creds},
+	// Configured: a running node of the rebuilt state is most likely
+	// configured, so the mTLS call comes first (talosapi.Target.Configured:
+	// one TLS handshake, not two); one that is not still answers as it is.
+	nc, mode, version, err := talosapi.ReadActiveConfig(ctx, talosapi.Target{Node: node, Creds: creds, Configured: true},
 		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
 	if err != nil || mode == talosapi.ModeMaintenance {
 		return runningNode{}, err

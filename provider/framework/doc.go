@@ -55,6 +55,12 @@
 //     Update (GetSchema), each Describe walking the struct's fields
 //     (infer/schema.go getAnnotated, internal/introspect fieldMatcher); the
 //     Annotate methods of our types record on the first call and replay.
+//   - No schema in a custom Diff (Resource, in place of infer.Resource for a
+//     resource with a Diff of its own): infer builds the resource's whole
+//     schema in every Diff of a resource with an Update and never uses it
+//     when the resource diffs itself (infer/resource.go
+//     derivedResourceController.Diff); Diff requests go to a controller of
+//     the same resource without an Update, which skips it.
 //
 // Not a workaround, and so not here: config.WithOfflineGuard, the offline
 // preview mode (a feature of this provider).

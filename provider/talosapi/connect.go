@@ -170,11 +170,21 @@ func probeSecure(ctx context.Context, o Options, t Target) (*Conn, string, error
 // dialOnce makes one attempt to reach the node, in the mode it answers.
 // A TLS handshake tells the two servers apart (apid asks for a client
 // certificate, maintenance mode does not); a call the server serves then
-// confirms it: Disks in maintenance mode, Version over mTLS.
+// confirms it: Disks in maintenance mode, Version over mTLS. A target
+// known to be configured (Target.Configured) gets the mTLS call first.
 func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 	addr, err := t.nodeAddr()
 	if err != nil {
 		return nil, "", stop(err)
+	}
+
+	if t.Configured && t.Creds != nil && !t.proxied() {
+		// Most likely what the probe would find; anything else (a node
+		// reset to maintenance mode, another cluster's node, no answer)
+		// fails this call, and the probe below says which it is.
+		if conn, tag, err := probeSecure(ctx, o, t); err == nil {
+			return conn, "Talos " + tag + " (mTLS)", nil
+		}
 	}
 
 	hctx, cancel := o.attemptContext(ctx)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
@@ -81,6 +82,14 @@ func (*secureMachine) Version(context.Context, *emptypb.Empty) (*machineapi.Vers
 
 // serve starts a gRPC server on a loopback port and returns its address.
 func serve(t *testing.T, cfg *tls.Config, register func(*grpc.Server)) string {
+	addr, _ := serveCounted(t, cfg, register)
+
+	return addr
+}
+
+// serveCounted is serve that also counts the connections the server
+// accepted (each a TLS handshake).
+func serveCounted(t *testing.T, cfg *tls.Config, register func(*grpc.Server)) (string, *atomic.Int32) {
 	t.Helper()
 
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,11 +100,28 @@ func serve(t *testing.T, cfg *tls.Config, register func(*grpc.Server)) string {
 	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(cfg)))
 	register(s)
 
-	go s.Serve(lis) //nolint:errcheck
+	counted := &countingListener{Listener: lis}
+
+	go s.Serve(counted) //nolint:errcheck
 
 	t.Cleanup(s.Stop)
 
-	return lis.Addr().String()
+	return lis.Addr().String(), &counted.accepted
+}
+
+// countingListener counts the connections it accepted.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+
+	return c, err
 }
 
 // applyRecorder answers ApplyConfiguration with a fixed error (or OK) and

@@ -22,6 +22,14 @@ type Target struct {
 	// Creds are the cluster's client credentials; nil when only maintenance
 	// mode can be used (a fresh node and no configuration known).
 	Creds *Credentials
+	// Configured says the caller knows the node was configured (a running
+	// node of an existing cluster): Connect then makes the mTLS call at once,
+	// one TLS handshake, and probes which server answers (a second one) only
+	// when that call fails. Without it the probe comes first, which a node
+	// in maintenance mode needs. Ignored for a node reached through other
+	// endpoints (their proxy is tried only when the node itself does not
+	// answer) and without Creds.
+	Configured bool
 }
 
 // nodeAddr is the node's host:port.

@@ -1,0 +1,64 @@
+package framework
+
+import (
+	"context"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+)
+
+// Resource is infer.Resource for a resource with a Diff of its own, whose Diff
+// requests skip the schema infer would build for nothing.
+//
+// infer (pulumi-go-provider v1.5.0) infer/resource.go
+// derivedResourceController.Diff builds the resource's whole schema
+// (GetSchema: registerTypes of inputs and outputs, getResourceSchema) on every
+// Diff of a resource that has an Update, only to learn which inputs are
+// replaceOnChanges, and then, when the resource has a Diff of its own (diff ->
+// CustomDiff), calls that Diff without ever looking at what it learned. In a
+// 60-node no-op preview that was about a tenth of the provider's CPU, with its
+// garbage. A resource without an Update skips it (every change a replace, also
+// unused by a Diff of its own), so the Diff requests go to a second controller
+// of the same resource that offers infer its Create and Diff only: the same
+// decoding of state and inputs (hydrateFromState, ende.Decode), the same
+// call of the resource's Diff. Everything else (schema, token, Check, Create,
+// Read, Update, Delete) is the ordinary controller's.
+//
+// A resource that migrates state keeps infer's Diff unchanged: its Diff
+// decodes the state through the migrations, which the second controller would
+// have to offer too.
+func Resource[R interface {
+	infer.CustomResource[I, O]
+	infer.CustomDiff[I, O]
+}, I, O any](r R) infer.InferredResource {
+	full := infer.Resource[R, I, O](r)
+	if _, migrates := any(r).(infer.CustomStateMigrations[O]); migrates {
+		return full
+	}
+	return diffVia{InferredResource: full, diff: infer.Resource[diffOnly[R, I, O], I, O](diffOnly[R, I, O]{r: r})}
+}
+
+// diffVia is a resource's controller whose Diff is another's.
+type diffVia struct {
+	infer.InferredResource
+	diff infer.InferredResource
+}
+
+func (d diffVia) Diff(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
+	return d.diff.Diff(ctx, req)
+}
+
+// diffOnly offers infer a resource's Create (every resource must have one;
+// never called here) and Diff, and no Update.
+type diffOnly[R interface {
+	infer.CustomResource[I, O]
+	infer.CustomDiff[I, O]
+}, I, O any] struct{ r R }
+
+func (d diffOnly[R, I, O]) Create(ctx context.Context, req infer.CreateRequest[I]) (infer.CreateResponse[O], error) {
+	return d.r.Create(ctx, req)
+}
+
+func (d diffOnly[R, I, O]) Diff(ctx context.Context, req infer.DiffRequest[I, O]) (infer.DiffResponse, error) {
+	return d.r.Diff(ctx, req)
+}
