@@ -194,9 +194,9 @@ func planWithHostResources(ctx context.Context, pl *planner, inv Inventory, plac
 
 // VMs reads the configuration of every VM tagged for the cluster. The
 // inventory it reads is a fresh one (Hosts' of moments ago, in the same
-// Construct); the creates of the run that start
-// within a few seconds share it to look for the VMs an interrupted run
-// left (pve.OthersInventory), instead of each reading one more.
+// Construct); the creates of the run share it to look for the VMs an
+// interrupted run left (pve.SettledInventory: unless it shows a VM another
+// client was still creating), instead of each reading one more.
 func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.ObservedVM, error) {
 	var inv pve.Inventory
 	if i.inv != nil {

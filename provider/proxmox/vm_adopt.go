@@ -19,11 +19,15 @@ import (
 // inputs by converge, instead of a second VM being made.
 
 // adoptionMaxAge is how old an inventory the creates of one run share to
-// look for their interrupted runs' VMs. Those were made before this run
-// started; only a create task an interrupted run left running (its VM gets
-// its tags when it ends) can show in a later read, which a read at this
-// create's own start could miss as well.
-const adoptionMaxAge = 3 * time.Second
+// look for their interrupted runs' VMs in any case. Those were made before
+// this run started; only a create task an interrupted run left running
+// (its VM gets its tags when it ends) can show in a later read, which a
+// read at this create's own start could miss as well. An older read of
+// this run (the TalosCluster plan's, or another create's) is shared too
+// when it shows no VM that another client was still creating or cloning
+// (pve SettledInventory): then every VM an interrupted run made was
+// finished and tagged when it was read.
+var adoptionMaxAge = 3 * time.Second
 
 // ownVM is a VM found with the create's identity.
 type ownVM struct {
@@ -39,8 +43,8 @@ type ownVM struct {
 // identity only once the copy ends), then also reads the description of
 // the VMs that could be that clone.
 //
-// shared: the inventory may be one another create of this run read up to
-// adoptionMaxAge ago (see OthersInventory), as it may before a VM is made;
+// shared: the inventory may be one this run read before (see
+// adoptionMaxAge and pve SettledInventory), as it may before a VM is made;
 // not when looking for the VM this run's own create may just have made, nor
 // after waiting for a clone.
 func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string, shared bool) ([]ownVM, error) {
@@ -54,7 +58,7 @@ func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string
 		err error
 	)
 	if shared && a.Clone == nil {
-		inv, err = c.OthersInventory(ctx, adoptionMaxAge)
+		inv, err = c.SettledInventory(ctx, adoptionMaxAge)
 	} else {
 		inv, err = c.Inventory(ctx, 0)
 	}

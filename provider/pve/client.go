@@ -56,6 +56,9 @@ type Client struct {
 	disc     discovery
 	// own holds the UPIDs of the tasks this process started and awaits
 	own sync.Map
+	// made holds the VMIDs whose create or clone call this process sent
+	// and Proxmox accepted (see Unsettled)
+	made sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 	privs    privilegeCache

@@ -61,7 +61,7 @@ type inventoryCache struct {
 // Inventory returns the cluster's inventory as read at most maxAge ago
 // (counted from the start of the read), and after any change of this client.
 func (c *Client) Inventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
-	return c.inventory(ctx, maxAge, true)
+	return c.inventory(ctx, maxAge, true, nil)
 }
 
 // OthersInventory is Inventory for a caller that looks only for what other
@@ -70,16 +70,55 @@ func (c *Client) Inventory(ctx context.Context, maxAge time.Duration) (Inventory
 // so the creates of one run that start within maxAge of each other share
 // one.
 func (c *Client) OthersInventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
-	return c.inventory(ctx, maxAge, false)
+	return c.inventory(ctx, maxAge, false, nil)
 }
 
-func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges bool) (Inventory, error) {
+// SettledInventory is OthersInventory for a caller that looks for guests
+// by the identity tags another client's create gave them, such as the VMs
+// an interrupted run left: a read of this process older than maxAge is
+// reused too, when it shows no guest that another client was still
+// creating or cloning (see Unsettled). Such a guest may carry the tags
+// looked for once its task ends, so the inventory is read again.
+//
+// What a reused read cannot show is a guest whose create call reached
+// Proxmox after it, from another process with the same identity: a second
+// run of the same stack at the same time (Pulumi's stack lock refuses it;
+// a read at the caller's own start would not close that race either, the
+// other process can create a moment later). A killed run's create shows as
+// unsettled: Proxmox writes the config with only "lock: create" before it
+// answers the call (qemu-server API2/Qemu.pm create_vm,
+// create_and_lock_config), and a provider whose CLI was killed exits
+// within a second (provider/enginewatch).
+func (c *Client) SettledInventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
+	return c.inventory(ctx, maxAge, false, func(inv Inventory) bool { return len(c.Unsettled(inv)) == 0 })
+}
+
+// Unsettled lists the guests of inv that were being created or cloned
+// (locked "create" or "clone") by another client than this process when
+// inv was read: their tags and description come only when the task ends
+// (create_vm writes the whole config at its end; clone_vm at the end of
+// the copy).
+func (c *Client) Unsettled(inv Inventory) []ClusterVM {
+	var out []ClusterVM
+	for _, g := range inv.Guests {
+		if _, mine := c.made.Load(g.VMID); (g.Lock == "create" || g.Lock == "clone") && !mine {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// inventory returns a kept read when it is at most maxAge old or reuse
+// accepts it (nil: never), and unless ownChanges and this client changed
+// something since.
+func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges bool, reuse func(Inventory) bool) (Inventory, error) {
 	if err := c.inv.lock(ctx); err != nil {
 		return Inventory{}, err
 	}
 	defer c.inv.unlock()
 	gen := c.inv.changes.Load()
-	if !c.inv.at.IsZero() && time.Since(c.inv.at) <= maxAge && (c.inv.gen == gen || !ownChanges) {
+	if !c.inv.at.IsZero() && (c.inv.gen == gen || !ownChanges) &&
+		(time.Since(c.inv.at) <= maxAge || (reuse != nil && reuse(c.inv.inv))) {
 		return c.inv.inv, nil
 	}
 	at, nodesGen := time.Now(), c.disc.memoryChanges.Load()

@@ -150,9 +150,21 @@ func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any)
 	return DefaultRetry.Retry(ctx, "creating "+ref.String(), false, func(ctx context.Context) error {
 		return c.startTaskAt(ctx, "after-create-task-started", func(upid *string) error {
 			// raw: Node.NewVirtualMachine needs Client.Node first (GET status)
-			return c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid)
+			return c.madeBy(ref.VMID, c.post(ctx, fmt.Sprintf("/nodes/%s/qemu", ref.Node), p, upid))
 		})
 	})
+}
+
+// madeBy records vmid as made by this process when its create or clone
+// call was accepted (err nil), and returns err. A call that failed is not
+// recorded: the VM at vmid may be another client's (the call's answer may
+// have been lost too; then the VM counts as another's, which only costs a
+// read, see Unsettled).
+func (c *Client) madeBy(vmid int, err error) error {
+	if err == nil {
+		c.made.Store(vmid, true)
+	}
+	return err
 }
 
 // CloneOptions say how to clone a VM or template.
@@ -190,7 +202,7 @@ func (c *Client) CloneVM(ctx context.Context, src, dst VMRef, o CloneOptions) er
 			return c.startTaskAt(ctx, "after-clone-task-started", func(upid *string) error {
 				// raw: VirtualMachine.Clone reads the VM first and with NewID 0 takes
 				// an id itself (racy); our allocator picks it
-				return c.post(ctx, src.path("/clone"), p, upid)
+				return c.madeBy(dst.VMID, c.post(ctx, src.path("/clone"), p, upid))
 			})
 		})
 }
@@ -344,7 +356,11 @@ func (c *Client) DeleteVM(ctx context.Context, ref VMRef) error {
 		})
 	})
 	if IsConfigMissing(err) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		// the VMID is free again: a VM another client makes there is not this process's
+		c.made.Delete(ref.VMID)
 	}
 	return err
 }

@@ -34,7 +34,8 @@ func TestWatcherPacesLooksAndNamesTheVM(t *testing.T) {
 	}
 
 	var err error
-	// a failed dial every 500ms for 12s: looks at 0, 2, 6, 10 (pauses 2, 4, 4)
+	// a failed dial every 500ms for 12s: looks at 2, 4, 8, 12 (the first
+	// after 2s of silence, then pauses 2, 4, 4)
 	for i := 0; i <= 24 && err == nil; i++ {
 		err = w.Down(ctx, "10.5.0.3:50000")
 		if err == nil {
@@ -42,7 +43,7 @@ func TestWatcherPacesLooksAndNamesTheVM(t *testing.T) {
 		}
 	}
 	if src.looks != 4 {
-		t.Errorf("looks = %d, want 4 (at 0s, 2s, 6s, 10s)", src.looks)
+		t.Errorf("looks = %d, want 4 (at 2s, 4s, 8s, 12s)", src.looks)
 	}
 	var md *talosapi.MachineDownError
 	if !errors.As(err, &md) {
@@ -57,6 +58,28 @@ func TestWatcherPacesLooksAndNamesTheVM(t *testing.T) {
 	// the verdict stands without another look
 	if again := w.Down(ctx, "10.5.0.3"); again == nil || src.looks != 4 {
 		t.Errorf("second ask: %v after %d looks", again, src.looks)
+	}
+}
+
+// A node that misses an attempt and answers the next (a VM booting) is
+// never looked up: the first look comes only after First of silence.
+func TestWatcherAsksProxmoxOnlyAfterFirstOfSilence(t *testing.T) {
+	src := &fakeSource{state: "stopped"}
+	w := New(src, []VM{{Address: "10.5.0.3", VMID: 104}}, Policy{First: 2 * time.Second})
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	w.now = func() time.Time { return now }
+	for range 3 { // failed attempts over 1.5s
+		if err := w.Down(context.Background(), "10.5.0.3"); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(500 * time.Millisecond)
+	}
+	if src.looks != 0 {
+		t.Fatalf("%d looks within the first 2s of silence, want 0", src.looks)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if err := w.Down(context.Background(), "10.5.0.3"); err != nil || src.looks != 1 {
+		t.Fatalf("after 2s of silence: %v, %d looks; want one look, no verdict yet", err, src.looks)
 	}
 }
 
@@ -98,6 +121,15 @@ func (b *blockingSource) Look(_ context.Context, vm VM) Look {
 func TestWatcherLookDoesNotHoldOtherWaits(t *testing.T) {
 	src := &blockingSource{started: make(chan struct{}), release: make(chan struct{})}
 	w := New(src, []VM{{Address: "10.5.0.3", VMID: 104}, {Address: "10.5.0.4", VMID: 105}}, Policy{})
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	w.now = func() time.Time { return now }
+	// both nodes silent for longer than First: their next failures look
+	for _, node := range []string{"10.5.0.3", "10.5.0.4"} {
+		if err := w.Down(context.Background(), node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(time.Minute)
 	first := make(chan error)
 	go func() { first <- w.Down(context.Background(), "10.5.0.3") }()
 	<-src.started

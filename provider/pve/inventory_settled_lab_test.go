@@ -1,0 +1,46 @@
+package pve_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+	labpve "github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
+)
+
+// Unsettled names the guests a read showed being created or cloned by
+// another client: a VM this client's own create made is left out (its
+// create call was accepted here), until this client destroys it and the
+// VMID could be anyone's again; a lock that is no create or clone (a
+// backup) is a finished VM whose tags the read shows.
+func TestUnsettledLeavesOutThisClientsOwnCreates(t *testing.T) {
+	t.Parallel()
+	_, c, ctx := startLab(t, labpve.Options{})
+	own := pve.VMRef{Node: "pve1", VMID: 150}
+	if err := c.CreateVM(ctx, own, map[string]any{"cores": 1}); err != nil {
+		t.Fatal(err)
+	}
+	inv := pve.Inventory{Guests: []pve.ClusterVM{
+		{VMID: 150, Type: "qemu", Node: "pve1", Lock: "create"},
+		{VMID: 151, Type: "qemu", Node: "pve1", Lock: "create"},
+		{VMID: 152, Type: "qemu", Node: "pve2", Lock: "clone"},
+		{VMID: 153, Type: "qemu", Node: "pve2", Lock: "backup"},
+		{VMID: 154, Type: "qemu", Node: "pve2"},
+	}}
+	ids := func() []int {
+		var out []int
+		for _, g := range c.Unsettled(inv) {
+			out = append(out, g.VMID)
+		}
+		return out
+	}
+	if got := ids(); !slices.Equal(got, []int{151, 152}) {
+		t.Errorf("unsettled %v, want [151 152] (150 is this client's own create)", got)
+	}
+	if err := c.DeleteVM(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); !slices.Equal(got, []int{150, 151, 152}) {
+		t.Errorf("unsettled after destroying VM 150: %v, want [150 151 152]", got)
+	}
+}
