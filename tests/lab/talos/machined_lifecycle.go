@@ -40,9 +40,15 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
 	}
 
+	if s.realEtcd() && isControlPlane(cfg) && !in.GetForce() {
+		if err := n.validateForUpgradeReal(ctx); err != nil {
+			return nil, err
+		}
+	}
+
 	s.mu.Lock()
 
-	if isControlPlane(cfg) && !in.GetForce() {
+	if !s.realEtcd() && isControlPlane(cfg) && !in.GetForce() {
 		ec, err := s.etcdClient(n)
 		if err != nil {
 			s.mu.Unlock()
