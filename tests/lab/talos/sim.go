@@ -162,6 +162,24 @@ func New(opts Options) *Sim {
 	return s
 }
 
+// goLocked runs f in a goroutine that Close waits for, unless Close has
+// begun (then it returns false and f does not run). sim.mu must be held:
+// the Add then never races Close's Wait, which follows closed = true.
+func (s *Sim) goLocked(f func()) bool {
+	if s.closed {
+		return false
+	}
+
+	s.wg.Add(1)
+
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+
+	return true
+}
+
 // Catalog returns the schematic catalog (tests register schematics on it).
 func (s *Sim) Catalog() *Catalog { return s.catalog }
 
