@@ -136,6 +136,8 @@ func New(opts Options) *Sim {
 		opts.RealEtcd = true
 	}
 
+	sweepDeadWorkDirs()
+
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
