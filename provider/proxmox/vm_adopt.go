@@ -21,12 +21,13 @@ import (
 // adoptionMaxAge is how old an inventory the creates of one run share to
 // look for their interrupted runs' VMs in any case. Those were made before
 // this run started; only a create task an interrupted run left running
-// (its VM gets its tags when it ends) can show in a later read, which a
-// read at this create's own start could miss as well. An older read of
-// this run (the TalosCluster plan's, or another create's) is shared too
-// when it shows no VM that another client was still creating or cloning
-// (pve SettledInventory): then every VM an interrupted run made was
-// finished and tagged when it was read.
+// (its VM gets its tags when it ends) can show in a later read, and such a
+// VM is waited for (awaitForeignCreates). An older read of this run (the
+// TalosCluster plan's, or another create's) is shared too when it shows
+// no VM that another client was still creating or cloning (pve
+// SettledInventory, which also says what such a read can miss: a killed
+// run's create request Proxmox handled only after it). Clones always read
+// afresh, after waiting for the clones of their source (findOwn).
 var adoptionMaxAge = 3 * time.Second
 
 // ownVM is a VM found with the create's identity.
