@@ -108,11 +108,16 @@ func (c *Client) SettledInventory(ctx context.Context, maxAge time.Duration) (In
 // (locked "create" or "clone") by another client than this process when
 // inv was read: their tags and description come only when the task ends
 // (create_vm writes the whole config at its end; clone_vm at the end of
-// the copy).
+// the copy). A VMID whose create or clone this process holds (IDs().Held:
+// its call may not have answered yet) is this process's too, so that the
+// parallel creates of one run do not wait for each other.
 func (c *Client) Unsettled(inv Inventory) []ClusterVM {
 	var out []ClusterVM
 	for _, g := range inv.Guests {
-		if _, mine := c.made.Load(g.VMID); (g.Lock == "create" || g.Lock == "clone") && !mine {
+		if g.Lock != "create" && g.Lock != "clone" {
+			continue
+		}
+		if _, mine := c.made.Load(g.VMID); !mine && !c.IDs().Held(g.VMID) {
 			out = append(out, g)
 		}
 	}

@@ -37,6 +37,15 @@ func TestUnsettledLeavesOutThisClientsOwnCreates(t *testing.T) {
 	if got := ids(); !slices.Equal(got, []int{151, 152}) {
 		t.Errorf("unsettled %v, want [151 152] (150 is this client's own create)", got)
 	}
+	// a create of this process that holds 151 (its call not answered yet)
+	release, err := c.IDs().Reserve(151)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); !slices.Equal(got, []int{152}) {
+		t.Errorf("unsettled %v while this client holds VMID 151, want [152]", got)
+	}
+	release()
 	if err := c.DeleteVM(ctx, own); err != nil {
 		t.Fatal(err)
 	}
