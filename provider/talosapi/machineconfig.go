@@ -52,6 +52,11 @@ func digestOf(cfg config.Provider) (string, error) {
 // is a SHA-256 over the whole document set.
 func ConfigDigest(machineConfig []byte) (string, error) {
 	f := factsOf(machineConfig)
+	if f.noDigest {
+		f = parseFacts(machineConfig)
+		configFactsByText.Put(memo.KeyOf(string(machineConfig)), f)
+	}
+
 	if f.err != nil {
 		return "", f.err
 	}
@@ -70,28 +75,52 @@ type configFacts struct {
 	installImage string
 	kubeletImage string
 	err          error // the text does not parse
+	// noDigest: kept from a parse made for the images alone (keepFacts),
+	// without the digest (an encoding of the whole text); ConfigDigest
+	// parses the text when it is asked.
+	noDigest bool
 }
 
 var configFactsByText memo.Cache[configFacts]
 
 func factsOf(machineConfig []byte) configFacts {
-	return configFactsByText.Do(memo.KeyOf(string(machineConfig)), func() configFacts {
-		cfg, err := loadConfig(machineConfig)
-		if err != nil {
-			return configFacts{err: err}
-		}
+	return configFactsByText.Do(memo.KeyOf(string(machineConfig)), func() configFacts { return parseFacts(machineConfig) })
+}
 
-		var f configFacts
+func parseFacts(machineConfig []byte) configFacts {
+	cfg, err := loadConfig(machineConfig)
+	if err != nil {
+		return configFacts{err: err}
+	}
 
+	return factsOfConfig(cfg, true)
+}
+
+// keepFacts keeps the facts of a text that was parsed already (cfg is
+// configloader's parse of machineConfig): a node's active configuration
+// arrives parsed (COSI's MachineConfig resource parses it on receipt), and
+// asking its facts later would parse it again. The digest only when asked
+// for (withDigest): it encodes the whole text, and a preview's reading of
+// what each node runs needs the kubelet image alone.
+func keepFacts(machineConfig []byte, cfg config.Provider, withDigest bool) {
+	configFactsByText.Do(memo.KeyOf(string(machineConfig)), func() configFacts { return factsOfConfig(cfg, withDigest) })
+}
+
+func factsOfConfig(cfg config.Provider, withDigest bool) configFacts {
+	var f configFacts
+
+	if withDigest {
 		f.digest, f.digestErr = digestOf(cfg)
+	} else {
+		f.noDigest = true
+	}
 
-		if m := cfg.Machine(); m != nil {
-			f.installImage = m.Install().Image()
-			f.kubeletImage = m.Kubelet().Image()
-		}
+	if m := cfg.Machine(); m != nil {
+		f.installImage = m.Install().Image()
+		f.kubeletImage = m.Kubelet().Image()
+	}
 
-		return f
-	})
+	return f
 }
 
 // NodeConfig is what a configured node says about its configuration.
@@ -109,6 +138,12 @@ type NodeConfig struct {
 
 // readActiveConfig reads the active MachineConfig resource's text.
 func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+	return readActive(ctx, c, false)
+}
+
+// readActive reads the active MachineConfig resource's text and keeps its
+// facts, the digest too when withDigest.
+func readActive(ctx context.Context, c *Conn, withDigest bool) (*NodeConfig, error) {
 	active, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %s", statusMessage(err))
@@ -119,6 +154,10 @@ func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %w", err)
 	}
 
+	// The resource parsed the text on receipt (UnmarshalProto ->
+	// configloader.NewFromBytes), and Bytes is that text.
+	keepFacts(raw, active.Provider(), withDigest)
+
 	return &NodeConfig{Active: raw}, nil
 }
 
@@ -126,7 +165,7 @@ func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 // through COSI, as `talosctl get machineconfig` does (MachineConfig is a
 // sensitive resource: reading it needs the os:admin role).
 func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
-	nc, err := readActiveConfig(ctx, c)
+	nc, err := readActive(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,9 @@ func applyPatch(current []byte, parsed config.Provider, text string) ([]byte, er
 		return nil, err
 	}
 	in := configpatcher.WithBytes(current)
-	if _, strategic := p.(configpatcher.StrategicMergePatch); strategic && parsed != nil {
+	_, strategic := p.(configpatcher.StrategicMergePatch)
+	onConfig := strategic && parsed != nil
+	if onConfig {
 		in = configpatcher.WithConfig(parsed)
 	}
 	out, err := configpatcher.Apply(in, []configpatcher.Patch{p})
@@ -75,6 +77,13 @@ func applyPatch(current []byte, parsed config.Provider, text string) ([]byte, er
 	b, err := out.Bytes()
 	if err != nil {
 		return nil, err
+	}
+	if onConfig {
+		// A strategic merge on a parsed configuration answers with that
+		// configuration encoded without comments (configpatcher
+		// configOrBytes.Bytes), which is normalize's form already: parsing
+		// and encoding it again gives the same text.
+		return b, nil
 	}
 	// Re-encode so that every step has the same canonical form whatever
 	// kind of patch produced it.

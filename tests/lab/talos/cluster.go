@@ -179,6 +179,18 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 				continue
 			}
 
+			if ec.real != nil {
+				// The real member starts from its data (outside sim.mu).
+				if now.After(n.etcdRetryAt) {
+					n.etcdJoining = true
+					gen, cfg, dir := n.gen, n.active, n.ps.etcdData
+
+					go n.startMemberAgain(gen, ec, m, cfg, dir)
+				}
+
+				continue
+			}
+
 			m.running, m.since, m.addr, m.name = true, now, n.addr.String(), n.hostname
 			n.etcd, n.etcdCluster, n.etcdSince = m, ec, now
 			changed = true
@@ -194,6 +206,18 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 
 		ec, err := s.etcdClient(n)
 		if err != nil {
+			continue
+		}
+
+		if ec.real != nil {
+			// Talos's join against the real members, outside sim.mu.
+			if now.After(n.etcdRetryAt) {
+				n.etcdJoining = true
+				gen, cfg := n.gen, n.active
+
+				go n.joinReal(gen, ec, cfg)
+			}
+
 			continue
 		}
 

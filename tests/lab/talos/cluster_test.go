@@ -37,6 +37,19 @@ type clusterOpts struct {
 	vip          bool // endpoint is a VIP held by the control planes
 	patch        func(string) string
 	pull         func(ref string) error // Options.Pull
+	realEtcd     bool                   // Options.RealEtcd
+}
+
+// allVoting: every member has started (published its name) and votes; a
+// real member joins as a learner and is promoted once it caught up.
+func allVoting(members []*machine.EtcdMember) bool {
+	for _, m := range members {
+		if m.IsLearner || m.Hostname == "" {
+			return false
+		}
+	}
+
+	return true
 }
 
 // bootCluster boots VMs from the ISO, applies configs in maintenance mode,
@@ -44,7 +57,7 @@ type clusterOpts struct {
 func bootCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 
-	s, logs := newSimWith(t, Options{Pull: o.pull})
+	s, logs := newSimWith(t, Options{Pull: o.pull, RealEtcd: o.realEtcd})
 	ip := addressBlock()
 
 	tc := &testCluster{sim: s, logs: logs, endpoint: ip(11)}
@@ -141,7 +154,7 @@ func (tc *testCluster) bootstrap(t *testing.T) {
 	waitFor(t, "all control planes in etcd", func() bool {
 		resp, err := c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
 
-		return err == nil && len(resp.Messages[0].Members) == len(tc.cps)
+		return err == nil && len(resp.Messages[0].Members) == len(tc.cps) && allVoting(resp.Messages[0].Members)
 	})
 
 	waitFor(t, "all nodes Ready", func() bool {

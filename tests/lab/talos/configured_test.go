@@ -153,7 +153,7 @@ func (tc *testCluster) bootstrapWait(t *testing.T) {
 	waitFor(t, "all control planes in etcd", func() bool {
 		resp, err := c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
 
-		return err == nil && len(resp.Messages[0].Members) == len(tc.cps)
+		return err == nil && len(resp.Messages[0].Members) == len(tc.cps) && allVoting(resp.Messages[0].Members)
 	})
 
 	waitFor(t, "all nodes Ready", func() bool {

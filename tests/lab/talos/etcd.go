@@ -32,6 +32,11 @@ type etcdCluster struct {
 	// scaled: a member accepts a member add only once it has been
 	// connected to every voting member for that long.
 	healthInterval time.Duration
+	// real: the members are real etcd processes (Options.RealEtcd) and this
+	// is the snapshot pollEtcd publishes; gen counts the membership changes
+	// the lab made, so that a poll that raced with one is dropped.
+	real *etcdGateway
+	gen  uint64
 }
 
 type etcdMember struct {
@@ -76,6 +81,10 @@ func (c *etcdCluster) voting() []*etcdMember {
 func (c *etcdCluster) leader() *etcdMember {
 	if !c.hasQuorum() {
 		return nil
+	}
+
+	if c.real != nil {
+		return c.member(c.leaderID) // etcd's own answer (pollEtcd)
 	}
 
 	if m := c.member(c.leaderID); m != nil && m.running && !m.learner {

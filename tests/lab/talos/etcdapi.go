@@ -18,9 +18,10 @@ import (
 // errEtcdUnhealthy, errEtcdMemberNotFound, …) for the caller to wrap as
 // Talos does. Every method takes sim.mu itself: call it without holding it.
 //
-// Today it is backed by the lab's etcd model (etcd.go); the membership and
-// quorum rules are etcd's. Status numbers and Snapshot are those of the
-// cluster's real etcd once it backs every member (see README).
+// Two implementations: modelEtcd answers from the lab's etcd model
+// (etcd.go), with etcd's membership and quorum rules and the numbers of the
+// cluster's one real etcd behind the apiserver; realNodeEtcd
+// (etcdapi_real.go, Options.RealEtcd) asks the node's real member.
 type NodeEtcd interface {
 	// Members is MemberList through the endpoints (local: on this node's
 	// own member, the QueryLocal form).
@@ -76,7 +77,13 @@ type EtcdAlarm struct {
 }
 
 // Etcd returns the node's etcd client.
-func (n *Node) Etcd() NodeEtcd { return modelEtcd{n: n} }
+func (n *Node) Etcd() NodeEtcd {
+	if n.sim.realEtcd() {
+		return realNodeEtcd{n: n}
+	}
+
+	return modelEtcd{n: n}
+}
 
 // modelEtcd answers from the lab's etcd model.
 type modelEtcd struct{ n *Node }
@@ -308,25 +315,7 @@ func (e modelEtcd) Snapshot(ctx context.Context, w io.Writer) error {
 }
 
 func (e modelEtcd) RemoveMember(ctx context.Context, id uint64) error {
-	n, s := e.n, e.n.sim
-
-	s.mu.Lock()
-
-	ec, err := s.etcdClient(n)
-	if err != nil {
-		s.mu.Unlock()
-
-		return s.etcdFailure(ctx, err)
-	}
-
-	err = s.removeMember(ec, id)
-	s.mu.Unlock()
-
-	if err == nil {
-		s.nudge()
-	}
-
-	return err
+	return e.n.sim.etcdRemove(ctx, e.n, id)
 }
 
 func (e modelEtcd) Leave(ctx context.Context) error {
@@ -337,11 +326,25 @@ func (e modelEtcd) Leave(ctx context.Context) error {
 // a full disk raises NOSPACE): tests of alarm handling.
 func (s *Sim) SetEtcdAlarm(n *Node, alarm string) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 
 	if n.etcd == nil || n.etcdCluster == nil {
+		s.mu.Unlock()
+
 		return fmt.Errorf("node %s runs no etcd member", n.addr)
 	}
+
+	if ec := n.etcdCluster; ec.real != nil {
+		// A real member's alarm is raised as etcd raises one
+		// (Maintenance.Alarm ACTIVATE, the request etcd's own space
+		// check proposes): a NOSPACE alarm really stops writes.
+		u, id := etcdClientURL(n.addr), n.etcd.id
+		s.mu.Unlock()
+
+		_, err := ec.real.alarm(context.Background(), u, "ACTIVATE", EtcdAlarm{MemberID: id, Alarm: alarm})
+
+		return err
+	}
+	defer s.mu.Unlock()
 
 	n.etcdCluster.alarms = append(n.etcdCluster.alarms, EtcdAlarm{MemberID: n.etcd.id, Alarm: alarm})
 

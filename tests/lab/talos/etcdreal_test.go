@@ -248,15 +248,6 @@ type realEtcdMemberJSON struct {
 }
 
 // uint64Str reads a 64-bit integer as the gateway writes it (a string).
-type uint64Str uint64
-
-func (u *uint64Str) UnmarshalJSON(b []byte) error {
-	v, err := strconv.ParseUint(strings.Trim(string(b), `"`), 10, 64)
-	*u = uint64Str(v)
-
-	return err
-}
-
 // sameAnswer fails unless the model and the real etcd both accepted a
 // call, or both refused it with the same etcd error text.
 func sameAnswer(t *testing.T, what string, model, real error) {

@@ -56,11 +56,15 @@ type kubeWant struct {
 	sans   []netip.Addr    // addresses clients reach it on
 	// emulate is the --emulated-version ("1.34"), "" for the binary's own.
 	emulate string
+	// etcdServers: the control planes' real members' client URLs
+	// (Options.RealEtcd), the apiserver's --etcd-servers; empty: the
+	// cluster's own etcd process (startEtcd).
+	etcdServers string
 }
 
 func (w kubeWant) same(o kubeWant) bool {
 	return w.run == o.run && w.etcdUp == o.etcdUp && w.store == o.store && w.cfg == o.cfg &&
-		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate
+		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate && w.etcdServers == o.etcdServers
 }
 
 func newKubeControlPlane(s *Sim, id string, tools KubeTools) *kubeControlPlane {
@@ -152,6 +156,7 @@ type kubeProcs struct {
 	api      *proc
 	apiAddr  string
 	emulated string
+	servers  string // the apiserver's --etcd-servers
 	sans     []netip.Addr
 	started  time.Time
 }
@@ -225,7 +230,11 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 
 	// etcd follows the simulated cluster's quorum: without it the real
 	// apiserver finds no etcd, as it finds no leader on a real cluster.
+	// With real members the apiserver uses them, and their quorum is real.
 	switch {
+	case w.etcdServers != "":
+		have.etcd.stop(5 * time.Second)
+		have.etcd, have.etcdURL = nil, w.etcdServers
 	case w.etcdUp && (have.etcd == nil || have.etcd.exited()):
 		if have.etcd != nil {
 			out := have.etcd.lastLines(5)
@@ -282,7 +291,7 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 
 	// A new apiserver for a new --emulated-version starts beside the old
 	// one, which serves until the new one is ready (a rolling restart).
-	if have.api == nil || have.emulated != w.emulate {
+	if have.api == nil || have.emulated != w.emulate || have.servers != have.etcdURL {
 		k.startAPIServer(w, have)
 	}
 }
@@ -364,6 +373,7 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	old := have.api
 	have.api, have.apiAddr, have.emulated, have.started = api, addr, w.emulate, time.Now()
+	have.servers = have.etcdURL
 
 	k.mu.Lock()
 	k.apiProc = api
@@ -406,7 +416,8 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant, etcd *p
 		}
 
 		// Without its etcd it never gets ready: the supervisor restarts etcd.
-		if etcd == nil || etcd.exited() {
+		// (Real members: the apiserver waits for them as on a real node.)
+		if w.etcdServers == "" && (etcd == nil || etcd.exited()) {
 			return errors.New("its etcd is not running")
 		}
 
@@ -433,6 +444,7 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant, etcd *p
 			}
 
 			if next.run != w.run || next.store != w.store || next.etcdUp != w.etcdUp || next.emulate != w.emulate ||
+				next.etcdServers != w.etcdServers ||
 				next.cfg != w.cfg && !samePKI(next.cfg, w.cfg) {
 				return errors.New("the simulator wants another control plane now")
 			}

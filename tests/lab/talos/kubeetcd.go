@@ -108,34 +108,7 @@ func (k *kubeControlPlane) realEtcdSnapshot(ctx context.Context, w io.Writer) er
 	}
 	defer resp.Body.Close() //nolint:errcheck
 
-	dec := json.NewDecoder(resp.Body)
-
-	for {
-		var chunk struct {
-			Result struct {
-				Blob []byte `json:"blob"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-
-		if err := dec.Decode(&chunk); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-
-			return err
-		}
-
-		if chunk.Error != nil {
-			return errors.New(chunk.Error.Message)
-		}
-
-		if _, err := w.Write(chunk.Result.Blob); err != nil {
-			return err
-		}
-	}
+	return copySnapshotStream(resp.Body, w)
 }
 
 func (k *kubeControlPlane) realEtcdStatus(ctx context.Context) (realEtcdStatus, error) {

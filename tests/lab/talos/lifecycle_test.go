@@ -236,11 +236,16 @@ func TestEtcdQuorumRules(t *testing.T) {
 	err := c1.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: ids["cp2"]})
 	mustContain(t, err, "etcdserver: unhealthy cluster")
 
-	// Two down: no quorum, no leader, Kubernetes not ready.
+	// Two down: no quorum, no leader (a real member says so once its
+	// election timeout passed without hearing from a quorum), Kubernetes
+	// not ready.
 	tc.cps[1].node.PowerOff()
 
-	_, err = c1.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
-	mustContain(t, err, "etcdserver: no leader")
+	waitFor(t, "no leader", func() bool {
+		_, err = c1.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
+
+		return err != nil && strings.Contains(err.Error(), "etcdserver: no leader")
+	})
 
 	kc := tc.kubeconfig(t)
 	hc, _ := kubeHTTP(t, kc)

@@ -47,10 +47,33 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 	}
 
 	c := s.clusterFor(cfg.Cluster().ID())
-	ec := newEtcdCluster()
-	ec.cluster, ec.healthInterval = c.id, s.scaled(etcdHealthInterval)
-	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true, since: time.Now()}
-	ec.members = []*etcdMember{member}
+
+	var (
+		ec     *etcdCluster
+		member *etcdMember
+	)
+
+	if s.realEtcd() {
+		n.etcdJoining = true
+		s.mu.Unlock()
+
+		ec, member, err = n.bootstrapReal(n.ctx, cfg, c.id)
+
+		s.mu.Lock()
+
+		if err != nil {
+			n.etcdJoining = false
+			s.mu.Unlock()
+
+			return nil, fmt.Errorf("bootstrap failed: %w", err)
+		}
+	} else {
+		ec = newEtcdCluster()
+		ec.cluster, ec.healthInterval = c.id, s.scaled(etcdHealthInterval)
+		member = &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true, since: time.Now()}
+		ec.members = []*etcdMember{member}
+	}
+
 	s.etcds[ec.id] = ec
 
 	split := c.etcd != nil
@@ -59,13 +82,18 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 	}
 
 	n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = member, ec, time.Now(), true
+
+	dir := ""
+	if n.etcdProc != nil {
+		dir = n.etcdProc.dir
+	}
 	s.mu.Unlock()
 
 	if split {
 		n.logf("bootstrapping a second etcd cluster: this cluster was already bootstrapped on another node (split brain)")
 	}
 
-	err = n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember = ec.id, member.id })
+	err = n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember, ps.etcdData = ec.id, member.id, dir })
 
 	s.mu.Lock()
 	n.etcdJoining = false
@@ -83,7 +111,6 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 
 func (m *machined) EtcdMemberList(ctx context.Context, in *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {
 	n := m.node
-	s := n.sim
 
 	cfg, err := m.current()
 	if err != nil {
@@ -94,44 +121,21 @@ func (m *machined) EtcdMemberList(ctx context.Context, in *machine.EtcdMemberLis
 		return nil, err
 	}
 
-	s.mu.Lock()
-
-	var ec *etcdCluster
-
-	switch {
-	case !in.QueryLocal:
-		ec, err = s.etcdClient(n)
-	case n.etcd == nil || !n.etcd.running:
-		err = errEtcdDial // nothing listens on localhost:2379
-	case !n.etcdCluster.hasQuorum():
-		err = errEtcdNoLeader
-	default:
-		ec = n.etcdCluster
-	}
-
+	members, err := n.Etcd().Members(ctx, in.QueryLocal)
 	if err != nil {
-		s.mu.Unlock()
-
-		return nil, s.etcdFailure(ctx, err)
+		return nil, err
 	}
-
-	defer s.mu.Unlock()
 
 	list := &machine.EtcdMembers{}
 
-	for _, mem := range ec.members {
-		name := mem.name
-		if !mem.started {
-			name = ""
-		}
-
-		list.LegacyMembers = append(list.LegacyMembers, name)
+	for _, mem := range members {
+		list.LegacyMembers = append(list.LegacyMembers, mem.Name)
 		list.Members = append(list.Members, &machine.EtcdMember{
-			Id:         mem.id,
-			Hostname:   name,
-			PeerUrls:   []string{"https://" + joinPort(mem.addr, 2380)},
-			ClientUrls: []string{"https://" + joinPort(mem.addr, 2379)},
-			IsLearner:  mem.learner,
+			Id:         mem.ID,
+			Hostname:   mem.Name,
+			PeerUrls:   mem.PeerURLs,
+			ClientUrls: mem.ClientURLs,
+			IsLearner:  mem.IsLearner,
 		})
 	}
 
@@ -151,24 +155,11 @@ func (m *machined) EtcdRemoveMemberByID(ctx context.Context, in *machine.EtcdRem
 		return nil, err
 	}
 
-	s.mu.Lock()
-
-	ec, err := s.etcdClient(n)
-	if err != nil {
-		s.mu.Unlock()
-
-		return nil, fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
-	}
-
-	err = s.removeMember(ec, in.MemberId)
-	s.mu.Unlock()
-
-	if errors.Is(err, errEtcdMemberNotFound) {
-		return nil, status.Error(codes.NotFound, err.Error())
-	}
-
-	if err != nil {
-		return nil, fmt.Errorf("failed to remove member: failed to remove member %d: %w", in.MemberId, err)
+	if err := s.etcdRemove(ctx, n, in.MemberId); errors.Is(err, errEtcdDial) || errors.Is(err, errNoEndpoints) ||
+		!s.realEtcd() && errors.Is(err, errEtcdNoLeader) {
+		return nil, fmt.Errorf("failed to create etcd client: %w", err)
+	} else if err != nil {
+		return nil, etcdRemoveErr(in.MemberId, err)
 	}
 
 	// For tests that check the order of a teardown (apid logs every call).
@@ -176,6 +167,45 @@ func (m *machined) EtcdRemoveMemberByID(ctx context.Context, in *machine.EtcdRem
 	s.nudge()
 
 	return &machine.EtcdRemoveMemberByIDResponse{Messages: []*machine.EtcdRemoveMemberByID{{}}}, nil
+}
+
+func etcdRemoveErr(id uint64, err error) error {
+	if errors.Is(err, errEtcdMemberNotFound) {
+		return status.Error(codes.NotFound, err.Error())
+	}
+
+	return fmt.Errorf("failed to remove member: failed to remove member %d: %w", id, err)
+}
+
+// etcdRemove is MemberRemove through the client Talos builds from the
+// control plane endpoints: the lab's model, or the real members.
+func (s *Sim) etcdRemove(ctx context.Context, n *Node, id uint64) error {
+	if s.realEtcd() {
+		_, ec, err := realNodeEtcd{n: n}.remote(ctx)
+		if err != nil {
+			return err
+		}
+
+		return s.removeRealMember(ctx, n, ec, id)
+	}
+
+	s.mu.Lock()
+
+	ec, err := s.etcdClient(n)
+	if err != nil {
+		s.mu.Unlock()
+
+		return s.etcdFailure(ctx, err)
+	}
+
+	err = s.removeMember(ec, id)
+	s.mu.Unlock()
+
+	if err == nil {
+		s.nudge()
+	}
+
+	return err
 }
 
 // removeMember removes a member (sim.mu held); a running node whose member
@@ -218,30 +248,20 @@ func (m *machined) EtcdLeaveCluster(context.Context, *machine.EtcdLeaveClusterRe
 func (n *Node) leaveEtcd(ctx context.Context) error {
 	s := n.sim
 	deadline := time.Now().Add(s.scaled(5 * time.Minute))
+	if s.realEtcd() {
+		deadline = time.Now().Add(5 * time.Minute) // etcd's own clock
+	}
 
 	for {
-		s.mu.Lock()
-
-		ec, err := s.etcdClient(n)
-		if err != nil {
-			s.mu.Unlock()
-
-			return fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
-		}
-
-		if n.ps == nil || n.ps.etcdMember == 0 {
-			s.mu.Unlock()
-
-			return errors.New("failed to leave cluster: error getting local member ID: etcd member resource not found")
-		}
-
-		id := n.ps.etcdMember
-		err = s.removeMember(ec, id)
-		s.mu.Unlock()
+		id, dir, err := n.removeOwnMember(ctx)
 
 		switch {
-		case err == nil, errors.Is(err, errEtcdMemberNotFound):
-			if err := n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember = 0, 0 }); err != nil {
+		case id != 0 && (err == nil || errors.Is(err, errEtcdMemberNotFound)):
+			// Talos stops etcd and deletes its data after leaving
+			// (v1alpha1_sequencer_tasks.go LeaveEtcd).
+			removeEtcdData(dir)
+
+			if err := n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember, ps.etcdData = 0, 0, "" }); err != nil {
 				return fmt.Errorf("failed to leave cluster: %w", err)
 			}
 
@@ -254,9 +274,69 @@ func (n *Node) leaveEtcd(ctx context.Context) error {
 			if !s.sleep(ctx, 10*time.Second) {
 				return ctx.Err()
 			}
+
+			if s.realEtcd() && !sleepCtx(ctx, time.Second) { // etcd's HealthInterval is real time
+				return ctx.Err()
+			}
+		case id == 0, errors.Is(err, errLeaveClient):
+			return err
 		default:
 			return fmt.Errorf("failed to leave cluster: failed to remove member %d: %w", id, err)
 		}
+	}
+}
+
+var errLeaveClient = errors.New("failed to create etcd client")
+
+// removeOwnMember removes this node's member through the endpoints; it
+// returns the member's ID and data directory.
+func (n *Node) removeOwnMember(ctx context.Context) (uint64, string, error) {
+	s := n.sim
+
+	s.mu.Lock()
+
+	if n.ps == nil || n.ps.etcdMember == 0 {
+		s.mu.Unlock()
+
+		return 0, "", errors.New("failed to leave cluster: error getting local member ID: etcd member resource not found")
+	}
+
+	id, dir := n.ps.etcdMember, n.ps.etcdData
+
+	if s.realEtcd() {
+		s.mu.Unlock()
+
+		_, ec, err := realNodeEtcd{n: n}.remote(ctx)
+		if err != nil {
+			return id, dir, fmt.Errorf("%w: %w", errLeaveClient, err)
+		}
+
+		return id, dir, s.removeRealMember(ctx, n, ec, id)
+	}
+
+	ec, err := s.etcdClient(n)
+	if err != nil {
+		s.mu.Unlock()
+
+		return id, dir, fmt.Errorf("%w: %w", errLeaveClient, s.etcdFailure(ctx, err))
+	}
+
+	err = s.removeMember(ec, id)
+	s.mu.Unlock()
+
+	return id, dir, err
+}
+
+// sleepCtx waits d unless ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

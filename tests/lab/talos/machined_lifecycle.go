@@ -397,7 +397,17 @@ func (n *Node) reset(req resetRequest, seq *sequence) (nextStep, bool) {
 		if n.etcd != nil {
 			n.etcd.wiped = true
 		}
+
+		ep, dir := n.etcdProc, ""
+		n.etcdProc = nil
+
+		if n.ps != nil {
+			dir = n.ps.etcdData
+		}
 		s.mu.Unlock()
+
+		ep.kill()
+		removeEtcdData(dir)
 	}
 
 	if len(req.partitions) > 0 && systemDisk != "" {
@@ -407,7 +417,7 @@ func (n *Node) reset(req resetRequest, seq *sequence) (nextStep, bool) {
 				case "STATE":
 					ps.config = nil
 				case "EPHEMERAL":
-					ps.etcdCluster, ps.etcdMember = 0, 0
+					ps.etcdCluster, ps.etcdMember, ps.etcdData = 0, 0, ""
 				case "META":
 					ps.stagedUpgrade = nil
 				}

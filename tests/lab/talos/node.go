@@ -43,21 +43,26 @@ type Node struct {
 	events  chan nodeEvent     // configured mode: sequences requested over the API
 
 	// Guarded by sim.mu.
-	machine          Machine
-	phase            Phase
-	addr             netip.Addr // valid when reachable
-	image            Image      // running image
-	extensions       []string
-	hostname         string
-	ps               *persistState // installed state (nil: live ISO without install)
-	active           config.Provider
-	activeBytes      []byte
-	rollback         *time.Timer
-	bootedAt         time.Time // entered configured mode
-	etcd             *etcdMember
-	etcdCluster      *etcdCluster
-	etcdSince        time.Time // etcd member started this boot
-	etcdJoining      bool
+	machine     Machine
+	phase       Phase
+	addr        netip.Addr // valid when reachable
+	image       Image      // running image
+	extensions  []string
+	hostname    string
+	ps          *persistState // installed state (nil: live ISO without install)
+	active      config.Provider
+	activeBytes []byte
+	rollback    *time.Timer
+	bootedAt    time.Time // entered configured mode
+	etcd        *etcdMember
+	etcdCluster *etcdCluster
+	etcdSince   time.Time // etcd member started this boot
+	etcdJoining bool
+	// Real members (Options.RealEtcd): the node's etcd process, when the
+	// reconciler may try a refused join again, the last join error logged.
+	etcdProc         *etcdProcess
+	etcdRetryAt      time.Time
+	etcdJoinErr      string
 	etcdFailedLogged bool
 	certsPending     bool
 	apiReadyAt       time.Time // kube-apiserver ready (zero: not up)

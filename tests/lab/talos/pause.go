@@ -30,7 +30,11 @@ func (n *Node) Pause() {
 	if n.etcd != nil {
 		n.etcd.running = false
 	}
+
+	ep := n.etcdProc
 	s.mu.Unlock()
+
+	ep.pause() // a real member's process stops with the vCPUs
 
 	n.logf("paused (QEMU stopped the vCPUs)")
 	s.nudge()
@@ -54,7 +58,11 @@ func (n *Node) Resume() {
 		// Its peers reconnect now: etcd's HealthInterval starts again.
 		n.etcd.running, n.etcd.since = true, time.Now()
 	}
+
+	ep := n.etcdProc
 	s.mu.Unlock()
+
+	ep.resume()
 
 	n.logf("resumed")
 	s.nudge()

@@ -70,6 +70,16 @@ func TestClusterEndIsNotAQuorumLoss(t *testing.T) {
 // (same name and address, empty disk) joins etcd again: its previous
 // member, down, is removed first as Talos does, so the cluster keeps three
 // members.
+func memberNamed(members []*machine.EtcdMember, name string) bool {
+	for _, m := range members {
+		if m.Hostname == name {
+			return true
+		}
+	}
+
+	return false
+}
+
 func TestReplacedControlPlaneRejoins(t *testing.T) {
 	t.Parallel()
 
@@ -89,7 +99,11 @@ func TestReplacedControlPlaneRejoins(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waitFor(t, "the new cp3 in etcd", func() bool { return n.Status().EtcdMember })
+	waitFor(t, "the new cp3 in etcd", func() bool {
+		resp, err := c1.EtcdMemberList(ctxT(t), &machine.EtcdMemberListRequest{})
+
+		return n.Status().EtcdMember && err == nil && allVoting(resp.Messages[0].Members) && memberNamed(resp.Messages[0].Members, "cp3")
+	})
 
 	resp, err := c1.EtcdMemberList(ctxT(t), &machine.EtcdMemberListRequest{})
 	if err != nil {

@@ -80,11 +80,21 @@ func (n *Node) leaveRuntime() {
 	}
 
 	n.etcd, n.etcdCluster, n.etcdJoining = nil, nil, false
+	ep := n.etcdProc
+	n.etcdProc, n.etcdRetryAt = nil, time.Time{}
 	n.addr = netip.Addr{}
 	n.active, n.activeBytes = nil, nil
 	n.apiReadyAt = time.Time{}
 	n.bootedAt = time.Time{}
 	s.mu.Unlock()
+
+	// The real member dies with the OS; its data stays on the disk.
+	if ep != nil {
+		ep.kill()
+		if out := ep.p.lastLines(20); out != "" { // etcd logs warnings only
+			s.log.Info("etcd stopped", "member", ep.name, "output", out)
+		}
+	}
 
 	s.nudge()
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +40,11 @@ type Options struct {
 	// registry): nil or a nil error pulls, an error fails the install or
 	// upgrade as containerd's would. Nil: every parsable reference pulls.
 	Pull func(ref string) error
+	// RealEtcd runs a real etcd member per control plane (etcdreal.go):
+	// bootstrap, joins, removals and the etcd API go to real etcd
+	// processes, and the cluster's kube-apiserver uses them. Off: the
+	// lab's etcd model (etcd.go) decides membership and quorum.
+	RealEtcd bool
 }
 
 // Realistic durations, scaled by Options.TimeScale.
@@ -122,6 +128,12 @@ func New(opts Options) *Sim {
 
 	if opts.Catalog == nil {
 		opts.Catalog = NewCatalog()
+	}
+
+	// LAB_REAL_ETCD=1 turns real etcd members on for every simulator of
+	// the process (the e2e suite, make demo), to run a suite against them.
+	if os.Getenv("LAB_REAL_ETCD") == "1" {
+		opts.RealEtcd = true
 	}
 
 	logger := opts.Logger

@@ -1,0 +1,165 @@
+package talos
+
+import (
+	"crypto/rand"
+	stdx509 "crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/siderolabs/crypto/x509"
+	"github.com/siderolabs/talos/pkg/machinery/config"
+)
+
+// A control plane's own etcd member (Options.RealEtcd): a real etcd process
+// (the lab's .tools/bin/etcd-<version>, FindKubeTools) listening on the
+// node's own loopback address, 2379 for clients and 2380 for peers, as
+// Talos's etcd service listens on the node's address
+// (internal/app/machined/pkg/system/services/etcd.go argsForControlPlane),
+// with mutual TLS from the cluster's etcd CA. Its data directory lives as
+// long as the node's EPHEMERAL partition: kept across reboots and power
+// cycles, removed by a reset that wipes it or by leaving the cluster.
+
+// Lab timing flags for every member. etcd's defaults (heartbeat 100 ms,
+// election timeout 1 s) are for dedicated machines; the lab shares two cores
+// with builds and tests (load reached 63), where a member that is not
+// scheduled for a second starts an election. Five times the defaults keep
+// leader elections for real failures; the ratio is etcd's advice
+// (Documentation/tuning: election timeout at least 5× the heartbeat).
+const (
+	etcdHeartbeatMillis = 500
+	etcdElectionMillis  = 5000
+)
+
+type etcdProcess struct {
+	p    *proc
+	dir  string // data directory
+	name string
+	addr netip.Addr
+}
+
+func etcdClientURL(addr netip.Addr) string { return "https://" + joinPort(addr.String(), 2379) }
+func etcdPeerURL(addr netip.Addr) string   { return "https://" + joinPort(addr.String(), 2380) }
+
+// newEtcdDataDir names a fresh data directory for a member.
+func (s *Sim) newEtcdDataDir() string {
+	b := make([]byte, 8)
+	rand.Read(b) //nolint:errcheck // never fails
+
+	return filepath.Join(s.workDir(), "etcd-"+hex.EncodeToString(b))
+}
+
+// etcdKeyPair issues a certificate from the cluster's etcd CA: Talos's
+// etcd peer/server certificates name the node's addresses and hostname
+// (internal/app/machined/pkg/controllers/secrets/etcd.go); the admin client
+// certificate names nothing.
+func etcdKeyPair(cfg config.Provider, cn string, ips []netip.Addr, host string) (*x509.PEMEncodedCertificateAndKey, error) {
+	ca, err := x509.NewCertificateAuthorityFromCertificateAndKey(cfg.Cluster().Etcd().CA())
+	if err != nil {
+		return nil, fmt.Errorf("cluster.etcd.ca: %w", err)
+	}
+
+	opts := []x509.Option{
+		x509.CommonName(cn),
+		x509.NotAfter(time.Now().Add(certLifetime)),
+		x509.KeyUsage(stdx509.KeyUsageDigitalSignature | stdx509.KeyUsageKeyEncipherment),
+		x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageServerAuth, stdx509.ExtKeyUsageClientAuth}),
+	}
+
+	if len(ips) > 0 {
+		opts = append(opts, x509.IPAddresses(ipList(ips)), x509.DNSNames([]string{"localhost", host}))
+	}
+
+	kp, err := x509.NewKeyPair(ca, opts...)
+	if err != nil {
+		return nil, err
+	}
+
+	return x509.NewCertificateAndKeyFromKeyPair(kp), nil
+}
+
+// startEtcdMember starts a member with Talos's flags: state "new" with a
+// cluster of one at bootstrap, "existing" with the add's member list on a
+// join (etcd ignores both once the data directory holds a member).
+func (s *Sim) startEtcdMember(cfg config.Provider, dir, name string, addr netip.Addr, state, initial string) (*etcdProcess, error) {
+	tools, err := FindKubeTools()
+	if err != nil {
+		return nil, err
+	}
+
+	pki := dir + ".pki"
+	if err := os.MkdirAll(pki, 0o700); err != nil {
+		return nil, err
+	}
+
+	kp, err := etcdKeyPair(cfg, name, []netip.Addr{netip.MustParseAddr("127.0.0.1"), addr}, name)
+	if err != nil {
+		return nil, err
+	}
+
+	for f, b := range map[string][]byte{"ca.crt": cfg.Cluster().Etcd().CA().Crt, "peer.crt": kp.Crt, "peer.key": kp.Key} {
+		if err := os.WriteFile(filepath.Join(pki, f), b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+
+	path := func(f string) string { return filepath.Join(pki, f) }
+	client, peer := etcdClientURL(addr), etcdPeerURL(addr)
+
+	p, err := startProc("etcd "+name, tools.Etcd,
+		"--name="+name, "--data-dir="+dir,
+		"--listen-client-urls="+client, "--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
+		"--initial-cluster="+initial, "--initial-cluster-state="+state,
+		"--client-cert-auth=true", "--trusted-ca-file="+path("ca.crt"),
+		"--cert-file="+path("peer.crt"), "--key-file="+path("peer.key"),
+		"--peer-client-cert-auth=true", "--peer-trusted-ca-file="+path("ca.crt"),
+		"--peer-cert-file="+path("peer.crt"), "--peer-key-file="+path("peer.key"),
+		fmt.Sprintf("--heartbeat-interval=%d", etcdHeartbeatMillis),
+		fmt.Sprintf("--election-timeout=%d", etcdElectionMillis),
+		"--listen-metrics-urls=", "--log-level=warn",
+		// Lab only: the data dies with the lab, and fsync on a shared,
+		// loaded disk only makes every write wait.
+		"--unsafe-no-fsync",
+	)
+	if err != nil {
+		return nil, err
+	}
+
+	return &etcdProcess{p: p, dir: dir, name: name, addr: addr}, nil
+}
+
+// pause and resume stop and continue the process (a paused VM's vCPUs).
+func (e *etcdProcess) pause()  { e.signal(syscall.SIGSTOP) }
+func (e *etcdProcess) resume() { e.signal(syscall.SIGCONT) }
+
+func (e *etcdProcess) signal(sig syscall.Signal) {
+	if e != nil && !e.p.exited() {
+		e.p.cmd.Process.Signal(sig) //nolint:errcheck
+	}
+}
+
+// kill ends the process at once (power loss, reboot: etcd recovers from its
+// WAL on the next start).
+func (e *etcdProcess) kill() {
+	if e == nil {
+		return
+	}
+
+	e.resume() // a stopped process cannot die until continued
+	e.p.kill()
+}
+
+// removeEtcdData deletes a member's data directory and certificates.
+func removeEtcdData(dir string) {
+	if dir == "" {
+		return
+	}
+
+	os.RemoveAll(dir)          //nolint:errcheck
+	os.RemoveAll(dir + ".pki") //nolint:errcheck
+}
