@@ -234,15 +234,7 @@ func (s *Sim) sleep(ctx context.Context, d time.Duration) bool {
 		return ctx.Err() == nil
 	}
 
-	t := time.NewTimer(d)
-	defer t.Stop()
-
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return sleepCtx(ctx, d)
 }
 
 // nudge asks the reconciler to look at cross-node state again.
