@@ -7,6 +7,7 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
 // IdentityOf is the identity the creates of the resource with URN urn get.
@@ -21,4 +22,9 @@ func SetAdoptionMaxAge(d time.Duration) (restore func()) {
 	old := adoptionMaxAge
 	adoptionMaxAge = d
 	return func() { adoptionMaxAge = old }
+}
+
+// CreatesToAwait is createsToAwait.
+func CreatesToAwait(unsettled []pve.ClusterVM, node string) []pve.ClusterVM {
+	return createsToAwait(unsettled, node)
 }

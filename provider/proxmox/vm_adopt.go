@@ -21,12 +21,13 @@ import (
 // adoptionMaxAge is how old an inventory the creates of one run share to
 // look for their interrupted runs' VMs in any case. Those were made before
 // this run started; only a create task an interrupted run left running
-// (its VM gets its tags when it ends) can show in a later read, which a
-// read at this create's own start could miss as well. An older read of
-// this run (the TalosCluster plan's, or another create's) is shared too
-// when it shows no VM that another client was still creating or cloning
-// (pve SettledInventory): then every VM an interrupted run made was
-// finished and tagged when it was read.
+// (its VM gets its tags when it ends) can show in a later read, and such a
+// VM is waited for (awaitForeignCreates). An older read of this run (the
+// TalosCluster plan's, or another create's) is shared too when it shows
+// no VM that another client was still creating or cloning (pve
+// SettledInventory, which also says what such a read can miss: a killed
+// run's create request Proxmox handled only after it). Clones always read
+// afresh, after waiting for the clones of their source (findOwn).
 var adoptionMaxAge = 3 * time.Second
 
 // ownVM is a VM found with the create's identity.
@@ -41,7 +42,9 @@ type ownVM struct {
 // for clones of the same source that another process started and that
 // still run (a killed run's clone goes on in Proxmox, and its VM shows the
 // identity only once the copy ends), then also reads the description of
-// the VMs that could be that clone.
+// the VMs that could be that clone. For a create from parameters it waits
+// likewise for the creates that another process still runs on the node
+// (see awaitForeignCreates).
 //
 // shared: the inventory may be one this run read before (see
 // adoptionMaxAge and pve SettledInventory), as it may before a VM is made;
@@ -49,7 +52,8 @@ type ownVM struct {
 // after waiting for a clone.
 func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string, shared bool) ([]ownVM, error) {
 	if a.Clone != nil {
-		if err := awaitForeignClones(ctx, c, cloneSource(a)); err != nil {
+		src := cloneSource(a)
+		if _, err := awaitForeignTasks(ctx, c, src.Node, "qmclone", src.VMID, "a clone of "+src.String()); err != nil {
 			return nil, err
 		}
 	}
@@ -61,6 +65,9 @@ func findOwn(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id string
 		inv, err = c.SettledInventory(ctx, adoptionMaxAge)
 	} else {
 		inv, err = c.Inventory(ctx, 0)
+	}
+	if err == nil && a.Clone == nil {
+		inv, err = awaitForeignCreates(ctx, c, a.Node, inv)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("looking for a VM an interrupted run created for this resource: %w", err)
@@ -101,22 +108,75 @@ func cloneName(a VirtualMachineArgs, inv pve.Inventory) string {
 	return "Copy-of-VM-" + strconv.Itoa(a.Clone.VMID)
 }
 
-// awaitForeignClones waits for the clones of src that run and that this
-// process did not start. Waiting only delays a create: the clone may be
-// another program's, which is then left alone.
-func awaitForeignClones(ctx context.Context, c *pve.Client, src pve.VMRef) error {
-	running, err := c.ForeignActiveTasks(ctx, src.Node, "qmclone", strconv.Itoa(src.VMID))
+// awaitForeignTasks waits for the tasks of type typ for id on node that
+// run and that this process did not start (a clone's task id is its
+// source's VMID, a create's the new VM's); what names them in the log.
+// waited: there was one. Waiting only delays a create: the task may be
+// another program's, whose VM is then left alone. Only ctx bounds the
+// wait; WaitTask polls with a growing interval.
+func awaitForeignTasks(ctx context.Context, c *pve.Client, node, typ string, id int, what string) (waited bool, err error) {
+	running, err := c.ForeignActiveTasks(ctx, node, typ, strconv.Itoa(id))
 	if err != nil {
-		return fmt.Errorf("looking for clones of %s that an interrupted run started: %w", src, err)
+		return false, fmt.Errorf("looking for the %s tasks on node %s that an interrupted run may have started: %w",
+			typ, node, err)
 	}
 	for _, upid := range running {
-		pve.Logf(ctx, "a clone of %s started before this run is still copying; waiting for it, as it may be "+
-			"this resource's VM from an interrupted run", src)
+		pve.Logf(ctx, "%s started before this run is still running (task %s); waiting for it, as it may be "+
+			"this resource's VM from an interrupted run", what, typ)
+		// its failure is the other run's: only the VM it leaves matters
 		if err := c.WaitTask(ctx, upid); err != nil && ctx.Err() != nil {
-			return err
+			return true, err
 		}
 	}
-	return nil
+	return len(running) > 0, nil
+}
+
+// awaitForeignCreates returns inv, or a later read once the creates that
+// another process ran on node when inv was read have ended. Such a VM
+// shows only "lock: create" until its create task ends: Proxmox writes
+// that config before it forks the worker, and the whole config, tags
+// included, only at the worker's end; a failed worker removes the config
+// (qemu-server src/PVE/API2/Qemu.pm create_vm: create_and_lock_config,
+// then fork_worker('qmcreate', $vmid, ...), whose $createfn writes the
+// config and whose error path unlinks it). A killed run's create whose
+// task still runs (disks imported, a busy storage) is such a VM: read
+// before its end, it carries no identity, and a second VM would be made.
+// Only the inputs' node is waited for: a VM on another node is not
+// adopted. A lock with no task behind it (the task died with its node)
+// is read once more, in case the task ended between the two reads, and
+// then left alone: no identity can be read from it.
+func awaitForeignCreates(ctx context.Context, c *pve.Client, node string, inv pve.Inventory) (pve.Inventory, error) {
+	for {
+		pending := createsToAwait(c.Unsettled(inv), node)
+		if len(pending) == 0 {
+			return inv, nil
+		}
+		waited := false
+		for _, g := range pending {
+			w, err := awaitForeignTasks(ctx, c, node, "qmcreate", g.VMID, fmt.Sprintf("the create of VM %d", g.VMID))
+			if err != nil {
+				return pve.Inventory{}, err
+			}
+			waited = waited || w
+		}
+		next, err := c.Inventory(ctx, 0)
+		if err != nil || !waited {
+			return next, err
+		}
+		inv = next
+	}
+}
+
+// createsToAwait picks, of the guests other clients were creating or
+// cloning (pve Client.Unsettled), the VMs being created on node.
+func createsToAwait(unsettled []pve.ClusterVM, node string) []pve.ClusterVM {
+	var out []pve.ClusterVM
+	for _, g := range unsettled {
+		if g.Type == "qemu" && g.Lock == "create" && g.Node == node {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // adoptOwn finds the VM an interrupted create made for this resource and

@@ -2,15 +2,7 @@ package proxmox_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +13,7 @@ import (
 
 	provider "github.com/proxmoxtalos/proxmoxtalos/provider"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
+	labpve "github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
 
 // A node that answers but whose storage reads are slow (on real PVE an
@@ -39,32 +32,12 @@ func TestVirtualMachineCheckAndDiffWithSlowStorageOnANodeThatAnswers(t *testing.
 	in := property.NewMap(plainVM("pve2", "existing"))
 	id, st := e.create(vmType, "existing", in)
 
-	target, err := url.Parse(e.lab.Endpoint())
+	front, err := labpve.NewHoldProxy(e.lab.Endpoint(), e.lab.CACertPEM(), "/api2/json/nodes/pve2/version", func(path string) bool {
+		return strings.HasPrefix(path, "/api2/json/nodes/pve2/storage")
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(e.lab.CACertPEM())
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
-	probed := make(chan struct{})
-	var probes, slowReads atomic.Int32
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/api2/json/nodes/pve2/version":
-			if probes.Add(1) == 1 {
-				close(probed)
-			}
-		case strings.HasPrefix(r.URL.Path, "/api2/json/nodes/pve2/storage"):
-			slowReads.Add(1)
-			select {
-			case <-probed:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		rp.ServeHTTP(w, r)
-	}))
 	t.Cleanup(front.Close)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -77,11 +50,10 @@ func TestVirtualMachineCheckAndDiffWithSlowStorageOnANodeThatAnswers(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
 	if err := s.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
-		"endpoint": property.New(front.URL),
+		"endpoint": property.New(front.URL()),
 		"apiToken": property.New(e.lab.APIToken()).WithSecret(true),
-		"caCert":   property.New(string(caPEM)),
+		"caCert":   property.New(front.CACertPEM()),
 	})}); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +68,7 @@ func TestVirtualMachineCheckAndDiffWithSlowStorageOnANodeThatAnswers(t *testing.
 	if d := run.diff(vmType, "existing", id, st, in, in); d.HasChanges {
 		t.Fatalf("diff of a VM on a node with slow storage reads: %v, want no change (no powerState update)", diffKinds(d))
 	}
-	if slowReads.Load() == 0 || probes.Load() == 0 {
-		t.Fatalf("%d slow storage reads and %d probes of pve2, want at least 1 of each", slowReads.Load(), probes.Load())
+	if front.Held.Load() == 0 || front.Releases.Load() == 0 {
+		t.Fatalf("%d slow storage reads and %d probes of pve2, want at least 1 of each", front.Held.Load(), front.Releases.Load())
 	}
 }

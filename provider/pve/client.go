@@ -57,7 +57,8 @@ type Client struct {
 	// own holds the UPIDs of the tasks this process started and awaits
 	own sync.Map
 	// made holds the VMIDs whose create or clone call this process sent
-	// and Proxmox accepted (see Unsettled)
+	// and Proxmox accepted, with the time it answered (see Unsettled,
+	// forgetGone)
 	made sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration

@@ -78,17 +78,28 @@ func (c *Client) OthersInventory(ctx context.Context, maxAge time.Duration) (Inv
 // an interrupted run left: a read of this process older than maxAge is
 // reused too, when it shows no guest that another client was still
 // creating or cloning (see Unsettled). Such a guest may carry the tags
-// looked for once its task ends, so the inventory is read again.
+// looked for once its task ends, so the inventory is read again; that
+// helps only if the task has ended by then: a caller that must see the
+// guest's tags waits for the task first (proxmox awaitForeignCreates).
 //
-// What a reused read cannot show is a guest whose create call reached
-// Proxmox after it, from another process with the same identity: a second
-// run of the same stack at the same time (Pulumi's stack lock refuses it;
-// a read at the caller's own start would not close that race either, the
-// other process can create a moment later). A killed run's create shows as
-// unsettled: Proxmox writes the config with only "lock: create" before it
-// answers the call (qemu-server API2/Qemu.pm create_vm,
-// create_and_lock_config), and a provider whose CLI was killed exits
-// within a second (provider/enginewatch).
+// What a reused read cannot show is a guest whose create call Proxmox
+// handled after it. From another process with the same identity that is
+// a second run of the same stack at the same time (Pulumi's stack lock
+// refuses it; a read at the caller's own start would not close that race
+// either). From a killed run it is a create request Proxmox had received
+// but not yet handled when the read was made: the provider's process ends
+// some seconds after its CLI (provider/enginewatch needs three refused
+// checks a second apart), and a request pvedaemon already holds is handled
+// after its client is gone; with many creates queued for its few workers
+// (3 by default) the last one may get its "lock: create" config (written
+// before the call answers: qemu-server API2/Qemu.pm create_vm,
+// create_and_lock_config) only then. The rerun's first read (its preview
+// or plan, the earliest point of the run) is the one shared, so such a VM
+// is missed and a second one made; a read at each create's own start
+// narrows that window, it does not close it. Small in practice: the
+// rerun's CLI and preview take longer than that queue, and the VM left
+// over carries the creating tag and shows in `pulumi preview`
+// (docs/resources.md "Interrupted runs").
 func (c *Client) SettledInventory(ctx context.Context, maxAge time.Duration) (Inventory, error) {
 	return c.inventory(ctx, maxAge, false, func(inv Inventory) bool { return len(c.Unsettled(inv)) == 0 })
 }
@@ -97,15 +108,37 @@ func (c *Client) SettledInventory(ctx context.Context, maxAge time.Duration) (In
 // (locked "create" or "clone") by another client than this process when
 // inv was read: their tags and description come only when the task ends
 // (create_vm writes the whole config at its end; clone_vm at the end of
-// the copy).
+// the copy). A VMID whose create or clone this process holds (IDs().Held:
+// its call may not have answered yet) is this process's too, so that the
+// parallel creates of one run do not wait for each other.
 func (c *Client) Unsettled(inv Inventory) []ClusterVM {
 	var out []ClusterVM
 	for _, g := range inv.Guests {
-		if _, mine := c.made.Load(g.VMID); (g.Lock == "create" || g.Lock == "clone") && !mine {
+		if g.Lock != "create" && g.Lock != "clone" {
+			continue
+		}
+		if _, mine := c.made.Load(g.VMID); !mine && !c.IDs().Held(g.VMID) {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// forgetGone forgets the VMIDs this process made (see Unsettled) that inv,
+// read from at on, no longer shows: someone else destroyed the VM, and a
+// VM another client makes there later is not this process's. Only VMIDs
+// whose create call was accepted before the read began: a read that began
+// earlier may predate the VM.
+func (c *Client) forgetGone(inv Inventory, at time.Time) {
+	c.made.Range(func(k, v any) bool {
+		vmid, _ := k.(int)
+		if madeAt, _ := v.(time.Time); madeAt.Before(at) {
+			if _, ok := inv.Guest(vmid); !ok {
+				c.made.CompareAndDelete(k, v)
+			}
+		}
+		return true
+	})
 }
 
 // inventory returns a kept read when it is at most maxAge old or reuse
@@ -127,6 +160,7 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 		return Inventory{}, err
 	}
 	c.inv.at, c.inv.gen, c.inv.inv = at, gen, inv
+	c.forgetGone(inv, at)
 	c.inv.smu.Lock()
 	c.inv.storages = inv.Storages
 	c.inv.smu.Unlock()

@@ -2,15 +2,7 @@ package pve_test
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,37 +95,16 @@ func TestPlanningReadOfASlowStorageOfANodeThatAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	target, err := url.Parse(s.Endpoint())
+	front, err := labpve.NewHoldProxy(s.Endpoint(), s.CACertPEM(), "/api2/json/nodes/pve2/version", func(path string) bool {
+		return path == "/api2/json/nodes/pve2/storage"
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(s.CACertPEM())
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
-	probed := make(chan struct{})
-	var probes, slowReads atomic.Int32
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api2/json/nodes/pve2/version":
-			if probes.Add(1) == 1 {
-				close(probed)
-			}
-		case "/api2/json/nodes/pve2/storage":
-			slowReads.Add(1)
-			select {
-			case <-probed:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		rp.ServeHTTP(w, r)
-	}))
 	t.Cleanup(front.Close)
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	c, err := pve.Connect(ctx, pve.Options{Endpoint: front.URL, APIToken: s.APIToken(), CACertPEM: string(caPEM),
+	c, err := pve.Connect(ctx, pve.Options{Endpoint: front.URL(), APIToken: s.APIToken(), CACertPEM: front.CACertPEM(),
 		NodeWait: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +116,7 @@ func TestPlanningReadOfASlowStorageOfANodeThatAnswers(t *testing.T) {
 	if len(got) == 0 || len(got) != len(s.Storages("pve2")) {
 		t.Fatalf("the slow read's answer is not used: %d storages, the lab has %v", len(got), s.Storages("pve2"))
 	}
-	if probes.Load() != 1 || slowReads.Load() != 1 {
-		t.Fatalf("%d probes and %d storage reads, want 1 each (the read is waited for, not sent again)", probes.Load(), slowReads.Load())
+	if front.Releases.Load() != 1 || front.Held.Load() != 1 {
+		t.Fatalf("%d probes and %d storage reads, want 1 each (the read is waited for, not sent again)", front.Releases.Load(), front.Held.Load())
 	}
 }

@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -78,17 +79,53 @@ func TestRetryStopsOnPermanentErrors(t *testing.T) {
 	}
 }
 
+// A locked VM is retried until the caller's deadline and not after it: the
+// deadline passes on the third refusal (an event, not a clock), so exactly
+// three attempts are made and the error says it gave up on the lock.
 func TestRetryGivesUpAtTheDeadline(t *testing.T) {
 	t.Parallel()
-	p := RetryPolicy{Initial: 5 * time.Millisecond, Max: 10 * time.Millisecond}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
-	defer cancel()
-	start := time.Now()
+	p := RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond}
+	ctx := newEventDeadline()
+	calls := 0
 	err := p.Retry(ctx, "destroying VM 104", false, func(context.Context) error {
+		if calls++; calls == 3 {
+			ctx.pass()
+		}
+		if calls > 10 { // the deadline was ignored: end the loop so the test fails, not hangs
+			return nil
+		}
 		return &APIError{Status: 500, Message: "can't lock file '/var/lock/qemu-server/lock-104.conf' - got timeout"}
 	})
-	if err == nil || Classify(err) != KindLocked || time.Since(start) > time.Second {
-		t.Fatalf("err %v after %s", err, time.Since(start))
+	if err == nil || Classify(err) != KindLocked || calls != 3 || !strings.Contains(err.Error(), "gave up after 3 attempts") {
+		t.Fatalf("err %v after %d attempts, want the lock error after 3", err, calls)
+	}
+}
+
+// eventDeadline is a context whose deadline passes when the test says so,
+// so that a test of what happens at a deadline needs no clock. It reports a
+// deadline far ahead, as a caller's timeout would, so that Retry retries.
+type eventDeadline struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newEventDeadline() *eventDeadline {
+	return &eventDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *eventDeadline) pass() { c.once.Do(func() { close(c.done) }) }
+
+func (c *eventDeadline) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+
+func (c *eventDeadline) Done() <-chan struct{} { return c.done }
+
+func (c *eventDeadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }
 

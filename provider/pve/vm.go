@@ -162,7 +162,7 @@ func (c *Client) CreateVM(ctx context.Context, ref VMRef, params map[string]any)
 // read, see Unsettled).
 func (c *Client) madeBy(vmid int, err error) error {
 	if err == nil {
-		c.made.Store(vmid, true)
+		c.made.Store(vmid, time.Now())
 	}
 	return err
 }

@@ -126,6 +126,15 @@ func (a *IDAllocator) Reserve(id int) (release func(), err error) {
 	return a.releaser(id), nil
 }
 
+// Held reports whether a create or clone of this process holds id now
+// (Allocate or Reserve, not yet released): its VM may show before the
+// create call has answered.
+func (a *IDAllocator) Held(id int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reserved[id]
+}
+
 func (a *IDAllocator) releaser(id int) func() {
 	var once sync.Once
 	return func() {

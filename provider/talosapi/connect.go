@@ -93,7 +93,7 @@ func newMaintenanceClient(ctx context.Context, t Target) (*client.Client, error)
 }
 
 // newSecureClient dials the endpoints with the cluster's client certificate.
-func newSecureClient(ctx context.Context, t Target) (*client.Client, error) {
+func newSecureClient(ctx context.Context, t Target, extra ...grpc.DialOption) (*client.Client, error) {
 	tlsCfg, err := t.Creds.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -109,6 +109,7 @@ func newSecureClient(ctx context.Context, t Target) (*client.Client, error) {
 		client.WithEndpoints(eps...),
 		client.WithDefaultGRPCDialOptions(),
 		client.WithGRPCDialOptions(dialOptions()...),
+		client.WithGRPCDialOptions(extra...),
 	)
 }
 
@@ -141,9 +142,15 @@ func probeMaintenance(ctx context.Context, o Options, t Target) (*Conn, error) {
 	return conn, nil
 }
 
-// probeSecure asks for the Talos version over mTLS.
-func probeSecure(ctx context.Context, o Options, t Target) (*Conn, string, error) {
-	c, err := newSecureClient(ctx, t)
+// probeSecure asks for the Talos version over mTLS. A non-nil w learns
+// whether the node answered at all.
+func probeSecure(ctx context.Context, o Options, t Target, w *answerWatch) (*Conn, string, error) {
+	var extra []grpc.DialOption
+	if w != nil {
+		extra = append(extra, w.dialOption())
+	}
+
+	c, err := newSecureClient(ctx, t, extra...)
 	if err != nil {
 		return nil, "", stop(err)
 	}
@@ -178,19 +185,40 @@ func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 		return nil, "", stop(err)
 	}
 
+	var (
+		hello tlsHello
+		hErr  error
+	)
+
 	if t.Configured && t.Creds != nil && !t.proxied() {
 		// Most likely what the probe would find; anything else (a node
-		// reset to maintenance mode, another cluster's node, no answer)
-		// fails this call, and the probe below says which it is.
-		if conn, tag, err := probeSecure(ctx, o, t); err == nil {
+		// reset to maintenance mode, another cluster's node) fails this
+		// call, and the probe below says which it is. A node that sent
+		// nothing back is not probed: that would only wait again.
+		w := &answerWatch{}
+		start := time.Now()
+
+		conn, tag, err := probeSecure(ctx, o, t, w)
+		if err == nil {
 			return conn, "Talos " + tag + " (mTLS)", nil
+		}
+
+		if !w.answered.Load() {
+			hErr = noAnswer(w.lastDialErr(), time.Since(start))
 		}
 	}
 
-	hctx, cancel := o.attemptContext(ctx)
-	hello, hErr := helloTLS(hctx, addr)
+	if hErr == nil {
+		hctx, cancel := o.attemptContext(ctx)
+		start := time.Now()
+		hello, hErr = helloTLS(hctx, addr)
 
-	cancel()
+		if hErr != nil && hctx.Err() != nil {
+			hErr = noAnswer(nil, time.Since(start))
+		}
+
+		cancel()
+	}
 
 	if hErr != nil {
 		// Nothing answers at the address: rebooting, or its machine is off.
@@ -203,7 +231,7 @@ func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 	case hErr != nil && t.proxied() && t.Creds != nil:
 		// The node itself may be unreachable from here but reachable
 		// through the endpoints' apid proxy: try that.
-		conn, tag, err := probeSecure(ctx, o, t)
+		conn, tag, err := probeSecure(ctx, o, t, nil)
 		if err != nil {
 			return nil, "", fmt.Errorf("node %s: %s; through endpoints %v: %s", addr, hErr, t.Endpoints, statusMessage(err))
 		}
@@ -228,7 +256,7 @@ func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 		return nil, "configured node of another cluster", fmt.Errorf("node %s asks for a client certificate but %s: is the node part of another cluster, or is the client configuration from another cluster?", addr, err)
 	}
 
-	conn, tag, err := probeSecure(ctx, o, t)
+	conn, tag, err := probeSecure(ctx, o, t, nil)
 	if err != nil {
 		var se stopError
 		if errors.As(err, &se) {
@@ -290,4 +318,15 @@ func ConnectSecure(ctx context.Context, t Target, o Options) (*Conn, error) {
 	}
 
 	return conn, nil
+}
+
+// noAnswer says why nothing came back from a node: the dial's error
+// (refused, no route, i/o timeout) if it failed, else how long the node
+// stayed silent ("context deadline exceeded" would name no cause).
+func noAnswer(dialErr error, waited time.Duration) error {
+	if dialErr != nil {
+		return dialErr
+	}
+
+	return fmt.Errorf("no answer within %s: the node is off, still booting, or not reachable from here", roundDuration(waited))
 }

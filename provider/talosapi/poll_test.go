@@ -84,17 +84,32 @@ func TestPollTimeoutCarriesLastStateAndError(t *testing.T) {
 	}
 }
 
+// A poll given no deadline runs under the options' DefaultTimeout: every
+// attempt sees a deadline no further ahead than it, and the poll ends with
+// DeadlineExceeded. An attempt that sees no deadline ends the poll as done,
+// so that a poll left unbounded fails the test instead of hanging it.
 func TestPollWithoutDeadlineUsesDefaultTimeout(t *testing.T) {
 	t.Parallel()
 
 	o := fastOptions()
 	o.DefaultTimeout = 100 * time.Millisecond
 
-	start := time.Now()
-	err := o.poll(context.Background(), "z", func(context.Context) (bool, string, error) { return false, "", nil })
+	var unbounded, tooFar bool
+	err := o.poll(context.Background(), "z", func(ctx context.Context) (bool, string, error) {
+		deadline, ok := ctx.Deadline()
+		switch {
+		case !ok:
+			unbounded = true
+			return true, "", nil
+		case time.Until(deadline) > o.DefaultTimeout:
+			tooFar = true
+		}
+		return false, "", nil
+	})
 
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-		t.Fatalf("err = %v after %s, want DeadlineExceeded after ~100ms", err, time.Since(start))
+	if unbounded || tooFar || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v (an attempt without a deadline: %v, with one beyond %s: %v), want DeadlineExceeded",
+			err, unbounded, o.DefaultTimeout, tooFar)
 	}
 }
 

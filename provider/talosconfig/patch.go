@@ -80,9 +80,11 @@ func applyPatch(current []byte, parsed config.Provider, text string) ([]byte, er
 	}
 	if onConfig {
 		// A strategic merge on a parsed configuration answers with that
-		// configuration encoded without comments (configpatcher
-		// configOrBytes.Bytes), which is normalize's form already: parsing
-		// and encoding it again gives the same text.
+		// configuration encoded without comments (machinery v1.13.9
+		// config/configpatcher/apply.go:28, configOrBytes.Bytes:
+		// EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))),
+		// which is normalize's form already: parsing and encoding it again
+		// gives the same text (TestStrategicPatchOnParsedBaseIsNormalized).
 		return b, nil
 	}
 	// Re-encode so that every step has the same canonical form whatever

@@ -80,8 +80,9 @@ func (w *Watcher) Down(ctx context.Context, node string) error {
 
 	now := w.now()
 	if e.next.IsZero() && e.pause == 0 {
-		// the first attempt that fails: Proxmox is asked only once the
-		// node has stayed silent for First. A node that misses one
+		// the first attempt of this watcher that fails: Proxmox is asked
+		// only First after it (not reset when the node answers again:
+		// Down hears only of failures). A node that misses one
 		// attempt mostly boots or reboots (a new VM, an install), which
 		// the wait's next attempts see end; a look now would be a
 		// request for nothing (a verdict needs Grace of looks anyway).

@@ -61,8 +61,11 @@ func TestWatcherPacesLooksAndNamesTheVM(t *testing.T) {
 	}
 }
 
-// A node that misses an attempt and answers the next (a VM booting) is
-// never looked up: the first look comes only after First of silence.
+// A node whose first failed attempt of a wait is less than First ago is
+// never looked up (a VM booting mostly answers by then); the first look
+// comes once First has passed. That pause counts from the wait's first
+// failure only: Down is not told when the node answers, so a node that
+// answered in between and fails again later is looked up at once.
 func TestWatcherAsksProxmoxOnlyAfterFirstOfSilence(t *testing.T) {
 	src := &fakeSource{state: "stopped"}
 	w := New(src, []VM{{Address: "10.5.0.3", VMID: 104}}, Policy{First: 2 * time.Second})

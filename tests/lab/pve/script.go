@@ -45,6 +45,13 @@ type FaultRule struct {
 	// sees the error although the call did what it asked (a proxy that
 	// failed on the way back).
 	Lost bool
+	// Hold: a Task rule keeps the matching tasks running, before their
+	// work, until ReleaseHeldTasks; what their API call did before the
+	// worker forked stands meanwhile (a create's "lock: create" config).
+	// With Message the held task then fails with it, as a failed worker.
+	// It is how tests keep a long create (an import, a busy storage)
+	// running across other calls at any time scale.
+	Hold bool
 	// After delays a PowerOff rule (real time, from when it is set).
 	After time.Duration
 	// For is how long a node taken down stays unreachable (default
@@ -77,6 +84,9 @@ func (r FaultRule) String() string {
 	}
 	if r.Lost {
 		parts = append(parts, "lost")
+	}
+	if r.Hold {
+		parts = append(parts, "hold")
 	}
 	return strings.Join(parts, ",")
 }
@@ -124,6 +134,9 @@ func (r FaultRule) validate() error {
 	if r.Lost && r.Call == "" {
 		return fmt.Errorf("lab: fault rule %q: lost applies to call rules", r)
 	}
+	if r.Hold && (r.Task == "" || r.NodeOff) {
+		return fmt.Errorf("lab: fault rule %q: hold applies to task rules without node-off", r)
+	}
 	if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 		return fmt.Errorf("lab: fault rule %q: status %d is not an HTTP error status", r, r.Status)
 	}
@@ -136,11 +149,12 @@ func (r FaultRule) validate() error {
 //	call=POST /nodes/{node}/qemu/{vmid}/status/start,nth=1,count=2,status=500
 //	task=qmstart,node=pve2,msg=start failed: QEMU exited with code 1
 //	task=qmcreate,node-off,for=3s
+//	task=qmcreate,hold
 //	power-off=pve2,after=10s,for=30s
 //
 // Keys: call, task, power-off (what the rule strikes), node, nth, count,
 // status, msg (the rest of the rule: it may hold commas), node-off, lost,
-// after, for.
+// hold, after, for.
 func ParseFaultScript(script string) ([]FaultRule, error) {
 	var out []FaultRule
 	for _, text := range strings.Split(script, ";") {
@@ -190,13 +204,15 @@ func parseFaultRule(text string) (FaultRule, error) {
 			r.NodeOff = val == "" || val == "1" || val == "true"
 		case "lost":
 			r.Lost = val == "" || val == "1" || val == "true"
+		case "hold":
+			r.Hold = val == "" || val == "1" || val == "true"
 		case "after":
 			r.After, err = time.ParseDuration(val)
 		case "for":
 			r.For, err = time.ParseDuration(val)
 		default:
 			return r, fmt.Errorf("lab: fault rule %q: unknown key %q (call, task, power-off, node, nth, count, "+
-				"status, msg, node-off, lost, after, for)", text, key)
+				"status, msg, node-off, lost, hold, after, for)", text, key)
 		}
 		if err != nil {
 			return r, fmt.Errorf("lab: fault rule %q: %s: %w", text, key, err)
@@ -220,6 +236,20 @@ type scriptState struct {
 	calls   map[string]int
 	gen     int // bumped by SetFaults: pending power-offs of older scripts are void
 	strikes []FaultStrike
+	// held is closed by ReleaseHeldTasks: the tasks a Hold rule struck
+	// wait for it
+	held chan struct{}
+}
+
+// ReleaseHeldTasks lets the tasks that Hold rules hold go on (see
+// FaultRule.Hold); tasks held later wait for the next release.
+func (s *Server) ReleaseHeldTasks() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.script.held != nil {
+		close(s.script.held)
+		s.script.held = nil
+	}
 }
 
 // FaultStrikes lists the fault rules that struck since the faults were
@@ -312,8 +342,9 @@ func (s *Server) Calls(call string) int {
 
 // scriptTaskLocked counts a new task against the task rules: down > 0 says
 // that its node loses power in the middle of it, fail that the worker fails
-// (with fail) before doing its work. Called with s.mu held.
-func (s *Server) scriptTaskLocked(node, typ, id, upid string) (down time.Duration, fail error) {
+// (with fail) before doing its work, hold (non-nil) that the worker waits
+// for it to close first. Called with s.mu held.
+func (s *Server) scriptTaskLocked(node, typ, id, upid string) (down time.Duration, hold <-chan struct{}, fail error) {
 	for i, r := range s.faults.Script {
 		if r.Task == "" || r.Task != typ || (r.Node != "" && r.Node != node) {
 			continue
@@ -327,13 +358,23 @@ func (s *Server) scriptTaskLocked(node, typ, id, upid string) (down time.Duratio
 			down = s.downtime(r)
 			continue
 		}
+		if r.Hold {
+			if s.script.held == nil {
+				s.script.held = make(chan struct{})
+			}
+			hold = s.script.held
+			if r.Message != "" {
+				fail = fmt.Errorf("%s\n", r.Message)
+			}
+			continue
+		}
 		if r.Message != "" {
 			fail = fmt.Errorf("%s\n", r.Message)
 		} else {
 			fail = transientTaskError(typ, id)
 		}
 	}
-	return down, fail
+	return down, hold, fail
 }
 
 // transientTaskError is a failure Proxmox reports for a cause that passes:

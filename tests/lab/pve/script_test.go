@@ -9,7 +9,7 @@ import (
 func TestParseFaultScript(t *testing.T) {
 	rules, err := ParseFaultScript("call=POST /nodes/{node}/qemu/{vmid}/status/start,nth=2,count=-1,status=503; " +
 		"task=qmstart,node=pve2,msg=start failed: QEMU exited with code 1, really;" +
-		"task=qmcreate,node-off,for=3s; power-off=pve3,after=10s,for=30s")
+		"task=qmcreate,node-off,for=3s; power-off=pve3,after=10s,for=30s; task=qmcreate,hold")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,6 +18,7 @@ func TestParseFaultScript(t *testing.T) {
 		{Task: "qmstart", Node: "pve2", Message: "start failed: QEMU exited with code 1, really"},
 		{Task: "qmcreate", NodeOff: true, For: 3 * time.Second},
 		{PowerOff: "pve3", After: 10 * time.Second, For: 30 * time.Second},
+		{Task: "qmcreate", Hold: true},
 	}
 	if len(rules) != len(want) {
 		t.Fatalf("got %d rules: %+v", len(rules), rules)
@@ -28,7 +29,8 @@ func TestParseFaultScript(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"nth=1", "call=/nodes,task=qmstart", "call=nodes", "task=qmstart,bogus=1",
-		"call=GET /version,node-off", "call=GET /version,status=200", "task=x,nth=a"} {
+		"call=GET /version,node-off", "call=GET /version,status=200", "task=x,nth=a", "call=GET /version,hold",
+		"task=qmcreate,hold,node-off"} {
 		if _, err := ParseFaultScript(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -108,6 +110,48 @@ func TestScriptFailsTaskType(t *testing.T) {
 	}
 	if len(s.VMs()) != 1 || len(s.Volumes("pve1", "local-lvm")) != 0 {
 		t.Fatalf("the failed create left %+v %+v", s.VMs(), s.Volumes("pve1", "local-lvm"))
+	}
+}
+
+// A hold task rule keeps its task running until the test releases it: a
+// create shows only "lock: create" meanwhile, as during create_vm's worker
+// (qemu-server API2/Qemu.pm), and its whole config once it ends; with a
+// message it then fails and removes the config.
+func TestScriptHoldsTask(t *testing.T) {
+	t.Parallel()
+	s, c := startLab(t, Options{})
+	ctx := ctxT(t)
+	node, _ := c.Node(ctx, "pve1")
+	s.SetFaults(Faults{Script: []FaultRule{{Task: "qmcreate", Hold: true},
+		{Task: "qmcreate", Hold: true, Nth: 2, Message: "unable to create VM 131 - import failed"}}})
+	held, err := node.NewVirtualMachine(ctx, 130, opt("scsi0", "local-lvm:4"), opt("tags", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing, err := node.NewVirtualMachine(ctx, 131, opt("scsi0", "local-lvm:4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, vmid := range []int{130, 131} {
+		if cur, _, ok := s.VMConfig(vmid); !ok || len(cur) != 1 || cur["lock"] != "create" {
+			t.Fatalf("VM %d while held: %v %v", vmid, cur, ok)
+		}
+	}
+	for _, ti := range s.Tasks() {
+		if ti.Done {
+			t.Fatalf("a held task ended: %+v", ti)
+		}
+	}
+	s.ReleaseHeldTasks()
+	waitOK(t, ctx, held)
+	if exit := waitExit(t, ctx, failing); exit != "unable to create VM 131 - import failed" {
+		t.Fatalf("held failing create: %q", exit)
+	}
+	if cur, _, _ := s.VMConfig(130); cur["lock"] != "" || cur["tags"] != "a" {
+		t.Fatalf("VM 130 after its create: %v", cur)
+	}
+	if _, _, ok := s.VMConfig(131); ok {
+		t.Fatal("the failed held create left its config")
 	}
 }
 

@@ -115,7 +115,7 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 	if s.rollLocked(s.faults.TaskFailureRate) {
 		inject = transientTaskError(typ, id)
 	}
-	scriptDown, scripted := s.scriptTaskLocked(node, typ, id, t.upid)
+	scriptDown, hold, scripted := s.scriptTaskLocked(node, typ, id, t.upid)
 	if inject == nil {
 		inject = scripted
 	}
@@ -129,6 +129,12 @@ func (s *Server) startTaskUndo(node, typ, id, user string, fn func(ctx context.C
 	go func() {
 		defer s.wg.Done()
 		defer cancel(nil)
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done(): // the lab stops, or the node lost power
+			}
+		}
 		var err error
 		switch {
 		case inject != nil:

@@ -185,7 +185,9 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 					n.etcdJoining = true
 					gen, cfg, dir := n.gen, n.active, n.ps.etcdData
 
-					go n.startMemberAgain(gen, ec, m, cfg, dir)
+					if !s.goLocked(func() { n.startMemberAgain(gen, ec, m, cfg, dir) }) {
+						n.etcdJoining = false
+					}
 				}
 
 				continue
@@ -215,7 +217,9 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 				n.etcdJoining = true
 				gen, cfg := n.gen, n.active
 
-				go n.joinReal(gen, ec, cfg)
+				if !s.goLocked(func() { n.joinReal(gen, ec, cfg) }) {
+					n.etcdJoining = false
+				}
 			}
 
 			continue

@@ -86,6 +86,11 @@ func etcdKeyPair(cfg config.Provider, cn string, ips []netip.Addr, host string) 
 // cluster of one at bootstrap, "existing" with the add's member list on a
 // join (etcd ignores both once the data directory holds a member).
 func (s *Sim) startEtcdMember(cfg config.Provider, dir, name string, addr netip.Addr, state, initial string) (*etcdProcess, error) {
+	if dir == "" {
+		// etcd's default would be ./<name>.etcd in the test's working directory.
+		return nil, fmt.Errorf("etcd member %s has no data directory recorded", name)
+	}
+
 	tools, err := FindKubeTools()
 	if err != nil {
 		return nil, err

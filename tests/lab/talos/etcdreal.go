@@ -68,7 +68,13 @@ func (s *Sim) memberURLsOf(n *Node, ec *etcdCluster, learners bool) []string {
 
 // bootstrapReal is Bootstrap with a real member: a new cluster of one
 // (etcd --initial-cluster-state=new), answered once it has elected itself.
-func (n *Node) bootstrapReal(ctx context.Context, cfg config.Provider, clusterID string) (*etcdCluster, *etcdMember, error) {
+//
+// Everything the node records happens in one locked section after the
+// generation check: a node that powered off or rebooted while etcd started
+// must not count as a running member, nor record an empty data directory.
+// It reports whether the cluster already had an etcd cluster (split brain)
+// and the member's data directory.
+func (n *Node) bootstrapReal(ctx context.Context, cfg config.Provider, clusterID string) (bool, *etcdCluster, *etcdMember, string, error) {
 	s := n.sim
 
 	s.mu.Lock()
@@ -77,14 +83,14 @@ func (n *Node) bootstrapReal(ctx context.Context, cfg config.Provider, clusterID
 
 	gw, err := newEtcdGateway(cfg)
 	if err != nil {
-		return nil, nil, err
+		return false, nil, nil, "", err
 	}
 
 	dir := s.newEtcdDataDir()
 
 	ep, err := s.startEtcdMember(cfg, dir, name, addr, "new", name+"="+etcdPeerURL(addr))
 	if err != nil {
-		return nil, nil, err
+		return false, nil, nil, "", err
 	}
 
 	st, err := waitEtcdLeader(ctx, gw, ep)
@@ -92,7 +98,7 @@ func (n *Node) bootstrapReal(ctx context.Context, cfg config.Provider, clusterID
 		ep.kill()
 		removeEtcdData(dir)
 
-		return nil, nil, err
+		return false, nil, nil, "", err
 	}
 
 	ec := &etcdCluster{id: uint64(st.Header.ClusterID), cluster: clusterID, real: gw}
@@ -105,18 +111,25 @@ func (n *Node) bootstrapReal(ctx context.Context, cfg config.Provider, clusterID
 		ep.kill()
 		removeEtcdData(dir)
 
-		return nil, nil, errors.New("the node rebooted during the bootstrap")
+		return false, nil, nil, "", errRebootedDuringBootstrap
+	}
+
+	c := s.clusterFor(clusterID)
+	if !s.goLocked(func() { s.pollEtcd(ec) }) {
+		s.mu.Unlock()
+		ep.kill()
+
+		return false, nil, nil, "", errors.New("the lab is closing")
 	}
 
 	n.etcdProc = ep
+	split := s.recordBootstrap(n, c, ec, member)
 	s.mu.Unlock()
 
-	s.wg.Add(1)
-
-	go s.pollEtcd(ec)
-
-	return ec, member, nil
+	return split, ec, member, dir, nil
 }
+
+var errRebootedDuringBootstrap = errors.New("the node rebooted during the bootstrap")
 
 // waitEtcdLeader waits until a starting member answers with a leader
 // (bounded: a member that neither serves nor exits is a failure).
@@ -466,7 +479,6 @@ func (s *Sim) dropMember(ec *etcdCluster, id uint64) []*etcdProcess {
 // a second until the lab closes. An answer that raced with a membership
 // change the lab made (ec.gen moved) is dropped: the next round counts.
 func (s *Sim) pollEtcd(ec *etcdCluster) {
-	defer s.wg.Done()
 	defer ec.real.close()
 
 	tick := time.NewTicker(time.Second)
@@ -595,12 +607,14 @@ func (s *Sim) pollEtcdOnce(ctx context.Context, ec *etcdCluster) bool {
 		}
 	}
 
-	if len(kill) > 0 {
-		go func() {
-			for _, ep := range kill {
-				ep.kill()
-			}
-		}()
+	killAll := func() {
+		for _, ep := range kill {
+			ep.kill()
+		}
+	}
+
+	if len(kill) > 0 && !s.goLocked(killAll) {
+		killAll() // Close has begun: kill them before it waits
 	}
 
 	return changed

@@ -521,10 +521,12 @@ func freePorts(n int) ([]int, error) {
 // workDir is the simulator's directory for cluster files (removed on Close).
 func (s *Sim) workDir() string {
 	s.dirOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "talos-lab-")
+		dir, err := os.MkdirTemp("", workDirPrefix)
 		if err != nil {
-			dir = filepath.Join(os.TempDir(), fmt.Sprintf("talos-lab-%d-%d", os.Getpid(), time.Now().UnixNano()))
+			dir = filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-%d", workDirPrefix, os.Getpid(), time.Now().UnixNano()))
 		}
+
+		writeOwner(dir)
 
 		s.dir = dir
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +29,7 @@ func startProc(name, bin string, args ...string) (*proc, error) {
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 
-	if err := p.cmd.Start(); err != nil {
+	if err := startOnLockedThread(p.cmd); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 
@@ -112,4 +113,37 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 
 	return t.buf.String()
+}
+
+// Pdeathsig is sent when the *thread* that started the child exits
+// (prctl(2) PR_SET_PDEATHSIG, golang/go#27505), not when the process does.
+// Go ends a thread when a goroutine locked to it exits, so a child started
+// on such a thread would be killed at a random moment. Every child is
+// therefore started from one thread that stays locked for the life of the
+// process: the children die with the process, and only then.
+var (
+	starterOnce sync.Once
+	starts      = make(chan startJob)
+)
+
+type startJob struct {
+	cmd *exec.Cmd
+	err chan error
+}
+
+func startOnLockedThread(cmd *exec.Cmd) error {
+	starterOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread() // never unlocked, and the goroutine never returns
+
+			for j := range starts {
+				j.err <- j.cmd.Start()
+			}
+		}()
+	})
+
+	j := startJob{cmd: cmd, err: make(chan error, 1)}
+	starts <- j
+
+	return <-j.err
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
 // Bootstrap creates the etcd cluster on this control plane
@@ -48,32 +49,44 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 
 	c := s.clusterFor(cfg.Cluster().ID())
 
-	var (
-		ec     *etcdCluster
-		member *etcdMember
-	)
-
 	if s.realEtcd() {
+		// Talos answers once its checks pass and runs the bootstrap
+		// sequence in a goroutine (machined v1alpha1_server.go Bootstrap:
+		// `go func() { ... s.Controller.Run(..., runtime.SequenceBootstrap,
+		// in) ... }()`); a failure is only logged ("bootstrap failed").
 		n.etcdJoining = true
-		s.mu.Unlock()
+		clusterID := c.id
 
-		ec, member, err = n.bootstrapReal(n.ctx, cfg, c.id)
-
-		s.mu.Lock()
-
-		if err != nil {
+		if !s.goLocked(func() { n.bootstrapAsync(cfg, clusterID) }) {
 			n.etcdJoining = false
 			s.mu.Unlock()
 
-			return nil, fmt.Errorf("bootstrap failed: %w", err)
+			return nil, status.Error(codes.Unavailable, "the node is shutting down")
 		}
-	} else {
-		ec = newEtcdCluster()
-		ec.cluster, ec.healthInterval = c.id, s.scaled(etcdHealthInterval)
-		member = &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true, since: time.Now()}
-		ec.members = []*etcdMember{member}
+
+		s.mu.Unlock()
+
+		return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
 	}
 
+	ec := newEtcdCluster()
+	ec.cluster, ec.healthInterval = c.id, s.scaled(etcdHealthInterval)
+	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true, since: time.Now()}
+	ec.members = []*etcdMember{member}
+
+	split := s.recordBootstrap(n, c, ec, member)
+	s.mu.Unlock()
+
+	if err := n.finishBootstrap(split, ec, member, ""); err != nil {
+		return nil, err
+	}
+
+	return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
+}
+
+// recordBootstrap makes a bootstrapped cluster this node's (sim.mu held);
+// it reports whether the cluster already had one (split brain).
+func (s *Sim) recordBootstrap(n *Node, c *cluster, ec *etcdCluster, member *etcdMember) bool {
 	s.etcds[ec.id] = ec
 
 	split := c.etcd != nil
@@ -83,30 +96,57 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 
 	n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = member, ec, time.Now(), true
 
-	dir := ""
-	if n.etcdProc != nil {
-		dir = n.etcdProc.dir
-	}
-	s.mu.Unlock()
+	return split
+}
+
+// finishBootstrap persists the new member (outside sim.mu; etcdJoining is
+// still set, so a second Bootstrap is refused meanwhile).
+func (n *Node) finishBootstrap(split bool, ec *etcdCluster, member *etcdMember, dir string) error {
+	s := n.sim
 
 	if split {
 		n.logf("bootstrapping a second etcd cluster: this cluster was already bootstrapped on another node (split brain)")
 	}
 
-	err = n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember, ps.etcdData = ec.id, member.id, dir })
+	err := n.updateState(func(ps *persistState) { ps.etcdCluster, ps.etcdMember, ps.etcdData = ec.id, member.id, dir })
 
 	s.mu.Lock()
 	n.etcdJoining = false
 	s.mu.Unlock()
 
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	n.publish()
 	s.nudge()
 
-	return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
+	return nil
+}
+
+// bootstrapAsync is the real-etcd bootstrap sequence after Bootstrap has
+// answered (run through goLocked, so Close waits for it). A failure is
+// logged as Talos logs it; Talos then stops its API server and the node
+// goes down, which the lab approximates with a reboot.
+func (n *Node) bootstrapAsync(cfg config.Provider, clusterID string) {
+	s := n.sim
+
+	split, ec, member, dir, err := n.bootstrapReal(n.ctx, cfg, clusterID)
+	if err == nil {
+		err = n.finishBootstrap(split, ec, member, dir)
+	} else {
+		s.mu.Lock()
+		n.etcdJoining = false
+		s.mu.Unlock()
+	}
+
+	if err != nil {
+		n.logf("bootstrap failed: " + err.Error())
+
+		if n.ctx.Err() == nil && !errors.Is(err, errRebootedDuringBootstrap) {
+			n.send(nodeEvent{kind: evReboot, actor: "bootstrap failed"})
+		}
+	}
 }
 
 func (m *machined) EtcdMemberList(ctx context.Context, in *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {

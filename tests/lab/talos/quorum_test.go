@@ -70,16 +70,6 @@ func TestClusterEndIsNotAQuorumLoss(t *testing.T) {
 // (same name and address, empty disk) joins etcd again: its previous
 // member, down, is removed first as Talos does, so the cluster keeps three
 // members.
-func memberNamed(members []*machine.EtcdMember, name string) bool {
-	for _, m := range members {
-		if m.Hostname == name {
-			return true
-		}
-	}
-
-	return false
-}
-
 func TestReplacedControlPlaneRejoins(t *testing.T) {
 	t.Parallel()
 
@@ -124,4 +114,15 @@ func TestReplacedControlPlaneRejoins(t *testing.T) {
 	if got := tc.sim.QuorumLosses(); len(got) != 0 {
 		t.Fatalf("losses %v", got)
 	}
+}
+
+// memberNamed reports whether a member list has a member with this hostname.
+func memberNamed(members []*machine.EtcdMember, name string) bool {
+	for _, m := range members {
+		if m.Hostname == name {
+			return true
+		}
+	}
+
+	return false
 }

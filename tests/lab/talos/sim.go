@@ -136,6 +136,8 @@ func New(opts Options) *Sim {
 		opts.RealEtcd = true
 	}
 
+	sweepDeadWorkDirs()
+
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -160,6 +162,24 @@ func New(opts Options) *Sim {
 	go s.reconcileLoop()
 
 	return s
+}
+
+// goLocked runs f in a goroutine that Close waits for, unless Close has
+// begun (then it returns false and f does not run). sim.mu must be held:
+// the Add then never races Close's Wait, which follows closed = true.
+func (s *Sim) goLocked(f func()) bool {
+	if s.closed {
+		return false
+	}
+
+	s.wg.Add(1)
+
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+
+	return true
 }
 
 // Catalog returns the schematic catalog (tests register schematics on it).
@@ -214,15 +234,7 @@ func (s *Sim) sleep(ctx context.Context, d time.Duration) bool {
 		return ctx.Err() == nil
 	}
 
-	t := time.NewTimer(d)
-	defer t.Stop()
-
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return sleepCtx(ctx, d)
 }
 
 // nudge asks the reconciler to look at cross-node state again.
