@@ -43,9 +43,8 @@ func newEtcdGateway(cfg config.Provider) (*etcdGateway, error) {
 	tr := &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: 5 * time.Second,
-		// One connection per call: a kept-alive connection to a member
-		// was seen to hang a later call until its deadline.
-		DisableKeepAlives: true,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
 	}
 
 	return &etcdGateway{hc: &http.Client{Transport: tr}}, nil

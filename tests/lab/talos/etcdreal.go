@@ -373,46 +373,6 @@ func (n *Node) promote(gen int, ec *etcdCluster, id uint64) {
 	n.logf("etcd member was not promoted within ten minutes", "member", strconv.FormatUint(id, 16))
 }
 
-// validateForUpgradeReal is Talos's pre-upgrade etcd check on a control
-// plane (internal/pkg/etcd/etcd.go, Client.ValidateForUpgrade) asked of the
-// real members: the member list through the endpoints, then each member's
-// status; the same texts as the model's (etcdCluster.validateForUpgrade).
-func (n *Node) validateForUpgradeReal(ctx context.Context) error {
-	urls, ec, err := realNodeEtcd{n: n}.remote(ctx)
-	if err != nil {
-		return fmt.Errorf("failed to create etcd client: %w", err)
-	}
-
-	wrap := func(err error) error { return fmt.Errorf("error validating etcd for upgrade: %w", err) }
-
-	list, err := ec.real.memberList(ctx, urls)
-	if err != nil {
-		return wrap(err)
-	}
-
-	if len(list) == 2 {
-		return wrap(fmt.Errorf("etcd member count(%d) is insufficient to maintain quorum if upgrade commences", len(list)))
-	}
-
-	for _, m := range list {
-		if m.Name == "" {
-			return wrap(fmt.Errorf("etcd member %016x is not started, all members must be running to perform an upgrade", uint64(m.ID)))
-		}
-	}
-
-	for _, m := range list {
-		ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := ec.real.status(ctx2, m.ClientURLs[0])
-		cancel()
-
-		if err != nil {
-			return wrap(fmt.Errorf("etcd member %016x is not healthy; all members must be healthy to perform an upgrade: %w", uint64(m.ID), err))
-		}
-	}
-
-	return nil
-}
-
 // upsert returns the member with id, adding it (not running) if new.
 func (ec *etcdCluster) upsert(id uint64) *etcdMember {
 	if m := ec.member(id); m != nil {
