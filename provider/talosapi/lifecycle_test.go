@@ -73,10 +73,10 @@ func TestSingleNodeLifecycle(t *testing.T) {
 		t.Fatalf("reset progress does not say it fell back to a non-graceful reset:\n%s", said)
 	}
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a guard against hanging, not a speed check
 	for n := s.Node(cp); n != nil && n.Status().Phase != simtalos.PhaseOff; n = s.Node(cp) {
 		if time.Now().After(deadline) {
-			t.Fatalf("node not off after the reset: %+v", n.Status())
+			t.Fatalf("node still not off a minute after the reset (a hang guard): %+v", n.Status())
 		}
 
 		time.Sleep(10 * time.Millisecond)
@@ -335,7 +335,7 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 		t.Fatalf("try: %+v %v", res, err)
 	}
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a guard against hanging, not a speed check
 
 	for {
 		nc, _, _, err = talosapi.ReadConfig(ctx, target, o)
@@ -344,7 +344,7 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 		}
 
 		if time.Now().After(deadline) {
-			t.Fatalf("try-mode configuration was not rolled back: %v", err)
+			t.Fatalf("try-mode configuration still not rolled back after a minute (a hang guard): %v", err)
 		}
 
 		time.Sleep(50 * time.Millisecond)
