@@ -35,9 +35,9 @@ import (
 // etcdQuorumCheckTimeout is Talos's etcd.QuorumCheckTimeout.
 const etcdQuorumCheckTimeout = 15 * time.Second
 
-// validateForUpgradeReal is Client.ValidateForUpgrade against the members;
-// the texts are Talos's (and the model's, etcdCluster.validateForUpgrade).
-func (n *Node) validateForUpgradeReal(ctx context.Context) error {
+// validateForUpgrade is Client.ValidateForUpgrade against the members, with
+// Talos's texts.
+func (n *Node) validateForUpgrade(ctx context.Context) error {
 	urls, ec, err := realNodeEtcd{n: n}.remote(ctx)
 	if err != nil {
 		return fmt.Errorf("failed to create etcd client: %w", err)
