@@ -179,10 +179,12 @@ func TestRealEtcdLeaveAndRemove(t *testing.T) {
 	ctx := ctxT(t)
 	c1 := tc.client(t, tc.cps[0])
 
-	// Talos's pre-upgrade check passes while every member answers.
-	if err := tc.cps[0].node.validateForUpgrade(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// Talos's pre-upgrade check passes once every member serves: a member
+	// that has just joined answers only once it has published itself
+	// (etcdupgrade.go), which can take longer than the check's 15 s.
+	waitFor(t, "the pre-upgrade check passes with every member up", func() bool {
+		return tc.cps[0].node.validateForUpgrade(ctx) == nil
+	})
 
 	cp3 := memberIDs(t, c1)["cp3"]
 	tc.cps[2].node.PowerOff()

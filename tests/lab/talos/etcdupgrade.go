@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 )
 
@@ -72,33 +73,54 @@ func (n *Node) validateForUpgrade(ctx context.Context) error {
 // clientv3 waits for a connection (its calls are WaitForReady,
 // client/v3/options.go) and maps the expired deadline to the context's
 // error (ContextError, client/v3/client.go): a member that is down or does
-// not answer is "context deadline exceeded". For a member that refuses the
-// connection the lab waits that bound in simulated time (Options.TimeScale)
-// and asks once more, as the client would have connected to a member that
-// came back meanwhile.
+// not answer in time is "context deadline exceeded".
+//
+// Two ways of not answering. Nothing listens (the member's process is
+// down): the lab waits the bound in simulated time (Options.TimeScale) and
+// asks once more, as the client would have connected to a member that came
+// back meanwhile. The port accepts but the member does not answer yet: etcd
+// serves its client port only once the member has published itself through
+// raft (embed/serve.go waits for ReadyNotify; server.go publishV3), so a
+// member that has just started or joined holds the TLS handshake until
+// then; the lab keeps asking until the bound, in real time, as the client
+// does (etcd's timing is real at every time scale).
 func (s *Sim) memberHealth(ctx context.Context, g *etcdGateway, urls []string) error {
 	ctx, cancel := context.WithTimeout(ctx, etcdQuorumCheckTimeout)
 	defer cancel()
 
 	start := time.Now()
 
-	err := g.readHealth(ctx, urls)
-	if errors.Is(err, errEtcdGateway) && s.sleep(ctx, etcdQuorumCheckTimeout-time.Since(start)) {
-		err = g.readHealth(ctx, urls)
-	}
+	for {
+		err := g.readHealth(ctx, urls)
 
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, errEtcdGateway), errors.Is(err, context.DeadlineExceeded):
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return ctx.Err()
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, errEtcdGateway):
+			return err // etcd's own answer
+		case errors.Is(err, syscall.ECONNREFUSED):
+			if s.sleep(ctx, etcdQuorumCheckTimeout-time.Since(start)) && g.readHealth(ctx, urls) == nil {
+				return nil
+			}
+
+			return s.healthTimedOut(ctx, urls, err)
+		case !sleepCtx(ctx, 200*time.Millisecond):
+			return s.healthTimedOut(ctx, urls, err)
 		}
-
-		return context.DeadlineExceeded
-	default:
-		return err // etcd's own answer
 	}
+}
+
+// healthTimedOut is clientv3's error once the health read's bound ended,
+// or the caller's when the caller gave up first; the lab's log keeps what
+// the last attempt met (the client's error says only the deadline).
+func (s *Sim) healthTimedOut(ctx context.Context, urls []string, last error) error {
+	s.log.Info("etcd member did not answer the pre-upgrade health read", "urls", urls, "last", last)
+
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+
+	return context.DeadlineExceeded
 }
 
 // readHealth is clientv3's Get(ctx, "health") (linearizable, no
