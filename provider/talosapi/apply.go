@@ -138,6 +138,13 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 
 	o.report("node %s accepted the machine configuration via %s (%s)", t.Node, res.Via, res.Applied)
 
+	switch {
+	case res.Via == ModeMaintenance:
+		o.machineSilent(t, installSilence)
+	case res.Applied == ApplyReboot:
+		o.machineSilent(t, rebootSilence)
+	}
+
 	for _, w := range res.Warnings {
 		o.report("node %s warns: %s", t.Node, w)
 	}
