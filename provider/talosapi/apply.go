@@ -139,6 +139,10 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	o.report("node %s accepted the machine configuration via %s (%s)", t.Node, res.Via, res.Applied)
 
 	switch {
+	case res.Via == ModeMaintenance && cfg.Machine() != nil && cfg.Machine().Type() == machine.TypeWorker:
+		// its API answers only with a certificate from the control
+		// planes' trustd, on a new cluster after the bootstrap (below)
+		o.machineSilent(t, installSilence+certSilence)
 	case res.Via == ModeMaintenance:
 		o.machineSilent(t, installSilence)
 	case res.Applied == ApplyReboot:

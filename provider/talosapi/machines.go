@@ -44,6 +44,12 @@ const (
 	installSilence = 75 * time.Second
 	// rebootSilence: a configuration applied with a reboot: 35 s there.
 	rebootSilence = 45 * time.Second
+	// certSilence: a worker installed from maintenance mode answers only
+	// once trustd on a control plane, reached through the cluster
+	// endpoint, gave its apid a certificate: on a new cluster, after the
+	// first control plane's install, its bootstrap and its VIP (the
+	// lab's 3+2 create: about 72 s after the worker's install began).
+	certSilence = 30 * time.Second
 )
 
 // machineAnswered tells o.Machines that t's node answered.

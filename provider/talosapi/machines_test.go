@@ -149,7 +149,8 @@ func TestMachinesHearOfAnswersAndOfTheInstall(t *testing.T) {
 	t.Parallel()
 
 	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
+	block := simtest.AddressBlock()
+	cp := block(2)
 	simtest.Boot(s, "cp1", cp, "scsi0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -175,5 +176,22 @@ func TestMachinesHearOfAnswersAndOfTheInstall(t *testing.T) {
 	// the apply in maintenance mode and the wait's last attempt answered
 	if n := m.answered.Load(); n < 2 {
 		t.Errorf("the checker heard of %d answers, want at least 2", n)
+	}
+
+	// a worker also waits for its certificate from the control planes
+	wk := block(3)
+	simtest.Boot(s, "w1", wk, "scsi0")
+
+	if _, err := talosapi.Apply(ctx, talosapi.Target{Node: wk.String(), Creds: adminCreds(t)},
+		talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleWorker, cp, "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	m.mu.Lock()
+	dw := m.silent[wk.String()]
+	m.mu.Unlock()
+
+	if dw <= d {
+		t.Errorf("a worker's install: silence %s, want longer than a control plane's (%s)", dw, d)
 	}
 }
