@@ -61,7 +61,7 @@ func (o Options) machineAnswered(t Target) {
 
 // machineSilent tells o.Machines that t's node is to be silent for up to d.
 func (o Options) machineSilent(t Target, d time.Duration) {
-	if n, ok := o.Machines.(MachineNotes); ok {
+	if n, ok := o.Machines.(MachineNotes); ok && d > 0 {
 		n.Silent(t.Node, d)
 	}
 }
