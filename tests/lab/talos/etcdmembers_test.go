@@ -11,8 +11,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 )
 
-// Tests of the real etcd members (Options.RealEtcd): each control plane
-// runs its own etcd process, and what the Talos API shows is etcd's answer.
+// Tests of the real etcd members: each control plane runs its own etcd
+// process, and what the Talos API shows is etcd's answer.
 
 // TestRealEtcdMembersJoinSnapshotAlarms: bootstrap and two joins make a
 // real cluster of three voting members (each joined as a learner and was
@@ -22,7 +22,7 @@ import (
 func TestRealEtcdMembersJoinSnapshotAlarms(t *testing.T) {
 	t.Parallel()
 
-	tc := bootCluster(t, clusterOpts{cps: 3, realEtcd: true})
+	tc := bootCluster(t, clusterOpts{cps: 3})
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
@@ -128,7 +128,7 @@ func TestRealEtcdMembersJoinSnapshotAlarms(t *testing.T) {
 func TestRealEtcdQuorumLoss(t *testing.T) {
 	t.Parallel()
 
-	tc := bootCluster(t, clusterOpts{cps: 3, realEtcd: true})
+	tc := bootCluster(t, clusterOpts{cps: 3})
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
@@ -171,7 +171,7 @@ func TestRealEtcdQuorumLoss(t *testing.T) {
 func TestRealEtcdLeaveAndRemove(t *testing.T) {
 	t.Parallel()
 
-	tc := bootCluster(t, clusterOpts{cps: 3, realEtcd: true})
+	tc := bootCluster(t, clusterOpts{cps: 3})
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
