@@ -3,15 +3,20 @@ package vmwatch
 import (
 	"sync"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 // Book is what the watchers of one process know about each VM's node
 // between their operations (a Watcher lives for one operation, and one
 // `pulumi up` runs many on the same nodes): when it last answered, since
 // when it is silent, until when a silence the provider caused is expected,
-// and when Proxmox may next be asked about its VM. Without it each new
-// watcher started its own pace, and asked again what the last one had
-// just been told.
+// when Proxmox may next be asked about its VM, and what the looks so far
+// say (the streak, the verdict). Without it each new watcher started its
+// own pace, and asked again what the last one had just been told; with the
+// pace shared but the streak per watcher, the watcher that asked first took
+// every look and the others waited for it to finish (review 2026-11-28
+// 22:20 finding 1).
 type Book struct {
 	mu  sync.Mutex
 	vms map[int]*paced
@@ -29,6 +34,14 @@ type paced struct {
 	// looking: a look at this VM is under way (outside mu); the callers
 	// that ask meanwhile are answered "not down" at once.
 	looking bool
+	// judge follows the looks at the VM, whichever watcher made them.
+	judge judge
+	// verdict: a look found the VM down. Every watcher of the VM is told
+	// so (with its own node address), without another look, until the
+	// node answers or this process starts the VM.
+	verdict *talosapi.MachineDownError
+	// verdictAt is the time of the look that gave verdict.
+	verdictAt time.Time
 }
 
 // NewBook returns an empty book.

@@ -32,22 +32,20 @@ type startTimes interface {
 }
 
 // Watcher answers talosapi.MachineChecker for a set of VMs. One per
-// operation (a create, an update): its judges follow that operation's
-// waits. The pace of the looks is the process's, in its Book.
+// operation (a create, an update). The pace of the looks, the streak they
+// make and the verdict are the process's, in its Book: every operation
+// that waits on a VM is told it is down at the same look.
 type Watcher struct {
 	src    Source
 	book   *Book
 	policy Policy
 	now    func() time.Time
-	// vms is fixed after New; its judges and verdicts are guarded by
-	// book.mu.
+	// vms is fixed after New.
 	vms map[string]*watched
 }
 
 type watched struct {
-	vm      VM
-	judge   judge
-	verdict *talosapi.MachineDownError
+	vm VM
 }
 
 var _ talosapi.MachineNotes = (*Watcher)(nil)
@@ -88,13 +86,18 @@ func (w *Watcher) Down(ctx context.Context, node string) error {
 	b := w.book
 	b.mu.Lock()
 
-	if e.verdict != nil {
-		b.mu.Unlock()
-		return e.verdict
-	}
-
 	now := w.now()
 	p := b.entry(e.vm.VMID)
+
+	if p.verdict != nil && w.startedSince(e.vm.VMID, p.verdictAt) {
+		// this process started the VM after the look that found it down
+		p.verdict, p.judge = nil, judge{}
+	}
+
+	if p.verdict != nil {
+		b.mu.Unlock()
+		return w.forNode(p.verdict, node)
+	}
 
 	if p.silentSince.IsZero() {
 		// the node's first failed attempt since it answered (or since the
@@ -132,9 +135,10 @@ func (w *Watcher) Down(ctx context.Context, node string) error {
 
 	p.next = l.At.Add(w.policy.Every)
 
-	if !e.judge.since.IsZero() && e.judge.since.Before(p.answered) {
-		// the node answered after the streak began: its VM ran since
-		e.judge = judge{}
+	if !p.judge.since.IsZero() && (p.judge.since.Before(p.answered) || w.startedSince(e.vm.VMID, p.judge.since)) {
+		// the node answered, or this process started the VM, after the
+		// streak began: its VM ran since
+		p.judge = judge{}
 	}
 
 	if l.At.Before(p.answered) {
@@ -142,7 +146,9 @@ func (w *Watcher) Down(ctx context.Context, node string) error {
 		return nil
 	}
 
-	down, seen := e.judge.observe(l, w.policy)
+	down, seen := p.judge.observe(l, w.policy)
+	p.verdict, p.verdictAt = nil, time.Time{}
+
 	if !down {
 		return nil
 	}
@@ -152,10 +158,32 @@ func (w *Watcher) Down(ctx context.Context, node string) error {
 		machine += " on Proxmox node " + l.Host
 	}
 
-	e.verdict = &talosapi.MachineDownError{Node: node, Machine: machine, State: l.State,
+	p.verdict = &talosapi.MachineDownError{Node: node, Machine: machine, State: l.State,
 		For: seen.Round(time.Second).String(), Advice: advice(l.State)}
+	p.verdictAt = l.At
 
-	return e.verdict
+	return w.forNode(p.verdict, node)
+}
+
+// forNode is verdict v as told to the wait on node (the address, with its
+// port, that this watcher's caller named).
+func (w *Watcher) forNode(v *talosapi.MachineDownError, node string) error {
+	c := *v
+	c.Node = node
+
+	return &c
+}
+
+// startedSince reports whether this process started VM vmid after t.
+func (w *Watcher) startedSince(vmid int, t time.Time) bool {
+	st, ok := w.src.(startTimes)
+	if !ok {
+		return false
+	}
+
+	at, ok := st.StartedAt(vmid)
+
+	return ok && at.After(t)
 }
 
 // due is when VM vmid may next be looked at: not before its pace allows,
@@ -180,7 +208,9 @@ func (w *Watcher) due(vmid int, p *paced) time.Time {
 
 // Answered implements talosapi.MachineNotes: the node answered, so its VM
 // runs. Its next silence starts a new pace (the first look Policy.First
-// after it) and no judge keeps a streak from before.
+// after it), with no streak or verdict from before, for every watcher of
+// the VM. A silence the provider caused (Silent) still holds: the node
+// may answer before the reboot that an install or upgrade ends with.
 func (w *Watcher) Answered(node string) {
 	e := w.vms[hostOnly(node)]
 	if e == nil {
@@ -193,7 +223,7 @@ func (w *Watcher) Answered(node string) {
 
 	p := b.entry(e.vm.VMID)
 	p.answered, p.silentSince, p.next = w.now(), time.Time{}, time.Time{}
-	e.judge = judge{}
+	p.judge, p.verdict, p.verdictAt = judge{}, nil, time.Time{}
 }
 
 // Silent implements talosapi.MachineNotes: the provider told the node to do
