@@ -12,11 +12,14 @@ import (
 // vmIdsDoc documents the vmIds input of the resources that wait for nodes.
 const vmIdsDoc = "The Proxmox VMIDs of the nodes' VMs, by node address (as in `node` and the other address " +
 	"inputs), for example `{\"10.5.0.2\": 104}`. While a wait finds a node not answering, the provider asks " +
-	"Proxmox (through its configured endpoint, in the cluster's resource list, at most every few seconds) " +
-	"whether that node's VM runs; a VM that stays stopped, paused or deleted for 30 seconds, on a Proxmox node " +
-	"up for 2 minutes or more (long enough to have started its onboot VMs), ends the wait at once with an error " +
-	"naming the node and the VM, instead of at the timeout. Without it, or without a Proxmox endpoint, waits " +
-	"last until their timeout. TalosCluster sets it. A change alone does not update the resource."
+	"Proxmox (through its configured endpoint, in the cluster's resource list) whether that node's VM runs: first " +
+	"2 seconds after the node's first failed attempt, then every 15 seconds per VM for all the waits of the " +
+	"provider process, and not while a silence the provider caused lasts (up to 75 seconds after an install or " +
+	"upgrade, 105 for a worker's install, 45 after a configuration applied with a reboot, 30 after it started the " +
+	"VM, until its node answers). A VM seen stopped, paused or deleted in every look for 30 seconds, on a Proxmox node up for 2 minutes or " +
+	"more (long enough to have started its onboot VMs), ends every wait on it with an error naming the node and " +
+	"the VM, instead of at the timeout (about 32 seconds into the silence, or that window later). Without it, or " +
+	"without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource."
 
 // withMachines adds to an operation's options the check of the nodes'
 // VMs that vmIds names, through the provider's one Proxmox client. Nothing
