@@ -1,9 +1,6 @@
 package talos
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // etcd error texts as etcd v3.6 returns them (go.etcd.io/etcd/api/v3/v3rpc/rpctypes);
 // the gateway maps etcd's answers to these (etcdgw.go etcdError).
@@ -80,29 +77,4 @@ func (c *etcdCluster) hasQuorum() bool {
 	}
 
 	return len(v) > 0 && running > len(v)/2
-}
-
-// validateForUpgrade is Talos's pre-upgrade etcd check for control planes
-// (internal/pkg/etcd/etcd.go, Client.ValidateForUpgrade), read from the
-// snapshot.
-func (c *etcdCluster) validateForUpgrade() error {
-	if !c.hasQuorum() {
-		return errEtcdNoLeader
-	}
-
-	if len(c.members) == 2 {
-		return fmt.Errorf("etcd member count(%d) is insufficient to maintain quorum if upgrade commences", len(c.members))
-	}
-
-	for _, m := range c.members {
-		if !m.started {
-			return fmt.Errorf("etcd member %016x is not started, all members must be running to perform an upgrade", m.id)
-		}
-
-		if !m.running {
-			return fmt.Errorf("etcd member %016x is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded", m.id)
-		}
-	}
-
-	return nil
 }
