@@ -101,10 +101,15 @@ $(GOLANGCI_LINT): tools/lint/go.mod tools/lint/go.sum
 # tools/ excepted), with the same .golangci.yml.
 LINT_MODULES := tests/e2e examples/go examples/go-resources examples/go-composition gen/javagen
 
+# --allow-serial-runners: golangci-lint holds a machine-wide lock file in the temp folder and by
+# default fails at once ("parallel golangci-lint is running") when another checkout lints at the
+# same time; waiting for it instead keeps `make test` from failing on a shared machine.
+LINT_RUN := $(GOLANGCI_LINT) run --allow-serial-runners
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT)
-	$(GOLANGCI_LINT) run ./...
-	@for m in $(LINT_MODULES); do echo "golangci-lint in $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...) || exit 1; done
+	$(LINT_RUN) ./...
+	@for m in $(LINT_MODULES); do echo "golangci-lint in $$m"; (cd $$m && $(LINT_RUN) --config $(ROOT)/.golangci.yml ./...) || exit 1; done
 
 # talosctl, the real Talos client, for the tests that run it against the lab's nodes and for
 # `make demo`. Built as upstream builds it (CGO off, tag grpcnotrace, -s -w); its version is

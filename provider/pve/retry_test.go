@@ -3,9 +3,10 @@ package pve
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/eventctx"
 )
 
 func TestRetryRetriesLocksUntilSuccess(t *testing.T) {
@@ -85,11 +86,11 @@ func TestRetryStopsOnPermanentErrors(t *testing.T) {
 func TestRetryGivesUpAtTheDeadline(t *testing.T) {
 	t.Parallel()
 	p := RetryPolicy{Initial: time.Millisecond, Max: time.Millisecond}
-	ctx := newEventDeadline()
+	ctx := eventctx.New()
 	calls := 0
 	err := p.Retry(ctx, "destroying VM 104", false, func(context.Context) error {
 		if calls++; calls == 3 {
-			ctx.pass()
+			ctx.Pass()
 		}
 		if calls > 10 { // the deadline was ignored: end the loop so the test fails, not hangs
 			return nil
@@ -98,34 +99,6 @@ func TestRetryGivesUpAtTheDeadline(t *testing.T) {
 	})
 	if err == nil || Classify(err) != KindLocked || calls != 3 || !strings.Contains(err.Error(), "gave up after 3 attempts") {
 		t.Fatalf("err %v after %d attempts, want the lock error after 3", err, calls)
-	}
-}
-
-// eventDeadline is a context whose deadline passes when the test says so,
-// so that a test of what happens at a deadline needs no clock. It reports a
-// deadline far ahead, as a caller's timeout would, so that Retry retries.
-type eventDeadline struct {
-	context.Context
-	done chan struct{}
-	once sync.Once
-}
-
-func newEventDeadline() *eventDeadline {
-	return &eventDeadline{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *eventDeadline) pass() { c.once.Do(func() { close(c.done) }) }
-
-func (c *eventDeadline) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
-
-func (c *eventDeadline) Done() <-chan struct{} { return c.done }
-
-func (c *eventDeadline) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
 	}
 }
 

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/eventctx"
 )
 
 func fastOptions() Options {
@@ -88,9 +89,9 @@ func TestConnectUnreachableNodeIsATimelyWaitError(t *testing.T) {
 
 	// The deadline passes after the first refused attempt (an event, not
 	// a clock): Connect must then stop retrying and say why.
-	ctx := newEventDeadline()
+	ctx := eventctx.New()
 	o := fastOptions()
-	o.Progress = func(string) { ctx.pass() }
+	o.Progress = func(string) { ctx.Pass() }
 
 	_, err := Connect(ctx, Target{Node: addr, Creds: clientCreds(t, newTestCA(t, "os"), "os:admin")}, o)
 
@@ -137,30 +138,5 @@ func TestConnectWithZeroOptions(t *testing.T) {
 
 	if conn.Mode != ModeMaintenance {
 		t.Fatalf("mode = %s", conn.Mode)
-	}
-}
-
-// eventDeadline is a context whose deadline passes when the test says so,
-// so that a test of what happens at a deadline needs no clock.
-type eventDeadline struct {
-	context.Context
-	done chan struct{}
-	once sync.Once
-}
-
-func newEventDeadline() *eventDeadline {
-	return &eventDeadline{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *eventDeadline) pass() { c.once.Do(func() { close(c.done) }) }
-
-func (c *eventDeadline) Done() <-chan struct{} { return c.done }
-
-func (c *eventDeadline) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
 	}
 }

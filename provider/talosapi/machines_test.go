@@ -20,12 +20,19 @@ type fakeMachines struct {
 	off   atomic.Bool
 	mu    sync.Mutex
 	asked []string
+	// onAsk, if set, runs after each question is recorded.
+	onAsk func()
 }
 
 func (f *fakeMachines) Down(_ context.Context, node string) error {
 	f.mu.Lock()
 	f.asked = append(f.asked, node)
+	onAsk := f.onAsk
 	f.mu.Unlock()
+
+	if onAsk != nil {
+		onAsk()
+	}
 
 	if !f.off.Load() {
 		return nil
@@ -83,11 +90,20 @@ func TestWaitsEndWhenTheMachineIsOff(t *testing.T) {
 	<-node.Done()
 
 	// While the machine runs (as far as the checker knows), a node that
-	// does not answer is waited for: it may be rebooting.
-	short, scancel := context.WithTimeout(ctx, time.Second)
+	// does not answer is waited for: it may be rebooting. The wait's
+	// context ends once the checker was asked (an event, not a clock), so
+	// the wait must still be running then and end as a wait.
+	short, scancel := context.WithCancel(ctx)
+	m.mu.Lock()
+	m.onAsk = scancel
+	m.mu.Unlock()
+
 	err = talosapi.WaitVersion(short, target, "v1.12.6", o)
 
 	scancel()
+	m.mu.Lock()
+	m.onAsk = nil
+	m.mu.Unlock()
 
 	var we *talosapi.WaitError
 	if !errors.As(err, &we) || !m.wasAsked(cp.String()) {

@@ -95,21 +95,24 @@ func mustFail(t *testing.T, what string, r harness.Result, wants ...string) {
 	}
 }
 
-// timedOutAfter checks the output says the wait timed out after about the
-// configured timeout: the wait starts a moment after the timeout's clock, so
-// the reported time may fall short of it by a little (3.9s of 4s).
+// timedOutAfter checks the output says the wait timed out after the
+// configured create timeout: not before it (the wait starts a moment after
+// the timeout's clock, so the reported time may fall short of it by a
+// little: 3.9s of 4s), and not after the program's update timeout (1m) or
+// the default (10m), which a wait that ignored it would report. The
+// reported time is the provider's; a loaded machine only adds a little to it.
 func timedOutAfter(t *testing.T, out string, timeout time.Duration) {
 	t.Helper()
 
-	m := regexp.MustCompile(`timed out after ([0-9.]+s)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`timed out after ([0-9][0-9.hms]*)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Errorf("the output lacks \"timed out after ...\":\n%s", out)
 
 		return
 	}
 
-	if d, err := time.ParseDuration(m[1]); err != nil || d < timeout*8/10 || d > timeout*12/10 {
-		t.Errorf("timed out after %s, want about %s", m[1], timeout)
+	if d, err := time.ParseDuration(m[1]); err != nil || d < timeout*8/10 || d >= time.Minute {
+		t.Errorf("timed out after %s, want the create timeout %s (not the update timeout 1m or the default)", m[1], timeout)
 	}
 }
 
@@ -179,14 +182,11 @@ func TestTalosBadInputsWithTheCLI(t *testing.T) {
 	bad.node = nobody.String()
 	p.WriteProgram(t, "talosbad", badInputProgram(bad))
 
-	start := time.Now()
+	// The error says the wait ended at the create timeout (timedOutAfter),
+	// which is the "not a hang" part: no clock of the test's own.
 	r := p.Up(t)
 	mustFail(t, "up against an address nobody answers", r, "timed out after", nobody.String()+":50000", "connection refused")
 	timedOutAfter(t, r.Output(), 4*time.Second)
-
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("up against a silent address took %s", d)
-	}
 
 	if res := stateResources(t, p); res["cp"] != nil {
 		t.Errorf("an apply that reached no node is in the state: %v", res["cp"])

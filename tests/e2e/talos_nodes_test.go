@@ -243,10 +243,10 @@ func TestTalosNodeResourcesWithTheCLI(t *testing.T) {
 	}
 
 	// The worker was reset on destroy (reset.enabled): it powers off.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a guard against hanging, not a speed check
 	for n := sim.Node(worker); n != nil && n.Status().Phase != simtalos.PhaseOff; n = sim.Node(worker) {
 		if time.Now().After(deadline) {
-			t.Fatalf("worker not off after destroy with reset: %+v", n.Status())
+			t.Fatalf("worker still not off a minute after destroy with reset (a hang guard): %+v", n.Status())
 		}
 
 		time.Sleep(20 * time.Millisecond)

@@ -60,13 +60,15 @@ func waitTask(t *testing.T, ctx context.Context, task *proxmox.Task, err error) 
 	}
 }
 
+// eventually waits until cond holds; its bound is a guard against hanging,
+// not a speed check.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("still waiting for %s after a minute (a hang guard)", what)
 		}
 
 		time.Sleep(20 * time.Millisecond)

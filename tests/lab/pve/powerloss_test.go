@@ -27,10 +27,11 @@ func taskStatusRaw(t *testing.T, s *Server, upid string) (httpStatus, status, ex
 }
 
 // waitNodeBack polls a task's status until its node answers again and the
-// task is stopped, and returns the exit status.
+// task is stopped, and returns the exit status. The bound is a guard
+// against hanging, not a speed check.
 func waitNodeBack(t *testing.T, s *Server, upid string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		code, st, exit := taskStatusRaw(t, s, upid)
 		if code == "200 OK" && st == "stopped" {
@@ -38,7 +39,7 @@ func waitNodeBack(t *testing.T, s *Server, upid string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("task %s did not stop within 10s", upid)
+	t.Fatalf("task %s had not stopped after a minute (a hang guard)", upid)
 	return ""
 }
 

@@ -1,0 +1,44 @@
+// Package eventctx is for tests: a context whose deadline passes when the
+// test says so (an event, such as the third refused attempt), so that a
+// test of what happens at a deadline needs no clock.
+package eventctx
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Deadline is a context.Context whose deadline passes when Pass is called.
+// Until then it reports a deadline an hour ahead, as a caller's timeout
+// would, so that code which retries only under a deadline retries.
+type Deadline struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+// New returns a Deadline that has not passed.
+func New() *Deadline {
+	return &Deadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+// Pass makes the deadline pass: Done closes and Err says
+// context.DeadlineExceeded. Calling it again does nothing.
+func (c *Deadline) Pass() { c.once.Do(func() { close(c.done) }) }
+
+// Deadline reports a deadline far ahead: only Pass ends the context.
+func (c *Deadline) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+
+// Done closes when Pass is called.
+func (c *Deadline) Done() <-chan struct{} { return c.done }
+
+// Err is context.DeadlineExceeded once Pass was called, else nil.
+func (c *Deadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
