@@ -14,7 +14,9 @@ import (
 // lets one run `pulumi preview` on the stack by hand, with another provider binary through
 // PROXMOXTALOS_BENCH_PROVIDER: how a change is compared with the build before it on the same
 // state, or a state written by an older provider previewed by a newer one. A developer's
-// tool: the token is the lab's own, valid while this process runs.
+// tool: the token is the lab's own, valid while this process runs. Started under
+// `flock /work/e2e.lock` (even in the background), it keeps the lock as long as it holds,
+// since it inherits the lock's descriptor: hold, preview and interrupt it in one locked script.
 func (b *bench) holdStack(s *stack) error {
 	var sh strings.Builder
 	for _, kv := range s.env {
