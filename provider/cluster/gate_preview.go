@@ -9,8 +9,10 @@ import (
 )
 
 // previewGateBindings are, in a preview, an existing node's health gate
-// node lists (controlPlanes, workers, otherNodes) and its vmIds as values not
-// known yet; nil otherwise (an update, or a new node).
+// lists of workers and other nodes and its vmIds as values not known yet; nil
+// otherwise (an update, or a new node). controlPlanes stays known: it is a
+// required input (an unknown one fails infer's decoding in Check), and it
+// lists the control planes only.
 //
 // Only a create or an update reads them (the gate's waits and the waits that
 // end when a VM stops); ConfigurationApply's Check and Diff do not (a change
@@ -31,7 +33,6 @@ func (f *fanout) previewGateBindings(n *plan.Node, args *talos.ConfigurationAppl
 	}
 	g := args.HealthGate
 	return []childargs.Binding{
-		childargs.Bind(&g.ControlPlanes, unknownStrings()),
 		childargs.Bind(&g.Workers, unknownStrings()),
 		childargs.Bind(&g.OtherNodes, unknownStrings()),
 		childargs.Bind(&args.VmIds, unknownIntMap()),

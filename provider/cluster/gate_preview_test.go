@@ -5,11 +5,12 @@ import (
 	"testing"
 )
 
-// In a preview, an existing node's apply has its gate's node lists and its
-// vmIds unknown (only a create or an update reads them; a preview of n nodes
+// In a preview, an existing node's apply has its gate's lists of workers and
+// other nodes and its vmIds unknown (only a create or an update reads them; a preview of n nodes
 // would otherwise move n² values); a new node's apply, whose create the
 // preview lists input by input, and every apply of the update itself have
-// them known. What the preview knows of the gate (vm, endpoint) stays.
+// them known. What the preview knows of the gate (vm, endpoint, the control
+// planes: a required input) stays.
 func TestPreviewLeavesExistingNodesGateListsUnknown(t *testing.T) {
 	t.Parallel()
 	inv, first := existingCluster(t, baseInputs())
@@ -21,7 +22,7 @@ func TestPreviewLeavesExistingNodesGateListsUnknown(t *testing.T) {
 	update, _, err := constructDry(t, false, inv, in, appliedConfigs(first))
 	must(t, err)
 
-	lists := []string{"controlPlanes", "workers", "otherNodes"}
+	lists := []string{"workers", "otherNodes"}
 	for _, a := range preview.byType("ConfigurationApply") {
 		gate := a.inputs.Get("healthGate").AsMap()
 		newNode := a.name == "lab-workers-3"
@@ -33,7 +34,7 @@ func TestPreviewLeavesExistingNodesGateListsUnknown(t *testing.T) {
 		if unknown := a.inputs.Get("vmIds").IsComputed(); unknown == newNode {
 			t.Errorf("preview: %s vmIds unknown = %v (new node: %v)", a.name, unknown, newNode)
 		}
-		if !gate.Get("vm").IsString() || !gate.Get("kubernetesEndpoint").IsString() {
+		if !gate.Get("vm").IsString() || !gate.Get("kubernetesEndpoint").IsString() || !gate.Get("controlPlanes").IsArray() {
 			t.Errorf("preview: %s gate lost what the preview shows: %v", a.name, gate)
 		}
 	}

@@ -56,7 +56,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 
 	args.ConfigView, args.ConfigChange = nil, nil
 
-	fails = append(fails, checkHealthGate(args.HealthGate, req.NewInputs)...)
+	fails = append(fails, checkHealthGate(args.HealthGate)...)
 
 	if args.MachineConfiguration != "" && sameConfiguration(req.OldInputs, args) {
 		// Accepted before as it is (sameConfiguration): nothing to validate

@@ -411,20 +411,8 @@ func TestGateRequest(t *testing.T) {
 	}
 
 	bad := "soon"
-	if f := checkHealthGate(&HealthGate{Workers: []string{"10.5.0.0/24"}, Timeout: &bad}, property.Map{}); len(f) != 3 {
+	if f := checkHealthGate(&HealthGate{Workers: []string{"10.5.0.0/24"}, Timeout: &bad}); len(f) != 3 {
 		t.Errorf("failures %+v, want controlPlanes, workers[0] and timeout", f)
-	}
-
-	// A list not known yet (a preview) is not missing: no failure for it.
-	unknown := property.NewMap(map[string]property.Value{"healthGate": property.New(property.NewMap(map[string]property.Value{
-		"controlPlanes": property.New(property.Computed), "workers": property.New(property.Computed),
-	}))})
-	if f := checkHealthGate(&HealthGate{}, unknown); len(f) != 0 {
-		t.Errorf("unknown lists: failures %+v", f)
-	}
-
-	if f := checkHealthGate(&HealthGate{}, property.NewMap(map[string]property.Value{"healthGate": property.New(property.Computed)})); len(f) != 0 {
-		t.Errorf("unknown gate: failures %+v", f)
 	}
 }
 

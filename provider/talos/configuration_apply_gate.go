@@ -8,7 +8,6 @@ import (
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
-	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
@@ -25,18 +24,15 @@ const (
 	gateAfter  gatePhase = "after"
 )
 
-// checkHealthGate validates a health gate. inputs are the raw inputs it was
-// decoded from: a list not known yet (a preview) decodes as empty, and is
-// neither missing nor checked (TalosCluster's previews leave an existing
-// node's gate lists unknown: cluster/gate_preview.go).
-func checkHealthGate(g *HealthGate, inputs property.Map) []p.CheckFailure {
+// checkHealthGate validates a health gate.
+func checkHealthGate(g *HealthGate) []p.CheckFailure {
 	if g == nil {
 		return nil
 	}
 
 	var fails []p.CheckFailure
 
-	if len(g.ControlPlanes) == 0 && !unknownGateList(inputs, "controlPlanes") {
+	if len(g.ControlPlanes) == 0 {
 		fails = append(fails, p.CheckFailure{Property: "healthGate.controlPlanes", Reason: "a health gate needs at least one control plane address (etcd and the Kubernetes API are checked through them)"})
 	}
 
@@ -57,16 +53,6 @@ func checkHealthGate(g *HealthGate, inputs property.Map) []p.CheckFailure {
 	}
 
 	return fails
-}
-
-// unknownGateList reports healthGate.<list> not known yet in inputs.
-func unknownGateList(inputs property.Map, list string) bool {
-	g := inputs.Get("healthGate")
-	if g.IsComputed() {
-		return true
-	}
-
-	return g.IsMap() && g.AsMap().Get(list).IsComputed()
 }
 
 func gateTimeout(g *HealthGate) (time.Duration, error) {

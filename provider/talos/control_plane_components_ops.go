@@ -23,7 +23,7 @@ func (*ControlPlaneComponents) Check(ctx context.Context, req infer.CheckRequest
 	fails = append(fails, checkNodeAndEndpoints(args.Node, args.Endpoints)...)
 
 	fails = append(fails, checkTimeouts(args.Timeouts)...)
-	fails = append(fails, checkHealthGate(args.HealthGate, req.NewInputs)...)
+	fails = append(fails, checkHealthGate(args.HealthGate)...)
 
 	args.Change = nil
 
