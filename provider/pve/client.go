@@ -60,6 +60,9 @@ type Client struct {
 	// and Proxmox accepted, with the time it answered (see Unsettled,
 	// forgetGone)
 	made sync.Map
+	// started holds when this process last started or rebooted each VMID
+	// (StartedAt)
+	started sync.Map
 	// taskPoll is the first interval between task status polls.
 	taskPoll time.Duration
 	privs    privilegeCache

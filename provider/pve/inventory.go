@@ -16,6 +16,8 @@ import (
 // PVE/API2/Cluster.pm resources): fast and complete even while another
 // node is down, when that node's guests read status "unknown".
 type Inventory struct {
+	// At is when the read began (zero when not read through Client).
+	At     time.Time
 	Guests []ClusterVM
 	// Offline holds the nodes that are not online.
 	Offline map[string]bool
@@ -159,6 +161,7 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 	if err != nil {
 		return Inventory{}, err
 	}
+	inv.At = at
 	c.inv.at, c.inv.gen, c.inv.inv = at, gen, inv
 	c.forgetGone(inv, at)
 	c.inv.smu.Lock()

@@ -303,7 +303,26 @@ func notPaused(st VMStatus) bool  { return st.Running() && !st.Paused() }
 
 // StartVM starts the VM and waits until QEMU runs.
 func (c *Client) StartVM(ctx context.Context, ref VMRef) error {
-	return c.powerAction(ctx, ref, "start", nil, running)
+	return c.bootedBy(ref.VMID, c.powerAction(ctx, ref, "start", nil, running))
+}
+
+// bootedBy records that this process (re)started VM vmid now when err is
+// nil, and returns err.
+func (c *Client) bootedBy(vmid int, err error) error {
+	if err == nil {
+		c.started.Store(vmid, time.Now())
+	}
+	return err
+}
+
+// StartedAt is when this process last started or rebooted VM vmid (the
+// task's end: QEMU runs, the guest boots), for the VM watch of Talos waits
+// (provider/vmwatch), which gives a VM booting its firmware and OS time to
+// answer before it asks Proxmox about it.
+func (c *Client) StartedAt(vmid int) (time.Time, bool) {
+	v, ok := c.started.Load(vmid)
+	at, _ := v.(time.Time)
+	return at, ok
 }
 
 // ResumeVM continues a paused VM (status/resume) and waits until its
@@ -329,7 +348,7 @@ func (c *Client) ShutdownVM(ctx context.Context, ref VMRef, timeout time.Duratio
 // pending changes). It fails when the guest ignores the ACPI request. It
 // is not repeated: whether a reboot happened cannot be seen afterwards.
 func (c *Client) RebootVM(ctx context.Context, ref VMRef, timeout time.Duration) error {
-	return c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())}, nil)
+	return c.bootedBy(ref.VMID, c.powerAction(ctx, ref, "reboot", map[string]any{"timeout": int(timeout.Seconds())}, nil))
 }
 
 // RestartVM shuts the VM down (stopping it hard after timeout) and starts it

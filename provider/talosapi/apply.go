@@ -7,6 +7,7 @@ import (
 	"time"
 
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -138,6 +139,8 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 
 	o.report("node %s accepted the machine configuration via %s (%s)", t.Node, res.Via, res.Applied)
 
+	o.machineSilent(t, silenceAfter(res, cfg))
+
 	for _, w := range res.Warnings {
 		o.report("node %s warns: %s", t.Node, w)
 	}
@@ -189,6 +192,23 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	res.Version = version
 
 	return res, nil
+}
+
+// silenceAfter is how long the node is expected not to answer after it
+// accepted a configuration as res says (0: it keeps answering).
+func silenceAfter(res *ApplyResult, cfg config.Provider) time.Duration {
+	switch {
+	case res.Via == ModeMaintenance && cfg.Machine() != nil && cfg.Machine().Type() == machine.TypeWorker:
+		// its API answers only with a certificate from the control
+		// planes' trustd, on a new cluster after the bootstrap
+		return installSilence + certSilence
+	case res.Via == ModeMaintenance:
+		return installSilence
+	case res.Applied == ApplyReboot:
+		return rebootSilence
+	}
+
+	return 0
 }
 
 // waitLeftMaintenance waits until a node no longer answers in maintenance

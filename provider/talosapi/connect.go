@@ -180,6 +180,16 @@ func probeSecure(ctx context.Context, o Options, t Target, w *answerWatch) (*Con
 // confirms it: Disks in maintenance mode, Version over mTLS. A target
 // known to be configured (Target.Configured) gets the mTLS call first.
 func dialOnce(ctx context.Context, o Options, t Target) (*Conn, string, error) {
+	conn, state, err := dialNode(ctx, o, t)
+	if err == nil {
+		o.machineAnswered(t)
+	}
+
+	return conn, state, err
+}
+
+// dialNode is dialOnce without telling o.Machines of an answer.
+func dialNode(ctx context.Context, o Options, t Target) (*Conn, string, error) {
 	addr, err := t.nodeAddr()
 	if err != nil {
 		return nil, "", stop(err)

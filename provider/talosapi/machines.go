@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // MachineChecker knows whether the machine behind a node address runs: for
@@ -20,6 +21,49 @@ type MachineChecker interface {
 	// or when it was asked too recently to ask again. It is called after
 	// every failed attempt to reach the node, so it limits its own pace.
 	Down(ctx context.Context, node string) error
+}
+
+// MachineNotes is a MachineChecker that also hears how the waits on a
+// node go, so that it asks its platform only about a silence nothing else
+// explains.
+type MachineNotes interface {
+	MachineChecker
+	// Answered: the node answered an attempt, so its machine runs.
+	Answered(node string)
+	// Silent: the provider just told the node to do what keeps it silent
+	// for up to d (an install, an upgrade, a reboot).
+	Silent(node string, d time.Duration)
+}
+
+// Expected silences of a node the provider told to change, with room for
+// a slower machine or registry than the lab's realistic durations
+// (tests/lab/talos/sim.go: install 25 s, reboot 15 s, boot 20 s).
+const (
+	// installSilence: an install from maintenance mode or an upgrade
+	// (pull the installer, write the disk, reboot, boot): 60 s there.
+	installSilence = 75 * time.Second
+	// rebootSilence: a configuration applied with a reboot: 35 s there.
+	rebootSilence = 45 * time.Second
+	// certSilence: a worker installed from maintenance mode answers only
+	// once trustd on a control plane, reached through the cluster
+	// endpoint, gave its apid a certificate: on a new cluster, after the
+	// first control plane's install, its bootstrap and its VIP (the
+	// lab's 3+2 create: about 72 s after the worker's install began).
+	certSilence = 30 * time.Second
+)
+
+// machineAnswered tells o.Machines that t's node answered.
+func (o Options) machineAnswered(t Target) {
+	if n, ok := o.Machines.(MachineNotes); ok {
+		n.Answered(t.Node)
+	}
+}
+
+// machineSilent tells o.Machines that t's node is to be silent for up to d.
+func (o Options) machineSilent(t Target, d time.Duration) {
+	if n, ok := o.Machines.(MachineNotes); ok && d > 0 {
+		n.Silent(t.Node, d)
+	}
 }
 
 // MachineDownError: the machine behind a node address is not running, so

@@ -140,3 +140,74 @@ func TestWaitsEndWhenTheMachineIsOff(t *testing.T) {
 		}
 	}
 }
+
+// fakeNotes is fakeMachines that also hears of answers and of the
+// silences the provider causes (MachineNotes).
+type fakeNotes struct {
+	fakeMachines
+	answered atomic.Int32
+	silent   map[string]time.Duration
+}
+
+func (f *fakeNotes) Answered(string) { f.answered.Add(1) }
+
+func (f *fakeNotes) Silent(node string, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.silent[node] = d
+}
+
+// A checker that takes notes hears of each answer of a node and, when an
+// apply in maintenance mode starts the install, that the node will be
+// silent for at least the install, reboot and boot (60 s at the lab's
+// realistic durations): its VM need not be looked up meanwhile.
+func TestMachinesHearOfAnswersAndOfTheInstall(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	block := simtest.AddressBlock()
+	cp := block(2)
+	simtest.Boot(s, "cp1", cp, "scsi0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	m := &fakeNotes{silent: map[string]time.Duration{}}
+	o := simOptions(t)
+	o.Machines = m
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	m.mu.Lock()
+	d, ok := m.silent[cp.String()]
+	m.mu.Unlock()
+
+	if !ok || d < time.Minute {
+		t.Errorf("after the install from maintenance mode the checker heard silence %s (told: %v), want at least 1m", d, ok)
+	}
+
+	// the apply in maintenance mode and the wait's last attempt answered
+	if n := m.answered.Load(); n < 2 {
+		t.Errorf("the checker heard of %d answers, want at least 2", n)
+	}
+
+	// a worker also waits for its certificate from the control planes
+	wk := block(3)
+	simtest.Boot(s, "w1", wk, "scsi0")
+
+	if _, err := talosapi.Apply(ctx, talosapi.Target{Node: wk.String(), Creds: adminCreds(t)},
+		talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleWorker, cp, "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	m.mu.Lock()
+	dw := m.silent[wk.String()]
+	m.mu.Unlock()
+
+	if dw <= d {
+		t.Errorf("a worker's install: silence %s, want longer than a control plane's (%s)", dw, d)
+	}
+}

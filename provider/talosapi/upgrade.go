@@ -113,6 +113,7 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		}
 
 		o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
+		o.machineSilent(t, installSilence)
 
 		if req.EvenIfSameVersion && sameVersion(res.From, want) {
 			// The version does not tell the new image from the old one: wait

@@ -5,5 +5,7 @@
 // as down once every look over a grace period found it not running on a
 // host that has been up long enough to have started its onboot VMs. The
 // looks themselves go through a Source (the provider's one Proxmox
-// client), paced by a backoff per VM.
+// client), at one pace per VM for the whole process (Book), and not while
+// the node is in a silence the provider caused itself (an install, an
+// upgrade, a reboot, a boot after its start).
 package vmwatch

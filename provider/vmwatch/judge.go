@@ -31,9 +31,19 @@ type Policy struct {
 	// onboot VMs yet (pve-guests.service runs startall after boot, with
 	// each VM's startup delay between starts). Default 2m.
 	HostBoot time.Duration
-	// First and Max bound the pause between two looks at one VM; it
-	// doubles from First up to Max. Defaults 2s and 15s.
-	First, Max time.Duration
+	// First is how long a node must have been silent (since its last
+	// answer) before its VM is first looked at: a node that misses one
+	// attempt mostly answers the next. Default 2s.
+	First time.Duration
+	// Every is the pause between two looks at one VM, kept across the
+	// watchers of one process (Book). With the default Grace, a VM seen
+	// stopped in its first look is judged two looks later. Default 15s.
+	Every time.Duration
+	// Boot: a VM this process started (Source StartedAt) is not looked at
+	// for this long after its start while its node has not answered since:
+	// firmware, kernel and Talos's API take about 20 s (tests/lab/talos
+	// sim.go bootDuration, "realistic"). Default 30s.
+	Boot time.Duration
 }
 
 func (p Policy) withDefaults() Policy {
@@ -49,8 +59,12 @@ func (p Policy) withDefaults() Policy {
 		p.First = 2 * time.Second
 	}
 
-	if p.Max < p.First {
-		p.Max = max(15*time.Second, p.First)
+	if p.Every <= 0 {
+		p.Every = 15 * time.Second
+	}
+
+	if p.Boot <= 0 {
+		p.Boot = 30 * time.Second
 	}
 
 	return p

@@ -7,27 +7,32 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
-// inventoryAge is how old a cluster inventory may be to serve a look: the
-// waits of parallel operations (one per node) share one read.
-const inventoryAge = 2 * time.Second
-
 // proxmox looks through the provider's Proxmox client, in the cluster
 // inventory (GET /cluster/resources): it follows a VM to whichever node it
 // runs on, says "unknown" for the guests of an offline node, and holds the
-// nodes' uptimes.
+// nodes' uptimes. One read serves every VM it shows, so the waits of
+// parallel operations (one per node) share it.
 type proxmox struct{ c *pve.Client }
 
 // Proxmox is a Source over the provider's Proxmox client.
 func Proxmox(c *pve.Client) Source { return proxmox{c} }
 
-func (s proxmox) Look(ctx context.Context, vm VM) Look {
-	inv, err := s.c.Inventory(ctx, inventoryAge)
+func (s proxmox) Look(ctx context.Context, vm VM, maxAge time.Duration) Look {
+	inv, err := s.c.Inventory(ctx, maxAge)
 	if err != nil {
 		return Look{At: time.Now()}
 	}
 
-	return lookIn(inv, vm.VMID, time.Now())
+	at := inv.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+
+	return lookIn(inv, vm.VMID, at)
 }
+
+// StartedAt is when this process last started VM vmid (pve.Client.StartedAt).
+func (s proxmox) StartedAt(vmid int) (time.Time, bool) { return s.c.StartedAt(vmid) }
 
 // lookIn is what the inventory says about VM vmid.
 func lookIn(inv pve.Inventory, vmid int, at time.Time) Look {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -21,35 +20,46 @@ type VM struct {
 // Source looks at VMs: one Proxmox request or two, no retries (the next look
 // is the retry). An error of Proxmox is a Look with State "".
 type Source interface {
-	Look(ctx context.Context, vm VM) Look
+	// Look says what Proxmox says about vm. A read this process made at
+	// most maxAge ago may answer: Look.At is when it was made.
+	Look(ctx context.Context, vm VM, maxAge time.Duration) Look
+}
+
+// startTimes is a Source that knows which VMs its process started, and
+// when: such a VM's node is given Policy.Boot to answer before a look.
+type startTimes interface {
+	StartedAt(vmid int) (time.Time, bool)
 }
 
 // Watcher answers talosapi.MachineChecker for a set of VMs. One per
 // operation (a create, an update): its judges follow that operation's
-// waits.
+// waits. The pace of the looks is the process's, in its Book.
 type Watcher struct {
 	src    Source
+	book   *Book
 	policy Policy
 	now    func() time.Time
-
-	mu  sync.Mutex
+	// vms is fixed after New; its judges and verdicts are guarded by
+	// book.mu.
 	vms map[string]*watched
 }
 
 type watched struct {
 	vm      VM
 	judge   judge
-	next    time.Time
-	pause   time.Duration
 	verdict *talosapi.MachineDownError
-	// looking: a look at this VM is under way (outside Watcher.mu); the
-	// callers that ask meanwhile are answered "not down" at once.
-	looking bool
 }
 
-// New watches vms through src. Addresses are compared without their port.
-func New(src Source, vms []VM, p Policy) *Watcher {
-	w := &Watcher{src: src, policy: p.withDefaults(), now: time.Now, vms: map[string]*watched{}}
+var _ talosapi.MachineNotes = (*Watcher)(nil)
+
+// New watches vms through src, at the pace book keeps for the process (nil:
+// a book of this watcher's own). Addresses are compared without their port.
+func New(src Source, book *Book, vms []VM, p Policy) *Watcher {
+	if book == nil {
+		book = NewBook()
+	}
+
+	w := &Watcher{src: src, book: book, policy: p.withDefaults(), now: time.Now, vms: map[string]*watched{}}
 	for _, v := range vms {
 		w.vms[hostOnly(v.Address)] = &watched{vm: v}
 	}
@@ -61,66 +71,78 @@ func New(src Source, vms []VM, p Policy) *Watcher {
 // Talos wait.
 const lookTimeout = 20 * time.Second
 
-// Down implements talosapi.MachineChecker. The look runs outside w.mu: a
-// look that waits for Proxmox (up to lookTimeout) must not hold the waits
-// of the other nodes, nor a second wait on the same node, which is told
-// "not down" (as between two looks) until the look ends.
+// Down implements talosapi.MachineChecker. Proxmox is asked about a silent
+// node's VM only once the node has been silent for Policy.First, after
+// any silence the provider caused (Silent, Policy.Boot) and then every
+// Policy.Every: before, a look could only say what the node's last answer
+// or the provider's own action already told. The look runs outside the
+// book's lock: a look that waits for Proxmox (up to lookTimeout) must not
+// hold the waits of the other nodes, nor a second wait on the same node,
+// which is told "not down" (as between two looks) until the look ends.
 func (w *Watcher) Down(ctx context.Context, node string) error {
-	w.mu.Lock()
 	e := w.vms[hostOnly(node)]
 	if e == nil {
-		w.mu.Unlock()
 		return nil
 	}
 
+	b := w.book
+	b.mu.Lock()
+
 	if e.verdict != nil {
-		w.mu.Unlock()
+		b.mu.Unlock()
 		return e.verdict
 	}
 
 	now := w.now()
-	if e.next.IsZero() && e.pause == 0 {
-		// the first attempt of this watcher that fails: Proxmox is asked
-		// only First after it (not reset when the node answers again:
-		// Down hears only of failures). A node that misses one
-		// attempt mostly boots or reboots (a new VM, an install), which
-		// the wait's next attempts see end; a look now would be a
-		// request for nothing (a verdict needs Grace of looks anyway).
-		e.next = now.Add(w.policy.First)
-		w.mu.Unlock()
-		return nil
-	}
-	if now.Before(e.next) || e.looking {
-		w.mu.Unlock()
+	p := b.entry(e.vm.VMID)
+
+	if p.silentSince.IsZero() {
+		// the node's first failed attempt since it answered (or since the
+		// process began watching it): a node that misses one attempt
+		// mostly answers the next
+		p.silentSince, p.next = now, now.Add(w.policy.First)
+		b.mu.Unlock()
+
 		return nil
 	}
 
-	e.looking = true
-	w.mu.Unlock()
+	if now.Before(w.due(e.vm.VMID, p)) || p.looking {
+		b.mu.Unlock()
+		return nil
+	}
+
+	p.looking = true
+	// a read made since the node fell silent, at most half a pause ago,
+	// answers too: the silent nodes of one process share their reads
+	maxAge := min(w.policy.Every/2, now.Sub(p.silentSince))
+	b.mu.Unlock()
 
 	lctx, cancel := context.WithTimeout(ctx, lookTimeout)
-	l := w.src.Look(lctx, e.vm)
+	l := w.src.Look(lctx, e.vm, maxAge)
 	cancel()
 
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 
-	e.looking = false
+	p.looking = false
 
 	if l.At.IsZero() {
 		l.At = now
 	}
 
-	down, seen := e.judge.observe(l, w.policy)
+	p.next = l.At.Add(w.policy.Every)
 
-	if e.pause == 0 {
-		e.pause = w.policy.First
-	} else {
-		e.pause = min(e.pause*2, w.policy.Max)
+	if !e.judge.since.IsZero() && e.judge.since.Before(p.answered) {
+		// the node answered after the streak began: its VM ran since
+		e.judge = judge{}
 	}
 
-	e.next = now.Add(e.pause)
+	if l.At.Before(p.answered) {
+		// a read from before the node's last answer tells nothing new
+		return nil
+	}
 
+	down, seen := e.judge.observe(l, w.policy)
 	if !down {
 		return nil
 	}
@@ -134,6 +156,64 @@ func (w *Watcher) Down(ctx context.Context, node string) error {
 		For: seen.Round(time.Second).String(), Advice: advice(l.State)}
 
 	return e.verdict
+}
+
+// due is when VM vmid may next be looked at: not before its pace allows,
+// nor while a silence the provider caused lasts. Called with book.mu held.
+func (w *Watcher) due(vmid int, p *paced) time.Time {
+	due := p.next
+	if p.quietUntil.After(due) {
+		due = p.quietUntil
+	}
+
+	if st, ok := w.src.(startTimes); ok {
+		if at, ok := st.StartedAt(vmid); ok && !p.answered.After(at) {
+			// started by this process and not answered since: booting
+			if boot := at.Add(w.policy.Boot); boot.After(due) {
+				due = boot
+			}
+		}
+	}
+
+	return due
+}
+
+// Answered implements talosapi.MachineNotes: the node answered, so its VM
+// runs. Its next silence starts a new pace (the first look Policy.First
+// after it) and no judge keeps a streak from before.
+func (w *Watcher) Answered(node string) {
+	e := w.vms[hostOnly(node)]
+	if e == nil {
+		return
+	}
+
+	b := w.book
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	p := b.entry(e.vm.VMID)
+	p.answered, p.silentSince, p.next = w.now(), time.Time{}, time.Time{}
+	e.judge = judge{}
+}
+
+// Silent implements talosapi.MachineNotes: the provider told the node to do
+// what keeps it silent for up to d (an install, an upgrade, a reboot), so
+// its VM is not looked at before d has passed, by any watcher of the
+// process. A VM stopped in that time is judged that much later.
+func (w *Watcher) Silent(node string, d time.Duration) {
+	e := w.vms[hostOnly(node)]
+	if e == nil {
+		return
+	}
+
+	b := w.book
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	p := b.entry(e.vm.VMID)
+	if until := w.now().Add(d); until.After(p.quietUntil) {
+		p.quietUntil = until
+	}
 }
 
 // advice says how the VM comes back.

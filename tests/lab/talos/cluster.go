@@ -19,7 +19,7 @@ type cluster struct {
 	vipLeader map[netip.Addr]*Node     // VIP -> node holding it
 	serving   map[netip.AddrPort]*Node // kube-apiserver listeners wanted: address -> CP node
 	servers   map[netip.AddrPort]*kubeServer
-	kube      *kubeControlPlane // the real etcd + kube-apiserver (nil until first wanted)
+	kube      *kubeControlPlane // the real kube-apiserver on the members (nil until first wanted)
 	agent     *kubeAgent        // the simulated kubelets and controllers, clients of kube
 	addons    clusterAddons     // what the control planes' manifests run
 	// kubeMissingLogged, kubeVersionNote: said once in a node's log.
@@ -121,7 +121,7 @@ func (s *Sim) reconcile() bool {
 		nodes := members[c]
 		slices.SortFunc(nodes, func(a, b *Node) int { return a.bootedAt.Compare(b.bootedAt) })
 
-		changed = s.reconcileEtcd(c, nodes, now, &after) || changed
+		s.reconcileEtcd(nodes, now, &after)
 		changed = s.reconcileAPIServers(c, nodes, now, &after) || changed
 		changed = s.reconcileVIPs(c, nodes, &after) || changed
 		changed = s.reconcileWorkerCerts(c, nodes, &after) || changed
@@ -151,10 +151,8 @@ func isControlPlane(cfg config.Provider) bool {
 // reconcileEtcd starts etcd members of control planes that have etcd data,
 // and joins control planes without data to the bootstrapped cluster once they
 // can reach the Kubernetes API (Talos discovers the control plane endpoints
-// through it).
-func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]func()) bool {
-	changed := false
-
+// through it). Both run outside sim.mu and nudge the reconciler when done.
+func (s *Sim) reconcileEtcd(nodes []*Node, now time.Time, after *[]func()) {
 	for _, n := range nodes {
 		if !isControlPlane(n.active) || n.etcd != nil || n.etcdJoining || n.ps == nil {
 			continue
@@ -179,23 +177,15 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 				continue
 			}
 
-			if ec.real != nil {
-				// The real member starts from its data (outside sim.mu).
-				if now.After(n.etcdRetryAt) {
-					n.etcdJoining = true
-					gen, cfg, dir := n.gen, n.active, n.ps.etcdData
+			// The member starts from its data (outside sim.mu).
+			if now.After(n.etcdRetryAt) {
+				n.etcdJoining = true
+				gen, cfg, dir := n.gen, n.active, n.ps.etcdData
 
-					if !s.goLocked(func() { n.startMemberAgain(gen, ec, m, cfg, dir) }) {
-						n.etcdJoining = false
-					}
+				if !s.goLocked(func() { n.startMemberAgain(gen, ec, m, cfg, dir) }) {
+					n.etcdJoining = false
 				}
-
-				continue
 			}
-
-			m.running, m.since, m.addr, m.name = true, now, n.addr.String(), n.hostname
-			n.etcd, n.etcdCluster, n.etcdSince = m, ec, now
-			changed = true
 
 			continue
 		}
@@ -211,76 +201,16 @@ func (s *Sim) reconcileEtcd(c *cluster, nodes []*Node, now time.Time, after *[]f
 			continue
 		}
 
-		if ec.real != nil {
-			// Talos's join against the real members, outside sim.mu.
-			if now.After(n.etcdRetryAt) {
-				n.etcdJoining = true
-				gen, cfg := n.gen, n.active
+		// Talos's join against the members, outside sim.mu.
+		if now.After(n.etcdRetryAt) {
+			n.etcdJoining = true
+			gen, cfg := n.gen, n.active
 
-				if !s.goLocked(func() { n.joinReal(gen, ec, cfg) }) {
-					n.etcdJoining = false
-				}
+			if !s.goLocked(func() { n.joinReal(gen, ec, cfg) }) {
+				n.etcdJoining = false
 			}
-
-			continue
 		}
-
-		if err := s.removeNamesake(ec, n, after); err != nil {
-			continue // etcd refuses for now: retried
-		}
-
-		m, err := ec.add(n.hostname, n.addr.String())
-		if err != nil {
-			continue // etcd refuses for now (no leader, not enough started members): retried
-		}
-
-		n.etcd, n.etcdCluster, n.etcdSince, n.etcdJoining = m, ec, now, true
-		changed = true
-
-		*after = append(*after, func() {
-			n.logf("etcd joined the cluster", "member", strconv.FormatUint(m.id, 16))
-
-			err := n.updateState(func(ps *persistState) {
-				ps.etcdCluster, ps.etcdMember = ec.id, m.id
-			})
-			if err != nil {
-				n.logf("recording etcd data on disk failed", "error", err)
-			}
-
-			n.sim.mu.Lock()
-			n.etcdJoining = false
-			n.sim.mu.Unlock()
-		})
 	}
-
-	return changed
-}
-
-// removeNamesake removes a member with the joining node's hostname before
-// it joins (sim.mu held): a control plane joins only with empty etcd data,
-// so such a member is this node's previous life (a VM replaced at the same
-// name), which would conflict with the new member. Talos does the same
-// (internal/app/machined/pkg/system/services/etcd.go addMember: "if
-// there's already a member with same hostname, it should be removed").
-func (s *Sim) removeNamesake(ec *etcdCluster, n *Node, after *[]func()) error {
-	for _, m := range ec.members {
-		if m.name != n.hostname {
-			continue
-		}
-
-		if err := s.removeMember(ec, m.id); err != nil {
-			return err
-		}
-
-		id := m.id
-		*after = append(*after, func() {
-			n.logf("removed the etcd member of this node's previous install", "member", strconv.FormatUint(id, 16))
-		})
-
-		return nil
-	}
-
-	return nil
 }
 
 func (s *Sim) etcdByID(id uint64) *etcdCluster {

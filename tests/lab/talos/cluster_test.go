@@ -37,7 +37,6 @@ type clusterOpts struct {
 	vip          bool // endpoint is a VIP held by the control planes
 	patch        func(string) string
 	pull         func(ref string) error // Options.Pull
-	realEtcd     bool                   // Options.RealEtcd
 }
 
 // allVoting: every member has started (published its name) and votes; a
@@ -57,7 +56,7 @@ func allVoting(members []*machine.EtcdMember) bool {
 func bootCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 
-	s, logs := newSimWith(t, Options{Pull: o.pull, RealEtcd: o.realEtcd})
+	s, logs := newSimWith(t, Options{Pull: o.pull})
 	ip := addressBlock()
 
 	tc := &testCluster{sim: s, logs: logs, endpoint: ip(11)}

@@ -9,9 +9,9 @@ import (
 )
 
 // realNodeEtcd answers machined's etcd calls from the node's real member
-// (Options.RealEtcd) or, for the calls Talos makes through the control plane
-// endpoints, from the members reached through them: every number, list and
-// refusal is etcd's own.
+// or, for the calls Talos makes through the control plane endpoints, from
+// the members reached through them: every number, list and refusal is
+// etcd's own.
 type realNodeEtcd struct{ n *Node }
 
 // local is this node's member's client URL and its cluster's client.

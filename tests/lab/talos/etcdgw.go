@@ -16,7 +16,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
-// etcdGateway is an etcd client for the real members (Options.RealEtcd):
+// etcdGateway is an etcd client for the real members (etcdmember.go):
 // etcd's gRPC gateway (JSON over the client URL, on by default:
 // --enable-grpc-gateway), with a client certificate from the cluster's etcd
 // CA, as Talos's etcd client has one (its "etcd admin" certificate). The
@@ -134,7 +134,7 @@ func (g *etcdGateway) callAny(ctx context.Context, urls []string, path string, b
 
 // etcdError turns etcd's message back into the lab's error values
 // (go.etcd.io/etcd/api/v3/v3rpc/rpctypes), so callers test them with
-// errors.Is whether the model or a real member answered.
+// errors.Is.
 func etcdError(msg string) error {
 	for _, e := range []error{
 		errEtcdNotEnoughStarted, errEtcdUnhealthy, errEtcdNoLeader, errEtcdMemberNotFound, errEtcdPeerURLExist,

@@ -15,7 +15,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
-// A control plane's own etcd member (Options.RealEtcd): a real etcd process
+// A control plane's own etcd member: a real etcd process
 // (the lab's .tools/bin/etcd-<version>, FindKubeTools) listening on the
 // node's own loopback address, 2379 for clients and 2380 for peers, as
 // Talos's etcd service listens on the node's address

@@ -3,6 +3,7 @@ package talos
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,8 +12,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/client"
 )
 
-// Tests of the real etcd members (Options.RealEtcd): each control plane
-// runs its own etcd process, and what the Talos API shows is etcd's answer.
+// Tests of the real etcd members: each control plane runs its own etcd
+// process, and what the Talos API shows is etcd's answer.
 
 // TestRealEtcdMembersJoinSnapshotAlarms: bootstrap and two joins make a
 // real cluster of three voting members (each joined as a learner and was
@@ -22,7 +23,7 @@ import (
 func TestRealEtcdMembersJoinSnapshotAlarms(t *testing.T) {
 	t.Parallel()
 
-	tc := bootCluster(t, clusterOpts{cps: 3, realEtcd: true})
+	tc := bootCluster(t, clusterOpts{cps: 3})
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
@@ -128,7 +129,7 @@ func TestRealEtcdMembersJoinSnapshotAlarms(t *testing.T) {
 func TestRealEtcdQuorumLoss(t *testing.T) {
 	t.Parallel()
 
-	tc := bootCluster(t, clusterOpts{cps: 3, realEtcd: true})
+	tc := bootCluster(t, clusterOpts{cps: 3})
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
@@ -164,22 +165,35 @@ func TestRealEtcdQuorumLoss(t *testing.T) {
 	}
 }
 
-// TestRealEtcdLeaveAndRemove: a member that is down is removed by ID
+// TestRealEtcdLeaveAndRemove: a member that is down fails the pre-upgrade
+// check and is removed by ID
 // through a running one, and its node, back, does not run etcd again; a
 // graceful reset leaves etcd (MemberRemove of its own member); etcd
 // refuses to remove the last member.
 func TestRealEtcdLeaveAndRemove(t *testing.T) {
 	t.Parallel()
 
-	tc := bootCluster(t, clusterOpts{cps: 3, realEtcd: true})
+	tc := bootCluster(t, clusterOpts{cps: 3})
 	tc.bootstrap(t)
 
 	ctx := ctxT(t)
 	c1 := tc.client(t, tc.cps[0])
 
+	// Talos's pre-upgrade check passes once every member serves: a member
+	// that has just joined answers only once it has published itself
+	// (etcdupgrade.go), which can take longer than the check's 15 s.
+	waitFor(t, "the pre-upgrade check passes with every member up", func() bool {
+		return tc.cps[0].node.validateForUpgrade(ctx) == nil
+	})
+
 	cp3 := memberIDs(t, c1)["cp3"]
 	tc.cps[2].node.PowerOff()
 	waitFor(t, "cp3's member down", func() bool { return !tc.cps[2].node.Status().EtcdMember })
+
+	// Talos's pre-upgrade check reads through every member: cp3's does not
+	// answer within QuorumCheckTimeout.
+	_, err := c1.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: installerNext})
+	mustContain(t, err, fmt.Sprintf("error validating etcd for upgrade: etcd member %016x is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded", cp3))
 
 	if err := c1.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: cp3}); err != nil {
 		t.Fatal(err)
@@ -204,7 +218,7 @@ func TestRealEtcdLeaveAndRemove(t *testing.T) {
 		t.Fatalf("members after cp2 left: %v", ids)
 	}
 
-	err := c1.EtcdLeaveCluster(ctx, &machine.EtcdLeaveClusterRequest{})
+	err = c1.EtcdLeaveCluster(ctx, &machine.EtcdLeaveClusterRequest{})
 	mustContain(t, err, "re-configuration failed due to not enough started members")
 
 	if len(tc.sim.QuorumLosses()) != 0 {

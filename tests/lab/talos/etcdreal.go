@@ -14,19 +14,16 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
-// Real etcd members (Options.RealEtcd): each control plane that Talos says
-// is an etcd member runs its own etcd process (etcdmember.go), and the
-// membership calls go to that real cluster through etcd's API (etcdgw.go).
-// The simulator's etcdCluster is then only a published snapshot of the
-// real cluster, for the reconciler and checkQuorum, which read it under
-// sim.mu: nothing here calls etcd while holding sim.mu. The snapshot's
+// Real etcd members: each control plane that Talos says is an etcd member
+// runs its own etcd process (etcdmember.go), and the membership calls go
+// to that real cluster through etcd's API (etcdgw.go). The simulator's
+// etcdCluster is only a published snapshot of the real cluster, for the
+// reconciler and checkQuorum, which read it under sim.mu: nothing here
+// calls etcd while holding sim.mu. The snapshot's
 // member list, learner flags and leader come from the poller (pollEtcd);
 // a member's running flag is a fact about its process (started, killed,
 // paused, exited), never a timed-out call, so a loaded machine's leader
 // election is not recorded as a quorum loss.
-
-// realEtcd reports whether control planes run real etcd members.
-func (s *Sim) realEtcd() bool { return s.opts.RealEtcd }
 
 // memberURLs are the client URLs of the running members of ec's nodes
 // (sim.mu held), the ones reached through n's endpoints first, learners
@@ -102,7 +99,7 @@ func (n *Node) bootstrapReal(ctx context.Context, cfg config.Provider, clusterID
 	}
 
 	ec := &etcdCluster{id: uint64(st.Header.ClusterID), cluster: clusterID, real: gw}
-	member := &etcdMember{id: uint64(st.Header.MemberID), name: name, addr: addr.String(), started: true, running: true, since: time.Now()}
+	member := &etcdMember{id: uint64(st.Header.MemberID), name: name, addr: addr.String(), started: true, running: true}
 	ec.members = []*etcdMember{member}
 
 	s.mu.Lock()
@@ -188,7 +185,7 @@ func (n *Node) startMemberAgain(gen int, ec *etcdCluster, m *etcdMember, cfg con
 	case n.gen != gen || !n.addr.IsValid() || n.thaw != nil:
 		err = errors.New("the node rebooted or paused meanwhile")
 	default:
-		m.running, m.since, m.addr, m.name = true, time.Now(), addr.String(), name
+		m.running, m.addr, m.name = true, addr.String(), name
 		n.etcd, n.etcdCluster, n.etcdSince, n.etcdProc = m, ec, time.Now(), ep
 		ep = nil
 	}
@@ -318,7 +315,7 @@ func (n *Node) addLearner(gen int, ec *etcdCluster, cfg config.Provider) (uint64
 
 	ec.gen++
 	m := ec.upsert(id)
-	m.name, m.addr, m.learner, m.running, m.since = name, addr.String(), true, true, time.Now()
+	m.name, m.addr, m.learner, m.running = name, addr.String(), true, true
 	n.etcd, n.etcdCluster, n.etcdSince, n.etcdProc, n.etcdJoinErr = m, ec, time.Now(), ep, ""
 	s.mu.Unlock()
 

@@ -18,10 +18,10 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
-// kubeControlPlane is a cluster's real Kubernetes control plane: one etcd
-// and one kube-apiserver process (tools/kube), started when the first
-// control plane's kube-apiserver static pod would start, stopped when no
-// control plane runs one, and with the simulator. The TCP listeners on the
+// kubeControlPlane is a cluster's real Kubernetes control plane: one
+// kube-apiserver process (tools/kube) on the control planes' etcd members,
+// started when the first control plane's kube-apiserver static pod would
+// start, stopped when no control plane runs one, and with the simulator. The TCP listeners on the
 // control planes' addresses and VIPs (kubeproxy.go) forward to it; the
 // simulated kubelets and controllers (kubeagent.go) are its clients.
 //
@@ -31,7 +31,7 @@ import (
 type kubeControlPlane struct {
 	sim   *Sim
 	id    string
-	dir   string // the cluster's files: etcd data, certificates, configs
+	dir   string // the cluster's files: certificates, configs
 	tools KubeTools
 	want  chan kubeWant // latest wins
 	done  chan struct{}
@@ -43,27 +43,25 @@ type kubeControlPlane struct {
 	failure string       // why it does not serve, for the node log
 	sans    []netip.Addr // addresses the served certificate names
 	pki     *kubePKI
-	etcdURL string // the running etcd's client URL (kubeetcd.go)
-	apiProc *proc  // the serving kube-apiserver (its output is its log)
+	apiProc *proc // the serving kube-apiserver (its output is its log)
 }
 
 // kubeWant is what the simulator wants the control plane to be.
 type kubeWant struct {
-	run    bool // a control plane's kube-apiserver static pod runs
-	etcdUp bool // the cluster's etcd has quorum
-	store  uint64
-	cfg    config.Provider // a running control plane's config (secrets, versions)
-	sans   []netip.Addr    // addresses clients reach it on
+	run   bool            // a control plane's kube-apiserver static pod runs
+	store uint64          // the etcd cluster's ID: a new cluster is a new keyspace
+	cfg   config.Provider // a running control plane's config (secrets, versions)
+	sans  []netip.Addr    // addresses clients reach it on
 	// emulate is the --emulated-version ("1.34"), "" for the binary's own.
 	emulate string
-	// etcdServers: the control planes' real members' client URLs
-	// (Options.RealEtcd), the apiserver's --etcd-servers; empty: the
-	// cluster's own etcd process (startEtcd).
+	// etcdServers: the voting members' client URLs, the apiserver's
+	// --etcd-servers (without quorum it does not get ready, as on a real
+	// control plane).
 	etcdServers string
 }
 
 func (w kubeWant) same(o kubeWant) bool {
-	return w.run == o.run && w.etcdUp == o.etcdUp && w.store == o.store && w.cfg == o.cfg &&
+	return w.run == o.run && w.store == o.store && w.cfg == o.cfg &&
 		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate && w.etcdServers == o.etcdServers
 }
 
@@ -150,9 +148,7 @@ func (k *kubeControlPlane) setServing(addr string, ready bool, failure string) {
 // running processes, owned by the supervisor goroutine.
 type kubeProcs struct {
 	store    uint64
-	etcd     *proc
-	etcdURL  string
-	ports    []int // etcd's client and peer ports: kept across restarts (the apiserver's --etcd-servers)
+	etcdURL  string // the --etcd-servers wanted now
 	api      *proc
 	apiAddr  string
 	emulated string
@@ -172,10 +168,7 @@ func (k *kubeControlPlane) supervise() {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 
-	defer func() {
-		have.api.stop(5 * time.Second)
-		have.etcd.stop(5 * time.Second)
-	}()
+	defer func() { have.api.stop(5 * time.Second) }()
 
 	for {
 		select {
@@ -197,15 +190,10 @@ func (k *kubeControlPlane) supervise() {
 // converge moves the processes one step towards w.
 func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 	if !w.run || w.store != have.store {
-		if have.api != nil || have.etcd != nil {
+		if have.api != nil {
 			have.api.stop(5 * time.Second)
-			have.etcd.stop(5 * time.Second)
 			*have = kubeProcs{}
 			k.setServing("", false, "")
-
-			k.mu.Lock()
-			k.etcdURL = ""
-			k.mu.Unlock()
 		}
 
 		if !w.run {
@@ -228,41 +216,8 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 		k.mu.Unlock()
 	}
 
-	// etcd follows the simulated cluster's quorum: without it the real
-	// apiserver finds no etcd, as it finds no leader on a real cluster.
-	// With real members the apiserver uses them, and their quorum is real.
-	switch {
-	case w.etcdServers != "":
-		have.etcd.stop(5 * time.Second)
-		have.etcd, have.etcdURL = nil, w.etcdServers
-	case w.etcdUp && (have.etcd == nil || have.etcd.exited()):
-		if have.etcd != nil {
-			out := have.etcd.lastLines(5)
-			k.logf("etcd exited", "output", out)
-
-			// Its ports were taken meanwhile: new ones, and an apiserver
-			// that knows them.
-			if strings.Contains(out, "address already in use") {
-				have.ports = nil
-				have.api.stop(5 * time.Second)
-				have.api = nil
-				k.setServing("", false, "etcd restarts on new ports")
-			}
-		}
-
-		if err := k.startEtcd(w, have); err != nil {
-			k.setServing(have.apiAddr, false, err.Error())
-
-			return
-		}
-	case !w.etcdUp && have.etcd != nil:
-		have.etcd.kill()
-		have.etcd = nil
-
-		k.mu.Lock()
-		k.etcdURL = ""
-		k.mu.Unlock()
-	}
+	// The apiserver uses the members; their quorum is real.
+	have.etcdURL = w.etcdServers
 
 	if have.etcdURL == "" {
 		return
@@ -296,52 +251,6 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 	}
 }
 
-func (k *kubeControlPlane) startEtcd(w kubeWant, have *kubeProcs) error {
-	if have.ports == nil {
-		ports, err := freePorts(2)
-		if err != nil {
-			return err
-		}
-
-		have.ports = ports
-	}
-
-	ports := have.ports
-
-	client := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	peer := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
-	p := k.pki
-
-	// Talos's etcd flags (internal/app/machined/pkg/system/services/etcd.go):
-	// mutual TLS from the etcd CA on client and peer URLs.
-	p2, err := startProc("etcd", k.tools.Etcd,
-		"--name=lab",
-		"--data-dir="+filepath.Join(k.dir, fmt.Sprintf("etcd-%x", w.store)),
-		"--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=lab="+peer, "--initial-cluster-state=new",
-		"--client-cert-auth=true", "--trusted-ca-file="+p.path("etcd-ca.crt"),
-		"--cert-file="+p.path("etcd-server.crt"), "--key-file="+p.path("etcd-server.key"),
-		"--peer-client-cert-auth=true", "--peer-trusted-ca-file="+p.path("etcd-ca.crt"),
-		"--peer-cert-file="+p.path("etcd-server.crt"), "--peer-key-file="+p.path("etcd-server.key"),
-		"--listen-metrics-urls=", "--log-level=warn",
-		// Lab only: the data dies with the lab, and fsync on a shared,
-		// loaded disk only makes every write wait.
-		"--unsafe-no-fsync",
-	)
-	if err != nil {
-		return err
-	}
-
-	have.etcd, have.etcdURL = p2, client
-
-	k.mu.Lock()
-	k.etcdURL = client
-	k.mu.Unlock()
-
-	return nil
-}
-
 func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 	ports, err := freePorts(1)
 	if err != nil {
@@ -361,7 +270,7 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	began := time.Now()
 
-	if err := k.waitReady(api, addr, w, have.etcd); err != nil {
+	if err := k.waitReady(api, addr, w); err != nil {
 		api.stop(5 * time.Second)
 		k.logf("kube-apiserver did not become ready", "error", err, "output", api.lastLines(10))
 		k.setServing(have.apiAddr, have.api != nil && !have.api.exited(), "kube-apiserver did not become ready: "+err.Error())
@@ -385,15 +294,15 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 	old.stop(5 * time.Second)
 }
 
-// waitReady polls /readyz until the apiserver answers ok, the process or
-// its etcd ends, the lab closes, the simulator wants something other than
+// waitReady polls /readyz until the apiserver answers ok, the process
+// ends, the lab closes, the simulator wants something other than
 // w, or startTimeout passes. The bound is generous: on a loaded machine
 // (load 50 on 2 cores) the apiserver needed more than the one minute it
 // once had, was killed and replaced by one that needed as long, and the
 // cluster never served (a livelock). A process that gives up ends itself
 // (a failed post-start hook is fatal); the bound is for one that neither
 // serves nor ends.
-func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant, etcd *proc) error {
+func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 	c := k.pki.client(func() string { return addr }, "lab-controllers", "system:masters")
 	defer c.close()
 
@@ -413,12 +322,6 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant, etcd *p
 	for time.Now().Before(deadline) {
 		if api.exited() {
 			return fmt.Errorf("exited: %v", api.err)
-		}
-
-		// Without its etcd it never gets ready: the supervisor restarts etcd.
-		// (Real members: the apiserver waits for them as on a real node.)
-		if w.etcdServers == "" && (etcd == nil || etcd.exited()) {
-			return errors.New("its etcd is not running")
 		}
 
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -443,7 +346,7 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant, etcd *p
 				pending = nil
 			}
 
-			if next.run != w.run || next.store != w.store || next.etcdUp != w.etcdUp || next.emulate != w.emulate ||
+			if next.run != w.run || next.store != w.store || next.emulate != w.emulate ||
 				next.etcdServers != w.etcdServers ||
 				next.cfg != w.cfg && !samePKI(next.cfg, w.cfg) {
 				return errors.New("the simulator wants another control plane now")

@@ -124,22 +124,6 @@ func (p *kubePKI) writeEtcd(cl cfgtypes.ClusterConfig) error {
 		return err
 	}
 
-	server, err := x509.NewKeyPair(etcdCA,
-		x509.CommonName("etcd"),
-		x509.IPAddresses(ipList([]netip.Addr{netip.MustParseAddr("127.0.0.1")})),
-		x509.DNSNames([]string{"localhost"}),
-		x509.NotAfter(time.Now().Add(certLifetime)),
-		x509.KeyUsage(stdx509.KeyUsageDigitalSignature|stdx509.KeyUsageKeyEncipherment),
-		x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageServerAuth, stdx509.ExtKeyUsageClientAuth}),
-	)
-	if err != nil {
-		return err
-	}
-
-	if err := p.writePair("etcd-server", server); err != nil {
-		return err
-	}
-
 	client, err := x509.NewKeyPair(etcdCA,
 		x509.CommonName("kube-apiserver"),
 		x509.NotAfter(time.Now().Add(certLifetime)),

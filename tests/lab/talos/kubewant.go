@@ -41,27 +41,24 @@ func (s *Sim) wantKube(c *cluster, pods []*Node, after *[]func()) map[netip.Addr
 
 	first := pods[0]
 	w := kubeWant{
-		run:    true,
-		etcdUp: first.etcdCluster.hasQuorum(),
-		store:  first.etcdCluster.id,
-		cfg:    first.active,
+		run:   true,
+		store: first.etcdCluster.id,
+		cfg:   first.active,
 	}
 
-	if ec := first.etcdCluster; ec.real != nil {
-		// Every voting member: the lab runs one apiserver per cluster
-		// where Talos runs one per control plane against its own member
-		// (localhost:2379); a learner serves no client requests.
-		var urls []string
+	// Every voting member: the lab runs one apiserver per cluster where
+	// Talos runs one per control plane against its own member
+	// (localhost:2379); a learner serves no client requests.
+	var urls []string
 
-		for _, m := range ec.voting() {
-			if a, err := netip.ParseAddr(m.addr); err == nil {
-				urls = append(urls, etcdClientURL(a))
-			}
+	for _, m := range first.etcdCluster.voting() {
+		if a, err := netip.ParseAddr(m.addr); err == nil {
+			urls = append(urls, etcdClientURL(a))
 		}
-
-		slices.Sort(urls)
-		w.etcdServers = strings.Join(urls, ",")
 	}
+
+	slices.Sort(urls)
+	w.etcdServers = strings.Join(urls, ",")
 
 	oldest := ""
 

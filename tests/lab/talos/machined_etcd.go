@@ -47,39 +47,21 @@ func (m *machined) Bootstrap(context.Context, *machine.BootstrapRequest) (*machi
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
-	c := s.clusterFor(cfg.Cluster().ID())
+	// Talos answers once its checks pass and runs the bootstrap sequence
+	// in a goroutine (machined v1alpha1_server.go Bootstrap: `go func() {
+	// ... s.Controller.Run(..., runtime.SequenceBootstrap, in) ... }()`); a
+	// failure is only logged ("bootstrap failed").
+	n.etcdJoining = true
+	clusterID := cfg.Cluster().ID()
 
-	if s.realEtcd() {
-		// Talos answers once its checks pass and runs the bootstrap
-		// sequence in a goroutine (machined v1alpha1_server.go Bootstrap:
-		// `go func() { ... s.Controller.Run(..., runtime.SequenceBootstrap,
-		// in) ... }()`); a failure is only logged ("bootstrap failed").
-		n.etcdJoining = true
-		clusterID := c.id
-
-		if !s.goLocked(func() { n.bootstrapAsync(cfg, clusterID) }) {
-			n.etcdJoining = false
-			s.mu.Unlock()
-
-			return nil, status.Error(codes.Unavailable, "the node is shutting down")
-		}
-
+	if !s.goLocked(func() { n.bootstrapAsync(cfg, clusterID) }) {
+		n.etcdJoining = false
 		s.mu.Unlock()
 
-		return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
+		return nil, status.Error(codes.Unavailable, "the node is shutting down")
 	}
 
-	ec := newEtcdCluster()
-	ec.cluster, ec.healthInterval = c.id, s.scaled(etcdHealthInterval)
-	member := &etcdMember{id: randomMemberID(), name: n.hostname, addr: n.addr.String(), started: true, running: true, since: time.Now()}
-	ec.members = []*etcdMember{member}
-
-	split := s.recordBootstrap(n, c, ec, member)
 	s.mu.Unlock()
-
-	if err := n.finishBootstrap(split, ec, member, ""); err != nil {
-		return nil, err
-	}
 
 	return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
 }
@@ -124,7 +106,7 @@ func (n *Node) finishBootstrap(split bool, ec *etcdCluster, member *etcdMember, 
 	return nil
 }
 
-// bootstrapAsync is the real-etcd bootstrap sequence after Bootstrap has
+// bootstrapAsync is the bootstrap sequence after Bootstrap has
 // answered (run through goLocked, so Close waits for it). A failure is
 // logged as Talos logs it; Talos then stops its API server and the node
 // goes down, which the lab approximates with a reboot.
@@ -195,8 +177,7 @@ func (m *machined) EtcdRemoveMemberByID(ctx context.Context, in *machine.EtcdRem
 		return nil, err
 	}
 
-	if err := s.etcdRemove(ctx, n, in.MemberId); errors.Is(err, errEtcdDial) || errors.Is(err, errNoEndpoints) ||
-		!s.realEtcd() && errors.Is(err, errEtcdNoLeader) {
+	if err := s.etcdRemove(ctx, n, in.MemberId); errors.Is(err, errEtcdDial) || errors.Is(err, errNoEndpoints) {
 		return nil, fmt.Errorf("failed to create etcd client: %w", err)
 	} else if err != nil {
 		return nil, etcdRemoveErr(in.MemberId, err)
@@ -218,51 +199,14 @@ func etcdRemoveErr(id uint64, err error) error {
 }
 
 // etcdRemove is MemberRemove through the client Talos builds from the
-// control plane endpoints: the lab's model, or the real members.
+// control plane endpoints.
 func (s *Sim) etcdRemove(ctx context.Context, n *Node, id uint64) error {
-	if s.realEtcd() {
-		_, ec, err := realNodeEtcd{n: n}.remote(ctx)
-		if err != nil {
-			return err
-		}
-
-		return s.removeRealMember(ctx, n, ec, id)
-	}
-
-	s.mu.Lock()
-
-	ec, err := s.etcdClient(n)
+	_, ec, err := realNodeEtcd{n: n}.remote(ctx)
 	if err != nil {
-		s.mu.Unlock()
-
-		return s.etcdFailure(ctx, err)
-	}
-
-	err = s.removeMember(ec, id)
-	s.mu.Unlock()
-
-	if err == nil {
-		s.nudge()
-	}
-
-	return err
-}
-
-// removeMember removes a member (sim.mu held); a running node whose member
-// is removed sees its etcd stop (etcd exits when removed from the cluster).
-func (s *Sim) removeMember(ec *etcdCluster, id uint64) error {
-	if err := ec.remove(id); err != nil {
 		return err
 	}
 
-	for node := range s.nodes {
-		if node.etcd != nil && node.etcd.id == id && node.etcdCluster == ec {
-			node.etcd.running = false
-			node.etcd, node.etcdCluster = nil, nil
-		}
-	}
-
-	return nil
+	return s.removeRealMember(ctx, n, ec, id)
 }
 
 func (m *machined) EtcdLeaveCluster(context.Context, *machine.EtcdLeaveClusterRequest) (*machine.EtcdLeaveClusterResponse, error) {
@@ -287,10 +231,7 @@ func (m *machined) EtcdLeaveCluster(context.Context, *machine.EtcdLeaveClusterRe
 // and deletes its data.
 func (n *Node) leaveEtcd(ctx context.Context) error {
 	s := n.sim
-	deadline := time.Now().Add(s.scaled(5 * time.Minute))
-	if s.realEtcd() {
-		deadline = time.Now().Add(5 * time.Minute) // etcd's own clock
-	}
+	deadline := time.Now().Add(5 * time.Minute) // etcd's own clock: not scaled
 
 	for {
 		id, dir, err := n.removeOwnMember(ctx)
@@ -315,7 +256,7 @@ func (n *Node) leaveEtcd(ctx context.Context) error {
 				return ctx.Err()
 			}
 
-			if s.realEtcd() && !sleepCtx(ctx, time.Second) { // etcd's HealthInterval is real time
+			if !sleepCtx(ctx, time.Second) { // etcd's HealthInterval is real time
 				return ctx.Err()
 			}
 		case id == 0, errors.Is(err, errLeaveClient):
@@ -342,29 +283,14 @@ func (n *Node) removeOwnMember(ctx context.Context) (uint64, string, error) {
 	}
 
 	id, dir := n.ps.etcdMember, n.ps.etcdData
-
-	if s.realEtcd() {
-		s.mu.Unlock()
-
-		_, ec, err := realNodeEtcd{n: n}.remote(ctx)
-		if err != nil {
-			return id, dir, fmt.Errorf("%w: %w", errLeaveClient, err)
-		}
-
-		return id, dir, s.removeRealMember(ctx, n, ec, id)
-	}
-
-	ec, err := s.etcdClient(n)
-	if err != nil {
-		s.mu.Unlock()
-
-		return id, dir, fmt.Errorf("%w: %w", errLeaveClient, s.etcdFailure(ctx, err))
-	}
-
-	err = s.removeMember(ec, id)
 	s.mu.Unlock()
 
-	return id, dir, err
+	_, ec, err := realNodeEtcd{n: n}.remote(ctx)
+	if err != nil {
+		return id, dir, fmt.Errorf("%w: %w", errLeaveClient, err)
+	}
+
+	return id, dir, s.removeRealMember(ctx, n, ec, id)
 }
 
 // sleepCtx waits d unless ctx ends first.
@@ -380,10 +306,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func randomMemberID() uint64 {
-	return newEtcdCluster().id // any random non-zero 64-bit value
-}
-
 func joinPort(addr string, port int) string {
 	return fmt.Sprintf("%s:%d", addr, port)
 }
@@ -396,17 +318,4 @@ func (s *Sim) etcdFailure(ctx context.Context, err error) error {
 	}
 
 	return err
-}
-
-// localEtcd is the etcd member behind localhost:2379 on this control plane
-// (etcd.NewLocalClient), with a leader (sim.mu held).
-func (s *Sim) localEtcd(n *Node) (*etcdCluster, *etcdMember, error) {
-	switch {
-	case n.etcd == nil || !n.etcd.running:
-		return nil, nil, errEtcdDial
-	case !n.etcdCluster.hasQuorum():
-		return nil, nil, errEtcdNoLeader
-	default:
-		return n.etcdCluster, n.etcd, nil
-	}
 }

@@ -40,23 +40,15 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
 	}
 
-	s.mu.Lock()
-
+	// Talos's pre-upgrade etcd check asks the members (etcdupgrade.go),
+	// outside sim.mu.
 	if isControlPlane(cfg) && !in.GetForce() {
-		ec, err := s.etcdClient(n)
-		if err != nil {
-			s.mu.Unlock()
-
-			return nil, fmt.Errorf("failed to create etcd client: %w", s.etcdFailure(ctx, err))
-		}
-
-		if err := ec.validateForUpgrade(); err != nil {
-			s.mu.Unlock()
-
-			return nil, fmt.Errorf("error validating etcd for upgrade: %w", err)
+		if err := n.validateForUpgrade(ctx); err != nil {
+			return nil, err
 		}
 	}
 
+	s.mu.Lock()
 	running := n.image
 	uefi := n.machine.UEFI
 	s.mu.Unlock()

@@ -58,7 +58,7 @@ type Node struct {
 	etcdCluster *etcdCluster
 	etcdSince   time.Time // etcd member started this boot
 	etcdJoining bool
-	// Real members (Options.RealEtcd): the node's etcd process, when the
+	// The node's real etcd process (etcdmember.go), when the
 	// reconciler may try a refused join again, the last join error logged.
 	etcdProc         *etcdProcess
 	etcdRetryAt      time.Time

@@ -2,7 +2,6 @@ package talos
 
 import (
 	"context"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
@@ -55,8 +54,7 @@ func (n *Node) Resume() {
 	n.thaw = nil
 
 	if n.etcd != nil && !n.etcd.wiped {
-		// Its peers reconnect now: etcd's HealthInterval starts again.
-		n.etcd.running, n.etcd.since = true, time.Now()
+		n.etcd.running = true // the SIGCONTed process (below)
 	}
 
 	ep := n.etcdProc

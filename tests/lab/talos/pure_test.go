@@ -1,11 +1,9 @@
 package talos
 
 import (
-	"errors"
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	mtype "github.com/siderolabs/talos/pkg/machinery/config/machine"
@@ -98,62 +96,26 @@ func TestNodeAddress(t *testing.T) {
 	}
 }
 
-func TestEtcdMembershipRules(t *testing.T) {
+// TestEtcdQuorumRule: the quorum record's rule, read from the snapshot of
+// a real cluster (etcd decides membership; the pre-upgrade check asks the
+// members, TestRealEtcdLeaveAndRemove).
+func TestEtcdQuorumRule(t *testing.T) {
 	t.Parallel()
 
-	c := newEtcdCluster()
-	c.members = []*etcdMember{{id: 1, started: true, running: true}}
+	c := &etcdCluster{members: []*etcdMember{
+		{id: 1, started: true, running: true},
+		{id: 2, started: true, running: false, learner: true},
+	}}
 
-	if err := c.remove(1); !errors.Is(err, errEtcdNotEnoughStarted) {
-		t.Fatalf("removing the only member: %v", err)
+	// A learner does not vote: 1 of 1 voting members runs.
+	if !c.hasQuorum() {
+		t.Fatal("the only voting member runs: quorum")
 	}
 
-	m2, err := c.add("b", "127.0.0.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	m3, err := c.add("c", "127.0.0.3")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	if err := c.validateForUpgrade(); err != nil {
-		t.Fatalf("3 healthy members may upgrade: %v", err)
-	}
-
-	m3.running = false
-
-	if err := c.validateForUpgrade(); err == nil || !strings.Contains(err.Error(), "is not healthy") {
-		t.Fatalf("upgrade with a member down: %v", err)
-	}
-
-	// Removing a running member while another is down breaks the active quorum.
-	if err := c.remove(m2.id); !errors.Is(err, errEtcdUnhealthy) {
-		t.Fatalf("remove running member with one down: %v", err)
-	}
-
-	// The down member can go.
-	if err := c.remove(m3.id); err != nil {
-		t.Fatal(err)
-	}
-
-	if err := c.validateForUpgrade(); err == nil || !strings.Contains(err.Error(), "member count(2)") {
-		t.Fatalf("2 members: %v", err)
-	}
-
-	m2.running = false
+	c.members[1].learner, c.members[0].running = false, false
 
 	if c.hasQuorum() {
-		t.Fatal("1 of 2 running is no quorum")
-	}
-
-	if _, err := c.add("d", "127.0.0.4"); !errors.Is(err, errEtcdNoLeader) {
-		t.Fatalf("add without leader: %v", err)
-	}
-
-	if err := c.remove(99); !errors.Is(err, errEtcdNoLeader) {
-		t.Fatalf("remove without leader: %v", err)
+		t.Fatal("0 of 2 running is no quorum")
 	}
 }
 
@@ -200,40 +162,5 @@ func TestCanApplyImmediate(t *testing.T) {
 		if (err != nil) != tt.reboot {
 			t.Errorf("%s: canApplyImmediate = %v, want reboot %v", tt.name, err, tt.reboot)
 		}
-	}
-}
-
-// TestEtcdHealthInterval: etcd counts a peer as connected only after
-// HealthInterval (etcdserver/server.go mayAddMember, mayRemoveMember): a
-// member that started less than that ago refuses a member add and does
-// not count for a running member's removal.
-func TestEtcdHealthInterval(t *testing.T) {
-	t.Parallel()
-
-	c := newEtcdCluster()
-	c.healthInterval = time.Hour
-	old := time.Now().Add(-2 * time.Hour)
-	c.members = []*etcdMember{
-		{id: 1, name: "a", addr: "127.0.0.1", started: true, running: true, since: old},
-		{id: 2, name: "b", addr: "127.0.0.2", started: true, running: true, since: old},
-		{id: 3, name: "c", addr: "127.0.0.3", started: true, running: true, since: time.Now()},
-	}
-
-	if _, err := c.add("d", "127.0.0.4"); !errors.Is(err, errEtcdUnhealthy) {
-		t.Fatalf("add while c started just now: %v, want %v", err, errEtcdUnhealthy)
-	}
-
-	if err := c.remove(2); !errors.Is(err, errEtcdUnhealthy) {
-		t.Fatalf("removing running b while c started just now: %v, want %v", err, errEtcdUnhealthy)
-	}
-
-	c.members[2].since = old
-
-	if err := c.remove(2); err != nil {
-		t.Fatalf("removing running b with a and c connected: %v", err)
-	}
-
-	if _, err := c.add("d", "127.0.0.4"); err != nil {
-		t.Fatalf("add with a and c connected: %v", err)
 	}
 }

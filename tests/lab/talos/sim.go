@@ -1,8 +1,9 @@
 // Package talos simulates Talos Linux nodes for the lab: a node boots from a
 // Talos ISO or disk, serves the Talos API on <address>:50000 (maintenance mode
 // with a self-signed certificate, then apid with mTLS), installs itself onto
-// the disk its config names, forms etcd clusters with its peers, and serves a
-// minimal Kubernetes API once bootstrapped. Real clients (machinery's client
+// the disk its config names, runs a real etcd member per control plane
+// (etcdreal.go) and, once bootstrapped, a real kube-apiserver on those
+// members (kubecp.go). Real clients (machinery's client
 // package, used as talosctl uses it) talk to it over the network.
 //
 // The behaviour follows siderolabs/talos v1.12 (internal/app/maintenance,
@@ -14,7 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -40,26 +40,18 @@ type Options struct {
 	// registry): nil or a nil error pulls, an error fails the install or
 	// upgrade as containerd's would. Nil: every parsable reference pulls.
 	Pull func(ref string) error
-	// RealEtcd runs a real etcd member per control plane (etcdreal.go):
-	// bootstrap, joins, removals and the etcd API go to real etcd
-	// processes, and the cluster's kube-apiserver uses them. Off: the
-	// lab's etcd model (etcd.go) decides membership and quorum.
-	RealEtcd bool
 }
 
 // Realistic durations, scaled by Options.TimeScale.
 const (
-	bootDuration     = 20 * time.Second // firmware to maintenance/apid
-	installDuration  = 25 * time.Second // pull installer, write disk
-	rebootDuration   = 15 * time.Second // stop services, firmware
-	criDuration      = 10 * time.Second // configured boot to CRI up (bootstrap allowed)
-	etcdJoinDuration = 10 * time.Second
-	// etcdHealthInterval is etcd's HealthInterval (etcdserver/server.go):
-	// how long a member must be connected to its peers before a member add.
-	etcdHealthInterval = 5 * time.Second
-	apiServerDuration  = 20 * time.Second // etcd healthy to kube-apiserver ready
-	kubeletDuration    = 15 * time.Second // kubelet up to node registered
-	installFailPause   = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
+	bootDuration      = 20 * time.Second // firmware to maintenance/apid
+	installDuration   = 25 * time.Second // pull installer, write disk
+	rebootDuration    = 15 * time.Second // stop services, firmware
+	criDuration       = 10 * time.Second // configured boot to CRI up (bootstrap allowed)
+	etcdJoinDuration  = 10 * time.Second
+	apiServerDuration = 20 * time.Second // etcd healthy to kube-apiserver ready
+	kubeletDuration   = 15 * time.Second // kubelet up to node registered
+	installFailPause  = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
 )
 
 // NodeDurations are how long a simulated node's steps take at time scale 1,
@@ -128,12 +120,6 @@ func New(opts Options) *Sim {
 
 	if opts.Catalog == nil {
 		opts.Catalog = NewCatalog()
-	}
-
-	// LAB_REAL_ETCD=1 turns real etcd members on for every simulator of
-	// the process (the e2e suite, make demo), to run a suite against them.
-	if os.Getenv("LAB_REAL_ETCD") == "1" {
-		opts.RealEtcd = true
 	}
 
 	sweepDeadWorkDirs()

@@ -17,7 +17,7 @@ type persistState struct {
 	nodeID        string
 	etcdCluster   uint64 // etcd data: which cluster and member; 0 when empty
 	etcdMember    uint64
-	etcdData      string // a real member's data directory (Options.RealEtcd)
+	etcdData      string // the member's data directory (etcdmember.go)
 	stagedUpgrade *Image
 }
 
