@@ -324,9 +324,13 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 	binds := []childargs.Binding{
 		childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration),
 		childargs.Bind(&args.MachineConfiguration, f.configs.MapIndex(pulumi.String(n.Name))),
+	}
+	if unknown := f.previewGateBindings(n, args); unknown != nil {
+		binds = append(binds, unknown...)
+	} else {
 		// Its waits (its own and the gate's) end early when a required
 		// node's VM is stopped or gone, instead of at their timeout.
-		childargs.Bind(&args.VmIds, vmIDs),
+		binds = append(binds, childargs.Bind(&args.VmIds, vmIDs))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.

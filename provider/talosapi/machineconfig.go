@@ -100,8 +100,7 @@ func parseFacts(machineConfig []byte) configFacts {
 // configloader's parse of machineConfig): a node's active configuration
 // arrives parsed (COSI's MachineConfig resource parses it on receipt), and
 // asking its facts later would parse it again. The digest only when asked
-// for (withDigest): it encodes the whole text, and a preview's reading of
-// what each node runs needs the kubelet image alone.
+// for (withDigest): it encodes the whole text.
 func keepFacts(machineConfig []byte, cfg config.Provider, withDigest bool) {
 	configFactsByText.Do(memo.KeyOf(string(machineConfig)), func() configFacts { return factsOfConfig(cfg, withDigest) })
 }
@@ -136,9 +135,16 @@ type NodeConfig struct {
 	PersistentDigest string
 }
 
-// readActiveConfig reads the active MachineConfig resource's text.
+// readActiveConfig reads the active MachineConfig resource's text, and keeps
+// its digest too: its one caller, the component's reading of what each node
+// runs, then compares the node's configuration with the one it is given
+// (ConfigDigest of both), and encoding the parse at hand costs less than
+// parsing the text again for the digest. A node that runs the text it was
+// given answers the same bytes (a configuration loaded from bytes is read
+// only and its Bytes are those: machinery config/container Container.Bytes),
+// so the digest of the given configuration is then the one kept here.
 func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
-	return readActive(ctx, c, false)
+	return readActive(ctx, c, true)
 }
 
 // readActive reads the active MachineConfig resource's text and keeps its

@@ -52,8 +52,8 @@ type UpgradeRequest struct {
 	// Stage stages the upgrade to run on the next boot (the node reboots at
 	// once to apply it), for nodes where files in use block an upgrade.
 	Stage bool
-	// Preserve keeps the EPHEMERAL partition (Talos ignores it since 1.8,
-	// where ephemeral data is always kept; passed for older nodes).
+	// Preserve keeps the EPHEMERAL partition of a node older than Talos
+	// 1.8. It is sent only to such nodes: see upgradeOptions.
 	Preserve bool
 	// EvenIfSameVersion upgrades a node that already runs Version: the
 	// image changed without a version change (another Image Factory
@@ -68,6 +68,38 @@ type UpgradeResult struct {
 	Skipped bool
 	// Accepted: the node accepted the upgrade request (it changes from here).
 	Accepted bool
+
+	// preserveDropped: the user's preserve was left out, and said so once.
+	preserveDropped bool
+}
+
+// preserveFrom is the first Talos that keeps EPHEMERAL on every upgrade: its
+// installer ignores the wipe a request without preserve asks for ("system
+// disk wipe on upgrade is not supported anymore", siderolabs/talos
+// cmd/installer/pkg/install/install.go since b453385bd, v1.8.0-alpha.2).
+var preserveFrom = semver.MustParse("1.8.0")
+
+// preserveMatters reports whether preserve changes anything on a node that
+// runs Talos running: only before 1.8. A version that does not parse keeps
+// the user's choice (the safe side for the node's data).
+func preserveMatters(running string) bool {
+	v, err := semver.ParseTolerant(running)
+
+	return err != nil || v.LT(preserveFrom)
+}
+
+// upgradeOptions are the Upgrade API options for a node that runs Talos
+// running. Preserve is sent only where it keeps data (before 1.8): on
+// v1.12.9+, v1.13.4+ and v1.14, machined skips its etcd pre-upgrade check
+// and the upgrade mutex when preserve is set (v1alpha1_server.go Upgrade,
+// v1.14.1 line 517: `!in.GetForce() && !in.GetPreserve()`; siderolabs/talos
+// 89e307e58), so on 1.8+ it would only turn that safety check off.
+func upgradeOptions(req UpgradeRequest, running string) []client.UpgradeOption {
+	return []client.UpgradeOption{
+		client.WithUpgradeImage(req.Image),
+		client.WithUpgradeStage(req.Stage),
+		client.WithUpgradePreserve(req.Preserve && preserveMatters(running)),
+	}
 }
 
 // upgradeRetryable are the texts of machined's Upgrade errors that pass
@@ -160,11 +192,13 @@ func accept(ctx context.Context, t Target, req UpgradeRequest, want string, res 
 		actx, cancel := o.attemptContext(ctx)
 		defer cancel()
 
-		_, err = conn.client.UpgradeWithOptions(conn.nodeContext(actx),
-			client.WithUpgradeImage(req.Image),
-			client.WithUpgradeStage(req.Stage),
-			client.WithUpgradePreserve(req.Preserve),
-		)
+		if req.Preserve && !preserveMatters(conn.version) && !res.preserveDropped {
+			res.preserveDropped = true
+			o.report("node %s runs Talos %s, which always keeps its EPHEMERAL partition: upgrade.preserve is not sent, "+
+				"so that Talos still runs its etcd pre-upgrade check", t.Node, conn.version)
+		}
+
+		_, err = conn.client.UpgradeWithOptions(conn.nodeContext(actx), upgradeOptions(req, conn.version)...)
 		if err != nil {
 			if classify(err) == failPermanent && !upgradeRetryable(err) {
 				return false, "", stop(fmt.Errorf("node %s refused the upgrade to %s: %s", t.Node, req.Image, statusMessage(err)))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/siderolabs/talos/pkg/machinery/client"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -49,5 +50,42 @@ func TestUpgradeRetryable(t *testing.T) {
 
 	if upgradeRetryable(status.Error(codes.Unknown, `error validating installer image "x:v9": failed to pull`)) {
 		t.Error("a bad image must not be retried")
+	}
+}
+
+// TestUpgradeSendsPreserveOnlyToNodesOlderThan18: on Talos 1.8 and later
+// preserve keeps nothing more (EPHEMERAL is always kept) but makes machined
+// skip its etcd pre-upgrade check (v1.14.1 v1alpha1_server.go:517), so the
+// request must carry preserve=false there even when the user set it.
+func TestUpgradeSendsPreserveOnlyToNodesOlderThan18(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		running       string
+		userPreserve  bool
+		wantPreserved bool
+	}{
+		{"v1.14.1", true, false},
+		{"v1.13.9", true, false},
+		{"v1.12.5", true, false},
+		{"v1.8.0", true, false},
+		{"v1.7.6", true, true},
+		{"v1.8.0-beta.0", true, true}, // before 1.8.0: keep the user's choice
+		{"", true, true},              // unknown: keep the user's choice
+		{"v1.7.6", false, false},
+		{"v1.14.1", false, false},
+	} {
+		var got client.UpgradeOptions
+		for _, opt := range upgradeOptions(UpgradeRequest{Image: "ghcr.io/siderolabs/installer:v1.14.1", Stage: true, Preserve: tc.userPreserve}, tc.running) {
+			opt(&got)
+		}
+
+		if got.Request.Preserve != tc.wantPreserved {
+			t.Errorf("node on %q, upgrade.preserve %v: request preserve = %v, want %v", tc.running, tc.userPreserve, got.Request.Preserve, tc.wantPreserved)
+		}
+
+		if got.Request.Image != "ghcr.io/siderolabs/installer:v1.14.1" || !got.Request.Stage {
+			t.Errorf("node on %q: image/stage lost: %+v", tc.running, &got.Request)
+		}
 	}
 }

@@ -35,6 +35,9 @@ type config struct {
 	work      string
 	root      string // the repository (default: the working folder)
 	note      string // what this run measures, in the report
+	// hold keeps each preview stack and its lab after the no-op previews, until
+	// the benchmark is interrupted (to preview it again by hand: holdStack).
+	hold bool
 }
 
 func main() {
@@ -51,6 +54,8 @@ func main() {
 	flag.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write (empty: none)")
 	flag.StringVar(&c.note, "note", "", "a line for the report saying what this run measures (\"before X\", \"after X\")")
 	flag.StringVar(&c.work, "work", ".cache/bench", "work folder (stacks, logs)")
+	flag.BoolVar(&c.hold, "hold", false, "keep each preview stack and its lab after its no-op previews until interrupted "+
+		"(env.sh in the stack's folder sets up a shell to run pulumi there, with another provider binary if wanted)")
 	flag.Parse()
 	rep, err := run(c)
 	if rep != nil {

@@ -276,6 +276,11 @@ func (b *bench) previews(shape clusterShape) (previewResult, error) {
 		}
 		pr.noop = append(pr.noop, st)
 	}
+	if b.cfg.hold {
+		if err := b.holdStack(s); err != nil {
+			return pr, err
+		}
+	}
 	_, err = s.run("destroy", "--yes", "--skip-preview")
 	return pr, err
 }

@@ -373,7 +373,7 @@ export namespace talos {
      */
     export interface UpgradeOptions {
         /**
-         * Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+         * Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
          */
         preserve?: boolean;
         /**

@@ -1,7 +1,7 @@
 package pve
 
 import (
-	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -251,13 +251,14 @@ func TestShutdown(t *testing.T) {
 
 // TestParallelClonesShareTheSourceLock: clones of a template hold its
 // config lock shared (lock_config_shared), so many run at once even when
-// each takes longer than a lock wait. What runs at once is read from the
-// lab: a clone's new VM holds "lock: clone" only while its task has both
-// locks (runClone), so four such VMs at one moment are four clones copying
-// together; with the source locked exclusively there is never more than one.
+// each takes longer than a lock wait. The lab holds every clone in the
+// middle of its copy, with both locks taken, until the test has seen all
+// four get there: with the source locked exclusively the first one keeps
+// the lock and the others fail their lock wait ("can't lock file"), so the
+// test fails on events, not on how fast the four start.
 func TestParallelClonesShareTheSourceLock(t *testing.T) {
 	t.Parallel()
-	s, c := startLab(t, Options{TimeScale: 2}) // each clone copies for 2 s: room for the four to start
+	s, c := startLab(t, Options{})
 	ctx := ctxT(t)
 	node, _ := c.Node(ctx, "pve1")
 	if err := s.createTemplateForTest(100); err != nil {
@@ -267,43 +268,51 @@ func TestParallelClonesShareTheSourceLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	hold := s.holdClonesForTest(4)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold.release)
+		}
+	}
+	defer release()
 	errs := make(chan error, 4)
 	for i := 0; i < 4; i++ {
-		wg.Add(1)
 		go func(id int) {
-			defer wg.Done()
 			_, task, err := tmpl.Clone(ctx, &proxmox.VirtualMachineCloneOptions{NewID: id})
 			if err == nil {
-				err = task.Wait(ctx, 50*time.Millisecond, 20*time.Second)
+				err = task.Wait(ctx, 50*time.Millisecond, time.Hour) // ctxT bounds it
 				if err == nil && task.ExitStatus != "OK" {
-					err = errors.New(task.ExitStatus)
+					err = fmt.Errorf("clone %d: %s", id, task.ExitStatus)
 				}
 			}
 			errs <- err
 		}(101 + i)
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	most := 0
-	for running := true; running; {
+	copying := map[int]bool{}
+	for len(copying) < 4 {
 		select {
-		case <-done:
-			running = false
-		case <-time.After(2 * time.Millisecond):
-		}
-		if n := clonesCopying(s); n > most {
-			most = n
+		case id := <-hold.copying:
+			copying[id] = true
+		case err := <-errs:
+			t.Fatalf("a clone ended while only %v held the source's lock and copied (want all 4 at once: they "+
+				"did not share the source's lock): %v", copying, err)
+		case <-ctx.Done():
+			t.Fatalf("clones copying: %v: %v", copying, ctx.Err())
 		}
 	}
-	if most != 4 {
-		t.Errorf("at most %d clones copied at once, want all 4: they did not share the source's lock", most)
+	if n := clonesCopying(s); n != 4 {
+		t.Errorf("%d VMs show \"lock: clone\" while the 4 clones are held in their copy", n)
 	}
-	close(errs)
-	for err := range errs {
-		if err != nil {
+	release()
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+	if n := clonesCopying(s); n != 0 {
+		t.Errorf("%d VMs still show \"lock: clone\" after their clones ended", n)
 	}
 }
 

@@ -374,6 +374,7 @@ func (s *Server) runClone(ctx context.Context, l *taskLog, c cloneRequest) error
 	if full {
 		wait += time.Duration(size/(200<<20)) * time.Second // ~200 MiB/s copy
 	}
+	s.waitCloneHold(ctx, newid)
 	if err := s.sleep(ctx, wait); err != nil {
 		if powerLost(ctx) {
 			return err // the temporary "lock: clone" config stays

@@ -95,3 +95,14 @@ func (s *Server) createTemplateForTest(vmid int) error {
 	}}
 	return nil
 }
+
+// holdClonesForTest makes every clone started from now on wait in the
+// middle of its copy (locks held, "lock: clone") until release is closed;
+// copying names each one as it gets there.
+func (s *Server) holdClonesForTest(n int) *cloneHold {
+	h := &cloneHold{copying: make(chan int, n), release: make(chan struct{})}
+	s.mu.Lock()
+	s.cloneHold = h
+	s.mu.Unlock()
+	return h
+}

@@ -43,7 +43,8 @@ type Server struct {
 	faults    Faults
 	script    scriptState
 	pid       uint32
-	access    *access // users, tokens, roles, ACLs (user.cfg); guarded by mu
+	access    *access    // users, tokens, roles, ACLs (user.cfg); guarded by mu
+	cloneHold *cloneHold // tests only: clones wait in their copy (clonehold.go)
 
 	caPEM    []byte
 	ln       net.Listener

@@ -37,6 +37,7 @@ type clusterOpts struct {
 	vip          bool // endpoint is a VIP held by the control planes
 	patch        func(string) string
 	pull         func(ref string) error // Options.Pull
+	version      string                 // Talos version the nodes boot (default testVersion)
 }
 
 // allVoting: every member has started (published its name) and votes; a
@@ -94,6 +95,10 @@ func bootCluster(t *testing.T, o clusterOpts) *testCluster {
 	ctx := ctxT(t)
 
 	for _, v := range tc.all() {
+		if o.version != "" {
+			v.m.CDROM = strings.ReplaceAll(isoURL, testVersion, o.version)
+		}
+
 		v.start(s)
 	}
 

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/blang/semver/v4"
 )
 
-// Talos's pre-upgrade etcd check, asked of the real members
-// (Options.RealEtcd). Talos v1.12.5 runs it in Server.Upgrade
+// Talos's pre-upgrade etcd check, asked of the real members. Talos v1.12.5 runs it in Server.Upgrade
 // (internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go) on a
 // control plane unless the request forces the upgrade:
 // etcd.Client.ValidateForUpgrade (internal/pkg/etcd/etcd.go) lists the
@@ -139,4 +140,32 @@ func (g *etcdGateway) readHealth(ctx context.Context, urls []string) error {
 	}
 
 	return err
+}
+
+// skipsEtcdCheckOnPreserve says whether a node of this Talos version skips
+// its etcd pre-upgrade check (and the upgrade lock) when the request asks to
+// preserve data. Upstream added `&& !in.GetPreserve()` to the check's
+// condition in "fix: etcd client leak in the (legacy) Upgrade API"
+// (siderolabs/talos 89e307e58, backported to v1.12.9 and v1.13.4; v1.14.1
+// v1alpha1_server.go:517); v1.12.5 and v1.13.0–v1.13.3 check regardless.
+func skipsEtcdCheckOnPreserve(version string) bool {
+	v, err := semver.ParseTolerant(version)
+	if err != nil {
+		return false
+	}
+
+	switch {
+	case v.Major != 1:
+		return v.Major > 1
+	case v.Minor >= 14:
+		// v1.14.0-alpha.2 is the first pre-release with it; the lab
+		// serves no earlier 1.14 pre-release.
+		return true
+	case v.Minor == 13:
+		return v.Patch >= 4
+	case v.Minor == 12:
+		return v.Patch >= 9
+	default:
+		return false
+	}
 }

@@ -88,6 +88,42 @@ func TestUpgradeRefusedWithTwoEtcdMembers(t *testing.T) {
 	mustContain(t, err, "error validating etcd for upgrade: etcd member count(2) is insufficient to maintain quorum if upgrade commences")
 }
 
+// Talos skips its etcd pre-upgrade check on preserve from v1.12.9, v1.13.4
+// and v1.14 (etcdupgrade.go skipsEtcdCheckOnPreserve): a 2-member cluster
+// that a plain upgrade may not touch upgrades with preserve on v1.14.1 and is
+// still refused on v1.12.5.
+func TestPreserveSkipsTheEtcdCheckFromTalos114(t *testing.T) {
+	t.Parallel()
+
+	for _, version := range []string{"v1.14.1", testVersion} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+
+			// Booted from that release's ISO and installed from its installer.
+			image := strings.ReplaceAll(installer, testVersion, version)
+			tc := bootCluster(t, clusterOpts{cps: 2, version: version, patch: func(s string) string { return strings.ReplaceAll(s, installer, image) }})
+			tc.bootstrap(t)
+
+			if got := tc.cps[0].node.Status().Image.Version; got != version {
+				t.Fatalf("cp1 runs %s, want %s", got, version)
+			}
+
+			c := tc.client(t, tc.cps[0])
+
+			_, err := c.MachineClient.Upgrade(ctxT(t), &machine.UpgradeRequest{Image: image, Preserve: true})
+			if version == testVersion {
+				mustContain(t, err, "etcd member count(2) is insufficient to maintain quorum")
+
+				return
+			}
+
+			if err != nil {
+				t.Fatalf("upgrade with preserve on %s: %v (Talos skips its etcd check there)", version, err)
+			}
+		})
+	}
+}
+
 func TestStagedUpgradeAndMetalInstallerPitfall(t *testing.T) {
 	t.Parallel()
 

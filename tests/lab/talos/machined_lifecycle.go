@@ -40,18 +40,19 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
 	}
 
-	// Talos's pre-upgrade etcd check asks the members (etcdupgrade.go),
-	// outside sim.mu.
-	if isControlPlane(cfg) && !in.GetForce() {
-		if err := n.validateForUpgrade(ctx); err != nil {
-			return nil, err
-		}
-	}
-
 	s.mu.Lock()
 	running := n.image
 	uefi := n.machine.UEFI
 	s.mu.Unlock()
+
+	// Talos's pre-upgrade etcd check asks the members (etcdupgrade.go),
+	// outside sim.mu. force skips it; so does preserve on the releases that
+	// read it (skipsEtcdCheckOnPreserve).
+	if isControlPlane(cfg) && !in.GetForce() && !(in.GetPreserve() && skipsEtcdCheckOnPreserve(running.Version)) {
+		if err := n.validateForUpgrade(ctx); err != nil {
+			return nil, err
+		}
+	}
 
 	img = installedPlatform(img, running, cfg.Machine().Install().GrubUseUKICmdline() || uefi)
 	actor := uuid.New().String()

@@ -826,7 +826,7 @@ func (o TimeoutsPtrOutput) Update() pulumi.StringPtrOutput {
 
 // How a Talos upgrade is run (talosctl upgrade flags).
 type UpgradeOptions struct {
-	// Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+	// Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
 	Preserve *bool `pulumi:"preserve"`
 	// Stage the upgrade and perform it after a reboot, for nodes where files in use block an upgrade. Default `false`.
 	Stage *bool `pulumi:"stage"`
@@ -845,7 +845,7 @@ type UpgradeOptionsInput interface {
 
 // How a Talos upgrade is run (talosctl upgrade flags).
 type UpgradeOptionsArgs struct {
-	// Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+	// Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
 	Preserve pulumi.BoolPtrInput `pulumi:"preserve"`
 	// Stage the upgrade and perform it after a reboot, for nodes where files in use block an upgrade. Default `false`.
 	Stage pulumi.BoolPtrInput `pulumi:"stage"`
@@ -929,7 +929,7 @@ func (o UpgradeOptionsOutput) ToUpgradeOptionsPtrOutputWithContext(ctx context.C
 	}).(UpgradeOptionsPtrOutput)
 }
 
-// Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+// Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
 func (o UpgradeOptionsOutput) Preserve() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v UpgradeOptions) *bool { return v.Preserve }).(pulumi.BoolPtrOutput)
 }
@@ -963,7 +963,7 @@ func (o UpgradeOptionsPtrOutput) Elem() UpgradeOptionsOutput {
 	}).(UpgradeOptionsOutput)
 }
 
-// Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+// Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
 func (o UpgradeOptionsPtrOutput) Preserve() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *UpgradeOptions) *bool {
 		if v == nil {

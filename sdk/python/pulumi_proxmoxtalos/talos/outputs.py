@@ -378,7 +378,7 @@ class UpgradeOptions(dict):
         """
         How a Talos upgrade is run (talosctl upgrade flags).
 
-        :param _builtins.bool preserve: Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+        :param _builtins.bool preserve: Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
         :param _builtins.bool stage: Stage the upgrade and perform it after a reboot, for nodes where files in use block an upgrade. Default `false`.
         """
         if preserve is not None:
@@ -390,7 +390,7 @@ class UpgradeOptions(dict):
     @pulumi.getter
     def preserve(self) -> Optional[_builtins.bool]:
         """
-        Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+        Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos's own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
         """
         return pulumi.get(self, "preserve")
 

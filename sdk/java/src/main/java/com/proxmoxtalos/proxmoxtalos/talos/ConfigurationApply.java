@@ -41,7 +41,9 @@ import javax.annotation.Nullable;
  * Talos upgrades: when the Talos version (talosVersion, or the tag of the configuration&#39;s
  * machine.install.image) differs from what the node runs, or the installer image changes (for example a new
  * Image Factory schematic), the node is upgraded in place through the Talos Upgrade API before the new
- * configuration is applied. The VM is never touched.
+ * configuration is applied. The VM is never touched. Talos&#39;s own pre-upgrade check on a control plane (every
+ * etcd member started and healthy) stays on: upgrade.preserve is sent only to nodes older than Talos 1.8,
+ * because newer ones keep EPHEMERAL anyway and skip that check when preserve is set.
  * 
  * Rollouts: with healthGate, an update that changes the node first waits until the rest of the cluster is
  * healthy, then changes the node, then waits until the cluster with the node is healthy again. Chain the nodes&#39;

@@ -20,14 +20,14 @@ public final class UpgradeOptionsArgs extends com.pulumi.resources.ResourceArgs 
     public static final UpgradeOptionsArgs Empty = new UpgradeOptionsArgs();
 
     /**
-     * Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+     * Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos&#39;s own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
      * 
      */
     @Import(name="preserve")
     private @Nullable Output<Boolean> preserve;
 
     /**
-     * @return Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+     * @return Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos&#39;s own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
      * 
      */
     public Optional<Output<Boolean>> preserve() {
@@ -75,7 +75,7 @@ public final class UpgradeOptionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param preserve Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+         * @param preserve Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos&#39;s own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
          * 
          * @return builder
          * 
@@ -86,7 +86,7 @@ public final class UpgradeOptionsArgs extends com.pulumi.resources.ResourceArgs 
         }
 
         /**
-         * @param preserve Keep the EPHEMERAL partition. Talos 1.8 and later always keep it; this matters only for older nodes. Default `false`.
+         * @param preserve Keep the EPHEMERAL partition of a node that runs Talos older than 1.8. Talos 1.8 and later always keep it, and there preserve would only turn off Talos&#39;s own etcd pre-upgrade check and upgrade lock on a control plane (Talos 1.12.9, 1.13.4, 1.14 and later skip them when it is set), so it is not sent to nodes that run 1.8 or later (the update logs that it was left out). Default `false`.
          * 
          * @return builder
          * 
