@@ -212,18 +212,10 @@ func (w *Watcher) due(vmid int, p *paced) time.Time {
 // the VM. A silence the provider caused (Silent) still holds: the node
 // may answer before the reboot that an install or upgrade ends with.
 func (w *Watcher) Answered(node string) {
-	e := w.vms[hostOnly(node)]
-	if e == nil {
-		return
-	}
-
-	b := w.book
-	b.mu.Lock()
-	defer b.mu.Unlock()
-
-	p := b.entry(e.vm.VMID)
-	p.answered, p.silentSince, p.next = w.now(), time.Time{}, time.Time{}
-	p.judge, p.verdict, p.verdictAt = judge{}, nil, time.Time{}
+	w.note(node, func(p *paced) {
+		p.answered, p.silentSince, p.next = w.now(), time.Time{}, time.Time{}
+		p.judge, p.verdict, p.verdictAt = judge{}, nil, time.Time{}
+	})
 }
 
 // Silent implements talosapi.MachineNotes: the provider told the node to do
@@ -231,19 +223,25 @@ func (w *Watcher) Answered(node string) {
 // its VM is not looked at before d has passed, by any watcher of the
 // process. A VM stopped in that time is judged that much later.
 func (w *Watcher) Silent(node string, d time.Duration) {
+	w.note(node, func(p *paced) {
+		if until := w.now().Add(d); until.After(p.quietUntil) {
+			p.quietUntil = until
+		}
+	})
+}
+
+// note changes the book's entry of the node's VM under the book's lock;
+// a node this watcher does not know is ignored.
+func (w *Watcher) note(node string, change func(p *paced)) {
 	e := w.vms[hostOnly(node)]
 	if e == nil {
 		return
 	}
 
-	b := w.book
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	w.book.mu.Lock()
+	defer w.book.mu.Unlock()
 
-	p := b.entry(e.vm.VMID)
-	if until := w.now().Add(d); until.After(p.quietUntil) {
-		p.quietUntil = until
-	}
+	change(w.book.entry(e.vm.VMID))
 }
 
 // advice says how the VM comes back.
