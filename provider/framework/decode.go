@@ -12,7 +12,7 @@ import (
 // DecodePlain decodes m into a T the way infer does (infer/internal/ende
 // Decode: ende.simplify, then the Pulumi SDK's mapper.Decode from
 // PropertyMap.Mappable), for the values it knows how to, and says false for
-// anything else, which then goes to infer: unknown or output values, assets,
+// anything else, which then goes to infer: assets,
 // archives, resource references, a null inside a list or map, a key T has
 // no field for, a required field missing, a value of another type, an
 // interface or other unusual field type. What it does decode it decodes as
@@ -26,6 +26,8 @@ import (
 //     always a non-nil map, even an empty one;
 //   - a pointer field gets a new value, a list of structs their values or
 //     pointers to them;
+//   - an unknown value (a preview's) decodes as infer aligns it to its type
+//     (decodeUnknown);
 //   - the fields of an embedded struct are read from the same object.
 //
 // Why: infer's decoding walks and copies the whole value twice (simplify,
@@ -145,7 +147,10 @@ func decodeStruct(m property.Map, dst reflect.Value) bool {
 
 // decodeValue sets dst from a value that is not null.
 func decodeValue(v property.Value, dst reflect.Value) bool {
-	if v.IsNull() || v.IsComputed() {
+	if v.IsComputed() {
+		return decodeUnknown(dst)
+	}
+	if v.IsNull() {
 		return false
 	}
 	t := dst.Type()
@@ -240,4 +245,48 @@ func plainElem(t reflect.Type) bool {
 		return false
 	}
 	return true
+}
+
+// decodeUnknown sets dst as infer decodes an unknown value: ende.walk
+// aligns it to the field's type (alignTypes; the unknown's element is ""):
+// a zero scalar, no list (mapper makes a nil slice of an empty one), an
+// empty map, a struct with its required fields aligned in turn and its
+// optional ones left out; mapper then allocates every pointer on the way.
+func decodeUnknown(dst reflect.Value) bool {
+	t := dst.Type()
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(t.Elem())
+		if !decodeUnknown(elem.Elem()) {
+			return false
+		}
+		dst.Set(elem)
+		return true
+	case reflect.String, reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true // left at its zero value
+	case reflect.Slice:
+		return plainElem(t.Elem())
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || !plainElem(t.Elem()) {
+			return false
+		}
+		dst.Set(reflect.MakeMap(t))
+		return true
+	case reflect.Struct:
+		info := infoOf(t)
+		if !info.ok || reflect.PointerTo(t).Implements(textUnmarshaler) {
+			return false
+		}
+		for _, f := range info.fields {
+			if !f.optional && !decodeUnknown(dst.FieldByIndex(f.index)) {
+				return false
+			}
+		}
+		return true
+	default:
+		return false
+	}
 }

@@ -25,8 +25,8 @@ import (
 // call of the resource's Diff. Everything else (schema, token, Check, Create,
 // Read, Update, Delete) is the ordinary controller's.
 //
-// Before that, a Diff whose state and inputs are plain values (no unknowns,
-// the common case; DecodePlain) is decoded here and handed to the resource's
+// Before that, a Diff whose state and inputs are plain values (unknowns
+// included: the common case; DecodePlain) is decoded here and handed to the resource's
 // Diff directly, as infer would hand it: infer's own decoding was the larger
 // part of what remained of a Diff's cost.
 //

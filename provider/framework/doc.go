@@ -61,7 +61,7 @@
 //     when the resource diffs itself (infer/resource.go
 //     derivedResourceController.Diff); Diff requests go to a controller of
 //     the same resource without an Update, which skips it. And a Diff whose
-//     state and inputs hold no unknowns is decoded here (DecodePlain, held
+//     state and inputs are plain values is decoded here (DecodePlain, held
 //     to infer's decoding by package decodetest) rather than by infer's
 //     reflection-heavy ende/mapper pair.
 //
