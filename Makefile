@@ -237,10 +237,12 @@ TEST_SIDE_NICE   ?= 10
 .PHONY: test
 test:
 	@mkdir -p $(CACHE); rm -f $(CACHE)/test-*.log $(CACHE)/test-side.failed
-	@$(MAKE) --no-print-directory prefetch-modules > $(CACHE)/test-prefetch.log 2>&1 & prefetch=$$!; \
+	@echo "make test: started ($$(date -u +%T)); modules for the later builds download meanwhile (.cache/test-prefetch.log)"; \
+	$(MAKE) --no-print-directory prefetch-modules > $(CACHE)/test-prefetch.log 2>&1 & prefetch=$$!; \
 	status=0; $(MAKE) --no-print-directory tools provider check-generated check-lab-schema go-vet || status=$$?; \
 	if [ $$status -ne 0 ]; then kill $$prefetch 2>/dev/null; exit $$status; fi; \
-	wait $$prefetch || true
+	wait $$prefetch || true; \
+	echo "make test: tools, provider, check-generated, check-lab-schema, go-vet done ($$(date -u +%T))"
 	@rm -rf $(DIST)
 	@if [ -f $(SCHEMA) ]; then side="$(TEST_SIDE)"; else side="$(TEST_SIDE_NO_SDK)"; fi; \
 	echo "make test: the tests now ($$(date -u +%T)); $$side beside them (nice $(TEST_SIDE_NICE), output after theirs)"; \
