@@ -60,7 +60,7 @@ func startTCLabWith(t *testing.T, opts lab.Options) *tcLab {
 	}
 	t.Cleanup(func() { l.Close() })
 	cl.Lab = l
-	cl.conn = harness.Lab{Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACert: string(l.CACertPEM())}
+	cl.conn = harness.LabOf(l)
 	return cl
 }
 
