@@ -240,7 +240,7 @@ test:
 	@echo "make test: started ($$(date -u +%T)); modules for the later builds download meanwhile (.cache/test-prefetch.log)"; \
 	$(MAKE) --no-print-directory prefetch-modules > $(CACHE)/test-prefetch.log 2>&1 & prefetch=$$!; \
 	status=0; $(MAKE) --no-print-directory tools provider check-generated check-lab-schema go-vet || status=$$?; \
-	if [ $$status -ne 0 ]; then kill $$prefetch 2>/dev/null; exit $$status; fi; \
+	if [ $$status -ne 0 ]; then kill $$prefetch 2>/dev/null || true; exit $$status; fi; \
 	wait $$prefetch || true; \
 	echo "make test: tools, provider, check-generated, check-lab-schema, go-vet done ($$(date -u +%T))"
 	@rm -rf $(DIST)
