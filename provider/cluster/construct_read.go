@@ -73,7 +73,11 @@ func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *T
 	if creds == nil {
 		return secrets, nil, nil, nil, []string{fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions)}, nil
 	}
-	readings = readNodes(ctx.Context(), prev, creds, read)
+	if c.readConfig == nil && !offline {
+		readings = readNodesThrough(ctx.Context(), prev, creds, readRunningConfig)
+	} else {
+		readings = readNodes(ctx.Context(), prev, creds, read)
+	}
 	notes = withRunningVersions(prev, readings)
 	if !offline {
 		members = c.members(ctx.Context(), prev, readings, creds)
