@@ -74,7 +74,11 @@ func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *T
 		return secrets, nil, nil, c.knownNodes(ctx, prev, nil, nil, offline),
 			[]string{fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions)}, nil
 	}
-	readings = readNodes(ctx.Context(), prev, creds, read)
+	if c.readConfig == nil && !offline {
+		readings = readNodesThrough(ctx.Context(), prev, creds, readRunningConfig)
+	} else {
+		readings = readNodes(ctx.Context(), prev, creds, read)
+	}
 	notes = withRunningVersions(prev, readings)
 	return secrets, creds, readings, c.knownNodes(ctx, prev, readings, creds, offline), notes, nil
 }

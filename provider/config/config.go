@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ const (
 	EnvRequestTimeout = "PROXMOX_VE_REQUEST_TIMEOUT"
 	// EnvOfflinePreview is this provider's own: see OfflinePreview.
 	EnvOfflinePreview = "PROXMOXTALOS_OFFLINE_PREVIEW"
+	// EnvVMWatchScale is this provider's own and only an environment
+	// variable (not a stack setting): see Settings.VMWatchScale.
+	EnvVMWatchScale = "PROXMOXTALOS_VM_WATCH_SCALE"
 )
 
 // Config is the provider configuration.
@@ -43,6 +47,8 @@ type Config struct {
 
 	// client is connected by Configure, once per provider process.
 	client *pve.Client
+	// watchScale is Settings.VMWatchScale, set by Configure.
+	watchScale float64
 }
 
 // Annotate documents the configuration in the schema.
@@ -76,6 +82,13 @@ type Settings struct {
 	CACert         string
 	RequestTimeout time.Duration
 	OfflinePreview bool
+	// VMWatchScale multiplies the windows in which the waits on Talos
+	// nodes do not ask Proxmox about a silent node's VM, because the
+	// provider itself made the node silent (an install, an upgrade, a
+	// reboot, a VM start: vmwatch.Policy.Scale). Default 1. For labs whose
+	// machines install and boot much faster than real ones (the e2e tests
+	// set it), or above 1 for slow machines or registries.
+	VMWatchScale float64
 }
 
 // Resolve applies the environment fallbacks and defaults, and validates
@@ -110,6 +123,16 @@ func (c *Config) Resolve(getenv func(string) string) (Settings, error) {
 			return s, fmt.Errorf("%s=%q is not a number of seconds", EnvRequestTimeout, v)
 		}
 		s.RequestTimeout = time.Duration(n) * time.Second
+	}
+	s.VMWatchScale = 1
+	if v := getenv(EnvVMWatchScale); v != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return s, fmt.Errorf("%s=%q is not a positive number: it multiplies how long the waits on Talos nodes "+
+				"expect a node to be silent after an install, an upgrade, a reboot or a VM start (1 keeps the "+
+				"defaults, 0.1 makes them a tenth); set such a number or unset it", EnvVMWatchScale, v)
+		}
+		s.VMWatchScale = f
 	}
 	if c.OfflinePreview != nil {
 		s.OfflinePreview = *c.OfflinePreview
@@ -157,6 +180,7 @@ var errNotConfigured = errors.New("the proxmoxtalos provider is not configured w
 func (c *Config) Configure(ctx context.Context) error {
 	s, err := c.Resolve(os.Getenv)
 	offline.Store(err == nil && s.OfflinePreview)
+	c.watchScale = s.VMWatchScale
 	if errors.Is(err, errNotConfigured) {
 		return nil
 	}
@@ -193,6 +217,15 @@ func Client(ctx context.Context) (*pve.Client, error) {
 		return nil, errNotConfigured
 	}
 	return c.client, nil
+}
+
+// WatchScale is Settings.VMWatchScale of this provider process: 1 unless
+// PROXMOXTALOS_VM_WATCH_SCALE says otherwise.
+func WatchScale(ctx context.Context) float64 {
+	if c := infer.GetConfig[*Config](ctx); c != nil && c.watchScale > 0 {
+		return c.watchScale
+	}
+	return 1
 }
 
 // Get returns the provider configuration, for code that needs a setting

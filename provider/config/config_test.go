@@ -19,13 +19,13 @@ func TestResolveFallsBackToEnvironment(t *testing.T) {
 	t.Parallel()
 	s, err := (&Config{}).Resolve(env(map[string]string{
 		EnvEndpoint: "https://pve:8006", EnvAPIToken: "root@pam!t=abc", EnvInsecure: "true",
-		EnvCACert: "PEM", EnvRequestTimeout: "15",
+		EnvCACert: "PEM", EnvRequestTimeout: "15", EnvVMWatchScale: " 0.1",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Endpoint != "https://pve:8006" || s.APIToken != "root@pam!t=abc" || !s.Insecure || s.CACert != "PEM" ||
-		s.RequestTimeout != 15*time.Second {
+		s.RequestTimeout != 15*time.Second || s.VMWatchScale != 0.1 {
 		t.Fatalf("settings %+v", s)
 	}
 	// explicit configuration wins over the environment
@@ -36,7 +36,7 @@ func TestResolveFallsBackToEnvironment(t *testing.T) {
 		t.Fatalf("settings %+v, %v", s, err)
 	}
 	if s, _ := (&Config{APIToken: "root@pam!t=abc", Endpoint: "https://pve"}).Resolve(env(nil)); s.Insecure ||
-		s.RequestTimeout != 60*time.Second {
+		s.RequestTimeout != 60*time.Second || s.VMWatchScale != 1 {
 		t.Fatalf("defaults: %+v (TLS must be verified by default)", s)
 	}
 }
@@ -56,6 +56,9 @@ func TestResolveErrors(t *testing.T) {
 		"bad insecure":   {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvInsecure: "maybe"}, EnvInsecure},
 		"zero timeout":   {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret, RequestTimeout: ptr(0)}, nil, "requestTimeout"},
 		"nothing at all": {Config{}, nil, "not configured"},
+		"zero scale":     {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "0"}, EnvVMWatchScale + `="0" is not a positive number`},
+		"text scale":     {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "fast"}, EnvVMWatchScale},
+		"NaN scale":      {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "NaN"}, EnvVMWatchScale},
 	} {
 		_, err := c.cfg.Resolve(env(c.env))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

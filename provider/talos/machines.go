@@ -44,7 +44,7 @@ func withMachines(ctx context.Context, o talosapi.Options, vmIds map[string]int)
 
 	slices.SortFunc(vms, func(a, b vmwatch.VM) int { return a.VMID - b.VMID })
 
-	o.Machines = vmwatch.New(vmwatch.Proxmox(c), vmwatch.BookFor(c), vms, vmwatch.Policy{})
+	o.Machines = vmwatch.New(vmwatch.Proxmox(c), vmwatch.BookFor(c), vms, vmwatch.Policy{Scale: config.WatchScale(ctx)})
 
 	return o
 }

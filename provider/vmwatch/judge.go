@@ -44,6 +44,15 @@ type Policy struct {
 	// firmware, kernel and Talos's API take about 20 s (tests/lab/talos
 	// sim.go bootDuration, "realistic"). Default 30s.
 	Boot time.Duration
+	// Scale multiplies the windows in which the provider expects a node
+	// to be silent: Boot and each silence a wait announces (Silent). Not
+	// the others: they are about Proxmox (a restart by someone, a host's
+	// onboot starts), not about how fast the machines install and boot.
+	// A lab whose machines do that in a fraction of real time shortens
+	// them (PROXMOXTALOS_VM_WATCH_SCALE, config.WatchScale); slower
+	// machines than tests/lab/talos's realistic durations lengthen them.
+	// Default 1.
+	Scale float64
 }
 
 func (p Policy) withDefaults() Policy {
@@ -67,7 +76,16 @@ func (p Policy) withDefaults() Policy {
 		p.Boot = 30 * time.Second
 	}
 
+	if p.Scale <= 0 {
+		p.Scale = 1
+	}
+
 	return p
+}
+
+// scaled is d, a window of expected silence, multiplied by Scale.
+func (p Policy) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * p.Scale)
 }
 
 // judge follows one VM's looks.

@@ -197,7 +197,7 @@ func (w *Watcher) due(vmid int, p *paced) time.Time {
 	if st, ok := w.src.(startTimes); ok {
 		if at, ok := st.StartedAt(vmid); ok && !p.answered.After(at) {
 			// started by this process and not answered since: booting
-			if boot := at.Add(w.policy.Boot); boot.After(due) {
+			if boot := at.Add(w.policy.scaled(w.policy.Boot)); boot.After(due) {
 				due = boot
 			}
 		}
@@ -220,11 +220,12 @@ func (w *Watcher) Answered(node string) {
 
 // Silent implements talosapi.MachineNotes: the provider told the node to do
 // what keeps it silent for up to d (an install, an upgrade, a reboot), so
-// its VM is not looked at before d has passed, by any watcher of the
-// process. A VM stopped in that time is judged that much later.
+// its VM is not looked at before d (times Policy.Scale) has passed, by any
+// watcher of the process. A VM stopped in that time is judged that much
+// later.
 func (w *Watcher) Silent(node string, d time.Duration) {
 	w.note(node, func(p *paced) {
-		if until := w.now().Add(d); until.After(p.quietUntil) {
+		if until := w.now().Add(w.policy.scaled(d)); until.After(p.quietUntil) {
 			p.quietUntil = until
 		}
 	})

@@ -224,6 +224,38 @@ func TestWatcherLeavesExpectedSilencesAlone(t *testing.T) {
 	}
 }
 
+// Policy.Scale shortens the expected silences and the boot window (the
+// e2e lab's machines install and boot at once) and nothing else: the
+// grace and the pace of the looks stay Proxmox's.
+func TestWatcherScalesExpectedSilences(t *testing.T) {
+	now := t0
+	src := &fakeSource{state: "stopped", now: &now, started: map[int]time.Time{105: t0}}
+	vms := []VM{{Address: "10.5.0.3", VMID: 104}, {Address: "10.5.0.4", VMID: 105}}
+	w := New(withStarts{src}, nil, vms, Policy{Scale: 0.1})
+	w.now = func() time.Time { return now }
+	w.Silent("10.5.0.3", 75*time.Second)
+
+	// VM 105 boots: no look before 3s (30s scaled) after its start
+	step := 500 * time.Millisecond
+	if err := failFor(t, w, &now, "10.5.0.4", 2500*time.Millisecond, step); err != nil || src.looks != 0 {
+		t.Fatalf("VM 105 booting for 2.5s: %v, %d looks; want none", err, src.looks)
+	}
+	now = now.Add(step)
+	if err := w.Down(context.Background(), "10.5.0.4"); err != nil || src.looks != 1 {
+		t.Fatalf("VM 105 at 3s: %v, %d looks; want 1", err, src.looks)
+	}
+
+	// VM 104 installs: left alone for 7.5s (75s scaled), then looked at
+	// every 15s and judged after the 30s grace, as unscaled
+	if err := failFor(t, w, &now, "10.5.0.3", 4*time.Second, step); err != nil || src.looks != 1 {
+		t.Fatalf("VM 104 silent until 7s of its install: %v, %d looks; want still 1", err, src.looks)
+	}
+	err := failFor(t, w, &now, "10.5.0.3", time.Minute, step)
+	if src.looks != 4 || now != t0.Add(37500*time.Millisecond) || err == nil || !strings.Contains(err.Error(), "for 30s") {
+		t.Errorf("VM 104: %d looks, verdict at %s: %v; want looks at 7.5s, 22.5s, 37.5s and the verdict then, for 30s", src.looks, now.Sub(t0), err)
+	}
+}
+
 // A node that answers ends its VM's streak: looks that saw it stopped
 // before do not count toward a verdict after it fell silent again, and a
 // look from a read made before the answer counts for nothing.

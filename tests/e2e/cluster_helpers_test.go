@@ -37,8 +37,8 @@ func startTCLab(t *testing.T) *tcLab {
 }
 
 // startTCLabWith starts the lab with opts (time scale 0, the log kept; with
-// TCLAB_DEBUG_LOG=<file> also appended to that file as it happens, to watch
-// a stuck step).
+// TCLAB_DEBUG_LOG=<file> also appended to that file as it happens, each line
+// after its wall time, to watch a stuck or slow step).
 func startTCLabWith(t *testing.T, opts lab.Options) *tcLab {
 	t.Helper()
 	cl := &tcLab{}
@@ -49,7 +49,7 @@ func startTCLabWith(t *testing.T, opts lab.Options) *tcLab {
 		cl.log = append(cl.log, fmt.Sprintf(format, args...))
 		if f := os.Getenv("TCLAB_DEBUG_LOG"); f != "" {
 			if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-				fmt.Fprintf(fh, format+"\n", args...)
+				fmt.Fprintf(fh, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 				fh.Close()
 			}
 		}
@@ -60,7 +60,7 @@ func startTCLabWith(t *testing.T, opts lab.Options) *tcLab {
 	}
 	t.Cleanup(func() { l.Close() })
 	cl.Lab = l
-	cl.conn = harness.Lab{Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACert: string(l.CACertPEM())}
+	cl.conn = harness.LabOf(l)
 	return cl
 }
 

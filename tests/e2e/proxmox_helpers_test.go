@@ -31,7 +31,7 @@ func startProxmoxLab(t *testing.T) *proxmoxLab {
 	t.Cleanup(func() { l.Close() })
 	return &proxmoxLab{
 		Lab:  l,
-		conn: harness.Lab{Endpoint: l.Endpoint(), APIToken: l.APIToken(), CACert: string(l.CACertPEM())},
+		conn: harness.LabOf(l),
 		api:  adminClient(t, l),
 	}
 }

@@ -46,6 +46,7 @@ type Lab struct {
 	lock    *os.File
 	talos   *talos.Sim
 	factory *factory.Server
+	scale   float64
 }
 
 // Start starts a lab. Close it when done.
@@ -90,7 +91,7 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		}
 		return nil, err
 	}
-	return &Lab{PVE: srv, block: block, lock: lock, talos: sim, factory: fac}, nil
+	return &Lab{PVE: srv, block: block, lock: lock, talos: sim, factory: fac, scale: opts.TimeScale}, nil
 }
 
 // Close stops the lab and releases its address block.
@@ -107,6 +108,9 @@ func (l *Lab) Close() error {
 	}
 	return err
 }
+
+// TimeScale is the lab's Options.TimeScale.
+func (l *Lab) TimeScale() float64 { return l.scale }
 
 // Talos is the Talos node simulator (nil with a custom Booter or NoTalos).
 func (l *Lab) Talos() *talos.Sim { return l.talos }

@@ -87,9 +87,16 @@ func (p *Project) WriteProgram(t testing.TB, name, body string) {
 }
 
 // ConfigureLab sets the provider configuration for the lab on the stack. Values are passed
-// on stdin so that the token never appears in a process listing.
+// on stdin so that the token never appears in a process listing. The lab's provider
+// environment variables (Lab.VMWatchScale) go into the project's Env.Extra.
 func (p *Project) ConfigureLab(t testing.TB, lab Lab) {
 	t.Helper()
+	for k, v := range lab.vars() {
+		if p.Env.Extra == nil {
+			p.Env.Extra = map[string]string{}
+		}
+		p.Env.Extra[k] = v
+	}
 	p.SetConfig(t, "proxmoxtalos:endpoint", lab.Endpoint, false)
 	p.SetConfig(t, "proxmoxtalos:apiToken", lab.APIToken, true)
 	if lab.CACert != "" {

@@ -15,6 +15,10 @@ type Lab struct {
 	Endpoint string
 	APIToken string
 	CACert   string
+	// VMWatchScale, when set, becomes the provider's PROXMOXTALOS_VM_WATCH_SCALE in the
+	// environments of the stacks configured for this lab (ConfigureLab, InlineStack):
+	// VMWatchScaleFor the lab's time scale. 0 leaves the provider's default (a real host).
+	VMWatchScale float64
 }
 
 // Passphrase encrypts the secrets of every test stack (file backend, passphrase provider).

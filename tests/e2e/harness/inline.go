@@ -14,7 +14,8 @@ import (
 // InlineStack creates (or selects) stack "test" of project for an inline Go program through
 // the Automation API, with the project's CLI, this environment's variables and the
 // provider found by plugins.providers[].path. With lab non-nil the provider config for the
-// lab is set on the stack (apiToken as a secret).
+// lab is set on the stack (apiToken as a secret), and the lab's provider environment
+// variables (Lab.VMWatchScale) on the workspace.
 func InlineStack(t testing.TB, env *Env, project string, program pulumi.RunFunc, lab *Lab) auto.Stack {
 	t.Helper()
 	return inlineStack(t, env, project, program, lab, &workspace.Plugins{Providers: []workspace.PluginOptions{
@@ -46,6 +47,11 @@ func inlineStack(t testing.TB, env *Env, project string, program pulumi.RunFunc,
 	}
 	vars := env.Vars()
 	vars["PATH"] = env.ToolsBin + ":" + getenv("PATH")
+	if lab != nil {
+		for k, v := range lab.vars() {
+			vars[k] = v
+		}
+	}
 	stack, err := auto.UpsertStackInlineSource(ctx, "test", project, program,
 		auto.Pulumi(cli),
 		auto.Project(settings),

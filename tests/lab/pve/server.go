@@ -24,6 +24,16 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pveapi"
 )
 
+// upBeforeStart is how long the lab's hosts say they have run when the lab
+// starts (their `uptime`, GET /cluster/resources and /nodes/{node}/status):
+// a test's Proxmox hosts were booted before it, not by it. A host that says
+// it booted moments ago may still start its onboot VMs (pve-guests.service's
+// startall), so the provider's VM watch judges no stopped VM on it for 2
+// minutes (vmwatch Policy.HostBoot); that is what a power loss is
+// (RestartNode, oob.go: the uptime starts again), not a lab that just
+// started with no VMs at all.
+const upBeforeStart = time.Hour
+
 // Server is a running lab Proxmox VE cluster.
 type Server struct {
 	opts     Options
@@ -91,7 +101,7 @@ func Start(opts Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		opts: opts, schema: schema, confM: schema.Method("POST", "/nodes/{node}/qemu"),
-		bootTime: time.Now(),
+		bootTime: time.Now().Add(-upBeforeStart),
 		vms:      map[int]*vm{}, cts: map[int]container{}, pools: map[string]*pool{}, tasks: map[string]*task{},
 		flocks: map[int]*flock{}, rng: mrand.New(mrand.NewSource(seed)),
 		faults: opts.Faults, pid: 100000, caPEM: caPEM, ln: ln, ctx: ctx, cancel: cancel,
