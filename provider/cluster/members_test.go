@@ -60,7 +60,7 @@ func TestDeletedVMIsCreatedAgainWhenMembersCannotBeRead(t *testing.T) {
 			t.Errorf("dryRun %v: summary %q", dryRun, s)
 		}
 		if r := rec.get(t, "ClusterHealth", "lab-healthy").inputs.Get("recheck"); !r.IsString() || r.AsString() != "VMs that were not running or missing: lab-workers-1" {
-			t.Errorf("dryRun %v: the final check does not recheck the missing node: %q", dryRun, r)
+			t.Errorf("dryRun %v: the final check does not recheck the missing node: %v", dryRun, r)
 		}
 		vm := rec.get(t, "VirtualMachine", "lab-workers-1")
 		ip := vm.inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap().Get("address").AsString()
