@@ -35,12 +35,16 @@ func readRunningConfig(ctx context.Context, node string, creds *talosapi.Credent
 	// Configured: a running node of the rebuilt state is most likely
 	// configured, so the mTLS call comes first (talosapi.Target.Configured:
 	// one TLS handshake, not two); one that is not still answers as it is.
-	nc, mode, version, err := talosapi.ReadActiveConfig(ctx, talosapi.Target{Node: node, Creds: creds, Configured: true},
-		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout})
+	nc, mode, version, err := talosapi.ReadActiveConfig(ctx, talosapi.Target{Node: node, Creds: creds, Configured: true}, readOptions())
 	if err != nil || mode == talosapi.ModeMaintenance {
 		return runningNode{}, err
 	}
 	return runningNode{Config: string(nc.Active), TalosVersion: version}, nil
+}
+
+// readOptions are the Talos API options of the readings before planning.
+func readOptions() talosapi.Options {
+	return talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout}
 }
 
 // nodeReading is what one existing node answered before planning: what it

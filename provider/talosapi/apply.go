@@ -332,16 +332,45 @@ func ReadActiveConfig(ctx context.Context, t Target, o Options) (*NodeConfig, Mo
 }
 
 func readConfig(ctx context.Context, t Target, o Options, read func(context.Context, *Conn) (*NodeConfig, error)) (*NodeConfig, Mode, string, error) {
+	nc, mode, version, conn, err := readConfigKeep(ctx, t, o, read)
+	conn.Close() //nolint:errcheck
+
+	return nc, mode, version, err
+}
+
+// ReadActiveConfigKeep is ReadActiveConfig that leaves the connection open
+// (nil unless the node answered over mTLS; the caller closes it), so that
+// other nodes of the cluster can be read through it
+// (ReadActiveConfigThrough).
+func ReadActiveConfigKeep(ctx context.Context, t Target, o Options) (*NodeConfig, Mode, string, *Conn, error) {
+	return readConfigKeep(ctx, t, o, readActiveConfig)
+}
+
+func readConfigKeep(ctx context.Context, t Target, o Options, read func(context.Context, *Conn) (*NodeConfig, error)) (
+	nc *NodeConfig, mode Mode, version string, kept *Conn, err error) {
 	conn, err := Connect(ctx, t, o)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
-	defer conn.Close() //nolint:errcheck
 
 	if conn.Mode == ModeMaintenance {
-		return nil, ModeMaintenance, "", nil
+		conn.Close() //nolint:errcheck
+
+		return nil, ModeMaintenance, "", nil, nil
 	}
 
+	nc, mode, version, err = readOn(ctx, conn, t, o, read)
+	if err != nil {
+		conn.Close() //nolint:errcheck
+
+		return nc, mode, version, nil, err
+	}
+
+	return nc, mode, version, conn, nil
+}
+
+// readOn reads a configured node's configuration on an open connection.
+func readOn(ctx context.Context, conn *Conn, t Target, o Options, read func(context.Context, *Conn) (*NodeConfig, error)) (*NodeConfig, Mode, string, error) {
 	o = o.withDefaults()
 
 	actx, cancel := o.attemptContext(ctx)
