@@ -34,6 +34,9 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 		err     error
 	}
 
+	hedge := newHedge(perCP / 4)
+	defer hedge.Stop()
+
 	answers := make(chan answer, len(controlPlanes))
 	next := 0
 	ask := func() {
@@ -41,13 +44,10 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 		next++
 
 		go func() {
-			m, err := readMembersVia(ctx, Target{Node: cp, Creds: creds}, o, perCP)
+			m, err := readMembersFrom(ctx, Target{Node: cp, Creds: creds}, o, perCP)
 			answers <- answer{cp, m, err}
 		}()
 	}
-
-	hedge := time.NewTimer(perCP / 4)
-	defer hedge.Stop()
 
 	ask()
 
@@ -75,7 +75,7 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 				ask()
 				asking++
 			}
-		case <-hedge.C:
+		case <-hedge.C():
 			if next < len(controlPlanes) {
 				ask()
 				asking++
@@ -86,6 +86,25 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 
 	return partial, errors.Join(errs...)
 }
+
+// Seams for the hedge's unit tests, which need a reader that hangs or
+// answers on cue and a clock they move, not the wall clock.
+var (
+	readMembersFrom = readMembersVia
+	newHedge        = func(d time.Duration) hedgeTimer { return realHedge{time.NewTimer(d)} }
+)
+
+type hedgeTimer interface {
+	C() <-chan time.Time
+	Reset(d time.Duration)
+	Stop()
+}
+
+type realHedge struct{ t *time.Timer }
+
+func (h realHedge) C() <-chan time.Time   { return h.t.C }
+func (h realHedge) Reset(d time.Duration) { h.t.Reset(d) }
+func (h realHedge) Stop()                 { h.t.Stop() }
 
 func readMembersVia(ctx context.Context, t Target, o Options, within time.Duration) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, within)
