@@ -39,9 +39,14 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 
 	answers := make(chan answer, len(controlPlanes))
 	next := 0
+	// Every ask restarts the hedge interval, also one made because an
+	// answer failed: each ask mints a new admin certificate (which
+	// cannot be revoked), so at most one more is asked per interval.
 	ask := func() {
 		cp := controlPlanes[next]
 		next++
+
+		hedge.Reset(perCP / 4)
 
 		go func() {
 			m, err := readMembersFrom(ctx, Target{Node: cp, Creds: creds}, o, perCP)
@@ -79,7 +84,6 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 			if next < len(controlPlanes) {
 				ask()
 				asking++
-				hedge.Reset(perCP / 4)
 			}
 		}
 	}

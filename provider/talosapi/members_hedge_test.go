@@ -2,6 +2,7 @@ package talosapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -109,5 +110,40 @@ func TestReadMembersHedgesPastAHangingControlPlane(t *testing.T) {
 
 	if len(r.asked) != 0 {
 		t.Errorf("also asked %s, want only cp2 and cp1", <-r.asked)
+	}
+}
+
+// An ask made because an answer failed restarts the hedge interval, so a
+// third control plane is not asked at once by the interval the first ask
+// started (each ask mints a new admin certificate).
+func TestReadMembersRestartsTheHedgeAfterAFailedAnswer(t *testing.T) {
+	const perCP = 4 * time.Minute
+
+	interval := perCP / 4
+
+	h, r := withFakes(t, "cp1", "cp2", "cp3")
+	res := readAsync([]string{"cp1", "cp2", "cp3"}, perCP)
+
+	<-r.asked // cp1
+
+	failedAt := interval * 9 / 10
+	if due := h.at(failedAt); due != interval {
+		t.Fatalf("hedge due at %v after the first ask, want %v", due, interval)
+	}
+
+	r.replies["cp1"] <- errors.New("connection refused")
+
+	if got := <-r.asked; got != "cp2" {
+		t.Fatalf("asked %s after cp1 failed, want cp2", got)
+	}
+
+	if due := h.at(failedAt); due != failedAt+interval {
+		t.Errorf("after cp1 failed at %v and cp2 was asked, the hedge is due at %v, want %v (a full interval later)", failedAt, due, failedAt+interval)
+	}
+
+	r.replies["cp2"] <- nil
+
+	if m := <-res; m["via"] != "cp2" {
+		t.Errorf("members %v, want cp2's answer", m)
 	}
 }
