@@ -220,13 +220,17 @@ check-generated: sdks
 
 # make test: the phases of before (tools, provider, check-generated, check-lab-schema, lint,
 # go-test, sdk-checks, dist-check), but not one after another where nothing needs that:
-# - while the tools build, prefetch-modules downloads the modules of the later builds;
+# - while the tools build, prefetch-modules downloads the modules of the later builds; it runs
+#   in a session and process group of its own (setsid), so that when a first phase fails or
+#   make test is interrupted, make test stops the whole group (the sub-make and every go list
+#   it started) and waits for it: nothing of it outlives make test;
 # - go-vet (which also compiles every package for the tests, with all cores) runs before the
 #   tests; then the tests (go-test-run: the root module and tests/e2e) run, and beside them,
 #   one after another at nice $(TEST_SIDE_NICE) (the tests keep their CPU; the side phases take
 #   what tests/e2e leaves while it waits on the lab): javagen-test, lint (with golangci-lint's
 #   first build) and the Go, Node.js and Python SDK checks. Each writes .cache/test-<phase>.log,
-#   printed after the tests' output; a failing one is announced at once and the tests go on;
+#   printed after the tests' output; a failing one is announced at once, and the tests and the
+#   side phases after it go on;
 # - then the Java SDK check (it installs the SDK into .cache/m2, where tests/e2e's Java example
 #   installs and resolves it too) and dist-check (it reads what the SDK checks put in dist/).
 # make test fails naming every phase that failed. Measured: docs/building.md "make test's phases".
@@ -238,22 +242,29 @@ TEST_SIDE_NICE   ?= 10
 test:
 	@mkdir -p $(CACHE); rm -f $(CACHE)/test-*.log $(CACHE)/test-side.failed
 	@echo "make test: started ($$(date -u +%T)); modules for the later builds download meanwhile (.cache/test-prefetch.log)"; \
-	$(MAKE) --no-print-directory prefetch-modules > $(CACHE)/test-prefetch.log 2>&1 & prefetch=$$!; \
+	setsid $(MAKE) --no-print-directory prefetch-modules > $(CACHE)/test-prefetch.log 2>&1 & prefetch=$$!; \
+	stop_prefetch() { \
+		kill -TERM -- -$$prefetch 2>/dev/null || true; wait $$prefetch 2>/dev/null || true; \
+		for i in $$(seq 50); do kill -0 -- -$$prefetch 2>/dev/null || return 0; sleep 0.2; done; \
+		kill -KILL -- -$$prefetch 2>/dev/null || true; \
+	}; \
+	trap stop_prefetch EXIT; \
 	status=0; $(MAKE) --no-print-directory tools provider check-generated check-lab-schema go-vet || status=$$?; \
-	if [ $$status -ne 0 ]; then kill $$prefetch 2>/dev/null || true; exit $$status; fi; \
-	wait $$prefetch || true; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	wait $$prefetch || true; trap - EXIT; \
 	echo "make test: tools, provider, check-generated, check-lab-schema, go-vet done ($$(date -u +%T))"
 	@rm -rf $(DIST)
 	@if [ -f $(SCHEMA) ]; then side="$(TEST_SIDE)"; else side="$(TEST_SIDE_NO_SDK)"; fi; \
 	echo "make test: the tests now ($$(date -u +%T)); $$side beside them (nice $(TEST_SIDE_NICE), output after theirs)"; \
-	( for p in $$side; do \
+	( sidefailed=0; for p in $$side; do \
 		t0=$$(date +%s); echo "make test: $$p started beside the tests ($$(date -u +%T))" > $(CACHE)/test-$$p.log; \
 		if ! nice -n $(TEST_SIDE_NICE) $(MAKE) --no-print-directory $$p >> $(CACHE)/test-$$p.log 2>&1; then \
-			echo "$$p" > $(CACHE)/test-side.failed; \
-			echo "make test: $$p FAILED (log: .cache/test-$$p.log, shown after the tests); the tests go on"; exit 1; \
+			echo "$$p" >> $(CACHE)/test-side.failed; sidefailed=1; \
+			echo "make test: $$p FAILED (log: .cache/test-$$p.log, shown after the tests); the tests and the other side phases go on"; \
+			continue; \
 		fi; \
 		echo "make test: $$p done in $$(( $$(date +%s) - t0 )) s ($$(date -u +%T))" >> $(CACHE)/test-$$p.log; \
-	done ) & sidepid=$$!; \
+	done; exit $$sidefailed ) & sidepid=$$!; \
 	t0=$$(date +%s); gotest=0; $(MAKE) --no-print-directory go-test-run || gotest=$$?; \
 	echo "make test: the tests ended in $$(( $$(date +%s) - t0 )) s ($$(date -u +%T)), exit $$gotest"; \
 	sidestatus=0; wait $$sidepid || sidestatus=$$?; \
@@ -262,7 +273,7 @@ test:
 	done; \
 	echo "make test: side phases over ($$(date -u +%T))"; \
 	failed=""; [ $$gotest -eq 0 ] || failed="go-test-run"; \
-	if [ $$sidestatus -ne 0 ]; then failed="$$failed $$(cat $(CACHE)/test-side.failed 2>/dev/null || echo "a side phase ($$side)")"; fi; \
+	if [ $$sidestatus -ne 0 ]; then failed="$$failed $$(paste -sd ' ' $(CACHE)/test-side.failed 2>/dev/null || echo "a side phase ($$side)")"; fi; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED: $${failed# } (the Java SDK check and dist-check did not run)"; exit 1; fi
 	@for p in $$(if [ -f $(SCHEMA) ]; then echo java-sdk-check; fi) dist-check; do \
 		$(MAKE) --no-print-directory $$p || { echo "make test: FAILED: $$p"; exit 1; }; \

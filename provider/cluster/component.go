@@ -26,7 +26,7 @@ type Component struct {
 	inventory func(ctx context.Context) (Inventory, error)
 	// readConfig reads a node's running configuration; nil asks the node.
 	readConfig configReader
-	// readMembers asks a control plane which nodes the cluster knows; nil
+	// readMembers asks control planes which nodes the cluster knows; nil
 	// asks through the Talos API (talosapi.ReadMembers).
 	readMembers membersReader
 	// extensions asks the Image Factory about extensions; nil asks the
@@ -35,7 +35,8 @@ type Component struct {
 	// countObjects counts objects of API resources on a control plane; nil
 	// asks its Kubernetes API (talosapi.CountObjects).
 	countObjects objectCounter
-	// stack reads the stack's state for an offline preview; nil asks the
+	// stack reads the stack's state, for an offline preview and for the
+	// nodes it had when the cluster's members cannot be read; nil asks the
 	// engine (offline.go).
 	stack stateReader
 	// offline reports the offline preview mode; nil is the provider's
@@ -96,7 +97,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		comp     *TalosCluster
 		secrets  *machineSecrets
 		readings map[string]nodeReading
-		members  map[string]string
+		known    plan.Membership
 		creds    *talosapi.Credentials
 	)
 	if prev != nil {
@@ -105,7 +106,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 			return nil, err
 		}
 		var notes []string
-		if secrets, creds, readings, members, notes, err = c.readRunningCluster(ctx, name, comp, &args, prev, read, offline != nil); err != nil {
+		if secrets, creds, readings, known, notes, err = c.readRunningCluster(ctx, name, comp, &args, prev, read, offline != nil); err != nil {
 			return fail(err)
 		}
 		warnings = append(warnings, notes...)
@@ -121,7 +122,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		fillUnknownNetwork(&args, vmUnknown, vms)
 		hosts = withoutBridgeCheck(hosts, vmUnknown)
 	}
-	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Members: members, Guests: guests}, prev: prev, stackTag: stackTag}
+	pl := &planner{args: &args, facts: plan.Facts{Hosts: hosts, Silent: silentNodes(readings), Membership: known, Guests: guests}, prev: prev, stackTag: stackTag}
 	var tokenSecret pulumi.StringInput
 	placeholder := ""
 	if ccm := args.CloudControllerManager; ccm != nil && ccm.Proxmox != nil && ccm.Proxmox.TokenSecret != nil {

@@ -55,11 +55,11 @@ func (c *Component) inventoryFor(ctx *pulumi.Context, name, clusterName string) 
 
 // readRunningCluster asks an existing cluster's nodes what they run, with
 // the credentials of its secrets (registered here for that, under comp), and
-// (unless offline) which etcd members it has. notes are the warnings of what
-// could not be known.
+// (unless offline) which nodes it had (knownNodes). notes are the warnings of
+// what could not be known.
 func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *TalosCluster, args *TalosClusterArgs,
 	prev *plan.State, read configReader, offline bool) (
-	secrets *machineSecrets, creds *talosapi.Credentials, readings map[string]nodeReading, members map[string]string, notes []string, err error) {
+	secrets *machineSecrets, creds *talosapi.Credentials, readings map[string]nodeReading, known plan.Membership, notes []string, err error) {
 	// The version only matters if the secrets are created now (it is
 	// ignored for existing ones): the planned version is not known yet.
 	contract := args.TalosVersion
@@ -67,11 +67,12 @@ func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *T
 		contract = plan.DefaultTalosVersion
 	}
 	if secrets, err = registerSecrets(ctx, name, comp, contract); err != nil {
-		return nil, nil, nil, nil, nil, err
+		return nil, nil, nil, known, nil, err
 	}
 	creds, why := awaitCredentials(ctx.Context(), secrets)
 	if creds == nil {
-		return secrets, nil, nil, nil, []string{fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions)}, nil
+		return secrets, nil, nil, c.knownNodes(ctx, prev, nil, nil, offline),
+			[]string{fmt.Sprintf("%s: what the nodes run is not known; %s", why, unknownVersions)}, nil
 	}
 	if c.readConfig == nil && !offline {
 		readings = readNodesThrough(ctx.Context(), prev, creds, readRunningConfig)
@@ -79,10 +80,7 @@ func (c *Component) readRunningCluster(ctx *pulumi.Context, name string, comp *T
 		readings = readNodes(ctx.Context(), prev, creds, read)
 	}
 	notes = withRunningVersions(prev, readings)
-	if !offline {
-		members = c.members(ctx.Context(), prev, readings, creds)
-	}
-	return secrets, creds, readings, members, notes, nil
+	return secrets, creds, readings, c.knownNodes(ctx, prev, readings, creds, offline), notes, nil
 }
 
 // knownSecrets is the secrets bundle of an existing cluster ("" when it is

@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
 // membersReader asks control planes which nodes the cluster knows, by
-// name, with an address. Tests replace it.
+// name, with an address. An answer that is not the whole membership (the
+// etcd members without the Kubernetes Node objects) comes with an error.
+// Tests replace it.
 type membersReader func(ctx context.Context, controlPlanes []string, creds *talosapi.Credentials) (map[string]string, error)
 
 func readMembers(ctx context.Context, controlPlanes []string, creds *talosapi.Credentials) (map[string]string, error) {
@@ -18,20 +23,52 @@ func readMembers(ctx context.Context, controlPlanes []string, creds *talosapi.Cr
 		talosapi.Options{AttemptTimeout: readTimeout / 2, DefaultTimeout: readTimeout}, readTimeout/2)
 }
 
+// membersAttempts is how often the members are asked within readTimeout:
+// a read that failed (an API server that hung on a paused etcd member
+// moves on to the others) often succeeds when asked again.
+const membersAttempts = 2
+
+// membersRetryPause is the pause before asking again, so that a control
+// plane that refused at once is not asked again at once.
+const membersRetryPause = 500 * time.Millisecond
+
+// knownNodes says which nodes of an existing cluster existed before this
+// run apart from their VMs (plan.Membership): the cluster's own view and,
+// when that cannot be read in full, the stack's state, so that a read
+// that timed out never turns a node whose VM was deleted outside Pulumi
+// into a new one. An offline preview asks neither (the stack's state is
+// its inventory already).
+func (c *Component) knownNodes(ctx *pulumi.Context, prev *plan.State, readings map[string]nodeReading, creds *talosapi.Credentials, offline bool) plan.Membership {
+	if offline {
+		return plan.Membership{}
+	}
+	var m plan.Membership
+	m.Members, m.Unread = c.members(ctx.Context(), prev, readings, creds)
+	if m.Unread != "" {
+		m.Recorded, m.RecordedUnread = c.recordedNodes(ctx, prev.Cluster)
+	}
+	return m
+}
+
 // members asks the control planes that answered before planning which
 // nodes the cluster knows (Kubernetes Node objects, etcd members): a node
 // the cluster knows whose VM is gone was deleted outside Pulumi and is
 // created again at its address; a VM on an offline host gets its address
-// from there. Read-only, within readTimeout; nil when no one says.
-func (c *Component) members(ctx context.Context, prev *plan.State, readings map[string]nodeReading, creds *talosapi.Credentials) map[string]string {
-	var cps []string
+// from there. Read-only, within readTimeout, asked again once when the
+// first answer is not full. unread says why the answer is not full ("" when
+// it is); what was learned comes with it.
+func (c *Component) members(ctx context.Context, prev *plan.State, readings map[string]nodeReading, creds *talosapi.Credentials) (known map[string]string, unread string) {
+	if creds == nil {
+		return nil, "the cluster's client credentials are not available"
+	}
+	var cps, names []string
 	for _, n := range prev.Nodes {
 		if r, ok := readings[n.Name]; ok && r.err == nil && r.running.Config != "" && n.Role == plan.RoleControlPlane {
-			cps = append(cps, n.Address)
+			cps, names = append(cps, n.Address), append(names, n.Name)
 		}
 	}
 	if len(cps) == 0 {
-		return nil
+		return nil, "no control plane answered"
 	}
 	read := c.readMembers
 	if read == nil {
@@ -39,11 +76,69 @@ func (c *Component) members(ctx context.Context, prev *plan.State, readings map[
 	}
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	m, err := read(ctx, cps, creds)
-	if err != nil {
-		return nil
+	var last error
+	attempts := 0
+	for attempts < membersAttempts && ctx.Err() == nil {
+		if attempts > 0 {
+			select {
+			case <-ctx.Done():
+				continue
+			case <-time.After(membersRetryPause):
+			}
+		}
+		attempts++
+		m, err := read(ctx, cps, creds)
+		if err == nil {
+			return m, ""
+		}
+		if len(m) > len(known) {
+			known = m
+		}
+		last = err
 	}
-	return m
+	if last == nil {
+		last = ctx.Err()
+	}
+	return known, fmt.Sprintf("%s %s asked %s within %s: %s", strings.Join(names, ", "), map[bool]string{true: "was", false: "were"}[len(names) == 1],
+		times(attempts), readTimeout, firstLine(last.Error()))
+}
+
+// times says how often something was done ("once", "twice", "3 times").
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// recordedNodes are the cluster's nodes whose VM the stack's last state
+// holds, with the address its VM was given, or why the state could not be
+// read.
+func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string) (map[string]string, string) {
+	readState := c.stack
+	if readState == nil {
+		readState = readStack
+	}
+	resources, err := readState(ctx)
+	if err != nil {
+		return nil, firstLine(err.Error())
+	}
+	st, err := newStackState(resources, cluster)
+	if err != nil {
+		return nil, firstLine(err.Error())
+	}
+	out := map[string]string{}
+	for _, vm := range st.vms {
+		if len(vm.NICs) > 0 && vm.Name != "" {
+			if a, _, _ := strings.Cut(vm.NICs[0].Address, "/"); a != "" {
+				out[vm.Name] = a
+			}
+		}
+	}
+	return out, ""
 }
 
 // refuseUnknown fails an update while nodes' VMs are on Proxmox nodes that

@@ -85,7 +85,7 @@ func readStack(ctx *pulumi.Context) (map[string]any, error) {
 		Outputs map[string]any `pulumi:"outputs"`
 	}
 	if _, err := ctx.InvokePackageRaw(readStackResourceOutputs, map[string]any{"stackName": stack}, &out, ""); err != nil {
-		return nil, fmt.Errorf("reading the state of stack %s for the offline preview: %w", stack, err)
+		return nil, fmt.Errorf("reading the state of stack %s: %w", stack, err)
 	}
 	return out.Outputs, nil
 }

@@ -121,23 +121,7 @@ func TestOfflinePreviewPlansFromTheStackState(t *testing.T) {
 	online, onResp, err := constructDry(t, true, inv, baseInputs(), running)
 	must(t, err)
 
-	// The stack's state as the engine returns it: each child's outputs.
-	state := map[string]any{}
-	vmid := 100
-	for _, reg := range first.regs {
-		outs := reg.inputs.AsMap()
-		switch reg.typ {
-		case "VirtualMachine":
-			vmid++
-			outs["vmId"] = property.New(float64(vmid))
-			outs["status"] = property.New("running")
-		case "ConfigurationApply":
-			outs["runningVersion"] = property.New("v1.12.5")
-		}
-		urn := "urn:pulumi:test::proj::" + tokenComponent + "$proxmoxtalos:x:" + reg.typ + "::" + reg.name
-		state[urn] = map[string]any{"type": "proxmoxtalos:" + map[bool]string{true: "proxmox", false: "talos"}[reg.typ == "VirtualMachine" || reg.typ == "DownloadFile"] + ":" + reg.typ,
-			"outputs": plainValue(property.New(property.NewMap(outs)))}
-	}
+	state := stackStateOf(first)
 	asked := func(what string) error { t.Errorf("the offline preview asked %s", what); return errors.New("offline") }
 	c := &Component{
 		inventory: func(context.Context) (Inventory, error) { return nil, asked("Proxmox") },
@@ -219,4 +203,26 @@ func TestOfflineRemovedAPIsAreNotAsked(t *testing.T) {
 	if err != nil || !strings.Contains(w, "was not checked") || !strings.Contains(w, "offline preview") {
 		t.Errorf("warning %q, error %v", w, err)
 	}
+}
+
+// stackStateOf is the stack's state after an update that registered what
+// rec holds, as the engine returns it (readStack): each child's outputs.
+func stackStateOf(rec *recorder) map[string]any {
+	state := map[string]any{}
+	vmid := 100
+	for _, reg := range rec.regs {
+		outs := reg.inputs.AsMap()
+		switch reg.typ {
+		case "VirtualMachine":
+			vmid++
+			outs["vmId"] = property.New(float64(vmid))
+			outs["status"] = property.New("running")
+		case "ConfigurationApply":
+			outs["runningVersion"] = property.New("v1.12.5")
+		}
+		urn := "urn:pulumi:test::proj::" + tokenComponent + "$proxmoxtalos:x:" + reg.typ + "::" + reg.name
+		state[urn] = map[string]any{"type": "proxmoxtalos:" + map[bool]string{true: "proxmox", false: "talos"}[reg.typ == "VirtualMachine" || reg.typ == "DownloadFile"] + ":" + reg.typ,
+			"outputs": plainValue(property.New(property.NewMap(outs)))}
+	}
+	return state
 }

@@ -72,10 +72,18 @@ func TestResourceDiffSkipsTheSchema(t *testing.T) {
 	cases := []struct {
 		inputs property.Map
 		want   map[string]p.DiffKind
+		ignore []string
 	}{
-		{property.NewMap(map[string]property.Value{"name": property.New("a"), "size": property.New(2.0)}), map[string]p.DiffKind{}},
-		{property.NewMap(map[string]property.Value{"name": property.New("a"), "size": property.New(3.0)}), map[string]p.DiffKind{"size": p.Update}},
-		{property.NewMap(map[string]property.Value{"name": property.New("b"), "size": property.New(2.0)}), map[string]p.DiffKind{"name": p.UpdateReplace}},
+		{property.NewMap(map[string]property.Value{"name": property.New("a"), "size": property.New(2.0)}), map[string]p.DiffKind{}, nil},
+		{property.NewMap(map[string]property.Value{"name": property.New("a"), "size": property.New(3.0)}), map[string]p.DiffKind{"size": p.Update}, nil},
+		{property.NewMap(map[string]property.Value{"name": property.New("b"), "size": property.New(2.0)}), map[string]p.DiffKind{"name": p.UpdateReplace}, nil},
+		// the engine's version and internal keys are no inputs; an ignored
+		// change keeps the state's value (decoded here, not by infer)
+		{property.NewMap(map[string]property.Value{"name": property.New("a"), "size": property.New(3.0).WithSecret(true),
+			"version": property.New("1.0.0"), "__defaults": property.New([]property.Value{})}), map[string]p.DiffKind{"size": p.Update}, nil},
+		{property.NewMap(map[string]property.Value{"name": property.New("a"), "size": property.New(3.0)}), map[string]p.DiffKind{}, []string{"size"}},
+		// an unknown input: infer decodes it (as "")
+		{property.NewMap(map[string]property.Value{"name": property.New(property.Computed), "size": property.New(2.0)}), map[string]p.DiffKind{"name": p.UpdateReplace}, nil},
 	}
 	for _, ours := range []bool{false, true} {
 		updates := 0
@@ -90,7 +98,7 @@ func TestResourceDiffSkipsTheSchema(t *testing.T) {
 		}
 		before := diffedArgsAnnotations
 		for _, c := range cases {
-			got, err := s.Diff(p.DiffRequest{Urn: urn, ID: "d1", State: state, Inputs: c.inputs})
+			got, err := s.Diff(p.DiffRequest{Urn: urn, ID: "d1", State: state, Inputs: c.inputs, IgnoreChanges: c.ignore})
 			if err != nil {
 				t.Fatalf("framework.Resource %v: Diff: %v", ours, err)
 			}

@@ -60,7 +60,10 @@
 //     schema in every Diff of a resource with an Update and never uses it
 //     when the resource diffs itself (infer/resource.go
 //     derivedResourceController.Diff); Diff requests go to a controller of
-//     the same resource without an Update, which skips it.
+//     the same resource without an Update, which skips it. And a Diff whose
+//     state and inputs are plain values is decoded here (DecodePlain, held
+//     to infer's decoding by package decodetest) rather than by infer's
+//     reflection-heavy ende/mapper pair.
 //
 // Not a workaround, and so not here: config.WithOfflineGuard, the offline
 // preview mode (a feature of this provider).

@@ -159,7 +159,8 @@ func (b *builder) allocateAddresses() {
 
 // prevField is the address a node had: from its VM, else (a VM on an
 // offline host, or one deleted outside Pulumi) the one the cluster knows
-// it by (Facts.Members), so that it comes back where it was.
+// it by, or its VM had in the stack's state (Facts.Membership), so that it
+// comes back where it was.
 func (b *builder) prevField(s *slot, secondary bool) string {
 	switch {
 	case secondary && s.prev != nil:
@@ -169,7 +170,7 @@ func (b *builder) prevField(s *slot, secondary bool) string {
 	case s.prev != nil && s.prev.Address != "":
 		return s.prev.Address
 	}
-	return b.facts.Members[s.name]
+	return b.facts.address(s.name)
 }
 
 func (b *builder) checkVIP(sp *addrSpace) {

@@ -66,6 +66,7 @@ func Compute(spec Spec, facts Facts, prev *State) (*Plan, error) {
 	}
 	b.buildCluster()
 	b.buildNodes()
+	b.noteMembership()
 	b.buildOrders()
 	b.buildWaits()
 	b.checkHostResources()

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -24,8 +25,10 @@ const (
 	// PowerUnknown: the VM's Proxmox node is offline, so nothing about the
 	// VM can be checked.
 	PowerUnknown Power = "unknown"
-	// PowerMissing: the node has no VM although the cluster knows it
-	// (deleted outside Pulumi): a new VM takes its place.
+	// PowerMissing: the node has no VM although it existed (the cluster
+	// knows it or, when the cluster's members cannot be read, the stack's
+	// state holds its VM: Membership): deleted outside Pulumi, a new VM
+	// takes its place.
 	PowerMissing Power = "missing"
 )
 
@@ -51,7 +54,7 @@ func (b *builder) power(s *slot) Power {
 	switch {
 	case s.prev != nil:
 		return s.prev.Power
-	case b.facts.Members[s.name] != "":
+	case b.facts.known(s.name):
 		return PowerMissing
 	}
 	return PowerNone
@@ -131,14 +134,23 @@ func (p *Plan) Quorum() string {
 	return fmt.Sprintf("etcd: %d of %d control planes running (%s not), %s", running, total, strings.Join(down, ", "), state)
 }
 
+// uncheckedWhy is why an added node is not known to be new (Plan.Unchecked).
+const uncheckedWhy = "not checked for a VM deleted outside Pulumi"
+
 // MarkPower adds to s what the update does about VMs that do not run or
-// are missing: a missing node is created again, not added.
+// are missing: a missing node is created again, not added; an added node
+// that may have had a VM says so.
 func (p *Plan) MarkPower(s *Summary) {
 	for _, n := range p.Missing() {
 		for i := range s.Nodes {
 			if c := &s.Nodes[i]; c.Name == n.Name && c.Action == ActionAdd {
 				c.Action, c.Why, c.Reasons = ActionRecreate, []string{"VM deleted outside Pulumi"}, []string{"VM deleted outside Pulumi"}
 			}
+		}
+	}
+	for i := range s.Nodes {
+		if c := &s.Nodes[i]; c.Action == ActionAdd && slices.Contains(p.Unchecked, c.Name) {
+			c.Why, c.Reasons = []string{uncheckedWhy}, []string{uncheckedWhy}
 		}
 	}
 	for _, n := range p.Down() {

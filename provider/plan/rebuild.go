@@ -125,7 +125,7 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 	ns.Ordinal = ordinalOf(cluster, ns.Pool, ns.Name)
 	if vm.ConfigUnknown {
 		// Only its identity: what Compare does not know is no change,
-		// and its address comes from the cluster (Facts.Members).
+		// and its address comes from the cluster (Facts.Membership).
 		return ns, nil
 	}
 

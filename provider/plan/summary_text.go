@@ -79,6 +79,9 @@ func (s Summary) part(a Action) string {
 	}
 	switch a {
 	case ActionAdd:
+		if len(why) > 0 {
+			return fmt.Sprintf("%s added (%s)%s", who, causes(why), list)
+		}
 		return fmt.Sprintf("%s added%s", who, list)
 	case ActionRecreate:
 		return fmt.Sprintf("%s created again (VM deleted outside Pulumi)%s", who, list)

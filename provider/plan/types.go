@@ -21,11 +21,11 @@ type Facts struct {
 	// Talos nodes when asked what they run before planning (down, in
 	// maintenance mode, unreachable); nil when the nodes were not asked.
 	Silent map[string]bool
-	// Members are the nodes the cluster itself knows (its Kubernetes Node
-	// objects and etcd members) with their address; nil when not asked. A
-	// planned node without a VM that the cluster knows lost its VM outside
-	// Pulumi, and is created again at that address.
-	Members map[string]string
+	// Membership says which nodes existed before this run apart from their
+	// VMs (the cluster's members, else the stack's state): a planned node
+	// without a VM that existed lost its VM outside Pulumi, and is created
+	// again at its address.
+	Membership
 	// Guests are the Proxmox cluster's VMs and containers by VMID, which
 	// the new VMs' pinned VMIDs and templates are checked against; nil:
 	// not known (not checked).
@@ -75,6 +75,10 @@ type Plan struct {
 	ISOs []ISODownload
 	// Warnings are worth showing but do not stop the plan.
 	Warnings []string
+	// Unchecked are the planned nodes without a VM of which it is not
+	// known whether they had one: neither the cluster's members nor the
+	// stack's state could be read (Membership). They are planned as new.
+	Unchecked []string
 }
 
 // ClusterConfig holds the machine configuration inputs every node shares.

@@ -27,18 +27,11 @@ const (
 // Check validates the inputs at preview: formats locally, then what only the
 // cluster knows (node, bridges, storages, clone source, a taken vmId).
 func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[VirtualMachineArgs], error) {
-	var old *VirtualMachineArgs
-	if req.OldInputs.Len() > 0 {
-		// decoded with its own context: DefaultCheck remembers the encoder of
-		// its last call for the response, which must be the new inputs'
-		if o, f, err := infer.DefaultCheck[VirtualMachineArgs](context.Background(), req.OldInputs); err == nil && len(f) == 0 {
-			old = &o
-		}
-	}
 	a, failures, err := infer.DefaultCheck[VirtualMachineArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, err
 	}
+	old := decodeOldInputs(req.OldInputs, req.NewInputs, a)
 	u := unknownPaths(req.NewInputs)
 	if failures = validateVM(a, old, u); len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, nil

@@ -109,3 +109,25 @@ func recheckSkipped(ctx context.Context, c *pve.Client, a VirtualMachineArgs, ve
 	return fmt.Errorf("VirtualMachine %s cannot be %s, nothing was written: %s (the preview did not check these unchanged "+
 		"inputs against the cluster again; fix them or the cluster, then run the up again)", s.name, verb, strings.Join(msgs, "; "))
 }
+
+// decodeOldInputs is the last accepted inputs (nil for a new VM, or when they
+// no longer decode). Inputs equal, value for value, to the new ones (a no-op
+// preview: Pulumi hands back what the last Check returned) decode to the new
+// inputs' args a, so they are not decoded a second time: infer's decoding
+// (reflection over every field, and the defaults walk) is most of a no-op
+// Check's cost. The copy shares a's slices and maps; Check only reads both.
+func decodeOldInputs(oldInputs, newInputs property.Map, a VirtualMachineArgs) *VirtualMachineArgs {
+	if oldInputs.Len() == 0 {
+		return nil
+	}
+	if oldInputs.Equals(newInputs) {
+		o := a
+		return &o
+	}
+	// decoded with its own context: DefaultCheck remembers the encoder of
+	// its last call for the response, which must be the new inputs'
+	if o, f, err := infer.DefaultCheck[VirtualMachineArgs](context.Background(), oldInputs); err == nil && len(f) == 0 {
+		return &o
+	}
+	return nil
+}

@@ -8,34 +8,83 @@ import (
 	"time"
 )
 
-// ReadMembers asks the first of controlPlanes that answers which nodes the
-// cluster knows, by name, with an address: its Kubernetes Node objects
-// (which stay, NotReady, when a node's machine is gone) and its etcd
-// members (the control planes). Read-only, so previews may ask. Each
-// control plane is given at most perCP.
+// ReadMembers asks controlPlanes which nodes the cluster knows, by name,
+// with an address: its Kubernetes Node objects (which stay, NotReady, when
+// a node's machine is gone) and its etcd members (the control planes).
+// Read-only, so previews may ask. Each control plane is given at most
+// perCP, and one that has not answered within a quarter of that is joined
+// by the next: a control plane whose API server hangs on a paused etcd
+// member does not use up the caller's time while the others could answer.
+// The first full answer wins. When none comes, the error says why, and the
+// etcd members one control plane gave (control planes only) come with it:
+// a node missing from those is not unknown to the cluster.
 func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials, o Options, perCP time.Duration) (map[string]string, error) {
 	o = o.withDefaults()
 
-	var errs []error
-
-	for _, cp := range controlPlanes {
-		m, err := readMembersVia(ctx, Target{Node: cp, Creds: creds}, o, perCP)
-		if err == nil {
-			return m, nil
-		}
-
-		errs = append(errs, fmt.Errorf("%s: %w", cp, err))
-
-		if ctx.Err() != nil {
-			break
-		}
-	}
-
-	if len(errs) == 0 {
+	if len(controlPlanes) == 0 {
 		return nil, errors.New("no control plane to ask")
 	}
 
-	return nil, errors.Join(errs...)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the ones still asking give up
+
+	type answer struct {
+		cp      string
+		members map[string]string
+		err     error
+	}
+
+	answers := make(chan answer, len(controlPlanes))
+	next := 0
+	ask := func() {
+		cp := controlPlanes[next]
+		next++
+
+		go func() {
+			m, err := readMembersVia(ctx, Target{Node: cp, Creds: creds}, o, perCP)
+			answers <- answer{cp, m, err}
+		}()
+	}
+
+	hedge := time.NewTimer(perCP / 4)
+	defer hedge.Stop()
+
+	ask()
+
+	var (
+		partial map[string]string
+		errs    []error
+	)
+
+	for asking := 1; asking > 0; {
+		select {
+		case a := <-answers:
+			asking--
+
+			if a.err == nil {
+				return a.members, nil
+			}
+
+			if len(a.members) > len(partial) {
+				partial = a.members
+			}
+
+			errs = append(errs, fmt.Errorf("%s: %w", a.cp, a.err))
+
+			if next < len(controlPlanes) && ctx.Err() == nil {
+				ask()
+				asking++
+			}
+		case <-hedge.C:
+			if next < len(controlPlanes) {
+				ask()
+				asking++
+				hedge.Reset(perCP / 4)
+			}
+		}
+	}
+
+	return partial, errors.Join(errs...)
 }
 
 func readMembersVia(ctx context.Context, t Target, o Options, within time.Duration) (map[string]string, error) {
@@ -66,12 +115,12 @@ func readMembersVia(ctx context.Context, t Target, o Options, within time.Durati
 
 	kc, _, err := fetchKubeconfigOnce(ctx, o, t, server)
 	if kc == nil {
-		return membersOrErr(out, errors.Join(etcdErr, err, errors.New("no admin kubeconfig")))
+		return partialMembers(out, errors.Join(etcdErr, err, errors.New("no admin kubeconfig")))
 	}
 
 	api, err := newKubeAPI(kc.Info, "")
 	if err != nil {
-		return membersOrErr(out, err)
+		return partialMembers(out, err)
 	}
 	defer api.close()
 
@@ -80,12 +129,12 @@ func readMembersVia(ctx context.Context, t Target, o Options, within time.Durati
 
 	body, err := api.get(actx, "/api/v1/nodes")
 	if err != nil {
-		return membersOrErr(out, err)
+		return partialMembers(out, err)
 	}
 
 	nodes, err := parseNodes(body)
 	if err != nil {
-		return membersOrErr(out, err)
+		return partialMembers(out, err)
 	}
 
 	for _, n := range nodes {
@@ -101,10 +150,13 @@ func readMembersVia(ctx context.Context, t Target, o Options, within time.Durati
 	return out, nil
 }
 
-// membersOrErr is what was learned when some of it was, else err.
-func membersOrErr(out map[string]string, err error) (map[string]string, error) {
+// partialMembers is what was learned without the Kubernetes Node objects
+// (the etcd members at most), with why they were not read: the workers
+// are not among them, so it is never a full answer.
+func partialMembers(out map[string]string, err error) (map[string]string, error) {
+	err = fmt.Errorf("the Kubernetes Node objects were not read: %w", err)
 	if len(out) > 0 {
-		return out, nil
+		return out, err
 	}
 
 	return nil, err

@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+)
+
+// A worker's VM deleted outside Pulumi while the cluster's members cannot
+// be read in full: issue 12's flake, where a control plane was paused and
+// the read through the others timed out on the Kubernetes Node objects
+// (the API server's request hung on the paused etcd member; only the etcd
+// members came back). The read is asked again once; then the stack's
+// state, which holds the worker's VM, decides: the worker is created
+// again at its address (not "added"), in a preview and in an update, and
+// the preview says the members could not be read.
+func TestDeletedVMIsCreatedAgainWhenMembersCannotBeRead(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	known, _ := running.members(context.Background(), nil, nil)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-workers-1" })
+	delete(running, "10.0.0.13")
+	etcdOnly := map[string]string{}
+	for name, a := range known {
+		if strings.Contains(name, "-cp-") {
+			etcdOnly[name] = a
+		}
+	}
+	var asked atomic.Int32
+	partial := func(context.Context, []string, *talosapi.Credentials) (map[string]string, error) {
+		asked.Add(1)
+		return etcdOnly, errors.New("10.0.0.10: the Kubernetes Node objects were not read: context deadline exceeded")
+	}
+	state := stackStateOf(first)
+
+	for _, dryRun := range []bool{true, false} {
+		asked.Store(0)
+		rec, resp, err := constructWith(t, &Component{
+			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
+			readConfig:  running.read,
+			readMembers: partial,
+			extensions:  labFactoryExtensions(t),
+			stack:       func(*pulumi.Context) (map[string]any, error) { return state, nil },
+			offline:     func() bool { return false },
+		}, dryRun, baseInputs())
+		must(t, err)
+		if n := asked.Load(); n != membersAttempts {
+			t.Errorf("dryRun %v: the members were asked %d times, want %d", dryRun, n, membersAttempts)
+		}
+		if s := resp.State.Get("summary").AsString(); dryRun && s != "1 created again (VM deleted outside Pulumi): lab-workers-1" {
+			t.Errorf("dryRun %v: summary %q", dryRun, s)
+		}
+		if r := rec.get(t, "ClusterHealth", "lab-healthy").inputs.Get("recheck"); !r.IsString() || r.AsString() != "VMs that were not running or missing: lab-workers-1" {
+			t.Errorf("dryRun %v: the final check does not recheck the missing node: %v", dryRun, r)
+		}
+		vm := rec.get(t, "VirtualMachine", "lab-workers-1")
+		ip := vm.inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap().Get("address").AsString()
+		if ip != "10.0.0.13/24" {
+			t.Errorf("dryRun %v: the new VM gets %s, want the node's address 10.0.0.13/24", dryRun, ip)
+		}
+		warnings := strings.Join(strs(resp.State.Get("warnings")), "\n")
+		for _, want := range []string{
+			"lab-workers-1: VM missing (deleted outside Pulumi), will be created again at 10.0.0.13 and rejoin the cluster",
+			"the cluster's members could not be read (lab-cp-1, lab-cp-2, lab-cp-3 were asked twice within 10s: 10.0.0.10: the " +
+				"Kubernetes Node objects were not read: context deadline exceeded): whether a node without a VM had one is taken " +
+				"from the stack's state instead: lab-workers-1 had one (created again)",
+		} {
+			if !strings.Contains(warnings, want) {
+				t.Errorf("dryRun %v: the warnings do not say %q:\n%s", dryRun, want, warnings)
+			}
+		}
+	}
+}
+
+// A first read that fails is asked again, and the second answer decides:
+// nothing is said about the members then.
+func TestMembersAreAskedAgain(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	known, _ := running.members(context.Background(), nil, nil)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-workers-1" })
+	delete(running, "10.0.0.13")
+	var asked atomic.Int32
+	flaky := func(context.Context, []string, *talosapi.Credentials) (map[string]string, error) {
+		if asked.Add(1) == 1 {
+			return nil, errors.New("10.0.0.10: context deadline exceeded")
+		}
+		return known, nil
+	}
+	stateRead := false
+	_, resp, err := constructWith(t, &Component{
+		inventory:   func(context.Context) (Inventory, error) { return inv, nil },
+		readConfig:  running.read,
+		readMembers: flaky,
+		extensions:  labFactoryExtensions(t),
+		stack:       func(*pulumi.Context) (map[string]any, error) { stateRead = true; return nil, errors.New("not asked") },
+		offline:     func() bool { return false },
+	}, true, baseInputs())
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); s != "1 created again (VM deleted outside Pulumi): lab-workers-1" || asked.Load() != 2 {
+		t.Errorf("summary %q after %d reads", s, asked.Load())
+	}
+	if stateRead {
+		t.Errorf("the stack's state was read although the members were")
+	}
+	for _, w := range strs(resp.State.Get("warnings")) {
+		if strings.Contains(w, "members") {
+			t.Errorf("warning %q although the members were read", w)
+		}
+	}
+}
+
+// Neither the members nor the stack's state can be read: the node without
+// a VM is planned as new, and the preview says so rather than a plain
+// "added". With no control plane answering, the members are not asked at
+// all.
+func TestNodeWithoutVMIsUncheckedWhenNothingSays(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-workers-1" })
+	for _, a := range []string{"10.0.0.10", "10.0.0.11", "10.0.0.12", "10.0.0.13"} {
+		delete(running, a) // the control planes do not answer
+	}
+	_, resp, err := constructWith(t, &Component{
+		inventory:  func(context.Context) (Inventory, error) { return inv, nil },
+		readConfig: running.read,
+		readMembers: func(context.Context, []string, *talosapi.Credentials) (map[string]string, error) {
+			t.Errorf("the members were asked with no control plane answering")
+			return nil, errors.New("no")
+		},
+		extensions: labFactoryExtensions(t),
+		stack: func(*pulumi.Context) (map[string]any, error) {
+			return nil, errors.New("reading the state of stack dev: the engine does not answer")
+		},
+		offline: func() bool { return false },
+	}, true, baseInputs())
+	must(t, err)
+	if s := resp.State.Get("summary").AsString(); !strings.Contains(s, "1 added (not checked for a VM deleted outside Pulumi): lab-workers-1") {
+		t.Errorf("summary %q", s)
+	}
+	want := "the cluster's members could not be read (no control plane answered), nor the stack's state (reading the state of " +
+		"stack dev: the engine does not answer): whether lab-workers-1 had a VM that was deleted outside Pulumi is not checked, " +
+		"so it is planned as new; run pulumi preview again once the control planes answer"
+	if w := strs(resp.State.Get("warnings")); !slices.Contains(w, want) {
+		t.Errorf("warnings %v\nwant %q", w, want)
+	}
+}

@@ -1,0 +1,15 @@
+package proxmox
+
+import (
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework/decodetest"
+)
+
+// A VM's Diff decodes its state and inputs with framework.DecodePlain, which
+// must give what infer gives.
+func TestVMDecodesPlainlyAsInferDoes(t *testing.T) {
+	t.Parallel()
+	decodetest.Check[VirtualMachineArgs](t, 1000)
+	decodetest.Check[VirtualMachineState](t, 1000)
+}

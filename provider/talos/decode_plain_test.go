@@ -1,0 +1,20 @@
+package talos
+
+import (
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework/decodetest"
+)
+
+// The Diffs of ConfigurationApply, MachineSecrets and Kubeconfig decode their
+// state and inputs with framework.DecodePlain, which must give what infer
+// gives.
+func TestDiffsDecodePlainlyAsInferDoes(t *testing.T) {
+	t.Parallel()
+	decodetest.Check[ConfigurationApplyArgs](t, 1000)
+	decodetest.Check[ConfigurationApplyState](t, 1000)
+	decodetest.Check[MachineSecretsArgs](t, 1000)
+	decodetest.Check[MachineSecretsState](t, 1000)
+	decodetest.Check[KubeconfigArgs](t, 1000)
+	decodetest.Check[KubeconfigState](t, 1000)
+}
