@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -35,6 +34,9 @@ const (
 	// variable (not a stack setting): see Settings.VMWatchScale.
 	EnvVMWatchScale = "PROXMOXTALOS_VM_WATCH_SCALE"
 )
+
+// The range PROXMOXTALOS_VM_WATCH_SCALE accepts.
+const minWatchScale, maxWatchScale = 0.01, 10.0
 
 // Config is the provider configuration.
 type Config struct {
@@ -127,10 +129,12 @@ func (c *Config) Resolve(getenv func(string) string) (Settings, error) {
 	s.VMWatchScale = 1
 	if v := getenv(EnvVMWatchScale); v != "" {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f > 0) || math.IsInf(f, 0) {
-			return s, fmt.Errorf("%s=%q is not a positive number: it multiplies how long the waits on Talos nodes "+
+		// Bounded so that a value meant as seconds (120) cannot stretch the
+		// quiet windows to hours, nor overflow their durations.
+		if err != nil || !(f >= minWatchScale && f <= maxWatchScale) {
+			return s, fmt.Errorf("%s=%q is not a number from %g to %g: it multiplies how long the waits on Talos nodes "+
 				"expect a node to be silent after an install, an upgrade, a reboot or a VM start (1 keeps the "+
-				"defaults, 0.1 makes them a tenth); set such a number or unset it", EnvVMWatchScale, v)
+				"defaults, 0.1 makes them a tenth); set such a number or unset it", EnvVMWatchScale, v, minWatchScale, maxWatchScale)
 		}
 		s.VMWatchScale = f
 	}

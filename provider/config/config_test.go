@@ -56,9 +56,11 @@ func TestResolveErrors(t *testing.T) {
 		"bad insecure":   {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvInsecure: "maybe"}, EnvInsecure},
 		"zero timeout":   {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret, RequestTimeout: ptr(0)}, nil, "requestTimeout"},
 		"nothing at all": {Config{}, nil, "not configured"},
-		"zero scale":     {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "0"}, EnvVMWatchScale + `="0" is not a positive number`},
+		"zero scale":     {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "0"}, EnvVMWatchScale + `="0" is not a number from 0.01 to 10`},
 		"text scale":     {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "fast"}, EnvVMWatchScale},
 		"NaN scale":      {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "NaN"}, EnvVMWatchScale},
+		"seconds scale":  {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "120"}, "from 0.01 to 10"},
+		"tiny scale":     {Config{Endpoint: "https://pve", APIToken: "root@pam!t=" + secret}, map[string]string{EnvVMWatchScale: "0.001"}, "from 0.01 to 10"},
 	} {
 		_, err := c.cfg.Resolve(env(c.env))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,11 +1,14 @@
 package framework
 
 import (
+	"context"
 	"encoding"
 	"reflect"
 	"strings"
 	"sync"
 
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 )
 
@@ -289,4 +292,19 @@ func decodeUnknown(dst reflect.Value) bool {
 	default:
 		return false
 	}
+}
+
+// DecodeInputs is infer.DefaultCheck for a Check's new inputs of a type
+// without defaults: DecodePlain when it can, else DefaultCheck itself.
+// DefaultCheck decodes through infer and then walks the value for defaults
+// (getAnnotated for every struct in it); a type without any has nothing to
+// gain from that walk. infer encodes the checked inputs with the encoder of
+// a decoding of the same inputs either way (infer/resource.go Check: the one
+// DefaultCheck leaves in ctx, else decodeCheckingMapErrors of req.Inputs).
+// Only for types decodetest.CheckNoDefaults holds to DefaultCheck.
+func DecodeInputs[T any](ctx context.Context, m property.Map) (T, []p.CheckFailure, error) {
+	if v, ok := DecodePlain[T](m); ok {
+		return v, nil, nil
+	}
+	return infer.DefaultCheck[T](ctx, m)
 }

@@ -12,4 +12,6 @@ func TestVMDecodesPlainlyAsInferDoes(t *testing.T) {
 	t.Parallel()
 	decodetest.Check[VirtualMachineArgs](t, 1000)
 	decodetest.Check[VirtualMachineState](t, 1000)
+	// Check decodes its new inputs with framework.DecodeInputs: no defaults
+	decodetest.CheckNoDefaults[VirtualMachineArgs](t, 1000)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -27,7 +28,7 @@ const (
 // Check validates the inputs at preview: formats locally, then what only the
 // cluster knows (node, bridges, storages, clone source, a taken vmId).
 func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[VirtualMachineArgs], error) {
-	a, failures, err := infer.DefaultCheck[VirtualMachineArgs](ctx, req.NewInputs)
+	a, failures, err := framework.DecodeInputs[VirtualMachineArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: failures}, err
 	}

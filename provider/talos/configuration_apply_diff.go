@@ -14,6 +14,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -21,7 +22,7 @@ import (
 // Check validates the inputs and derives configView, the redacted view of
 // the configuration that lets previews name the paths that change.
 func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[ConfigurationApplyArgs], error) {
-	args, fails, err := infer.DefaultCheck[ConfigurationApplyArgs](ctx, req.NewInputs)
+	args, fails, err := framework.DecodeInputs[ConfigurationApplyArgs](ctx, req.NewInputs)
 	if err != nil || len(fails) > 0 {
 		return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, err
 	}

@@ -17,4 +17,7 @@ func TestDiffsDecodePlainlyAsInferDoes(t *testing.T) {
 	decodetest.Check[MachineSecretsState](t, 1000)
 	decodetest.Check[KubeconfigArgs](t, 1000)
 	decodetest.Check[KubeconfigState](t, 1000)
+	// ConfigurationApply's Check decodes its new inputs with
+	// framework.DecodeInputs: no defaults
+	decodetest.CheckNoDefaults[ConfigurationApplyArgs](t, 1000)
 }

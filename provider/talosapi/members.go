@@ -34,20 +34,25 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 		err     error
 	}
 
+	hedge := newHedge(perCP / 4)
+	defer hedge.Stop()
+
 	answers := make(chan answer, len(controlPlanes))
 	next := 0
+	// Every ask restarts the hedge interval, also one made because an
+	// answer failed: each ask mints a new admin certificate (which
+	// cannot be revoked), so at most one more is asked per interval.
 	ask := func() {
 		cp := controlPlanes[next]
 		next++
 
+		hedge.Reset(perCP / 4)
+
 		go func() {
-			m, err := readMembersVia(ctx, Target{Node: cp, Creds: creds}, o, perCP)
+			m, err := readMembersFrom(ctx, Target{Node: cp, Creds: creds}, o, perCP)
 			answers <- answer{cp, m, err}
 		}()
 	}
-
-	hedge := time.NewTimer(perCP / 4)
-	defer hedge.Stop()
 
 	ask()
 
@@ -75,17 +80,35 @@ func ReadMembers(ctx context.Context, controlPlanes []string, creds *Credentials
 				ask()
 				asking++
 			}
-		case <-hedge.C:
+		case <-hedge.C():
 			if next < len(controlPlanes) {
 				ask()
 				asking++
-				hedge.Reset(perCP / 4)
 			}
 		}
 	}
 
 	return partial, errors.Join(errs...)
 }
+
+// Seams for the hedge's unit tests, which need a reader that hangs or
+// answers on cue and a clock they move, not the wall clock.
+var (
+	readMembersFrom = readMembersVia
+	newHedge        = func(d time.Duration) hedgeTimer { return realHedge{time.NewTimer(d)} }
+)
+
+type hedgeTimer interface {
+	C() <-chan time.Time
+	Reset(d time.Duration)
+	Stop()
+}
+
+type realHedge struct{ t *time.Timer }
+
+func (h realHedge) C() <-chan time.Time   { return h.t.C }
+func (h realHedge) Reset(d time.Duration) { h.t.Reset(d) }
+func (h realHedge) Stop()                 { h.t.Stop() }
 
 func readMembersVia(ctx context.Context, t Target, o Options, within time.Duration) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, within)

@@ -15,10 +15,8 @@ import (
 // kube-apiserver on real etcd members) can hang on the paused member, so
 // the Node objects are not read although the etcd members are: that
 // answer lacks the workers and must come with an error, never as the full
-// membership. And a control plane that hangs first in the list does not
-// use up the caller's time: the next one is asked after a quarter of
-// perCP, where before it was asked only after the first had used all of
-// it (here the caller's deadline comes first).
+// membership. And with the paused control plane asked first, the answer
+// still comes from the others.
 func TestReadMembersWithAPausedControlPlane(t *testing.T) {
 	t.Parallel()
 
@@ -70,14 +68,11 @@ func TestReadMembersWithAPausedControlPlane(t *testing.T) {
 		}
 	}
 
-	// The paused control plane first: the others answer before the
-	// caller's deadline, which is shorter than perCP.
-	const perCP = 40 * time.Second
-
-	rctx, rcancel := context.WithTimeout(ctx, perCP*3/4)
-	defer rcancel()
-
-	m, err := talosapi.ReadMembers(rctx, []string{cp2, cp1, cp3}, creds, o, perCP)
+	// The paused control plane first: the answer comes through the
+	// others. (That the next one is asked before the paused one has used
+	// its perCP is TestReadMembersHedgesPastAHangingControlPlane's, on a
+	// clock the test moves; here no deadline but the test's own.)
+	m, err := talosapi.ReadMembers(ctx, []string{cp2, cp1, cp3}, creds, o, 40*time.Second)
 	if err != nil || m["w1"] != w {
 		t.Errorf("asking the paused control plane first: %v, %v; want the members through the others", m, err)
 	}

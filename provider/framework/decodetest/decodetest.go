@@ -20,6 +20,24 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
+// CheckNoDefaults holds framework.DecodeInputs to infer.DefaultCheck for T:
+// random values as Check makes them, decoded both ways, must be equal (a
+// default infer would apply to a field left unset shows as a difference).
+func CheckNoDefaults[T any](t *testing.T, rounds int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(41, uint64(rounds)))
+	for round := range rounds {
+		var v T
+		fill(rng, reflect.ValueOf(&v).Elem(), 0, true)
+		m := resource.FromResourcePropertyValue(resource.NewObjectProperty(resource.NewPropertyMap(v))).AsMap()
+		got, gotFails, gotErr := framework.DecodeInputs[T](context.Background(), m)
+		want, wantFails, wantErr := infer.DefaultCheck[T](context.Background(), m)
+		if (gotErr == nil) != (wantErr == nil) || len(gotFails) != len(wantFails) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: %v\nDecodeInputs: %#v %v %v\nDefaultCheck: %#v %v %v", round, m, got, gotFails, gotErr, want, wantFails, wantErr)
+		}
+	}
+}
+
 // Check decodes rounds random values of T and fails when
 // DecodePlain decodes one differently from infer, decodes one infer
 // refuses, or leaves to infer a value that infer decodes (then the fast

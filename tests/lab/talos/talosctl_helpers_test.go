@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -74,15 +75,17 @@ func newTalosctl(t *testing.T, tc *testCluster) *talosctl {
 func (x *talosctl) exec(t *testing.T, endpoint, node netip.Addr, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 
-	return x.execFor(t, 2*time.Minute, endpoint, node, args...)
+	return x.execUntil(t, nil, endpoint, node, args...)
 }
 
-// execFor runs talosctl for at most d (commands that follow a stream until
-// interrupted, like events, are stopped then).
-func (x *talosctl) execFor(t *testing.T, d time.Duration, endpoint, node netip.Addr, args ...string) (stdout, stderr string, err error) {
+// execUntil runs talosctl (bounded as exec) and, with until set, stops it
+// as soon as its output so far satisfies until: for commands that follow a
+// stream until interrupted, like events or get --watch. The caller then
+// asserts on that output; a stream that never shows it runs into the bound.
+func (x *talosctl) execUntil(t *testing.T, until func(stdout string) bool, endpoint, node netip.Addr, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	full := []string{"--talosconfig", x.config}
@@ -97,12 +100,42 @@ func (x *talosctl) execFor(t *testing.T, d time.Duration, endpoint, node netip.A
 	cmd := exec.CommandContext(ctx, x.bin, append(full, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+x.home, "TALOSCONFIG="+x.config, "NO_COLOR=1")
 
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	out := &untilBuffer{until: until, stop: cancel}
+
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &errOut
 
 	err = cmd.Run()
 
 	return out.String(), errOut.String(), err
+}
+
+// untilBuffer is a command's stdout that calls stop once what it holds
+// satisfies until (nil: never).
+type untilBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	until func(string) bool
+	stop  func()
+}
+
+func (u *untilBuffer) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+
+	n, err := u.b.Write(p)
+	if u.until != nil && u.until(u.b.String()) {
+		u.stop()
+	}
+
+	return n, err
+}
+
+func (u *untilBuffer) String() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+
+	return u.b.String()
 }
 
 // run is exec that must succeed; it returns stdout.
@@ -136,6 +169,17 @@ func contains(t *testing.T, what, out string, want ...string) {
 			t.Errorf("%s: output lacks %q:\n%s", what, w, out)
 		}
 	}
+}
+
+// containsAll reports whether out holds every string of want.
+func containsAll(out string, want ...string) bool {
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			return false
+		}
+	}
+
+	return true
 }
 
 // row is the first line of a table output that holds every field given.

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestTalosctl runs the real talosctl (the release the lab's tools pin)
@@ -138,8 +137,10 @@ func TestTalosctl(t *testing.T) {
 
 	t.Run("get --watch", func(t *testing.T) {
 		// The watch bootstraps with what exists, then follows until stopped.
-		out, _, _ := x.execFor(t, 5*time.Second, ep, cp.addr(), "get", "machinestatus", "--watch")
-		mustRow(t, "watch", out, "+", "MachineStatus", "machine", "running", "true")
+		watchRow := []string{"+", "MachineStatus", "machine", "running", "true"}
+		out, _, _ := x.execUntil(t, func(out string) bool { _, ok := row(out, watchRow...); return ok },
+			ep, cp.addr(), "get", "machinestatus", "--watch")
+		mustRow(t, "watch", out, watchRow...)
 	})
 
 	t.Run("resource versions move only with content", func(t *testing.T) {
@@ -282,9 +283,10 @@ func TestTalosctl(t *testing.T) {
 
 	t.Run("events", func(t *testing.T) {
 		// The whole history of this boot, then talosctl follows until stopped.
-		out, _, _ := x.execFor(t, 5*time.Second, ep, cp.addr(), "events", "--tail", "-1")
-		contains(t, "events", out, "EVENT", "ACTOR", "SOURCE", "talos/runtime/machine.MachineStatusEvent", "RUNNING", "ready: true",
-			"talos/runtime/machine.ServiceStateEvent", "kubelet", "RUNNING: Health check successful")
+		want := []string{"EVENT", "ACTOR", "SOURCE", "talos/runtime/machine.MachineStatusEvent", "RUNNING", "ready: true",
+			"talos/runtime/machine.ServiceStateEvent", "kubelet", "RUNNING: Health check successful"}
+		out, _, _ := x.execUntil(t, func(out string) bool { return containsAll(out, want...) }, ep, cp.addr(), "events", "--tail", "-1")
+		contains(t, "events", out, want...)
 	})
 
 	t.Run("time", func(t *testing.T) {
