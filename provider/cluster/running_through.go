@@ -15,8 +15,14 @@ import (
 const throughWait = 2 * time.Second
 
 // throughAttempt bounds one reading through that connection: a node it does
-// not answer for within it is asked directly in the time readTimeout leaves.
+// not answer for within it is asked directly.
 const throughAttempt = readTimeout / 4
+
+// throughMax bounds readNodesThrough as a whole (readNodes: readTimeout): a
+// node may wait throughWait for the connection, then throughAttempt for
+// its reading through it, then be asked directly with a full readTimeout of
+// its own.
+const throughMax = throughWait + throughAttempt + readTimeout
 
 // readNodesThrough is readNodes with readRunningConfig (what Construct does
 // unless tests replace the reader or the preview is offline), making one
@@ -24,14 +30,38 @@ const throughAttempt = readTimeout / 4
 // read directly and every other node through its apid (talosapi.
 // ReadActiveConfigThrough; TLS handshakes were most of a no-op preview's
 // Talos reads, issue 14). A node not read so (no such connection within
-// throughWait, or it did not answer through it) is asked directly, which is
-// what tells a silent node, one in maintenance mode or one of another
-// cluster apart; so every reading is what readNodes would have given, within
-// the same readTimeout.
+// throughWait, or it did not answer through it within throughAttempt) is
+// asked directly, which is what tells a silent node, one in maintenance mode
+// or one of another cluster apart. That direct read is readNodes's own read
+// with a full readTimeout of its own, not what is left of the control
+// plane's: a node that answers (again) within readTimeout of that read's
+// start is read, as readNodes would read it. It starts at most throughWait
+// + throughAttempt (4.5 s) later, so the whole reading takes at most
+// throughMax (14.5 s; readNodes: 10 s) when nodes do not answer, and about
+// as long as before when they do.
 // direct is readRunningConfig (tests count its calls).
 func readNodesThrough(ctx context.Context, prev *plan.State, creds *talosapi.Credentials, direct configReader) map[string]nodeReading {
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
-	defer cancel()
+	return readNodesVia(ctx, prev, creds, throughReads{
+		first: readRunningConfigKeep, through: readThrough, direct: direct,
+		wait: throughWait, attempt: throughAttempt,
+	})
+}
+
+// throughReads are readNodesThrough's reads and bounds; unit tests replace
+// them with fakes and shorter bounds.
+type throughReads struct {
+	// first reads the control plane read through, keeping its connection.
+	first func(ctx context.Context, node string, creds *talosapi.Credentials) (runningNode, *talosapi.Conn, error)
+	// through reads node through that connection.
+	through func(ctx context.Context, conn *talosapi.Conn, node string) (runningNode, error)
+	// direct asks a node directly.
+	direct configReader
+	// wait and attempt are throughWait and throughAttempt.
+	wait, attempt time.Duration
+}
+
+// readNodesVia is readNodesThrough with its reads and bounds given.
+func readNodesVia(ctx context.Context, prev *plan.State, creds *talosapi.Credentials, r throughReads) map[string]nodeReading {
 	var via *plan.NodeState
 	for i := range prev.Nodes {
 		if n := &prev.Nodes[i]; n.Power == plan.PowerRunning && n.Role == plan.RoleControlPlane {
@@ -40,8 +70,12 @@ func readNodesThrough(ctx context.Context, prev *plan.State, creds *talosapi.Cre
 		}
 	}
 	if via == nil || creds == nil {
-		return readNodes(ctx, prev, creds, direct)
+		return readNodes(ctx, prev, creds, r.direct)
 	}
+	// rctx bounds the control plane's read and every attempt through it, as
+	// readNodes bounds its reads; the direct reads below derive from ctx.
+	rctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
 	out := make(map[string]nodeReading, len(prev.Nodes))
 	var mu sync.Mutex
 	record := func(name string, running runningNode, err error) {
@@ -57,7 +91,7 @@ func readNodesThrough(ctx context.Context, prev *plan.State, creds *talosapi.Cre
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		running, c, err := readRunningConfigKeep(ctx, via.Address, creds)
+		running, c, err := r.first(rctx, via.Address, creds)
 		conn = c
 		close(connect)
 		record(via.Name, running, err)
@@ -69,13 +103,21 @@ func readNodesThrough(ctx context.Context, prev *plan.State, creds *talosapi.Cre
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if c := awaitConn(ctx, connect, &conn); c != nil && n.Address != via.Address {
-				if running, err := readThrough(ctx, c, n.Address); err == nil {
+			if c := awaitConn(rctx, r.wait, connect, &conn); c != nil && n.Address != via.Address {
+				actx, cancel := context.WithTimeout(rctx, r.attempt)
+				running, err := r.through(actx, c, n.Address)
+				cancel()
+				if err == nil {
 					record(n.Name, running, nil)
 					return
 				}
 			}
-			running, err := direct(ctx, n.Address, creds)
+			// Its own readTimeout, as in readNodes (finding 1 of the
+			// 2026-11-29 01:15 review: inside rctx it lost up to 4.5 s,
+			// enough to miss a node whose apid comes back late).
+			dctx, cancel := context.WithTimeout(ctx, readTimeout)
+			defer cancel()
+			running, err := r.direct(dctx, n.Address, creds)
 			record(n.Name, running, err)
 		}()
 	}
@@ -85,9 +127,9 @@ func readNodesThrough(ctx context.Context, prev *plan.State, creds *talosapi.Cre
 }
 
 // awaitConn is the connection to read through once it is known (nil if
-// there is none), or nil when it is not known within throughWait.
-func awaitConn(ctx context.Context, connect <-chan struct{}, conn **talosapi.Conn) *talosapi.Conn {
-	t := time.NewTimer(throughWait)
+// there is none), or nil when it is not known within wait.
+func awaitConn(ctx context.Context, wait time.Duration, connect <-chan struct{}, conn **talosapi.Conn) *talosapi.Conn {
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-connect:
