@@ -513,7 +513,14 @@ func (f *fanout) outputs() {
 }
 
 // addressOf is a node's primary address without the prefix length.
-func addressOf(n *plan.Node) string {
-	a, _, _ := strings.Cut(n.VM.NICs[0].Address, "/")
+func addressOf(n *plan.Node) string { return primaryAddress(n.VM.NICs) }
+
+// primaryAddress is the first NIC's address without the prefix length, ""
+// when there is none.
+func primaryAddress(nics []plan.NICConfig) string {
+	if len(nics) == 0 {
+		return ""
+	}
+	a, _, _ := strings.Cut(nics[0].Address, "/")
 	return a
 }

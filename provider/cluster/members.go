@@ -132,10 +132,8 @@ func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string) (map[stri
 	}
 	out := map[string]string{}
 	for _, vm := range st.vms {
-		if len(vm.NICs) > 0 && vm.Name != "" {
-			if a, _, _ := strings.Cut(vm.NICs[0].Address, "/"); a != "" {
-				out[vm.Name] = a
-			}
+		if a := primaryAddress(vm.NICs); a != "" && vm.Name != "" {
+			out[vm.Name] = a
 		}
 	}
 	return out, ""
