@@ -377,6 +377,21 @@ func TestTalosctl(t *testing.T) {
 		}
 	})
 
+	// Calls a real node implements and the lab does not (README, "Calls a
+	// real node implements but the lab does not") answer as a gRPC server
+	// without the method: Unimplemented, "method X not implemented".
+	t.Run("unsimulated calls", func(t *testing.T) {
+		for _, c := range []struct {
+			args   []string
+			method string
+		}{{[]string{"list", "/"}, "List"}, {[]string{"stats"}, "Stats"}, {[]string{"processes"}, "Processes"}, {[]string{"mounts"}, "Mounts"}} {
+			out, errOut, err := x.exec(t, ep, cp.addr(), c.args...)
+			if want := "code = Unimplemented desc = method " + c.method + " not implemented"; err == nil || !strings.Contains(out+errOut, want) {
+				t.Errorf("talosctl %s: err %v, want %q in the output:\n%s%s", strings.Join(c.args, " "), err, want, out, errOut)
+			}
+		}
+	})
+
 	cfgFile := filepath.Join(t.TempDir(), "cp.yaml")
 	if err := os.WriteFile(cfgFile, tc.cpConfig, 0o600); err != nil {
 		t.Fatal(err)
