@@ -14,6 +14,7 @@ func main() {
 	// The Pulumi SDK logs secrets at -v=9 (see provider.MaxLogVerbosity).
 	os.Args = provider.CapLogVerbosity(os.Args)
 	tuneGC()
+	tuneProcs()
 	stopProfile := startProfile()
 	if err := provider.Run(context.Background(), version.Version); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
