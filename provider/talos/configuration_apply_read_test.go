@@ -140,4 +140,3 @@ func TestRefreshWaitsForANodeWhoseVMRunsAndReadsItWhenItAnswers(t *testing.T) {
 		t.Fatalf("the late node was not read: the state of a node in maintenance mode is kept (id %q)", resp.ID)
 	}
 }
-
