@@ -183,19 +183,14 @@ func readActiveConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 // readActive reads the active MachineConfig resource's text and keeps its
 // facts, the digest too when withDigest.
 func readActive(ctx context.Context, c *Conn, withDigest bool) (*NodeConfig, error) {
-	active, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
+	// Parsed on receipt, as the resource parses itself (getMachineConfig);
+	// raw is the text the node answered, cfg's Bytes.
+	raw, cfg, err := getMachineConfig(c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %s", statusMessage(err))
 	}
 
-	raw, err := active.Provider().Bytes()
-	if err != nil {
-		return nil, fmt.Errorf("reading the node's active machine configuration: %w", err)
-	}
-
-	// The resource parsed the text on receipt (UnmarshalProto ->
-	// configloader.NewFromBytes), and Bytes is that text.
-	keepFacts(raw, active.Provider(), withDigest)
+	keepFacts(raw, cfg, withDigest)
 
 	return &NodeConfig{Active: raw}, nil
 }
