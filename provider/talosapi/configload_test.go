@@ -83,7 +83,6 @@ func TestLoadSharedIsConfigloaders(t *testing.T) {
 		texts[name] = text
 	}
 
-
 	for name, text := range texts {
 		want, wantErr := configloader.NewFromBytes([]byte(text))
 		got, gotErr := loadShared([]byte(text))
