@@ -42,6 +42,9 @@ type Component struct {
 	// offline reports the offline preview mode; nil is the provider's
 	// configuration (config.Offline). Tests set it.
 	offline func() bool
+	// getenv reads the provider's environment (plan.EnvAddUnchecked); nil
+	// is os.Getenv. Tests set it.
+	getenv func(string) string
 }
 
 // Inventory is what the component reads from Proxmox before planning. It

@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -45,9 +47,20 @@ func (c *Component) knownNodes(ctx *pulumi.Context, prev *plan.State, readings m
 	var m plan.Membership
 	m.Members, m.Unread = c.members(ctx.Context(), prev, readings, creds)
 	if m.Unread != "" {
-		m.Recorded, m.RecordedUnread = c.recordedNodes(ctx, prev.Cluster)
+		m.Recorded, m.RecordedUnread = c.recordedNodes(ctx, prev.Cluster, creds)
+		m.AddAnyway = c.addAnyway()
 	}
 	return m
+}
+
+// addAnyway are the node names plan.EnvAddUnchecked lists (commas or
+// spaces between them).
+func (c *Component) addAnyway() []string {
+	getenv := c.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return strings.FieldsFunc(getenv(plan.EnvAddUnchecked), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // members asks the control planes that answered before planning which
@@ -114,10 +127,15 @@ func times(n int) string {
 	return fmt.Sprintf("%d times", n)
 }
 
-// recordedNodes are the cluster's nodes whose VM the stack's last state
-// holds, with the address its VM was given, or why the state could not be
-// read.
-func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string) (map[string]string, string) {
+// recordedNodes are the cluster's nodes the stack's last state holds, with
+// their address, or why the state could not be read. A node is there by its
+// VM or by its ConfigurationApply: a refresh (`pulumi refresh`, `up
+// --refresh`) removes a VM deleted outside Pulumi from the state, since
+// VirtualMachine's Read finds it gone, but keeps its node's apply, whose
+// Read keeps the state of a node it cannot reach. An apply counts when it
+// reached its node with this cluster's client CA (creds; any when they are
+// not known): another TalosCluster of the stack may name a node alike.
+func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string, creds *talosapi.Credentials) (map[string]string, string) {
 	readState := c.stack
 	if readState == nil {
 		readState = readStack
@@ -126,7 +144,7 @@ func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string) (map[stri
 	if err != nil {
 		return nil, firstLine(err.Error())
 	}
-	st, err := newStackState(resources, cluster)
+	st, err := collectStackState(resources, cluster, "to tell a VM deleted outside Pulumi from a new node")
 	if err != nil {
 		return nil, firstLine(err.Error())
 	}
@@ -136,16 +154,32 @@ func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string) (map[stri
 			out[vm.Name] = a
 		}
 	}
+	for name, a := range st.applied {
+		if out[name] == "" && (creds == nil || a.ca == string(creds.CA)) {
+			out[name] = a.address
+		}
+	}
 	return out, ""
 }
 
 // refuseUnknown fails an update while nodes' VMs are on Proxmox nodes that
 // are offline: what they are cannot be checked, so no plan for them can be
-// trusted. A preview goes on with a warning per node (plan.PowerNotes).
+// trusted; and while planned nodes without a VM cannot be told from nodes
+// whose VM was deleted outside Pulumi (plan.UncheckedRefusal). A preview
+// goes on with a warning per node (plan.PowerNotes) or for the unchecked
+// nodes.
 func refuseUnknown(p *plan.Plan, dryRun bool) error {
 	if dryRun {
 		return nil
 	}
+	if err := refuseOffline(p); err != nil {
+		return err
+	}
+	return p.UncheckedRefusal()
+}
+
+// refuseOffline is refuseUnknown's error for VMs on offline Proxmox nodes.
+func refuseOffline(p *plan.Plan) error {
 	byHost := map[string][]string{}
 	var hosts []string
 	for _, n := range p.Down() {

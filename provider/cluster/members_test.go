@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
@@ -151,8 +153,139 @@ func TestNodeWithoutVMIsUncheckedWhenNothingSays(t *testing.T) {
 	}
 	want := "the cluster's members could not be read (no control plane answered), nor the stack's state (reading the state of " +
 		"stack dev: the engine does not answer): whether lab-workers-1 had a VM that was deleted outside Pulumi is not checked, " +
-		"so it is planned as new; run pulumi preview again once the control planes answer"
+		"so it is planned as new; pulumi up refuses to add lab-workers-1 until the control planes answer: run pulumi preview again then"
 	if w := strs(resp.State.Get("warnings")); !slices.Contains(w, want) {
 		t.Errorf("warnings %v\nwant %q", w, want)
+	}
+}
+
+// An update that cannot tell a new node from one whose VM was deleted
+// outside Pulumi (neither the members nor the stack's state read) stops
+// before it registers anything, saying what could not be read, which node
+// and what to do (review 2026-11-29 01:15 item 12); before, it added the
+// node. Named in PROXMOXTALOS_ADD_UNCHECKED_NODES, the node is added.
+func TestUpdateRefusesANodeItCannotCheck(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-workers-1" })
+	delete(running, "10.0.0.13")
+	construct := func(env string) (*recorder, p.ConstructResponse, error) {
+		return constructWith(t, &Component{
+			inventory:  func(context.Context) (Inventory, error) { return inv, nil },
+			readConfig: running.read,
+			readMembers: func(context.Context, []string, *talosapi.Credentials) (map[string]string, error) {
+				return nil, errors.New("10.0.0.10: context deadline exceeded")
+			},
+			extensions: labFactoryExtensions(t),
+			stack: func(*pulumi.Context) (map[string]any, error) {
+				return nil, errors.New("reading the state of stack dev: the engine does not answer")
+			},
+			offline: func() bool { return false },
+			getenv: func(k string) string {
+				if k == plan.EnvAddUnchecked {
+					return env
+				}
+				return ""
+			},
+		}, false, baseInputs())
+	}
+
+	rec, _, err := construct("")
+	want := "cannot add lab-workers-1: the cluster's members could not be read (lab-cp-1, lab-cp-2, lab-cp-3 were asked twice " +
+		"within 10s: 10.0.0.10: context deadline exceeded), nor the stack's state (reading the state of stack dev: the engine " +
+		"does not answer), so whether it had a VM that was deleted outside Pulumi cannot be told, and adding a node whose VM " +
+		"was deleted would leave its old Kubernetes Node object beside the new one; nothing was changed. Run pulumi up again " +
+		"once the control planes answer (pulumi preview says whether they do). If you know it is new, add it deliberately: " +
+		"PROXMOXTALOS_ADD_UNCHECKED_NODES=lab-workers-1 pulumi up"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("update error\n%v\nwant it to say\n%s", err, want)
+	}
+	for _, r := range rec.regs {
+		if r.typ == "VirtualMachine" || r.typ == "ConfigurationApply" {
+			t.Errorf("the refused update registered %s %s", r.typ, r.name)
+		}
+	}
+
+	// Named deliberately: added as new, and said so.
+	rec, resp, err := construct(" lab-workers-9, lab-workers-1 ")
+	must(t, err)
+	rec.get(t, "VirtualMachine", "lab-workers-1")
+	if w := strings.Join(strs(resp.State.Get("warnings")), "\n"); !strings.Contains(w, "lab-workers-1 is added as new all the same, as PROXMOXTALOS_ADD_UNCHECKED_NODES says") {
+		t.Errorf("warnings\n%s", w)
+	}
+}
+
+// After `pulumi refresh` (or `up --refresh`) the VM of a node deleted
+// outside Pulumi is gone from the stack's state too: VirtualMachine's Read
+// found it gone. Its ConfigurationApply stays (its Read keeps the state of
+// a node it cannot reach), and says the node existed, at its address: with
+// the members unread, the node is created again there, not added (review
+// 2026-11-29 01:15 item 5). An apply of the same name that reached its node
+// with another client CA is another TalosCluster's, and does not count.
+func TestDeletedVMIsCreatedAgainWhenMembersCannotBeReadAfterARefresh(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	inv.vms = slices.DeleteFunc(inv.vms, func(vm plan.ObservedVM) bool { return vm.Name == "lab-workers-1" })
+	delete(running, "10.0.0.13")
+	unread := func(context.Context, []string, *talosapi.Credentials) (map[string]string, error) {
+		return nil, errors.New("10.0.0.10: context deadline exceeded")
+	}
+	refreshed := stackStateOf(first)
+	applyURN := ""
+	for urn := range refreshed {
+		switch {
+		case strings.HasSuffix(urn, "VirtualMachine::lab-workers-1"):
+			delete(refreshed, urn)
+		case strings.HasSuffix(urn, "ConfigurationApply::lab-workers-1"):
+			applyURN = urn
+		}
+	}
+	if applyURN == "" || len(refreshed) == len(stackStateOf(first)) {
+		t.Fatalf("the state does not hold lab-workers-1's apply and VM: %v", slices.Collect(maps.Keys(refreshed)))
+	}
+	construct := func(state map[string]any, dryRun bool) (*recorder, p.ConstructResponse) {
+		t.Helper()
+		rec, resp, err := constructWith(t, &Component{
+			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
+			readConfig:  running.read,
+			readMembers: unread,
+			extensions:  labFactoryExtensions(t),
+			stack:       func(*pulumi.Context) (map[string]any, error) { return state, nil },
+			offline:     func() bool { return false },
+		}, dryRun, baseInputs())
+		must(t, err)
+		return rec, resp
+	}
+
+	for _, dryRun := range []bool{true, false} {
+		rec, resp := construct(refreshed, dryRun)
+		if s := resp.State.Get("summary").AsString(); dryRun && s != "1 created again (VM deleted outside Pulumi): lab-workers-1" {
+			t.Errorf("dryRun %v: summary %q", dryRun, s)
+		}
+		vm := rec.get(t, "VirtualMachine", "lab-workers-1")
+		ip := vm.inputs.Get("cloudInit").AsMap().Get("ipConfigs").AsArray().Get(0).AsMap().Get("ipv4").AsMap().Get("address").AsString()
+		if ip != "10.0.0.13/24" {
+			t.Errorf("dryRun %v: the new VM gets %s, want the node's address 10.0.0.13/24", dryRun, ip)
+		}
+		if w := strings.Join(strs(resp.State.Get("warnings")), "\n"); !strings.Contains(w, "taken from the stack's state instead: lab-workers-1 had one (created again)") {
+			t.Errorf("dryRun %v: warnings\n%s", dryRun, w)
+		}
+	}
+
+	// Another cluster's apply of that name (another client CA).
+	other := maps.Clone(refreshed)
+	apply := maps.Clone(other[applyURN].(map[string]any))
+	outs := maps.Clone(apply["outputs"].(map[string]any))
+	cc := maps.Clone(outs["clientConfiguration"].(map[string]any))
+	cc["caCertificate"] = "another cluster's CA"
+	outs["clientConfiguration"], apply["outputs"], other[applyURN] = cc, outs, apply
+	_, resp := construct(other, true)
+	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-1" {
+		t.Errorf("with another cluster's apply: summary %q", s)
+	}
+	if w := strings.Join(strs(resp.State.Get("warnings")), "\n"); !strings.Contains(w, "taken from the stack's state instead: lab-workers-1 not in the stack's state (added)") {
+		t.Errorf("with another cluster's apply: warnings\n%s", w)
 	}
 }

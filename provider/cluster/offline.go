@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
@@ -69,6 +70,18 @@ func offlineWarnings(warnings []string) []string {
 type stackState struct {
 	vms     []plan.ObservedVM
 	running map[string]runningNode // by node address
+	// applied are the nodes with a ConfigurationApply, by node name (the
+	// apply's resource name: fanout.apply registers it under the node's).
+	applied map[string]appliedNode
+}
+
+// appliedNode is what a node's ConfigurationApply in the state says of it.
+type appliedNode struct {
+	address string
+	// ca is the cluster's client CA the apply reached the node with: it
+	// tells this cluster's node from another TalosCluster's of the same
+	// name in the same stack.
+	ca string
 }
 
 // stateReader reads the stack's state; nil asks the engine. Tests set it.
@@ -90,10 +103,21 @@ func readStack(ctx *pulumi.Context) (map[string]any, error) {
 	return out.Outputs, nil
 }
 
-// newStackState picks the cluster's VMs and node applies out of the stack's
-// resources (URN -> {type, outputs}), read into their State types.
+// newStackState is the offline preview's inventory: the cluster's VMs and
+// node applies in the stack's state (collectStackState).
 func newStackState(resources map[string]any, cluster string) (*stackState, error) {
-	s := &stackState{running: map[string]runningNode{}}
+	s, err := collectStackState(resources, cluster, "for the offline preview")
+	if err != nil {
+		return nil, fmt.Errorf("%w; an online preview reads the cluster from Proxmox and its nodes instead", err)
+	}
+	return s, nil
+}
+
+// collectStackState picks the cluster's VMs and node applies out of the
+// stack's resources (URN -> {type, outputs}), read into their State types.
+// purpose says in an error what they were read for, in the user's terms.
+func collectStackState(resources map[string]any, cluster, purpose string) (*stackState, error) {
+	s := &stackState{running: map[string]runningNode{}, applied: map[string]appliedNode{}}
 	for _, urn := range slices.Sorted(maps.Keys(resources)) {
 		r, _ := resources[urn].(map[string]any)
 		outs, _ := r["outputs"].(map[string]any)
@@ -103,7 +127,7 @@ func newStackState(resources map[string]any, cluster string) (*stackState, error
 		switch r["type"] {
 		case tokenVirtualMachine:
 			var st proxmox.VirtualMachineState
-			if err := decodeState(urn, outs, &st); err != nil {
+			if err := decodeState(urn, outs, &st, purpose); err != nil {
 				return nil, err
 			}
 			if vm := observeState(&st); slices.Contains(vm.Tags, plan.TagClusterPrefix+cluster) && !vm.Template {
@@ -111,11 +135,12 @@ func newStackState(resources map[string]any, cluster string) (*stackState, error
 			}
 		case tokenConfigurationApply:
 			var st talos.ConfigurationApplyState
-			if err := decodeState(urn, outs, &st); err != nil {
+			if err := decodeState(urn, outs, &st, purpose); err != nil {
 				return nil, err
 			}
 			if st.Node != "" {
 				s.running[st.Node] = runningNode{Config: st.MachineConfiguration, TalosVersion: st.RunningVersion}
+				s.applied[resource.URN(urn).Name()] = appliedNode{address: st.Node, ca: st.ClientConfiguration.CACertificate}
 			}
 		}
 	}
@@ -123,10 +148,9 @@ func newStackState(resources map[string]any, cluster string) (*stackState, error
 }
 
 // decodeState reads a child's outputs into its State type.
-func decodeState(urn string, outs map[string]any, st any) error {
+func decodeState(urn string, outs map[string]any, st any, purpose string) error {
 	if err := childargs.Decode(outs, st); err != nil {
-		return fmt.Errorf("reading %s from the stack's state for the offline preview: %w; "+
-			"an online preview reads the cluster from Proxmox and its nodes instead", urn, err)
+		return fmt.Errorf("reading %s from the stack's state %s: %w", urn, purpose, err)
 	}
 	return nil
 }

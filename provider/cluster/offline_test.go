@@ -102,6 +102,9 @@ func TestNewStackState(t *testing.T) {
 	if r, _ := s.readConfig(t.Context(), "10.0.0.13", nil); r.Config != "version: v1alpha1" || r.TalosVersion != "v1.12.5" {
 		t.Errorf("what node 10.0.0.13 runs: %+v", r)
 	}
+	if a := s.applied; len(a) != 1 || a["lab-workers-1"].address != "10.0.0.13" {
+		t.Errorf("the nodes with an apply, by name: %+v", a)
+	}
 	if r, _ := s.readConfig(t.Context(), "10.0.0.99", nil); r.Config != "" {
 		t.Errorf("a node without an apply runs %+v", r)
 	}
@@ -225,4 +228,24 @@ func stackStateOf(rec *recorder) map[string]any {
 			"outputs": plainValue(property.New(property.NewMap(outs)))}
 	}
 	return state
+}
+
+// A child's outputs that cannot be read say what they were read for: the
+// offline preview, or telling a VM deleted outside Pulumi from a new node
+// in an online preview or update (review 2026-11-29 01:15 item 6: both
+// said "for the offline preview").
+func TestStackStateErrorSaysWhatItWasReadFor(t *testing.T) {
+	t.Parallel()
+	const urn = "urn:pulumi:ci::p::proxmoxtalos:index:TalosCluster$proxmoxtalos:talos:ConfigurationApply::lab-workers-1"
+	bad := map[string]any{urn: map[string]any{"type": tokenConfigurationApply, "outputs": map[string]any{"node": []any{"10.0.0.13"}}}}
+	_, err := newStackState(bad, "lab")
+	if err == nil || !strings.HasPrefix(err.Error(), "reading "+urn+" from the stack's state for the offline preview: ") ||
+		!strings.HasSuffix(err.Error(), "; an online preview reads the cluster from Proxmox and its nodes instead") {
+		t.Errorf("offline: %v", err)
+	}
+	_, err = collectStackState(bad, "lab", "to tell a VM deleted outside Pulumi from a new node")
+	if err == nil || !strings.HasPrefix(err.Error(), "reading "+urn+" from the stack's state to tell a VM deleted outside Pulumi from a new node: ") ||
+		strings.Contains(err.Error(), "offline") {
+		t.Errorf("online: %v", err)
+	}
 }

@@ -2,8 +2,15 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
+
+// EnvAddUnchecked names the nodes an update adds as new although nothing
+// could say whether they had a VM that was deleted outside Pulumi
+// (Plan.Unchecked): comma-separated node names, read from the provider's
+// environment by the TalosCluster component (Membership.AddAnyway).
+const EnvAddUnchecked = "PROXMOXTALOS_ADD_UNCHECKED_NODES"
 
 // Membership says, apart from Proxmox, which nodes of an existing cluster
 // existed before this run. Proxmox only shows the VMs that are there: a
@@ -21,11 +28,17 @@ type Membership struct {
 	// knows ("" when it did, or was not asked). Members then holds what it
 	// did say (often its etcd members only: the control planes).
 	Unread string
-	// Recorded are the nodes whose VM the stack's last state holds, with
-	// their address: read when Unread is set, nil when not read.
+	// Recorded are the nodes the stack's last state holds, by their VM or,
+	// when a refresh has removed a VM deleted outside Pulumi, by their
+	// ConfigurationApply, with their address: read when Unread is set, nil
+	// when not read.
 	Recorded map[string]string
 	// RecordedUnread says why the stack's state could not be read either.
 	RecordedUnread string
+	// AddAnyway are the nodes the user said to add as new although neither
+	// source could be read (EnvAddUnchecked); an update refuses to add the
+	// other unchecked ones (Plan.UncheckedRefusal).
+	AddAnyway []string
 }
 
 // known is whether name existed before this run (a node the cluster or
@@ -34,8 +47,8 @@ func (m *Membership) known(name string) bool {
 	return m.address(name) != ""
 }
 
-// address is the address the cluster knows name by, else the one its VM
-// had in the stack's state; "" when neither knows it.
+// address is the address the cluster knows name by, else the one the
+// stack's state has for it; "" when neither knows it.
 func (m *Membership) address(name string) string {
 	if a := m.Members[name]; a != "" {
 		return a
@@ -71,10 +84,7 @@ func (b *builder) noteMembership() {
 		return
 	}
 	if len(unchecked) > 0 {
-		b.plan.Unchecked = unchecked
-		b.warn("the cluster's members could not be read (%s), nor the stack's state (%s): whether %s had a VM that was "+
-			"deleted outside Pulumi is not checked, so %s planned as new; run pulumi preview again once the control planes answer",
-			m.Unread, m.RecordedUnread, strings.Join(unchecked, ", "), map[bool]string{true: "it is", false: "they are"}[len(unchecked) == 1])
+		b.noteUnchecked(unchecked)
 		return
 	}
 	var parts []string
@@ -82,8 +92,77 @@ func (b *builder) noteMembership() {
 		parts = append(parts, fmt.Sprintf("%s had one (created again)", strings.Join(fromState, ", ")))
 	}
 	if len(added) > 0 {
-		parts = append(parts, fmt.Sprintf("%s never had one (added)", strings.Join(added, ", ")))
+		parts = append(parts, fmt.Sprintf("%s not in the stack's state (added)", strings.Join(added, ", ")))
 	}
 	b.warn("the cluster's members could not be read (%s): whether a node without a VM had one is taken from the stack's state "+
 		"instead: %s", m.Unread, strings.Join(parts, "; "))
+}
+
+// noteUnchecked records the nodes planned as new without a check for a VM
+// deleted outside Pulumi, and warns which of them an update refuses to add
+// and which it adds as the user said (EnvAddUnchecked).
+func (b *builder) noteUnchecked(unchecked []string) {
+	m := &b.facts.Membership
+	p := &b.plan
+	p.Unchecked = unchecked
+	p.uncheckedWhy = fmt.Sprintf("the cluster's members could not be read (%s), nor the stack's state (%s)", m.Unread, m.RecordedUnread)
+	var refused, anyway []string
+	for _, name := range unchecked {
+		if slices.Contains(m.AddAnyway, name) {
+			anyway = append(anyway, name)
+		} else {
+			refused = append(refused, name)
+		}
+	}
+	p.uncheckedRefused = refused
+	w := fmt.Sprintf("%s: whether %s had a VM that was deleted outside Pulumi is not checked, so %s planned as new",
+		p.uncheckedWhy, strings.Join(unchecked, ", "), oneOrMany(len(unchecked), "it is", "they are"))
+	if len(refused) > 0 {
+		w += fmt.Sprintf("; pulumi up refuses to add %s until the control planes answer: run pulumi preview again then",
+			strings.Join(refused, ", "))
+	}
+	if len(anyway) > 0 {
+		w += fmt.Sprintf("; %s %s added as new all the same, as %s says", strings.Join(anyway, ", "),
+			oneOrMany(len(anyway), "is", "are"), EnvAddUnchecked)
+	}
+	b.warn("%s", w)
+}
+
+// oneOrMany is one for n == 1, else many.
+func oneOrMany(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// UncheckedRefusal is the error that stops an update before it changes
+// anything while planned nodes without a VM could not be checked for one
+// deleted outside Pulumi (Unchecked, less those EnvAddUnchecked names):
+// adding such a node as new would leave its old Kubernetes Node object
+// and, for a control plane, its etcd member beside the new one, counted
+// nowhere. nil when there are none.
+func (p *Plan) UncheckedRefusal() error {
+	if len(p.uncheckedRefused) == 0 {
+		return nil
+	}
+	var named []string
+	cps := false
+	for _, name := range p.uncheckedRefused {
+		if i := slices.IndexFunc(p.Nodes, func(n Node) bool { return n.Name == name }); i >= 0 && p.Nodes[i].Role == RoleControlPlane {
+			named, cps = append(named, name+" (control plane)"), true
+		} else {
+			named = append(named, name)
+		}
+	}
+	old := "Kubernetes Node object"
+	if cps {
+		old += " (and, for a control plane, its etcd member)"
+	}
+	return fmt.Errorf("cannot add %s: %s, so whether %s had a VM that was deleted outside Pulumi cannot be told, and adding "+
+		"a node whose VM was deleted would leave its old %s beside the new one; nothing was changed. Run pulumi up again "+
+		"once the control planes answer (pulumi preview says whether they do). If %s new, add %s deliberately: %s=%s pulumi up",
+		strings.Join(named, ", "), p.uncheckedWhy, oneOrMany(len(named), "it", "they"), old,
+		oneOrMany(len(named), "you know it is", "you know they are"), oneOrMany(len(named), "it", "them"),
+		EnvAddUnchecked, strings.Join(p.uncheckedRefused, ","))
 }

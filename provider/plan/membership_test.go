@@ -60,9 +60,9 @@ func TestMissingVMWhenMembersUnread(t *testing.T) {
 	wantContains(t, strings.Join(p.PowerNotes(), "\n"),
 		"lab-workers-1: VM missing (deleted outside Pulumi), will be created again at "+was["lab-workers-1"]+" and rejoin the cluster")
 	wantContains(t, strings.Join(p.Warnings, "\n"), "the cluster's members could not be read ("+why+"): whether a node without a VM had one "+
-		"is taken from the stack's state instead: lab-workers-1 had one (created again); lab-workers-3 never had one (added)")
-	if len(p.Unchecked) > 0 {
-		t.Errorf("unchecked %v with the stack's state read", p.Unchecked)
+		"is taken from the stack's state instead: lab-workers-1 had one (created again); lab-workers-3 not in the stack's state (added)")
+	if len(p.Unchecked) > 0 || p.UncheckedRefusal() != nil {
+		t.Errorf("unchecked %v (refusal %v) with the stack's state read", p.Unchecked, p.UncheckedRefusal())
 	}
 
 	// Neither the members nor the state: planned as new, and said so.
@@ -74,7 +74,8 @@ func TestMissingVMWhenMembersUnread(t *testing.T) {
 	}
 	wantContains(t, strings.Join(p.Warnings, "\n"), "the cluster's members could not be read ("+why+"), nor the stack's state "+
 		"(the engine did not answer): whether lab-workers-1, lab-workers-3 had a VM that was deleted outside Pulumi is not checked, "+
-		"so they are planned as new; run pulumi preview again once the control planes answer")
+		"so they are planned as new; pulumi up refuses to add lab-workers-1, lab-workers-3 until the control planes answer: "+
+		"run pulumi preview again then")
 
 	// The members read in full: they decide, and nothing is said of them.
 	all := map[string]string{"lab-workers-1": was["lab-workers-1"]}
@@ -99,5 +100,64 @@ func TestMissingVMWhenMembersUnread(t *testing.T) {
 		if strings.Contains(w, "members") {
 			t.Errorf("a warning about the members with every VM there: %s", w)
 		}
+	}
+}
+
+// An update cannot tell a new node from one whose VM was deleted outside
+// Pulumi when neither the members nor the stack's state can be read, so it
+// refuses to add such nodes, naming what could not be read, which nodes
+// (a control plane's stale etcd member is the worst case) and what to do;
+// a node the user names in EnvAddUnchecked is added all the same. Before,
+// the update added them as new nodes.
+func TestUpdateRefusesNodesItCannotCheck(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec()
+	spec.WorkerPools[0].Count = 3 // lab-workers-3 is really new
+	created := mustCompute(t, baseSpec(), roomy(), nil)
+	prev := observed(t, created, nil)
+	prev.Nodes = slices.DeleteFunc(prev.Nodes, func(n NodeState) bool { return n.Name == "lab-workers-1" || n.Name == "lab-cp-3" })
+	const why = "no control plane answered"
+	withMembership := func(m Membership) *Plan {
+		f := roomy()
+		f.Membership = m
+		return mustCompute(t, spec, f, prev)
+	}
+
+	p := withMembership(Membership{Unread: why, RecordedUnread: "the engine did not answer"})
+	if want := []string{"lab-cp-3", "lab-workers-1", "lab-workers-3"}; !slices.Equal(p.Unchecked, want) {
+		t.Errorf("unchecked %v, want %v", p.Unchecked, want)
+	}
+	err := p.UncheckedRefusal()
+	want := "cannot add lab-cp-3 (control plane), lab-workers-1, lab-workers-3: the cluster's members could not be read " +
+		"(no control plane answered), nor the stack's state (the engine did not answer), so whether they had a VM that was " +
+		"deleted outside Pulumi cannot be told, and adding a node whose VM was deleted would leave its old Kubernetes Node " +
+		"object (and, for a control plane, its etcd member) beside the new one; nothing was changed. Run pulumi up again once " +
+		"the control planes answer (pulumi preview says whether they do). If you know they are new, add them deliberately: " +
+		"PROXMOXTALOS_ADD_UNCHECKED_NODES=lab-cp-3,lab-workers-1,lab-workers-3 pulumi up"
+	if err == nil || err.Error() != want {
+		t.Errorf("refusal\n%v\nwant\n%s", err, want)
+	}
+
+	// The user says lab-workers-3 is new: it alone is added.
+	p = withMembership(Membership{Unread: why, RecordedUnread: "the engine did not answer", AddAnyway: []string{"lab-workers-3", "lab-workers-9"}})
+	err = p.UncheckedRefusal()
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot add lab-cp-3 (control plane), lab-workers-1: ") ||
+		!strings.HasSuffix(err.Error(), "PROXMOXTALOS_ADD_UNCHECKED_NODES=lab-cp-3,lab-workers-1 pulumi up") {
+		t.Errorf("refusal with lab-workers-3 named: %v", err)
+	}
+	wantContains(t, strings.Join(p.Warnings, "\n"), "whether lab-cp-3, lab-workers-1, lab-workers-3 had a VM that was deleted "+
+		"outside Pulumi is not checked, so they are planned as new; pulumi up refuses to add lab-cp-3, lab-workers-1 until the "+
+		"control planes answer: run pulumi preview again then; lab-workers-3 is added as new all the same, as "+
+		"PROXMOXTALOS_ADD_UNCHECKED_NODES says")
+
+	// All named: nothing refused.
+	p = withMembership(Membership{Unread: why, RecordedUnread: "x", AddAnyway: []string{"lab-cp-3", "lab-workers-1", "lab-workers-3"}})
+	if err := p.UncheckedRefusal(); err != nil {
+		t.Errorf("refusal with every node named: %v", err)
+	}
+	// A readable state decides instead: nothing to refuse.
+	p = withMembership(Membership{Unread: why, Recorded: map[string]string{}})
+	if err := p.UncheckedRefusal(); err != nil || len(p.Unchecked) > 0 {
+		t.Errorf("refusal %v, unchecked %v with the state read", err, p.Unchecked)
 	}
 }

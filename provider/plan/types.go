@@ -77,8 +77,14 @@ type Plan struct {
 	Warnings []string
 	// Unchecked are the planned nodes without a VM of which it is not
 	// known whether they had one: neither the cluster's members nor the
-	// stack's state could be read (Membership). They are planned as new.
+	// stack's state could be read (Membership). They are planned as new;
+	// an update refuses to add them (UncheckedRefusal) unless the user
+	// said to (Membership.AddAnyway).
 	Unchecked []string
+	// uncheckedWhy says what could not be read, for Unchecked.
+	uncheckedWhy string
+	// uncheckedRefused are the Unchecked nodes an update refuses to add.
+	uncheckedRefused []string
 }
 
 // ClusterConfig holds the machine configuration inputs every node shares.

@@ -23,6 +23,10 @@ type Project struct {
 	Env   *Env
 	Dir   string
 	Stack string
+	// Extra variables for every run of this project only (ConfigureLab
+	// puts the lab's provider variables here), after Env's: projects of
+	// one Env may be configured for different labs.
+	Extra map[string]string
 }
 
 // Result is one CLI run.
@@ -88,14 +92,16 @@ func (p *Project) WriteProgram(t testing.TB, name, body string) {
 
 // ConfigureLab sets the provider configuration for the lab on the stack. Values are passed
 // on stdin so that the token never appears in a process listing. The lab's provider
-// environment variables (Lab.VMWatchScale) go into the project's Env.Extra.
+// environment variables (Lab.VMWatchScale) go into this project's Extra, not the Env's,
+// which other projects share; a lab without them (a real host) removes them.
 func (p *Project) ConfigureLab(t testing.TB, lab Lab) {
 	t.Helper()
+	if p.Extra == nil {
+		p.Extra = map[string]string{}
+	}
+	delete(p.Extra, EnvVMWatchScale)
 	for k, v := range lab.vars() {
-		if p.Env.Extra == nil {
-			p.Env.Extra = map[string]string{}
-		}
-		p.Env.Extra[k] = v
+		p.Extra[k] = v
 	}
 	p.SetConfig(t, "proxmoxtalos:endpoint", lab.Endpoint, false)
 	p.SetConfig(t, "proxmoxtalos:apiToken", lab.APIToken, true)
@@ -195,6 +201,9 @@ func (p *Project) start(t testing.TB, stdin io.Reader, vars map[string]string, a
 	cmd := exec.CommandContext(ctx, filepath.Join(p.Env.ToolsBin, "pulumi"), full...)
 	cmd.Dir = p.Dir
 	cmd.Env = p.Env.Environ()
+	for k, v := range p.Extra {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
