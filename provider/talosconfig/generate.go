@@ -94,6 +94,15 @@ func Generate(in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if final, warnings, ok := generateByDocuments(b, in.Patches, mode, in.TalosVersion); ok {
+		return Result{Config: final, Warnings: warnings, KubernetesVersion: b.k8s}, nil
+	}
+	return generateSlow(in, b, mode)
+}
+
+// generateSlow patches and validates whole texts; it words every error
+// (docsteps.go gives the same answers faster when nothing fails).
+func generateSlow(in Input, b *base, mode RuntimeMode) (Result, error) {
 	steps, err := applyPatches(bytes.Clone(b.yaml), b.config, in.Patches, in.PatchSources)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s configuration: %w", in.Role, err)
@@ -111,8 +120,11 @@ func Generate(in Input) (Result, error) {
 type base struct {
 	yaml   []byte
 	config config.Provider
-	k8s    string
-	err    error
+	// docs are yaml's documents, for generateByDocuments (nil: it does
+	// not answer for this base).
+	docs []docText
+	k8s  string
+	err  error
 }
 
 // baseKey is what a base depends on. Nodes of one role share it: the
@@ -174,15 +186,17 @@ func generateBase(in Input, mode RuntimeMode) *base {
 	if err != nil {
 		return &base{err: fmt.Errorf("encoding %s configuration: %w", in.Role, err)}
 	}
-	if _, err := Validate(string(baseYAML), mode, in.TalosVersion); err != nil {
-		return &base{err: fmt.Errorf("%s configuration before patches: %w", in.Role, err)}
-	}
-	// the first patch starts from this text parsed, as it would parse it
+	// the first patch starts from this text parsed, as it would parse it;
+	// Validate would parse it too: it validates this parse instead
 	parsed, err := configloader.NewFromBytes(baseYAML)
 	if err != nil {
+		_, err = Validate(string(baseYAML), mode, in.TalosVersion) // words it
 		return &base{err: fmt.Errorf("%s configuration before patches: %w", in.Role, err)}
 	}
-	return &base{yaml: baseYAML, config: parsed, k8s: k8s}
+	if _, err := validateText(string(baseYAML), parsed, mode, in.TalosVersion); err != nil {
+		return &base{err: fmt.Errorf("%s configuration before patches: %w", in.Role, err)}
+	}
+	return &base{yaml: baseYAML, config: parsed, docs: baseDocs(baseYAML, parsed), k8s: k8s}
 }
 
 func generateOptions(in Input) ([]generate.Option, string, error) {

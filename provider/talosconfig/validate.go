@@ -9,6 +9,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/hashicorp/go-multierror"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
@@ -51,6 +52,12 @@ func Validate(configYAML string, mode RuntimeMode, talosVersion string) ([]strin
 	if mode.name == "" {
 		mode = Metal
 	}
+	return validateText(configYAML, nil, mode, talosVersion)
+}
+
+// validateText is Validate; parsed, when not nil, is configYAML parsed by
+// configloader, which it validates instead of parsing the text again.
+func validateText(configYAML string, parsed config.Provider, mode RuntimeMode, talosVersion string) ([]string, error) {
 	tv, err := CheckTalosVersion(talosVersion)
 	if err != nil {
 		return nil, err
@@ -58,7 +65,11 @@ func Validate(configYAML string, mode RuntimeMode, talosVersion string) ([]strin
 	// The answer depends on the text, the mode and the version alone: a
 	// preview validates each configuration when it generates it and again
 	// in ConfigurationApply's Check (memo).
-	r := validations.Do(memo.KeyOf(configYAML, mode.name, strconv.FormatBool(mode.install), talosVersion), func() validation {
+	r := validations.Do(validationKey(configYAML, mode, talosVersion), func() validation {
+		if parsed != nil {
+			warnings, msg := validateParsed(parsed, configYAML, mode, tv)
+			return validation{warnings: warnings, msg: msg}
+		}
 		warnings, msg := validate(configYAML, mode, tv)
 		return validation{warnings: warnings, msg: msg}
 	})
@@ -77,12 +88,22 @@ type validation struct {
 
 var validations memo.Cache[validation]
 
+// validationKey is what Validate's answer depends on.
+func validationKey(configYAML string, mode RuntimeMode, talosVersion string) memo.Key {
+	return memo.KeyOf(configYAML, mode.name, strconv.FormatBool(mode.install), talosVersion)
+}
+
 func validate(configYAML string, mode RuntimeMode, tv semver.Version) (warnings []string, errMsg string) {
 	cfg, err := configloader.NewFromBytes([]byte(configYAML))
 	if err != nil {
 		return nil, "machine configuration does not parse: " + scrubDecodeError(err)
 	}
-	warnings, err = cfg.Validate(mode)
+	return validateParsed(cfg, configYAML, mode, tv)
+}
+
+// validateParsed validates configYAML parsed (cfg).
+func validateParsed(cfg config.Provider, configYAML string, mode RuntimeMode, tv semver.Version) (warnings []string, errMsg string) {
+	warnings, err := cfg.Validate(mode)
 	if tagErrs := imageTagErrorsFor(cfg, tv); len(tagErrs) > 0 {
 		err = multierror.Append(err, tagErrs...)
 	}
