@@ -8,7 +8,7 @@ import (
 )
 
 // TestMain lets the test binary stand in for the provider as the benchmark's own binary
-// does (wrap.go): the plugin folder links this binary under the provider's name.
+// does (wrap.go): each stack has this binary installed as the provider's plugin.
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == providerBinary {
 		os.Exit(wrapProvider())
@@ -68,6 +68,11 @@ func TestBenchTinyScale(t *testing.T) {
 	}
 	if p := r.previews; len(p) != 1 || len(p[0].fresh) != 1 || len(p[0].noop) != 1 || p[0].noop[0].stats.Requests == 0 || p[0].noop[0].m.cpu <= 0 {
 		t.Fatalf("previews: %+v", p)
+	}
+	// the first command that loads the program asks a provider for the schema; later ones
+	// take it from the CLI's schema cache, as for a user's installed plugin (stack.go)
+	if fresh, noop := r.previews[0].fresh[0].m.procs, r.previews[0].noop[0].m.procs; fresh != 2 || noop != 1 {
+		t.Errorf("provider processes: first preview %d, want 2 (schema, preview); no-op preview %d, want 1", fresh, noop)
 	}
 	if l := r.large; l == nil || l.scale.stats.ByKind["POST /nodes/{node}/qemu"] != 1 || l.destr.stats.ByKind["DELETE /nodes/{node}/qemu/{vmid}"] != 3 {
 		t.Fatalf("large cluster: %+v", l)

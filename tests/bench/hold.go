@@ -13,7 +13,9 @@ import (
 // lab's endpoint and token) and waits for SIGINT or SIGTERM. Meanwhile `. env.sh` in a shell
 // lets one run `pulumi preview` on the stack by hand, with another provider binary through
 // PROXMOXTALOS_BENCH_PROVIDER: how a change is compared with the build before it on the same
-// state, or a state written by an older provider previewed by a newer one. A developer's
+// state, or a state written by an older provider previewed by a newer one (the program is
+// type-checked against the schema the stack's first provider gave: the CLI caches it per
+// plugin version, stack.go; a binary with another schema needs a new stack). A developer's
 // tool: the token is the lab's own, valid while this process runs. Started under
 // `flock /work/e2e.lock` (even in the background), it keeps the lock as long as it holds,
 // since it inherits the lock's descriptor: hold, preview and interrupt it in one locked script.

@@ -16,13 +16,14 @@ import (
 
 // bench holds where things are.
 type bench struct {
-	cfg       config
-	root      string
-	work      string
-	tools     string // .tools/bin: the Pulumi CLI and the YAML language host
-	provider  string // the real provider binary
-	pluginDir string // holds this program as the provider (wrap.go)
-	progress  func(format string, args ...any)
+	cfg      config
+	root     string
+	work     string
+	tools    string // .tools/bin: the Pulumi CLI and the YAML language host
+	provider string // the real provider binary
+	wrapper  string // this program, installed in each stack as the provider (wrap.go)
+	version  string // the plugin version it is installed as (VERSION)
+	progress func(format string, args ...any)
 }
 
 // labRun is one lab, started in this process.
@@ -212,15 +213,12 @@ func setup(c config) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.pluginDir = filepath.Join(b.work, "plugin")
-	if err := os.MkdirAll(b.pluginDir, 0o755); err != nil {
+	b.wrapper = self
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
 		return nil, err
 	}
-	link := filepath.Join(b.pluginDir, providerBinary)
-	_ = os.Remove(link)
-	if err := os.Symlink(self, link); err != nil {
-		return nil, err
-	}
+	b.version = strings.TrimSpace(string(version))
 	return b, nil
 }
 

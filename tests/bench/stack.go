@@ -16,6 +16,12 @@ import (
 // stack is one Pulumi YAML project with its own hermetic Pulumi environment (PULUMI_HOME,
 // file backend, passphrase), the project's own CLI, and the provider reached through the
 // benchmark's wrapper (wrap.go), which records the provider's CPU time and peak memory.
+// The wrapper is installed as the provider's plugin with `pulumi plugin install`, as the
+// documentation tells users (docs/installation-configuration.md), not named by a
+// `plugins.providers` path: the YAML language host's schema loader caches the schema of an
+// installed, versioned plugin in PULUMI_HOME/schemas (pulumi pkg/codegen/schema/loader.go,
+// loadSchemaBytes), while for a path without a version it starts one more provider process
+// in every command to ask for the schema. Users pay that process once per plugin version.
 type stack struct {
 	dir      string // the project folder
 	env      []string
@@ -60,6 +66,9 @@ func newStack(b *bench, name string, shape clusterShape, l *labRun) (*stack, err
 	if err := s.write(b, shape, l); err != nil {
 		return nil, err
 	}
+	if _, err := s.run("plugin", "install", "resource", "proxmoxtalos", b.version, "--file", b.wrapper); err != nil {
+		return nil, err
+	}
 	if _, err := s.run("stack", "init", "bench"); err != nil {
 		return nil, err
 	}
@@ -76,10 +85,6 @@ func (s *stack) write(b *bench, shape clusterShape, l *labRun) error {
 	}
 	project := fmt.Sprintf(`name: bench
 runtime: yaml
-plugins:
-  providers:
-    - name: proxmoxtalos
-      path: %s
 resources:
   cluster:
     type: proxmoxtalos:TalosCluster
@@ -103,7 +108,7 @@ resources:
           size: { cores: 2, memory: 2048, diskSize: 10 }
 outputs:
   summary: ${cluster.summary}
-`, b.pluginDir, l.lab.FactoryURL(), hosts.String(), prefix, prefix, prefix, prefix, prefix, prefix, shape.controlPlanes, shape.workers)
+`, l.lab.FactoryURL(), hosts.String(), prefix, prefix, prefix, prefix, prefix, prefix, shape.controlPlanes, shape.workers)
 	return os.WriteFile(filepath.Join(s.dir, "Pulumi.yaml"), []byte(project), 0o644)
 }
 
@@ -114,6 +119,8 @@ type measured struct {
 	cpu time.Duration
 	// rssMiB is the largest peak resident set of a provider process.
 	rssMiB float64
+	// procs is how many provider processes the command started.
+	procs int
 	// load is the 1-minute load average when the command started.
 	load float64
 }
@@ -122,7 +129,7 @@ type measured struct {
 // error when it fails.
 func (s *stack) run(args ...string) (measured, error) {
 	full := append([]string{"--non-interactive"}, args...)
-	if args[0] != "stack" {
+	if args[0] != "stack" && args[0] != "plugin" {
 		full = append(full, "--stack", "bench")
 	}
 	s.commands++
@@ -142,30 +149,31 @@ func (s *stack) run(args ...string) (measured, error) {
 	if err != nil {
 		return m, fmt.Errorf("pulumi %s failed (%w); its output: %s", strings.Join(args, " "), err, logPath)
 	}
-	m.cpu, m.rssMiB, err = readRusage(s.rusage)
+	m.cpu, m.rssMiB, m.procs, err = readRusage(s.rusage)
 	return m, err
 }
 
 // readRusage sums what the wrapper recorded for each provider process of one command.
-func readRusage(path string) (cpu time.Duration, rssMiB float64, err error) {
+func readRusage(path string) (cpu time.Duration, rssMiB float64, procs int, err error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return 0, 0, nil // the command started no provider
+		return 0, 0, 0, nil // the command started no provider
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var u providerUsage
 		if err := json.Unmarshal(sc.Bytes(), &u); err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", path, err)
+			return 0, 0, 0, fmt.Errorf("%s: %w", path, err)
 		}
+		procs++
 		cpu += u.CPU
 		rssMiB = max(rssMiB, float64(u.MaxRSSKiB)/1024)
 	}
-	return cpu, rssMiB, sc.Err()
+	return cpu, rssMiB, procs, sc.Err()
 }
 
 // loadAverage is the 1-minute load average (0 when unknown).

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// The benchmark measures the provider's own CPU time and memory: the project's plugin
-// folder holds this program under the provider's name, and run as that it starts the real
+// The benchmark measures the provider's own CPU time and memory: each stack's PULUMI_HOME
+// has this program installed as the provider's plugin (stack.go), and run as that it starts the real
 // provider (envRealProvider) as its child, passes its standard streams through, and when
 // it exits appends the child's resource usage to envRusage.
 const (
