@@ -13,8 +13,9 @@ import (
 // for work at nearly every request, CPU that does no work (about 5 % of a 60-node no-op
 // preview on 2 cores, issue 14; figures in docs/benchmarks.md). One P runs the same
 // goroutines, preempted as usual; what runs in parallel is the waiting, which needs no P.
-// A deployment gets the machine's Ps back: a create at the lab's time scale 0 (CPU-bound,
-// the lab on the same cores) took 1-2 s longer on one P.
+// A deployment gets the machine's Ps back, to be safe: its work has parallel parts (VMs,
+// nodes), and creates at the lab's time scale 0 spread too widely (9 to 37 s for one
+// binary) to show whether one P costs them anything.
 const maxProcs = 1
 
 var procs struct {
