@@ -21,8 +21,9 @@ import (
 
 // getMachineConfig reads a MachineConfig resource as safe.StateGetByID
 // does, and parses its text as the resource does on receipt
-// (configres.MachineConfig.UnmarshalProto: proto, then configloader, whose
-// error is the read's), but through loadShared: the nodes of a cluster run
+// (configres.MachineConfig.UnmarshalProto: proto, then configloader; a
+// text that does not parse is errConfigParse, never configloader's words,
+// which can quote a value), but through loadShared: the nodes of a cluster run
 // texts whose large v1alpha1 document is the same for every node of a role,
 // and parsing it once per process instead of once per node was most of a
 // no-op preview's Talos reads (issue 14).
@@ -61,7 +62,9 @@ func (s *machineConfigSpec) UnmarshalProto(_ *resource.Metadata, protoBytes []by
 
 	cfg, err := loadShared(spec.YamlMarshalled)
 	if err != nil {
-		return err
+		// Not configloader's text: a go-yaml type error quotes the value
+		// ("cannot unmarshal !!str `...`"), and this text holds secrets.
+		return errConfigParse
 	}
 
 	s.text, s.cfg = spec.YamlMarshalled, cfg
