@@ -207,11 +207,22 @@ func TestUpdateRefusesANodeItCannotCheck(t *testing.T) {
 		}
 	}
 
-	// Named deliberately: added as new, and said so.
+	// Misspelt: refused again, and the refusal says the name was read but
+	// matches no unchecked node (review 2026-11-29 04:40 item 8).
+	_, _, err = construct("lab-worker-1")
+	typo := "PROXMOXTALOS_ADD_UNCHECKED_NODES names lab-worker-1, which is not among the unchecked nodes (lab-workers-1) and is ignored"
+	if err == nil || !strings.Contains(err.Error(), "cannot add lab-workers-1: ") || !strings.Contains(err.Error(), typo) {
+		t.Errorf("update error with a misspelt name\n%v\nwant it to say\n%s", err, typo)
+	}
+
+	// Named deliberately: added as new, and said so; the other name listed
+	// is said to be ignored.
 	rec, resp, err := construct(" lab-workers-9, lab-workers-1 ")
 	must(t, err)
 	rec.get(t, "VirtualMachine", "lab-workers-1")
-	if w := strings.Join(strs(resp.State.Get("warnings")), "\n"); !strings.Contains(w, "lab-workers-1 is added as new all the same, as PROXMOXTALOS_ADD_UNCHECKED_NODES says") {
+	w := strings.Join(strs(resp.State.Get("warnings")), "\n")
+	if !strings.Contains(w, "lab-workers-1 is added as new all the same, as PROXMOXTALOS_ADD_UNCHECKED_NODES says; "+
+		"PROXMOXTALOS_ADD_UNCHECKED_NODES names lab-workers-9, which is not among the unchecked nodes (lab-workers-1) and is ignored") {
 		t.Errorf("warnings\n%s", w)
 	}
 }

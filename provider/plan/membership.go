@@ -125,7 +125,30 @@ func (b *builder) noteUnchecked(unchecked []string) {
 		w += fmt.Sprintf("; %s %s added as new all the same, as %s says", strings.Join(anyway, ", "),
 			oneOrMany(len(anyway), "is", "are"), EnvAddUnchecked)
 	}
+	p.uncheckedStray = strayAddAnyway(m.AddAnyway, unchecked)
+	if p.uncheckedStray != "" {
+		w += "; " + p.uncheckedStray
+	}
 	b.warn("%s", w)
+}
+
+// strayAddAnyway says which names listed (EnvAddUnchecked) are not among
+// the unchecked nodes, and which those are, so that a misspelt name does
+// not go unnoticed: otherwise the update refuses again with the same text
+// and no sign that the variable was read. "" when every name is one.
+func strayAddAnyway(listed, unchecked []string) string {
+	var stray []string
+	for _, name := range listed {
+		if !slices.Contains(unchecked, name) && !slices.Contains(stray, name) {
+			stray = append(stray, name)
+		}
+	}
+	if len(stray) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s names %s, which %s not among the unchecked nodes (%s) and %s ignored",
+		EnvAddUnchecked, strings.Join(stray, ", "), oneOrMany(len(stray), "is", "are"),
+		strings.Join(unchecked, ", "), oneOrMany(len(stray), "is", "are"))
 }
 
 // oneOrMany is one for n == 1, else many.
@@ -141,7 +164,8 @@ func oneOrMany(n int, one, many string) string {
 // deleted outside Pulumi (Unchecked, less those EnvAddUnchecked names):
 // adding such a node as new would leave its old Kubernetes Node object
 // and, for a control plane, its etcd member beside the new one, counted
-// nowhere. nil when there are none.
+// nowhere. nil when there are none. When EnvAddUnchecked lists names
+// that are not unchecked nodes, it says which.
 func (p *Plan) UncheckedRefusal() error {
 	if len(p.uncheckedRefused) == 0 {
 		return nil
@@ -159,10 +183,14 @@ func (p *Plan) UncheckedRefusal() error {
 	if cps {
 		old += " (and, for a control plane, its etcd member)"
 	}
+	stray := ""
+	if p.uncheckedStray != "" {
+		stray = " " + p.uncheckedStray + "."
+	}
 	return fmt.Errorf("cannot add %s: %s, so whether %s had a VM that was deleted outside Pulumi cannot be told, and adding "+
 		"a node whose VM was deleted would leave its old %s beside the new one; nothing was changed. Run pulumi up again "+
-		"once the control planes answer (pulumi preview says whether they do). If %s new, add %s deliberately: %s=%s pulumi up",
-		strings.Join(named, ", "), p.uncheckedWhy, oneOrMany(len(named), "it", "they"), old,
+		"once the control planes answer (pulumi preview says whether they do).%s If %s new, add %s deliberately: %s=%s pulumi up",
+		strings.Join(named, ", "), p.uncheckedWhy, oneOrMany(len(named), "it", "they"), old, stray,
 		oneOrMany(len(named), "you know it is", "you know they are"), oneOrMany(len(named), "it", "them"),
 		EnvAddUnchecked, strings.Join(p.uncheckedRefused, ","))
 }

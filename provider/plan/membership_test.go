@@ -138,22 +138,40 @@ func TestUpdateRefusesNodesItCannotCheck(t *testing.T) {
 		t.Errorf("refusal\n%v\nwant\n%s", err, want)
 	}
 
-	// The user says lab-workers-3 is new: it alone is added.
-	p = withMembership(Membership{Unread: why, RecordedUnread: "the engine did not answer", AddAnyway: []string{"lab-workers-3", "lab-workers-9"}})
+	// The user says lab-workers-3 is new: it alone is added. lab-workers-9,
+	// listed too, is no unchecked node: the warning and the refusal say
+	// that it is ignored (review 2026-11-29 04:40 item 8; before, a
+	// misspelt name was ignored without a word).
+	p = withMembership(Membership{Unread: why, RecordedUnread: "the engine did not answer",
+		AddAnyway: []string{"lab-workers-3", "lab-workers-9", "lab-workers-9"}})
 	err = p.UncheckedRefusal()
+	stray := "PROXMOXTALOS_ADD_UNCHECKED_NODES names lab-workers-9, which is not among the unchecked nodes " +
+		"(lab-cp-3, lab-workers-1, lab-workers-3) and is ignored"
 	if err == nil || !strings.HasPrefix(err.Error(), "cannot add lab-cp-3 (control plane), lab-workers-1: ") ||
-		!strings.HasSuffix(err.Error(), "PROXMOXTALOS_ADD_UNCHECKED_NODES=lab-cp-3,lab-workers-1 pulumi up") {
-		t.Errorf("refusal with lab-workers-3 named: %v", err)
+		!strings.HasSuffix(err.Error(), "(pulumi preview says whether they do). "+stray+". If you know they are new, add them "+
+			"deliberately: PROXMOXTALOS_ADD_UNCHECKED_NODES=lab-cp-3,lab-workers-1 pulumi up") {
+		t.Errorf("refusal with lab-workers-3, lab-workers-9 named: %v", err)
 	}
 	wantContains(t, strings.Join(p.Warnings, "\n"), "whether lab-cp-3, lab-workers-1, lab-workers-3 had a VM that was deleted "+
 		"outside Pulumi is not checked, so they are planned as new; pulumi up refuses to add lab-cp-3, lab-workers-1 until the "+
 		"control planes answer: run pulumi preview again then; lab-workers-3 is added as new all the same, as "+
-		"PROXMOXTALOS_ADD_UNCHECKED_NODES says")
+		"PROXMOXTALOS_ADD_UNCHECKED_NODES says; "+stray)
 
-	// All named: nothing refused.
+	// Only misspelt names: every node is refused, and the refusal says why
+	// the variable changed nothing.
+	p = withMembership(Membership{Unread: why, RecordedUnread: "x", AddAnyway: []string{"lab-worker-1", "lab-cp3"}})
+	if err := p.UncheckedRefusal(); err == nil || !strings.Contains(err.Error(), "PROXMOXTALOS_ADD_UNCHECKED_NODES names "+
+		"lab-worker-1, lab-cp3, which are not among the unchecked nodes (lab-cp-3, lab-workers-1, lab-workers-3) and are ignored. ") {
+		t.Errorf("refusal with misspelt names: %v", err)
+	}
+
+	// All named: nothing refused, and nothing said about the variable's names.
 	p = withMembership(Membership{Unread: why, RecordedUnread: "x", AddAnyway: []string{"lab-cp-3", "lab-workers-1", "lab-workers-3"}})
 	if err := p.UncheckedRefusal(); err != nil {
 		t.Errorf("refusal with every node named: %v", err)
+	}
+	if w := strings.Join(p.Warnings, "\n"); strings.Contains(w, "ignored") {
+		t.Errorf("a name said to be ignored with every name an unchecked node: %s", w)
 	}
 	// A readable state decides instead: nothing to refuse.
 	p = withMembership(Membership{Unread: why, Recorded: map[string]string{}})

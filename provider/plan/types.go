@@ -85,6 +85,10 @@ type Plan struct {
 	uncheckedWhy string
 	// uncheckedRefused are the Unchecked nodes an update refuses to add.
 	uncheckedRefused []string
+	// uncheckedStray says which names EnvAddUnchecked lists that are not
+	// Unchecked nodes (a typo, or a node that has a VM), "" when none: the
+	// refusal says so, so that a misspelt name is not silently ignored.
+	uncheckedStray string
 }
 
 // ClusterConfig holds the machine configuration inputs every node shares.

@@ -1,9 +1,12 @@
 package talos
 
 import (
+	"time"
+
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/vmwatch"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
@@ -15,6 +18,11 @@ import (
 type ConfigurationApply struct {
 	// opts tune polling; tests shorten the pauses.
 	opts talosapi.Options
+	// vms, when set, is what a refresh asks about the node's VM instead of
+	// the provider's Proxmox client; readWait, when set, bounds a refresh
+	// instead of readTimeout. Tests set them.
+	vms      vmwatch.Source
+	readWait time.Duration
 }
 
 // Annotate documents the resource.

@@ -397,8 +397,8 @@ func diffMachineConfiguration(old ConfigurationApplyState, in ConfigurationApply
 		return true
 	}
 
-	digest, err := talosapi.ConfigDigest([]byte(in.MachineConfiguration))
-	if err == nil && digest == old.ConfigDigest {
+	same, err := talosapi.ConfigHasDigest([]byte(in.MachineConfiguration), old.ConfigDigest)
+	if err == nil && same {
 		return false
 	}
 

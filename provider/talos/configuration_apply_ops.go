@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -365,56 +364,6 @@ func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationA
 	}
 
 	return applied, nil
-}
-
-// Read reports what the node runs. Drift shows as a changed configuration
-// (and configView) or version in the state; a node back in maintenance mode
-// drops out of the state; an unreachable node keeps its state with a
-// warning.
-func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState], error) {
-	st := req.State
-	keep := infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: req.Inputs, State: st}
-
-	t, err := nodeTarget(st.Node, st.Endpoints, st.ClientConfiguration)
-	if err != nil {
-		return keep, err
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
-	defer cancel()
-
-	o := apiOptions(ctx, r.opts)
-
-	nc, mode, version, err := talosapi.ReadConfig(ctx, t, o)
-	if err != nil {
-		p.GetLogger(ctx).Warningf("node %s could not be read, its state is kept: %s", st.Node, err)
-
-		return keep, nil
-	}
-
-	if mode == talosapi.ModeMaintenance {
-		p.GetLogger(ctx).Warningf("node %s is in maintenance mode (reset outside Pulumi): the configuration will be applied again", st.Node)
-
-		return infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{}, nil
-	}
-
-	st.RunningVersion = version
-
-	current := nc.ActiveDigest
-	if modeOf(st.ApplyMode) == talosapi.ApplyStaged && nc.PersistentDigest != "" {
-		current = nc.PersistentDigest
-	}
-
-	if current != st.ConfigDigest && modeOf(st.ApplyMode) != talosapi.ApplyStaged {
-		st.MachineConfiguration = string(nc.Active)
-		st.ConfigDigest = nc.ActiveDigest
-
-		st.ConfigView = configView(st.MachineConfiguration, st.SensitiveValues)
-	} else if current != st.ConfigDigest {
-		st.ConfigDigest = current
-	}
-
-	return infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: req.Inputs, State: st}, nil
 }
 
 // scrubError replaces secret values of the configuration that a node's

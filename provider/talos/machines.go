@@ -35,6 +35,13 @@ func withMachines(ctx context.Context, o talosapi.Options, vmIds map[string]int)
 		return o
 	}
 
+	o.Machines = vmwatch.New(vmwatch.Proxmox(c), vmwatch.BookFor(c), machineList(vmIds), vmwatch.Policy{Scale: config.WatchScale(ctx)})
+
+	return o
+}
+
+// machineList is vmIds as the VMs to watch, by VMID.
+func machineList(vmIds map[string]int) []vmwatch.VM {
 	vms := make([]vmwatch.VM, 0, len(vmIds))
 	for addr, id := range vmIds {
 		if id > 0 {
@@ -44,7 +51,5 @@ func withMachines(ctx context.Context, o talosapi.Options, vmIds map[string]int)
 
 	slices.SortFunc(vms, func(a, b vmwatch.VM) int { return a.VMID - b.VMID })
 
-	o.Machines = vmwatch.New(vmwatch.Proxmox(c), vmwatch.BookFor(c), vms, vmwatch.Policy{Scale: config.WatchScale(ctx)})
-
-	return o
+	return vms
 }

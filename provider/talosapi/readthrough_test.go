@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
+
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
@@ -32,9 +35,21 @@ func TestReadActiveConfigThroughAnotherNode(t *testing.T) {
 	o := simOptions(t)
 	creds := adminCreds(t)
 
+	// The worker runs a text of another form than the generator's (with
+	// comments; as one applied with talosctl may be).
+	workerConfig, err := configloader.NewFromBytes(nodeConfig(t, talosconfig.RoleWorker, ip(2), "/dev/vda", simtest.Version))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	commented, err := workerConfig.EncodeBytes(encoder.WithComments(encoder.CommentsAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	for node, cfg := range map[string][]byte{
 		cp:     nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version),
-		worker: nodeConfig(t, talosconfig.RoleWorker, ip(2), "/dev/vda", simtest.Version),
+		worker: commented,
 	} {
 		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: node, Creds: creds}, talosapi.ApplyRequest{Config: cfg}, o); err != nil {
 			t.Fatal(err)
@@ -60,6 +75,13 @@ func TestReadActiveConfigThroughAnotherNode(t *testing.T) {
 	if !bytes.Equal(through.Active, direct.Active) || throughVersion != version || version == "" {
 		t.Errorf("worker through the control plane: same text %v, version %q, directly %q",
 			bytes.Equal(through.Active, direct.Active), throughVersion, version)
+	}
+
+	// The read parses as the typed COSI resource did (configload.go).
+	for node, through := range map[string]string{cp: "", worker: worker} {
+		if err := talosapi.SameActiveReadings(ctx, via, through); err != nil {
+			t.Errorf("node %s: %v", node, err)
+		}
 	}
 
 	quick := o

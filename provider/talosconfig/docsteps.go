@@ -393,20 +393,3 @@ func baseDocs(yaml []byte, parsed config.Provider) []docText {
 	}
 	return out
 }
-
-// GenerateBothWays is for tests that hold the document path to the
-// whole-text one on inputs built elsewhere (plans): the configuration by
-// documents ("" when that path leaves it to the other) and by whole texts.
-func GenerateBothWays(in Input) (byDocuments string, whole Result, err error) {
-	mode := in.Mode
-	if mode.name == "" {
-		mode = Metal
-	}
-	b, err := baseFor(in, mode)
-	if err != nil {
-		return "", Result{}, err
-	}
-	byDocuments, _, _ = generateByDocuments(b, in.Patches, mode, in.TalosVersion)
-	whole, err = generateSlow(in, b, mode)
-	return byDocuments, whole, err
-}

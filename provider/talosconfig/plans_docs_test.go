@@ -1,8 +1,11 @@
-package cluster
+// An external test package: provider/plan imports talosconfig, so only a
+// talosconfig_test file can build real plans' inputs (plan.GenerateInput).
+package talosconfig_test
 
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
@@ -12,7 +15,9 @@ import (
 // control plane counts, pools with labels, taints, volumes and patches,
 // cluster, worker and node patches, mirrors with credentials, inline
 // manifests, with and without a VIP) is the same by documents as by whole
-// texts, and the document path answers for each of them.
+// texts, and the document path answers for each of them. The bundle is
+// made and read back as provider/cluster's throwaway one is
+// (NewCheckSecrets, MarshalSecrets, UnmarshalSecrets).
 func TestMachineConfigsByDocumentsAreTheWholeTextOnes(t *testing.T) {
 	t.Parallel()
 	bundles := map[string]string{}
@@ -32,7 +37,7 @@ func TestMachineConfigsByDocumentsAreTheWholeTextOnes(t *testing.T) {
 				NIC:        plan.NIC{Subnet: "10.0.0.0/24", Gateway: "10.0.0.1", AddressRange: &plan.AddressRange{Start: "10.0.0.10", End: "10.0.0.250"}},
 				DNSServers: []string{"10.0.0.1"},
 			},
-			ControlPlane: plan.ControlPlane{Count: ptrTo(c.cps)},
+			ControlPlane: plan.ControlPlane{Count: &c.cps},
 			WorkerPools:  []plan.WorkerPool{{Name: "workers", Count: 4}},
 		}
 		if c.vip {
@@ -64,7 +69,11 @@ func TestMachineConfigsByDocumentsAreTheWholeTextOnes(t *testing.T) {
 		}
 		secrets, ok := bundles[p.Cluster.TalosVersion]
 		if !ok {
-			if secrets, err = throwawaySecrets(p.Cluster.TalosVersion); err != nil {
+			b, err := talosconfig.NewCheckSecrets(p.Cluster.TalosVersion, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if secrets, err = talosconfig.MarshalSecrets(b); err != nil {
 				t.Fatal(err)
 			}
 			bundles[p.Cluster.TalosVersion] = secrets
