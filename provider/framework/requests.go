@@ -7,6 +7,9 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	rpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/runtimetune"
 )
 
 // What the engine sends and infer v1.5.0's typed requests do not pass on:
@@ -67,6 +70,31 @@ type instanceRecorder struct{ rpc.ResourceProviderServer }
 func (s instanceRecorder) Configure(ctx context.Context, req *rpc.ConfigureRequest) (*rpc.ConfigureResponse, error) {
 	SetProviderInstance(req.GetId())
 	return s.ResourceProviderServer.Configure(ctx, req)
+}
+
+// The calls that change something give the process Go's GOMAXPROCS back (a preview runs
+// on one P: runtimetune).
+
+func (s instanceRecorder) Construct(ctx context.Context, req *rpc.ConstructRequest) (*rpc.ConstructResponse, error) {
+	if !req.GetDryRun() {
+		runtimetune.Deploying()
+	}
+	return s.ResourceProviderServer.Construct(ctx, req)
+}
+
+func (s instanceRecorder) Create(ctx context.Context, req *rpc.CreateRequest) (*rpc.CreateResponse, error) {
+	runtimetune.Deploying()
+	return s.ResourceProviderServer.Create(ctx, req)
+}
+
+func (s instanceRecorder) Update(ctx context.Context, req *rpc.UpdateRequest) (*rpc.UpdateResponse, error) {
+	runtimetune.Deploying()
+	return s.ResourceProviderServer.Update(ctx, req)
+}
+
+func (s instanceRecorder) Delete(ctx context.Context, req *rpc.DeleteRequest) (*emptypb.Empty, error) {
+	runtimetune.Deploying()
+	return s.ResourceProviderServer.Delete(ctx, req)
 }
 
 // SetProviderInstance records the ID of the provider resource this process

@@ -8,7 +8,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider"
 	// Sets GOGC and GOMAXPROCS early in the program's initialization (see the package).
-	_ "github.com/proxmoxtalos/proxmoxtalos/provider/cmd/pulumi-resource-proxmoxtalos/internal/runtimetune"
+	_ "github.com/proxmoxtalos/proxmoxtalos/provider/cmd/pulumi-resource-proxmoxtalos/internal/early"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/version"
 )
 
