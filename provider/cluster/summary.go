@@ -16,10 +16,10 @@ import (
 // ClassifyChange), with the reason for the summary. A Talos upgrade is
 // reported by the plan already.
 func configEffect(current, next string) (plan.Action, string, error) {
-	// The same text: nothing changes. A running configuration was parsed
-	// when it was read (one that does not parse is an error of its reading,
-	// never a current here), so its digest is the same too, as below, without
-	// encoding it (issue 14: a no-op preview asks this of every node).
+	// The same text: nothing to apply, whatever it parses to (an online
+	// current was parsed when it was read; an offline one is the state's,
+	// validated by Check when it was applied). Answered without encoding
+	// either text (issue 14: a no-op preview asks this of every node).
 	if current == "" || current == next {
 		return plan.ActionNone, "", nil
 	}

@@ -3,7 +3,6 @@ package talosapi
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/cosi-project/runtime/pkg/resource"
 	"github.com/cosi-project/runtime/pkg/resource/protobuf"
@@ -17,12 +16,14 @@ import (
 	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/yamldocs"
 )
 
 // getMachineConfig reads a MachineConfig resource as safe.StateGetByID
 // does, and parses its text as the resource does on receipt
-// (configres.MachineConfig.UnmarshalProto: proto, then configloader, whose
-// error is the read's), but through loadShared: the nodes of a cluster run
+// (configres.MachineConfig.UnmarshalProto: proto, then configloader; a
+// text that does not parse is errConfigParse, never configloader's words,
+// which can quote a value), but through loadShared: the nodes of a cluster run
 // texts whose large v1alpha1 document is the same for every node of a role,
 // and parsing it once per process instead of once per node was most of a
 // no-op preview's Talos reads (issue 14).
@@ -61,7 +62,9 @@ func (s *machineConfigSpec) UnmarshalProto(_ *resource.Metadata, protoBytes []by
 
 	cfg, err := loadShared(spec.YamlMarshalled)
 	if err != nil {
-		return err
+		// Not configloader's text: a go-yaml type error quotes the value
+		// ("cannot unmarshal !!str `...`"), and this text holds secrets.
+		return errConfigParse
 	}
 
 	s.text, s.cfg = spec.YamlMarshalled, cfg
@@ -77,7 +80,7 @@ func (s *machineConfigSpec) UnmarshalProto(_ *resource.Metadata, protoBytes []by
 // (decoder.parse: each document's decoding depends on its own node only),
 // checks that no two share apiVersion, kind and name, and builds
 // container.NewReadonly(text, documents...), whose own check (kind and
-// name, no two v1alpha1) refuses every such pair too. splitDocuments cuts
+// name, no two v1alpha1) refuses every such pair too. yamldocs.Split cuts
 // only at lines that are exactly "---" and refuses a text with any other
 // line a YAML stream could read as a marker or directive, so each piece is
 // one document of the stream; each piece parsed alone gives that document
@@ -87,7 +90,7 @@ func (s *machineConfigSpec) UnmarshalProto(_ *resource.Metadata, protoBytes []by
 // configloader on the whole text, so every error is worded as before.
 // TestLoadSharedIsConfigloaders compares both.
 func loadShared(text []byte) (config.Provider, error) {
-	pieces, ok := splitDocuments(string(text))
+	pieces, ok := yamldocs.Split(string(text))
 	if !ok || len(pieces) < 2 {
 		return configloader.NewFromBytes(text)
 	}
@@ -109,51 +112,6 @@ func loadShared(text []byte) (config.Provider, error) {
 	}
 
 	return cfg, nil
-}
-
-// splitDocuments cuts a YAML stream at its "---" lines; ok false when a
-// line could be another marker or a directive ("--- x", "...", "%"), or the
-// text has what a YAML reader treats as a line break or mark of its own.
-// Pieces of blank lines only are left out: configloader skips empty
-// documents too (a piece of comments only is parsed, and fails alone).
-func splitDocuments(text string) ([]string, bool) {
-	if strings.ContainsAny(text, "\r\ufeff\u0085\u2028\u2029") {
-		return nil, false
-	}
-
-	var pieces []string
-
-	start := 0
-	flush := func(end int) {
-		if piece := text[start:end]; strings.TrimSpace(piece) != "" {
-			pieces = append(pieces, piece)
-		}
-	}
-
-	for at := 0; at < len(text); {
-		end := strings.IndexByte(text[at:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += at
-		}
-
-		line := text[at:end]
-		if strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") || strings.HasPrefix(line, "%") {
-			if line != "---" {
-				return nil, false
-			}
-
-			flush(at)
-			start = min(end+1, len(text))
-		}
-
-		at = end + 1
-	}
-
-	flush(len(text))
-
-	return pieces, true
 }
 
 // sharedDocuments are parsed documents by their text. Only documents of

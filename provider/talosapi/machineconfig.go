@@ -186,6 +186,11 @@ func readActive(ctx context.Context, c *Conn, withDigest bool) (*NodeConfig, err
 	// Parsed on receipt, as the resource parses itself (getMachineConfig);
 	// raw is the text the node answered, cfg's Bytes.
 	raw, cfg, err := getMachineConfig(c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
+	if errors.Is(err, errConfigParse) {
+		return nil, fmt.Errorf("reading the active machine configuration of node %s: %w; `talosctl get machineconfig -n %s -o yaml` shows its text",
+			c.target.nodeHost(), err, c.target.nodeHost())
+	}
+
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's active machine configuration: %s", statusMessage(err))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/yamldocs"
 )
 
 // The document path (issue 14: cheap previews) computes what applyPatches
@@ -27,7 +28,7 @@ import (
 // Why the answer is the slow path's, byte for byte:
 //   - A YAML stream's documents are parsed independently: configloader
 //     decodes them one by one (decoder.parse), then container.New checks
-//     duplicates and conflicts between them. splitDocs cuts only at lines
+//     duplicates and conflicts between them. yamldocs.Split cuts only at lines
 //     that are exactly "---" and refuses any text where another line could
 //     be a marker or a directive ("--- x", "...", "%"), so each piece is one
 //     document of the stream, and container.New runs on the pieces too.
@@ -190,7 +191,7 @@ func patchDocs(text string) ([]patchDoc, bool) {
 	if strings.Contains(text, "$patch") {
 		return nil, false // delete selectors: the slow path
 	}
-	pieces, ok := splitDocs(text)
+	pieces, ok := yamldocs.Split(text)
 	if !ok || len(pieces) == 0 {
 		return nil, false
 	}
@@ -215,37 +216,6 @@ func patchDocs(text string) ([]patchDoc, bool) {
 		}
 	}
 	return out, true
-}
-
-// splitDocs cuts a YAML stream at its "---" lines; ok false when a line
-// could be another marker or a directive, which the slow path reads.
-// Pieces of blank lines only (an empty document) are left out: configloader
-// skips them too.
-func splitDocs(text string) ([]string, bool) {
-	if strings.ContainsAny(text, "\r\ufeff") {
-		return nil, false
-	}
-	var pieces []string
-	var cur strings.Builder
-	flush := func() {
-		if strings.TrimSpace(cur.String()) != "" {
-			pieces = append(pieces, cur.String())
-		}
-		cur.Reset()
-	}
-	for _, line := range strings.SplitAfter(text, "\n") {
-		bare := strings.TrimSuffix(line, "\n")
-		if strings.HasPrefix(bare, "---") || strings.HasPrefix(bare, "...") || strings.HasPrefix(bare, "%") {
-			if bare != "---" {
-				return nil, false
-			}
-			flush()
-			continue
-		}
-		cur.WriteString(line)
-	}
-	flush()
-	return pieces, true
 }
 
 // Process-wide caches of pure functions of document texts. Parsed documents
@@ -378,7 +348,7 @@ func encodeDoc(doc coreconfig.Document) (string, error) {
 // baseDocs are a base configuration's documents, or nil when its text does
 // not split into them.
 func baseDocs(yaml []byte, parsed config.Provider) []docText {
-	pieces, ok := splitDocs(string(yaml))
+	pieces, ok := yamldocs.Split(string(yaml))
 	docs := parsed.Documents()
 	if !ok || len(pieces) != len(docs) {
 		return nil

@@ -211,26 +211,3 @@ func TestSharedDocumentsStayUnchanged(t *testing.T) {
 		}
 	}
 }
-
-func TestSplitDocs(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		text string
-		want []string
-		ok   bool
-	}{
-		{"a: 1\n", []string{"a: 1\n"}, true},
-		{"a: 1\n---\nb: 2\n", []string{"a: 1\n", "b: 2\n"}, true},
-		{"---\na: 1\n---\n\n---\nb: 2", []string{"a: 1\n", "b: 2"}, true},
-		{"a: |\n  ---\n", []string{"a: |\n  ---\n"}, true},
-		{"a: 1\n--- # c\nb: 2\n", nil, false},
-		{"a: 1\n...\n", nil, false},
-		{"%YAML 1.2\n---\na: 1\n", nil, false},
-		{"a: 1\r\n---\r\nb: 2\r\n", nil, false},
-	} {
-		got, ok := splitDocs(c.text)
-		if ok != c.ok || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("splitDocs(%q) = %q, %v; want %q, %v", c.text, got, ok, c.want, c.ok)
-		}
-	}
-}
