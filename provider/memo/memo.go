@@ -78,3 +78,13 @@ func (c *Cache[V]) Do(k Key, compute func() V) V {
 	c.Put(k, v)
 	return v
 }
+
+// Range calls f for each kept entry, holding the cache's lock (f must not
+// call the cache).
+func (c *Cache[V]) Range(f func(Key, V)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.m {
+		f(k, v)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	coreconfig "github.com/siderolabs/talos/pkg/machinery/config/config"
@@ -221,13 +220,12 @@ func patchDocs(text string) ([]patchDoc, bool) {
 // Process-wide caches of pure functions of document texts. Parsed documents
 // are shared read only: merges work on clones (merge.Merge writes only its
 // left side), validation and encoding read (TestSharedDocumentsStayUnchanged).
-var docCaches = struct {
-	sync.Mutex
-	patch    map[memo.Key]cached[patchDoc]
-	parsed   map[memo.Key]cached[coreconfig.Document]
-	reencode map[memo.Key]cached[docText]
-	merged   map[[2]memo.Key]cached[docText]
-}{}
+var (
+	patchDocCache = memo.Cache[cached[patchDoc]]{Max: docCacheMax}
+	parsedDocs    = memo.Cache[cached[coreconfig.Document]]{Max: docCacheMax}
+	reencoded     = memo.Cache[cached[docText]]{Max: docCacheMax}
+	mergedDocs    = memo.Cache[cached[docText]]{Max: docCacheMax} // keyed by the document's and the patch's keys
+)
 
 // cached is a kept answer; ok false: the slow path answers.
 type cached[V any] struct {
@@ -239,28 +237,19 @@ type cached[V any] struct {
 const docCacheMax = 1024
 
 // keep returns the kept answer for k, or computes and keeps it.
-func keep[K comparable, V any](m *map[K]cached[V], k K, compute func() (V, bool)) (V, bool) {
-	docCaches.Lock()
-	c, found := (*m)[k]
-	docCaches.Unlock()
-	if found {
-		return c.v, c.ok
-	}
-	v, ok := compute()
-	docCaches.Lock()
-	if *m == nil || len(*m) >= docCacheMax {
-		*m = map[K]cached[V]{}
-	}
-	(*m)[k] = cached[V]{v: v, ok: ok}
-	docCaches.Unlock()
-	return v, ok
+func keep[V any](c *memo.Cache[cached[V]], k memo.Key, compute func() (V, bool)) (V, bool) {
+	a := c.Do(k, func() cached[V] {
+		v, ok := compute()
+		return cached[V]{v: v, ok: ok}
+	})
+	return a.v, a.ok
 }
 
 // loadPatchDoc parses one patch document as loadPatch parses a patch: the
 // newer-kinds check, then configloader with delete selectors allowed.
 func loadPatchDoc(piece string) (patchDoc, bool) {
 	k := memo.KeyOf(piece)
-	return keep(&docCaches.patch, k, func() (patchDoc, bool) {
+	return keep(&patchDocCache, k, func() (patchDoc, bool) {
 		if checkNewerDocuments(piece) != nil {
 			return patchDoc{}, false
 		}
@@ -290,7 +279,7 @@ func newDocText(id, text string) docText { return docText{id: id, text: text, ke
 
 // parseDoc is a configuration document's text parsed (read only).
 func parseDoc(d docText) (coreconfig.Document, bool) {
-	return keep(&docCaches.parsed, d.key, func() (coreconfig.Document, bool) {
+	return keep(&parsedDocs, d.key, func() (coreconfig.Document, bool) {
 		cfg, err := configloader.NewFromBytes([]byte(d.text))
 		if err != nil {
 			return nil, false
@@ -306,7 +295,7 @@ func parseDoc(d docText) (coreconfig.Document, bool) {
 // reencode is a document parsed and encoded again, as the slow path does
 // to every document between patches.
 func reencode(d docText) (docText, bool) {
-	return keep(&docCaches.reencode, d.key, func() (docText, bool) {
+	return keep(&reencoded, d.key, func() (docText, bool) {
 		doc, ok := parseDoc(d)
 		if !ok {
 			return docText{}, false
@@ -321,7 +310,7 @@ func reencode(d docText) (docText, bool) {
 
 // mergeDoc is a document with one patch document merged into it, encoded.
 func mergeDoc(d docText, r patchDoc) (docText, bool) {
-	return keep(&docCaches.merged, [2]memo.Key{d.key, r.key}, func() (docText, bool) {
+	return keep(&mergedDocs, memo.KeyOf(string(d.key[:]), string(r.key[:])), func() (docText, bool) {
 		doc, ok := parseDoc(d)
 		if !ok {
 			return docText{}, false
@@ -359,7 +348,7 @@ func baseDocs(yaml []byte, parsed config.Provider) []docText {
 		// (the stream's documents parse independently): keep that one
 		doc := docs[i]
 		out[i] = newDocText(documentID(doc), p)
-		keep(&docCaches.parsed, out[i].key, func() (coreconfig.Document, bool) { return doc, true })
+		keep(&parsedDocs, out[i].key, func() (coreconfig.Document, bool) { return doc, true })
 	}
 	return out
 }

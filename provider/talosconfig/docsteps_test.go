@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
 	coreconfig "github.com/siderolabs/talos/pkg/machinery/config/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 )
@@ -172,26 +173,21 @@ func TestSharedDocumentsStayUnchanged(t *testing.T) {
 		texts = append(texts, b.docs...)
 	}
 	bases.Unlock()
-	docCaches.Lock()
-	for _, c := range docCaches.reencode {
-		texts = append(texts, c.v)
-	}
-	for _, c := range docCaches.merged {
-		texts = append(texts, c.v)
-	}
+	collect := func(_ memo.Key, c cached[docText]) { texts = append(texts, c.v) }
+	reencoded.Range(collect)
+	mergedDocs.Range(collect)
 	var patches []patchDoc
-	for _, c := range docCaches.patch {
+	patchDocCache.Range(func(_ memo.Key, c cached[patchDoc]) {
 		if c.ok {
 			patches = append(patches, c.v)
 		}
-	}
+	})
 	kept := map[string]cached[coreconfig.Document]{}
 	for _, d := range texts {
-		if c, ok := docCaches.parsed[d.key]; ok && c.ok {
+		if c, ok := parsedDocs.Get(d.key); ok && c.ok {
 			kept[d.text] = c
 		}
 	}
-	docCaches.Unlock()
 	if len(kept) < 10 || len(patches) < 10 {
 		t.Fatalf("%d parsed and %d patch documents kept: the document path did not run", len(kept), len(patches))
 	}
