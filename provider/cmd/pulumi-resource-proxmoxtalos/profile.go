@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 )
 
@@ -30,11 +31,15 @@ func startProfile() (stop func()) {
 	if !cpu && heapDir == "" {
 		return func() {}
 	}
+	// once: an interrupt can arrive while main is already ending the profiles
+	var once sync.Once
 	stop = func() {
-		stopCPU()
-		if heapDir != "" {
-			writeHeapProfile(heapDir)
-		}
+		once.Do(func() {
+			stopCPU()
+			if heapDir != "" {
+				writeHeapProfile(heapDir)
+			}
+		})
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
