@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/closedport"
 )
 
 const testToken = "root@pam!test=5ecret-5ecret"
@@ -91,9 +93,7 @@ func TestConnectErrorsSayWhatIsWrong(t *testing.T) {
 		t.Errorf("the error leaks the token secret: %v", err)
 	}
 
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedport.Addr(t, "127.0.0.1")
 	_, err = Connect(ctx, Options{Endpoint: "https://" + addr, APIToken: testToken, Insecure: true})
 	if err == nil || Classify(err) != KindUnreachable || !strings.Contains(err.Error(), "cannot reach") {
 		t.Errorf("closed port: got %v (kind %v)", err, Classify(err))

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/closedport"
 )
 
 // These tiny servers stand in for the two TLS listeners a Talos node can
@@ -181,19 +183,9 @@ func serveSecureMachine(t *testing.T, osCA *testCA, m *secureMachine) (string, *
 	}), m
 }
 
-// closedAddr is a loopback address where nothing listens. It uses a
-// loopback address no test server here listens on, so that a port freed
-// here is not taken by a parallel test.
+// closedAddr is a loopback address where connections are refused.
 func closedAddr(t *testing.T) string {
 	t.Helper()
 
-	lis, err := net.Listen("tcp", "127.0.0.77:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	addr := lis.Addr().String()
-	lis.Close() //nolint:errcheck
-
-	return addr
+	return closedport.Addr(t, "127.0.0.77")
 }
