@@ -9,6 +9,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 )
 
 // Offline preview (offlinePreview / PROXMOXTALOS_OFFLINE_PREVIEW): CI runners
@@ -79,7 +81,7 @@ func Skipped(ctx context.Context, checks ...Check) {
 		return
 	}
 	for _, c := range checks {
-		p.GetLogger(ctx).Warning(c.Warning())
+		enginelog.Logger(ctx).Warning(c.Warning())
 	}
 }
 

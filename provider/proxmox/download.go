@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -58,7 +58,7 @@ func checkDownloadAgainstCluster(ctx context.Context, c *pve.Client, v *validato
 	}
 	info, ok, err := c.StorageOn(ctx, a.Node, a.Storage)
 	if _, silent := pve.NodeSilent(err); silent && !isNew {
-		p.GetLogger(ctx).Warning(fmt.Sprintf("%v: %s on node %s cannot be checked now", err, a.volumeID(), a.Node))
+		enginelog.Logger(ctx).Warning(fmt.Sprintf("%v: %s on node %s cannot be checked now", err, a.volumeID(), a.Node))
 		return nil
 	} else if silent {
 		v.fail("node", "%v: wait until it answers, or download to another node", err)
@@ -128,7 +128,7 @@ func downloadNode(ctx context.Context, c *pve.Client, v *validator, a DownloadFi
 			v.fail("node", "%s: %s, or download to another node", down, remedy)
 		} else {
 			// an existing file: a node down must not stall every preview
-			p.GetLogger(ctx).Warning(fmt.Sprintf("%s: %s on it cannot be checked now", down, a.volumeID()))
+			enginelog.Logger(ctx).Warning(fmt.Sprintf("%s: %s on it cannot be checked now", down, a.volumeID()))
 		}
 		return false, nil
 	}
@@ -144,9 +144,9 @@ func checkNoFileToOverwrite(ctx context.Context, c *pve.Client, v *validator, a 
 		return err
 	}
 	if a.shared() {
-		p.GetLogger(ctx).Info(fmt.Sprintf("%s is on node %s already and shared: it is used as it is, not downloaded again", a.volumeID(), a.Node))
+		enginelog.Logger(ctx).Info(fmt.Sprintf("%s is on node %s already and shared: it is used as it is, not downloaded again", a.volumeID(), a.Node))
 	} else if _, ours := interruptedDownload(ctx, c, a, resourceIdentity(ctx).id); ours {
-		p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
+		enginelog.Logger(ctx).Warning(fmt.Sprintf("%s on node %s was downloaded from %s by an interrupted run "+
 			"(with this API token): it is adopted instead of downloaded again", a.volumeID(), a.Node, a.URL))
 	} else {
 		v.fail("fileName", "%s already exists on node %s: set overwrite: true to replace it, or adopt it with "+
@@ -308,7 +308,7 @@ func (*DownloadFile) Read(ctx context.Context, req infer.ReadRequest[DownloadFil
 	}
 	volid := storage + ":" + content + "/" + file
 	if req.Inputs.Node != "" && nodeOffline(ctx, c, node) {
-		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", node, volid))
+		enginelog.Logger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", node, volid))
 		return infer.ReadResponse[DownloadFileArgs, DownloadFileState](req), nil
 	}
 	vol, found, err := c.FindVolume(ctx, node, storage, volid)
@@ -355,7 +355,7 @@ func (*DownloadFile) Delete(ctx context.Context, req infer.DeleteRequest[Downloa
 				"and the VMs could not be read: %w", volid, node, err)
 		}
 		if len(users) > 0 {
-			p.GetLogger(ctx).Warning(fmt.Sprintf("%s on node %s is left in place: it is shared and still used by %s",
+			enginelog.Logger(ctx).Warning(fmt.Sprintf("%s on node %s is left in place: it is shared and still used by %s",
 				volid, node, describeVMs(users)))
 			return infer.DeleteResponse{}, nil
 		}

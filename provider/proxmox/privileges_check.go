@@ -10,6 +10,7 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -23,7 +24,7 @@ func checkPrivileges(ctx context.Context, c *pve.Client, needs []need) []p.Check
 		return c.Privileges(ctx, path)
 	})
 	if err != nil {
-		p.GetLogger(ctx).Warningf("could not read the API token's privileges (%v); they are not checked at preview, "+
+		enginelog.Logger(ctx).Warningf("could not read the API token's privileges (%v); they are not checked at preview, "+
 			"a missing one fails the call that needs it", err)
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -39,7 +40,7 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 	}
 	if u.known("disks") {
 		for _, w := range removedDiskWarnings(old, a) {
-			p.GetLogger(ctx).Warning(w)
+			enginelog.Logger(ctx).Warning(w)
 		}
 	}
 	if config.Offline() {
@@ -61,7 +62,7 @@ func (*VirtualMachine) Check(ctx context.Context, req infer.CheckRequest) (infer
 			return infer.CheckResponse[VirtualMachineArgs]{Inputs: a}, err
 		}
 		for _, w := range v.warnings {
-			p.GetLogger(ctx).Warning(w)
+			enginelog.Logger(ctx).Warning(w)
 		}
 		return infer.CheckResponse[VirtualMachineArgs]{Inputs: a, Failures: v.failures}, nil
 	}
@@ -89,7 +90,7 @@ func checkVMFully(ctx context.Context, c *pve.Client, name string, a VirtualMach
 		return nil, err
 	}
 	for _, w := range v.warnings {
-		p.GetLogger(ctx).Warning(w)
+		enginelog.Logger(ctx).Warning(w)
 	}
 	return v.failures, nil
 }
@@ -165,7 +166,7 @@ func operation(ctx context.Context, def time.Duration) (context.Context, context
 	if _, has := ctx.Deadline(); !has {
 		ctx, cancel = context.WithTimeout(ctx, def)
 	}
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 	ctx = pve.WithLogger(ctx, func(msg string) { log.Info(msg) })
 	ctx = pve.WithWarner(ctx, func(msg string) { log.Warning(msg) })
 	return ctx, cancel, c, nil
@@ -182,7 +183,7 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 			st.VMID = *a.VMID
 		}
 		if w := adoptionPreview(ctx, resourceIdentity(ctx)); w != "" {
-			p.GetLogger(ctx).Warning(w)
+			enginelog.Logger(ctx).Warning(w)
 		}
 		return infer.CreateResponse[VirtualMachineState]{Output: st}, nil
 	}
@@ -455,7 +456,7 @@ func (*VirtualMachine) Read(ctx context.Context, req infer.ReadRequest[VirtualMa
 	if !importing && ref.Node != "" && nodeOffline(ctx, c, ref.Node) {
 		// nothing can be read from a node that is down: keep what the
 		// state says rather than wait for it
-		p.GetLogger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", ref.Node,
+		enginelog.Logger(ctx).Warning(fmt.Sprintf("node %s is offline: %s was not refreshed", ref.Node,
 			vmLabel(req.State, in)))
 		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{ID: req.ID, Inputs: in, State: req.State}, nil
 	}
@@ -486,7 +487,7 @@ func (*VirtualMachine) Read(ctx context.Context, req infer.ReadRequest[VirtualMa
 		liveName = *st.Name
 	}
 	if other := otherVM(ref, req.State, liveName, st.SmbiosUUID); !importing && other != "" {
-		p.GetLogger(ctx).Warning(other + ": this resource's VM was deleted outside Pulumi; it is dropped from " +
+		enginelog.Logger(ctx).Warning(other + ": this resource's VM was deleted outside Pulumi; it is dropped from " +
 			"the state (the next `pulumi up` creates it again) and the other VM is left alone")
 		return infer.ReadResponse[VirtualMachineArgs, VirtualMachineState]{}, nil
 	}
@@ -502,7 +503,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 	a := req.Inputs
 	if req.DryRun {
 		if w := restartWarning(old, a, func() bool { return memoryHotplug(ctx, old) }); w != "" {
-			p.GetLogger(ctx).Warning(w)
+			enginelog.Logger(ctx).Warning(w)
 		}
 		st := old
 		st.VirtualMachineArgs = a
@@ -584,7 +585,7 @@ func (*VirtualMachine) Delete(ctx context.Context, req infer.DeleteRequest[Virtu
 			return infer.DeleteResponse{}, rerr
 		}
 		if other != "" {
-			p.GetLogger(ctx).Warningf("%s: this resource's VM was deleted outside Pulumi; the other VM is left alone", other)
+			enginelog.Logger(ctx).Warningf("%s: this resource's VM was deleted outside Pulumi; the other VM is left alone", other)
 			return infer.DeleteResponse{}, nil
 		}
 	}

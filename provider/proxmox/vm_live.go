@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
@@ -132,7 +133,7 @@ func withLive(ctx context.Context, d p.DiffResponse, f liveFinding) p.DiffRespon
 	if f.kind == liveAsExpected {
 		return d
 	}
-	p.GetLogger(ctx).Warning(f.msg)
+	enginelog.Logger(ctx).Warning(f.msg)
 	if d.DetailedDiff == nil {
 		d.DetailedDiff = map[string]p.PropertyDiff{}
 	}

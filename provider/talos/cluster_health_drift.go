@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -47,7 +47,7 @@ func (r *ClusterHealth) Read(ctx context.Context, req infer.ReadRequest[ClusterH
 
 	drift, err := r.manifestDrift(ctx, st.ClusterHealthArgs, creds)
 	if err != nil {
-		p.GetLogger(ctx).Warningf("the bootstrap manifests could not be compared with the cluster, the state is kept: %s", err)
+		enginelog.Logger(ctx).Warningf("the bootstrap manifests could not be compared with the cluster, the state is kept: %s", err)
 
 		return keep, nil
 	}
@@ -84,7 +84,7 @@ func (r *ClusterHealth) manifestDrift(ctx context.Context, a ClusterHealthArgs, 
 	dctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	if lag != "" {
-		p.GetLogger(ctx).Warningf("no control plane renders all the bootstrap manifests (%s): objects the sync's "+
+		enginelog.Logger(ctx).Warningf("no control plane renders all the bootstrap manifests (%s): objects the sync's "+
 			"inventory lists and the render lacks are not reported as drift until one does", lag)
 
 		return talosapi.ManifestDriftPartial(dctx, []byte(*a.Kubeconfig), deref(a.KubernetesEndpoint), objs)

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
-	p "github.com/pulumi/pulumi-go-provider"
-
 	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -93,7 +92,7 @@ func (r *ClusterHealth) syncManifests(ctx context.Context, old, in ClusterHealth
 	changes, err := talosapi.SyncManifestsVia(ctx, []byte(*in.Kubeconfig), deref(in.KubernetesEndpoint), objects)
 	for _, c := range changes {
 		if c.Action != "unchanged" {
-			p.GetLogger(ctx).Info("bootstrap manifests: " + c.String())
+			enginelog.Logger(ctx).Info("bootstrap manifests: " + c.String())
 		}
 	}
 	if err != nil {

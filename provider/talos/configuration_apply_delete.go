@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -46,7 +46,7 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 	defer cancel()
 
 	o := apiOptions(ctx, r.opts)
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 	label := labelNode(st.Node, []byte(st.MachineConfiguration))
 
 	answers, err := talosapi.Answers(ctx, t, o, capped(ctx, goneAfter))
@@ -93,7 +93,7 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 // through a control plane that answers (reset.controlPlanes), and the Node
 // object is deleted. Failures warn: the node is gone either way.
 func (r *ConfigurationApply) forgetNode(ctx context.Context, st ConfigurationApplyState, creds *talosapi.Credentials, o talosapi.Options) {
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 	cps := st.Reset.ControlPlanes
 
 	if talosapi.ConfigIsControlPlane([]byte(st.MachineConfiguration)) {
@@ -163,7 +163,7 @@ func (r *ConfigurationApply) nodename(ctx context.Context, t talosapi.Target, st
 // leaves behind. The node is gone already: a failure here only warns, so
 // that the VM can be destroyed and the update goes on.
 func removeKubernetesNode(ctx context.Context, st ConfigurationApplyState, creds *talosapi.Credentials, nodename string, o talosapi.Options) {
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 
 	if nodename == "" {
 		log.Warningf("node %s was reset, but its Kubernetes node name is unknown (it did not answer and its configuration sets no hostname): delete its Node object with kubectl delete node", st.Node)

@@ -15,6 +15,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -268,7 +269,7 @@ func validationVersion(args ConfigurationApplyArgs) string {
 // touches the node), except healthGate.vm: the VM restarted, and the
 // update checks health again.
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 
 	if err := checkNodeUpgrade(req.State, req.Inputs); err != nil {
 		return infer.DiffResponse{}, err

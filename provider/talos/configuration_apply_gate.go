@@ -9,6 +9,7 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -149,7 +150,7 @@ func waitHealthGate(ctx context.Context, opts talosapi.Options, g gateTarget, ph
 		return fmt.Errorf("node %s was changed, but the cluster did not become healthy with it (%w); the next pulumi up checks again before it goes on", label, err)
 	}
 
-	p.GetLogger(ctx).Infof("node %s: cluster healthy %s the change (%d control planes, %d workers, in %s)",
+	enginelog.Logger(ctx).Infof("node %s: cluster healthy %s the change (%d control planes, %d workers, in %s)",
 		label, phase, len(req.ControlPlanes), len(req.Workers), time.Since(start).Round(time.Millisecond))
 
 	return nil

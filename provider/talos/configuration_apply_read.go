@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/vmwatch"
 )
@@ -39,10 +39,7 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 		return keep, err
 	}
 
-	// The logger keeps the context it is made with: one made after
-	// readTimeout passed could no longer reach the engine (the warning
-	// below was lost so, "hostLogFailed: context deadline exceeded").
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 
 	nc, mode, version, err := r.read(ctx, t, st)
 	if err != nil {

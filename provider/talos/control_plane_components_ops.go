@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -148,7 +149,7 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 	// One check of the nodes' VMs for the operation's waits.
 	opts := withMachines(ctx, r.opts, in.VmIds)
 	o := apiOptions(ctx, opts)
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 
 	nc, mode, _, err := talosapi.ReadConfig(ctx, t, o)
 	if err != nil {

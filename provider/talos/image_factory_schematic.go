@@ -13,6 +13,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/imagefactory"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/version"
 
@@ -223,7 +224,7 @@ func (r *ImageFactorySchematic) previewExtensions(ctx context.Context, st ImageF
 
 	warning, err := r.client(st.FactoryUrl).CheckExtensionsOrWarn(ctx, talosconfig.TalosTag(v), st.Extensions)
 	if warning != "" {
-		p.GetLogger(ctx).Warning(warning)
+		enginelog.Logger(ctx).Warning(warning)
 	}
 
 	if err != nil {
@@ -254,7 +255,7 @@ func (r *ImageFactorySchematic) register(ctx context.Context, st ImageFactorySch
 			c.BaseURL, id, st.SchematicId, st.SchematicId)
 	}
 
-	p.GetLogger(ctx).Infof("image factory %s has schematic %s", c.BaseURL, id)
+	enginelog.Logger(ctx).Infof("image factory %s has schematic %s", c.BaseURL, id)
 
 	return nil
 }
@@ -331,7 +332,7 @@ func (r *ImageFactorySchematic) Read(ctx context.Context, req infer.ReadRequest[
 
 	body, err := c.Get(ctx, req.ID)
 	if imagefactory.IsNotFound(err) {
-		p.GetLogger(ctx).Warningf("image factory %s no longer has schematic %s: the next update registers it again", c.BaseURL, req.ID)
+		enginelog.Logger(ctx).Warningf("image factory %s no longer has schematic %s: the next update registers it again", c.BaseURL, req.ID)
 		return resp{}, nil
 	}
 

@@ -9,6 +9,7 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
@@ -195,11 +196,11 @@ func (r *Kubeconfig) Diff(ctx context.Context, req infer.DiffRequest[KubeconfigA
 	d := diffKubeconfig(req.State, req.Inputs, r.clock())
 
 	if _, ok := d.DetailedDiff["kubeconfig"]; ok {
-		p.GetLogger(ctx).Infof("the cluster CA in clientConfiguration changed: a new kubeconfig will be fetched from node %s", req.Inputs.Node)
+		enginelog.Logger(ctx).Infof("the cluster CA in clientConfiguration changed: a new kubeconfig will be fetched from node %s", req.Inputs.Node)
 	}
 
 	if _, ok := d.DetailedDiff["expiresAt"]; ok {
-		p.GetLogger(ctx).Infof("the kubeconfig's client certificate expires at %s, within renewBefore: a new kubeconfig will be fetched from node %s", req.State.ExpiresAt, req.Inputs.Node)
+		enginelog.Logger(ctx).Infof("the kubeconfig's client certificate expires at %s, within renewBefore: a new kubeconfig will be fetched from node %s", req.State.ExpiresAt, req.Inputs.Node)
 	}
 
 	return d, nil

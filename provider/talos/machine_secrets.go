@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/docs"
@@ -216,6 +217,6 @@ func (r *MachineSecrets) Update(ctx context.Context, req infer.UpdateRequest[Mac
 	if err := r.issueCertificate(&state, bundle); err != nil {
 		return infer.UpdateResponse[MachineSecretsState]{}, err
 	}
-	p.GetLogger(ctx).Infof("renewed the admin client certificate; it now expires %s", state.ClientCertificateExpiry)
+	enginelog.Logger(ctx).Infof("renewed the admin client certificate; it now expires %s", state.ClientCertificateExpiry)
 	return infer.UpdateResponse[MachineSecretsState]{Output: state}, nil
 }

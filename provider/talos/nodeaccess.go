@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -117,7 +118,7 @@ func checkTimeouts(t *Timeouts) []p.CheckFailure {
 // apiOptions are talosapi options that report progress to the Pulumi CLI:
 // waits as status lines, other events as info lines.
 func apiOptions(ctx context.Context, base talosapi.Options) talosapi.Options {
-	log := p.GetLogger(ctx)
+	log := enginelog.Logger(ctx)
 	base.Progress = func(msg string) {
 		if strings.HasPrefix(msg, "waiting for ") {
 			log.InfoStatus(msg)

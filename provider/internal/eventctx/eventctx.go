@@ -14,6 +14,7 @@ import (
 // would, so that code which retries only under a deadline retries.
 type Deadline struct {
 	context.Context
+	at   time.Time
 	done chan struct{}
 	once sync.Once
 }
@@ -23,12 +24,26 @@ func New() *Deadline {
 	return &Deadline{Context: context.Background(), done: make(chan struct{})}
 }
 
+// Within returns a Deadline with parent's values (a request's logger and
+// URN) that reports its deadline left from now, for code that sizes its
+// waits by the time left. Only Pass ends it.
+func Within(parent context.Context, left time.Duration) *Deadline {
+	return &Deadline{Context: parent, at: time.Now().Add(left), done: make(chan struct{})}
+}
+
 // Pass makes the deadline pass: Done closes and Err says
 // context.DeadlineExceeded. Calling it again does nothing.
 func (c *Deadline) Pass() { c.once.Do(func() { close(c.done) }) }
 
-// Deadline reports a deadline far ahead: only Pass ends the context.
-func (c *Deadline) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+// Deadline reports a deadline far ahead (Within's, if so made): only Pass
+// ends the context.
+func (c *Deadline) Deadline() (time.Time, bool) {
+	if !c.at.IsZero() {
+		return c.at, true
+	}
+
+	return time.Now().Add(time.Hour), true
+}
 
 // Done closes when Pass is called.
 func (c *Deadline) Done() <-chan struct{} { return c.done }
