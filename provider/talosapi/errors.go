@@ -59,6 +59,11 @@ func classify(err error) failure {
 		return failTransient
 	}
 
+	// A text that does not parse is the same at the next attempt.
+	if errors.Is(err, errConfigParse) {
+		return failPermanent
+	}
+
 	msg := strings.ToLower(err.Error())
 	for _, m := range tlsRejectionMarkers {
 		if strings.Contains(msg, m) {

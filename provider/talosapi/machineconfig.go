@@ -218,17 +218,20 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 		return nil, err
 	}
 
-	persistent, err := safe.StateGetByID[*configres.MachineConfig](c.nodeContext(ctx), c.client.COSI, configres.PersistentID)
+	// Parsed as the active one is (getMachineConfig): COSI's own parse of
+	// the typed resource put configloader's words (which can quote a
+	// value) into an error that was then dropped as permanent.
+	persistent, pcfg, err := getMachineConfig(c.nodeContext(ctx), c.client.COSI, configres.PersistentID)
 	switch {
 	case err == nil:
-		b, berr := persistent.Provider().Bytes()
-		if berr != nil {
-			return nil, fmt.Errorf("reading the node's persistent machine configuration: %w", berr)
-		}
+		keepFacts(persistent, pcfg, true)
 
-		if nc.PersistentDigest, err = ConfigDigest(b); err != nil {
+		if nc.PersistentDigest, err = ConfigDigest(persistent); err != nil {
 			return nil, err
 		}
+	case errors.Is(err, errConfigParse):
+		return nil, fmt.Errorf("reading the persistent machine configuration of node %s: %w; `talosctl get machineconfig persistent -n %s -o yaml` shows its text",
+			c.target.nodeHost(), err, c.target.nodeHost())
 	case state.IsNotFoundError(err):
 	default:
 		if classify(err) != failPermanent {

@@ -50,7 +50,7 @@ func ManifestFetchFailures(ctx context.Context, t Target, o Options) ([]FetchFai
 	actx, cancel := o.attemptContext(ctx)
 	defer cancel()
 
-	nc, err := readNodeConfig(actx, conn)
+	nc, err := readActiveConfig(actx, conn) // the persistent one is not needed
 	if err != nil {
 		return nil, fmt.Errorf("control plane %s: %w", t.Node, err)
 	}

@@ -94,7 +94,7 @@ func ConfiguredProxyImage(ctx context.Context, t Target, o Options) (string, err
 	actx, cancel := o.attemptContext(ctx)
 	defer cancel()
 
-	nc, err := readNodeConfig(actx, conn)
+	nc, err := readActiveConfig(actx, conn) // the persistent one is not needed
 	if err != nil {
 		return "", fmt.Errorf("control plane %s: %w", t.Node, err)
 	}
