@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cosi-project/runtime/pkg/resource"
 	"github.com/cosi-project/runtime/pkg/safe"
 	"github.com/cosi-project/runtime/pkg/state"
 	"github.com/siderolabs/talos/pkg/machinery/config"
@@ -19,9 +20,35 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/memo"
 )
 
-// errConfigParse never carries the parser's text: it can quote config
-// values, and configs hold secrets.
-var errConfigParse = errors.New("the machine configuration does not parse as a Talos configuration (details withheld because it holds secrets; validate it with talosctl validate or the getMachineConfiguration function)")
+// errConfigParse is a machine configuration given to the provider (the
+// machineConfiguration input) that does not parse. It never carries the
+// parser's text: that can quote a value, and configurations hold secrets.
+var errConfigParse = errors.New("machineConfiguration does not parse as a Talos machine configuration (the parser's words are withheld: " +
+	"they can quote a value, and the configuration holds secrets); check the text with talosctl validate, or generate it with the getMachineConfiguration function")
+
+// nodeConfigError is errConfigParse for a text a node answered: the
+// configuration it runs (configres.ActiveID) or the one saved for its next
+// boot (PersistentID). Nobody gave this provider that text, and the node
+// accepted it: the advice is to look at it and at the node's version, not
+// to validate an input.
+type nodeConfigError struct {
+	node string
+	id   resource.ID
+}
+
+func (e *nodeConfigError) Error() string {
+	which := "runs"
+	if e.id == configres.PersistentID {
+		which = "saved for its next boot"
+	}
+
+	return fmt.Sprintf("the machine configuration node %s %s does not parse with this provider's Talos machinery (the parser's words "+
+		"are withheld: they can quote a value, and the configuration holds secrets); a Talos newer than the provider supports may "+
+		"have written it: see the text with `talosctl get machineconfig %s -n %s -o yaml` and the node's version with `talosctl version -n %s`",
+		e.node, which, e.id, e.node, e.node)
+}
+
+func (e *nodeConfigError) Unwrap() error { return errConfigParse }
 
 // loadConfig parses a machine configuration.
 func loadConfig(b []byte) (config.Provider, error) {
@@ -187,8 +214,7 @@ func readActive(ctx context.Context, c *Conn, withDigest bool) (*NodeConfig, err
 	// raw is the text the node answered, cfg's Bytes.
 	raw, cfg, err := getMachineConfig(c.nodeContext(ctx), c.client.COSI, configres.ActiveID)
 	if errors.Is(err, errConfigParse) {
-		return nil, fmt.Errorf("reading the active machine configuration of node %s: %w; `talosctl get machineconfig -n %s -o yaml` shows its text",
-			c.target.nodeHost(), err, c.target.nodeHost())
+		return nil, &nodeConfigError{node: c.target.nodeHost(), id: configres.ActiveID}
 	}
 
 	if err != nil {
@@ -230,8 +256,7 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 			return nil, err
 		}
 	case errors.Is(err, errConfigParse):
-		return nil, fmt.Errorf("reading the persistent machine configuration of node %s: %w; `talosctl get machineconfig persistent -n %s -o yaml` shows its text",
-			c.target.nodeHost(), err, c.target.nodeHost())
+		return nil, &nodeConfigError{node: c.target.nodeHost(), id: configres.PersistentID}
 	case state.IsNotFoundError(err):
 	default:
 		if classify(err) != failPermanent {

@@ -72,18 +72,65 @@ func TestPersistentConfigThatDoesNotParseIsReportedWithoutItsValues(t *testing.T
 		t.Fatalf("a persistent configuration that does not parse read as PersistentDigest %q", nc.PersistentDigest)
 	}
 
-	for _, want := range []string{"persistent machine configuration of node " + node, "talosctl get machineconfig persistent -n " + node + " -o yaml"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("the error does not say %q: %v", want, err)
+	saysNodeConfig(t, err, node, "saved for its next boot", "persistent", secret)
+}
+
+// Review 2026-11-29, item 3: the configuration a node runs is not the
+// user's input: its parse failure says which node's configuration failed,
+// and what to look at (its text, its version), not "validate it".
+func TestActiveConfigThatDoesNotParseNamesTheNode(t *testing.T) {
+	t.Parallel()
+
+	const (
+		node   = "10.5.0.9"
+		secret = "hunter2"
+	)
+
+	bad := "version: v1alpha1\nmachine:\n  type: worker\n  install: " + secret + "\ncluster:\n  id: x\n"
+
+	_, err := readNodeConfig(t.Context(), connWith(node, map[string]string{string(configres.ActiveID): bad}))
+	saysNodeConfig(t, err, node, "runs", "v1alpha1", secret)
+}
+
+// saysNodeConfig checks a node configuration's parse error: the node, which
+// configuration (which, id), the commands that show the text and the
+// version; not the value, nor advice meant for an input.
+func saysNodeConfig(t *testing.T, err error, node, which, id, secret string) {
+	t.Helper()
+
+	if err == nil {
+		t.Fatal("no error")
+	}
+
+	msg := err.Error()
+	for _, want := range []string{
+		"the machine configuration node " + node + " " + which + " does not parse",
+		"talosctl get machineconfig " + id + " -n " + node + " -o yaml",
+		"talosctl version -n " + node,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %s", want, msg)
 		}
 	}
 
-	if strings.Contains(err.Error(), secret) {
-		t.Errorf("the error quotes the configuration's value: %v", err)
+	for _, not := range []string{secret, "validate", "getMachineConfiguration", "machineConfiguration does not parse"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("the error says %q: %s", not, msg)
+		}
 	}
 
 	if classify(err) != failPermanent {
-		t.Errorf("the error is retried (not permanent): %v", err)
+		t.Errorf("the error is retried (not permanent): %s", msg)
+	}
+}
+
+// A text given to the provider that does not parse is named as the input.
+func TestInputConfigThatDoesNotParseNamesTheInput(t *testing.T) {
+	t.Parallel()
+
+	_, err := ConfigDigest([]byte("version: v1alpha1\nmachine:\n  type: worker\n  install: hunter2\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "machineConfiguration does not parse") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("the error of an input that does not parse: %v", err)
 	}
 }
 
