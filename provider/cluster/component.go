@@ -115,6 +115,10 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 		warnings = append(warnings, notes...)
 	}
 
+	// Read in every run (a new cluster, an offline preview too): where it
+	// has no effect, the plan says so.
+	known.AddAnyway = c.addAnyway()
+
 	unknownVM := unknownVMInputs(ctx.Context())
 	vmUnknown := newVMUnknowns(unknownVM)
 	if vmUnknown.any() {

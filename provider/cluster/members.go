@@ -48,7 +48,6 @@ func (c *Component) knownNodes(ctx *pulumi.Context, prev *plan.State, readings m
 	m.Members, m.Unread = c.members(ctx.Context(), prev, readings, creds)
 	if m.Unread != "" {
 		m.Recorded, m.RecordedUnread = c.recordedNodes(ctx, prev.Cluster, creds)
-		m.AddAnyway = c.addAnyway()
 	}
 	return m
 }

@@ -300,3 +300,39 @@ func TestDeletedVMIsCreatedAgainWhenMembersCannotBeReadAfterARefresh(t *testing.
 		t.Errorf("with another cluster's apply: warnings\n%s", w)
 	}
 }
+
+// Review 2026-11-29, item 4: PROXMOXTALOS_ADD_UNCHECKED_NODES set in a run
+// where the members are read (nothing is unchecked) changed nothing
+// without a word. The preview and the update both say so, naming the
+// variable and the names, and the update adds the new node as it would
+// without the variable.
+func TestAddUncheckedWithNothingUncheckedIsSaidInPreviewAndUpdate(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	running := appliedConfigs(first)
+	inputs := baseInputs()
+	inputs["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
+	want := "PROXMOXTALOS_ADD_UNCHECKED_NODES names lab-workers-3, but this run plans no node as new without a check " +
+		"for a VM deleted outside Pulumi (that happens only when neither the cluster's members nor the stack's state can " +
+		"be read), so it has no effect; unset it"
+	for _, dryRun := range []bool{true, false} {
+		rec, resp, err := constructWith(t, &Component{
+			inventory:   func(context.Context) (Inventory, error) { return inv, nil },
+			readConfig:  running.read,
+			readMembers: running.members,
+			extensions:  labFactoryExtensions(t),
+			offline:     func() bool { return false },
+			getenv: func(k string) string {
+				if k == plan.EnvAddUnchecked {
+					return "lab-workers-3"
+				}
+				return ""
+			},
+		}, dryRun, inputs)
+		must(t, err)
+		if w := strs(resp.State.Get("warnings")); !slices.Contains(w, want) {
+			t.Errorf("dryRun %v: warnings %q\nwant %q", dryRun, w, want)
+		}
+		rec.get(t, "VirtualMachine", "lab-workers-3")
+	}
+}

@@ -36,7 +36,8 @@ type Membership struct {
 	// RecordedUnread says why the stack's state could not be read either.
 	RecordedUnread string
 	// AddAnyway are the nodes the user said to add as new although neither
-	// source could be read (EnvAddUnchecked); an update refuses to add the
+	// source could be read (EnvAddUnchecked), read in every run so that a
+	// run where it has no effect says so; an update refuses to add the
 	// other unchecked ones (Plan.UncheckedRefusal).
 	AddAnyway []string
 }
@@ -63,6 +64,7 @@ func (m *Membership) address(name string) string {
 func (b *builder) noteMembership() {
 	m := &b.facts.Membership
 	if m.Unread == "" {
+		b.noteAddAnywayUnused()
 		return
 	}
 	var fromState, added, unchecked []string
@@ -80,11 +82,12 @@ func (b *builder) noteMembership() {
 			added = append(added, n.Name)
 		}
 	}
-	if len(fromState)+len(added)+len(unchecked) == 0 {
-		return
-	}
 	if len(unchecked) > 0 {
 		b.noteUnchecked(unchecked)
+		return
+	}
+	b.noteAddAnywayUnused()
+	if len(fromState)+len(added) == 0 {
 		return
 	}
 	var parts []string
@@ -130,6 +133,25 @@ func (b *builder) noteUnchecked(unchecked []string) {
 		w += "; " + p.uncheckedStray
 	}
 	b.warn("%s", w)
+}
+
+// noteAddAnywayUnused warns that EnvAddUnchecked lists nodes in a run that
+// plans no node as new unchecked: the variable changes nothing then, and a
+// user who set it (for this run, or left over from an earlier one) must not
+// believe it did, nor keep it for a later run it was not meant for.
+func (b *builder) noteAddAnywayUnused() {
+	var names []string
+	for _, name := range b.facts.Membership.AddAnyway {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	b.warn("%s names %s, but this run plans no node as new without a check for a VM deleted outside Pulumi (that happens only "+
+		"when neither the cluster's members nor the stack's state can be read), so it has no effect; unset it",
+		EnvAddUnchecked, strings.Join(names, ", "))
 }
 
 // strayAddAnyway says which names listed (EnvAddUnchecked) are not among

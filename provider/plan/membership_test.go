@@ -179,3 +179,53 @@ func TestUpdateRefusesNodesItCannotCheck(t *testing.T) {
 		t.Errorf("refusal %v, unchecked %v with the state read", err, p.Unchecked)
 	}
 }
+
+// Review 2026-11-29, item 4: EnvAddUnchecked set in a run that plans no
+// node as new unchecked (the members read, or the stack's state deciding;
+// a new cluster) changed nothing without a word: the user is told, with
+// the names, and the plan is the same as without it.
+func TestAddUncheckedWithoutUncheckedNodesIsSaidToHaveNoEffect(t *testing.T) {
+	t.Parallel()
+	spec := baseSpec()
+	spec.WorkerPools[0].Count = 3 // lab-workers-3 is new
+	created := mustCompute(t, baseSpec(), roomy(), nil)
+	prev := observed(t, created, nil)
+	prev.Nodes = slices.DeleteFunc(prev.Nodes, func(n NodeState) bool { return n.Name == "lab-workers-1" })
+	recorded := addresses(created)
+	const noEffect = "PROXMOXTALOS_ADD_UNCHECKED_NODES names lab-workers-3, lab-workers-1, but this run plans no node as new " +
+		"without a check for a VM deleted outside Pulumi (that happens only when neither the cluster's members nor the " +
+		"stack's state can be read), so it has no effect; unset it"
+	names := []string{"lab-workers-3", "lab-workers-1", "lab-workers-3"}
+
+	for _, tc := range []struct {
+		what string
+		m    Membership
+		prev *State
+	}{
+		{"members read", Membership{Members: recorded}, prev},
+		{"the stack's state deciding", Membership{Unread: "no control plane answered", Recorded: recorded}, prev},
+		{"a new cluster", Membership{}, nil},
+	} {
+		f := roomy()
+		f.Membership = tc.m
+		without := mustCompute(t, spec, f, tc.prev)
+		f.Membership.AddAnyway = names
+		with := mustCompute(t, spec, f, tc.prev)
+
+		if !slices.Contains(with.Warnings, noEffect) {
+			t.Errorf("%s: warnings %q, want %q", tc.what, with.Warnings, noEffect)
+		}
+		if got, want := Compare(tc.prev, with.State()).String(), Compare(tc.prev, without.State()).String(); got != want ||
+			len(with.Warnings) != len(without.Warnings)+1 || with.UncheckedRefusal() != nil {
+			t.Errorf("%s: the variable changed the plan: %s (warnings %q), without it %s (warnings %q)", tc.what, got,
+				with.Warnings, want, without.Warnings)
+		}
+	}
+
+	// Where it has an effect, it is not said to have none.
+	f := roomy()
+	f.Membership = Membership{Unread: "no control plane answered", RecordedUnread: "x", AddAnyway: names}
+	if w := strings.Join(mustCompute(t, spec, f, prev).Warnings, "\n"); strings.Contains(w, "no effect") {
+		t.Errorf("said to have no effect where it adds nodes: %s", w)
+	}
+}
