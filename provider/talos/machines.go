@@ -16,7 +16,8 @@ const vmIdsDoc = "The Proxmox VMIDs of the nodes' VMs, by node address (as in `n
 	"2 seconds after the node's first failed attempt, then every 15 seconds per VM for all the waits of the " +
 	"provider process, and not while a silence the provider caused lasts (up to 75 seconds after an install or " +
 	"upgrade, 105 for a worker's install, 45 after a configuration applied with a reboot, 30 after it started the " +
-	"VM, until its node answers). A VM seen stopped, paused or deleted in every look for 30 seconds, on a Proxmox node up for 2 minutes or " +
+	"VM, until its node answers; these windows, and only these, are multiplied by the environment variable " +
+	"PROXMOXTALOS_VM_WATCH_SCALE of the pulumi command, default 1). A VM seen stopped, paused or deleted in every look for 30 seconds, on a Proxmox node up for 2 minutes or " +
 	"more (long enough to have started its onboot VMs), ends every wait on it with an error naming the node and " +
 	"the VM, instead of at the timeout (about 32 seconds into the silence, or that window later). Without it, or " +
 	"without a Proxmox endpoint, waits last until their timeout. TalosCluster sets it. A change alone does not update the resource."
