@@ -27,7 +27,9 @@ func Addr(t testing.TB, ip string) string {
 		t.Fatalf("closedport: %q is not an IPv4 address", ip)
 	}
 
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	// CLOEXEC: a child process (talosctl, pulumi) must not keep the port
+	// reserved after the test ends.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatalf("closedport: socket: %v", err)
 	}
