@@ -72,6 +72,11 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 
 	res := &ApplyResult{Digest: digest}
 
+	// bootBefore: the boot ID read before a configured node is told to
+	// reboot (mode reboot), which reboots even when it runs this
+	// configuration already, so the digest alone cannot tell the new boot.
+	var bootBefore string
+
 	err = o.poll(ctx, fmt.Sprintf("node %s to accept the machine configuration", t.Node), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
@@ -102,6 +107,16 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 
 		actx, cancel := o.attemptContext(ctx)
 		defer cancel()
+
+		if conn.Mode == ModeSecure && mode == ApplyReboot {
+			if bootBefore, err = readBootID(actx, conn); err != nil {
+				if bootIDFailure(err) == failPermanent {
+					return false, "", stop(fmt.Errorf("%w; the configuration was not sent (mode reboot)", bootIDRefused(t.Node, "to run the configuration", err)))
+				}
+
+				return false, state, err
+			}
+		}
 
 		resp, err := conn.client.ApplyConfiguration(conn.nodeContext(actx), areq)
 		if err != nil {
@@ -184,7 +199,11 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 		installDisk = cfg.Machine().Install().Disk()
 	}
 
-	version, err := waitConfig(ctx, t, digest, res.Applied == ApplyStaged, installDisk, o)
+	if res.Applied != ApplyReboot {
+		bootBefore = ""
+	}
+
+	version, err := waitConfig(ctx, t, configWait{digest: digest, staged: res.Applied == ApplyStaged, installDisk: installDisk, bootBefore: bootBefore}, o)
 	if err != nil {
 		return res, err
 	}
@@ -245,13 +264,27 @@ func installingState(disk string) string {
 		"(an install disk that does not exist fails it: the console shows \"lstat " + disk + ": no such file or directory\")"
 }
 
+// configWait is what waitConfig waits for.
+type configWait struct {
+	// digest is the configuration's ConfigDigest.
+	digest string
+	// staged: saved for the next boot is enough.
+	staged bool
+	// installDisk ("" when unknown) is named in the progress of a node
+	// still in maintenance mode.
+	installDisk string
+	// bootBefore, when set, is the boot ID before a reboot was asked for:
+	// the node must answer from another boot.
+	bootBefore string
+}
+
 // waitConfig waits until a configured node runs the configuration with the
 // given digest (or, with staged, has saved it for the next boot), reachable
 // over mTLS and, when the node reports its stage, running. It returns the
-// Talos version the node runs. installDisk ("" when unknown) is named in the
-// progress of a node still in maintenance mode.
-func waitConfig(ctx context.Context, t Target, digest string, staged bool, installDisk string, o Options) (string, error) {
+// Talos version the node runs.
+func waitConfig(ctx context.Context, t Target, w configWait, o Options) (string, error) {
 	o = o.withDefaults()
+	digest, staged := w.digest, w.staged
 	what := fmt.Sprintf("node %s to run the applied configuration", t.Node)
 	if staged {
 		what = fmt.Sprintf("node %s to save the staged configuration", t.Node)
@@ -269,7 +302,7 @@ func waitConfig(ctx context.Context, t Target, digest string, staged bool, insta
 		if conn.Mode == ModeMaintenance {
 			// A failed install (Talos's sequencer reboots 10 s after an
 			// error) brings a node booted from the ISO back here.
-			return false, installingState(installDisk), nil
+			return false, installingState(w.installDisk), nil
 		}
 
 		actx, cancel := o.attemptContext(ctx)
@@ -307,6 +340,17 @@ func waitConfig(ctx context.Context, t Target, digest string, staged bool, insta
 
 		if haveStage && stage != runtimeres.MachineStageRunning {
 			return false, desc + ", configuration active", nil
+		}
+
+		if w.bootBefore != "" {
+			rebooted, err := bootChanged(actx, conn, t, w.bootBefore, "to run the configuration")
+			if err != nil {
+				return false, desc + ", boot ID not read", err
+			}
+
+			if !rebooted {
+				return false, desc + ", configuration saved, not rebooted yet (same boot ID)", nil
+			}
 		}
 
 		version = conn.version

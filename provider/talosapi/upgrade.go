@@ -71,6 +71,9 @@ type UpgradeResult struct {
 
 	// preserveDropped: the user's preserve was left out, and said so once.
 	preserveDropped bool
+	// bootBefore is the node's boot ID read just before the accepted
+	// request of a same-version upgrade ("" otherwise).
+	bootBefore string
 }
 
 // preserveFrom is the first Talos that keeps EPHEMERAL on every upgrade: its
@@ -147,10 +150,10 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
 		o.machineSilent(t, installSilence)
 
-		if req.EvenIfSameVersion && sameVersion(res.From, want) {
+		if res.bootBefore != "" {
 			// The version does not tell the new image from the old one: wait
-			// for the node to go down and come back.
-			return res, waitRebooted(ctx, t, want, o)
+			// for the node to answer from another boot.
+			return res, waitRebooted(ctx, t, want, res.bootBefore, o)
 		}
 
 		err = waitVersion(ctx, t, want, res.From, o)
@@ -191,6 +194,10 @@ func accept(ctx context.Context, t Target, req UpgradeRequest, want string, res 
 
 		actx, cancel := o.attemptContext(ctx)
 		defer cancel()
+
+		if res.bootBefore, err = bootBeforeUpgrade(actx, conn, t, want); err != nil {
+			return false, "Talos " + conn.version + ", boot ID not read yet", err
+		}
 
 		if req.Preserve && !preserveMatters(conn.version) && !res.preserveDropped {
 			res.preserveDropped = true
@@ -324,44 +331,20 @@ func waitVersion(ctx context.Context, t Target, want, from string, o Options) er
 	return err
 }
 
-// waitRebooted waits until the node stops answering or reports a stage
-// other than running (real Talos enters "upgrading" as soon as it accepts
-// the request), then waits for the version. A node that shows neither
-// within RebootGrace is assumed to have upgraded faster than it was polled.
-func waitRebooted(ctx context.Context, t Target, want string, o Options) error {
-	o = o.withDefaults()
-
-	gctx, cancel := context.WithTimeout(ctx, o.RebootGrace)
-	defer cancel()
-
-	err := o.poll(gctx, fmt.Sprintf("node %s to start its upgrade", t.Node), func(ctx context.Context) (bool, string, error) {
-		conn, state, err := dialOnce(ctx, o, t)
-		if err != nil {
-			if classify(err) == failTransient {
-				return true, "not answering (rebooting)", nil
-			}
-
-			return false, state, err
-		}
-		defer conn.Close() //nolint:errcheck
-
-		actx, cancel := o.attemptContext(ctx)
-		defer cancel()
-
-		stage, ok := readStage(actx, conn)
-		if ok && stage != runtimeres.MachineStageRunning {
-			return true, "stage " + stage.String(), nil
-		}
-
-		return false, "Talos " + conn.version + " running", nil
-	})
-
-	var we *WaitError
-	if errors.As(err, &we) && ctx.Err() == nil {
-		o.report("node %s showed no reboot within %s; checking its version", t.Node, o.RebootGrace)
-	} else if err != nil {
-		return err
+// bootBeforeUpgrade reads the boot ID of a node about to be upgraded to the
+// version it runs, read again before each attempt: the request accepted is
+// sent after the boot whose ID it returns ("" for a version change, which
+// the version tells). A node that refuses the read is not upgraded: its
+// reboot could not be told from its running on.
+func bootBeforeUpgrade(ctx context.Context, conn *Conn, t Target, want string) (string, error) {
+	if !sameVersion(conn.version, want) {
+		return "", nil
 	}
 
-	return WaitVersion(ctx, t, want, o)
+	id, err := readBootID(ctx, conn)
+	if err != nil && bootIDFailure(err) == failPermanent {
+		return "", stop(fmt.Errorf("%w; the upgrade to %s was not sent", bootIDRefused(t.Node, "into the new installer image (it runs Talos "+want+" already)", err), want))
+	}
+
+	return id, err
 }

@@ -1,0 +1,134 @@
+package talosapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+)
+
+// A reboot is observed, not inferred: the kernel draws a new random boot ID
+// at each boot (/proc/sys/kernel/random/boot_id, proc(5)), so a node that
+// answers with another boot ID than the one read before the request has
+// rebooted since. talosctl's `reboot --wait` and `upgrade --wait` do the
+// same: they read the file through the Read API before the action and wait
+// until it differs (siderolabs/talos cmd/talosctl/pkg/talos/action/
+// tracker.go, getBootID and BootIDChangedPostCheckFn, since c3a595d5b,
+// Talos 1.4). machined's Read serves any regular file
+// (v1alpha1_server.go Read) to the os:admin role, which Upgrade, Reset and
+// ApplyConfiguration require too (services/machined.go rules).
+const bootIDPath = "/proc/sys/kernel/random/boot_id"
+
+// errEmptyBootID: the read ended without data. machinery's ReadStream ends
+// a stream cut by a deadline or cancellation as a clean EOF
+// (client.ReadStream), so this is a read to try again.
+var errEmptyBootID = errors.New("the node sent no boot ID")
+
+// readBootID reads the node's boot ID (the file's text without its newline).
+func readBootID(ctx context.Context, c *Conn) (string, error) {
+	r, err := c.client.Read(c.nodeContext(ctx), bootIDPath)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close() //nolint:errcheck
+
+	b, err := io.ReadAll(io.LimitReader(r, 256))
+	if err != nil {
+		return "", err
+	}
+
+	id := strings.TrimSpace(string(b))
+	if id == "" {
+		return "", errEmptyBootID
+	}
+
+	return id, nil
+}
+
+// bootIDFailure is classify for readBootID's errors.
+func bootIDFailure(err error) failure {
+	if errors.Is(err, errEmptyBootID) {
+		return failTransient
+	}
+
+	return classify(err)
+}
+
+// bootIDRefused says why a reboot cannot be observed on a node that refuses
+// to read its boot ID, and what to check.
+func bootIDRefused(node, why string, err error) error {
+	return fmt.Errorf("node %s refused to read %s (%s), which tells whether it has rebooted %s: "+
+		"check that the client configuration has the os:admin role and that the node runs Talos (it reads the file with "+
+		"`talosctl -n %s read %s`)", node, bootIDPath, statusMessage(err), why, node, bootIDPath)
+}
+
+// waitRebooted waits until the node answers over mTLS from a boot other than
+// the one whose ID was read before the request (before), runs Talos want
+// and, when it reports its stage, is running. The version cannot tell a
+// same-version upgrade's new boot from the old one, nor can a stage seen or
+// missed (a node under load stays in stage running for a while after it
+// accepted), so there is no grace period that ends in a guess: the wait
+// ends when the new boot is seen, or at the context's deadline.
+func waitRebooted(ctx context.Context, t Target, want, before string, o Options) error {
+	o = o.withDefaults()
+
+	return o.poll(ctx, fmt.Sprintf("node %s to reboot into the new installer image (Talos %s)", t.Node, want), func(ctx context.Context) (bool, string, error) {
+		conn, state, err := dialOnce(ctx, o, t)
+		if err != nil {
+			if state == "" {
+				state = "not answering (rebooting)"
+			}
+
+			return false, state, err
+		}
+		defer conn.Close() //nolint:errcheck
+
+		if conn.Mode == ModeMaintenance {
+			return false, "in maintenance mode", nil
+		}
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		desc := "Talos " + conn.version
+
+		stage, haveStage := readStage(actx, conn)
+		if haveStage {
+			desc += ", stage " + stage.String()
+		}
+
+		rebooted, err := bootChanged(actx, conn, t, before, "into the new installer image")
+
+		switch {
+		case err != nil:
+			return false, desc + ", boot ID not read", err
+		case !rebooted:
+			return false, desc + ", not rebooted yet (same boot ID)", nil
+		case !sameVersion(conn.version, want):
+			return false, desc + ", rebooted", nil
+		case haveStage && stage != runtimeres.MachineStageRunning:
+			return false, desc + ", rebooted", nil
+		}
+
+		return true, desc + ", rebooted", nil
+	})
+}
+
+// bootChanged reports whether the node answers from a boot other than the
+// one whose ID was before; a node that refuses the read ends the wait
+// (stop), since nothing else would tell. why completes "rebooted ...".
+func bootChanged(ctx context.Context, conn *Conn, t Target, before, why string) (bool, error) {
+	id, err := readBootID(ctx, conn)
+	if err != nil {
+		if bootIDFailure(err) == failPermanent {
+			return false, stop(bootIDRefused(t.Node, why, err))
+		}
+
+		return false, err
+	}
+
+	return id != before, nil
+}
