@@ -72,8 +72,13 @@ func bootIDRefused(node, why string, err error) error {
 // missed (a node under load stays in stage running for a while after it
 // accepted), so there is no grace period that ends in a guess: the wait
 // ends when the new boot is seen, or at the context's deadline.
-func waitRebooted(ctx context.Context, t Target, want, before string, o Options) error {
+//
+// A node that rebooted into another Image Factory schematic than image's
+// (the install failed or was lost, and it booted the image it had) ends the
+// wait with a *SchematicLostError.
+func waitRebooted(ctx context.Context, t Target, image, want, before string, o Options) error {
 	o = o.withDefaults()
+	schematic := imageSchematic(image)
 
 	return o.poll(ctx, fmt.Sprintf("node %s to reboot into the new installer image (Talos %s)", t.Node, want), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
@@ -113,6 +118,10 @@ func waitRebooted(ctx context.Context, t Target, want, before string, o Options)
 			return false, desc + ", rebooted", nil
 		}
 
+		if got, ok := readSchematic(actx, conn); ok && schematic != "" && got != schematic {
+			return false, "", stop(&SchematicLostError{Node: t.Node, Image: image, Running: got})
+		}
+
 		return true, desc + ", rebooted", nil
 	})
 }
@@ -131,4 +140,17 @@ func bootChanged(ctx context.Context, conn *Conn, t Target, before, why string) 
 	}
 
 	return id != before, nil
+}
+
+// SchematicLostError: the node rebooted after it accepted an upgrade to the
+// version it ran, but runs another Image Factory schematic than the
+// upgrade's image.
+type SchematicLostError struct {
+	Node, Image, Running string
+}
+
+func (e *SchematicLostError) Error() string {
+	return fmt.Sprintf("node %s rebooted after it accepted the upgrade to %s but runs Image Factory schematic %s: "+
+		"the upgrade was lost (the installer failed, or the node restarted before the install finished: see `talosctl -n %s dmesg`). "+
+		"Run `pulumi up` again to retry the upgrade", e.Node, e.Image, e.Running, e.Node)
 }

@@ -153,7 +153,7 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		if res.bootBefore != "" {
 			// The version does not tell the new image from the old one: wait
 			// for the node to answer from another boot.
-			return res, waitRebooted(ctx, t, want, res.bootBefore, o)
+			return res, waitRebooted(ctx, t, req.Image, want, res.bootBefore, o)
 		}
 
 		err = waitVersion(ctx, t, want, res.From, o)

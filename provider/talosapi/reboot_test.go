@@ -1,0 +1,184 @@
+package talosapi
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/api/common"
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+// rebootingNode is a configured node whose reboot the test decides: it
+// answers Version with the same version throughout, its boot ID until
+// reboot is called, and accepts upgrades without acting on them.
+type rebootingNode struct {
+	machineapi.UnimplementedMachineServiceServer
+
+	mu       sync.Mutex
+	bootID   string
+	readErr  error     // Read's answer instead of the boot ID
+	calls    []string  // "read <boot ID>", "upgrade" in order
+	accepted time.Time // when it accepted an upgrade
+	// sinceAccepted receives, for each boot ID read after an accepted
+	// upgrade, how long after the acceptance it came.
+	sinceAccepted chan time.Duration
+}
+
+func (*rebootingNode) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
+	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{Version: &machineapi.VersionInfo{Tag: "v1.12.5"}}}}, nil
+}
+
+// Read serves the boot ID as the kernel writes it: a UUID and a newline.
+func (n *rebootingNode) Read(in *machineapi.ReadRequest, srv grpc.ServerStreamingServer[common.Data]) error {
+	if in.GetPath() != bootIDPath {
+		return status.Error(codes.NotFound, "stat "+in.GetPath()+": no such file or directory")
+	}
+
+	n.mu.Lock()
+	id, err, accepted := n.bootID, n.readErr, n.accepted
+	n.calls = append(n.calls, "read "+id)
+	n.mu.Unlock()
+
+	if err != nil {
+		return err
+	}
+
+	if !accepted.IsZero() {
+		select {
+		case n.sinceAccepted <- time.Since(accepted):
+		default:
+		}
+	}
+
+	return srv.Send(&common.Data{Bytes: []byte(id + "\n")})
+}
+
+func (n *rebootingNode) Upgrade(context.Context, *machineapi.UpgradeRequest) (*machineapi.UpgradeResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	n.calls = append(n.calls, "upgrade")
+	n.accepted = time.Now()
+
+	return &machineapi.UpgradeResponse{Messages: []*machineapi.Upgrade{{Ack: "Upgrade request received"}}}, nil
+}
+
+func (n *rebootingNode) reboot(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	n.bootID = id
+}
+
+func (n *rebootingNode) history() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	return append([]string(nil), n.calls...)
+}
+
+func serveRebootingNode(t *testing.T, n *rebootingNode) Target {
+	osCA := newTestCA(t, "os")
+	addr := serve(t, serverTLS(t, osCA, osCA), func(s *grpc.Server) {
+		machineapi.RegisterMachineServiceServer(s, n)
+	})
+
+	return Target{Node: addr, Creds: clientCreds(t, osCA, "os:admin"), Configured: true}
+}
+
+const sameVersionImage = "factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.5"
+
+// A node that accepted a same-version upgrade (another schematic) and
+// answers, running the same version, long after RebootGrace, has not
+// rebooted yet: Upgrade must not return until it answers from another
+// boot. Before, the wait fell back to the version after RebootGrace and
+// returned while the node was still about to go down.
+func TestSameVersionUpgradeWaitsForTheReboot(t *testing.T) {
+	t.Parallel()
+
+	node := &rebootingNode{bootID: "0b1c2d3e-0000-4000-8000-000000000001", sinceAccepted: make(chan time.Duration, 1)}
+	target := serveRebootingNode(t, node)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := fastOptions()
+	o.RebootGrace = 50 * time.Millisecond
+
+	done := make(chan error, 1)
+
+	go func() {
+		_, err := Upgrade(ctx, target, UpgradeRequest{Image: sameVersionImage, EvenIfSameVersion: true}, o)
+		done <- err
+	}()
+
+	// The node keeps its boot until it was asked after twice the grace.
+	for waited := time.Duration(0); waited <= 2*o.RebootGrace; {
+		select {
+		case err := <-done:
+			t.Fatalf("Upgrade returned (err %v) while the node still ran the boot it accepted the upgrade in; calls: %v", err, node.history())
+		case waited = <-node.sinceAccepted:
+		}
+	}
+
+	node.reboot("0b1c2d3e-0000-4000-8000-000000000002")
+
+	if err := <-done; err != nil {
+		t.Fatalf("Upgrade after the reboot: %v", err)
+	}
+
+	// The boot ID compared with is the one read before the request.
+	calls := node.history()
+	if len(calls) < 2 || calls[0] != "read 0b1c2d3e-0000-4000-8000-000000000001" || calls[1] != "upgrade" {
+		t.Errorf("calls = %v; want the boot ID read, then the upgrade", calls)
+	}
+}
+
+// A node that refuses to read its boot ID is not sent a same-version
+// upgrade: its reboot could not be told from its running on.
+func TestSameVersionUpgradeNeedsTheBootID(t *testing.T) {
+	t.Parallel()
+
+	node := &rebootingNode{bootID: "x", readErr: status.Error(codes.PermissionDenied, "not authorized")}
+	target := serveRebootingNode(t, node)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	res, err := Upgrade(ctx, target, UpgradeRequest{Image: sameVersionImage, EvenIfSameVersion: true}, fastOptions())
+
+	var we *WaitError
+	if err == nil || errors.As(err, &we) {
+		t.Fatalf("Upgrade = %+v, %v; want an error at once", res, err)
+	}
+
+	for _, want := range []string{target.Node, bootIDPath, "not authorized", "os:admin", "was not sent"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	for _, c := range node.history() {
+		if c == "upgrade" {
+			t.Fatal("the upgrade was sent")
+		}
+	}
+}
+
+// An upgrade to another version needs no boot ID: the version tells.
+func TestBootBeforeUpgradeOnlyForTheSameVersion(t *testing.T) {
+	t.Parallel()
+
+	id, err := bootBeforeUpgrade(context.Background(), &Conn{version: "v1.12.5"}, Target{Node: "n"}, "v1.12.6")
+	if id != "" || err != nil {
+		t.Fatalf("bootBeforeUpgrade for a version change = %q, %v", id, err)
+	}
+}
