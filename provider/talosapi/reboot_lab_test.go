@@ -2,11 +2,14 @@ package talosapi_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -42,5 +45,63 @@ func TestRebootApplyOfTheRunningConfigWaitsForTheReboot(t *testing.T) {
 
 	if st := node.Status(); st.Boots <= boots || st.Phase != "running" {
 		t.Fatalf("Apply mode reboot returned with the node at boot %d, %s (before: boot %d): it had not rebooted", st.Boots, st.Phase, boots)
+	}
+}
+
+// A same-version upgrade (another schematic) cut by its VM stopping in the
+// middle of the install leaves the old image: started again, the node
+// boots it, with a new boot ID and the same version. Upgrade says the
+// upgrade was lost instead of reporting it done.
+func TestSameVersionUpgradeCutByAStopIsLost(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	vm := simtest.NewVM("cp1", cp, "scsi0")
+	node := vm.PowerOn(s)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+
+	s.SetFaults(simtalos.Faults{StopInUpgrade: 1})
+
+	other := "factory.talos.dev/nocloud-installer/" + s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools") + ":" + simtest.Version
+	done := make(chan error, 1)
+
+	go func() {
+		_, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: other, EvenIfSameVersion: true}, o)
+		done <- err
+	}()
+
+	select {
+	case err := <-done:
+		t.Fatalf("Upgrade returned (%v) before the VM stopped in the install", err)
+	case <-node.Done():
+	}
+
+	vm.PowerOn(s)
+
+	err := <-done
+
+	var lost *talosapi.SchematicLostError
+	if !errors.As(err, &lost) || lost.Running != simtest.Schematic || lost.Image != other {
+		t.Fatalf("Upgrade = %v; want a SchematicLostError naming the schematic the node still runs (%s)", err, simtest.Schematic)
+	}
+
+	for _, want := range []string{"the upgrade was lost", "`pulumi up` again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }

@@ -71,16 +71,48 @@ func Start(t testing.TB) *simtalos.Sim {
 // the boot order and cloud-init giving it addr/24. VMID, UUID and MAC derive
 // from addr's last byte, so they are unique within one address block.
 func Boot(s *simtalos.Sim, name string, addr netip.Addr, disk string) *simtalos.Node {
+	return NewVM(name, addr, disk).PowerOn(s)
+}
+
+// VM is a machine that keeps what its guest wrote on its disk across power
+// cycles, as a Proxmox VM does.
+type VM struct {
+	machine simtalos.Machine
+	host    *diskHost
+}
+
+// NewVM is the machine Boot powers on: a 20 GiB disk first in the boot
+// order, then the Talos ISO; cloud-init gives it addr/24. VMID, UUID and
+// MAC derive from addr's last byte, so they are unique within one address
+// block.
+func NewVM(name string, addr netip.Addr, disk string) *VM {
 	host := addr.As4()[3]
 
-	return s.PowerOn(simtalos.Machine{
-		Name: name, VMID: 100 + int(host), UUID: fmt.Sprintf("00000000-0000-0000-0000-%012d", host),
-		Disks:     []simtalos.Disk{{Name: disk, SizeBytes: 20 << 30}},
-		CDROM:     ISO,
-		BootOrder: []string{disk, "ide2", "net0"},
-		NICs:      []simtalos.NIC{{Name: "net0", MAC: fmt.Sprintf("BC:24:11:00:00:%02X", host)}},
-		CloudInit: &simtalos.CloudInit{Hostname: name, Interfaces: []simtalos.IPConfig{{Address: netip.PrefixFrom(addr, 24)}}},
-	}, &diskHost{disks: map[string]string{}})
+	return &VM{
+		machine: simtalos.Machine{
+			Name: name, VMID: 100 + int(host), UUID: fmt.Sprintf("00000000-0000-0000-0000-%012d", host),
+			Disks:     []simtalos.Disk{{Name: disk, SizeBytes: 20 << 30}},
+			CDROM:     ISO,
+			BootOrder: []string{disk, "ide2", "net0"},
+			NICs:      []simtalos.NIC{{Name: "net0", MAC: fmt.Sprintf("BC:24:11:00:00:%02X", host)}},
+			CloudInit: &simtalos.CloudInit{Hostname: name, Interfaces: []simtalos.IPConfig{{Address: netip.PrefixFrom(addr, 24)}}},
+		},
+		host: &diskHost{disks: map[string]string{}},
+	}
+}
+
+// PowerOn starts the VM from what its disk holds.
+func (v *VM) PowerOn(s *simtalos.Sim) *simtalos.Node {
+	m := v.machine
+	m.Disks = append([]simtalos.Disk(nil), m.Disks...)
+
+	v.host.mu.Lock()
+	for i := range m.Disks {
+		m.Disks[i].Content = v.host.disks[m.Disks[i].Name]
+	}
+	v.host.mu.Unlock()
+
+	return s.PowerOn(m, v.host)
 }
 
 // diskHost keeps what a guest writes on its disks.
