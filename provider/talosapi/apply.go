@@ -108,14 +108,8 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 		actx, cancel := o.attemptContext(ctx)
 		defer cancel()
 
-		if conn.Mode == ModeSecure && mode == ApplyReboot {
-			if bootBefore, err = readBootID(actx, conn); err != nil {
-				if bootIDFailure(err) == failPermanent {
-					return false, "", stop(fmt.Errorf("%w; the configuration was not sent (mode reboot)", bootIDRefused(t.Node, "to run the configuration", err)))
-				}
-
-				return false, state, err
-			}
+		if bootBefore, err = bootBeforeApply(actx, conn, t, mode); err != nil {
+			return false, state, err
 		}
 
 		resp, err := conn.client.ApplyConfiguration(conn.nodeContext(actx), areq)
@@ -211,6 +205,23 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	res.Version = version
 
 	return res, nil
+}
+
+// bootBeforeApply reads the boot ID of a configured node about to be told
+// to reboot (mode reboot: "" for other modes, and for a node in maintenance
+// mode, whose install the configuration's digest tells). A node that
+// refuses the read is not sent the configuration.
+func bootBeforeApply(ctx context.Context, conn *Conn, t Target, mode ApplyMode) (string, error) {
+	if conn.Mode != ModeSecure || mode != ApplyReboot {
+		return "", nil
+	}
+
+	id, err := readBootID(ctx, conn)
+	if err != nil && bootIDFailure(err) == failPermanent {
+		return "", stop(fmt.Errorf("%w; the configuration was not sent (mode reboot)", bootIDRefused(t.Node, "to run the configuration", err)))
+	}
+
+	return id, err
 }
 
 // silenceAfter is how long the node is expected not to answer after it

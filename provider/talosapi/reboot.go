@@ -144,13 +144,17 @@ func bootChanged(ctx context.Context, conn *Conn, t Target, before, why string) 
 
 // SchematicLostError: the node rebooted after it accepted an upgrade to the
 // version it ran, but runs another Image Factory schematic than the
-// upgrade's image.
+// upgrade's image. An upgrade sent while another one runs is one way: the
+// API accepts it, and the sequence is not started (Controller.Run publishes
+// "sequence not started: locked", siderolabs/talos v1.12.5
+// v1alpha1_controller.go and v1alpha1_priority_lock.go).
 type SchematicLostError struct {
 	Node, Image, Running string
 }
 
 func (e *SchematicLostError) Error() string {
 	return fmt.Sprintf("node %s rebooted after it accepted the upgrade to %s but runs Image Factory schematic %s: "+
-		"the upgrade was lost (the installer failed, or the node restarted before the install finished: see `talosctl -n %s dmesg`). "+
+		"the upgrade was lost (the installer failed, the node restarted before the install finished, or another upgrade "+
+		"was running on it, which makes Talos start no second one: see `talosctl -n %s dmesg`). "+
 		"Run `pulumi up` again to retry the upgrade", e.Node, e.Image, e.Running, e.Node)
 }
