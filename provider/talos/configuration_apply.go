@@ -172,6 +172,7 @@ type ConfigurationApplyArgs struct {
 type ConfigurationApplyPreview struct {
 	ConfigView   map[string]string `pulumi:"configView,optional"`
 	ConfigChange *string           `pulumi:"configChange,optional"`
+	GateLists    *string           `pulumi:"gateLists,optional"`
 }
 
 // Annotate documents the derived values (outputs in the schema).
@@ -181,7 +182,17 @@ func (v *ConfigurationApplyPreview) Annotate(an infer.Annotator) {
 	an.Describe(&v.ConfigChange, "What an update does to the node, in one line (`live: 1 path, no reboot`, "+
 		"`reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), "+
 		"so that previews say it next to the changed paths. Set only when the configuration or the VM changes.")
+	an.Describe(&v.GateLists, gateListsDoc)
 }
+
+// gateListsDoc documents gateLists (gate_lists.go), an output of the
+// resources with a health gate.
+const gateListsDoc = "What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their " +
+	"counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole " +
+	"cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that " +
+	"waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, " +
+	"`ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or " +
+	"when a preview does not know the lists yet."
 
 // Annotate documents the inputs.
 func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {

@@ -87,6 +87,8 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		args.ConfigChange = &line
 	}
 
+	args.gateInputs().moveOut(req.NewInputs)
+
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil
 }
 

@@ -78,6 +78,23 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 		t.Fatalf("the node was changed (runs %s, state %s, before %s)", running, w.out("configDigest"), digest)
 	}
 
+	// Nor when a required worker does not answer: the gate's workers reach
+	// the update's wait, though the checked inputs (the state) do not keep
+	// them (gate_lists.go).
+	absent := ip(11)
+	withAbsent := gate("cores=2", cp.String())
+	withAbsent["healthGate"] = withKey(withAbsent["healthGate"], "workers", strs(worker.String(), absent.String()))
+
+	checked, _ = w.diff(applyInputs(c, worker.String(), live, withAbsent))
+	if checked.Get("healthGate").AsMap().Get("workers").IsArray() {
+		t.Fatalf("checked inputs keep the gate's workers: %v", checked.Get("healthGate"))
+	}
+
+	err = w.update(checked)
+	if err == nil || !strings.Contains(err.Error(), "node "+worker.String()+" was not changed: the cluster is not healthy") || !strings.Contains(err.Error(), absent.String()) {
+		t.Fatalf("update with a required worker that does not answer: %v", err)
+	}
+
 	// Healthy: applied, and checked after.
 	checked, _ = w.diff(applyInputs(c, worker.String(), live, gate("cores=2", cp.String())))
 	if err := w.update(checked); err != nil {

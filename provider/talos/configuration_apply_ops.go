@@ -20,14 +20,19 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 		return infer.CreateResponse[ConfigurationApplyState]{ID: req.Inputs.Node, Output: state}, err
 	}
 
-	r = r.operation(ctx, req.Inputs)
+	waits := req.Inputs
+	if err := waits.gateInputs().putBack(nodeLabel(waits)); err != nil {
+		return infer.CreateResponse[ConfigurationApplyState]{}, err
+	}
+
+	r = r.operation(ctx, waits)
 
 	// The nodes before this one in a rollout must be healthy before it
 	// joins (there is no "after" on create: the first control plane is
 	// bootstrapped after its create), unless they come up with it: a new
 	// cluster's nodes are configured together (healthGate.clusterCreate).
-	if !req.Inputs.HealthGate.clusterCreate() {
-		if err := r.waitGate(ctx, req.Inputs, gateBefore); err != nil {
+	if !waits.HealthGate.clusterCreate() {
+		if err := r.waitGate(ctx, waits, gateBefore); err != nil {
 			return infer.CreateResponse[ConfigurationApplyState]{}, err
 		}
 	}
@@ -52,7 +57,13 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: planned}, err
 	}
 
-	r = r.operation(ctx, req.Inputs)
+	// The gate's lists, which the state does not keep (gate_lists.go).
+	waits := req.Inputs
+	if err := waits.gateInputs().putBack(nodeLabel(waits)); err != nil {
+		return infer.UpdateResponse[ConfigurationApplyState]{Output: prev}, err
+	}
+
+	r = r.operation(ctx, waits)
 
 	if !needsNode(prev, req.Inputs) {
 		// Endpoints, credentials (a renewed client certificate), options:
@@ -65,7 +76,7 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		// The VM restarted with new settings: the rollout goes on only
 		// once the cluster is healthy with the node again.
 		if vm := vmRestart(prev.HealthGate, req.Inputs.HealthGate); vm[0] != vm[1] {
-			if err := r.waitGate(ctx, req.Inputs, gateAfter); err != nil {
+			if err := r.waitGate(ctx, waits, gateAfter); err != nil {
 				return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(st)}, initFailed(err)
 			}
 		}
@@ -73,7 +84,7 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: st}, nil
 	}
 
-	if err := r.waitGate(ctx, req.Inputs, gateBefore); err != nil {
+	if err := r.waitGate(ctx, waits, gateBefore); err != nil {
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: prev}, err
 	}
 
@@ -90,7 +101,7 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 
 	// A failed wait leaves the state unverified: the next update checks the
 	// node and waits again before the rollout goes on.
-	if err := r.waitGate(ctx, req.Inputs, gateAfter); err != nil {
+	if err := r.waitGate(ctx, waits, gateAfter); err != nil {
 		return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(state)}, initFailed(err)
 	}
 

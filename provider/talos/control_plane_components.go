@@ -38,13 +38,15 @@ type ControlPlaneComponentsArgs struct {
 // ControlPlaneComponentsPreview holds what Check derives for previews; an
 // output in the schema (see ConfigurationApplyPreview).
 type ControlPlaneComponentsPreview struct {
-	Change *string `pulumi:"change,optional"`
+	Change    *string `pulumi:"change,optional"`
+	GateLists *string `pulumi:"gateLists,optional"`
 }
 
 // Annotate documents the derived value.
 func (v *ControlPlaneComponentsPreview) Annotate(an infer.Annotator) {
 	an.Describe(&v.Change, "What an update of kubernetesVersion does, in one line (`control plane components "+
 		"v1.34.1 → v1.35.2, kubelet later`), so that previews say it.")
+	an.Describe(&v.GateLists, gateListsDoc)
 }
 
 // Annotate documents the inputs.

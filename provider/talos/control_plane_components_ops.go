@@ -36,6 +36,8 @@ func (*ControlPlaneComponents) Check(ctx context.Context, req infer.CheckRequest
 		}
 	}
 
+	args.gateInputs().moveOut(req.NewInputs)
+
 	return infer.CheckResponse[ControlPlaneComponentsArgs]{Inputs: args, Failures: fails}, nil
 }
 
@@ -145,6 +147,11 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 		return "", false, err
 	}
 	defer cancel()
+
+	// The gate's lists, which the state does not keep (gate_lists.go).
+	if err := in.gateInputs().putBack(in.Node); err != nil {
+		return "", false, err
+	}
 
 	// One check of the nodes' VMs for the operation's waits.
 	opts := withMachines(ctx, r.opts, in.VmIds)

@@ -140,6 +140,10 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
      */
     declare public readonly endpoints: pulumi.Output<string[] | undefined>;
     /**
+     * What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+     */
+    declare public /*out*/ readonly gateLists: pulumi.Output<string | undefined>;
+    /**
      * Cluster health to wait for before and after changing the node. Default: none.
      */
     declare public readonly healthGate: pulumi.Output<outputs.talos.HealthGate | undefined>;
@@ -192,11 +196,13 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
             resourceInputs["timeouts"] = args?.timeouts;
             resourceInputs["vmIds"] = args?.vmIds;
             resourceInputs["change"] = undefined /*out*/;
+            resourceInputs["gateLists"] = undefined /*out*/;
             resourceInputs["outcome"] = undefined /*out*/;
         } else {
             resourceInputs["change"] = undefined /*out*/;
             resourceInputs["clientConfiguration"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
+            resourceInputs["gateLists"] = undefined /*out*/;
             resourceInputs["healthGate"] = undefined /*out*/;
             resourceInputs["kubernetesVersion"] = undefined /*out*/;
             resourceInputs["node"] = undefined /*out*/;

@@ -163,6 +163,8 @@ type ConfigurationApply struct {
 	ConfigView pulumi.StringMapOutput `pulumi:"configView"`
 	// Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
+	// What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+	GateLists pulumi.StringPtrOutput `pulumi:"gateLists"`
 	// Cluster health to wait for before and after changing the node. Default: none.
 	HealthGate HealthGatePtrOutput `pulumi:"healthGate"`
 	// The installer image the node was installed or last upgraded with.
@@ -443,6 +445,11 @@ func (o ConfigurationApplyOutput) ConfigView() pulumi.StringMapOutput {
 // Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
 func (o ConfigurationApplyOutput) Endpoints() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringArrayOutput { return v.Endpoints }).(pulumi.StringArrayOutput)
+}
+
+// What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+func (o ConfigurationApplyOutput) GateLists() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ConfigurationApply) pulumi.StringPtrOutput { return v.GateLists }).(pulumi.StringPtrOutput)
 }
 
 // Cluster health to wait for before and after changing the node. Default: none.

@@ -135,6 +135,8 @@ type ControlPlaneComponents struct {
 	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
 	// Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
+	// What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+	GateLists pulumi.StringPtrOutput `pulumi:"gateLists"`
 	// Cluster health to wait for before and after changing the node. Default: none.
 	HealthGate HealthGatePtrOutput `pulumi:"healthGate"`
 	// The Kubernetes version the control plane components must run, like `v1.35.2`. A change updates the resource, which moves the components (not the kubelet) to it.
@@ -345,6 +347,11 @@ func (o ControlPlaneComponentsOutput) ClientConfiguration() ClientConfigurationO
 // Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
 func (o ControlPlaneComponentsOutput) Endpoints() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.StringArrayOutput { return v.Endpoints }).(pulumi.StringArrayOutput)
+}
+
+// What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+func (o ControlPlaneComponentsOutput) GateLists() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.StringPtrOutput { return v.GateLists }).(pulumi.StringPtrOutput)
 }
 
 // Cluster health to wait for before and after changing the node. Default: none.

@@ -605,6 +605,7 @@ class ConfigurationApply(pulumi.CustomResource):
             __props__.__dict__["config_change"] = None
             __props__.__dict__["config_digest"] = None
             __props__.__dict__["config_view"] = None
+            __props__.__dict__["gate_lists"] = None
             __props__.__dict__["installed_image"] = None
             __props__.__dict__["running_version"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration", "sensitiveValues"])
@@ -638,6 +639,7 @@ class ConfigurationApply(pulumi.CustomResource):
         __props__.__dict__["config_digest"] = None
         __props__.__dict__["config_view"] = None
         __props__.__dict__["endpoints"] = None
+        __props__.__dict__["gate_lists"] = None
         __props__.__dict__["health_gate"] = None
         __props__.__dict__["installed_image"] = None
         __props__.__dict__["machine_configuration"] = None
@@ -714,6 +716,14 @@ class ConfigurationApply(pulumi.CustomResource):
         Talos API endpoints to reach a configured node through (talosctl --endpoints), for example the control planes when workers are not reachable directly. Default: the node itself. A node in maintenance mode is always contacted directly.
         """
         return pulumi.get(self, "endpoints")
+
+    @_builtins.property
+    @pulumi.getter(name="gateLists")
+    def gate_lists(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+        """
+        return pulumi.get(self, "gate_lists")
 
     @_builtins.property
     @pulumi.getter(name="healthGate")

@@ -421,6 +421,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
             __props__.__dict__["timeouts"] = timeouts
             __props__.__dict__["vm_ids"] = vm_ids
             __props__.__dict__["change"] = None
+            __props__.__dict__["gate_lists"] = None
             __props__.__dict__["outcome"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
@@ -449,6 +450,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
         __props__.__dict__["change"] = None
         __props__.__dict__["client_configuration"] = None
         __props__.__dict__["endpoints"] = None
+        __props__.__dict__["gate_lists"] = None
         __props__.__dict__["health_gate"] = None
         __props__.__dict__["kubernetes_version"] = None
         __props__.__dict__["node"] = None
@@ -486,6 +488,14 @@ class ControlPlaneComponents(pulumi.CustomResource):
         Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
         """
         return pulumi.get(self, "endpoints")
+
+    @_builtins.property
+    @pulumi.getter(name="gateLists")
+    def gate_lists(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+        """
+        return pulumi.get(self, "gate_lists")
 
     @_builtins.property
     @pulumi.getter(name="healthGate")

@@ -1,0 +1,169 @@
+package talos
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+)
+
+// A health gate's lists of workers and other nodes, and the vmIds of its
+// required nodes, name nodes across the whole cluster: with one gate per
+// node, state and every no-op preview grew with the square of the
+// cluster's size (issue 14: 57 other nodes per node at 60 nodes, moved
+// several times per node per preview: Check's and Diff's old inputs,
+// Diff's state, the registration's answer). Only the create or update that
+// waits on them reads them, and it receives them as inputs in the same
+// provider process whose Check accepted them just before (the engine calls
+// a resource's Check, then its Create or Update, on the one provider of the
+// deployment). So Check moves them out of the checked inputs into a
+// process-wide store keyed by their digest, the checked inputs (and thus
+// the state) keep only the digest (gateLists), the gate's control planes
+// and the node's own VMID (what a refresh looks at), and the operation
+// puts them back from the store before it waits. The nodes checked are
+// exactly those of the inputs; a digest the store does not hold fails the
+// operation before it touches the node.
+
+// gateLists is what Check moves out of the inputs.
+type gateLists struct {
+	Workers    []string       `json:"workers,omitempty"`
+	OtherNodes []string       `json:"otherNodes,omitempty"`
+	VmIds      map[string]int `json:"vmIds,omitempty"` //nolint:revive // as the input
+}
+
+// record is the gateLists value: counts for a reader of the state or a
+// preview, and the digest that names the lists (JSON sorts the map's keys,
+// so equal lists give one digest).
+func (l gateLists) record() string {
+	raw, err := json.Marshal(l)
+	if err != nil {
+		panic(err) // strings and ints always marshal
+	}
+
+	sum := sha256.Sum256(raw)
+
+	return fmt.Sprintf("%s, %s, %s: sha256:%s", plural(len(l.Workers), "worker"), plural(len(l.OtherNodes), "other node"),
+		plural(len(l.VmIds), "VMID"), hex.EncodeToString(sum[:]))
+}
+
+// gateStore holds the lists Check moved, by record, for the life of the
+// process. It is not bounded: a provider process serves one command, and
+// holds one entry per distinct gate a Check accepted (a few KiB at 100
+// nodes); evicting one would fail an update.
+var gateStore = struct {
+	sync.Mutex
+	lists map[string]gateLists
+}{lists: map[string]gateLists{}}
+
+func storeGateLists(record string, l gateLists) {
+	gateStore.Lock()
+	defer gateStore.Unlock()
+
+	gateStore.lists[record] = l
+}
+
+func loadGateLists(record string) (gateLists, bool) {
+	gateStore.Lock()
+	defer gateStore.Unlock()
+
+	l, ok := gateStore.lists[record]
+
+	return l, ok
+}
+
+// gateInputs are the fields of a resource's inputs that hold a gate and
+// its lists.
+type gateInputs struct {
+	node   string
+	gate   **HealthGate
+	vmIds  *map[string]int
+	record **string
+}
+
+// moveOut moves the lists out of checked inputs into the store and sets
+// the record, when all of them are known (raw are the unchecked inputs; a
+// preview has unknown ones: nothing to wait on then, and nothing moves) and
+// there is something to move. Without a gate nothing moves: vmIds alone
+// name the node's own VM and those of the nodes a resource waits for,
+// which it reads from its state (a refresh).
+func (in gateInputs) moveOut(raw property.Map) {
+	*in.record = nil
+
+	g := *in.gate
+	if g == nil {
+		return
+	}
+
+	gate := raw.Get("healthGate")
+	if !gate.IsMap() || gate.AsMap().Get("workers").HasComputed() || gate.AsMap().Get("otherNodes").HasComputed() ||
+		raw.Get("vmIds").HasComputed() {
+		return
+	}
+
+	kept := ownVMIDs(*in.vmIds, in.node)
+	if len(g.Workers) == 0 && len(g.OtherNodes) == 0 && len(*in.vmIds) == len(kept) {
+		return
+	}
+
+	l := gateLists{Workers: g.Workers, OtherNodes: g.OtherNodes, VmIds: *in.vmIds}
+	record := l.record()
+	storeGateLists(record, l)
+
+	moved := *g
+	moved.Workers, moved.OtherNodes = nil, nil
+	*in.gate, *in.vmIds, *in.record = &moved, kept, &record
+}
+
+// ownVMIDs are the entries of vmIds for the node's own host, the ones a
+// refresh of the node asks about (vmwatch keys VMs by host); nil for none.
+func ownVMIDs(vmIds map[string]int, node string) map[string]int {
+	var own map[string]int
+
+	for addr, id := range vmIds {
+		if talosapi.SameHost(addr, node) {
+			if own == nil {
+				own = map[string]int{}
+			}
+
+			own[addr] = id
+		}
+	}
+
+	return own
+}
+
+// putBack puts the lists the record names back into inputs an operation
+// waits with, without changing the gate the state keeps (a copy). An
+// error when the store does not hold them: this process did not check
+// these inputs, so the operation must not guess the nodes.
+func (in gateInputs) putBack(label string) error {
+	if *in.record == nil {
+		return nil
+	}
+
+	l, ok := loadGateLists(**in.record)
+	if !ok || *in.gate == nil {
+		return fmt.Errorf("node %s was not changed: its health gate's lists (gateLists %q) are not known to this provider "+
+			"process, which did not check these inputs; run pulumi up again", label, **in.record)
+	}
+
+	g := **in.gate
+	g.Workers, g.OtherNodes = l.Workers, l.OtherNodes
+	*in.gate, *in.vmIds = &g, maps.Clone(l.VmIds)
+
+	return nil
+}
+
+func (a *ConfigurationApplyArgs) gateInputs() gateInputs {
+	return gateInputs{node: a.Node, gate: &a.HealthGate, vmIds: &a.VmIds, record: &a.GateLists}
+}
+
+func (a *ControlPlaneComponentsArgs) gateInputs() gateInputs {
+	return gateInputs{node: a.Node, gate: &a.HealthGate, vmIds: &a.VmIds, record: &a.GateLists}
+}
