@@ -20,9 +20,11 @@ import (
 // several times per node per preview: Check's and Diff's old inputs,
 // Diff's state, the registration's answer). Only the create or update that
 // waits on them reads them, and it receives them as inputs in the same
-// provider process whose Check accepted them just before (the engine calls
-// a resource's Check, then its Create or Update, on the one provider of the
-// deployment). So Check moves them out of the checked inputs into a
+// provider process whose Check accepted them just before: the engine sends
+// Create and Update the inputs its Check returned, through the one provider
+// of the deployment (pulumi/pkg v3.274.1 resource/deploy/step_generator.go:
+// `new.Inputs = inputs` after prov.Check; step.go: CreateStep and
+// UpdateStep send s.new.Inputs). So Check moves them out of the checked inputs into a
 // process-wide store keyed by their digest, the checked inputs (and thus
 // the state) keep only the digest (gateLists), the gate's control planes
 // and the node's own VMID (what a refresh looks at), and the operation

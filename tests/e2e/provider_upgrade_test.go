@@ -28,9 +28,17 @@ import (
 //     which the test checks in the state.
 //   - unpinned: a YAML program without a version uses whatever plugin the project points
 //     at (plugins.providers[].path); the default provider keeps its name.
+//
+// PROXMOXTALOS_UPGRADE_FROM=<folder> builds version X from another source tree instead (for
+// example `git archive <ref> | tar -x -C <folder>`), so that a change of what the provider
+// stores is checked against the state an earlier version wrote.
 func TestProviderUpgradeShowsNoChanges(t *testing.T) {
 	t.Parallel()
 	repo := harness.RepoRoot(t)
+	oldRepo := repo
+	if dir := os.Getenv("PROXMOXTALOS_UPGRADE_FROM"); dir != "" {
+		oldRepo = dir
+	}
 	raw, err := os.ReadFile(filepath.Join(repo, "VERSION"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +58,7 @@ func TestProviderUpgradeShowsNoChanges(t *testing.T) {
 			t.Parallel()
 			env := harness.NewEnv(t)
 			l := startExampleLab(t)
-			oldDir, newDir := buildProviderAs(t, repo, oldVersion), buildProviderAs(t, repo, newVersion)
+			oldDir, newDir := buildProviderAs(t, oldRepo, oldVersion), buildProviderAs(t, repo, newVersion)
 
 			dir := t.TempDir()
 			usePlugin := func(pluginDir, version string) {
