@@ -118,7 +118,21 @@ func waitRebooted(ctx context.Context, t Target, image, want, before string, o O
 			return false, desc + ", rebooted", nil
 		}
 
-		if got, ok := readSchematic(actx, conn); ok && schematic != "" && got != schematic {
+		if schematic == "" {
+			return true, desc + ", rebooted", nil
+		}
+
+		got, ok, err := readSchematic(actx, conn)
+		switch {
+		case err != nil && classify(err) == failPermanent:
+			return false, "", stop(fmt.Errorf("node %s rebooted after it accepted the upgrade to %s but refused to list its "+
+				"extensions (%s), which name the Image Factory schematic it booted: check that the client configuration "+
+				"has the os:reader role (`talosctl -n %s get extensions`), then run `pulumi up` again",
+				t.Node, image, statusMessage(err), t.Node))
+		case err != nil:
+			// Not read is not "none": the node may run the old image.
+			return false, desc + ", rebooted, schematic not read", err
+		case ok && got != schematic:
 			return false, "", stop(&SchematicLostError{Node: t.Node, Image: image, Running: got})
 		}
 

@@ -22,11 +22,14 @@ import (
 type rebootingNode struct {
 	machineapi.UnimplementedMachineServiceServer
 
-	mu       sync.Mutex
-	bootID   string
-	readErr  error     // Read's answer instead of the boot ID
-	calls    []string  // "read <boot ID>", "upgrade" in order
-	accepted time.Time // when it accepted an upgrade
+	mu     sync.Mutex
+	bootID string
+	// upgradeBoot, when set, is the boot ID the node has from its
+	// acceptance of an upgrade on (it rebooted at once).
+	upgradeBoot string
+	readErr     error     // Read's answer instead of the boot ID
+	calls       []string  // "read <boot ID>", "upgrade" in order
+	accepted    time.Time // when it accepted an upgrade
 	// sinceAccepted receives, for each boot ID read after an accepted
 	// upgrade, how long after the acceptance it came.
 	sinceAccepted chan time.Duration
@@ -67,6 +70,10 @@ func (n *rebootingNode) Upgrade(context.Context, *machineapi.UpgradeRequest) (*m
 
 	n.calls = append(n.calls, "upgrade")
 	n.accepted = time.Now()
+
+	if n.upgradeBoot != "" {
+		n.bootID = n.upgradeBoot
+	}
 
 	return &machineapi.UpgradeResponse{Messages: []*machineapi.Upgrade{{Ack: "Upgrade request received"}}}, nil
 }
