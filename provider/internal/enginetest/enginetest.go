@@ -26,6 +26,14 @@ func Run(t *testing.T, fn func(ctx context.Context)) []*pulumirpc.LogRequest {
 	t.Helper()
 
 	engine := fake.NewEngineServer()
+	RunAgainst(t, engine, fn)
+
+	return engine.Logs()
+}
+
+// RunAgainst is Run against the given engine (one that answers otherwise).
+func RunAgainst(t *testing.T, engine pulumirpc.EngineServer, fn func(ctx context.Context)) {
+	t.Helper()
 
 	addr, _, err := fake.StartEngineServer(t.Context(), engine)
 	if err != nil {
@@ -52,8 +60,6 @@ func Run(t *testing.T, fn func(ctx context.Context)) []*pulumirpc.LogRequest {
 	if _, err := srv.Read(t.Context(), &pulumirpc.ReadRequest{Id: "node", Urn: URN, Properties: &structpb.Struct{}}); err != nil {
 		t.Fatal(err)
 	}
-
-	return engine.Logs()
 }
 
 // Messages are the texts of the lines of the given severity.
