@@ -339,7 +339,7 @@ func (run reconcileRun) upgrade(ctx context.Context, st *ConfigurationApplyState
 // already runs it (or, for a staged apply, has it staged); applied reports
 // whether the node was given it.
 func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationApplyState, first bool) (applied bool, err error) {
-	nc, _, version, err := talosapi.ReadConfig(ctx, run.t, run.o)
+	nc, _, version, err := talosapi.ReadConfigFor(ctx, run.t, run.o, run.mode)
 	if err != nil {
 		return false, err
 	}

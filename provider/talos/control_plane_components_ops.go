@@ -158,7 +158,7 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 	o := apiOptions(ctx, opts)
 	log := enginelog.Logger(ctx)
 
-	nc, mode, _, err := talosapi.ReadConfig(ctx, t, o)
+	nc, mode, _, err := talosapi.ReadActiveConfig(ctx, t, o) // its text only: not the persistent one
 	if err != nil {
 		return "", false, fmt.Errorf("control plane components of node %s: %w", in.Node, err)
 	}

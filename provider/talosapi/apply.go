@@ -11,8 +11,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
-
 	"github.com/proxmoxtalos/proxmoxtalos/provider/killpoint"
 )
 
@@ -295,9 +293,8 @@ type configWait struct {
 // Talos version the node runs.
 func waitConfig(ctx context.Context, t Target, w configWait, o Options) (string, error) {
 	o = o.withDefaults()
-	digest, staged := w.digest, w.staged
 	what := fmt.Sprintf("node %s to run the applied configuration", t.Node)
-	if staged {
+	if w.staged {
 		what = fmt.Sprintf("node %s to save the staged configuration", t.Node)
 	}
 
@@ -319,63 +316,30 @@ func waitConfig(ctx context.Context, t Target, w configWait, o Options) (string,
 		actx, cancel := o.attemptContext(ctx)
 		defer cancel()
 
-		nc, err := readNodeConfig(actx, conn)
-		if err != nil {
-			if classify(err) == failPermanent {
-				return false, "", stop(fmt.Errorf("node %s: %w", t.Node, err))
-			}
-
-			return false, state, err
+		done, desc, err := w.check(actx, conn, t, state)
+		if done {
+			version = conn.version
 		}
 
-		stage, haveStage := readStage(actx, conn)
-
-		desc := "Talos " + conn.version
-		if haveStage {
-			desc += ", stage " + stage.String()
-		}
-
-		if staged {
-			if nc.PersistentDigest == digest {
-				version = conn.version
-
-				return true, desc + ", configuration staged", nil
-			}
-
-			return false, desc + ", staged configuration not saved yet", nil
-		}
-
-		if nc.ActiveDigest != digest {
-			return false, desc + ", still running the previous configuration", nil
-		}
-
-		if haveStage && stage != runtimeres.MachineStageRunning {
-			return false, desc + ", configuration active", nil
-		}
-
-		if w.bootBefore != "" {
-			rebooted, err := bootChanged(actx, conn, t, w.bootBefore, "to run the configuration")
-			if err != nil {
-				return false, desc + ", boot ID not read", err
-			}
-
-			if !rebooted {
-				return false, desc + ", configuration saved, not rebooted yet (same boot ID)", nil
-			}
-		}
-
-		version = conn.version
-
-		return true, desc + ", configuration active", nil
+		return done, desc, err
 	})
 
 	return version, err
 }
 
-// ReadConfig reads the configuration a node runs, over mTLS. A node in
-// maintenance mode is reported with a nil NodeConfig and ModeMaintenance.
+// ReadConfig reads the configuration a node runs and the one saved for its
+// next boot, over mTLS (a refresh reports either that does not parse). A
+// node in maintenance mode is reported with a nil NodeConfig and
+// ModeMaintenance.
 func ReadConfig(ctx context.Context, t Target, o Options) (*NodeConfig, Mode, string, error) {
 	return readConfig(ctx, t, o, readNodeConfig)
+}
+
+// ReadConfigFor is ReadConfig before an apply in mode: the configuration
+// saved for the next boot is read only for a staged apply, which compares
+// it (configReader).
+func ReadConfigFor(ctx context.Context, t Target, o Options, mode ApplyMode) (*NodeConfig, Mode, string, error) {
+	return readConfig(ctx, t, o, configReader(mode == ApplyStaged))
 }
 
 // ReadActiveConfig is ReadConfig for a caller that needs the active
@@ -433,7 +397,7 @@ func readOn(ctx context.Context, conn *Conn, t Target, o Options, read func(cont
 
 	nc, err := read(actx, conn)
 	if err != nil {
-		return nil, ModeSecure, conn.version, fmt.Errorf("node %s: %w", t.Node, err)
+		return nil, ModeSecure, conn.version, onNode(t.Node, err)
 	}
 
 	return nc, ModeSecure, conn.version, nil

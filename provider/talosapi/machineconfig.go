@@ -226,21 +226,30 @@ func readActive(ctx context.Context, c *Conn, withDigest bool) (*NodeConfig, err
 	return &NodeConfig{Active: raw}, nil
 }
 
-// readNodeConfig reads the active and persistent MachineConfig resources
-// through COSI, as `talosctl get machineconfig` does (MachineConfig is a
-// sensitive resource: reading it needs the os:admin role).
-func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+// readRunningConfig reads the active MachineConfig resource with its
+// digest, through COSI, as `talosctl get machineconfig` does (MachineConfig
+// is a sensitive resource: reading it needs the os:admin role).
+func readRunningConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 	nc, err := readActive(ctx, c, true)
 	if err != nil {
 		return nil, err
 	}
 
-	raw := nc.Active
-
 	// ConfigDigest of the text the node answered: the same text as the
 	// configuration applied to it, whose digest the preview's Check and
 	// Diff ask for too (kept by content).
-	if nc.ActiveDigest, err = ConfigDigest(raw); err != nil {
+	if nc.ActiveDigest, err = ConfigDigest(nc.Active); err != nil {
+		return nil, err
+	}
+
+	return nc, nil
+}
+
+// readNodeConfig is readRunningConfig and the persistent MachineConfig
+// resource (the configuration saved for the next boot).
+func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
+	nc, err := readRunningConfig(ctx, c)
+	if err != nil {
 		return nil, err
 	}
 
