@@ -53,6 +53,7 @@ func DecodePlain[T any](m property.Map) (T, bool) {
 type structField struct {
 	key      string
 	optional bool
+	secret   bool // tagged `provider:"secret"` (encodeChecked)
 	index    []int
 }
 
@@ -95,7 +96,7 @@ func infoOf(t reflect.Type) *structInfo {
 				continue
 			}
 			parts := strings.Split(tag, ",")
-			sf := structField{key: parts[0]}
+			sf := structField{key: parts[0], secret: secretTag(f.Tag)}
 			for _, part := range parts[1:] {
 				switch part {
 				case "optional", "omitempty":

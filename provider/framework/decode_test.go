@@ -49,3 +49,12 @@ func TestDecodePlainMatchesInfer(t *testing.T) {
 	decodetest.Check[plainArgs](t, 2000)
 	decodetest.Check[plainState](t, 2000)
 }
+
+// EncodeChecked encodes a Check's result as infer does, including
+// secrets, unknowns, empty lists and maps, embedded and shadowed fields,
+// and a result that differs from the inputs.
+func TestEncodeCheckedMatchesInfer(t *testing.T) {
+	t.Parallel()
+	decodetest.CheckEncode[plainArgs](t, 1000)
+	decodetest.CheckEncode[plainState](t, 1000)
+}

@@ -63,7 +63,10 @@
 //     the same resource without an Update, which skips it. And a Diff whose
 //     state and inputs are plain values is decoded here (DecodePlain, held
 //     to infer's decoding by package decodetest) rather than by infer's
-//     reflection-heavy ende/mapper pair.
+//     reflection-heavy ende/mapper pair. Its Check encodes what the
+//     resource's Check returns itself (EncodeChecked, held to infer's
+//     result by decodetest.CheckEncode) instead of letting infer decode the
+//     inputs a second time for their secrets and unknowns.
 //
 // Not a workaround, and so not here: config.WithOfflineGuard, the offline
 // preview mode (a feature of this provider).

@@ -15,3 +15,10 @@ func TestVMDecodesPlainlyAsInferDoes(t *testing.T) {
 	// Check decodes its new inputs with framework.DecodeInputs: no defaults
 	decodetest.CheckNoDefaults[VirtualMachineArgs](t, 1000)
 }
+
+// Its Check's result is encoded by framework.EncodeChecked, which must give
+// what infer gives.
+func TestVMCheckEncodesAsInferDoes(t *testing.T) {
+	t.Parallel()
+	decodetest.CheckEncode[VirtualMachineArgs](t, 1000)
+}

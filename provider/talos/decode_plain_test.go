@@ -21,3 +21,12 @@ func TestDiffsDecodePlainlyAsInferDoes(t *testing.T) {
 	// framework.DecodeInputs: no defaults
 	decodetest.CheckNoDefaults[ConfigurationApplyArgs](t, 1000)
 }
+
+// Their Checks' results are encoded by framework.EncodeChecked, which must
+// give what infer gives.
+func TestChecksEncodeAsInferDoes(t *testing.T) {
+	t.Parallel()
+	decodetest.CheckEncode[ConfigurationApplyArgs](t, 1000)
+	decodetest.CheckEncode[MachineSecretsArgs](t, 1000)
+	decodetest.CheckEncode[KubeconfigArgs](t, 1000)
+}

@@ -182,6 +182,50 @@ func perturb(rng *rand.Rand, v property.Value) property.Value {
 	return out
 }
 
+// perturbAbove is perturb for values at paths of at most 3 steps (depth
+// is v's): infer marks a secret or unknown deeper than that at a path
+// another value below the same parent may overwrite (ende.walk appends
+// each step to its parent's path slice, which from 3 steps on has room
+// for one more, so siblings share it), and so not always where it was.
+func perturbAbove(rng *rand.Rand, v property.Value, depth int) property.Value {
+	if depth > 3 {
+		return v
+	}
+	out := v
+	switch {
+	case v.IsMap():
+		m := map[string]property.Value{}
+		for k, e := range v.AsMap().All {
+			m[k] = perturbAbove(rng, e, depth+1)
+		}
+		if rng.IntN(40) == 0 {
+			m["noSuchField"] = property.New("x")
+		}
+		out = property.New(m)
+	case v.IsArray():
+		var arr []property.Value
+		for _, e := range v.AsArray().All {
+			arr = append(arr, perturbAbove(rng, e, depth+1))
+		}
+		switch rng.IntN(20) {
+		case 0:
+			arr = []property.Value{}
+		case 1:
+			arr = append(arr, property.New(property.Null))
+		}
+		out = property.New(arr)
+	}
+	switch rng.IntN(30) {
+	case 0, 1, 2:
+		out = out.WithSecret(true)
+	case 3:
+		out = property.New(property.Null)
+	case 4:
+		out = property.New(property.Computed)
+	}
+	return out
+}
+
 // inferDecodes reports whether infer decodes m.
 func inferDecodes[T any](m property.Map) bool {
 	_, ok := inferDecode[T](m)
@@ -218,4 +262,67 @@ func (*capture[T]) Create(context.Context, infer.CreateRequest[T]) (infer.Create
 func (c *capture[T]) Diff(_ context.Context, req infer.DiffRequest[T, T]) (infer.DiffResponse, error) {
 	c.state, c.called = req.State, true
 	return infer.DiffResponse{}, nil
+}
+
+// CheckEncode holds framework.EncodeChecked to infer's Check for T: random
+// values of T, encoded as Pulumi property maps, some of their values made
+// secret, null, empty or unknown, are the inputs of a Check that returns
+// either what they decode to or another random value of T (a Check that
+// changes its inputs); infer's Check of a resource doing that and
+// EncodeChecked must give the same checked inputs. It fails when fewer than
+// a quarter are taken by EncodeChecked (the test would prove little).
+func CheckEncode[T any](t *testing.T, rounds int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, uint64(rounds)))
+	urn := resource.NewURN("stack", "project", "", "index:Checker", "c")
+	taken := 0
+	for round := range rounds {
+		var v T
+		fill(rng, reflect.ValueOf(&v).Elem(), 0, true)
+		m := resource.FromResourcePropertyValue(resource.NewObjectProperty(resource.NewPropertyMap(v))).AsMap()
+		if round%2 == 1 {
+			top := map[string]property.Value{}
+			for k, e := range m.All {
+				top[k] = perturbAbove(rng, e, 1)
+			}
+			m = property.NewMap(top)
+		}
+		checked, ok := framework.DecodePlain[T](m)
+		if !ok {
+			continue
+		}
+		if round%3 == 2 {
+			checked = *new(T)
+			fill(rng, reflect.ValueOf(&checked).Elem(), 0, true)
+		}
+		got, ok := framework.EncodeChecked(checked, m)
+		if !ok {
+			continue
+		}
+		taken++
+		want, err := infer.Resource[*checker[T], T, T](&checker[T]{out: checked}).Check(context.Background(), p.CheckRequest{Urn: urn, Inputs: m})
+		if err != nil {
+			t.Fatalf("round %d: infer's Check: %v", round, err)
+		}
+		if !got.Equals(want.Inputs) {
+			t.Fatalf("round %d: inputs %v, checked %#v\nEncodeChecked: %v\ninfer:         %v", round, m, checked, got, want.Inputs)
+		}
+	}
+	t.Logf("%d of %d encoded", taken, rounds)
+	if taken < rounds/4 {
+		t.Fatalf("EncodeChecked took %d of %d inputs; want at least a quarter", taken, rounds)
+	}
+}
+
+// checker is a resource whose Check returns out, whatever its inputs.
+type checker[T any] struct{ out T }
+
+func (*checker[T]) Annotate(a infer.Annotator) { a.SetToken("index", "Checker") }
+
+func (*checker[T]) Create(context.Context, infer.CreateRequest[T]) (infer.CreateResponse[T], error) {
+	return infer.CreateResponse[T]{}, nil
+}
+
+func (c *checker[T]) Check(context.Context, infer.CheckRequest) (infer.CheckResponse[T], error) {
+	return infer.CheckResponse[T]{Inputs: c.out}, nil
 }
