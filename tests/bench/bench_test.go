@@ -80,6 +80,28 @@ func TestBenchTinyScale(t *testing.T) {
 	if len(r.cold) != 1 || r.cold[0].wall <= 0 || r.cold[0].rssMiB <= 0 {
 		t.Fatalf("cold start: %+v", r.cold)
 	}
+	// peak memory per command kind, from every command of the run: the measured steps'
+	// own figures are among them (the no-op previews and the scale-out are measured
+	// steps only), the unmeasured ups and destroys of the preview stack count too
+	peaks := map[string]float64{
+		kindNoop:   max(r.previews[0].noop[0].m.rssMiB, r.large.noop.m.rssMiB),
+		kindUpdate: r.large.scale.m.rssMiB,
+		kindCold:   r.cold[0].rssMiB,
+	}
+	for kind, want := range peaks {
+		if got := r.peaks.get(kind); got != want {
+			t.Errorf("peak RSS of %s: %.1f MiB, want %.1f (its measured commands)", kind, got, want)
+		}
+	}
+	for kind, atLeast := range map[string]float64{
+		kindCreate:  max(up.m.rssMiB, r.large.create.m.rssMiB),
+		kindPreview: r.previews[0].fresh[0].m.rssMiB,
+		kindDestroy: max(r.creates[0].destroys[0].m.rssMiB, r.large.destr.m.rssMiB),
+	} {
+		if got := r.peaks.get(kind); got < atLeast || atLeast <= 0 {
+			t.Errorf("peak RSS of %s: %.1f MiB, want at least %.1f (its measured commands)", kind, got, atLeast)
+		}
+	}
 	md, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +110,9 @@ func TestBenchTinyScale(t *testing.T) {
 		t.Errorf("the report does not keep the earlier run below the new one:\n%s", md)
 	}
 	for _, want := range []string{"| create 1+1: up / critical path |", "| create 1+1: status polls per task |",
-		"| preview 2 nodes, no changes: provider CPU (s) |", "| large 1+1: create (s) |", "requests per VM by kind"} {
+		"| preview 2 nodes, no changes: provider CPU (s) |", "| large 1+1: create (s) |", "requests per VM by kind",
+		"| provider peak RSS, create (up) (MiB) |", "| provider peak RSS, no-op preview (MiB) |", "| provider peak RSS, update (up) (MiB) |",
+		"| provider peak RSS, destroy (MiB) |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the report has no %q:\n%s", want, md)
 		}

@@ -105,8 +105,8 @@ func (r *results) rows() []row {
 		figure("provider cold start to GetSchema (s)", "%.3f", each(r.cold, func(m measured) float64 { return seconds(m.wall) }), each(r.cold, func(m measured) float64 { return m.load })),
 		figure("provider cold start CPU (s)", "%.3f", each(r.cold, func(m measured) float64 { return seconds(m.cpu) }), each(r.cold, func(m measured) float64 { return m.load })),
 	)
-	if rss := r.peakRSS(); rss > 0 {
-		rows = append(rows, row{what: "provider peak RSS, any command (MiB)", median: fmt.Sprintf("%.0f", rss)})
+	if r.peaks != nil {
+		rows = append(rows, r.peaks.rows()...)
 	}
 	if l := r.large; l != nil {
 		one := func(what, format string, v float64, s step) row {
@@ -125,27 +125,6 @@ func (r *results) rows() []row {
 		)
 	}
 	return rows
-}
-
-func (r *results) peakRSS() float64 {
-	peak := 0.0
-	add := func(steps []step) {
-		for _, s := range steps {
-			peak = max(peak, s.m.rssMiB)
-		}
-	}
-	for _, c := range r.creates {
-		add(c.ups)
-		add(c.destroys)
-	}
-	for _, p := range r.previews {
-		add(p.fresh)
-		add(p.noop)
-	}
-	if l := r.large; l != nil {
-		add([]step{l.create, l.noop, l.scale, l.destr})
-	}
-	return peak
 }
 
 // kinds is the requests per VM by kind of the last run of each create and of each

@@ -24,6 +24,7 @@ type bench struct {
 	wrapper  string // this program, installed in each stack as the provider (wrap.go)
 	version  string // the plugin version it is installed as (VERSION)
 	progress func(format string, args ...any)
+	peaks    rssPeaks // every command's provider memory, by kind
 }
 
 // labRun is one lab, started in this process.
@@ -76,6 +77,7 @@ type results struct {
 	previews  []previewResult
 	cold      []measured
 	large     *largeResult
+	peaks     *rssPeaks
 }
 
 type createResult struct {
@@ -114,7 +116,7 @@ func run(c config) (*results, error) {
 			return nil, fmt.Errorf("-large %q: one shape like 3+97", c.large)
 		}
 	}
-	r := &results{started: time.Now(), commit: gitCommit(b.root, c.out), cpus: runtime.NumCPU(), timeScale: c.timeScale, runs: c.runs, note: c.note}
+	r := &results{started: time.Now(), commit: gitCommit(b.root, c.out), cpus: runtime.NumCPU(), timeScale: c.timeScale, runs: c.runs, note: c.note, peaks: &b.peaks}
 
 	for range c.runs {
 		m, err := coldStart(b.provider)
@@ -122,6 +124,7 @@ func run(c config) (*results, error) {
 			return r, err
 		}
 		r.cold = append(r.cold, m)
+		b.peaks.add(kindCold, m.rssMiB)
 	}
 	for _, shape := range clusters {
 		shape.hosts = hostsFor(shape.nodes())

@@ -29,6 +29,8 @@ type stack struct {
 	rusage   string // where the wrapper appends one line per provider process
 	logs     string // folder of the CLI's output, one file per command
 	commands int
+	ups      int       // successful `up`s so far: the first creates, later ones update
+	peaks    *rssPeaks // the run's peak memory per command kind (peaks.go)
 }
 
 // clusterShape is what the benchmark's TalosCluster looks like.
@@ -49,7 +51,7 @@ func newStack(b *bench, name string, shape clusterShape, l *labRun) (*stack, err
 		return nil, err
 	}
 	s := &stack{dir: filepath.Join(dir, "project"), pulumi: filepath.Join(b.tools, "pulumi"),
-		rusage: filepath.Join(dir, "rusage.jsonl"), logs: filepath.Join(dir, "logs")}
+		rusage: filepath.Join(dir, "rusage.jsonl"), logs: filepath.Join(dir, "logs"), peaks: &b.peaks}
 	for _, d := range []string{s.dir, s.logs, filepath.Join(dir, "home"), filepath.Join(dir, "backend")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -150,6 +152,10 @@ func (s *stack) run(args ...string) (measured, error) {
 		return m, fmt.Errorf("pulumi %s failed (%w); its output: %s", strings.Join(args, " "), err, logPath)
 	}
 	m.cpu, m.rssMiB, m.procs, err = readRusage(s.rusage)
+	s.peaks.add(commandKind(args, s.ups), m.rssMiB)
+	if args[0] == "up" {
+		s.ups++
+	}
 	return m, err
 }
 
