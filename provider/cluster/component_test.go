@@ -232,6 +232,16 @@ func TestExistingClusterIsStableAndGated(t *testing.T) {
 	if w := strs(healthGate(t, second, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
 		t.Errorf("existing lab-workers-2's gate requires workers %v", w)
 	}
+	// An existing node's gate sends an empty list, not a missing key (what
+	// ignoreChanges leaves of a stored gate, which Check refuses when the
+	// last gate had one).
+	for _, name := range []string{"lab-cp-1", "lab-workers-2"} {
+		for key, want := range map[string]bool{"workers": name == "lab-cp-1", "otherNodes": name == "lab-workers-2"} {
+			if v := healthGate(t, second, name).Get(key); want && (!v.IsArray() || v.AsArray().Len() != 0) {
+				t.Errorf("existing %s's gate sends %s %v, want an empty list", name, key, v)
+			}
+		}
+	}
 	// The waits know the VMs of the nodes they wait for: the node's own
 	// and its gate's, every node's for the final health check.
 	vmIDs := func(typ, name string) []string {

@@ -377,10 +377,25 @@ func (f *fanout) gateArgs(i int, nodes map[string]*plan.Node, st *plan.NodeState
 		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
 		Vm:                 ptr(vmSettings(st)),
 	}
+	if self.Existing {
+		gate.Workers, gate.OtherNodes = listed(s.workers), listed(s.others)
+	}
 	if self.Waits.WithCluster {
 		gate.ClusterCreate = ptr(true)
 	}
 	return gate
+}
+
+// listed is an existing node's gate list as sent, empty rather than left
+// out: a gate without the key is what ignoreChanges leaves of a stored one,
+// which Check refuses when the last gate had one (provider/talos
+// gate_lists_dropped.go). A new node has no last gate, and its create
+// preview shows no empty lists.
+func listed(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 // required are the nodes the health gate of the node at position i of the

@@ -100,7 +100,7 @@ func (f *fanout) stageGate() *talos.HealthGate {
 	}
 
 	return &talos.HealthGate{
-		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
+		ControlPlanes: s.cps, Workers: listed(s.workers), OtherNodes: listed(s.others),
 		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
 	}
 }

@@ -87,6 +87,7 @@ func (*ConfigurationApply) Check(ctx context.Context, req infer.CheckRequest) (i
 		args.ConfigChange = &line
 	}
 
+	fails = append(fails, args.gateInputs().droppedLists(req.OldInputs, req.NewInputs)...)
 	args.gateInputs().moveOut(req.NewInputs)
 
 	return infer.CheckResponse[ConfigurationApplyArgs]{Inputs: args, Failures: fails}, nil

@@ -36,6 +36,7 @@ func (*ControlPlaneComponents) Check(ctx context.Context, req infer.CheckRequest
 		}
 	}
 
+	fails = append(fails, args.gateInputs().droppedLists(req.OldInputs, req.NewInputs)...)
 	args.gateInputs().moveOut(req.NewInputs)
 
 	return infer.CheckResponse[ControlPlaneComponentsArgs]{Inputs: args, Failures: fails}, nil
