@@ -31,8 +31,12 @@ var readWatch = vmwatch.Policy{First: time.Second, Every: time.Second, Grace: ti
 // refresh itself, each in a provider process of its own: the silence of a
 // node whose VM runs costs up to twice readTimeout.
 func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState], error) {
-	st := req.State
-	keep := infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: req.Inputs, State: st}
+	// A state of the previous shape gets the current one (gate_lists_migrate.go).
+	st, inputs := req.State, req.Inputs
+	st.gateInputs().shrink()
+	inputs.gateInputs().shrink()
+
+	keep := infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: inputs, State: st}
 
 	t, err := nodeTarget(st.Node, st.Endpoints, st.ClientConfiguration)
 	if err != nil {
@@ -70,7 +74,7 @@ func (r *ConfigurationApply) Read(ctx context.Context, req infer.ReadRequest[Con
 		st.ConfigDigest = current
 	}
 
-	return infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: req.Inputs, State: st}, nil
+	return infer.ReadResponse[ConfigurationApplyArgs, ConfigurationApplyState]{ID: req.ID, Inputs: inputs, State: st}, nil
 }
 
 // read reads the node's configuration within readBound; an error says why

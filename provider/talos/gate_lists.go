@@ -108,6 +108,12 @@ func (in gateInputs) moveOut(raw property.Map) {
 		return
 	}
 
+	in.move()
+}
+
+// move moves the lists of a known gate into the store and the record.
+func (in gateInputs) move() {
+	g := *in.gate
 	kept := ownVMIDs(*in.vmIds, in.node)
 	if len(g.Workers) == 0 && len(g.OtherNodes) == 0 && len(*in.vmIds) == len(kept) {
 		return
