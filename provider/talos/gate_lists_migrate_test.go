@@ -2,11 +2,16 @@ package talos
 
 import (
 	"maps"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/vmwatch"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -73,5 +78,51 @@ func TestRefreshShrinksAComponentsStateOfThePreviousShape(t *testing.T) {
 
 	if len(g.Workers) != 1 || len(ids) != 3 {
 		t.Errorf("the read changed the request's gate %+v or vmIds %v", g, ids)
+	}
+}
+
+// An update of a state of the previous shape without a refresh (lists in
+// its outputs, none in the checked inputs) leaves the current shape: the
+// lists the old state held are not carried over.
+func TestUpdateOfAnApplyStateOfThePreviousShapeShrinksIt(t *testing.T) {
+	t.Parallel()
+
+	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
+	c := gateCases()[1]
+	in := c.inputs(cfg)
+
+	old, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), property.NewMap(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	digest, err := talosapi.ConfigDigest([]byte(old.MachineConfiguration))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The same configuration and version: the update does not contact the node.
+	prev := ConfigurationApplyState{ConfigurationApplyArgs: old, ConfigDigest: digest, AppliedMode: "install",
+		InstalledImage: simtest.Installer(simtest.Version), RunningVersion: simtest.Version}
+
+	checked := newRes(t, nodeServer(t, nil), "ConfigurationApply", "w").check(in)
+
+	news, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), checked)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := &ConfigurationApply{opts: fastOpts}
+	r.opts.Machines = vmwatch.New(&fakeVMs{state: "running"}, nil, nil, readWatch) // no Proxmox
+
+	resp, err := r.Update(t.Context(), infer.UpdateRequest[ConfigurationApplyArgs, ConfigurationApplyState]{ID: c.node, Inputs: news, State: prev})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := resp.Output
+	if out.HealthGate.Workers != nil || out.HealthGate.OtherNodes != nil || len(out.VmIds) != 1 || out.GateLists == nil ||
+		*out.GateLists != *news.GateLists || out.ConfigDigest != digest {
+		t.Errorf("state after the update: gate %+v, vmIds %v, gateLists %v", out.HealthGate, out.VmIds, out.GateLists)
 	}
 }
