@@ -51,6 +51,11 @@ export CGO_ENABLED := 0
 export GOFLAGS     := $(strip $(shell go env GOFLAGS) -trimpath)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 60m
+# How many tests/e2e tests run at once (go test -parallel; Go's default is the number of cores,
+# 2 here). The e2e tests mostly wait (on the lab's real etcd and kube-apiserver, on the provider's
+# timeouts for nodes that do not answer, on downloads), so two at a time left a core idle for the
+# last minutes of make test, when only tests/e2e still ran; docs/building.md has the measurements.
+E2E_PARALLEL ?= 4
 export PATH := $(TOOLS_BIN):$(PATH)
 
 # Caches for the language toolchains, kept inside the (ignored) repository folder so that a
@@ -323,7 +328,7 @@ go-test-run: tools provider
 	@mkdir -p $(CACHE); export PROXMOXTALOS_PROVIDER_BIN=$(PROVIDER); \
 	echo "go test ./... (root module, output below when done) and tests/e2e ./... (streamed)"; \
 	go test $(GO_TEST_FLAGS) -p 1 ./... > $(CACHE)/go-test-root.log 2>&1 & pid=$$!; \
-	e2e=0; (cd tests/e2e && go test $(GO_TEST_FLAGS) -p 1 ./...) || e2e=$$?; \
+	e2e=0; (cd tests/e2e && go test $(GO_TEST_FLAGS) -p 1 -parallel $(E2E_PARALLEL) ./...) || e2e=$$?; \
 	root=0; wait $$pid || root=$$?; \
 	echo "--- root module:"; cat $(CACHE)/go-test-root.log; \
 	if [ $$root -ne 0 ] || [ $$e2e -ne 0 ]; then echo "go-test: root module exit $$root, tests/e2e exit $$e2e"; exit 1; fi
