@@ -127,6 +127,11 @@ func TestBootstrapKubeconfigAndNodes(t *testing.T) {
 		t.Fatalf("kubelet version = %q", wNode.Status.NodeInfo["kubeletVersion"])
 	}
 
+	// The kubelet reports the boot ID machined's Read serves: one per boot.
+	if id, err := readBootID(ctx, t, cp); err != nil || cpNode.Status.NodeInfo["bootID"]+"\n" != id {
+		t.Fatalf("cp1: Node nodeInfo.bootID %q, Talos boot_id %q (%v): want the same ID", cpNode.Status.NodeInfo["bootID"], id, err)
+	}
+
 	// Without a client certificate the API refuses to list nodes.
 	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: hc.Transport.(*http.Transport).TLSClientConfig.Clone()}}
 	anon.Transport.(*http.Transport).TLSClientConfig.Certificates = nil

@@ -1,7 +1,6 @@
 package talos
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"maps"
 	"strings"
@@ -95,7 +94,7 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 		v.addr = st.addr.String()
 		v.version = imageTag(cfg.Machine().Kubelet().Image())
 		v.cp = isControlPlane(cfg)
-		v.bootID = bootID(st.nodeID, kn.bootedAt)
+		v.bootID = st.bootID
 		v.servingCSR = rotatesServerCerts(cfg)
 
 		v.labels = map[string]string{
@@ -193,13 +192,6 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 // the services, when the node reboots or powers off.
 func kubeletRuns(p Phase) bool {
 	return p == PhaseRunning || p == PhaseUpgrading || p == PhaseResetting || p == PhaseShuttingDown
-}
-
-// bootID changes with every boot of the machine, as /proc/sys/kernel/random/boot_id.
-func bootID(nodeID string, boot time.Time) string {
-	sum := sha256.Sum256([]byte(nodeID + boot.String()))
-
-	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
 func systemDiskKi(m Machine) uint64 {

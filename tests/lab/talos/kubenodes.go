@@ -39,6 +39,7 @@ type kubeletStatus struct {
 	cfg     config.Provider
 	version string
 	nodeID  string
+	bootID  string
 	machine Machine
 }
 
@@ -47,6 +48,13 @@ func kubeletPosts(n *Node) kubeletStatus {
 	st := kubeletStatus{addr: n.addr, cfg: n.active, version: n.image.Version, machine: n.machine}
 	if n.ps != nil {
 		st.nodeID = n.ps.nodeID
+	}
+
+	// The kubelet's nodeInfo.bootID is cadvisor's MachineInfo.BootID, read
+	// from /proc/sys/kernel/random/boot_id (google/cadvisor machine/info.go,
+	// -boot_id_file): the file machined's Read serves, one ID per boot.
+	if n.servers != nil && n.servers.logs != nil {
+		st.bootID = n.servers.logs.bootID
 	}
 
 	return st
