@@ -277,15 +277,21 @@ func readNodeConfig(ctx context.Context, c *Conn) (*NodeConfig, error) {
 }
 
 // readStage reads the MachineStatus resource: the boot stage (booting,
-// running, rebooting, upgrading, ...). ok is
-// false when the node does not serve the resource.
+// running, rebooting, upgrading, ...). ok is false when it was not read.
 func readStage(ctx context.Context, c *Conn) (stage runtimeres.MachineStage, ok bool) {
+	stage, err := readMachineStage(ctx, c)
+
+	return stage, err == nil
+}
+
+// readMachineStage is readStage with the read's error.
+func readMachineStage(ctx context.Context, c *Conn) (runtimeres.MachineStage, error) {
 	ms, err := safe.StateGetByID[*runtimeres.MachineStatus](c.nodeContext(ctx), c.client.COSI, runtimeres.MachineStatusID)
 	if err != nil {
-		return runtimeres.MachineStageUnknown, false
+		return runtimeres.MachineStageUnknown, err
 	}
 
-	return ms.TypedSpec().Stage, true
+	return ms.TypedSpec().Stage, nil
 }
 
 // installDiskMissing checks the configuration's install disk against the

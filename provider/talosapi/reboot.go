@@ -67,7 +67,7 @@ func bootIDRefused(node, why string, err error) error {
 
 // waitRebooted waits until the node answers over mTLS from a boot other than
 // the one whose ID was read before the request (before), runs Talos want
-// and, when it reports its stage, is running. The version cannot tell a
+// and reports stage running. The version cannot tell a
 // same-version upgrade's new boot from the old one, nor can a stage seen or
 // missed (a node under load stays in stage running for a while after it
 // accepted), so there is no grace period that ends in a guess: the wait
@@ -100,8 +100,13 @@ func waitRebooted(ctx context.Context, t Target, image, want, before string, o O
 
 		desc := "Talos " + conn.version
 
-		stage, haveStage := readStage(actx, conn)
-		if haveStage {
+		// The stage must be read: a staged upgrade's node answers from the
+		// boot that runs the install, on the old image (Talos 1.14 starts
+		// apid in the initialize sequence, before install: siderolabs/talos
+		// v1.14.0-rc.1 v1alpha1_sequencer.go Initialize, StartApid), in
+		// stage booting or installing (controllers/runtime/machine_status.go).
+		stage, stageErr := readMachineStage(actx, conn)
+		if stageErr == nil {
 			desc += ", stage " + stage.String()
 		}
 
@@ -114,7 +119,9 @@ func waitRebooted(ctx context.Context, t Target, image, want, before string, o O
 			return false, desc + ", not rebooted yet (same boot ID)", nil
 		case !sameVersion(conn.version, want):
 			return false, desc + ", rebooted", nil
-		case haveStage && stage != runtimeres.MachineStageRunning:
+		case stageErr != nil:
+			return false, desc + ", rebooted, stage not read", stageErr
+		case stage != runtimeres.MachineStageRunning:
 			return false, desc + ", rebooted", nil
 		}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -93,12 +94,7 @@ func (n *rebootingNode) history() []string {
 }
 
 func serveRebootingNode(t *testing.T, n *rebootingNode) Target {
-	osCA := newTestCA(t, "os")
-	addr := serve(t, serverTLS(t, osCA, osCA), func(s *grpc.Server) {
-		machineapi.RegisterMachineServiceServer(s, n)
-	})
-
-	return Target{Node: addr, Creds: clientCreds(t, osCA, "os:admin"), Configured: true}
+	return serveNodeWithState(t, n, newFlakyState(nodeState(t, runtimeres.MachineStageRunning, newSchematic)))
 }
 
 const sameVersionImage = "factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.5"
