@@ -75,6 +75,10 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	// configuration already, so the digest alone cannot tell the new boot.
 	var bootBefore string
 
+	// rebootAfter: the node took the configuration without a reboot because
+	// it has no mode reboot (Talos 1.14); the provider reboots it.
+	var rebootAfter bool
+
 	err = o.poll(ctx, fmt.Sprintf("node %s to accept the machine configuration", t.Node), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
@@ -87,15 +91,8 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 			mode = ApplyAuto
 		}
 
-		if conn.Mode == ModeMaintenance {
-			if disk := installDiskMissing(cfg, conn.disks); disk != "" {
-				return false, "", stop(fmt.Errorf("node %s has no disk %s to install Talos on (it has %s): set the install disk to one of these (scsi disks are /dev/sdX, virtio disks /dev/vdX)", t.Node, disk, strings.Join(conn.disks, ", ")))
-			}
-
-			if mm := mode.maintenanceMode(); mm != mode {
-				o.report("node %s is in maintenance mode: installing with mode %s (mode %s applies to later changes)", t.Node, mm, mode)
-				mode = mm
-			}
+		if mode, err = installMode(cfg, conn, mode, o); err != nil {
+			return false, "", err
 		}
 
 		areq := &machineapi.ApplyConfigurationRequest{Data: req.Config, Mode: mode.proto()}
@@ -110,7 +107,9 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 			return false, state, err
 		}
 
-		resp, err := conn.client.ApplyConfiguration(conn.nodeContext(actx), areq)
+		var resp *machineapi.ApplyConfigurationResponse
+
+		resp, rebootAfter, err = sendApply(actx, conn, areq, mode, o)
 		if err != nil {
 			if classify(err) == failPermanent {
 				return false, "", stop(fmt.Errorf("node %s refused the machine configuration (mode %s, %s): %s", t.Node, mode, conn.Mode, statusMessage(err)))
@@ -134,7 +133,7 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 			}
 		}
 
-		if conn.Mode == ModeMaintenance {
+		if conn.Mode == ModeMaintenance || rebootAfter {
 			res.Applied = ApplyReboot
 		}
 
@@ -145,6 +144,10 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	}
 
 	o.report("node %s accepted the machine configuration via %s (%s)", t.Node, res.Via, res.Applied)
+
+	if err := rebootIfAsked(ctx, t, res, rebootAfter, bootBefore, o); err != nil {
+		return res, err
+	}
 
 	o.machineSilent(t, silenceAfter(res, cfg))
 
@@ -203,6 +206,29 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	res.Version = version
 
 	return res, nil
+}
+
+// installMode is the mode to send: mode, or for a node in maintenance
+// mode the one it installs with; a stop() error when the node lacks the
+// configuration's install disk.
+func installMode(cfg config.Provider, conn *Conn, mode ApplyMode, o Options) (ApplyMode, error) {
+	if conn.Mode != ModeMaintenance {
+		return mode, nil
+	}
+
+	node := conn.target.Node
+
+	if disk := installDiskMissing(cfg, conn.disks); disk != "" {
+		return mode, stop(fmt.Errorf("node %s has no disk %s to install Talos on (it has %s): set the install disk to one of these (scsi disks are /dev/sdX, virtio disks /dev/vdX)", node, disk, strings.Join(conn.disks, ", ")))
+	}
+
+	if mm := mode.maintenanceMode(); mm != mode {
+		o.report("node %s is in maintenance mode: installing with mode %s (mode %s applies to later changes)", node, mm, mode)
+
+		return mm, nil
+	}
+
+	return mode, nil
 }
 
 // bootBeforeApply reads the boot ID of a configured node about to be told

@@ -105,3 +105,40 @@ func TestSameVersionUpgradeCutByAStopIsLost(t *testing.T) {
 		}
 	}
 }
+
+// Talos 1.14 refuses apply mode reboot on a configured node (Unimplemented;
+// the lab as siderolabs/talos v1.14.0-rc.1 v1alpha1_server.go). Apply mode
+// reboot then applies without a reboot and reboots the node through the
+// Reboot API: it returns once the node runs the configuration from a new
+// boot. Before, the apply failed with the node's refusal.
+func TestRebootApplyOnTalos114RebootsThroughTheAPI(t *testing.T) {
+	t.Parallel()
+
+	const version = "v1.14.1"
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version)
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	boots := node.Status().Boots
+
+	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg, Mode: talosapi.ApplyReboot}, o)
+	if err != nil || res.Applied != talosapi.ApplyReboot || !strings.Contains(res.Details, "Reboot API") {
+		t.Fatalf("Apply mode reboot on Talos %s = %+v, %v", version, res, err)
+	}
+
+	if st := node.Status(); st.Boots <= boots || st.Phase != "running" || st.Image.Version != version {
+		t.Fatalf("Apply mode reboot returned with the node at boot %d, %s, %s (before: boot %d): it had not rebooted", st.Boots, st.Phase, st.Image.Version, boots)
+	}
+}

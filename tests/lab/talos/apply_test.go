@@ -164,3 +164,43 @@ func TestApplyTryRollsBack(t *testing.T) {
 	// At time scale 0 the timeout passes at once: the old config is back.
 	waitFor(t, "rollback", func() bool { return !strings.Contains(nodeConfig(t, c, configres.ActiveID), "lab/try") })
 }
+
+// Talos 1.14 dropped apply mode REBOOT on configured nodes (Unimplemented,
+// nothing saved), applies AUTO as NO_REBOOT and checks no change for a
+// reboot (siderolabs/talos 995bc30d5; v1.14.0-rc.1 v1alpha1_server.go
+// ApplyConfiguration): machine.env, which 1.12 reboots for, is applied
+// without a reboot.
+func TestApplyModesOnTalos114(t *testing.T) {
+	t.Parallel()
+
+	image := strings.ReplaceAll(installer, testVersion, "v1.14.1")
+	tc := bootCluster(t, clusterOpts{cps: 1, version: "v1.14.1", patch: func(s string) string { return strings.ReplaceAll(s, installer, image) }})
+	n := tc.cps[0].node
+	c := tc.client(t, tc.cps[0])
+
+	waitFor(t, "apid on cp1", func() bool { _, err := c.Version(ctxT(t)); return err == nil })
+
+	if got := n.Status().Image.Version; got != "v1.14.1" {
+		t.Fatalf("cp1 runs %s, want v1.14.1", got)
+	}
+
+	boots := n.Status().Boots
+	envCfg := withEnv(tc.cpConfig)
+
+	_, err := apply(t, c, envCfg, machine.ApplyConfigurationRequest_REBOOT) //nolint:staticcheck // the mode 1.14 refuses
+	wantCode(t, err, codes.Unimplemented, "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead")
+
+	if strings.Contains(nodeConfig(t, c, configres.PersistentID), "LAB_PROXY") {
+		t.Fatal("a refused REBOOT apply saved the configuration")
+	}
+
+	resp, err := apply(t, c, envCfg, machine.ApplyConfigurationRequest_AUTO)
+	if err != nil || resp.Messages[0].Mode != machine.ApplyConfigurationRequest_NO_REBOOT ||
+		resp.Messages[0].ModeDetails != "Applied configuration without a reboot" {
+		t.Fatalf("AUTO on 1.14 = %v, %v; want NO_REBOOT", resp, err)
+	}
+
+	if !strings.Contains(nodeConfig(t, c, configres.ActiveID), "LAB_PROXY") || n.Status().Boots != boots {
+		t.Fatal("AUTO on 1.14 must apply the configuration at once, without a reboot")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blang/semver/v4"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,7 +24,9 @@ import (
 // ApplyConfiguration applies a config to a configured node in any mode, as
 // machined does: validate, decide AUTO by canApplyImmediate, refuse
 // NO_REBOOT/TRY when a reboot is needed, STAGED waits for the next reboot,
-// TRY rolls back after its timeout, REBOOT reboots.
+// TRY rolls back after its timeout, REBOOT reboots. Talos 1.14 refuses
+// REBOOT and applies AUTO as NO_REBOOT, checking no change for a reboot
+// (dropsApplyReboot).
 func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConfigurationRequest) (*machine.ApplyConfigurationResponse, error) {
 	n := m.node
 
@@ -33,8 +36,6 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 	}
 
 	mode := in.Mode.String()
-	details := "Applied configuration with a reboot"
-	modeErr := ""
 
 	if in.Mode != machine.ApplyConfigurationRequest_TRY {
 		n.cancelRollback()
@@ -53,6 +54,11 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 		return nil, status.Error(codes.InvalidArgument, "the applied machine configuration doesn't contain v1alpha1 config, did you mean to patch the machine config instead?")
 	}
 
+	noApplyReboot := dropsApplyReboot(n.runningVersion())
+	if in.Mode == machine.ApplyConfigurationRequest_REBOOT && noApplyReboot { //nolint:staticcheck // the mode 1.14 refuses
+		return nil, status.Error(codes.Unimplemented, "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead")
+	}
+
 	n.sim.mu.Lock()
 	vmode := validationMode{platform: n.image.Platform, installed: n.ps != nil}
 	n.sim.mu.Unlock()
@@ -69,25 +75,14 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 
 	warnings = append(warnings, runtimeWarnings...)
 
-	switch in.Mode { //nolint:exhaustive
-	case machine.ApplyConfigurationRequest_TRY, machine.ApplyConfigurationRequest_NO_REBOOT:
-		if err := canApplyImmediate(current, cfg); err != nil {
-			return nil, status.Error(codes.InvalidArgument, err.Error())
-		}
+	auto := in.Mode == machine.ApplyConfigurationRequest_AUTO
 
-		details = "Applied configuration without a reboot"
-	case machine.ApplyConfigurationRequest_STAGED:
-		details = "Staged configuration to be applied after the next reboot"
-	case machine.ApplyConfigurationRequest_AUTO:
-		if err := canApplyImmediate(current, cfg); err != nil {
-			in.Mode = machine.ApplyConfigurationRequest_REBOOT
-			details = "Applied configuration with a reboot"
-			modeErr = ": " + err.Error()
-		} else {
-			in.Mode = machine.ApplyConfigurationRequest_NO_REBOOT
-			details = "Applied configuration without a reboot"
-		}
+	details, modeErr, err := decideApplyMode(in, current, cfg, noApplyReboot)
+	if err != nil {
+		return nil, err
+	}
 
+	if auto {
 		mode = fmt.Sprintf("%s(%s)", mode, in.Mode)
 	}
 
@@ -147,6 +142,38 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 		Warnings:    warnings,
 		ModeDetails: details + modeErr,
 	}}}, nil
+}
+
+// decideApplyMode resolves AUTO (in.Mode is set to what the node does) and
+// refuses a NO_REBOOT or TRY change that needs a reboot, as machined does;
+// v114 (dropsApplyReboot) checks nothing and resolves AUTO to NO_REBOOT.
+func decideApplyMode(in *machine.ApplyConfigurationRequest, current, cfg config.Provider, v114 bool) (details, modeErr string, err error) {
+	switch in.Mode { //nolint:exhaustive
+	case machine.ApplyConfigurationRequest_TRY, machine.ApplyConfigurationRequest_NO_REBOOT:
+		if !v114 {
+			if err := canApplyImmediate(current, cfg); err != nil {
+				return "", "", status.Error(codes.InvalidArgument, err.Error())
+			}
+		}
+
+		return "Applied configuration without a reboot", "", nil
+	case machine.ApplyConfigurationRequest_STAGED:
+		return "Staged configuration to be applied after the next reboot", "", nil
+	case machine.ApplyConfigurationRequest_AUTO:
+		if !v114 {
+			if err := canApplyImmediate(current, cfg); err != nil {
+				in.Mode = machine.ApplyConfigurationRequest_REBOOT
+
+				return "Applied configuration with a reboot", ": " + err.Error(), nil
+			}
+		}
+
+		in.Mode = machine.ApplyConfigurationRequest_NO_REBOOT
+
+		return "Applied configuration without a reboot", "", nil
+	default:
+		return "Applied configuration with a reboot", "", nil
+	}
 }
 
 // setActive makes a config the running one (applied live).
@@ -249,4 +276,21 @@ func stableHostname(nodeID string) string {
 	}
 
 	return fmt.Sprintf("talos-%s-%s", b36[1:4], b36[4:7])
+}
+
+// dropsApplyReboot says whether a Talos version refuses apply mode REBOOT on
+// a configured node (Unimplemented, after the config is parsed and has its
+// v1alpha1 document, before it is validated), applies AUTO as NO_REBOOT, and
+// no longer checks NO_REBOOT/TRY changes for a reboot: "feat: drop apply
+// config method reboot" (siderolabs/talos 995bc30d5, first in
+// v1.14.0-alpha.2; v1.14.0-rc.1 7a84d742b v1alpha1_server.go
+// ApplyConfiguration). In maintenance mode REBOOT is still NO_REBOOT.
+func dropsApplyReboot(version string) bool {
+	v, err := semver.ParseTolerant(version)
+	if err != nil {
+		return false
+	}
+
+	// The lab serves no 1.14 pre-release before alpha.2.
+	return v.Major > 1 || v.Minor >= 14
 }

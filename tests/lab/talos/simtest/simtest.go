@@ -74,6 +74,14 @@ func Boot(s *simtalos.Sim, name string, addr netip.Addr, disk string) *simtalos.
 	return NewVM(name, addr, disk).PowerOn(s)
 }
 
+// BootVersion is Boot with the Image Factory ISO of Schematic at version.
+func BootVersion(s *simtalos.Sim, name string, addr netip.Addr, disk, version string) *simtalos.Node {
+	vm := NewVM(name, addr, disk)
+	vm.machine.CDROM = strings.ReplaceAll(ISO, Version, version)
+
+	return vm.PowerOn(s)
+}
+
 // VM is a machine that keeps what its guest wrote on its disk across power
 // cycles, as a Proxmox VM does.
 type VM struct {
