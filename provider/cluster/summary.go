@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -13,9 +14,11 @@ import (
 
 // configEffect says what applying next does to a node running current:
 // nothing, a live update, or a reboot (Talos' own rule, talosconfig
-// ClassifyChange), with the reason for the summary. A Talos upgrade is
-// reported by the plan already.
-func configEffect(current, next string) (plan.Action, string, error) {
+// ClassifyChange), with the reason for the summary. version is the Talos
+// version that applies it: one that AppliesWithoutReboot updates the node
+// in place, and a change that needed a reboot waits for the next one. A
+// Talos upgrade is reported by the plan already.
+func configEffect(current, next, version string) (plan.Action, string, error) {
 	// The same text: nothing to apply, whatever it parses to (an online
 	// current was parsed when it was read; an offline one is the state's,
 	// validated by Check when it was applied). Answered without encoding
@@ -37,6 +40,10 @@ func configEffect(current, next string) (plan.Action, string, error) {
 	}
 	if ch.Upgrade {
 		return plan.ActionUpgrade, "new installer image", nil
+	}
+	if ch.Reboot && talosconfig.AppliesWithoutReboot(version) {
+		return plan.ActionUpdate, fmt.Sprintf("%s at the next reboot: Talos %s applies without one",
+			strings.Join(ch.RebootPaths, ", "), version), nil
 	}
 	if ch.Reboot {
 		return plan.ActionReboot, strings.Join(ch.RebootPaths, ", "), nil
@@ -97,7 +104,8 @@ func refine(s plan.Summary, nodes []*plan.Node, configs map[string]string, want 
 		if !ok || r.err != nil {
 			continue
 		}
-		action, reason, err := configEffect(r.running.Config, configs[n.Name])
+		// Applied after any upgrade: by the planned version.
+		action, reason, err := configEffect(r.running.Config, configs[n.Name], cmp.Or(want.talos, r.running.TalosVersion))
 		if err != nil {
 			warn(fmt.Sprintf("node %s: what the new configuration changes on it could not be told (%s); the preview of its ConfigurationApply says", n.Name, firstLine(err.Error())))
 		}

@@ -36,9 +36,13 @@ type ApplyMode string
 // Values lists the apply modes (talosctl apply-config --mode).
 func (ApplyMode) Values() []infer.EnumValue[ApplyMode] {
 	return []infer.EnumValue[ApplyMode]{
-		{Name: "Auto", Value: "auto", Description: "Without a reboot when Talos can apply the change live, with a reboot otherwise."},
-		{Name: "NoReboot", Value: "no-reboot", Description: "Live only: fails when the change needs a reboot."},
-		{Name: "Reboot", Value: "reboot", Description: "Always reboot the node."},
+		{Name: "Auto", Value: "auto", Description: "Talos 1.13 and older: without a reboot when Talos can apply the change live, " +
+			"with a reboot otherwise. Talos 1.14 and newer: always without a reboot; a change that needed one (such as " +
+			"machine.env) takes effect at the node's next reboot, which the preview and the update warn of (use `reboot` to reboot now)."},
+		{Name: "NoReboot", Value: "no-reboot", Description: "Without a reboot. Talos 1.13 and older refuse a change that needs " +
+			"a reboot (the update fails, the preview warns); Talos 1.14 and newer apply it, and it takes effect at the node's next reboot."},
+		{Name: "Reboot", Value: "reboot", Description: "Always reboot the node (on Talos 1.14 and newer, which have no such " +
+			"apply mode: applied without a reboot, then rebooted through the Talos Reboot API)."},
 		{Name: "Staged", Value: "staged", Description: "Save the configuration for the next reboot; the node keeps running the old one."},
 		{Name: "Try", Value: "try", Description: "Apply live and roll back after tryTimeout unless applied again."},
 	}

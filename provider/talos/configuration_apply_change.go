@@ -35,7 +35,8 @@ const installImagePath = "machine.install.image"
 // changeLine says in one short line what the update does to the node, for
 // the preview ("live: 1 path, no reboot", "reboot: machine.env",
 // "upgrade v1.12.5 → v1.12.6 (reboot, VM kept); then live: 1 path, no
-// reboot"); warning marks a change the apply mode will refuse.
+// reboot"); warning marks a change the apply mode will refuse, or one that
+// takes effect only at the node's next reboot (Talos 1.14).
 func changeLine(c nodeChange) (string, bool) {
 	var parts []string
 
@@ -63,7 +64,7 @@ func changeLine(c nodeChange) (string, bool) {
 
 			var line string
 
-			line, warning = configLine(ch, c.mode)
+			line, warning = configLine(ch, c.mode, applyVersion(c))
 			if line != "" {
 				parts = append(parts, line)
 			}
@@ -77,9 +78,21 @@ func changeLine(c nodeChange) (string, bool) {
 	return strings.Join(parts, "; then "), warning
 }
 
+// applyVersion is the Talos version that takes the configuration: the one
+// the node is upgraded to first, else the one it runs ("" when unknown).
+func applyVersion(c nodeChange) string {
+	if c.toVersion != "" {
+		return c.toVersion
+	}
+
+	return c.fromVersion
+}
+
 // configLine describes the configuration paths that change, apart from the
-// installer image of an upgrade.
-func configLine(ch talosconfig.Change, mode talosapi.ApplyMode) (string, bool) {
+// installer image of an upgrade, as the node's Talos version applies them:
+// a version that AppliesWithoutReboot applies a change that needed a reboot
+// without one, and the change waits for the node's next reboot.
+func configLine(ch talosconfig.Change, mode talosapi.ApplyMode, version string) (string, bool) {
 	changed := slices.DeleteFunc(slices.Clone(ch.Changed), func(p string) bool { return p == installImagePath })
 	n := len(changed)
 
@@ -94,8 +107,10 @@ func configLine(ch talosconfig.Change, mode talosapi.ApplyMode) (string, bool) {
 		return fmt.Sprintf("try: %s live, rolled back after tryTimeout unless applied again", pathCount(n)), false
 	case !ch.Reboot && mode != talosapi.ApplyReboot:
 		return fmt.Sprintf("live: %s, no reboot", pathCount(n)), false
-	case ch.Reboot && mode == talosapi.ApplyNoReboot:
-		return fmt.Sprintf("fails: %s needs a reboot, applyMode is no-reboot (use auto or reboot)", pathList(ch.RebootPaths)), true
+	case ch.Reboot && mode != talosapi.ApplyReboot && talosconfig.AppliesWithoutReboot(version):
+		return pendingLine(ch, mode, n, version), true
+	case ch.Reboot && (mode == talosapi.ApplyNoReboot || mode == talosapi.ApplyTry):
+		return fmt.Sprintf("fails: %s needs a reboot, applyMode is %s (use auto or reboot)", pathList(ch.RebootPaths), mode), true
 	case ch.Reboot:
 		line := "reboot: " + pathList(ch.RebootPaths)
 		if n > len(ch.RebootPaths) {
@@ -106,6 +121,19 @@ func configLine(ch talosconfig.Change, mode talosapi.ApplyMode) (string, bool) {
 	default:
 		return fmt.Sprintf("reboot (applyMode reboot): %s", pathCount(n)), false
 	}
+}
+
+// pendingLine is configLine for a change that needed a reboot before Talos
+// 1.14, applied by version without one (mode auto, no-reboot or try).
+func pendingLine(ch talosconfig.Change, mode talosapi.ApplyMode, n int, version string) string {
+	if mode == talosapi.ApplyTry {
+		// A try configuration is not saved: a reboot ends it.
+		return fmt.Sprintf("try (Talos %s): %s live until tryTimeout; %s would need a reboot, which ends the try",
+			version, pathCount(n), pathList(ch.RebootPaths))
+	}
+
+	return fmt.Sprintf("no reboot (Talos %s): %s effective only at the next reboot; applyMode reboot reboots now",
+		version, pathList(ch.RebootPaths))
 }
 
 func pathCount(n int) string {

@@ -125,6 +125,40 @@ func TestDiffEnvNeedsRebootAndNoRebootModeWarns(t *testing.T) {
 	}
 }
 
+// Talos 1.14 applies AUTO and NO_REBOOT without a reboot and without a
+// reboot check (siderolabs/talos 995bc30d5; v1.14.0-rc.1 v1alpha1_server.go
+// ApplyConfiguration): the machine.env change that reboots a 1.12 node (and
+// that no-reboot refuses there) takes effect only at a 1.14 node's next
+// reboot, and the preview says so, per node, as a warning.
+func TestDiffEnvOnTalos114TakesEffectAtTheNextReboot(t *testing.T) {
+	t.Parallel()
+
+	noReboot := ApplyMode("no-reboot")
+
+	for _, c := range []struct {
+		version string
+		mode    *ApplyMode
+		want    string
+		warning bool
+	}{
+		{"v1.12.5", nil, "node 10.5.0.2: reboot: machine.env", false},
+		{"v1.12.5", &noReboot, "node 10.5.0.2: fails: machine.env needs a reboot, applyMode is no-reboot (use auto or reboot)", true},
+		{"v1.14.1", nil, "node 10.5.0.2: no reboot (Talos v1.14.1): machine.env effective only at the next reboot; applyMode reboot reboots now", true},
+		{"v1.14.1", &noReboot, "node 10.5.0.2: no reboot (Talos v1.14.1): machine.env effective only at the next reboot; applyMode reboot reboots now", true},
+	} {
+		args := ConfigurationApplyArgs{Node: "10.5.0.2", MachineConfiguration: testConfig(t, c.version), ApplyMode: c.mode}
+		old := appliedState(t, args, c.version)
+
+		next := args
+		next.MachineConfiguration = testConfig(t, c.version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+		_, notes := diffConfigurationApply(old, withView(t, next))
+		if len(notes) != 1 || notes[0].text != c.want || notes[0].warning != c.warning {
+			t.Errorf("Talos %s, applyMode %v: notes = %+v, want %q (warning %v)", c.version, deref((*string)(c.mode)), notes, c.want, c.warning)
+		}
+	}
+}
+
 func TestDiffSecretChangeShowsFingerprintNotValue(t *testing.T) {
 	t.Parallel()
 
@@ -336,6 +370,13 @@ func TestChangeLine(t *testing.T) {
 		{"staged", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyStaged}, "staged: 1 path, applied at the next reboot", false},
 		{"forced reboot", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot}, "reboot (applyMode reboot): 1 path", false},
 		{"reboot paths cut", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto}, "reboot: machine.env, machine.features.rbac +1 more (4 paths in all)", false},
+		{"try refused", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyTry, fromVersion: "v1.12.5"},
+			"fails: machine.env, machine.features.rbac +1 more needs a reboot, applyMode is try (use auto or reboot)", true},
+		{"pending on 1.14", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto, fromVersion: "v1.14.1"},
+			"no reboot (Talos v1.14.1): machine.env, machine.features.rbac +1 more effective only at the next reboot; applyMode reboot reboots now", true},
+		{"try on 1.14", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyTry, fromVersion: "v1.14.1"},
+			"try (Talos v1.14.1): 4 paths live until tryTimeout; machine.env, machine.features.rbac +1 more would need a reboot, which ends the try", true},
+		{"reboot mode on 1.14", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot, fromVersion: "v1.14.1"}, "reboot (applyMode reboot): 1 path", false},
 		{"vm and upgrade", nodeChange{vmFrom: "cores=2 memory=4096MiB cloudInit=0123456789abcdef", vmTo: "cores=2 memory=8192MiB cloudInit=fedcba9876543210",
 			fromVersion: "v1.12.4", toVersion: "v1.12.5"}, "reboot: VM restart (memory 4096MiB → 8192MiB, cloudInit changes); then upgrade v1.12.4 → v1.12.5 (reboot, VM kept)", false},
 	} {
@@ -347,6 +388,12 @@ func TestChangeLine(t *testing.T) {
 		if len(got) > 140 {
 			t.Errorf("%s: %d characters, the CLI cuts it", c.name, len(got))
 		}
+	}
+
+	// The configuration is applied after the upgrade, by the new version.
+	up := nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto, fromVersion: "v1.13.2", toVersion: "v1.14.1"}
+	if got, warning := changeLine(up); !strings.HasSuffix(got, "; then no reboot (Talos v1.14.1): machine.env, machine.features.rbac +1 more effective only at the next reboot; applyMode reboot reboots now") || !warning {
+		t.Errorf("upgrade to 1.14: %q (warning %v)", got, warning)
 	}
 }
 

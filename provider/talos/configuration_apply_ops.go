@@ -3,11 +3,13 @@ package talos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginelog"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
@@ -360,7 +362,7 @@ func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationA
 		return false, nil
 	}
 
-	res, err := talosapi.Apply(ctx, run.t, talosapi.ApplyRequest{Config: run.cfg, Mode: run.mode, TryTimeout: tryTimeout(run.in)}, run.o)
+	res, err := talosapi.Apply(ctx, run.t, talosapi.ApplyRequest{Config: run.cfg, Mode: run.mode, TryTimeout: tryTimeout(run.in), Running: nc.Active}, run.o)
 	if res != nil {
 		applied = true
 		st.ConfigDigest, st.AppliedMode = res.Digest, string(res.Applied)
@@ -370,11 +372,23 @@ func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationA
 		return applied, run.scrub(err)
 	}
 
+	if len(res.Pending) > 0 {
+		enginelog.Logger(ctx).Warning(pendingWarning(nodeLabel(run.in), run.t.Node, res.Version, res.Pending))
+	}
+
 	if res.Version != "" {
 		st.RunningVersion = res.Version
 	}
 
 	return applied, nil
+}
+
+// pendingWarning says that a node applied a change without the reboot it
+// takes effect at, and how to reboot it now.
+func pendingWarning(label, node, version string, paths []string) string {
+	return fmt.Sprintf("node %s runs Talos %s, which applied the configuration without a reboot: changes to %s take effect only at "+
+		"the node's next reboot. Reboot it now with `talosctl -n %s reboot`, or set applyMode: reboot to have the update reboot it",
+		label, version, strings.Join(paths, ", "), node)
 }
 
 // scrubError replaces secret values of the configuration that a node's

@@ -27,6 +27,9 @@ type ApplyRequest struct {
 	// NoWait returns once the node accepted the configuration, without
 	// waiting for it to run it.
 	NoWait bool
+	// Running is the configuration the node runs before the apply, when
+	// known: it tells the Pending paths.
+	Running []byte
 }
 
 // ApplyResult says what happened.
@@ -49,6 +52,10 @@ type ApplyResult struct {
 	// Unverified says why the node could not be checked to run the
 	// configuration yet ("" when it was).
 	Unverified string
+	// Pending are the changed paths that take effect only at the node's
+	// next reboot: a Talos version that applies without a reboot
+	// (talosconfig.AppliesWithoutReboot) applied a change that needed one.
+	Pending []string
 }
 
 // Apply sends a machine configuration to the node, in maintenance mode or
@@ -144,6 +151,8 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 	}
 
 	o.report("node %s accepted the machine configuration via %s (%s)", t.Node, res.Via, res.Applied)
+
+	res.Pending = pendingPaths(req, res)
 
 	if err := rebootIfAsked(ctx, t, res, rebootAfter, bootBefore, o); err != nil {
 		return res, err

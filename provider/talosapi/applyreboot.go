@@ -7,6 +7,8 @@ import (
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	"google.golang.org/grpc/codes"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // rebootModeDropped reports whether a configured node refused apply mode
@@ -87,4 +89,22 @@ func rebootAfterApply(ctx context.Context, t Target, before string, o Options) e
 
 		return true, state, nil
 	})
+}
+
+// pendingPaths lists the paths of a change a configured node applied
+// without a reboot although it needed one before Talos 1.14 (which no
+// longer checks: talosconfig.AppliesWithoutReboot): they take effect at its
+// next reboot, and Talos reports nothing pending, so Talos' former rule
+// (ClassifyChange) names them. nil when req has no Running configuration.
+func pendingPaths(req ApplyRequest, res *ApplyResult) []string {
+	if len(req.Running) == 0 || res.Via != ModeSecure || res.Applied != ApplyNoReboot || !talosconfig.AppliesWithoutReboot(res.Version) {
+		return nil
+	}
+
+	ch, err := talosconfig.ClassifyChange(string(req.Running), string(req.Config))
+	if err != nil || !ch.Reboot {
+		return nil
+	}
+
+	return ch.RebootPaths
 }

@@ -142,3 +142,58 @@ func TestRebootApplyOnTalos114RebootsThroughTheAPI(t *testing.T) {
 		t.Fatalf("Apply mode reboot returned with the node at boot %d, %s, %s (before: boot %d): it had not rebooted", st.Boots, st.Phase, st.Image.Version, boots)
 	}
 }
+
+// Talos 1.14 applies AUTO as NO_REBOOT without checking the change for a
+// reboot (siderolabs/talos 995bc30d5; v1.14.0-rc.1 v1alpha1_server.go
+// ApplyConfiguration sets the persistent and the active configuration): a
+// machine.env change, which reboots a 1.12 node, is applied at once, the
+// node keeps its boot, and Apply names machine.env as pending (it takes
+// effect at the next reboot) instead of reporting a plain live apply.
+func TestAutoApplyOnTalos114LeavesARebootChangePending(t *testing.T) {
+	t.Parallel()
+
+	for _, version := range []string{simtest.Version, "v1.14.1"} {
+		s := simtest.Start(t)
+		cp := simtest.AddressBlock()(2)
+		node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		t.Cleanup(cancel)
+
+		o := simOptions(t)
+		target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+		base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version)
+		env := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+		if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: base}, o); err != nil {
+			t.Fatal(err)
+		}
+
+		boots := node.Status().Boots
+
+		res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: env, Running: base}, o)
+		if err != nil {
+			t.Fatalf("Talos %s: %v", version, err)
+		}
+
+		nc, _, _, err := talosapi.ReadConfig(ctx, target, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		if version == simtest.Version {
+			if res.Applied != talosapi.ApplyReboot || len(res.Pending) != 0 || node.Status().Boots <= boots {
+				t.Errorf("Talos %s: applied %s, pending %v, boot %d (before %d): want a reboot", version, res.Applied, res.Pending, node.Status().Boots, boots)
+			}
+
+			continue
+		}
+
+		if res.Applied != talosapi.ApplyNoReboot || strings.Join(res.Pending, ",") != "machine.env" ||
+			node.Status().Boots != boots || nc.ActiveDigest != res.Digest || nc.PersistentDigest != res.Digest {
+			t.Errorf("Talos %s: applied %s, pending %v, boot %d (before %d), active is the new configuration %v, saved %v: "+
+				"want it applied and saved without a reboot, machine.env pending", version, res.Applied, res.Pending,
+				node.Status().Boots, boots, nc.ActiveDigest == res.Digest, nc.PersistentDigest == res.Digest)
+		}
+	}
+}

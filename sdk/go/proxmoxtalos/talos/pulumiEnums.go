@@ -14,11 +14,11 @@ import (
 type ApplyMode string
 
 const (
-	// Without a reboot when Talos can apply the change live, with a reboot otherwise.
+	// Talos 1.13 and older: without a reboot when Talos can apply the change live, with a reboot otherwise. Talos 1.14 and newer: always without a reboot; a change that needed one (such as machine.env) takes effect at the node's next reboot, which the preview and the update warn of (use `reboot` to reboot now).
 	ApplyModeAuto = ApplyMode("auto")
-	// Live only: fails when the change needs a reboot.
+	// Without a reboot. Talos 1.13 and older refuse a change that needs a reboot (the update fails, the preview warns); Talos 1.14 and newer apply it, and it takes effect at the node's next reboot.
 	ApplyModeNoReboot = ApplyMode("no-reboot")
-	// Always reboot the node.
+	// Always reboot the node (on Talos 1.14 and newer, which have no such apply mode: applied without a reboot, then rebooted through the Talos Reboot API).
 	ApplyModeReboot = ApplyMode("reboot")
 	// Save the configuration for the next reboot; the node keeps running the old one.
 	ApplyModeStaged = ApplyMode("staged")

@@ -4,15 +4,15 @@
 
 export const ApplyMode = {
     /**
-     * Without a reboot when Talos can apply the change live, with a reboot otherwise.
+     * Talos 1.13 and older: without a reboot when Talos can apply the change live, with a reboot otherwise. Talos 1.14 and newer: always without a reboot; a change that needed one (such as machine.env) takes effect at the node's next reboot, which the preview and the update warn of (use `reboot` to reboot now).
      */
     Auto: "auto",
     /**
-     * Live only: fails when the change needs a reboot.
+     * Without a reboot. Talos 1.13 and older refuse a change that needs a reboot (the update fails, the preview warns); Talos 1.14 and newer apply it, and it takes effect at the node's next reboot.
      */
     NoReboot: "no-reboot",
     /**
-     * Always reboot the node.
+     * Always reboot the node (on Talos 1.14 and newer, which have no such apply mode: applied without a reboot, then rebooted through the Talos Reboot API).
      */
     Reboot: "reboot",
     /**

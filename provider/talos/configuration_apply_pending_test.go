@@ -1,0 +1,67 @@
+package talos
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginetest"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
+)
+
+// An update of a Talos 1.14 node with a machine.env change (which reboots a
+// 1.12 node under applyMode auto) succeeds without a reboot, as Talos 1.14
+// applies it (siderolabs/talos 995bc30d5; v1.14.0-rc.1 v1alpha1_server.go
+// ApplyConfiguration), and warns that machine.env takes effect only at the
+// node's next reboot, naming the node and how to reboot it.
+func TestUpdateOnTalos114WarnsOfAChangePendingTheNextReboot(t *testing.T) {
+	t.Parallel()
+
+	const version = "v1.14.1"
+
+	sim := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(sim, "cp1", cp, "scsi0", version)
+
+	c := newSimCluster(t, cp)
+	base := c.config(talosconfig.RoleControlPlane, "/dev/sda", version)
+	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+	s := nodeServer(t, nil)
+	apply := newRes(t, s, "ConfigurationApply", "cp1")
+	if err := apply.create(applyInputs(c, cp.String(), base, nil)); err != nil {
+		t.Fatal(err)
+	}
+
+	prev, _, err := framework.DecodeInputs[ConfigurationApplyState](t.Context(), apply.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	news, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), apply.check(applyInputs(c, cp.String(), env, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	boots := node.Status().Boots
+
+	var resp infer.UpdateResponse[ConfigurationApplyState]
+	logs := enginetest.Run(t, func(ctx context.Context) {
+		resp, err = (&ConfigurationApply{opts: fastOpts}).Update(ctx,
+			infer.UpdateRequest[ConfigurationApplyArgs, ConfigurationApplyState]{ID: apply.id, Inputs: news, State: prev})
+	})
+	if err != nil || resp.Output.AppliedMode != "no-reboot" || node.Status().Boots != boots {
+		t.Fatalf("update: applied %q, %v, boot %d (before %d): want it applied without a reboot", resp.Output.AppliedMode, err, node.Status().Boots, boots)
+	}
+
+	warnings := strings.Join(enginetest.Messages(logs, pulumirpc.LogSeverity_WARNING), "\n")
+	want := "node " + cp.String() + " runs Talos " + version + ", which applied the configuration without a reboot: changes to machine.env take effect only at the node's next reboot"
+	if !strings.Contains(warnings, want) || !strings.Contains(warnings, "talosctl -n "+cp.String()+" reboot") {
+		t.Errorf("warnings %q lack %q and how to reboot", warnings, want)
+	}
+}
