@@ -6,13 +6,13 @@ package decodetest
 
 import (
 	"context"
-
-	p "github.com/pulumi/pulumi-go-provider"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
@@ -145,41 +145,9 @@ func fill(rng *rand.Rand, v reflect.Value, depth int, required bool) {
 }
 
 // perturb makes some values secret, null, empty or unknown, and adds an
-// unknown key now and then.
+// unknown key now and then, at any depth.
 func perturb(rng *rand.Rand, v property.Value) property.Value {
-	out := v
-	switch {
-	case v.IsMap():
-		m := map[string]property.Value{}
-		for k, e := range v.AsMap().All {
-			m[k] = perturb(rng, e)
-		}
-		if rng.IntN(40) == 0 {
-			m["noSuchField"] = property.New("x")
-		}
-		out = property.New(m)
-	case v.IsArray():
-		var arr []property.Value
-		for _, e := range v.AsArray().All {
-			arr = append(arr, perturb(rng, e))
-		}
-		switch rng.IntN(20) {
-		case 0:
-			arr = []property.Value{}
-		case 1:
-			arr = append(arr, property.New(property.Null))
-		}
-		out = property.New(arr)
-	}
-	switch rng.IntN(30) {
-	case 0, 1, 2:
-		out = out.WithSecret(true)
-	case 3:
-		out = property.New(property.Null)
-	case 4:
-		out = property.New(property.Computed)
-	}
-	return out
+	return perturbTo(rng, v, 1, math.MaxInt)
 }
 
 // perturbAbove is perturb for values at paths of at most 3 steps (depth
@@ -188,7 +156,13 @@ func perturb(rng *rand.Rand, v property.Value) property.Value {
 // each step to its parent's path slice, which from 3 steps on has room
 // for one more, so siblings share it), and so not always where it was.
 func perturbAbove(rng *rand.Rand, v property.Value, depth int) property.Value {
-	if depth > 3 {
+	return perturbTo(rng, v, depth, 3)
+}
+
+// perturbTo is perturb for the values of v at depth up to maxDepth (v's
+// own depth is depth).
+func perturbTo(rng *rand.Rand, v property.Value, depth, maxDepth int) property.Value {
+	if depth > maxDepth {
 		return v
 	}
 	out := v
@@ -196,7 +170,7 @@ func perturbAbove(rng *rand.Rand, v property.Value, depth int) property.Value {
 	case v.IsMap():
 		m := map[string]property.Value{}
 		for k, e := range v.AsMap().All {
-			m[k] = perturbAbove(rng, e, depth+1)
+			m[k] = perturbTo(rng, e, depth+1, maxDepth)
 		}
 		if rng.IntN(40) == 0 {
 			m["noSuchField"] = property.New("x")
@@ -205,7 +179,7 @@ func perturbAbove(rng *rand.Rand, v property.Value, depth int) property.Value {
 	case v.IsArray():
 		var arr []property.Value
 		for _, e := range v.AsArray().All {
-			arr = append(arr, perturbAbove(rng, e, depth+1))
+			arr = append(arr, perturbTo(rng, e, depth+1, maxDepth))
 		}
 		switch rng.IntN(20) {
 		case 0:
