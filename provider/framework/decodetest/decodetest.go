@@ -48,16 +48,7 @@ func Check[T any](t *testing.T, rounds int) {
 	rng := rand.New(rand.NewPCG(14, uint64(rounds)))
 	plain, declined := 0, 0
 	for round := range rounds {
-		var v T
-		fill(rng, reflect.ValueOf(&v).Elem(), 0, true)
-		m := resource.FromResourcePropertyValue(resource.NewObjectProperty(resource.NewPropertyMap(v))).AsMap()
-		if round%2 == 1 {
-			top := map[string]property.Value{}
-			for k, e := range m.All {
-				top[k] = perturb(rng, e)
-			}
-			m = property.NewMap(top)
-		}
+		m := randomInputs[T](rng, round%2 == 1, math.MaxInt)
 		got, ok := framework.DecodePlain[T](m)
 		if !ok {
 			if inferDecodes[T](m) {
@@ -144,23 +135,30 @@ func fill(rng *rand.Rand, v reflect.Value, depth int, required bool) {
 	}
 }
 
-// perturb makes some values secret, null, empty or unknown, and adds an
-// unknown key now and then, at any depth.
-func perturb(rng *rand.Rand, v property.Value) property.Value {
-	return perturbTo(rng, v, 1, math.MaxInt)
+// randomInputs is a random value of T as a Pulumi property map; perturbed,
+// some of its values down to maxDepth are made secret, null, empty or
+// unknown, and unknown keys added. CheckEncode stops at depth 3: infer marks
+// a secret or unknown deeper than that at a path another value below the
+// same parent may overwrite (ende.walk appends each step to its parent's
+// path slice, which from 3 steps on has room for one more, so siblings
+// share it), and so not always where it was.
+func randomInputs[T any](rng *rand.Rand, perturbed bool, maxDepth int) property.Map {
+	var v T
+	fill(rng, reflect.ValueOf(&v).Elem(), 0, true)
+	m := resource.FromResourcePropertyValue(resource.NewObjectProperty(resource.NewPropertyMap(v))).AsMap()
+	if !perturbed {
+		return m
+	}
+	top := map[string]property.Value{}
+	for k, e := range m.All {
+		top[k] = perturbTo(rng, e, 1, maxDepth)
+	}
+	return property.NewMap(top)
 }
 
-// perturbAbove is perturb for values at paths of at most 3 steps (depth
-// is v's): infer marks a secret or unknown deeper than that at a path
-// another value below the same parent may overwrite (ende.walk appends
-// each step to its parent's path slice, which from 3 steps on has room
-// for one more, so siblings share it), and so not always where it was.
-func perturbAbove(rng *rand.Rand, v property.Value, depth int) property.Value {
-	return perturbTo(rng, v, depth, 3)
-}
-
-// perturbTo is perturb for the values of v at depth up to maxDepth (v's
-// own depth is depth).
+// perturbTo makes some values of v, down to maxDepth (v's own depth is
+// depth), secret, null, empty or unknown, and adds an unknown key now and
+// then.
 func perturbTo(rng *rand.Rand, v property.Value, depth, maxDepth int) property.Value {
 	if depth > maxDepth {
 		return v
@@ -251,16 +249,7 @@ func CheckEncode[T any](t *testing.T, rounds int) {
 	urn := resource.NewURN("stack", "project", "", "index:Checker", "c")
 	taken := 0
 	for round := range rounds {
-		var v T
-		fill(rng, reflect.ValueOf(&v).Elem(), 0, true)
-		m := resource.FromResourcePropertyValue(resource.NewObjectProperty(resource.NewPropertyMap(v))).AsMap()
-		if round%2 == 1 {
-			top := map[string]property.Value{}
-			for k, e := range m.All {
-				top[k] = perturbAbove(rng, e, 1)
-			}
-			m = property.NewMap(top)
-		}
+		m := randomInputs[T](rng, round%2 == 1, 3)
 		checked, ok := framework.DecodePlain[T](m)
 		if !ok {
 			continue
