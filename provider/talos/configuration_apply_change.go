@@ -127,8 +127,9 @@ func configLine(ch talosconfig.Change, mode talosapi.ApplyMode, version string) 
 // 1.14, applied by version without one (mode auto, no-reboot or try).
 func pendingLine(ch talosconfig.Change, mode talosapi.ApplyMode, n int, version string) string {
 	if mode == talosapi.ApplyTry {
-		// A try configuration is not saved: a reboot ends it.
-		return fmt.Sprintf("try (Talos %s): %s live until tryTimeout; %s would need a reboot, which ends the try",
+		// A try configuration is not saved: a reboot ends it, so the
+		// paths that need one never take effect (the update warns).
+		return fmt.Sprintf("try (Talos %s): %s live until tryTimeout; %s never take effect (a reboot ends the try)",
 			version, pathCount(n), pathList(ch.RebootPaths))
 	}
 

@@ -375,7 +375,7 @@ func TestChangeLine(t *testing.T) {
 		{"pending on 1.14", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto, fromVersion: "v1.14.1"},
 			"no reboot (Talos v1.14.1): machine.env, machine.features.rbac +1 more effective only at the next reboot; applyMode reboot reboots now", true},
 		{"try on 1.14", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyTry, fromVersion: "v1.14.1"},
-			"try (Talos v1.14.1): 4 paths live until tryTimeout; machine.env, machine.features.rbac +1 more would need a reboot, which ends the try", true},
+			"try (Talos v1.14.1): 4 paths live until tryTimeout; machine.env, machine.features.rbac +1 more never take effect (a reboot ends the try)", true},
 		{"reboot mode on 1.14", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot, fromVersion: "v1.14.1"}, "reboot (applyMode reboot): 1 path", false},
 		{"vm and upgrade", nodeChange{vmFrom: "cores=2 memory=4096MiB cloudInit=0123456789abcdef", vmTo: "cores=2 memory=8192MiB cloudInit=fedcba9876543210",
 			fromVersion: "v1.12.4", toVersion: "v1.12.5"}, "reboot: VM restart (memory 4096MiB → 8192MiB, cloudInit changes); then upgrade v1.12.4 → v1.12.5 (reboot, VM kept)", false},

@@ -373,7 +373,7 @@ func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationA
 	}
 
 	if len(res.Pending) > 0 {
-		enginelog.Logger(ctx).Warning(pendingWarning(nodeLabel(run.in), run.t.Node, res.Version, res.Pending))
+		enginelog.Logger(ctx).Warning(pendingWarning(nodeLabel(run.in), run.t.Node, res))
 	}
 
 	if res.Version != "" {
@@ -384,11 +384,20 @@ func (run reconcileRun) applyIfDifferent(ctx context.Context, st *ConfigurationA
 }
 
 // pendingWarning says that a node applied a change without the reboot it
-// takes effect at, and how to reboot it now.
-func pendingWarning(label, node, version string, paths []string) string {
+// takes effect at, and how to reboot it now; for mode try, that the change
+// never takes effect (res.Pending).
+func pendingWarning(label, node string, res *talosapi.ApplyResult) string {
+	paths := strings.Join(res.Pending, ", ")
+	if res.Applied == talosapi.ApplyTry {
+		return fmt.Sprintf("node %s runs Talos %s, which applied the configuration in try mode without a reboot: changes to %s take "+
+			"effect only at a reboot, and a try configuration is not saved (a reboot boots the saved one, and it is rolled back after "+
+			"tryTimeout), so they do not take effect. To keep them, set applyMode: reboot, or apply with applyMode: auto and reboot "+
+			"the node with `talosctl -n %s reboot`", label, res.Version, paths, node)
+	}
+
 	return fmt.Sprintf("node %s runs Talos %s, which applied the configuration without a reboot: changes to %s take effect only at "+
 		"the node's next reboot. Reboot it now with `talosctl -n %s reboot`, or set applyMode: reboot to have the update reboot it",
-		label, version, strings.Join(paths, ", "), node)
+		label, res.Version, paths, node)
 }
 
 // scrubError replaces secret values of the configuration that a node's

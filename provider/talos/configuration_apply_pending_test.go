@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
@@ -63,5 +64,57 @@ func TestUpdateOnTalos114WarnsOfAChangePendingTheNextReboot(t *testing.T) {
 	want := "node " + cp.String() + " runs Talos " + version + ", which applied the configuration without a reboot: changes to machine.env take effect only at the node's next reboot"
 	if !strings.Contains(warnings, want) || !strings.Contains(warnings, "talosctl -n "+cp.String()+" reboot") {
 		t.Errorf("warnings %q lack %q and how to reboot", warnings, want)
+	}
+}
+
+// applyMode try on Talos 1.14 with a machine.env change: Talos accepts it
+// without a reboot and does not save it (v1.14.0-rc.1 v1alpha1_server.go
+// ApplyConfiguration, TRY), so machine.env never takes effect; the update
+// warns so, naming the node and the path. Before, it said nothing.
+func TestTryUpdateOnTalos114WarnsTheRebootChangeNeverTakesEffect(t *testing.T) {
+	t.Parallel()
+
+	const version = "v1.14.1"
+
+	sim := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(sim, "cp1", cp, "scsi0", version)
+
+	c := newSimCluster(t, cp)
+	base := c.config(talosconfig.RoleControlPlane, "/dev/sda", version)
+	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+	try := map[string]property.Value{"applyMode": property.New("try"), "tryTimeout": property.New("1h")}
+
+	s := nodeServer(t, nil)
+	apply := newRes(t, s, "ConfigurationApply", "cp1")
+	if err := apply.create(applyInputs(c, cp.String(), base, nil)); err != nil {
+		t.Fatal(err)
+	}
+
+	prev, _, err := framework.DecodeInputs[ConfigurationApplyState](t.Context(), apply.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	news, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), apply.check(applyInputs(c, cp.String(), env, try)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	boots := node.Status().Boots
+
+	var resp infer.UpdateResponse[ConfigurationApplyState]
+	logs := enginetest.Run(t, func(ctx context.Context) {
+		resp, err = (&ConfigurationApply{opts: fastOpts}).Update(ctx,
+			infer.UpdateRequest[ConfigurationApplyArgs, ConfigurationApplyState]{ID: apply.id, Inputs: news, State: prev})
+	})
+	if err != nil || resp.Output.AppliedMode != "try" || node.Status().Boots != boots {
+		t.Fatalf("update: applied %q, %v, boot %d (before %d): want it applied in try mode without a reboot", resp.Output.AppliedMode, err, node.Status().Boots, boots)
+	}
+
+	warnings := strings.Join(enginetest.Messages(logs, pulumirpc.LogSeverity_WARNING), "\n")
+	want := "node " + cp.String() + " runs Talos " + version + ", which applied the configuration in try mode without a reboot: changes to machine.env take effect only at a reboot"
+	if !strings.Contains(warnings, want) || !strings.Contains(warnings, "so they do not take effect") {
+		t.Errorf("warnings %q lack %q and that they do not take effect", warnings, want)
 	}
 }

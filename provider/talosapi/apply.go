@@ -55,6 +55,8 @@ type ApplyResult struct {
 	// Pending are the changed paths that take effect only at the node's
 	// next reboot: a Talos version that applies without a reboot
 	// (talosconfig.AppliesWithoutReboot) applied a change that needed one.
+	// With Applied try they never take effect (the configuration is not
+	// saved, and is rolled back).
 	Pending []string
 }
 

@@ -96,8 +96,15 @@ func rebootAfterApply(ctx context.Context, t Target, before string, o Options) e
 // longer checks: talosconfig.AppliesWithoutReboot): they take effect at its
 // next reboot, and Talos reports nothing pending, so Talos' former rule
 // (ClassifyChange) names them. nil when req has no Running configuration.
+//
+// Mode try counts too: 1.14 accepts such a change in TRY (older versions
+// refused it) and makes it the active configuration only, unsaved, until
+// the rollback (v1.14.0-rc.1 v1alpha1_server.go ApplyConfiguration, TRY:
+// RollbackToConfigAfter, SetConfig, no SetPersistedConfig), so those paths
+// never take effect: a reboot boots the saved configuration.
 func pendingPaths(req ApplyRequest, res *ApplyResult) []string {
-	if len(req.Running) == 0 || res.Via != ModeSecure || res.Applied != ApplyNoReboot || !talosconfig.AppliesWithoutReboot(res.Version) {
+	applied := res.Applied == ApplyNoReboot || res.Applied == ApplyTry
+	if len(req.Running) == 0 || res.Via != ModeSecure || !applied || !talosconfig.AppliesWithoutReboot(res.Version) {
 		return nil
 	}
 

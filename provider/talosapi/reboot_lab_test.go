@@ -197,3 +197,53 @@ func TestAutoApplyOnTalos114LeavesARebootChangePending(t *testing.T) {
 		}
 	}
 }
+
+// Talos 1.14 accepts a try apply of a change that needs a reboot (older
+// Talos refused it) and makes it the active configuration only, unsaved
+// (v1.14.0-rc.1 v1alpha1_server.go ApplyConfiguration, TRY: SetConfig
+// without SetPersistedConfig): the node does not reboot, keeps its saved
+// configuration, and Apply names machine.env as pending, which the caller
+// reports as never taking effect. Before, a try apply named nothing.
+func TestTryApplyOnTalos114NamesTheRebootChange(t *testing.T) {
+	t.Parallel()
+
+	const version = "v1.14.1"
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+	base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version)
+	env := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+	first, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: base}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	boots := node.Status().Boots
+
+	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: env, Running: base, Mode: talosapi.ApplyTry}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	nc, _, _, err := talosapi.ReadConfig(ctx, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// (The lab's time scale 0 rolls the try back at once: the active
+	// configuration is not compared.)
+	if res.Applied != talosapi.ApplyTry || strings.Join(res.Pending, ",") != "machine.env" || node.Status().Boots != boots ||
+		nc.PersistentDigest != first.Digest {
+		t.Errorf("try on Talos %s: applied %s, pending %v, boot %d (before %d), saved is the old configuration %v: "+
+			"want it unsaved, no reboot, machine.env pending", version, res.Applied, res.Pending, node.Status().Boots, boots,
+			nc.PersistentDigest == first.Digest)
+	}
+}
