@@ -158,7 +158,7 @@ func (e realNodeEtcd) Defragment(ctx context.Context) error {
 		return err
 	}
 
-	return ec.real.call(ctx, u, "/v3/maintenance/defragment", struct{}{}, &struct{}{}, false)
+	return ec.real.invoke(ctx, []string{u}, "/v3/maintenance/defragment", struct{}{}, &struct{}{}, false)
 }
 
 // ForfeitLeadership is Talos's (internal/pkg/etcd ForfeitLeadership): when
@@ -188,7 +188,7 @@ func (e realNodeEtcd) ForfeitLeadership(ctx context.Context) (string, error) {
 			continue
 		}
 
-		err := ec.real.call(ctx, u, "/v3/maintenance/transfer-leadership", map[string]any{"targetID": strconv.FormatUint(uint64(m.ID), 10)}, &struct{}{}, true)
+		err := ec.real.invoke(ctx, []string{u}, "/v3/maintenance/transfer-leadership", map[string]any{"targetID": strconv.FormatUint(uint64(m.ID), 10)}, &struct{}{}, true)
 		if err != nil {
 			return "", err
 		}

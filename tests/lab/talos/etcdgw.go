@@ -83,7 +83,10 @@ func (g *etcdGateway) post(ctx context.Context, url, path string, body any, requ
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close() //nolint:errcheck
 
+		// The gateway's error is the gRPC status as JSON
+		// (grpc-gateway v2 DefaultHTTPErrorHandler): {"code":14,"message":...}.
 		var e struct {
+			Code    int    `json:"code"`
 			Message string `json:"message"`
 		}
 
@@ -92,16 +95,17 @@ func (g *etcdGateway) post(ctx context.Context, url, path string, body any, requ
 			return nil, fmt.Errorf("etcd %s: HTTP %d: %s", path, resp.StatusCode, b)
 		}
 
-		return nil, etcdError(e.Message)
+		return nil, &etcdRPCError{code: e.Code, err: etcdError(e.Message)}
 	}
 
 	return resp, nil
 }
 
-// call is a unary call, bounded: etcd answers at once or, without a
-// leader, after its request timeout (5 s plus the election timeout).
+// call is one unary call to one member, as the gateway makes it: no
+// retry. It is bounded (etcdCallBound) only so that a hung member cannot
+// hold the lab; etcd itself always answers sooner.
 func (g *etcdGateway) call(ctx context.Context, url, path string, body, out any, requireLeader bool) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, etcdCallBound)
 	defer cancel()
 
 	resp, err := g.post(ctx, url, path, body, requireLeader)
@@ -111,25 +115,6 @@ func (g *etcdGateway) call(ctx context.Context, url, path string, body, out any,
 	defer resp.Body.Close() //nolint:errcheck
 
 	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
-}
-
-// callAny tries the endpoints in order until one answers, as clientv3's
-// balancer does; etcd's own errors end it.
-func (g *etcdGateway) callAny(ctx context.Context, urls []string, path string, body, out any) error {
-	err := errEtcdDial
-
-	for _, u := range urls {
-		err = g.call(ctx, u, path, body, out, true)
-		if !errors.Is(err, errEtcdGateway) && !errors.Is(err, errEtcdLearner) {
-			return err
-		}
-	}
-
-	if errors.Is(err, errEtcdGateway) {
-		return fmt.Errorf("%w (%w)", errEtcdDial, err)
-	}
-
-	return err
 }
 
 // etcdError turns etcd's message back into the lab's error values
@@ -224,7 +209,7 @@ func (g *etcdGateway) memberList(ctx context.Context, urls []string) ([]gwMember
 func (g *etcdGateway) status(ctx context.Context, url string) (gwStatus, error) {
 	var st gwStatus
 
-	return st, g.call(ctx, url, "/v3/maintenance/status", struct{}{}, &st, false)
+	return st, g.invoke(ctx, []string{url}, "/v3/maintenance/status", struct{}{}, &st, false)
 }
 
 // alarms is Maintenance.Alarm: GET lists, ACTIVATE raises, DEACTIVATE
@@ -239,7 +224,7 @@ func (g *etcdGateway) alarm(ctx context.Context, url, action string, a EtcdAlarm
 		body["alarm"] = "NONE"
 	}
 
-	if err := g.call(ctx, url, "/v3/maintenance/alarm", body, &out, true); err != nil {
+	if err := g.invoke(ctx, []string{url}, "/v3/maintenance/alarm", body, &out, true); err != nil {
 		return nil, err
 	}
 

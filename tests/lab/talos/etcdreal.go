@@ -244,9 +244,17 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// etcdJoinAttemptTimeout bounds one join attempt (the list, the removal of
+// a former self and the add), as Talos does (services/etcd.go
+// buildInitialCluster: context.WithTimeout(ctx, 30*time.Second) around
+// addMember); the reconciler then tries again.
+const etcdJoinAttemptTimeout = 30 * time.Second
+
 func (n *Node) addLearner(gen int, ec *etcdCluster, cfg config.Provider) (uint64, error) {
 	s := n.sim
-	ctx := n.ctx
+
+	ctx, cancel := context.WithTimeout(n.ctx, etcdJoinAttemptTimeout)
+	defer cancel()
 
 	s.mu.Lock()
 	name, addr, urls := n.hostname, n.addr, s.memberURLs(n, ec)
