@@ -125,7 +125,8 @@ func (s *Sim) healthTimedOut(ctx context.Context, urls []string, last error) err
 }
 
 // readHealth is clientv3's Get(ctx, "health") (linearizable, no
-// require-leader metadata) through the first of urls that answers.
+// require-leader metadata, repeated while etcd answers Unavailable: invoke)
+// through the first of urls that answers.
 func (g *etcdGateway) readHealth(ctx context.Context, urls []string) error {
 	err := fmt.Errorf("%w: the member has no client URL", errEtcdGateway)
 
@@ -133,7 +134,7 @@ func (g *etcdGateway) readHealth(ctx context.Context, urls []string) error {
 		var out struct{}
 
 		// "aGVhbHRo" is "health" (protojson bytes are base64).
-		err = g.call(ctx, u, "/v3/kv/range", map[string]any{"key": "aGVhbHRo"}, &out, false)
+		err = g.invoke(ctx, []string{u}, "/v3/kv/range", map[string]any{"key": "aGVhbHRo"}, &out, false)
 		if !errors.Is(err, errEtcdGateway) {
 			return err
 		}
