@@ -53,7 +53,7 @@ func registerChild(ctx *pulumi.Context, name string, args any, binds []childargs
 	if err != nil {
 		return fmt.Errorf("registering %s %s: %w", token, name, err)
 	}
-	return ctx.RegisterResource(token, name, props, res, opts...)
+	return registerShallow(ctx, token, name, props, res, opts...)
 }
 
 // The child resources, with the outputs the component reads: the names

@@ -69,6 +69,8 @@ type registration struct {
 	outputs   property.Map // what the mock answered
 	deps      []string     // "Type::name" of each dependency
 	ignore    []string     // ignoreChanges
+	// stack is the call stack the registration sent (source positions)
+	stack []string
 }
 
 func (r registration) key() string { return r.typ + "::" + r.name }
@@ -134,6 +136,9 @@ func (r *recorder) answer(args integration.MockResourceArgs) (string, property.M
 			reg.deps = append(reg.deps, shortURN(d))
 		}
 		reg.ignore = rpc.GetIgnoreChanges()
+		for _, f := range rpc.GetStackTrace().GetFrames() {
+			reg.stack = append(reg.stack, f.GetPc().GetUri())
+		}
 		slices.Sort(reg.deps)
 	}
 	out := args.Inputs.AsMap()
