@@ -19,7 +19,8 @@ const envCPUProfile = "PROXMOXTALOS_CPU_PROFILE"
 
 // envCPUProfileHz sets the CPU profile's sampling rate (Go's default is 100 Hz): a no-op
 // preview spends a few hundred milliseconds, tens of samples at the default, too few to
-// compare handlers; 1000 gives ten times as many.
+// compare handlers. The kernel's tick caps the rate actually taken (about 250 Hz on these
+// machines at 1000) while pprof counts each sample as 1/rate: read the figures as shares.
 const envCPUProfileHz = "PROXMOXTALOS_CPU_PROFILE_HZ"
 
 // envHeapProfile names a folder: when set, the provider writes a heap profile to
