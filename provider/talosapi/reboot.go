@@ -101,10 +101,11 @@ func waitRebooted(ctx context.Context, t Target, image, want, before string, o O
 		desc := "Talos " + conn.version
 
 		// The stage must be read: a staged upgrade's node answers from the
-		// boot that runs the install, on the old image (Talos 1.14 starts
-		// apid in the initialize sequence, before install: siderolabs/talos
-		// v1.14.0-rc.1 v1alpha1_sequencer.go Initialize, StartApid), in
-		// stage booting or installing (controllers/runtime/machine_status.go).
+		// boot that runs the install, on the old image (Talos 1.13 and
+		// later start apid in the initialize sequence, before install:
+		// siderolabs/talos b7d70cf62; v1.14.0-rc.1 v1alpha1_sequencer.go
+		// Initialize, StartApid), in stage booting or installing
+		// (controllers/runtime/machine_status.go).
 		stage, stageErr := readMachineStage(actx, conn)
 		if stageErr == nil {
 			desc += ", stage " + stage.String()

@@ -23,6 +23,10 @@ type Faults struct {
 	// one is only switched to once the install finished), and Proxmox
 	// shows the VM stopped, as after `qm stop`.
 	StopInUpgrade int
+	// StagedInstallGate, when set, holds the install of a staged upgrade
+	// in stage installing until it is closed (a slow installer pull), so
+	// that a test can look at the node during the boot that runs it.
+	StagedInstallGate <-chan struct{}
 }
 
 // SetFaults changes the injected faults.

@@ -139,7 +139,7 @@ func (n *Node) boot() nextStep {
 			ps = &persistState{disk: choice.disk, image: choice.image, nodeID: newNodeID()}
 		}
 
-		if ps.stagedUpgrade != nil {
+		if ps.stagedUpgrade != nil && !apidBeforeInstall(ps.image.Version) {
 			return n.runStagedUpgrade(ps)
 		}
 	}
@@ -203,6 +203,10 @@ func (n *Node) boot() nextStep {
 		<-n.ctx.Done()
 
 		return stepStop
+	}
+
+	if ps.stagedUpgrade != nil {
+		return n.stagedInstallBoot(ps, appliedConfig{cfg: cfg, bytes: ps.config})
 	}
 
 	return n.configured(ps, appliedConfig{cfg: cfg, bytes: ps.config})
@@ -377,9 +381,19 @@ func (n *Node) failBoot() nextStep {
 }
 
 // runStagedUpgrade applies an upgrade staged in META: the install runs early
-// in boot, then the node reboots into the new version.
+// in boot (machined's install sequence runs when IsInstallStaged,
+// v1alpha1_sequencer.go Install), then the node reboots into the new
+// version.
 func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
-	n.setPhase(PhaseUpgrading)
+	n.setPhase(PhaseInstalling)
+
+	if gate := n.sim.stagedInstallGate(); gate != nil {
+		select {
+		case <-gate:
+		case <-n.ctx.Done():
+			return stepStop
+		}
+	}
 
 	if !n.sim.sleep(n.ctx, installDuration) {
 		return stepStop

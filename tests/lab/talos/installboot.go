@@ -1,0 +1,72 @@
+package talos
+
+import (
+	"github.com/blang/semver/v4"
+
+	"github.com/siderolabs/talos/pkg/machinery/config"
+)
+
+// apidBeforeInstall says whether a Talos version starts apid in its
+// initialize sequence, before the install sequence runs, so that a boot
+// that installs a staged upgrade answers the API: since "feat: unify
+// maintenance and regular APIs" (siderolabs/talos b7d70cf62, v1.13.0;
+// v1.14.0-rc.1 internal/app/machined/pkg/runtime/v1alpha1/
+// v1alpha1_sequencer.go Initialize, earlyServices: StartApid). Before,
+// machined started apid after the install sequence (v1.12.0
+// internal/app/machined/main.go: Run(SequenceInstall), then
+// LoadAndStart(&services.APID{})), so that boot answers nothing.
+func apidBeforeInstall(version string) bool {
+	v, err := semver.ParseTolerant(version)
+
+	return err == nil && (v.Major > 1 || v.Minor >= 13)
+}
+
+// stagedInstallBoot is the boot that installs a staged upgrade on a version
+// that starts apid first (apidBeforeInstall). The config is loaded (the
+// initialize sequence's LoadConfig) and apid serves with it over mTLS once
+// its certificate is there (APIServiceConfigController: the regular API when
+// no maintenance is requested), so the node answers with the version it
+// boots (the old one), this boot's ID, and stage booting, then installing
+// (controllers/runtime/machine_status.go: the install phase of the install
+// sequence). No service of the boot sequence (etcd, kubelet) runs: the lab
+// keeps the node out of stage running, which is what starts them here.
+// Lifecycle calls (Upgrade, Reboot, Reset, ApplyConfiguration) answer
+// "node is not running" as in an upgrade; real Talos accepts Reboot,
+// Upgrade and Reset there but starts no sequence ("sequence not started:
+// locked": sequencer.go sequenceTakeOver has no entry for install).
+func (n *Node) stagedInstallBoot(ps *persistState, applied appliedConfig) nextStep {
+	s := n.sim
+
+	s.mu.Lock()
+	n.ps = ps
+	n.active, n.activeBytes = applied.cfg, applied.bytes
+	n.hostname = configHostname(applied.cfg, n.machine, ps, n.addr)
+
+	// A worker's certificate comes from trustd on a control plane, as in
+	// any boot (reconcileWorkerCerts).
+	var issuer config.Provider
+	if isControlPlane(applied.cfg) {
+		issuer = applied.cfg
+	} else if t := s.trustdFor(n); t != nil {
+		issuer = t.active
+	}
+	s.mu.Unlock()
+
+	n.publish()
+
+	if issuer != nil {
+		if err := n.startAPIWithIssuer(issuer); err != nil {
+			n.logf("apid failed to start", "error", err)
+		}
+	}
+
+	return n.runStagedUpgrade(ps)
+}
+
+// stagedInstallGate is the channel that holds a staged install (Faults).
+func (s *Sim) stagedInstallGate() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	return s.faults.StagedInstallGate
+}
