@@ -44,6 +44,24 @@ func TestRealEtcdMembersJoinSnapshotAlarms(t *testing.T) {
 		return len(resp.Messages[0].Members) == 3
 	})
 
+	// Every control plane's apiserver pod serves, and the cluster's one
+	// kube-apiserver process has served since the first did: members
+	// joining did not restart it (on Talos each joining control plane
+	// starts an apiserver of its own; the others keep theirs).
+	waitFor(t, "every control plane's apiserver serving", func() bool {
+		for _, v := range tc.cps {
+			if !apiServing(tc.sim, v.node) {
+				return false
+			}
+		}
+
+		return true
+	})
+
+	if n := apiServerStarts(tc.sim); n != 1 {
+		t.Fatalf("kube-apiserver started %d times for one cluster of three control planes, want once:\n%s", n, tc.logs.String())
+	}
+
 	ids := memberIDs(t, c1)
 	// All three statuses in one round, retried until they name a single
 	// leader: an election between two calls (a loaded machine) would
@@ -269,4 +287,38 @@ func firstKey(m map[uint64]bool) uint64 {
 	}
 
 	return 0
+}
+
+// apiServing: n's kube-apiserver static pod serves (the lab forwards its
+// address to the cluster's apiserver).
+func apiServing(s *Sim, n *Node) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	return !n.apiReadyAt.IsZero()
+}
+
+// apiServerStarts is how many kube-apiserver processes the simulator's
+// clusters started.
+func apiServerStarts(s *Sim) int {
+	s.mu.Lock()
+
+	var kcs []*kubeControlPlane
+
+	for _, c := range s.clusters {
+		if c.kube != nil {
+			kcs = append(kcs, c.kube)
+		}
+	}
+	s.mu.Unlock()
+
+	n := 0
+
+	for _, k := range kcs {
+		k.mu.Lock()
+		n += k.starts
+		k.mu.Unlock()
+	}
+
+	return n
 }

@@ -44,6 +44,9 @@ type kubeControlPlane struct {
 	sans    []netip.Addr // addresses the served certificate names
 	pki     *kubePKI
 	apiProc *proc // the serving kube-apiserver (its output is its log)
+	starts  int   // kube-apiserver processes started (tests count restarts)
+
+	etcd *etcdLocal // the apiservers' --etcd-servers (supervisor's)
 }
 
 // kubeWant is what the simulator wants the control plane to be.
@@ -54,15 +57,15 @@ type kubeWant struct {
 	sans  []netip.Addr    // addresses clients reach it on
 	// emulate is the --emulated-version ("1.34"), "" for the binary's own.
 	emulate string
-	// etcdServers: the voting members' client URLs, the apiserver's
-	// --etcd-servers (without quorum it does not get ready, as on a real
-	// control plane).
-	etcdServers string
+	// etcdMembers: host:port of the voting members the apiserver pods
+	// talk to (etcdlocal.go; without quorum it does not get ready, as on a
+	// real control plane). A change needs no new apiserver.
+	etcdMembers []string
 }
 
 func (w kubeWant) same(o kubeWant) bool {
 	return w.run == o.run && w.store == o.store && w.cfg == o.cfg &&
-		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate && w.etcdServers == o.etcdServers
+		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate && slices.Equal(w.etcdMembers, o.etcdMembers)
 }
 
 func newKubeControlPlane(s *Sim, id string, tools KubeTools) *kubeControlPlane {
@@ -148,11 +151,9 @@ func (k *kubeControlPlane) setServing(addr string, ready bool, failure string) {
 // running processes, owned by the supervisor goroutine.
 type kubeProcs struct {
 	store    uint64
-	etcdURL  string // the --etcd-servers wanted now
 	api      *proc
 	apiAddr  string
 	emulated string
-	servers  string // the apiserver's --etcd-servers
 	sans     []netip.Addr
 	started  time.Time
 }
@@ -168,7 +169,13 @@ func (k *kubeControlPlane) supervise() {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 
-	defer func() { have.api.stop(5 * time.Second) }()
+	defer func() {
+		have.api.stop(5 * time.Second)
+
+		if k.etcd != nil {
+			k.etcd.close()
+		}
+	}()
 
 	for {
 		select {
@@ -216,10 +223,21 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 		k.mu.Unlock()
 	}
 
-	// The apiserver uses the members; their quorum is real.
-	have.etcdURL = w.etcdServers
+	if k.etcd == nil {
+		e, err := newEtcdLocal()
+		if err != nil {
+			k.setServing(have.apiAddr, false, "etcd endpoint: "+err.Error())
 
-	if have.etcdURL == "" {
+			return
+		}
+
+		k.etcd = e
+	}
+
+	// The apiserver uses the members; their quorum is real.
+	k.etcd.setMembers(w.etcdMembers)
+
+	if len(w.etcdMembers) == 0 {
 		return
 	}
 
@@ -246,7 +264,7 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 
 	// A new apiserver for a new --emulated-version starts beside the old
 	// one, which serves until the new one is ready (a rolling restart).
-	if have.api == nil || have.emulated != w.emulate || have.servers != have.etcdURL {
+	if have.api == nil || have.emulated != w.emulate {
 		k.startAPIServer(w, have)
 	}
 }
@@ -261,12 +279,16 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 
-	api, err := startProc("kube-apiserver", k.tools.APIServer, k.pki.apiServerArgs(w, have.etcdURL, ports[0])...)
+	api, err := startProc("kube-apiserver", k.tools.APIServer, k.pki.apiServerArgs(w, k.etcd.url(), ports[0])...)
 	if err != nil {
 		k.setServing(have.apiAddr, false, err.Error())
 
 		return
 	}
+
+	k.mu.Lock()
+	k.starts++
+	k.mu.Unlock()
 
 	began := time.Now()
 
@@ -282,7 +304,6 @@ func (k *kubeControlPlane) startAPIServer(w kubeWant, have *kubeProcs) {
 
 	old := have.api
 	have.api, have.apiAddr, have.emulated, have.started = api, addr, w.emulate, time.Now()
-	have.servers = have.etcdURL
 
 	k.mu.Lock()
 	k.apiProc = api
@@ -347,10 +368,13 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 			}
 
 			if next.run != w.run || next.store != w.store || next.emulate != w.emulate ||
-				next.etcdServers != w.etcdServers ||
 				next.cfg != w.cfg && !samePKI(next.cfg, w.cfg) {
 				return errors.New("the simulator wants another control plane now")
 			}
+
+			// Members come and go while it starts, as they do beside a
+			// starting static pod.
+			k.etcd.setMembers(next.etcdMembers)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -46,19 +46,7 @@ func (s *Sim) wantKube(c *cluster, pods []*Node, after *[]func()) map[netip.Addr
 		cfg:   first.active,
 	}
 
-	// Every voting member: the lab runs one apiserver per cluster where
-	// Talos runs one per control plane against its own member
-	// (localhost:2379); a learner serves no client requests.
-	var urls []string
-
-	for _, m := range first.etcdCluster.voting() {
-		if a, err := netip.ParseAddr(m.addr); err == nil {
-			urls = append(urls, etcdClientURL(a))
-		}
-	}
-
-	slices.Sort(urls)
-	w.etcdServers = strings.Join(urls, ",")
+	w.etcdMembers = podMembers(first.etcdCluster, pods)
 
 	oldest := ""
 
@@ -89,6 +77,28 @@ func (s *Sim) wantKube(c *cluster, pods []*Node, after *[]func()) map[netip.Addr
 	c.agent.nudge()
 
 	return c.kube.servedAddrs()
+}
+
+// podMembers are the client endpoints (host:port) of the voting members
+// of ec on the control planes whose apiserver pod runs: each such pod
+// talks to its own node's member (etcdlocal.go); a learner serves no
+// client requests.
+func podMembers(ec *etcdCluster, pods []*Node) []string {
+	var out []string
+
+	for _, n := range pods {
+		if n.etcdCluster != ec || n.etcd == nil || n.etcd.learner {
+			continue
+		}
+
+		if a, err := netip.ParseAddr(n.etcd.addr); err == nil {
+			out = append(out, netip.AddrPortFrom(a, 2379).String())
+		}
+	}
+
+	slices.Sort(out)
+
+	return out
 }
 
 // closeKube stops every cluster's agent and real control plane and removes
