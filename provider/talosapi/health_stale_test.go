@@ -24,10 +24,8 @@ import (
 func TestHealthIgnoresReadyFromAnEarlierKubelet(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
-	target, o, kc := healthyControlPlane(ctx, t)
+	lab, kc := healthyControlPlane(t, 3*time.Minute)
+	ctx, target, o := lab.ctx, lab.target, lab.o
 	req := talosapi.HealthRequest{ControlPlanes: []string{target.Node}, Creds: target.Creds, Kubeconfig: kc.Raw}
 	old := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 

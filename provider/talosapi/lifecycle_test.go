@@ -18,19 +18,10 @@ import (
 func TestSingleNodeLifecycle(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cp := ip(2)
-	simtest.Boot(s, "cp1", cp, "scsi0")
+	lab := bootOneCP(t, simtest.Version, time.Minute)
+	s, cp, ctx, o, target := lab.sim, lab.addr, lab.ctx, lab.o, lab.target
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)
-
-	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg}, o)
+	res, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: lab.config(t)}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,17 +264,9 @@ func TestInstallDiskMissingAndUnreachableNode(t *testing.T) {
 func TestStagedTryAndNoRebootModes(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cp := ip(2)
-	simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-	base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)
+	lab := bootOneCP(t, simtest.Version, time.Minute)
+	cp, ctx, o, target := lab.addr, lab.ctx, lab.o, lab.target
+	base := lab.config(t)
 
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: base}, o); err != nil {
 		t.Fatal(err)
@@ -362,20 +345,9 @@ func TestStagedTryAndNoRebootModes(t *testing.T) {
 func TestStagedAndSchematicOnlyUpgrades(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cp := ip(2)
-	node := simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
+	lab := bootOneCP(t, simtest.Version, time.Minute)
+	s, node, ctx, o, target := lab.sim, lab.node, lab.ctx, lab.o, lab.target
+	lab.applyConfig(t)
 
 	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
 		t.Fatal(err)

@@ -61,21 +61,11 @@ func (f *fakeMachines) wasAsked(node string) bool {
 func TestWaitsEndWhenTheMachineIsOff(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
+	lab := bootOneCP(t, simtest.Version, 2*time.Minute)
 	m := &fakeMachines{}
-	o := simOptions(t)
-	o.Machines = m
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
+	lab.o.Machines = m
+	cp, node, ctx, o, target := lab.addr, lab.node, lab.ctx, lab.o, lab.target
+	lab.applyConfig(t)
 
 	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
 		t.Fatal(err)
@@ -164,22 +154,11 @@ func (f *fakeNotes) Silent(node string, d time.Duration) {
 func TestMachinesHearOfAnswersAndOfTheInstall(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	block := simtest.AddressBlock()
-	cp := block(2)
-	simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
+	lab := bootOneCP(t, simtest.Version, 2*time.Minute)
 	m := &fakeNotes{silent: map[string]time.Duration{}}
-	o := simOptions(t)
-	o.Machines = m
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
+	lab.o.Machines = m
+	s, block, cp, ctx, o := lab.sim, lab.ip, lab.addr, lab.ctx, lab.o
+	lab.applyConfig(t)
 
 	m.mu.Lock()
 	d, ok := m.silent[cp.String()]

@@ -22,10 +22,8 @@ import (
 func TestManifestDriftFindsEditedAndDeletedObjects(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
-	target, o, kc := healthyControlPlane(ctx, t)
+	lab, kc := healthyControlPlane(t, 3*time.Minute)
+	ctx, target, o := lab.ctx, lab.target, lab.o
 	for _, p := range []string{"/apis/apps/v1/namespaces/kube-system/deployments/coredns", "/api/v1/namespaces/kube-system/serviceaccounts/flannel",
 		"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kube-proxy"} {
 		waitObject(ctx, t, kc.Raw, p)

@@ -25,10 +25,8 @@ import (
 func TestSyncManifestsAppliesAndPrunes(t *testing.T) {
 	t.Parallel()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
-	target, o, kc := healthyControlPlane(ctx, t)
+	lab, kc := healthyControlPlane(t, 3*time.Minute)
+	ctx, target, o := lab.ctx, lab.target, lab.o
 
 	// Talos applies its bootstrap manifests (kube-proxy, flannel, CoreDNS)
 	// once the API serves, as the lab does: the syncs below find them.

@@ -21,16 +21,9 @@ import (
 func TestRebootApplyOfTheRunningConfigWaitsForTheReboot(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)
+	lab := bootOneCP(t, simtest.Version, 2*time.Minute)
+	node, ctx, o, target := lab.node, lab.ctx, lab.o, lab.target
+	cfg := lab.config(t)
 
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg}, o); err != nil {
 		t.Fatal(err)
@@ -116,16 +109,9 @@ func TestRebootApplyOnTalos114RebootsThroughTheAPI(t *testing.T) {
 
 	const version = "v1.14.1"
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version)
+	lab := bootOneCP(t, version, 2*time.Minute)
+	node, ctx, o, target := lab.node, lab.ctx, lab.o, lab.target
+	cfg := lab.config(t)
 
 	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg}, o); err != nil {
 		t.Fatal(err)
@@ -153,17 +139,10 @@ func TestAutoApplyOnTalos114LeavesARebootChangePending(t *testing.T) {
 	t.Parallel()
 
 	for _, version := range []string{simtest.Version, "v1.14.1"} {
-		s := simtest.Start(t)
-		cp := simtest.AddressBlock()(2)
-		node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
-
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		t.Cleanup(cancel)
-
-		o := simOptions(t)
-		target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-		base := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version)
-		env := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+		lab := bootOneCP(t, version, 2*time.Minute)
+		node, ctx, o, target := lab.node, lab.ctx, lab.o, lab.target
+		base := lab.config(t)
+		env := lab.config(t, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
 
 		if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: base}, o); err != nil {
 			t.Fatal(err)

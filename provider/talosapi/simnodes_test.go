@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -72,30 +73,69 @@ func simOptions(t *testing.T) talosapi.Options {
 	}
 }
 
-// healthyControlPlane boots one control plane in a lab of its own, applies
-// its configuration, bootstraps it and waits until it is healthy: the
-// Kubernetes API the manifest tests work against.
-func healthyControlPlane(ctx context.Context, t *testing.T) (talosapi.Target, talosapi.Options, *talosapi.Kubeconfig) {
+// oneCP is the lab of a single-node test: a simulator of its own with cp1
+// booted (maintenance mode) at its address block's .2 from an scsi0 disk,
+// a context the test's limit bounds, simOptions, and cp1 as the target with
+// admin credentials.
+type oneCP struct {
+	sim     *simtalos.Sim
+	ip      func(host int) netip.Addr // the lab's address block
+	node    *simtalos.Node
+	addr    netip.Addr // ip(2)
+	version string     // the Talos version cp1 boots
+	ctx     context.Context
+	o       talosapi.Options
+	target  talosapi.Target
+}
+
+// bootOneCP starts that lab: cp1 boots Talos version; the context ends
+// after limit or with the test.
+func bootOneCP(t *testing.T, version string, limit time.Duration) *oneCP {
 	t.Helper()
 	s := simtest.Start(t)
 	ip := simtest.AddressBlock()
-	cp := ip(2).String()
-	simtest.Boot(s, "cp1", ip(2), "scsi0")
+	addr := ip(2)
+	node := simtest.BootVersion(s, "cp1", addr, "scsi0", version)
 
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp, Creds: adminCreds(t)}
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+
+	return &oneCP{
+		sim: s, ip: ip, node: node, addr: addr, version: version, ctx: ctx, o: simOptions(t),
+		target: talosapi.Target{Node: addr.String(), Creds: adminCreds(t)},
+	}
+}
+
+// config is cp1's control plane configuration (install disk /dev/sda) with patches.
+func (c *oneCP) config(t *testing.T, patches ...string) []byte {
+	t.Helper()
+	return nodeConfig(t, talosconfig.RoleControlPlane, c.addr, "/dev/sda", c.version, patches...)
+}
+
+// applyConfig applies config() to cp1, failing the test on an error.
+func (c *oneCP) applyConfig(t *testing.T) {
+	t.Helper()
+	if _, err := talosapi.Apply(c.ctx, c.target, talosapi.ApplyRequest{Config: c.config(t)}, c.o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+}
+
+// healthyControlPlane is bootOneCP's lab with cp1 configured, bootstrapped
+// and healthy: the Kubernetes API the manifest tests work against, through
+// the returned admin kubeconfig.
+func healthyControlPlane(t *testing.T, limit time.Duration) (*oneCP, *talosapi.Kubeconfig) {
+	t.Helper()
+	c := bootOneCP(t, simtest.Version, limit)
+	c.applyConfig(t)
+	if _, err := talosapi.Bootstrap(c.ctx, c.target, c.o); err != nil {
 		t.Fatal(err)
 	}
-	kc, err := talosapi.FetchKubeconfig(ctx, target, "", o)
+	kc, err := talosapi.FetchKubeconfig(c.ctx, c.target, "", c.o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: []string{cp}, Creds: target.Creds, Kubeconfig: kc.Raw}, o); err != nil {
+	if _, err := talosapi.WaitHealthy(c.ctx, talosapi.HealthRequest{ControlPlanes: []string{c.target.Node}, Creds: c.target.Creds, Kubeconfig: kc.Raw}, c.o); err != nil {
 		t.Fatal(err)
 	}
-	return target, o, kc
+	return c, kc
 }

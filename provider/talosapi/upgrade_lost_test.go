@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
-	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -21,30 +20,21 @@ import (
 func TestUpgradeLostFailsPromptly(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	lab := bootOneCP(t, simtest.Version, 2*time.Minute)
 
 	var (
 		mu    sync.Mutex
 		lines []string
 	)
 
-	o := simOptions(t)
-	o.Progress = func(msg string) {
+	lab.o.Progress = func(msg string) {
 		t.Log(msg)
 		mu.Lock()
 		lines = append(lines, msg)
 		mu.Unlock()
 	}
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
+	node, ctx, o, target := lab.node, lab.ctx, lab.o, lab.target
+	lab.applyConfig(t)
 
 	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
 		t.Fatal(err)
@@ -83,19 +73,9 @@ func TestUpgradeLostFailsPromptly(t *testing.T) {
 func TestWaitVersionSaysNotAnswering(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.Boot(s, "cp1", cp, "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
+	lab := bootOneCP(t, simtest.Version, time.Minute)
+	node, ctx, o, target := lab.node, lab.ctx, lab.o, lab.target
+	lab.applyConfig(t)
 
 	var (
 		mu    sync.Mutex
