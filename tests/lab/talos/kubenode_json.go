@@ -1,8 +1,10 @@
 package talos
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +62,9 @@ type staticPod struct {
 }
 
 // kubeletViews lists the cluster's Node objects as its kubelets and Talos
-// see them (sim.mu held).
+// see them (sim.mu held), by name: the agent's round compares them with the
+// last round's (kubeAgent.round's digest), and an order that changed with
+// the map's would make every tick a full round of the API.
 func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 	var cps []*Node
 
@@ -128,7 +132,9 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 			}
 		}
 
-		for key, val := range cfg.Machine().NodeTaints() {
+		taints := cfg.Machine().NodeTaints()
+		for _, key := range slices.Sorted(maps.Keys(taints)) { // in a stable order, as the views
+			val := taints[key]
 			value, effect, ok := strings.Cut(val, ":")
 			if !ok {
 				value, effect = "", val
@@ -183,6 +189,8 @@ func (s *Sim) kubeletViews(c *cluster) []kubeletView {
 
 		out = append(out, v)
 	}
+
+	slices.SortFunc(out, func(a, b kubeletView) int { return cmp.Compare(a.name, b.name) })
 
 	return out
 }
