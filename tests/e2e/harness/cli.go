@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // CommandTimeout bounds one CLI run; a hung run fails the test with its output so far.
@@ -90,10 +93,13 @@ func (p *Project) WriteProgram(t testing.TB, name, body string) {
 	}
 }
 
-// ConfigureLab sets the provider configuration for the lab on the stack. Values are passed
-// on stdin so that the token never appears in a process listing. The lab's provider
-// environment variables (Lab.VMWatchScale) go into this project's Extra, not the Env's,
-// which other projects share; a lab without them (a real host) removes them.
+// ConfigureLab sets the provider configuration for the lab on the stack: the plaintext
+// values straight into the stack's settings file (SetPlainConfig), the token with one
+// `pulumi config set --secret` that reads it on stdin (so that it never appears in a process
+// listing) and encrypts it. One CLI run instead of one per value: each costs about a
+// CPU-second. The lab's provider environment variables (Lab.VMWatchScale) go into this
+// project's Extra, not the Env's, which other projects share; a lab without them (a real
+// host) removes them.
 func (p *Project) ConfigureLab(t testing.TB, lab Lab) {
 	t.Helper()
 	if p.Extra == nil {
@@ -103,10 +109,47 @@ func (p *Project) ConfigureLab(t testing.TB, lab Lab) {
 	for k, v := range lab.vars() {
 		p.Extra[k] = v
 	}
-	p.SetConfig(t, "proxmoxtalos:endpoint", lab.Endpoint, false)
-	p.SetConfig(t, "proxmoxtalos:apiToken", lab.APIToken, true)
+	plain := map[string]string{"proxmoxtalos:endpoint": lab.Endpoint}
 	if lab.CACert != "" {
-		p.SetConfig(t, "proxmoxtalos:caCert", lab.CACert, false)
+		plain["proxmoxtalos:caCert"] = lab.CACert
+	}
+	p.SetPlainConfig(t, plain)
+	p.SetConfig(t, "proxmoxtalos:apiToken", lab.APIToken, true)
+}
+
+// SetPlainConfig writes plaintext stack config values (full keys, "namespace:name") into
+// the stack's settings file, Pulumi.<stack>.yaml beside Pulumi.yaml, where `pulumi config
+// set` without --secret puts them (a "config" map of strings; pulumi/pulumi
+// sdk/go/common/workspace/project.go, ProjectStack), keeping what the file holds (the
+// secrets provider's salt, other values). Never a secret: the CLI encrypts those (SetConfig).
+func (p *Project) SetPlainConfig(t testing.TB, values map[string]string) {
+	t.Helper()
+	path := filepath.Join(p.Dir, "Pulumi."+p.Stack+".yaml")
+	doc := map[string]any{}
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	cfg, _ := doc["config"].(map[string]any)
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	for k, v := range values {
+		cfg[k] = v
+	}
+	doc["config"] = cfg
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
