@@ -71,7 +71,9 @@ outputs:
 // applies it without a reboot and has no apply mode reboot (siderolabs/talos
 // 995bc30d5). applyMode auto: the preview says it takes effect only at the
 // next reboot, the update warns so, and the node keeps its boot (real
-// talosctl reads the same boot ID). applyMode reboot: the update reboots the
+// talosctl reads the same boot ID). applyMode try: the same, but the
+// change never takes effect (a try configuration is not saved), and the
+// update says so. applyMode reboot: the update reboots the
 // node, and its boot ID changes; with no VM under the simulated node and
 // no apply mode reboot on 1.14, only the Reboot API can have done it.
 func TestTalos114RebootChangeWithTheCLI(t *testing.T) {
@@ -109,6 +111,25 @@ func TestTalos114RebootChangeWithTheCLI(t *testing.T) {
 
 	if id := bootID(); id != first || node.Status().Boots != boots {
 		t.Errorf("the node rebooted for applyMode auto on Talos 1.14: boot ID %s → %s, boots %d → %d", first, id, boots, node.Status().Boots)
+	}
+
+	// applyMode try: accepted without a reboot and never saved, so the
+	// change never takes effect; the update says so.
+	p.WriteProgram(t, "talos114", talos114Program(cp.String(), "machine: {nodeLabels: {lab: e2e}, env: {LAB_PROXY: 'http://proxy3.lan:3128'}}", "try"))
+
+	pre = mustSucceed(t, "preview of machine.env (try)", p.Preview(t, "--diff"))
+	if want := "try (Talos v1.14.1): 1 path live until tryTimeout; machine.env.LAB_PROXY never take effect (a reboot ends the try)"; !strings.Contains(squeeze(pre), want) {
+		t.Errorf("preview lacks %q:\n%s", want, pre)
+	}
+
+	up = mustSucceed(t, "up of machine.env (try)", p.Up(t))
+	if want := "which applied the configuration in try mode without a reboot: changes to machine.env.LAB_PROXY take effect only at a reboot"; !strings.Contains(squeeze(up), want) ||
+		!strings.Contains(squeeze(up), "so they do not take effect") {
+		t.Errorf("the update does not warn %q:\n%s", want, up)
+	}
+
+	if id := bootID(); id != first || node.Status().Boots != boots {
+		t.Errorf("the node rebooted for applyMode try on Talos 1.14: boot ID %s → %s, boots %d → %d", first, id, boots, node.Status().Boots)
 	}
 
 	// applyMode reboot: applied, then rebooted through the Reboot API.
