@@ -19,35 +19,10 @@ import (
 func TestResetWithAControlPlaneDown(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cps := []string{ip(2).String(), ip(3).String(), ip(4).String()}
-	simtest.Boot(s, "cp1", ip(2), "scsi0")
-	cp2 := simtest.Boot(s, "cp2", ip(3), "scsi0")
-	simtest.Boot(s, "cp3", ip(4), "scsi0")
+	lab := healthyControlPlanes(t, 3, 2*time.Minute)
+	s, cps, ctx, o, creds, target := lab.sim, lab.cps, lab.ctx, lab.o, lab.creds, lab.target
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	creds := adminCreds(t)
-	target := func(n string) talosapi.Target { return talosapi.Target{Node: n, Creds: creds} }
-
-	for _, n := range cps {
-		if _, err := talosapi.Apply(ctx, target(n), talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	if _, err := talosapi.Bootstrap(ctx, target(cps[0]), o); err != nil {
-		t.Fatal(err)
-	}
-
-	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: cps, Creds: creds}, o); err != nil {
-		t.Fatal(err)
-	}
-
-	cp2.PowerOff()
+	lab.nodes[1].PowerOff()
 
 	if ok, err := talosapi.Answers(ctx, target(cps[1]), o, 2*time.Second); ok || err != nil {
 		t.Fatalf("a powered-off node answers=%v err=%v", ok, err)
@@ -92,35 +67,10 @@ func TestResetWithAControlPlaneDown(t *testing.T) {
 func TestRemoveEtcdMemberOfAGoneControlPlane(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cps := []string{ip(2).String(), ip(3).String(), ip(4).String()}
-	cp3 := simtest.Boot(s, "cp3", ip(4), "scsi0")
+	lab := healthyControlPlanes(t, 3, 2*time.Minute)
+	cps, ctx, o, creds := lab.cps, lab.ctx, lab.o, lab.creds
 
-	simtest.Boot(s, "cp1", ip(2), "scsi0")
-	simtest.Boot(s, "cp2", ip(3), "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	creds := adminCreds(t)
-
-	for _, n := range cps {
-		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: n, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	if _, err := talosapi.Bootstrap(ctx, talosapi.Target{Node: cps[0], Creds: creds}, o); err != nil {
-		t.Fatal(err)
-	}
-
-	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: cps, Creds: creds}, o); err != nil {
-		t.Fatal(err)
-	}
-
-	cp3.PowerOff()
+	lab.nodes[2].PowerOff()
 
 	// The node itself is skipped; the first other control plane removes it.
 	rm, err := talosapi.RemoveEtcdMember(ctx, cps[2], []string{cps[2], cps[0]}, creds, o, 10*time.Second)

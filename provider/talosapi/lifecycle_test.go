@@ -184,32 +184,8 @@ func TestClusterDayTwo(t *testing.T) {
 func TestResetWithRebootReturnsToMaintenance(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	ip := simtest.AddressBlock()
-	cps := []string{ip(2).String(), ip(3).String()}
-
-	simtest.Boot(s, "cp1", ip(2), "scsi0")
-	simtest.Boot(s, "cp2", ip(3), "scsi0")
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	creds := adminCreds(t)
-
-	for _, n := range cps {
-		if _, err := talosapi.Apply(ctx, talosapi.Target{Node: n, Creds: creds}, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	if _, err := talosapi.Bootstrap(ctx, talosapi.Target{Node: cps[0], Creds: creds}, o); err != nil {
-		t.Fatal(err)
-	}
-
-	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: cps, Creds: creds}, o); err != nil {
-		t.Fatal(err)
-	}
+	lab := healthyControlPlanes(t, 2, time.Minute)
+	cps, ctx, o, creds := lab.cps, lab.ctx, lab.o, lab.creds
 
 	if _, err := talosapi.Reset(ctx, talosapi.Target{Node: cps[1], Creds: creds}, talosapi.ResetRequest{Graceful: true, Reboot: true}, o); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package talosapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -138,4 +139,50 @@ func healthyControlPlane(t *testing.T, limit time.Duration) (*oneCP, *talosapi.K
 		t.Fatal(err)
 	}
 	return c, kc
+}
+
+// cpsLab is the lab of the etcd membership tests: a simulator of its own
+// with n control planes cp1..cpN at its address block's .2, .3, ...,
+// configured, bootstrapped through cp1 and healthy, and a context the
+// test's limit bounds.
+type cpsLab struct {
+	sim   *simtalos.Sim
+	nodes []*simtalos.Node
+	cps   []string // the control planes' addresses, cp1 first
+	ctx   context.Context
+	o     talosapi.Options
+	creds *talosapi.Credentials
+}
+
+func healthyControlPlanes(t *testing.T, n int, limit time.Duration) *cpsLab {
+	t.Helper()
+	s := simtest.Start(t)
+	ip := simtest.AddressBlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+
+	l := &cpsLab{sim: s, ctx: ctx, o: simOptions(t), creds: adminCreds(t)}
+	for i := range n {
+		l.nodes = append(l.nodes, simtest.Boot(s, fmt.Sprintf("cp%d", i+1), ip(2+i), "scsi0"))
+		l.cps = append(l.cps, ip(2+i).String())
+	}
+
+	for _, cp := range l.cps {
+		if _, err := talosapi.Apply(ctx, l.target(cp), talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, ip(2), "/dev/sda", simtest.Version)}, l.o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := talosapi.Bootstrap(ctx, l.target(l.cps[0]), l.o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := talosapi.WaitHealthy(ctx, talosapi.HealthRequest{ControlPlanes: l.cps, Creds: l.creds}, l.o); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// target is node with the admin credentials.
+func (l *cpsLab) target(node string) talosapi.Target {
+	return talosapi.Target{Node: node, Creds: l.creds}
 }
