@@ -79,7 +79,10 @@ func etcdRetry(path string, err error) bool {
 // round-robin balancer), up to 100 attempts, backing off after every
 // quorum-many. A caller's ctx that ends stops it with the context's error,
 // as clientv3 does (waitRetryBackoff, ContextError); the lab's own bound
-// ends it with the last answer.
+// ends it with the last answer. An answer that arrived stands even when the
+// caller's ctx ended after it: clientv3 returns the reply (and nil) once
+// gRPC has it (retry_interceptor.go unaryClientInterceptor returns as soon
+// as invoker succeeds).
 func (g *etcdGateway) invoke(parent context.Context, urls []string, path string, body, out any, requireLeader bool) error {
 	ctx, cancel := context.WithTimeout(parent, etcdCallBound)
 	defer cancel()
@@ -99,7 +102,7 @@ func (g *etcdGateway) invoke(parent context.Context, urls []string, path string,
 		}
 	}
 
-	if parent.Err() != nil {
+	if err != nil && parent.Err() != nil {
 		return parent.Err()
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -136,5 +137,63 @@ func TestEtcdCallBoundOutlastsEtcd(t *testing.T) {
 
 	if etcdReqTimeout != 15*time.Second || etcdCallBound <= 2*etcdReqTimeout {
 		t.Fatalf("ReqTimeout %v, bound %v: the bound must exceed two ReqTimeouts", etcdReqTimeout, etcdCallBound)
+	}
+}
+
+// cancelOnClose cancels the caller's context once the answer's body has
+// been read and closed: the reply arrived before the caller gave up.
+type cancelOnClose struct {
+	base   http.RoundTripper
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err == nil {
+		resp.Body = closeHook{resp.Body, c.cancel}
+	}
+
+	return resp, err
+}
+
+type closeHook struct {
+	io.ReadCloser
+	after func()
+}
+
+func (h closeHook) Close() error {
+	err := h.ReadCloser.Close()
+	h.after()
+
+	return err
+}
+
+// An answer that arrived stands when the caller's context ends after it,
+// as clientv3 returns the reply: the add was applied, and reporting the
+// caller's cancellation would have the join add the learner again.
+func TestEtcdClientKeepsAnAnswerTheCallerOutlived(t *testing.T) {
+	t.Parallel()
+
+	url, n := fakeGateway(t, true, func(int64) (int, string) {
+		return http.StatusOK, `{"member":{"ID":"7","peerURLs":["https://10.5.0.2:2380"],"isLearner":true}}`
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	g := testGateway(t)
+	g.hc.Transport = cancelOnClose{base: g.hc.Transport, cancel: cancel}
+
+	var added struct {
+		Member gwMember `json:"member"`
+	}
+
+	err := g.callAny(ctx, []string{url}, "/v3/cluster/member/add", map[string]any{"peerURLs": []string{"https://10.5.0.2:2380"}, "isLearner": true}, &added)
+	if err != nil || added.Member.ID != 7 || n.Load() != 1 {
+		t.Fatalf("member add = member %d, %v after %d calls, want member 7 and no error after one", added.Member.ID, err, n.Load())
+	}
+
+	if ctx.Err() == nil {
+		t.Fatal("the transport did not cancel the caller's context: the test proves nothing")
 	}
 }

@@ -260,35 +260,24 @@ func (n *Node) addLearner(gen int, ec *etcdCluster, cfg config.Provider) (uint64
 	name, addr, urls := n.hostname, n.addr, s.memberURLs(n, ec)
 	s.mu.Unlock()
 
-	list, err := ec.real.memberList(ctx, urls)
-	if err != nil {
-		return 0, fmt.Errorf("error getting etcd member list: %w", err)
-	}
-
-	for _, m := range list {
-		if m.Name == name {
-			if err := s.removeRealMember(ctx, n, ec, uint64(m.ID)); err != nil {
-				return 0, fmt.Errorf("error removing self from the member list: %w", err)
-			}
-
-			n.logf("removed the etcd member of this node's previous install", "member", strconv.FormatUint(uint64(m.ID), 16))
+	remove := func(ctx context.Context, id uint64) error {
+		if err := s.removeRealMember(ctx, n, ec, id); err != nil {
+			return err
 		}
+
+		n.logf("removed the etcd member of this node's previous install", "member", strconv.FormatUint(id, 16))
+
+		return nil
 	}
 
-	var added struct {
-		Member  gwMember   `json:"member"`
-		Members []gwMember `json:"members"`
+	members, id, err := ec.real.addMember(ctx, urls, name, etcdPeerURL(addr), reusesUnnamedLearner(n.runningVersion()), remove)
+	if err != nil {
+		return 0, err
 	}
 
-	if err := ec.real.callAny(ctx, urls, "/v3/cluster/member/add",
-		map[string]any{"peerURLs": []string{etcdPeerURL(addr)}, "isLearner": true}, &added); err != nil {
-		return 0, fmt.Errorf("error adding member: %w", err)
-	}
+	initial := make([]string, 0, len(members))
 
-	id := uint64(added.Member.ID)
-	initial := make([]string, 0, len(added.Members))
-
-	for _, m := range added.Members {
+	for _, m := range members {
 		nm := m.Name
 		if uint64(m.ID) == id {
 			nm = name
