@@ -80,7 +80,7 @@ func (c *simCluster) clientValue() property.Value {
 }
 
 // fastOpts poll quickly: the simulator runs at time scale 0.
-var fastOpts = talosapi.Options{PollMin: 5 * time.Millisecond, PollMax: 50 * time.Millisecond, AttemptTimeout: 5 * time.Second, RebootGrace: 2 * time.Second}
+var fastOpts = talosapi.Options{PollMin: 5 * time.Millisecond, PollMax: 50 * time.Millisecond, AttemptTimeout: 5 * time.Second}
 
 func nodeServer(t *testing.T, kubeNow func() time.Time) integration.Server {
 	t.Helper()

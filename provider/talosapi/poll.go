@@ -27,9 +27,6 @@ type Options struct {
 	ReportEvery time.Duration
 	// DefaultTimeout applies when the context has no deadline. Default 10m.
 	DefaultTimeout time.Duration
-	// RebootGrace is how long to look for signs of a reboot when nothing
-	// else (a version, a configuration) tells the states apart. Default 1m.
-	RebootGrace time.Duration
 	// Machines, when set, is asked about a node that does not answer: a
 	// wait on a node whose machine it knows to be off ends at once with
 	// its *MachineDownError. nil: nodes are waited for until the timeout.
@@ -58,10 +55,6 @@ func (o Options) withDefaults() Options {
 
 	if o.DefaultTimeout <= 0 {
 		o.DefaultTimeout = 10 * time.Minute
-	}
-
-	if o.RebootGrace <= 0 {
-		o.RebootGrace = time.Minute
 	}
 
 	return o

@@ -34,10 +34,38 @@ type rebootingNode struct {
 	// sinceAccepted receives, for each boot ID read after an accepted
 	// upgrade, how long after the acceptance it came.
 	sinceAccepted chan time.Duration
+	// version is the Talos version it runs ("" is v1.12.5).
+	version string
+	// down: this many Version calls fail as a node that does not answer.
+	down int
+	// answered receives a value for each Version answered after an
+	// accepted upgrade (when not nil; dropped when full).
+	answered chan struct{}
 }
 
-func (*rebootingNode) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
-	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{Version: &machineapi.VersionInfo{Tag: "v1.12.5"}}}}, nil
+func (n *rebootingNode) Version(context.Context, *emptypb.Empty) (*machineapi.VersionResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	if n.down > 0 {
+		n.down--
+
+		return nil, status.Error(codes.Unavailable, "connection refused")
+	}
+
+	if !n.accepted.IsZero() && n.answered != nil {
+		select {
+		case n.answered <- struct{}{}:
+		default:
+		}
+	}
+
+	v := n.version
+	if v == "" {
+		v = "v1.12.5"
+	}
+
+	return &machineapi.VersionResponse{Messages: []*machineapi.Version{{Version: &machineapi.VersionInfo{Tag: v}}}}, nil
 }
 
 // Read serves the boot ID as the kernel writes it: a UUID and a newline.
@@ -86,6 +114,23 @@ func (n *rebootingNode) reboot(id string) {
 	n.bootID = id
 }
 
+// rebootInto reboots the node into another Talos version.
+func (n *rebootingNode) rebootInto(version, id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	n.version, n.bootID = version, id
+}
+
+// goDown makes the next calls Version calls fail as if the node did not
+// answer.
+func (n *rebootingNode) goDown(calls int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+
+	n.down = calls
+}
+
 func (n *rebootingNode) history() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -100,9 +145,9 @@ func serveRebootingNode(t *testing.T, n *rebootingNode) Target {
 const sameVersionImage = "factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.5"
 
 // A node that accepted a same-version upgrade (another schematic) and
-// answers, running the same version, long after RebootGrace, has not
+// answers, running the same version, long after it accepted, has not
 // rebooted yet: Upgrade must not return until it answers from another
-// boot. Before, the wait fell back to the version after RebootGrace and
+// boot. Before, the wait fell back to the version after a grace period and
 // returned while the node was still about to go down.
 func TestSameVersionUpgradeWaitsForTheReboot(t *testing.T) {
 	t.Parallel()
@@ -114,7 +159,8 @@ func TestSameVersionUpgradeWaitsForTheReboot(t *testing.T) {
 	defer cancel()
 
 	o := fastOptions()
-	o.RebootGrace = 50 * time.Millisecond
+
+	const grace = 50 * time.Millisecond // the grace period the wait once had
 
 	done := make(chan error, 1)
 
@@ -124,7 +170,7 @@ func TestSameVersionUpgradeWaitsForTheReboot(t *testing.T) {
 	}()
 
 	// The node keeps its boot until it was asked after twice the grace.
-	for waited := time.Duration(0); waited <= 2*o.RebootGrace; {
+	for waited := time.Duration(0); waited <= 2*grace; {
 		select {
 		case err := <-done:
 			t.Fatalf("Upgrade returned (err %v) while the node still ran the boot it accepted the upgrade in; calls: %v", err, node.history())
@@ -176,12 +222,33 @@ func TestSameVersionUpgradeNeedsTheBootID(t *testing.T) {
 	}
 }
 
-// An upgrade to another version needs no boot ID: the version tells.
-func TestBootBeforeUpgradeOnlyForTheSameVersion(t *testing.T) {
+// An upgrade to another version is sent to a node that refuses to read its
+// boot ID: the version tells whether it took.
+func TestVersionUpgradeNeedsNoBootID(t *testing.T) {
 	t.Parallel()
 
-	id, err := bootBeforeUpgrade(context.Background(), &Conn{version: "v1.12.5"}, Target{Node: "n"}, "v1.12.6")
-	if id != "" || err != nil {
-		t.Fatalf("bootBeforeUpgrade for a version change = %q, %v", id, err)
+	node := &rebootingNode{bootID: "x", readErr: status.Error(codes.PermissionDenied, "not authorized"), answered: make(chan struct{}, 1)}
+	target := serveRebootingNode(t, node)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	done := make(chan error, 1)
+
+	go func() {
+		_, err := Upgrade(ctx, target, UpgradeRequest{Image: versionChangeImage}, fastOptions())
+		done <- err
+	}()
+
+	select {
+	case <-node.answered:
+	case err := <-done:
+		t.Fatalf("Upgrade = %v before the node answered after accepting; calls %v", err, node.history())
+	}
+
+	node.rebootInto("v1.12.6", "y")
+
+	if err := <-done; err != nil {
+		t.Fatalf("Upgrade: %v", err)
 	}
 }

@@ -78,7 +78,8 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetRes
 	}
 
 	actx, cancel := o.attemptContext(ctx)
-	_, err = conn.client.ResetGenericWithResponse(conn.nodeContext(actx), &machineapi.ResetRequest{Graceful: req.Graceful, Reboot: req.Reboot})
+	before, _ := readBootID(actx, conn) // "" when not read: then the stage alone tells
+	resp, err := conn.client.ResetGenericWithResponse(conn.nodeContext(actx), &machineapi.ResetRequest{Graceful: req.Graceful, Reboot: req.Reboot})
 
 	cancel()
 	conn.Close() //nolint:errcheck
@@ -90,10 +91,31 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetRes
 	o.report("node %s accepted the reset (graceful=%v, reboot=%v)", t.Node, req.Graceful, req.Reboot)
 	killpoint.Reach("after-reset-accepted")
 
-	seenResetting := false
-	accepted := time.Now()
+	wctx, wcancel := o.boundedContext(ctx)
+	defer wcancel()
 
-	return res, o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
+	var actor string
+	if msgs := resp.GetMessages(); len(msgs) > 0 {
+		actor = msgs[0].GetActorId()
+	}
+
+	return res, waitReset(wctx, t, req, before, watchSequence(wctx, t, actor, o), o)
+}
+
+// waitReset waits until a node that accepted a reset is done with it. It
+// judges a failure from facts only, never from time: the node reported the
+// sequence's error (w), or it runs (stage running, configured) after it was
+// seen resetting, or from another boot than before. A node that runs its
+// old boot in stage running has not started yet, however long that takes
+// under load: the context's deadline ends that wait.
+func waitReset(ctx context.Context, t Target, req ResetRequest, before string, w *sequenceWatch, o Options) error {
+	seenResetting := false
+
+	return o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
+		if msg := w.failure(); msg != "" {
+			return false, "", stop(resetFailed(t.Node, msg))
+		}
+
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			if classify(err) == failTransient && !req.Reboot {
@@ -123,14 +145,33 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetRes
 			return false, "still configured", nil
 		case stage == runtimeres.MachineStageResetting || stage == runtimeres.MachineStageShuttingDown || stage == runtimeres.MachineStageRebooting:
 			seenResetting = true
-		case stage == runtimeres.MachineStageRunning && (seenResetting || time.Since(accepted) > o.RebootGrace):
+		case stage == runtimeres.MachineStageRunning && seenResetting:
 			// Talos enters the resetting stage as soon as the sequence
-			// starts; running again (or still) means it failed.
-			return false, "", stop(fmt.Errorf("node %s accepted the reset but is running again: the reset failed on the node (for a control plane, leaving etcd may have been refused to keep quorum); see its logs with talosctl dmesg", t.Node))
+			// starts; running again means it failed.
+			return false, "", stop(resetFailed(t.Node, w.failure()))
+		case stage == runtimeres.MachineStageRunning && before != "":
+			if id, err := readBootID(actx, conn); err == nil && id != before {
+				// A wiped node boots into maintenance mode (or
+				// nothing): configured on a new boot, it was not wiped.
+				return false, "", stop(resetFailed(t.Node, w.failure()))
+			}
 		}
 
 		return false, "stage " + stage.String(), nil
 	})
+}
+
+// resetFailed says that a node's reset failed, with the node's own message
+// when it sent one.
+func resetFailed(node, msg string) error {
+	said := ""
+	if msg != "" {
+		said = " (the node said: " + msg + ")"
+	}
+
+	return fmt.Errorf("node %s accepted the reset but is running again: the reset failed on the node%s; for a control plane, "+
+		"leaving etcd may have been refused to keep quorum. See its logs with `talosctl -n %s dmesg`, fix the cause and run `pulumi up` again",
+		node, said, node)
 }
 
 // isEtcdMember reports whether the node runs an etcd member (workers and

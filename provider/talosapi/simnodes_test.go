@@ -69,8 +69,7 @@ func adminCreds(t *testing.T) *talosapi.Credentials {
 func simOptions(t *testing.T) talosapi.Options {
 	return talosapi.Options{
 		PollMin: 5 * time.Millisecond, PollMax: 50 * time.Millisecond, AttemptTimeout: 5 * time.Second,
-		RebootGrace: 2 * time.Second,
-		Progress:    func(msg string) { t.Log(msg) },
+		Progress: func(msg string) { t.Log(msg) },
 	}
 }
 

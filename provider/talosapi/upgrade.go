@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/blang/semver/v4"
 	"github.com/siderolabs/talos/pkg/machinery/client"
@@ -72,7 +71,7 @@ type UpgradeResult struct {
 	// preserveDropped: the user's preserve was left out, and said so once.
 	preserveDropped bool
 	// bootBefore is the node's boot ID read just before the accepted
-	// request of a same-version upgrade ("" otherwise).
+	// request ("" when a version change's node refused the read).
 	bootBefore string
 }
 
@@ -150,13 +149,13 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
 		o.machineSilent(t, installSilence)
 
-		if res.bootBefore != "" {
+		if sameVersion(res.From, want) {
 			// The version does not tell the new image from the old one: wait
 			// for the node to answer from another boot.
 			return res, waitRebooted(ctx, t, req.Image, want, res.bootBefore, o)
 		}
 
-		err = waitVersion(ctx, t, want, res.From, o)
+		err = waitVersion(ctx, t, want, res.From, res.bootBefore, o)
 
 		var lost *UpgradeLostError
 		if errors.As(err, &lost) && attempt == 1 {
@@ -229,7 +228,8 @@ type UpgradeLostError struct {
 
 func (e *UpgradeLostError) what() string {
 	return fmt.Sprintf("node %s came back on Talos %s, running, after it accepted the upgrade to %s: the upgrade was lost "+
-		"(the node restarted or lost power before the install finished, or the installer refused it: see `talosctl -n %s dmesg`)",
+		"(the node restarted or lost power before the install finished, the installer refused it, or another upgrade "+
+		"was running on it, which makes Talos start no second one: see `talosctl -n %s dmesg`)",
 		e.Node, e.From, e.To, e.Node)
 }
 
@@ -240,24 +240,25 @@ func (e *UpgradeLostError) Error() string {
 // WaitVersion waits until a configured node answers over mTLS with the given
 // Talos version and, when it reports its stage, is running.
 func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
-	return waitVersion(ctx, t, want, "", o)
+	return waitVersion(ctx, t, want, "", "", o)
 }
 
 // waitVersion is WaitVersion; with from set (the version the node ran when
-// it accepted an upgrade) a node that runs from again, in stage running,
-// after it left that state (stopped answering or entered another stage), or
-// still a RebootGrace after it accepted, ends the wait with an
-// *UpgradeLostError instead of waiting for the timeout. Talos enters stage
-// upgrading as soon as it accepts (the upgrade sequence starts from the
-// Upgrade call, v1alpha1_server.go) and the install takes longer than a
-// poll, so a node seen running the old version afterwards did not install
-// the new one; the grace covers a restart faster than the polls.
-func waitVersion(ctx context.Context, t Target, want, from string, o Options) error {
+// it accepted an upgrade) a node seen running another version than want
+// ends the wait with an *UpgradeLostError once a fact says the upgrade is
+// over: it answers from another boot than before (the boot ID read before
+// the request), or it was seen in another stage (upgrading, rebooting)
+// since and runs again. Talos enters stage upgrading when the sequence
+// starts, after the Upgrade call returned (v1alpha1_server.go Upgrade runs
+// it in a goroutine), so a node still running its old boot has not started
+// yet, however long that takes under load: no time limit but the
+// context's decides. Not answering is no such fact either (a node under
+// load misses an attempt's deadline too).
+func waitVersion(ctx context.Context, t Target, want, from, before string, o Options) error {
 	o = o.withDefaults()
-	start := time.Now()
 
 	var (
-		left      bool   // the node went down or out of stage running
+		left      bool   // the node was seen out of stage running
 		lastSeen  string // what the node said when it last answered
 		answering = true // the last attempt reached the node
 	)
@@ -268,7 +269,7 @@ func waitVersion(ctx context.Context, t Target, want, from string, o Options) er
 			// Say so: the last answer is stale while the node is down
 			// (it showed "stage upgrading" for ten minutes of a VM that
 			// its host's restart had left stopped).
-			left, answering = true, false
+			answering = false
 			if state == "" {
 				state = "not answering"
 			}
@@ -307,11 +308,16 @@ func waitVersion(ctx context.Context, t Target, want, from string, o Options) er
 		}
 
 		if !sameVersion(conn.version, want) {
-			if from != "" && running && sameVersion(conn.version, from) && (left || time.Since(start) > o.RebootGrace) {
+			if from == "" || !running {
+				return false, desc, nil
+			}
+
+			over, err := upgradeOver(actx, conn, before, left)
+			if over {
 				return false, desc, stop(&UpgradeLostError{Node: t.Node, From: conn.version, To: want})
 			}
 
-			return false, desc, nil
+			return false, desc, err
 		}
 
 		if haveStage && !running {
@@ -331,20 +337,42 @@ func waitVersion(ctx context.Context, t Target, want, from string, o Options) er
 	return err
 }
 
-// bootBeforeUpgrade reads the boot ID of a node about to be upgraded to the
-// version it runs, read again before each attempt: the request accepted is
-// sent after the boot whose ID it returns ("" for a version change, which
-// the version tells). A node that refuses the read is not upgraded: its
-// reboot could not be told from its running on.
+// upgradeOver reports whether a node that runs another version than the
+// upgrade's, in stage running, is done with the upgrade it accepted: it was
+// seen in another stage since (left), or answers from another boot than
+// before. A boot ID not read says nothing: the wait goes on.
+func upgradeOver(ctx context.Context, conn *Conn, before string, left bool) (bool, error) {
+	if left {
+		return true, nil
+	}
+
+	if before == "" {
+		return false, nil
+	}
+
+	id, err := readBootID(ctx, conn)
+	if err != nil {
+		return false, err
+	}
+
+	return id != before, nil
+}
+
+// bootBeforeUpgrade reads the boot ID of a node about to be upgraded, read
+// again before each attempt: the request accepted is sent after the boot
+// whose ID it returns. A node that refuses the read is not sent a
+// same-version upgrade (its reboot could not be told from its running
+// on); a version change is sent all the same (the version tells its
+// success, and its loss shows in the stage), with "".
 func bootBeforeUpgrade(ctx context.Context, conn *Conn, t Target, want string) (string, error) {
+	id, err := readBootID(ctx, conn)
+	if err == nil || bootIDFailure(err) != failPermanent {
+		return id, err
+	}
+
 	if !sameVersion(conn.version, want) {
 		return "", nil
 	}
 
-	id, err := readBootID(ctx, conn)
-	if err != nil && bootIDFailure(err) == failPermanent {
-		return "", stop(fmt.Errorf("%w; the upgrade to %s was not sent", bootIDRefused(t.Node, "into the new installer image (it runs Talos "+want+" already)", err), want))
-	}
-
-	return id, err
+	return "", stop(fmt.Errorf("%w; the upgrade to %s was not sent", bootIDRefused(t.Node, "into the new installer image (it runs Talos "+want+" already)", err), want))
 }

@@ -70,11 +70,15 @@ func (seq *sequence) phases(phases ...sequencePhase) {
 	}
 }
 
-// fail ends the sequence with its error, as a failed sequence reports it.
+// fail ends the sequence with its error, as a failed sequence reports it:
+// its STOP, then a NOOP event with "sequence failed: <error>" for the actor
+// (siderolabs/talos v1.12.5 v1alpha1_controller.go Run and run's deferred
+// STOP).
 func (seq *sequence) fail(err error) {
+	seq.publish(&machine.SequenceEvent{Sequence: seq.name, Action: machine.SequenceEvent_STOP})
 	seq.publish(&machine.SequenceEvent{
 		Sequence: seq.name,
-		Action:   machine.SequenceEvent_STOP,
-		Error:    &common.Error{Code: common.Code_FATAL, Message: err.Error()},
+		Action:   machine.SequenceEvent_NOOP,
+		Error:    &common.Error{Code: common.Code_FATAL, Message: "sequence failed: " + err.Error()},
 	})
 }
