@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"context"
 	"time"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -23,6 +24,9 @@ type ConfigurationApply struct {
 	// instead of readTimeout. Tests set them.
 	vms      vmwatch.Source
 	readWait time.Duration
+	// readConfig, when set, reads the node instead of
+	// talosapi.ReadConfigFor (tests serve texts the lab cannot hold).
+	readConfig func(context.Context, talosapi.Target, talosapi.Options, talosapi.ApplyMode) (*talosapi.NodeConfig, talosapi.Mode, string, error)
 }
 
 // Annotate documents the resource.

@@ -84,7 +84,15 @@ func (r *ConfigurationApply) read(ctx context.Context, t talosapi.Target, st Con
 	ctx, cancel := context.WithTimeout(ctx, r.readBound())
 	defer cancel()
 
-	return talosapi.ReadConfig(ctx, t, r.readOptions(ctx, st))
+	// Only a staged apply compares the configuration saved for the next
+	// boot (Read below): another mode's refresh neither reads nor parses
+	// it, as its apply does not, so a stray text there keeps no state.
+	read := talosapi.ReadConfigFor
+	if r.readConfig != nil {
+		read = r.readConfig
+	}
+
+	return read(ctx, t, r.readOptions(ctx, st), modeOf(st.ApplyMode))
 }
 
 // readBound is how long a read waits for the node: readTimeout, unless a

@@ -140,3 +140,46 @@ func TestRefreshWaitsForANodeWhoseVMRunsAndReadsItWhenItAnswers(t *testing.T) {
 		t.Fatalf("the late node was not read: the state of a node in maintenance mode is kept (id %q)", resp.ID)
 	}
 }
+
+// Review s10 closing note, item 3: a refresh of an apply that is not staged
+// read the configuration saved for the node's next boot too, so a stray
+// text there that does not parse ended the read with "its state is kept"
+// (and drift went unseen). Only a staged apply's refresh reads it now, as
+// only a staged apply compares it. The node here is a reader that fails
+// as talosapi's does when asked for the persistent configuration.
+func TestRefreshOfAnApplyThatIsNotStagedIgnoresAStrayPersistentConfig(t *testing.T) {
+	t.Parallel()
+
+	const node = "10.5.0.31"
+
+	stray := func(_ context.Context, _ talosapi.Target, _ talosapi.Options, mode talosapi.ApplyMode) (*talosapi.NodeConfig, talosapi.Mode, string, error) {
+		if mode == talosapi.ApplyStaged {
+			return nil, "", "", errors.New("node " + node + ": the configuration saved for its next boot does not parse")
+		}
+
+		return &talosapi.NodeConfig{Active: []byte("version: v1alpha1\n"), ActiveDigest: "sha256:drifted"}, talosapi.ModeSecure, "v1.12.5", nil
+	}
+
+	c := newSimCluster(t, simtest.AddressBlock()(2))
+
+	for _, tc := range []struct {
+		mode   ApplyMode
+		digest string // the digest the refresh leaves
+	}{
+		{"auto", "sha256:drifted"},
+		{"no-reboot", "sha256:drifted"},
+		{"staged", "sha256:kept"}, // the read failed: state kept, with a warning
+	} {
+		r := &ConfigurationApply{opts: fastOpts, readConfig: stray}
+		mode := tc.mode
+		st := ConfigurationApplyState{
+			ConfigurationApplyArgs: ConfigurationApplyArgs{Node: node, ClientConfiguration: c.client, ApplyMode: &mode},
+			ConfigDigest:           "sha256:kept", RunningVersion: "v1.12.5",
+		}
+
+		resp, err := r.Read(t.Context(), infer.ReadRequest[ConfigurationApplyArgs, ConfigurationApplyState]{ID: node, State: st})
+		if err != nil || resp.State.ConfigDigest != tc.digest {
+			t.Errorf("applyMode %s: Read = digest %q, %v; want %q", tc.mode, resp.State.ConfigDigest, err, tc.digest)
+		}
+	}
+}
