@@ -67,3 +67,16 @@ func TestGateListsDroppedByIgnoreChangesFailCheck(t *testing.T) {
 		}
 	}
 }
+
+// Review s10 closing note, item 5: the schema's description of gateLists
+// said ignoreChanges keeps nothing, not that Check then fails and what to
+// do (droppedLists).
+func TestGateListsDocSaysCheckFailsOnDroppedLists(t *testing.T) {
+	t.Parallel()
+
+	for _, want := range []string{"ignoreChanges", "Check fails", "pass the lists explicitly", "an empty list"} {
+		if !strings.Contains(gateListsDoc, want) {
+			t.Errorf("gateLists' description does not say %q: %s", want, gateListsDoc)
+		}
+	}
+}

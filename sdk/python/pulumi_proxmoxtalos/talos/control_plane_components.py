@@ -493,7 +493,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
     @pulumi.getter(name="gateLists")
     def gate_lists(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
+        What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing: when it drops lists the last update had (the engine applies it from the last inputs, which no longer hold them), Check fails, naming the list, instead of shrinking the gate; pass the lists explicitly (an empty list if there are none) or remove the field from `ignoreChanges`. TalosCluster always passes them. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
         """
         return pulumi.get(self, "gate_lists")
 
