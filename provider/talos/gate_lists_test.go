@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
@@ -263,6 +264,31 @@ func TestGateListsFromThePreviousStateShapeAreNoChange(t *testing.T) {
 
 		if name == "update" && !checked.Get("gateLists").IsString() {
 			t.Errorf("%s: no gateLists in %v", name, checked)
+		}
+	}
+}
+
+// Review s10 closing note, item 6: through the provider's own Check
+// (framework.Resource, as provider.go registers it), an unknown list in the
+// gate stays unknown in a preview instead of coming back as no value
+// (which the preview showed as null).
+func TestCheckKeepsUnknownGateListsUnknown(t *testing.T) {
+	t.Parallel()
+
+	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
+	in := gateCases()[1].inputs(cfg)
+	in["healthGate"] = withKey(withKey(in["healthGate"], "workers", property.New(property.Computed)), "otherNodes", property.New(property.Computed))
+
+	urn := presource.NewURN("stack", "project", "", "proxmoxtalos:talos:ConfigurationApply", "w")
+
+	resp, err := framework.Resource(&ConfigurationApply{opts: fastOpts}).Check(t.Context(), p.CheckRequest{Urn: urn, Inputs: property.NewMap(in)})
+	if err != nil || len(resp.Failures) > 0 {
+		t.Fatalf("Check: %v %v", resp.Failures, err)
+	}
+
+	for _, key := range []string{"workers", "otherNodes"} {
+		if got := resp.Inputs.Get("healthGate").AsMap().Get(key); !got.IsComputed() {
+			t.Errorf("healthGate.%s = %v, want unknown", key, got)
 		}
 	}
 }
