@@ -312,9 +312,9 @@ func waitVersion(ctx context.Context, t Target, want, from, before string, o Opt
 				return false, desc, nil
 			}
 
-			over, err := upgradeOver(actx, conn, before, left)
+			over, now, err := upgradeOver(actx, conn, want, before, left)
 			if over {
-				return false, desc, stop(&UpgradeLostError{Node: t.Node, From: conn.version, To: want})
+				return false, desc, stop(&UpgradeLostError{Node: t.Node, From: now, To: want})
 			}
 
 			return false, desc, err
@@ -337,25 +337,40 @@ func waitVersion(ctx context.Context, t Target, want, from, before string, o Opt
 	return err
 }
 
-// upgradeOver reports whether a node that runs another version than the
-// upgrade's, in stage running, is done with the upgrade it accepted: it was
-// seen in another stage since (left), or answers from another boot than
-// before. A boot ID not read says nothing: the wait goes on.
-func upgradeOver(ctx context.Context, conn *Conn, before string, left bool) (bool, error) {
+// upgradeOver reports whether a node that ran another version than want,
+// in stage running, is done with the upgrade it accepted, and the version
+// it runs: it was seen in another stage since (left), or it answers from
+// another boot than before. The version and stage are read again after a
+// new boot ID: those read first may be the old boot's (a node that
+// rebooted into want between the calls). A boot ID not read says nothing:
+// the wait goes on.
+func upgradeOver(ctx context.Context, conn *Conn, want, before string, left bool) (bool, string, error) {
 	if left {
-		return true, nil
+		return true, conn.version, nil
 	}
 
 	if before == "" {
-		return false, nil
+		return false, "", nil
 	}
 
 	id, err := readBootID(ctx, conn)
-	if err != nil {
-		return false, err
+	if err != nil || id == before {
+		return false, "", err
 	}
 
-	return id != before, nil
+	resp, err := conn.client.Version(conn.nodeContext(ctx))
+	if err != nil || len(resp.GetMessages()) == 0 {
+		return false, "", err
+	}
+
+	now := resp.GetMessages()[0].GetVersion().GetTag()
+
+	stage, err := readMachineStage(ctx, conn)
+	if err != nil {
+		return false, "", err
+	}
+
+	return !sameVersion(now, want) && stage == runtimeres.MachineStageRunning, now, nil
 }
 
 // bootBeforeUpgrade reads the boot ID of a node about to be upgraded, read

@@ -107,3 +107,45 @@ func TestVersionUpgradeLostOnAnotherBoot(t *testing.T) {
 		t.Fatalf("waitVersion = %v; want the upgrade reported lost before the timeout", err)
 	}
 }
+
+// An upgrade sent while another runs on the node is accepted, and Talos
+// starts no second sequence ("sequence not started: locked", with no actor:
+// v1alpha1_controller.go Run; tests/lab/talos/seqlock.go): the node reboots
+// into the other upgrade's version. That is a fact that ours was lost: the
+// wait ends at once with an UpgradeLostError naming the version the node
+// came back on (Upgrade then sends ours once more). Before, only the
+// version the node ran when it accepted counted, and the wait ran to its
+// timeout.
+func TestVersionUpgradeLostWhenAnotherUpgradeRan(t *testing.T) {
+	t.Parallel()
+
+	node := &rebootingNode{bootID: "0b1c2d3e-0000-4000-8000-000000000001", answered: make(chan struct{}, 1)}
+	target := serveRebootingNode(t, node)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	lost := make(chan error, 1)
+
+	node.mu.Lock()
+	node.accepted = time.Now()
+	node.mu.Unlock()
+
+	go func() {
+		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", fastOptions())
+	}()
+
+	waitAnswers(t, node, 2, lost)
+	node.rebootInto("v1.12.7", "0b1c2d3e-0000-4000-8000-000000000002")
+
+	err := <-lost
+
+	var ue *UpgradeLostError
+	if !errors.As(err, &ue) || ue.From != "v1.12.7" || ue.To != "v1.12.6" || ctx.Err() != nil {
+		t.Fatalf("waitVersion = %v; want the upgrade reported lost (node on v1.12.7) before the timeout", err)
+	}
+
+	if !strings.Contains(err.Error(), "another upgrade was running on it") {
+		t.Errorf("error %q does not name a running upgrade as a cause", err)
+	}
+}

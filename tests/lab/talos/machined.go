@@ -142,7 +142,7 @@ func (m *machined) Reboot(context.Context, *machine.RebootRequest) (*machine.Reb
 
 	actor := uuid.New().String()
 	m.node.logf("reboot via API received", "actor", actor)
-	m.node.send(nodeEvent{kind: evReboot, actor: actor})
+	m.node.request("reboot", nodeEvent{kind: evReboot, actor: actor})
 
 	return &machine.RebootResponse{Messages: []*machine.Reboot{{ActorId: actor}}}, nil
 }

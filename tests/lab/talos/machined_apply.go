@@ -132,7 +132,7 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 			return nil, err
 		}
 
-		n.send(nodeEvent{kind: evReboot})
+		n.request("reboot", nodeEvent{kind: evReboot})
 	default:
 		return nil, fmt.Errorf("incorrect mode '%s' specified for the apply config call", in.Mode.String())
 	}

@@ -62,9 +62,9 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 			return nil, fmt.Errorf("error adding staged upgrade image ref tag: %w", err)
 		}
 
-		n.send(nodeEvent{kind: evReboot, actor: actor})
+		n.request("stageUpgrade", nodeEvent{kind: evReboot, actor: actor})
 	} else {
-		n.send(nodeEvent{kind: evUpgrade, image: img, actor: actor})
+		n.request("upgrade", nodeEvent{kind: evUpgrade, image: img, actor: actor})
 	}
 
 	return &machine.UpgradeResponse{Messages: []*machine.Upgrade{{Ack: "Upgrade request received", ActorId: actor}}}, nil
@@ -132,7 +132,7 @@ func (m *machined) Reset(_ context.Context, in *machine.ResetRequest) (*machine.
 		req.wipeSys = false
 	}
 
-	n.send(nodeEvent{kind: evReset, reset: req, actor: actor})
+	n.request("reset", nodeEvent{kind: evReset, reset: req, actor: actor})
 
 	return &machine.ResetResponse{Messages: []*machine.Reset{{ActorId: actor}}}, nil
 }
@@ -148,6 +148,7 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 	n.hostname = configHostname(applied.cfg, n.machine, ps, n.addr)
 	n.phase = PhaseRunning
 	n.bootedAt = nowFunc()
+	n.seqRunning = "" // a new boot: its boot sequence has ended
 	s.checkSkew(applied.cfg.Cluster().ID())
 	n.etcdFailedLogged = false
 	gen := n.gen
@@ -362,6 +363,7 @@ func (n *Node) reset(req resetRequest, seq *sequence) (nextStep, bool) {
 				n.logf("reset failed", "error", err)
 				seq.fail(err)
 				n.setPhase(PhaseRunning)
+				n.sequenceEnded()
 
 				return stepStop, false
 			}

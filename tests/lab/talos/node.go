@@ -54,6 +54,7 @@ type Node struct {
 	activeBytes []byte
 	rollback    *time.Timer
 	bootedAt    time.Time // entered configured mode
+	seqRunning  string    // the sequence machined runs ("" none): seqlock.go
 	etcd        *etcdMember
 	etcdCluster *etcdCluster
 	etcdSince   time.Time // etcd member started this boot
