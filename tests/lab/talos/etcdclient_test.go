@@ -197,3 +197,52 @@ func TestEtcdClientKeepsAnAnswerTheCallerOutlived(t *testing.T) {
 		t.Fatal("the transport did not cancel the caller's context: the test proves nothing")
 	}
 }
+
+// Without quorum, Talos's alarm list and disarm wait for the caller's
+// deadline: they are sent without require-leader, so etcd does not refuse
+// them with "no leader" (server v3.7.1 api/v3rpc/interceptor.go
+// newUnaryInterceptor refuses only calls with the hasleader metadata) but
+// proposes them to raft, which answers nothing before its ReqTimeout.
+func TestEtcdAlarmsWithoutQuorumWaitForTheCaller(t *testing.T) {
+	t.Parallel()
+
+	for _, action := range []string{"GET", "DEACTIVATE"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+
+			var n atomic.Int64
+
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+
+				if r.Header.Get("Grpc-Metadata-hasleader") == "true" {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					fmt.Fprint(w, `{"code":14,"message":"etcdserver: no leader"}`)
+
+					return
+				}
+
+				// raft has no leader to commit the proposal: etcd answers
+				// after its ReqTimeout, unless the caller gives up first (the
+				// body read to its end lets the server see that).
+				io.Copy(io.Discard, r.Body) //nolint:errcheck
+
+				select {
+				case <-r.Context().Done():
+				case <-time.After(etcdReqTimeout):
+					w.WriteHeader(http.StatusServiceUnavailable)
+					fmt.Fprint(w, `{"code":14,"message":"etcdserver: request timed out"}`)
+				}
+			}))
+			t.Cleanup(srv.Close)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+
+			_, err := testGateway(t).alarm(ctx, srv.URL, action, EtcdAlarm{})
+			if !errors.Is(err, context.DeadlineExceeded) || n.Load() != 1 {
+				t.Fatalf("alarm %s = %v after %d calls, want the caller's deadline during the first", action, err, n.Load())
+			}
+		})
+	}
+}

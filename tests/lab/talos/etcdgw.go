@@ -213,7 +213,12 @@ func (g *etcdGateway) status(ctx context.Context, url string) (gwStatus, error) 
 }
 
 // alarms is Maintenance.Alarm: GET lists, ACTIVATE raises, DEACTIVATE
-// clears one member's alarm.
+// clears one member's alarm. Without require-leader, as Talos calls it
+// (v1.14.0-rc.1 v1alpha1_server.go EtcdAlarmList, EtcdAlarmDisarm:
+// NewLocalClient, no WithRequireLeader): etcd puts every action through
+// raft (server v3.7.1 v3_server.go Alarm), so without quorum it answers
+// "request timed out" after its ReqTimeout, which clientv3 repeats until
+// the caller's deadline, instead of "no leader" at once.
 func (g *etcdGateway) alarm(ctx context.Context, url, action string, a EtcdAlarm) ([]EtcdAlarm, error) {
 	var out struct {
 		Alarms []gwAlarm `json:"alarms"`
@@ -224,7 +229,7 @@ func (g *etcdGateway) alarm(ctx context.Context, url, action string, a EtcdAlarm
 		body["alarm"] = "NONE"
 	}
 
-	if err := g.invoke(ctx, []string{url}, "/v3/maintenance/alarm", body, &out, true); err != nil {
+	if err := g.invoke(ctx, []string{url}, "/v3/maintenance/alarm", body, &out, false); err != nil {
 		return nil, err
 	}
 
