@@ -108,9 +108,10 @@ func configLine(ch talosconfig.Change, mode talosapi.ApplyMode, version string) 
 	case !ch.Reboot && mode != talosapi.ApplyReboot:
 		return fmt.Sprintf("live: %s, no reboot", pathCount(n)), false
 	case ch.Reboot && mode != talosapi.ApplyReboot && talosconfig.AppliesWithoutReboot(version):
-		return pendingLine(ch, mode, n, version), true
+		return pendingLine(ch, changed, mode, version), true
 	case ch.Reboot && (mode == talosapi.ApplyNoReboot || mode == talosapi.ApplyTry):
-		return fmt.Sprintf("fails: %s needs a reboot, applyMode is %s (use auto or reboot)", pathList(ch.RebootPaths), mode), true
+		return fmt.Sprintf("fails: %s %s a reboot, applyMode is %s (use auto or reboot)",
+			pathList(ch.RebootPaths), agree(ch.RebootPaths, "needs", "need"), mode), true
 	case ch.Reboot:
 		line := "reboot: " + pathList(ch.RebootPaths)
 		if n > len(ch.RebootPaths) {
@@ -124,13 +125,22 @@ func configLine(ch talosconfig.Change, mode talosapi.ApplyMode, version string) 
 }
 
 // pendingLine is configLine for a change that needed a reboot before Talos
-// 1.14, applied by version without one (mode auto, no-reboot or try).
-func pendingLine(ch talosconfig.Change, mode talosapi.ApplyMode, n int, version string) string {
+// 1.14, applied by version without one (mode auto, no-reboot or try) to
+// the changed paths.
+func pendingLine(ch talosconfig.Change, changed []string, mode talosapi.ApplyMode, version string) string {
 	if mode == talosapi.ApplyTry {
 		// A try configuration is not saved: a reboot ends it, so the
-		// paths that need one never take effect (the update warns).
-		return fmt.Sprintf("try (Talos %s): %s live until tryTimeout; %s never take effect (a reboot ends the try)",
-			version, pathCount(n), pathList(ch.RebootPaths))
+		// paths that need one never take effect (the update warns); only
+		// the others are live until tryTimeout.
+		line := fmt.Sprintf("try (Talos %s): %s never %s effect (reboot ends the try)",
+			version, pathList(ch.RebootPaths), agree(ch.RebootPaths, "takes", "take"))
+
+		live := len(slices.DeleteFunc(slices.Clone(changed), func(p string) bool { return slices.Contains(ch.RebootPaths, p) }))
+		if live > 0 {
+			line += fmt.Sprintf("; %s live until tryTimeout", strings.Replace(pathCount(live), " path", " other path", 1))
+		}
+
+		return line
 	}
 
 	return fmt.Sprintf("no reboot (Talos %s): %s effective only at the next reboot; applyMode reboot reboots now",
@@ -143,6 +153,15 @@ func pathCount(n int) string {
 	}
 
 	return fmt.Sprintf("%d paths", n)
+}
+
+// agree is the verb's form for paths as its subject.
+func agree(paths []string, one, many string) string {
+	if len(paths) == 1 {
+		return one
+	}
+
+	return many
 }
 
 // pathList names up to maxPaths paths.

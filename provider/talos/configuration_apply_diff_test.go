@@ -358,6 +358,8 @@ func TestChangeLine(t *testing.T) {
 
 	base := testConfig(t, "v1.12.5")
 	many := testConfig(t, "v1.12.5", "machine:\n  env:\n    a: b\n  udev:\n    rules: [\"SUBSYSTEM==\\\"drm\\\", GROUP=\\\"44\\\"\"]\n  features:\n    rbac: false\n  sysctls:\n    vm.swappiness: \"10\"\n")
+	env := testConfig(t, "v1.12.5", "machine:\n  env:\n    a: b\n")
+	envLive := testConfig(t, "v1.12.5", "machine:\n  env:\n    a: b\n  sysctls:\n    vm.swappiness: \"10\"\n  nodeLabels:\n    tier: db\n")
 	mirror := testConfig(t, "v1.12.5", "machine:\n  registries:\n    mirrors:\n      docker.io:\n        endpoints: [https://m.example.com]\n")
 
 	for _, c := range []struct {
@@ -371,11 +373,17 @@ func TestChangeLine(t *testing.T) {
 		{"forced reboot", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot}, "reboot (applyMode reboot): 1 path", false},
 		{"reboot paths cut", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto}, "reboot: machine.env, machine.features.rbac +1 more (4 paths in all)", false},
 		{"try refused", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyTry, fromVersion: "v1.12.5"},
-			"fails: machine.env, machine.features.rbac +1 more needs a reboot, applyMode is try (use auto or reboot)", true},
+			"fails: machine.env, machine.features.rbac +1 more need a reboot, applyMode is try (use auto or reboot)", true},
+		{"try refused, one path", nodeChange{oldCfg: base, newCfg: env, mode: talosapi.ApplyTry, fromVersion: "v1.12.5"},
+			"fails: machine.env needs a reboot, applyMode is try (use auto or reboot)", true},
 		{"pending on 1.14", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyAuto, fromVersion: "v1.14.1"},
 			"no reboot (Talos v1.14.1): machine.env, machine.features.rbac +1 more effective only at the next reboot; applyMode reboot reboots now", true},
 		{"try on 1.14", nodeChange{oldCfg: base, newCfg: many, mode: talosapi.ApplyTry, fromVersion: "v1.14.1"},
-			"try (Talos v1.14.1): 4 paths live until tryTimeout; machine.env, machine.features.rbac +1 more never take effect (a reboot ends the try)", true},
+			"try (Talos v1.14.1): machine.env, machine.features.rbac +1 more never take effect (reboot ends the try); 1 other path live until tryTimeout", true},
+		{"try on 1.14, one path", nodeChange{oldCfg: base, newCfg: env, mode: talosapi.ApplyTry, fromVersion: "v1.14.1"},
+			"try (Talos v1.14.1): machine.env never takes effect (reboot ends the try)", true},
+		{"try on 1.14, two live", nodeChange{oldCfg: base, newCfg: envLive, mode: talosapi.ApplyTry, fromVersion: "v1.14.1"},
+			"try (Talos v1.14.1): machine.env never takes effect (reboot ends the try); 2 other paths live until tryTimeout", true},
 		{"reboot mode on 1.14", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot, fromVersion: "v1.14.1"}, "reboot (applyMode reboot): 1 path", false},
 		{"vm and upgrade", nodeChange{vmFrom: "cores=2 memory=4096MiB cloudInit=0123456789abcdef", vmTo: "cores=2 memory=8192MiB cloudInit=fedcba9876543210",
 			fromVersion: "v1.12.4", toVersion: "v1.12.5"}, "reboot: VM restart (memory 4096MiB → 8192MiB, cloudInit changes); then upgrade v1.12.4 → v1.12.5 (reboot, VM kept)", false},

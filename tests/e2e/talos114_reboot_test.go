@@ -118,7 +118,7 @@ func TestTalos114RebootChangeWithTheCLI(t *testing.T) {
 	p.WriteProgram(t, "talos114", talos114Program(cp.String(), "machine: {nodeLabels: {lab: e2e}, env: {LAB_PROXY: 'http://proxy3.lan:3128'}}", "try"))
 
 	pre = mustSucceed(t, "preview of machine.env (try)", p.Preview(t, "--diff"))
-	if want := "try (Talos v1.14.1): 1 path live until tryTimeout; machine.env.LAB_PROXY never take effect (a reboot ends the try)"; !strings.Contains(squeeze(pre), want) {
+	if want := "try (Talos v1.14.1): machine.env.LAB_PROXY never takes effect (reboot ends the try)"; !strings.Contains(squeeze(pre), want) {
 		t.Errorf("preview lacks %q:\n%s", want, pre)
 	}
 
