@@ -146,8 +146,9 @@ func TestSameVersionUpgradeRereadsASchematicReadThatFailed(t *testing.T) {
 }
 
 // stagedNode is a rebootingNode whose accepted upgrade is staged: it
-// answers from the boot that runs the install (Talos 1.14 starts apid
-// before the install sequence), on the old schematic, and at its second
+// answers from the boot that runs the install (Talos 1.13 and later start
+// apid before the install sequence: siderolabs/talos b7d70cf62, in
+// v1.13.0), on the old schematic, and at its second
 // boot ID read after the upgrade it has rebooted into the new image.
 type stagedNode struct {
 	*rebootingNode
