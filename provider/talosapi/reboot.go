@@ -76,11 +76,15 @@ func bootIDRefused(node, why string, err error) error {
 // A node that rebooted into another Image Factory schematic than image's
 // (the install failed or was lost, and it booted the image it had) ends the
 // wait with a *SchematicLostError.
-func waitRebooted(ctx context.Context, t Target, image, want, before string, o Options) error {
+func waitRebooted(ctx context.Context, t Target, image, want, before string, w *sequenceWatch, o Options) error {
 	o = o.withDefaults()
 	schematic := imageSchematic(image)
 
 	return o.poll(ctx, fmt.Sprintf("node %s to reboot into the new installer image (Talos %s)", t.Node, want), func(ctx context.Context) (bool, string, error) {
+		if err := w.lockedError(t.Node, "upgrade to "+image); err != nil {
+			return false, "", stop(err)
+		}
+
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			if state == "" {

@@ -77,8 +77,16 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetRes
 		}
 	}
 
+	// Each read before the request has an attempt of its own, so that a
+	// slow one leaves the reset call its whole attempt.
+	before := readBefore(ctx, o, func(actx context.Context) string {
+		id, _ := readBootID(actx, conn) // "" when not read: then the stage alone tells
+
+		return id
+	})
+	mark := readBefore(ctx, o, func(actx context.Context) string { return eventMark(actx, conn) })
+
 	actx, cancel := o.attemptContext(ctx)
-	before, _ := readBootID(actx, conn) // "" when not read: then the stage alone tells
 	resp, err := conn.client.ResetGenericWithResponse(conn.nodeContext(actx), &machineapi.ResetRequest{Graceful: req.Graceful, Reboot: req.Reboot})
 
 	cancel()
@@ -99,7 +107,15 @@ func Reset(ctx context.Context, t Target, req ResetRequest, o Options) (ResetRes
 		actor = msgs[0].GetActorId()
 	}
 
-	return res, waitReset(wctx, t, req, before, watchSequence(wctx, t, actor, o), o)
+	return res, waitReset(wctx, t, req, before, watchSequence(wctx, t, actor, mark, []string{"reset"}, o), o)
+}
+
+// readBefore runs read under an attempt context of its own.
+func readBefore(ctx context.Context, o Options, read func(context.Context) string) string {
+	actx, cancel := o.attemptContext(ctx)
+	defer cancel()
+
+	return read(actx)
 }
 
 // waitReset waits until a node that accepted a reset is done with it. It
@@ -112,6 +128,10 @@ func waitReset(ctx context.Context, t Target, req ResetRequest, before string, w
 	seenResetting := false
 
 	return o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
+		if err := w.lockedError(t.Node, "reset"); err != nil {
+			return false, "", stop(err)
+		}
+
 		if msg := w.failure(); msg != "" {
 			return false, "", stop(resetFailed(t.Node, msg))
 		}

@@ -10,18 +10,19 @@ import (
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // resettingNode is a rebootingNode that accepts resets: it answers the
-// reset's actor ID and, with failWith set, replays the failed sequence's
-// event for it, as machined's event stream does (v1alpha1_controller.go
-// Run: "sequence failed: ..." for the actor).
+// reset's actor ID and publishes what machined does for it: with failWith
+// set, the sequence's start and its failure for the actor
+// (v1alpha1_controller.go Run: "sequence failed: ..."); with locked, Run's
+// LOCKED event without an actor, and the node runs on.
 type resettingNode struct {
 	*rebootingNode
 
 	failWith string
+	locked   bool
+	events   eventLog
 }
 
 const resetActor = "0b1c2d3e-aaaa-4000-8000-000000000001"
@@ -32,25 +33,18 @@ func (n *resettingNode) Reset(context.Context, *machineapi.ResetRequest) (*machi
 	n.accepted = time.Now()
 	n.mu.Unlock()
 
+	switch {
+	case n.locked:
+		n.events.publishLocked("reset")
+	case n.failWith != "":
+		n.events.publishFailed("reset", resetActor, n.failWith)
+	}
+
 	return &machineapi.ResetResponse{Messages: []*machineapi.Reset{{ActorId: resetActor}}}, nil
 }
 
 func (n *resettingNode) Events(in *machineapi.EventsRequest, srv grpc.ServerStreamingServer[machineapi.Event]) error {
-	if n.failWith != "" && in.GetWithActorId() == resetActor && in.GetTailEvents() < 0 {
-		value, err := proto.Marshal(&machineapi.SequenceEvent{Sequence: "reset", Action: machineapi.SequenceEvent_NOOP,
-			Error: &common.Error{Code: common.Code_FATAL, Message: n.failWith}})
-		if err != nil {
-			return err
-		}
-
-		if err := srv.Send(&machineapi.Event{Data: &anypb.Any{TypeUrl: "talos/runtime/machine.SequenceEvent", Value: value}, ActorId: resetActor}); err != nil {
-			return err
-		}
-	}
-
-	<-srv.Context().Done()
-
-	return nil
+	return n.events.serve(in, srv)
 }
 
 // A reset the node reports failed ends the wait with the node's message,
@@ -111,5 +105,46 @@ func TestResetWaitsForASlowStart(t *testing.T) {
 
 	if err := <-done; err != nil {
 		t.Fatalf("Reset: %v", err)
+	}
+}
+
+// bootIDHangingNode is a resettingNode whose boot ID read never answers
+// (a node under load): the read takes up the whole attempt.
+type bootIDHangingNode struct {
+	*resettingNode
+}
+
+func (n *bootIDHangingNode) Read(_ *machineapi.ReadRequest, srv grpc.ServerStreamingServer[common.Data]) error {
+	<-srv.Context().Done()
+
+	return srv.Context().Err()
+}
+
+// Reset accepts the reset, and the node stops answering (it resets).
+func (n *bootIDHangingNode) Reset(ctx context.Context, in *machineapi.ResetRequest) (*machineapi.ResetResponse, error) {
+	resp, err := n.resettingNode.Reset(ctx, in)
+	n.goDown(1 << 20)
+
+	return resp, err
+}
+
+// The boot ID read before the reset has an attempt of its own: a read that
+// uses it up still leaves the reset call a whole attempt. Before, both
+// shared one, and the reset was reported refused.
+func TestResetCallHasItsOwnAttempt(t *testing.T) {
+	t.Parallel()
+
+	node := &bootIDHangingNode{&resettingNode{rebootingNode: &rebootingNode{bootID: "b1"}}}
+	target := serveNodeWithState(t, node, newFlakyState(nodeState(t, runtimeres.MachineStageRunning, newSchematic)))
+
+	o := fastOptions()
+	o.AttemptTimeout = 200 * time.Millisecond
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	_, err := Reset(ctx, target, ResetRequest{}, o)
+	if err != nil {
+		t.Fatalf("Reset = %v; want it accepted", err)
 	}
 }

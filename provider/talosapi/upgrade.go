@@ -73,6 +73,9 @@ type UpgradeResult struct {
 	// bootBefore is the node's boot ID read just before the accepted
 	// request ("" when a version change's node refused the read).
 	bootBefore string
+	// actor and eventMark follow the accepted request's events
+	// (sequenceWatch).
+	actor, eventMark string
 }
 
 // preserveFrom is the first Talos that keeps EPHEMERAL on every upgrade: its
@@ -149,13 +152,7 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 		o.report("node %s accepted the upgrade from %s to %s (image %s)", t.Node, res.From, want, req.Image)
 		o.machineSilent(t, installSilence)
 
-		if sameVersion(res.From, want) {
-			// The version does not tell the new image from the old one: wait
-			// for the node to answer from another boot.
-			return res, waitRebooted(ctx, t, req.Image, want, res.bootBefore, o)
-		}
-
-		err = waitVersion(ctx, t, want, res.From, res.bootBefore, o)
+		err = waitUpgraded(ctx, t, req, want, res, o)
 
 		var lost *UpgradeLostError
 		if errors.As(err, &lost) && attempt == 1 {
@@ -166,6 +163,28 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 
 		return res, err
 	}
+}
+
+// waitUpgraded waits until a node that accepted an upgrade runs it, or its
+// events say that it never started (another sequence held machined's lock).
+func waitUpgraded(ctx context.Context, t Target, req UpgradeRequest, want string, res *UpgradeResult, o Options) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	seq := "upgrade"
+	if req.Stage {
+		seq = "stageUpgrade"
+	}
+
+	w := watchSequence(wctx, t, res.actor, res.eventMark, []string{seq}, o)
+
+	if sameVersion(res.From, want) {
+		// The version does not tell the new image from the old one: wait
+		// for the node to answer from another boot.
+		return waitRebooted(wctx, t, req.Image, want, res.bootBefore, w, o)
+	}
+
+	return waitVersion(wctx, t, want, res.From, res.bootBefore, w, o)
 }
 
 // accept sends the upgrade request until the node accepts it; a node that
@@ -191,12 +210,21 @@ func accept(ctx context.Context, t Target, req UpgradeRequest, want string, res 
 			return true, state, nil
 		}
 
-		actx, cancel := o.attemptContext(ctx)
-		defer cancel()
+		// The reads before the request have attempts of their own, so
+		// that a slow one leaves the upgrade call its whole attempt.
+		bctx, bcancel := o.attemptContext(ctx)
+		res.bootBefore, err = bootBeforeUpgrade(bctx, conn, t, want)
 
-		if res.bootBefore, err = bootBeforeUpgrade(actx, conn, t, want); err != nil {
+		bcancel()
+
+		if err != nil {
 			return false, "Talos " + conn.version + ", boot ID not read yet", err
 		}
+
+		res.eventMark = readBefore(ctx, o, func(actx context.Context) string { return eventMark(actx, conn) })
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
 
 		if req.Preserve && !preserveMatters(conn.version) && !res.preserveDropped {
 			res.preserveDropped = true
@@ -204,7 +232,7 @@ func accept(ctx context.Context, t Target, req UpgradeRequest, want string, res 
 				"so that Talos still runs its etcd pre-upgrade check", t.Node, conn.version)
 		}
 
-		_, err = conn.client.UpgradeWithOptions(conn.nodeContext(actx), upgradeOptions(req, conn.version)...)
+		resp, err := conn.client.UpgradeWithOptions(conn.nodeContext(actx), upgradeOptions(req, conn.version)...)
 		if err != nil {
 			if classify(err) == failPermanent && !upgradeRetryable(err) {
 				return false, "", stop(fmt.Errorf("node %s refused the upgrade to %s: %s", t.Node, req.Image, statusMessage(err)))
@@ -214,6 +242,12 @@ func accept(ctx context.Context, t Target, req UpgradeRequest, want string, res 
 		}
 
 		res.Accepted = true
+		res.actor = ""
+
+		if msgs := resp.GetMessages(); len(msgs) > 0 {
+			res.actor = msgs[0].GetActorId()
+		}
+
 		killpoint.Reach("after-upgrade-accepted")
 
 		return true, state, nil
@@ -240,7 +274,7 @@ func (e *UpgradeLostError) Error() string {
 // WaitVersion waits until a configured node answers over mTLS with the given
 // Talos version and, when it reports its stage, is running.
 func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
-	return waitVersion(ctx, t, want, "", "", o)
+	return waitVersion(ctx, t, want, "", "", nil, o)
 }
 
 // waitVersion is WaitVersion; with from set (the version the node ran when
@@ -254,7 +288,7 @@ func WaitVersion(ctx context.Context, t Target, want string, o Options) error {
 // yet, however long that takes under load: no time limit but the
 // context's decides. Not answering is no such fact either (a node under
 // load misses an attempt's deadline too).
-func waitVersion(ctx context.Context, t Target, want, from, before string, o Options) error {
+func waitVersion(ctx context.Context, t Target, want, from, before string, w *sequenceWatch, o Options) error {
 	o = o.withDefaults()
 
 	var (
@@ -264,6 +298,10 @@ func waitVersion(ctx context.Context, t Target, want, from, before string, o Opt
 	)
 
 	err := o.poll(ctx, fmt.Sprintf("node %s to come back on Talos %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
+		if err := w.lockedError(t.Node, "upgrade to Talos "+want); err != nil {
+			return false, "", stop(err)
+		}
+
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			// Say so: the last answer is stale while the node is down

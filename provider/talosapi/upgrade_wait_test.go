@@ -90,7 +90,7 @@ func TestVersionUpgradeLostOnAnotherBoot(t *testing.T) {
 	lost := make(chan error, 1)
 
 	go func() {
-		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", fastOptions())
+		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", nil, fastOptions())
 	}()
 
 	node.mu.Lock()
@@ -132,7 +132,7 @@ func TestVersionUpgradeLostWhenAnotherUpgradeRan(t *testing.T) {
 	node.mu.Unlock()
 
 	go func() {
-		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", fastOptions())
+		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", nil, fastOptions())
 	}()
 
 	waitAnswers(t, node, 2, lost)
