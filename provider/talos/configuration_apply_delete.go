@@ -51,7 +51,7 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 
 	answers, err := talosapi.Answers(ctx, t, o, capped(ctx, goneAfter))
 	if err != nil {
-		return infer.DeleteResponse{}, nodeErr(st.Node, label, "reaching %s to reset it", err)
+		return infer.DeleteResponse{}, fmt.Errorf("reaching %s to reset it: %w", nodeWho(st.Node, label, err), err)
 	}
 
 	if !answers {

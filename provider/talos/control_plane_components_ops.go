@@ -161,7 +161,7 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 
 	nc, mode, _, err := talosapi.ReadActiveConfig(ctx, t, o) // its text only: not the persistent one
 	if err != nil {
-		return "", false, nodeErr(in.Node, in.Node, "control plane components of %s", err)
+		return "", false, fmt.Errorf("control plane components of %s: %w", nodeWho(in.Node, in.Node, err), err)
 	}
 
 	if mode == talosapi.ModeMaintenance {
@@ -194,7 +194,10 @@ func (r *ControlPlaneComponents) run(ctx context.Context, in ControlPlaneCompone
 
 	res, err := talosapi.Apply(ctx, t, talosapi.ApplyRequest{Config: patched, Mode: talosapi.ApplyNoReboot}, o)
 	if err != nil {
-		return componentsUpdated, res != nil, nodeErr(in.Node, label, "moving the control plane components of %s to "+vPrefixed(in.KubernetesVersion), scrub(err))
+		err = scrub(err)
+
+		return componentsUpdated, res != nil, fmt.Errorf("moving the control plane components of %s to %s: %w",
+			nodeWho(in.Node, label, err), vPrefixed(in.KubernetesVersion), err)
 	}
 
 	if err := waitHealthGate(ctx, opts, gate, gateAfter); err != nil {

@@ -39,12 +39,43 @@ func TestControlPlaneComponentsErrorNamesTheNodeOnce(t *testing.T) {
 	}
 }
 
-// nodeErr names the node by its label when the error does not name it.
-func TestNodeErrNamesAnUnnamedNode(t *testing.T) {
+// nodeWho names the node by its label when the error does not name it.
+func TestNodeWhoNamesAnUnnamedNode(t *testing.T) {
 	t.Parallel()
 
-	err := nodeErr("10.5.0.2", "cp1 (10.5.0.2)", "moving the control plane components of %s to v1.34.1", errors.New("the patch does not apply"))
-	if got, want := err.Error(), "moving the control plane components of node cp1 (10.5.0.2) to v1.34.1: the patch does not apply"; got != want {
-		t.Errorf("nodeErr = %q, want %q", got, want)
+	if got, want := nodeWho("10.5.0.2", "cp1 (10.5.0.2)", errors.New("the patch does not apply")), "node cp1 (10.5.0.2)"; got != want {
+		t.Errorf("nodeWho = %q, want %q", got, want)
+	}
+}
+
+// Review s11 item 5: the error names the node only when the address ends
+// there. Before, "node 10.0.0.1" matched "node 10.0.0.12", and an error
+// about another node left the failing one unnamed.
+func TestNodeWhoNeedsTheWholeAddress(t *testing.T) {
+	t.Parallel()
+
+	for _, c := range []struct {
+		node, msg string
+		names     bool
+	}{
+		{"10.0.0.1", "node 10.0.0.1 refused the reset", true},
+		{"10.0.0.1", "node 10.0.0.1: connection refused", true},
+		{"10.0.0.1", "waiting for node 10.0.0.1", true},
+		{"10.0.0.1", "node 10.0.0.12 refused the reset", false},
+		{"10.0.0.1", "node 10.0.0.12 refused; node 10.0.0.1 too", true},
+		{"10.0.0.1", "waiting for node 10.0.0.1:50000 to answer", true},
+		{"10.0.0.1", "waiting for node 10.0.0.12:50000 to answer", false},
+		{"fd00::1", "node fd00::1: connection refused", true},
+		{"fd00::1", "node fd00::1 does not answer", true},
+		{"fd00::1", "node fd00::12 does not answer", false},
+		{"fd00::1", "node fd00::1:5 does not answer", false},
+		{"cp-1", "node cp-1, stage running", true},
+		{"cp-1", "node cp-10, stage running", false},
+		{"cp-1", "node cp-1.lan, stage running", false},
+	} {
+		who := nodeWho(c.node, "LABEL", errors.New(c.msg))
+		if got := who == "the node"; got != c.names {
+			t.Errorf("nodeWho(%q, %q) = %q; names the node: %v, want %v", c.node, c.msg, who, got, c.names)
+		}
 	}
 }
