@@ -110,8 +110,14 @@ func (n *Node) bootLogs() *bootLogs {
 // Read streams a file. The lab's nodes have a few files: the boot ID, the
 // hostname, os-release, the kernel command line and the machine config on
 // STATE; anything else is NotFound as os.Stat reports it, and directories
-// are refused.
+// are refused. A call that reaches a boot being torn down (its servers
+// gone) answers as a node going down, never that the boot ID does not
+// exist: Talos always has the file.
 func (m *machined) Read(in *machine.ReadRequest, srv machine.MachineService_ReadServer) error {
+	if m.node.bootLogs() == nil {
+		return status.Error(codes.Unavailable, "node is not running")
+	}
+
 	files, dirs := m.node.files()
 
 	p := path.Clean(in.Path)
