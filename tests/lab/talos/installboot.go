@@ -30,15 +30,15 @@ func apidBeforeInstall(version string) bool {
 // (controllers/runtime/machine_status.go: the install phase of the install
 // sequence). No service of the boot sequence (etcd, kubelet) runs: the lab
 // keeps the node out of stage running, which is what starts them here.
-// Lifecycle calls (Upgrade, Reboot, Reset, ApplyConfiguration) answer
-// "node is not running" as in an upgrade; real Talos accepts Reboot,
-// Upgrade and Reset there but starts no sequence ("sequence not started:
-// locked": sequencer.go sequenceTakeOver has no entry for install).
+// Upgrade, Reboot and Reset are accepted there but start nothing
+// (lifecycle); ApplyConfiguration and Shutdown still answer "node is not
+// running".
 func (n *Node) stagedInstallBoot(ps *persistState, applied appliedConfig) nextStep {
 	s := n.sim
 
 	s.mu.Lock()
 	n.ps = ps
+	n.seqRunning = "install" // the install sequence holds machined's lock (lifecycle)
 	n.active, n.activeBytes = applied.cfg, applied.bytes
 	n.hostname = configHostname(applied.cfg, n.machine, ps, n.addr)
 
@@ -69,4 +69,28 @@ func (s *Sim) stagedInstallGate() <-chan struct{} {
 	defer s.mu.Unlock()
 
 	return s.faults.StagedInstallGate
+}
+
+// lifecycle is current() for the calls that start a sequence (Upgrade,
+// Reset, Reboot), which machined also accepts in the boot that installs a
+// staged upgrade: its install sequence runs there (v1.14.0-rc.1 machined
+// main.go: Run(SequenceInstall) after Initialize) and holds the lock, so
+// the call is answered and its sequence refused (request, seqlock.go:
+// sequenceTakeOver has no entry for install, and these calls ask for no
+// takeover: v1alpha1_server.go Upgrade, Reset, Reboot). Shutdown and
+// ApplyConfiguration's reboot ask for a takeover, which cancels the
+// install: the lab does not simulate that and refuses them in this boot.
+func (m *machined) lifecycle() (config.Provider, error) {
+	n := m.node
+
+	n.sim.mu.Lock()
+	installing := n.phase == PhaseInstalling && n.seqRunning == "install"
+	cfg := n.active
+	n.sim.mu.Unlock()
+
+	if installing {
+		return cfg, nil
+	}
+
+	return m.current()
 }

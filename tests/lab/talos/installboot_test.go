@@ -1,22 +1,27 @@
 package talos
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 )
 
 // The boot that installs a staged upgrade answers the Talos API from Talos
 // 1.13 on (apid starts before the install sequence: siderolabs/talos
 // b7d70cf62; v1.14.0-rc.1 v1alpha1_sequencer.go Initialize) with the
-// version it boots, a new boot ID and stage installing, and refuses a
-// reboot while it installs; on 1.12 (apid starts after the install
+// version it boots, a new boot ID and stage installing, and accepts a
+// reboot, a reset and an upgrade there without starting them (LOCKED); on 1.12 (apid starts after the install
 // sequence, v1.12.0 machined main.go) it answers nothing. Before, the lab's
 // install boot answered nothing on every version.
 func TestStagedInstallBootAnswersFromTalos113(t *testing.T) {
@@ -87,8 +92,7 @@ func TestStagedInstallBootAnswersFromTalos113(t *testing.T) {
 					t.Errorf("stage in the install boot = %s, want installing", st)
 				}
 
-				err = cl.Reboot(ctx)
-				wantCode(t, err, codes.Unavailable, "node is not running")
+				lifecycleCallsAreLocked(ctx, t, cl, n, c.to)
 			}
 
 			release()
@@ -99,5 +103,58 @@ func TestStagedInstallBootAnswersFromTalos113(t *testing.T) {
 				return st.Phase == PhaseRunning && st.Image.Version == c.to && st.Image.Schematic == schematic
 			})
 		})
+	}
+}
+
+// lifecycleCallsAreLocked asks the node in its install boot for a reboot, a
+// reset and an upgrade: machined accepts each (an actor ID) and publishes
+// "sequence not started: locked" without an actor, since the install
+// sequence holds its lock (installLocked), and the install goes on. Before,
+// the lab refused them with "node is not running", which Talos 1.13+ does
+// not.
+func lifecycleCallsAreLocked(ctx context.Context, t *testing.T, cl *client.Client, n *Node, to string) {
+	t.Helper()
+
+	reboot, err := cl.MachineClient.Reboot(ctx, &machine.RebootRequest{})
+	if err != nil || reboot.GetMessages()[0].GetActorId() == "" {
+		t.Fatalf("Reboot in the install boot = %v, %v; want it accepted with an actor ID", reboot, err)
+	}
+
+	reset, err := cl.MachineClient.Reset(ctx, &machine.ResetRequest{Graceful: true})
+	if err != nil || reset.GetMessages()[0].GetActorId() == "" {
+		t.Fatalf("Reset in the install boot = %v, %v; want it accepted with an actor ID", reset, err)
+	}
+
+	upgrade, err := cl.MachineClient.Upgrade(ctx, &machine.UpgradeRequest{Image: strings.ReplaceAll(installer, testVersion, to), Force: true})
+	if err != nil || upgrade.GetMessages()[0].GetActorId() == "" {
+		t.Fatalf("Upgrade in the install boot = %v, %v; want it accepted with an actor ID", upgrade, err)
+	}
+
+	b := n.eventsOf()
+	b.mu.Lock()
+	events := append([]*machine.Event(nil), b.events...)
+	b.mu.Unlock()
+
+	var locked []string
+
+	for _, ev := range events {
+		var se machine.SequenceEvent
+		if strings.HasSuffix(ev.GetData().GetTypeUrl(), "/machine.SequenceEvent") && proto.Unmarshal(ev.GetData().GetValue(), &se) == nil {
+			if ev.GetActorId() != "" {
+				t.Errorf("install boot: event of actor %s (%v): a sequence started", ev.GetActorId(), &se)
+			}
+
+			if se.GetError().GetCode() == common.Code_LOCKED && se.GetError().GetMessage() == "sequence not started: locked" {
+				locked = append(locked, se.GetSequence())
+			}
+		}
+	}
+
+	if want := []string{"reboot", "reset", "upgrade"}; !slices.Equal(locked, want) {
+		t.Errorf("install boot: LOCKED events for %v, want %v", locked, want)
+	}
+
+	if p := n.Status().Phase; p != PhaseInstalling {
+		t.Errorf("install boot: phase %s after the calls, want installing", p)
 	}
 }

@@ -136,7 +136,7 @@ func (m *machined) Kubeconfig(_ *emptypb.Empty, srv machine.MachineService_Kubec
 
 // Reboot reboots the node (asynchronously, as Talos does).
 func (m *machined) Reboot(context.Context, *machine.RebootRequest) (*machine.RebootResponse, error) {
-	if _, err := m.current(); err != nil {
+	if _, err := m.lifecycle(); err != nil {
 		return nil, err
 	}
 

@@ -21,7 +21,7 @@ func (m *machined) Upgrade(ctx context.Context, in *machine.UpgradeRequest) (*ma
 	n := m.node
 	s := n.sim
 
-	cfg, err := m.current()
+	cfg, err := m.lifecycle()
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (m *machined) Reset(_ context.Context, in *machine.ResetRequest) (*machine.
 	n := m.node
 	s := n.sim
 
-	if _, err := m.current(); err != nil {
+	if _, err := m.lifecycle(); err != nil {
 		return nil, err
 	}
 
