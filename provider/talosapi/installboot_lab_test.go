@@ -110,3 +110,68 @@ func TestStagedUpgradeWaitsThroughTheInstallBoot(t *testing.T) {
 		})
 	}
 }
+
+// A reset asked of a node in the boot that installs a staged upgrade (Talos
+// 1.13+ answers there) is accepted and never started: the install sequence
+// holds machined's lock, which publishes "sequence not started: locked"
+// without an actor. Reset ends at once with an error that says so, while
+// the install goes on. Before, the wait followed the reset's actor only and
+// ran to its timeout (and the lab refused the call).
+func TestResetInTheInstallBootIsLocked(t *testing.T) {
+	t.Parallel()
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(s, "cp1", cp, "scsi0", "v1.14.1")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", "v1.14.1")}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
+	}
+
+	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	s.SetFaults(simtalos.Faults{StagedInstallGate: gate})
+
+	image := "factory.talos.dev/nocloud-installer/" + s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools") + ":v1.14.1"
+	upgraded := make(chan error, 1)
+
+	go func() {
+		_, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: image, Stage: true, EvenIfSameVersion: true}, o)
+		upgraded <- err
+	}()
+
+	// Bounded by the context.
+	for node.Status().Phase != simtalos.PhaseInstalling {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the node never reached the install boot: %+v", node.Status())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+
+	_, err := talosapi.Reset(ctx, target, talosapi.ResetRequest{}, o)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "sequence not started: locked") || !strings.Contains(err.Error(), "pulumi up") {
+		t.Fatalf("Reset in the install boot = %v; want the node's LOCKED before the timeout", err)
+	}
+
+	if p := node.Status().Phase; p != simtalos.PhaseInstalling {
+		t.Errorf("the node is %s after the refused reset, want still installing", p)
+	}
+
+	release()
+
+	if err := <-upgraded; err != nil {
+		t.Fatal(err)
+	}
+}
