@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"context"
 	"io"
 	"net"
 	"slices"
@@ -26,11 +27,12 @@ import (
 type etcdLocal struct {
 	l net.Listener
 
-	mu      sync.Mutex
-	members []string            // host:port of the members, in the order tried
-	conns   map[net.Conn]string // the apiserver's side -> its member
-	closed  bool
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	members   []string                                      // host:port of the members, in the order tried
+	hasLeader func(ctx context.Context, member string) bool // nil: take the first that accepts
+	conns     map[net.Conn]string                           // the apiserver's side -> its member
+	closed    bool
+	wg        sync.WaitGroup
 }
 
 func newEtcdLocal() (*etcdLocal, error) {
@@ -53,12 +55,14 @@ func (e *etcdLocal) url() string { return "https://" + e.l.Addr().String() }
 
 // setMembers replaces the members; a connection to one no longer among
 // them ends (its node stopped, left or is paused: its apiserver is gone),
-// and the apiserver's etcd client reconnects to one that is.
-func (e *etcdLocal) setMembers(members []string) {
+// and the apiserver's etcd client reconnects to one that is. hasLeader
+// (nil: none) says whether a member knows a leader.
+func (e *etcdLocal) setMembers(members []string, hasLeader func(ctx context.Context, member string) bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 
 	e.members = slices.Clone(members)
+	e.hasLeader = hasLeader
 
 	for c, m := range e.conns {
 		if !slices.Contains(members, m) {
@@ -98,14 +102,22 @@ func (e *etcdLocal) serve() {
 	}
 }
 
-// join connects c to the first member that accepts; with none, c ends
-// (the apiserver sees etcd unreachable, as with its node's member down).
+// join connects c to the first member that accepts, trying those that
+// know a leader first; with none, c ends (the apiserver sees etcd
+// unreachable, as with its node's member down). A member that lost its
+// leader fails only its own node's apiserver on a real cluster, so the
+// lab's one apiserver prefers another; it stays on a member that loses its
+// leader later (README).
 func (e *etcdLocal) join(c net.Conn) {
 	defer c.Close() //nolint:errcheck
 
 	e.mu.Lock()
-	members := slices.Clone(e.members)
+	members, hasLeader := slices.Clone(e.members), e.hasLeader
 	e.mu.Unlock()
+
+	if hasLeader != nil {
+		members = leadersFirst(members, hasLeader)
+	}
 
 	for _, m := range members {
 		up, err := net.DialTimeout("tcp", m, 2*time.Second)
@@ -122,6 +134,28 @@ func (e *etcdLocal) join(c net.Conn) {
 
 		return
 	}
+}
+
+// leadersFirst orders members with those hasLeader says know a leader
+// first, each part in its order; each question is bounded so that a hung
+// member cannot hold the apiserver's connection.
+func leadersFirst(members []string, hasLeader func(ctx context.Context, member string) bool) []string {
+	var with, without []string
+
+	for _, m := range members {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ok := hasLeader(ctx, m)
+
+		cancel()
+
+		if ok {
+			with = append(with, m)
+		} else {
+			without = append(without, m)
+		}
+	}
+
+	return append(with, without...)
 }
 
 // track registers c as joined to member m, unless m left meanwhile or the
@@ -161,4 +195,20 @@ func pipe(a, b net.Conn) {
 	a.Close() //nolint:errcheck
 	b.Close() //nolint:errcheck
 	<-done
+}
+
+// leaderKnown asks a member (host:port of its client URL) for its Status:
+// a member cut off from the others reports leader 0 (etcd v3.7.1
+// api/v3rpc/maintenance.go Status: Leader is the member's own raft view). Nil
+// without a gateway.
+func (g *etcdGateway) leaderKnown() func(ctx context.Context, member string) bool {
+	if g == nil {
+		return nil
+	}
+
+	return func(ctx context.Context, member string) bool {
+		st, err := g.status(ctx, "https://"+member)
+
+		return err == nil && st.Leader != 0
+	}
 }

@@ -2,8 +2,10 @@ package talos
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
+	"slices"
 	"testing"
 )
 
@@ -91,14 +93,14 @@ func TestEtcdLocalFollowsTheMembers(t *testing.T) {
 		return c, bufio.NewReader(c)
 	}
 
-	e.setMembers([]string{gone, a, b})
+	e.setMembers([]string{gone, a, b}, nil)
 
 	c1, r1 := dial()
 	if got := ask(c1, r1); got != "a" {
 		t.Fatalf("first connection reached %q, want a (gone does not accept)", got)
 	}
 
-	e.setMembers([]string{b})
+	e.setMembers([]string{b}, nil)
 
 	if got := ask(c1, r1); got != "" {
 		t.Fatalf("a connection to a member that left still answers: %q", got)
@@ -109,16 +111,58 @@ func TestEtcdLocalFollowsTheMembers(t *testing.T) {
 		t.Fatalf("after a left, a connection reached %q, want b", got)
 	}
 
-	e.setMembers([]string{b, a}) // a joins again: b's connection stays
+	e.setMembers([]string{b, a}, nil) // a joins again: b's connection stays
 
 	if got := ask(c2, r2); got != "b" {
 		t.Fatalf("a member joining ended another's connection: %q", got)
 	}
 
-	e.setMembers(nil)
+	e.setMembers(nil, nil)
 
 	c3, r3 := dial()
 	if got := ask(c3, r3); got != "" {
 		t.Fatalf("with no member a connection reached %q", got)
+	}
+}
+
+// A running member that lost its leader is passed over while another knows
+// one (on a real cluster only its own node's apiserver fails); when none
+// does, the first that accepts is taken, as before.
+func TestEtcdLocalPrefersAMemberWithALeader(t *testing.T) {
+	t.Parallel()
+
+	a, _ := fakeMember(t, "a")
+	b, _ := fakeMember(t, "b")
+
+	e, err := newEtcdLocal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+
+	reached := func() string {
+		c, err := net.Dial("tcp", e.l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close() //nolint:errcheck
+
+		return ask(c, bufio.NewReader(c))
+	}
+
+	leaders := func(with ...string) func(context.Context, string) bool {
+		return func(_ context.Context, m string) bool { return slices.Contains(with, m) }
+	}
+
+	e.setMembers([]string{a, b}, leaders(b))
+
+	if got := reached(); got != "b" {
+		t.Fatalf("a connection reached %q, want b (a has no leader)", got)
+	}
+
+	e.setMembers([]string{a, b}, leaders())
+
+	if got := reached(); got != "a" {
+		t.Fatalf("with no leader anywhere a connection reached %q, want a (the first)", got)
 	}
 }

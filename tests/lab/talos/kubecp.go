@@ -61,11 +61,13 @@ type kubeWant struct {
 	// talk to (etcdlocal.go; without quorum it does not get ready, as on a
 	// real control plane). A change needs no new apiserver.
 	etcdMembers []string
+	// etcdGW asks the members whether they know a leader (etcdlocal.go).
+	etcdGW *etcdGateway
 }
 
 func (w kubeWant) same(o kubeWant) bool {
 	return w.run == o.run && w.store == o.store && w.cfg == o.cfg &&
-		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate && slices.Equal(w.etcdMembers, o.etcdMembers)
+		slices.Equal(w.sans, o.sans) && w.emulate == o.emulate && slices.Equal(w.etcdMembers, o.etcdMembers) && w.etcdGW == o.etcdGW
 }
 
 func newKubeControlPlane(s *Sim, id string, tools KubeTools) *kubeControlPlane {
@@ -235,7 +237,7 @@ func (k *kubeControlPlane) converge(w kubeWant, have *kubeProcs) {
 	}
 
 	// The apiserver uses the members; their quorum is real.
-	k.etcd.setMembers(w.etcdMembers)
+	k.etcd.setMembers(w.etcdMembers, w.etcdGW.leaderKnown())
 
 	if len(w.etcdMembers) == 0 {
 		return
@@ -374,7 +376,7 @@ func (k *kubeControlPlane) waitReady(api *proc, addr string, w kubeWant) error {
 
 			// Members come and go while it starts, as they do beside a
 			// starting static pod.
-			k.etcd.setMembers(next.etcdMembers)
+			k.etcd.setMembers(next.etcdMembers, next.etcdGW.leaderKnown())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

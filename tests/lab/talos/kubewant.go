@@ -46,7 +46,7 @@ func (s *Sim) wantKube(c *cluster, pods []*Node, after *[]func()) map[netip.Addr
 		cfg:   first.active,
 	}
 
-	w.etcdMembers = podMembers(first.etcdCluster, pods)
+	w.etcdMembers, w.etcdGW = podMembers(first.etcdCluster, pods), first.etcdCluster.real
 
 	oldest := ""
 
