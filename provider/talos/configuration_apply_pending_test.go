@@ -12,6 +12,7 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/internal/enginetest"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -33,29 +34,7 @@ func TestUpdateOnTalos114WarnsOfAChangePendingTheNextReboot(t *testing.T) {
 	base := c.config(talosconfig.RoleControlPlane, "/dev/sda", version)
 	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
 
-	s := nodeServer(t, nil)
-	apply := newRes(t, s, "ConfigurationApply", "cp1")
-	if err := apply.create(applyInputs(c, cp.String(), base, nil)); err != nil {
-		t.Fatal(err)
-	}
-
-	prev, _, err := framework.DecodeInputs[ConfigurationApplyState](t.Context(), apply.state)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	news, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), apply.check(applyInputs(c, cp.String(), env, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	boots := node.Status().Boots
-
-	var resp infer.UpdateResponse[ConfigurationApplyState]
-	logs := enginetest.Run(t, func(ctx context.Context) {
-		resp, err = (&ConfigurationApply{opts: fastOpts}).Update(ctx,
-			infer.UpdateRequest[ConfigurationApplyArgs, ConfigurationApplyState]{ID: apply.id, Inputs: news, State: prev})
-	})
+	boots, resp, logs, err := createThenUpdate(t, c, cp.String(), base, env, nil, node)
 	if err != nil || resp.Output.AppliedMode != "no-reboot" || node.Status().Boots != boots {
 		t.Fatalf("update: applied %q, %v, boot %d (before %d): want it applied without a reboot", resp.Output.AppliedMode, err, node.Status().Boots, boots)
 	}
@@ -85,9 +64,28 @@ func TestTryUpdateOnTalos114WarnsTheRebootChangeNeverTakesEffect(t *testing.T) {
 	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
 	try := map[string]property.Value{"applyMode": property.New("try"), "tryTimeout": property.New("1h")}
 
+	boots, resp, logs, err := createThenUpdate(t, c, cp.String(), base, env, try, node)
+	if err != nil || resp.Output.AppliedMode != "try" || node.Status().Boots != boots {
+		t.Fatalf("update: applied %q, %v, boot %d (before %d): want it applied in try mode without a reboot", resp.Output.AppliedMode, err, node.Status().Boots, boots)
+	}
+
+	warnings := strings.Join(enginetest.Messages(logs, pulumirpc.LogSeverity_WARNING), "\n")
+	want := "node " + cp.String() + " runs Talos " + version + ", which applied the configuration in try mode without a reboot: changes to machine.env take effect only at a reboot"
+	if !strings.Contains(warnings, want) || !strings.Contains(warnings, "so they do not take effect") {
+		t.Errorf("warnings %q lack %q and that they do not take effect", warnings, want)
+	}
+}
+
+// createThenUpdate creates a ConfigurationApply of cfg on the node at addr,
+// then updates it to next with extra inputs. It returns the node's boot count
+// taken just before the update, the update's response, its engine log
+// and its error.
+func createThenUpdate(t *testing.T, c *simCluster, addr, cfg, next string, extra map[string]property.Value, node *simtalos.Node) (int, infer.UpdateResponse[ConfigurationApplyState], []*pulumirpc.LogRequest, error) {
+	t.Helper()
+
 	s := nodeServer(t, nil)
 	apply := newRes(t, s, "ConfigurationApply", "cp1")
-	if err := apply.create(applyInputs(c, cp.String(), base, nil)); err != nil {
+	if err := apply.create(applyInputs(c, addr, cfg, nil)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -96,7 +94,7 @@ func TestTryUpdateOnTalos114WarnsTheRebootChangeNeverTakesEffect(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	news, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), apply.check(applyInputs(c, cp.String(), env, try)))
+	news, _, err := framework.DecodeInputs[ConfigurationApplyArgs](t.Context(), apply.check(applyInputs(c, addr, next, extra)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +106,6 @@ func TestTryUpdateOnTalos114WarnsTheRebootChangeNeverTakesEffect(t *testing.T) {
 		resp, err = (&ConfigurationApply{opts: fastOpts}).Update(ctx,
 			infer.UpdateRequest[ConfigurationApplyArgs, ConfigurationApplyState]{ID: apply.id, Inputs: news, State: prev})
 	})
-	if err != nil || resp.Output.AppliedMode != "try" || node.Status().Boots != boots {
-		t.Fatalf("update: applied %q, %v, boot %d (before %d): want it applied in try mode without a reboot", resp.Output.AppliedMode, err, node.Status().Boots, boots)
-	}
 
-	warnings := strings.Join(enginetest.Messages(logs, pulumirpc.LogSeverity_WARNING), "\n")
-	want := "node " + cp.String() + " runs Talos " + version + ", which applied the configuration in try mode without a reboot: changes to machine.env take effect only at a reboot"
-	if !strings.Contains(warnings, want) || !strings.Contains(warnings, "so they do not take effect") {
-		t.Errorf("warnings %q lack %q and that they do not take effect", warnings, want)
-	}
+	return boots, resp, logs, err
 }
