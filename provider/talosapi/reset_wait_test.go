@@ -79,6 +79,17 @@ func TestResetWaitsForASlowStart(t *testing.T) {
 	t.Parallel()
 
 	node := &resettingNode{rebootingNode: &rebootingNode{bootID: "b1", answered: make(chan struct{}, 1)}}
+	// Twenty polls: many times the former grace period scaled to these
+	// options' pauses.
+	resetRunsUntilDown(t, node, "the node ran its old boot in stage running")
+}
+
+// resetRunsUntilDown serves node in stage running and resets it: the reset
+// must not return while the node answers twenty polls (while what says),
+// and must succeed once the node goes down.
+func resetRunsUntilDown(t *testing.T, node *resettingNode, what string) {
+	t.Helper()
+
 	target := serveNodeWithState(t, node, newFlakyState(nodeState(t, runtimeres.MachineStageRunning, newSchematic)))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -91,13 +102,11 @@ func TestResetWaitsForASlowStart(t *testing.T) {
 		done <- err
 	}()
 
-	// Twenty polls: many times the former grace period scaled to these
-	// options' pauses.
 	for range 20 {
 		select {
 		case <-node.answered:
 		case err := <-done:
-			t.Fatalf("Reset returned (err %v) while the node ran its old boot in stage running", err)
+			t.Fatalf("Reset returned (err %v) while %s", err, what)
 		}
 	}
 

@@ -53,31 +53,7 @@ func TestResetIgnoresAnEarlierLocked(t *testing.T) {
 
 	node := &resettingNode{rebootingNode: &rebootingNode{bootID: "b1", answered: make(chan struct{}, 1)}}
 	node.events.publishLocked("reset")
-	target := serveNodeWithState(t, node, newFlakyState(nodeState(t, runtimeres.MachineStageRunning, newSchematic)))
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	done := make(chan error, 1)
-
-	go func() {
-		_, err := Reset(ctx, target, ResetRequest{}, fastOptions())
-		done <- err
-	}()
-
-	for range 20 {
-		select {
-		case <-node.answered:
-		case err := <-done:
-			t.Fatalf("Reset returned (err %v) while the reset ran", err)
-		}
-	}
-
-	node.goDown(1 << 20)
-
-	if err := <-done; err != nil {
-		t.Fatalf("Reset: %v", err)
-	}
+	resetRunsUntilDown(t, node, "the reset ran")
 }
 
 // upgradeLockedNode accepts upgrades with an actor ID and refuses to start
