@@ -24,6 +24,35 @@ func waitAnswers(t *testing.T, node *rebootingNode, n int, done <-chan error) {
 	}
 }
 
+// serveAnsweringNode serves a rebootingNode on boot ...001 that reports
+// each Version answer on its answered channel.
+func serveAnsweringNode(t *testing.T) (*rebootingNode, Target) {
+	t.Helper()
+
+	node := &rebootingNode{bootID: "0b1c2d3e-0000-4000-8000-000000000001", answered: make(chan struct{}, 1)}
+
+	return node, serveRebootingNode(t, node)
+}
+
+// goWaitVersion waits in the background for target, on boot ...001, to go
+// from v1.12.5 to v1.12.6, and sends the result on the channel it returns.
+func goWaitVersion(ctx context.Context, target Target) <-chan error {
+	lost := make(chan error, 1)
+
+	go func() {
+		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", nil, fastOptions())
+	}()
+
+	return lost
+}
+
+// markAccepted records that node accepted the upgrade now.
+func markAccepted(node *rebootingNode) {
+	node.mu.Lock()
+	node.accepted = time.Now()
+	node.mu.Unlock()
+}
+
 // A node under load starts its upgrade late, and misses some attempts while
 // it does: it answers from the boot it accepted the upgrade in, running the
 // old version, after it stopped answering for a while. Neither is a fact
@@ -34,8 +63,7 @@ func waitAnswers(t *testing.T, node *rebootingNode, n int, done <-chan error) {
 func TestVersionUpgradeWaitsThroughASlowStart(t *testing.T) {
 	t.Parallel()
 
-	node := &rebootingNode{bootID: "0b1c2d3e-0000-4000-8000-000000000001", answered: make(chan struct{}, 1)}
-	target := serveRebootingNode(t, node)
+	node, target := serveAnsweringNode(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -81,21 +109,14 @@ func TestVersionUpgradeWaitsThroughASlowStart(t *testing.T) {
 func TestVersionUpgradeLostOnAnotherBoot(t *testing.T) {
 	t.Parallel()
 
-	node := &rebootingNode{bootID: "0b1c2d3e-0000-4000-8000-000000000001", answered: make(chan struct{}, 1)}
-	target := serveRebootingNode(t, node)
+	node, target := serveAnsweringNode(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	lost := make(chan error, 1)
+	lost := goWaitVersion(ctx, target)
 
-	go func() {
-		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", nil, fastOptions())
-	}()
-
-	node.mu.Lock()
-	node.accepted = time.Now()
-	node.mu.Unlock()
+	markAccepted(node)
 
 	waitAnswers(t, node, 2, lost)
 	node.reboot("0b1c2d3e-0000-4000-8000-000000000002")
@@ -119,21 +140,14 @@ func TestVersionUpgradeLostOnAnotherBoot(t *testing.T) {
 func TestVersionUpgradeLostWhenAnotherUpgradeRan(t *testing.T) {
 	t.Parallel()
 
-	node := &rebootingNode{bootID: "0b1c2d3e-0000-4000-8000-000000000001", answered: make(chan struct{}, 1)}
-	target := serveRebootingNode(t, node)
+	node, target := serveAnsweringNode(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	lost := make(chan error, 1)
+	markAccepted(node)
 
-	node.mu.Lock()
-	node.accepted = time.Now()
-	node.mu.Unlock()
-
-	go func() {
-		lost <- waitVersion(ctx, target, "v1.12.6", "v1.12.5", "0b1c2d3e-0000-4000-8000-000000000001", nil, fastOptions())
-	}()
+	lost := goWaitVersion(ctx, target)
 
 	waitAnswers(t, node, 2, lost)
 	node.rebootInto("v1.12.7", "0b1c2d3e-0000-4000-8000-000000000002")
