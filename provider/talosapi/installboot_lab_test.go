@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
-	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
@@ -48,13 +47,7 @@ func TestStagedUpgradeWaitsThroughTheInstallBoot(t *testing.T) {
 			o := simOptions(t)
 			target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
 
-			if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", c.boot)}, o); err != nil {
-				t.Fatal(err)
-			}
-
-			if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
-				t.Fatal(err)
-			}
+			applyAndBootstrap(ctx, t, target, cp, c.boot, o)
 
 			schematic := simtest.Schematic
 			if c.to == c.boot {
@@ -130,13 +123,7 @@ func TestResetInTheInstallBootIsLocked(t *testing.T) {
 	o := simOptions(t)
 	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
 
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", "v1.14.1")}, o); err != nil {
-		t.Fatal(err)
-	}
-
-	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
-		t.Fatal(err)
-	}
+	applyAndBootstrap(ctx, t, target, cp, "v1.14.1", o)
 
 	gate := make(chan struct{})
 	release := sync.OnceFunc(func() { close(gate) })

@@ -3,6 +3,7 @@ package talosapi_test
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -59,13 +60,7 @@ func TestSameVersionUpgradeCutByAStopIsLost(t *testing.T) {
 	o := simOptions(t)
 	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
 
-	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", simtest.Version)}, o); err != nil {
-		t.Fatal(err)
-	}
-
-	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
-		t.Fatal(err)
-	}
+	applyAndBootstrap(ctx, t, target, cp, simtest.Version, o)
 
 	s.SetFaults(simtalos.Faults{StopInUpgrade: 1})
 
@@ -224,5 +219,19 @@ func TestTryApplyOnTalos114NamesTheRebootChange(t *testing.T) {
 		t.Errorf("try on Talos %s: applied %s, pending %v, boot %d (before %d), saved is the old configuration %v: "+
 			"want it unsaved, no reboot, machine.env pending", version, res.Applied, res.Pending, node.Status().Boots, boots,
 			nc.PersistentDigest == first.Digest)
+	}
+}
+
+// applyAndBootstrap applies a control plane configuration of version to the
+// node at cp (target) and bootstraps it.
+func applyAndBootstrap(ctx context.Context, t *testing.T, target talosapi.Target, cp netip.Addr, version string, o talosapi.Options) {
+	t.Helper()
+
+	if _, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version)}, o); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := talosapi.Bootstrap(ctx, target, o); err != nil {
+		t.Fatal(err)
 	}
 }
