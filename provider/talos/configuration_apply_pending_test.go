@@ -2,6 +2,7 @@ package talos
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -26,13 +27,7 @@ func TestUpdateOnTalos114WarnsOfAChangePendingTheNextReboot(t *testing.T) {
 
 	const version = "v1.14.1"
 
-	sim := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.BootVersion(sim, "cp1", cp, "scsi0", version)
-
-	c := newSimCluster(t, cp)
-	base := c.config(talosconfig.RoleControlPlane, "/dev/sda", version)
-	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+	cp, node, c, base, env := bootWithEnvChange(t, version)
 
 	boots, resp, logs, err := createThenUpdate(t, c, cp.String(), base, env, nil, node)
 	if err != nil || resp.Output.AppliedMode != "no-reboot" || node.Status().Boots != boots {
@@ -55,13 +50,7 @@ func TestTryUpdateOnTalos114WarnsTheRebootChangeNeverTakesEffect(t *testing.T) {
 
 	const version = "v1.14.1"
 
-	sim := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.BootVersion(sim, "cp1", cp, "scsi0", version)
-
-	c := newSimCluster(t, cp)
-	base := c.config(talosconfig.RoleControlPlane, "/dev/sda", version)
-	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+	cp, node, c, base, env := bootWithEnvChange(t, version)
 	try := map[string]property.Value{"applyMode": property.New("try"), "tryTimeout": property.New("1h")}
 
 	boots, resp, logs, err := createThenUpdate(t, c, cp.String(), base, env, try, node)
@@ -74,6 +63,23 @@ func TestTryUpdateOnTalos114WarnsTheRebootChangeNeverTakesEffect(t *testing.T) {
 	if !strings.Contains(warnings, want) || !strings.Contains(warnings, "so they do not take effect") {
 		t.Errorf("warnings %q lack %q and that they do not take effect", warnings, want)
 	}
+}
+
+// bootWithEnvChange boots a control plane node cp1 on Talos version in the
+// sim, and returns its address, the node, its cluster, a configuration of
+// it, and the same with a machine.env change.
+func bootWithEnvChange(t *testing.T, version string) (netip.Addr, *simtalos.Node, *simCluster, string, string) {
+	t.Helper()
+
+	sim := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(sim, "cp1", cp, "scsi0", version)
+
+	c := newSimCluster(t, cp)
+	base := c.config(talosconfig.RoleControlPlane, "/dev/sda", version)
+	env := c.config(talosconfig.RoleControlPlane, "/dev/sda", version, "machine:\n  env:\n    https_proxy: http://proxy.lan:3128\n")
+
+	return cp, node, c, base, env
 }
 
 // createThenUpdate creates a ConfigurationApply of cfg on the node at addr,
