@@ -13,16 +13,25 @@ import "github.com/pulumi/pulumi/sdk/v3/go/property"
 // set it. A Check that removes a field whose input was unknown cannot know
 // what it removes; none of ours does.
 func keepUnknowns(out, in property.Map) property.Map {
+	kept, _ := keepUnknownsIn(out, in)
+	return kept
+}
+
+// keepUnknownsIn is keepUnknowns saying whether it put anything back, so
+// that a caller one level up knows without comparing the maps.
+func keepUnknownsIn(out, in property.Map) (property.Map, bool) {
+	changed := false
+
 	for k, v := range in.All {
 		got, ok := out.GetOk(k)
 		if v.IsComputed() && (!ok || got.IsNull()) {
-			out = out.Set(k, property.New(property.Computed).WithSecret(v.Secret() || got.Secret()))
-		} else if kept, changed := keepUnknownsBelow(got, v); ok && changed {
-			out = out.Set(k, kept)
+			out, changed = out.Set(k, property.New(property.Computed).WithSecret(v.Secret() || got.Secret())), true
+		} else if kept, ch := keepUnknownsBelow(got, v); ok && ch {
+			out, changed = out.Set(k, kept), true
 		}
 	}
 
-	return out
+	return out, changed
 }
 
 // keepUnknownsBelow is keepUnknowns inside a map or list value got, from
@@ -31,8 +40,8 @@ func keepUnknowns(out, in property.Map) property.Map {
 func keepUnknownsBelow(got, in property.Value) (property.Value, bool) {
 	switch {
 	case in.IsMap() && got.IsMap():
-		m := keepUnknowns(got.AsMap(), in.AsMap())
-		if m.Equals(got.AsMap()) {
+		m, changed := keepUnknownsIn(got.AsMap(), in.AsMap())
+		if !changed {
 			return got, false
 		}
 
