@@ -44,7 +44,7 @@ func ReadActiveConfigThrough(ctx context.Context, via *Conn, node string, o Opti
 
 	resp, err := conn.client.Version(conn.nodeContext(actx))
 	if err != nil {
-		return nil, "", fmt.Errorf("node %s through %s: Version: %s", node, via.target.Node, statusMessage(err))
+		return nil, "", readThroughFailed(node, via.target.Node, fmt.Errorf("reading the node's Talos version: %s", statusMessage(err)))
 	}
 
 	if len(resp.GetMessages()) > 0 {
@@ -53,8 +53,14 @@ func ReadActiveConfigThrough(ctx context.Context, via *Conn, node string, o Opti
 
 	nc, err := readActiveConfig(actx, conn)
 	if err != nil {
-		return nil, "", fmt.Errorf("node %s through %s: %w", node, via.target.Node, err)
+		return nil, "", readThroughFailed(node, via.target.Node, err)
 	}
 
 	return nc, conn.version, nil
+}
+
+// readThroughFailed names node once in err, a read of node through via
+// (onNode: the parse error of its configuration names it already).
+func readThroughFailed(node, via string, err error) error {
+	return fmt.Errorf("%w (read through node %s)", onNode(node, err), via)
 }
