@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -185,7 +184,8 @@ func (f *fanout) register() error {
 		if n.Waits.AfterBootstrap && f.boot != nil {
 			deps = append(deps, f.boot)
 		}
-		apply, err := f.apply(n, i > 0, f.gateArgs(i, nodes, states[n.Name]), f.vmIDs(f.required(i, nodes)), deps)
+		required := f.required(i, nodes)
+		apply, err := f.apply(n, i > 0, f.gateArgs(n, required, states[n.Name]), required, deps)
 		if err != nil {
 			return err
 		}
@@ -308,7 +308,7 @@ func (f *fanout) vm(n *plan.Node, deps ...pulumi.Resource) (*virtualMachine, err
 // head itself has no one left to ask. Only the head is named (not every
 // control plane) so that scaling the control planes does not touch every
 // node's inputs; it is the last node to go.
-func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmIDs pulumi.IntMapOutput, deps []pulumi.Resource) (*configurationApply, error) {
+func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, required []string, deps []pulumi.Resource) (*configurationApply, error) {
 	a := &configurationApply{}
 	args := &talos.ConfigurationApplyArgs{
 		Node:       addressOf(n),
@@ -329,8 +329,10 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, vmID
 		binds = append(binds, unknown...)
 	} else {
 		// Its waits (its own and the gate's) end early when a required
-		// node's VM is stopped or gone, instead of at their timeout.
-		binds = append(binds, childargs.Bind(&args.VmIds, vmIDs))
+		// node's VM is stopped or gone, instead of at their timeout. Made
+		// only here: the map awaits every required node's VMID (n² of them
+		// over the rollout), for nothing in a preview that leaves it unknown.
+		binds = append(binds, childargs.Bind(&args.VmIds, f.vmIDs(required)))
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.
@@ -365,13 +367,12 @@ func (f *fanout) bootstrap(apply *configurationApply) error {
 	}, f.kube, f.parent(f.boot)...)
 }
 
-// gateProps are the health gate of the node at position i of the
-// rollout: it requires the nodes up to it, except other new workers (they
-// are configured in parallel), and tolerates the cluster's other nodes,
-// those removed by this update included (Pulumi deletes them last).
-func (f *fanout) gateArgs(i int, nodes map[string]*plan.Node, st *plan.NodeState) *talos.HealthGate {
-	self := nodes[f.plan.Rollout[i]]
-	s := f.split(f.required(i, nodes))
+// gateArgs are the health gate of node self: it requires the nodes
+// required (f.required: those up to it in the rollout, except other new
+// workers, configured in parallel), and tolerates the cluster's other
+// nodes, those removed by this update included (Pulumi deletes them last).
+func (f *fanout) gateArgs(self *plan.Node, required []string, st *plan.NodeState) *talos.HealthGate {
+	s := f.split(required)
 	gate := &talos.HealthGate{
 		ControlPlanes: s.cps, Workers: s.workers, OtherNodes: s.others,
 		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
@@ -420,13 +421,24 @@ func (f *fanout) required(i int, nodes map[string]*plan.Node) []string {
 // rollout does not have.
 func (f *fanout) vmIDs(names []string) pulumi.IntMapOutput {
 	m := pulumi.IntMap{}
+	named := setOf(names)
 	for i := range f.plan.Nodes {
 		n := &f.plan.Nodes[i]
-		if vm := f.vms[n.Name]; vm != nil && slices.Contains(names, n.Name) {
+		if vm := f.vms[n.Name]; vm != nil && named[n.Name] {
 			m[addressOf(n)] = vm.VMID
 		}
 	}
 	return m.ToIntMapOutput()
+}
+
+// setOf are names as a set: every gate looks up each node of the cluster in
+// its required nodes, n² lookups over the rollout.
+func setOf(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 // nodeSets are the nodes' addresses a health check requires (control
@@ -437,10 +449,11 @@ type nodeSets struct{ cps, workers, others []string }
 // workers, and the others (nodes not required, removed nodes).
 func (f *fanout) split(required []string) nodeSets {
 	var s nodeSets
+	req := setOf(required)
 	for i := range f.plan.Nodes {
 		n := &f.plan.Nodes[i]
 		switch {
-		case !slices.Contains(required, n.Name):
+		case !req[n.Name]:
 			s.others = append(s.others, addressOf(n))
 		case n.Role == plan.RoleControlPlane:
 			s.cps = append(s.cps, addressOf(n))
