@@ -92,6 +92,7 @@ func withWorkarounds(prov p.Provider) p.Provider {
 		SchemaFixes:     []framework.SchemaFix{cluster.PlainInputs(), talos.PreviewOutputs(), framework.DescribeEnums(moduleMap, describedEnums...), addExamples},
 		ConstructGuards: []framework.ConstructGuard{cluster.ConstructGuard()},
 		PreviewUnknowns: []framework.PreviewUnknowns{talos.RenewalPreview(time.Now)},
+		InputsOnly:      talos.StateCopies(),
 	})
 	return config.WithOfflineGuard(prov) // offline previews change nothing (config/offline.go)
 }

@@ -17,6 +17,7 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/imagefactory"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
@@ -83,12 +84,16 @@ type recorder struct {
 }
 
 // One real secrets bundle per test binary: generating one is slow.
-var bundleYAML = sync.OnceValue(func() string {
+var testBundle = sync.OnceValue(func() *secrets.Bundle {
 	b, err := talosconfig.NewSecrets("v1.12.5", time.Now())
 	if err != nil {
 		panic(err)
 	}
-	y, err := talosconfig.MarshalSecrets(b)
+	return b
+})
+
+var bundleYAML = sync.OnceValue(func() string {
+	y, err := talosconfig.MarshalSecrets(testBundle())
 	if err != nil {
 		panic(err)
 	}
@@ -152,7 +157,8 @@ func (r *recorder) answer(args integration.MockResourceArgs) (string, property.M
 	case tokenMachineSecrets:
 		out["machineSecrets"] = property.New(bundleYAML()).WithSecret(true)
 		out["clientConfiguration"] = property.New(property.NewMap(map[string]property.Value{
-			"caCertificate":     property.New("ca-pem"),
+			// the bundle's, which the nodes' configurations trust
+			"caCertificate":     property.New(string(testBundle().Certs.OS.Crt)),
 			"clientCertificate": property.New("cert-pem"),
 			"clientKey":         property.New("key-pem"),
 		})).WithSecret(true)

@@ -132,8 +132,8 @@ func times(n int) string {
 // --refresh`) removes a VM deleted outside Pulumi from the state, since
 // VirtualMachine's Read finds it gone, but keeps its node's apply, whose
 // Read keeps the state of a node it cannot reach. An apply counts when it
-// reached its node with this cluster's client CA (creds; any when they are
-// not known): another TalosCluster of the stack may name a node alike.
+// gave its node this cluster's client CA (creds; any when they are not
+// known): another TalosCluster of the stack may name a node alike.
 func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string, creds *talosapi.Credentials) (map[string]string, string) {
 	readState := c.stack
 	if readState == nil {
@@ -154,7 +154,7 @@ func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string, creds *ta
 		}
 	}
 	for name, a := range st.applied {
-		if out[name] == "" && (creds == nil || a.ca == string(creds.CA)) {
+		if out[name] == "" && (creds == nil || a.issuedBy(creds.CA)) {
 			out[name] = a.address
 		}
 	}

@@ -2,18 +2,21 @@ package cluster
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/plan"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 )
 
 // A worker's VM deleted outside Pulumi while the cluster's members cannot
@@ -285,13 +288,11 @@ func TestDeletedVMIsCreatedAgainWhenMembersCannotBeReadAfterARefresh(t *testing.
 		}
 	}
 
-	// Another cluster's apply of that name (another client CA).
+	// Another cluster's apply of that name (its node trusts another client CA).
 	other := maps.Clone(refreshed)
 	apply := maps.Clone(other[applyURN].(map[string]any))
 	outs := maps.Clone(apply["outputs"].(map[string]any))
-	cc := maps.Clone(outs["clientConfiguration"].(map[string]any))
-	cc["caCertificate"] = "another cluster's CA"
-	outs["clientConfiguration"], apply["outputs"], other[applyURN] = cc, outs, apply
+	outs["machineConfiguration"], apply["outputs"], other[applyURN] = withAnotherCA(t, outs["machineConfiguration"].(string)), outs, apply
 	_, resp := construct(other, true)
 	if s := resp.State.Get("summary").AsString(); s != "1 added: lab-workers-1" {
 		t.Errorf("with another cluster's apply: summary %q", s)
@@ -335,4 +336,17 @@ func TestAddUncheckedWithNothingUncheckedIsSaidInPreviewAndUpdate(t *testing.T) 
 		}
 		rec.get(t, "VirtualMachine", "lab-workers-3")
 	}
+}
+
+// withAnotherCA is a node's configuration as another cluster's bundle would
+// have it: another Talos API CA (machine.ca.crt).
+func withAnotherCA(t *testing.T, config string) string {
+	t.Helper()
+	b, err := talosconfig.NewSecrets("v1.12.5", time.Now())
+	must(t, err)
+	ours := base64.StdEncoding.EncodeToString(testBundle().Certs.OS.Crt)
+	if !strings.Contains(config, ours) {
+		t.Fatalf("the configuration does not hold the cluster's CA")
+	}
+	return strings.ReplaceAll(config, ours, base64.StdEncoding.EncodeToString(b.Certs.OS.Crt))
 }

@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/pem"
 	"fmt"
 	"maps"
 	"slices"
@@ -78,10 +80,26 @@ type stackState struct {
 // appliedNode is what a node's ConfigurationApply in the state says of it.
 type appliedNode struct {
 	address string
-	// ca is the cluster's client CA the apply reached the node with: it
-	// tells this cluster's node from another TalosCluster's of the same
-	// name in the same stack.
-	ca string
+	// config is the configuration the apply gave the node (or a refresh
+	// found it running): its Talos API CA tells this cluster's node from
+	// another TalosCluster's of the same name in the same stack. (The
+	// apply's clientConfiguration, which said the same, is no longer in its
+	// state: talos.StateCopies.)
+	config string
+}
+
+// issuedBy reports whether the node's configuration trusts ca, the
+// cluster's client CA (PEM) its client certificate is issued by.
+func (a appliedNode) issuedBy(ca []byte) bool {
+	return sameCertificate(talosapi.ConfigIssuingCA([]byte(a.config)), ca)
+}
+
+// sameCertificate compares two PEM certificates by their first block's
+// DER, so that line endings and trailing text do not matter.
+func sameCertificate(a, b []byte) bool {
+	pa, _ := pem.Decode(a)
+	pb, _ := pem.Decode(b)
+	return pa != nil && pb != nil && bytes.Equal(pa.Bytes, pb.Bytes)
 }
 
 // stateReader reads the stack's state; nil asks the engine. Tests set it.
@@ -140,7 +158,7 @@ func collectStackState(resources map[string]any, cluster, purpose string) (*stac
 			}
 			if st.Node != "" {
 				s.running[st.Node] = runningNode{Config: st.MachineConfiguration, TalosVersion: st.RunningVersion}
-				s.applied[resource.URN(urn).Name()] = appliedNode{address: st.Node, ca: st.ClientConfiguration.CACertificate}
+				s.applied[resource.URN(urn).Name()] = appliedNode{address: st.Node, config: st.MachineConfiguration}
 			}
 		}
 	}

@@ -222,6 +222,7 @@ func stackStateOf(rec *recorder) map[string]any {
 			outs["status"] = property.New("running")
 		case "ConfigurationApply":
 			outs["runningVersion"] = property.New("v1.12.5")
+			delete(outs, "clientConfiguration") // not in its state (talos.StateCopies)
 		}
 		urn := "urn:pulumi:test::proj::" + tokenComponent + "$proxmoxtalos:x:" + reg.typ + "::" + reg.name
 		state[urn] = map[string]any{"type": "proxmoxtalos:" + map[bool]string{true: "proxmox", false: "talos"}[reg.typ == "VirtualMachine" || reg.typ == "DownloadFile"] + ":" + reg.typ,

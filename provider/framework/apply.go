@@ -1,6 +1,10 @@
 package framework
 
-import p "github.com/pulumi/pulumi-go-provider"
+import (
+	"slices"
+
+	p "github.com/pulumi/pulumi-go-provider"
+)
 
 // Workarounds are the package-specific parts of the workarounds (doc.go
 // says what each works around); the generic mechanisms are this package's.
@@ -18,6 +22,8 @@ type Workarounds struct {
 	// PreviewUnknowns mark update-preview outputs unknown that no changed
 	// input explains.
 	PreviewUnknowns []PreviewUnknowns
+	// InputsOnly are inputs the states of their resources do not keep.
+	InputsOnly InputsOnly
 }
 
 // Apply applies every workaround to the provider infer built, in one pass
@@ -27,9 +33,10 @@ func Apply(prov p.Provider, w Workarounds) p.Provider {
 	if w.ConfigDiff.Equal != nil {
 		prov.DiffConfig = w.ConfigDiff.Diff
 	}
-	prov = WithSchemaFixes(prov, w.SchemaFixes...)
+	prov = WithSchemaFixes(prov, append(slices.Clip(w.SchemaFixes), w.InputsOnly.Schema())...)
 	prov = WithConstructGuards(prov, w.ConstructGuards...)
 	prov = WithPreviewUnknowns(prov, w.PreviewUnknowns...)
+	prov = w.InputsOnly.Wrap(prov)
 	prov = WithURN(prov)
 	return WithRequestFacts(prov)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/config"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
 // schemaOf is the provider's schema as the engine gets it.
@@ -111,10 +112,19 @@ func TestSchemaMarksCredentialsSecret(t *testing.T) {
 
 		for _, name := range props {
 			in, isInput := r.InputProperties[name]
-			out := r.Properties[name]
+			out, isOutput := r.Properties[name]
 
-			if (isInput && !in.Secret) || !out.Secret {
-				t.Errorf("%s.%s is not secret (input %v, output %v)", token, name, in.Secret, out.Secret)
+			if !isInput && !isOutput || (isInput && !in.Secret) || (isOutput && !out.Secret) {
+				t.Errorf("%s.%s is not secret (input %v %v, output %v %v)", token, name, isInput, in.Secret, isOutput, out.Secret)
+			}
+		}
+	}
+
+	// The copies the states do not keep are inputs only.
+	for token, keys := range talos.StateCopies() {
+		for _, name := range keys {
+			if _, isOutput := schema.Resources[token].Properties[name]; isOutput {
+				t.Errorf("%s.%s is an output, but its state does not keep it", token, name)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
@@ -87,7 +88,7 @@ func nodeServer(t *testing.T, kubeNow func() time.Time) integration.Server {
 
 	prov, err := infer.NewProviderBuilder().
 		WithResources(
-			infer.Resource(&ConfigurationApply{opts: fastOpts}),
+			framework.Resource(&ConfigurationApply{opts: fastOpts}), // as provider.New registers it
 			infer.Resource(&Bootstrap{opts: fastOpts}),
 			infer.Resource(&Kubeconfig{opts: fastOpts, now: kubeNow}),
 			infer.Resource(&ClusterHealth{opts: fastOpts}),
@@ -98,6 +99,9 @@ func nodeServer(t *testing.T, kubeNow func() time.Time) integration.Server {
 		t.Fatal(err)
 	}
 
+	// The states keep no copies of some inputs, as in provider.New.
+	prov = StateCopies().Wrap(prov)
+
 	s, err := integration.NewServer(t.Context(), "proxmoxtalos", semver.MustParse("0.0.1"), integration.WithProvider(prov))
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +110,17 @@ func nodeServer(t *testing.T, kubeNow func() time.Time) integration.Server {
 	return s
 }
 
-// res drives one resource through the provider like the engine does.
+// res drives one resource through the provider like the engine does: its
+// state, and the inputs of its last create or update, which the engine
+// hands Diff, Update and Delete as old inputs and a refresh's Read. (Check
+// gets the state as old inputs here, unlike the engine.)
 type res struct {
-	t     *testing.T
-	s     integration.Server
-	urn   presource.URN
-	id    string
-	state property.Map
+	t      *testing.T
+	s      integration.Server
+	urn    presource.URN
+	id     string
+	state  property.Map
+	inputs property.Map
 }
 
 func newRes(t *testing.T, s integration.Server, typ, name string) *res {
@@ -146,7 +154,7 @@ func (r *res) create(inputs map[string]property.Value) error {
 
 	resp, err := r.s.Create(p.CreateRequest{Urn: r.urn, Properties: checked})
 	if resp.ID != "" {
-		r.id, r.state = resp.ID, resp.Properties
+		r.id, r.state, r.inputs = resp.ID, resp.Properties, checked
 	}
 
 	return err
@@ -158,7 +166,7 @@ func (r *res) diff(inputs map[string]property.Value) (property.Map, p.DiffRespon
 
 	checked := r.check(inputs)
 
-	d, err := r.s.Diff(p.DiffRequest{ID: r.id, Urn: r.urn, State: r.state, Inputs: checked})
+	d, err := r.s.Diff(p.DiffRequest{ID: r.id, Urn: r.urn, State: r.state, OldInputs: r.inputs, Inputs: checked})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -169,24 +177,24 @@ func (r *res) diff(inputs map[string]property.Value) (property.Map, p.DiffRespon
 func (r *res) update(checked property.Map) error {
 	r.t.Helper()
 
-	if _, err := r.s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, Inputs: checked, DryRun: true}); err != nil {
+	if _, err := r.s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, OldInputs: r.inputs, Inputs: checked, DryRun: true}); err != nil {
 		r.t.Fatalf("preview update: %v", err)
 	}
 
-	resp, err := r.s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, Inputs: checked})
+	resp, err := r.s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, OldInputs: r.inputs, Inputs: checked})
 	if resp.Properties.Len() > 0 {
-		r.state = resp.Properties
+		r.state, r.inputs = resp.Properties, checked
 	}
 
 	return err
 }
 
 func (r *res) read() (p.ReadResponse, error) {
-	return r.s.Read(p.ReadRequest{ID: r.id, Urn: r.urn, Properties: r.state})
+	return r.s.Read(p.ReadRequest{ID: r.id, Urn: r.urn, Properties: r.state, Inputs: r.inputs})
 }
 
 func (r *res) delete() error {
-	return r.s.Delete(p.DeleteRequest{ID: r.id, Urn: r.urn, Properties: r.state})
+	return r.s.Delete(p.DeleteRequest{ID: r.id, Urn: r.urn, Properties: r.state, OldInputs: r.inputs})
 }
 
 // out reads a string output.

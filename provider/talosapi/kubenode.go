@@ -229,3 +229,15 @@ func ConfigIsControlPlane(machineConfig []byte) bool {
 
 	return err == nil && cfg.Machine() != nil && cfg.Machine().Type().IsControlPlane()
 }
+
+// ConfigIssuingCA is the Talos API CA certificate (PEM) a machine
+// configuration gives its node (machine.ca.crt), nil when the configuration
+// does not parse or has none.
+func ConfigIssuingCA(machineConfig []byte) []byte {
+	cfg, err := loadConfig(machineConfig)
+	if err != nil || cfg.Machine() == nil || cfg.Machine().Security().IssuingCA() == nil {
+		return nil
+	}
+
+	return cfg.Machine().Security().IssuingCA().Crt
+}
