@@ -42,6 +42,14 @@
 //     MachineSecrets' from talos.RenewalPreview): infer computes a
 //     preview's unknown outputs only from changed inputs
 //     (WireDependencies), and a due certificate renewal changes none.
+//   - Inputs the state does not keep (InputsOnly; talos.StateCopies): infer
+//     derives a resource's outputs from a State type that embeds its Args,
+//     so every input is copied into the state, and infer's typed Diff,
+//     Update and Delete requests carry the state only (infer/resource.go
+//     DiffRequest, UpdateRequest, DeleteRequest), never the old inputs the
+//     engine sends. The copies are put back from those inputs before the
+//     resource sees a state and taken out of what it returns, and out of
+//     the schema's outputs.
 //   - Request data infer's typed requests drop (infer.CreateRequest and the
 //     others carry the resource's name only; infer keeps the URN for its
 //     logger under an internal key): the URN of every resource request

@@ -156,10 +156,6 @@ export class ConfigurationApply extends pulumi.CustomResource {
      */
     declare public readonly applyMode: pulumi.Output<enums.talos.ApplyMode | undefined>;
     /**
-     * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-     */
-    declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
-    /**
      * What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
      */
     declare public /*out*/ readonly configChange: pulumi.Output<string | undefined>;
@@ -276,7 +272,6 @@ export class ConfigurationApply extends pulumi.CustomResource {
         } else {
             resourceInputs["appliedMode"] = undefined /*out*/;
             resourceInputs["applyMode"] = undefined /*out*/;
-            resourceInputs["clientConfiguration"] = undefined /*out*/;
             resourceInputs["configChange"] = undefined /*out*/;
             resourceInputs["configDigest"] = undefined /*out*/;
             resourceInputs["configView"] = undefined /*out*/;
@@ -297,7 +292,7 @@ export class ConfigurationApply extends pulumi.CustomResource {
             resourceInputs["vmIds"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
-        const secretOpts = { additionalSecretOutputs: ["clientConfiguration", "machineConfiguration", "sensitiveValues"] };
+        const secretOpts = { additionalSecretOutputs: ["machineConfiguration", "sensitiveValues"] };
         opts = pulumi.mergeOptions(opts, secretOpts);
         super(ConfigurationApply.__pulumiType, name, resourceInputs, opts);
     }

@@ -132,10 +132,6 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly change: pulumi.Output<string | undefined>;
     /**
-     * The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-     */
-    declare public readonly clientConfiguration: pulumi.Output<outputs.talos.ClientConfiguration>;
-    /**
      * Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
      */
     declare public readonly endpoints: pulumi.Output<string[] | undefined>;
@@ -200,7 +196,6 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
             resourceInputs["outcome"] = undefined /*out*/;
         } else {
             resourceInputs["change"] = undefined /*out*/;
-            resourceInputs["clientConfiguration"] = undefined /*out*/;
             resourceInputs["endpoints"] = undefined /*out*/;
             resourceInputs["gateLists"] = undefined /*out*/;
             resourceInputs["healthGate"] = undefined /*out*/;
@@ -211,8 +206,6 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
             resourceInputs["vmIds"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
-        const secretOpts = { additionalSecretOutputs: ["clientConfiguration"] };
-        opts = pulumi.mergeOptions(opts, secretOpts);
         super(ControlPlaneComponents.__pulumiType, name, resourceInputs, opts);
     }
 }

@@ -153,8 +153,6 @@ type ConfigurationApply struct {
 	AppliedMode pulumi.StringOutput `pulumi:"appliedMode"`
 	// How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
 	ApplyMode ApplyModePtrOutput `pulumi:"applyMode"`
-	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
 	// What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
 	ConfigChange pulumi.StringPtrOutput `pulumi:"configChange"`
 	// SHA-256 of the applied configuration's contents (comments and formatting ignored), as compared with what the node runs.
@@ -219,7 +217,6 @@ func NewConfigurationApply(ctx *pulumi.Context,
 		args.SensitiveValues = pulumi.ToSecret(args.SensitiveValues).(pulumi.StringArrayInput)
 	}
 	secrets := pulumi.AdditionalSecretOutputs([]string{
-		"clientConfiguration",
 		"machineConfiguration",
 		"sensitiveValues",
 	})
@@ -420,11 +417,6 @@ func (o ConfigurationApplyOutput) AppliedMode() pulumi.StringOutput {
 // How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
 func (o ConfigurationApplyOutput) ApplyMode() ApplyModePtrOutput {
 	return o.ApplyT(func(v *ConfigurationApply) ApplyModePtrOutput { return v.ApplyMode }).(ApplyModePtrOutput)
-}
-
-// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-func (o ConfigurationApplyOutput) ClientConfiguration() ClientConfigurationOutput {
-	return o.ApplyT(func(v *ConfigurationApply) ClientConfigurationOutput { return v.ClientConfiguration }).(ClientConfigurationOutput)
 }
 
 // What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.

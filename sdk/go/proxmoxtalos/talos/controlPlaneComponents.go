@@ -131,8 +131,6 @@ type ControlPlaneComponents struct {
 
 	// What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
 	Change pulumi.StringPtrOutput `pulumi:"change"`
-	// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-	ClientConfiguration ClientConfigurationOutput `pulumi:"clientConfiguration"`
 	// Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
 	Endpoints pulumi.StringArrayOutput `pulumi:"endpoints"`
 	// What the state keeps of the health gate's `workers` and `otherNodes` and of `vmIds`: their counts and SHA-256 (`2 workers, 3 other nodes, 4 VMIDs: sha256:…`). The lists name nodes across the whole cluster, so the state does not keep them (nor `vmIds` beyond the node's own VMID): the create or update that waits on them gets them as inputs, as before, and checks exactly those nodes. Because of that, `ignoreChanges` on these lists or on `vmIds` keeps nothing: when it drops lists the last update had (the engine applies it from the last inputs, which no longer hold them), Check fails, naming the list, instead of shrinking the gate; pass the lists explicitly (an empty list if there are none) or remove the field from `ignoreChanges`. TalosCluster always passes them. Unset when there is nothing to leave out, or when a preview does not know the lists yet.
@@ -170,10 +168,6 @@ func NewControlPlaneComponents(ctx *pulumi.Context,
 	if args.ClientConfiguration != nil {
 		args.ClientConfiguration = pulumi.ToSecret(args.ClientConfiguration).(ClientConfigurationInput)
 	}
-	secrets := pulumi.AdditionalSecretOutputs([]string{
-		"clientConfiguration",
-	})
-	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource ControlPlaneComponents
 	err := ctx.RegisterResource("proxmoxtalos:talos:ControlPlaneComponents", name, args, &resource, opts...)
@@ -337,11 +331,6 @@ func (o ControlPlaneComponentsOutput) ToControlPlaneComponentsOutputWithContext(
 // What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
 func (o ControlPlaneComponentsOutput) Change() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.StringPtrOutput { return v.Change }).(pulumi.StringPtrOutput)
-}
-
-// The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-func (o ControlPlaneComponentsOutput) ClientConfiguration() ClientConfigurationOutput {
-	return o.ApplyT(func(v *ControlPlaneComponents) ClientConfigurationOutput { return v.ClientConfiguration }).(ClientConfigurationOutput)
 }
 
 // Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.

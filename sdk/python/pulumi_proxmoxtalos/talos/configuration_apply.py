@@ -608,7 +608,7 @@ class ConfigurationApply(pulumi.CustomResource):
             __props__.__dict__["gate_lists"] = None
             __props__.__dict__["installed_image"] = None
             __props__.__dict__["running_version"] = None
-        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration", "machineConfiguration", "sensitiveValues"])
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["machineConfiguration", "sensitiveValues"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(ConfigurationApply, __self__).__init__(
             'proxmoxtalos:talos:ConfigurationApply',
@@ -634,7 +634,6 @@ class ConfigurationApply(pulumi.CustomResource):
 
         __props__.__dict__["applied_mode"] = None
         __props__.__dict__["apply_mode"] = None
-        __props__.__dict__["client_configuration"] = None
         __props__.__dict__["config_change"] = None
         __props__.__dict__["config_digest"] = None
         __props__.__dict__["config_view"] = None
@@ -676,14 +675,6 @@ class ConfigurationApply(pulumi.CustomResource):
         How configuration changes take effect on a configured node. Default `auto`. The first install from maintenance mode always reboots into the installed system.
         """
         return pulumi.get(self, "apply_mode")
-
-    @_builtins.property
-    @pulumi.getter(name="clientConfiguration")
-    def client_configuration(self) -> pulumi.Output['outputs.ClientConfiguration']:
-        """
-        The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        """
-        return pulumi.get(self, "client_configuration")
 
     @_builtins.property
     @pulumi.getter(name="configChange")

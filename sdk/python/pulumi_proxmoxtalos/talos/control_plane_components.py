@@ -423,8 +423,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
             __props__.__dict__["change"] = None
             __props__.__dict__["gate_lists"] = None
             __props__.__dict__["outcome"] = None
-        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["clientConfiguration"])
-        opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(ControlPlaneComponents, __self__).__init__(
             'proxmoxtalos:talos:ControlPlaneComponents',
             resource_name,
@@ -448,7 +446,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
         __props__ = ControlPlaneComponentsArgs.__new__(ControlPlaneComponentsArgs)
 
         __props__.__dict__["change"] = None
-        __props__.__dict__["client_configuration"] = None
         __props__.__dict__["endpoints"] = None
         __props__.__dict__["gate_lists"] = None
         __props__.__dict__["health_gate"] = None
@@ -472,14 +469,6 @@ class ControlPlaneComponents(pulumi.CustomResource):
         What an update of kubernetesVersion does, in one line (`control plane components v1.34.1 → v1.35.2, kubelet later`), so that previews say it.
         """
         return pulumi.get(self, "change")
-
-    @_builtins.property
-    @pulumi.getter(name="clientConfiguration")
-    def client_configuration(self) -> pulumi.Output['outputs.ClientConfiguration']:
-        """
-        The cluster's Talos client configuration (MachineSecrets.clientConfiguration).
-        """
-        return pulumi.get(self, "client_configuration")
 
     @_builtins.property
     @pulumi.getter

@@ -6,7 +6,6 @@ package com.proxmoxtalos.proxmoxtalos.talos;
 import com.proxmoxtalos.proxmoxtalos.Utilities;
 import com.proxmoxtalos.proxmoxtalos.talos.ConfigurationApplyArgs;
 import com.proxmoxtalos.proxmoxtalos.talos.enums.ApplyMode;
-import com.proxmoxtalos.proxmoxtalos.talos.outputs.ClientConfiguration;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.HealthGate;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.ResetOnDelete;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.Timeouts;
@@ -195,20 +194,6 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
      */
     public Output<Optional<ApplyMode>> applyMode() {
         return Codegen.optional(this.applyMode);
-    }
-    /**
-     * The cluster&#39;s Talos client configuration (MachineSecrets.clientConfiguration).
-     * 
-     */
-    @Export(name="clientConfiguration", refs={ClientConfiguration.class}, tree="[0]")
-    private Output<ClientConfiguration> clientConfiguration;
-
-    /**
-     * @return The cluster&#39;s Talos client configuration (MachineSecrets.clientConfiguration).
-     * 
-     */
-    public Output<ClientConfiguration> clientConfiguration() {
-        return this.clientConfiguration;
     }
     /**
      * What an update does to the node, in one line (`live: 1 path, no reboot`, `reboot: machine.env`, `upgrade v1.12.5 → v1.12.6 (reboot, VM kept)`, `reboot: VM restart (cores 2 → 4)`), so that previews say it next to the changed paths. Set only when the configuration or the VM changes.
@@ -504,7 +489,6 @@ public class ConfigurationApply extends com.pulumi.resources.CustomResource {
             .version(Utilities.getVersion())
             .pluginDownloadURL("github://api.github.com/proxmoxtalos/proxmoxtalos")
             .additionalSecretOutputs(List.of(
-                "clientConfiguration",
                 "machineConfiguration",
                 "sensitiveValues"
             ))

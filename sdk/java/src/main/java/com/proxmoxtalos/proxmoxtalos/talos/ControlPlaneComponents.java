@@ -5,7 +5,6 @@ package com.proxmoxtalos.proxmoxtalos.talos;
 
 import com.proxmoxtalos.proxmoxtalos.Utilities;
 import com.proxmoxtalos.proxmoxtalos.talos.ControlPlaneComponentsArgs;
-import com.proxmoxtalos.proxmoxtalos.talos.outputs.ClientConfiguration;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.HealthGate;
 import com.proxmoxtalos.proxmoxtalos.talos.outputs.Timeouts;
 import com.pulumi.core.Output;
@@ -160,20 +159,6 @@ public class ControlPlaneComponents extends com.pulumi.resources.CustomResource 
         return Codegen.optional(this.change);
     }
     /**
-     * The cluster&#39;s Talos client configuration (MachineSecrets.clientConfiguration).
-     * 
-     */
-    @Export(name="clientConfiguration", refs={ClientConfiguration.class}, tree="[0]")
-    private Output<ClientConfiguration> clientConfiguration;
-
-    /**
-     * @return The cluster&#39;s Talos client configuration (MachineSecrets.clientConfiguration).
-     * 
-     */
-    public Output<ClientConfiguration> clientConfiguration() {
-        return this.clientConfiguration;
-    }
-    /**
      * Talos API endpoints to reach the node through (talosctl --endpoints). Default: the node itself.
      * 
      */
@@ -326,9 +311,6 @@ public class ControlPlaneComponents extends com.pulumi.resources.CustomResource 
         var defaultOptions = com.pulumi.resources.CustomResourceOptions.builder()
             .version(Utilities.getVersion())
             .pluginDownloadURL("github://api.github.com/proxmoxtalos/proxmoxtalos")
-            .additionalSecretOutputs(List.of(
-                "clientConfiguration"
-            ))
             .build();
         return com.pulumi.resources.CustomResourceOptions.merge(defaultOptions, options, id);
     }
