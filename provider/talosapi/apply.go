@@ -156,7 +156,11 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 
 	res.Pending = pendingPaths(req, res)
 
-	if err := rebootIfAsked(ctx, t, res, rebootAfter, bootBefore, o); err != nil {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	reboot, err := rebootIfAsked(wctx, t, res, rebootAfter, bootBefore, o)
+	if err != nil {
 		return res, err
 	}
 
@@ -209,7 +213,7 @@ func Apply(ctx context.Context, t Target, req ApplyRequest, o Options) (*ApplyRe
 		bootBefore = ""
 	}
 
-	version, err := waitConfig(ctx, t, configWait{digest: digest, staged: res.Applied == ApplyStaged, installDisk: installDisk, bootBefore: bootBefore}, o)
+	version, err := waitConfig(ctx, t, configWait{digest: digest, staged: res.Applied == ApplyStaged, installDisk: installDisk, bootBefore: bootBefore, reboot: reboot}, o)
 	if err != nil {
 		return res, err
 	}
@@ -322,6 +326,13 @@ type configWait struct {
 	// bootBefore, when set, is the boot ID before a reboot was asked for:
 	// the node must answer from another boot.
 	bootBefore string
+	// reboot follows the events of a reboot asked through the Reboot API
+	// (nil for none): the wait ends when it never started or failed.
+	// ApplyConfiguration's own reboot (mode reboot before Talos 1.14) takes
+	// the lock over (WithTakeover, v1alpha1_server.go ApplyConfiguration,
+	// v1.12.9 and v1.13.0), so it is never LOCKED, and runs without an
+	// actor ID, so no event of it is ours to follow.
+	reboot *sequenceWatch
 }
 
 // waitConfig waits until a configured node runs the configuration with the
@@ -338,6 +349,10 @@ func waitConfig(ctx context.Context, t Target, w configWait, o Options) (string,
 	var version string
 
 	err := o.poll(ctx, what, func(ctx context.Context) (bool, string, error) {
+		if err := w.reboot.ended(t.Node, "reboot", sequenceFailed); err != nil {
+			return false, "", stop(err)
+		}
+
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			return false, state, err

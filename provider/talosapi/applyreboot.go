@@ -38,45 +38,72 @@ func sendApply(ctx context.Context, conn *Conn, areq *machineapi.ApplyConfigurat
 	return resp, err == nil, err
 }
 
-// rebootIfAsked reboots the node when sendApply said so (rebootAfter).
-func rebootIfAsked(ctx context.Context, t Target, res *ApplyResult, rebootAfter bool, before string, o Options) error {
+// rebootIfAsked reboots the node when sendApply said so (rebootAfter), and
+// follows the reboot's events until ctx ends (nil when no reboot was sent).
+func rebootIfAsked(ctx context.Context, t Target, res *ApplyResult, rebootAfter bool, before string, o Options) (*sequenceWatch, error) {
 	if !rebootAfter {
-		return nil
+		return nil, nil
 	}
 
-	if err := rebootAfterApply(ctx, t, before, o); err != nil {
-		return err
+	sent, err := rebootAfterApply(ctx, t, before, o)
+	if err != nil {
+		return nil, err
 	}
 
 	res.Details += "; rebooted through the Reboot API (this Talos has no apply mode reboot)"
 
-	return nil
+	return watchSequence(ctx, t, sent.actor, sent.mark, []string{"reboot"}, o), nil
 }
+
+// rebootSent is the Reboot call a node answered: its actor ID and the
+// event mark read before it (both "" when an earlier attempt's reboot,
+// whose answer was lost, already ran).
+type rebootSent struct{ actor, mark string }
 
 // rebootAfterApply reboots a node that applied a configuration without a
 // reboot for applyMode reboot, through the Reboot API (which drains the
 // node first, as an upgrade does). before is the boot ID read before the
 // apply: a node that already answers from another boot was rebooted by an
 // attempt whose answer was lost, and is not rebooted twice.
-func rebootAfterApply(ctx context.Context, t Target, before string, o Options) error {
+//
+// machined answers the call before its reboot sequence takes the lock, and
+// asks no takeover (v1alpha1_server.go Reboot, v1.12.9 to v1.14.0-rc.1):
+// while an upgrade, a staged upgrade's install or a shutdown runs, the
+// reboot is accepted and never started ("sequence not started: locked",
+// runtime/sequencer.go sequenceTakeOver), which the wait learns from the
+// events after the mark.
+func rebootAfterApply(ctx context.Context, t Target, before string, o Options) (rebootSent, error) {
 	o = o.withDefaults()
 
-	return o.poll(ctx, fmt.Sprintf("node %s to accept the reboot (applyMode reboot)", t.Node), func(ctx context.Context) (bool, string, error) {
+	var sent rebootSent
+
+	err := o.poll(ctx, fmt.Sprintf("node %s to accept the reboot (applyMode reboot)", t.Node), func(ctx context.Context) (bool, string, error) {
 		conn, state, err := dialOnce(ctx, o, t)
 		if err != nil {
 			return false, state, err
 		}
 		defer conn.Close() //nolint:errcheck
 
-		actx, cancel := o.attemptContext(ctx)
-		defer cancel()
+		// Each read before the call, and the call, have an attempt of
+		// their own.
+		bctx, bcancel := o.attemptContext(ctx)
+		rebooted, err := bootChanged(bctx, conn, t, before, "to run the configuration")
 
-		rebooted, err := bootChanged(actx, conn, t, before, "to run the configuration")
+		bcancel()
+
 		if err != nil || rebooted {
+			sent = rebootSent{}
+
 			return rebooted, state, err
 		}
 
-		if err := conn.client.Reboot(conn.nodeContext(actx)); err != nil {
+		sent.mark = readBefore(ctx, o, func(actx context.Context) string { return eventMark(actx, conn) })
+
+		actx, cancel := o.attemptContext(ctx)
+		defer cancel()
+
+		resp, err := conn.client.RebootWithResponse(conn.nodeContext(actx))
+		if err != nil {
 			if classify(err) == failPermanent {
 				return false, "", stop(fmt.Errorf("node %s saved the machine configuration but refused the reboot applyMode reboot asks for (%s): "+
 					"reboot it with `talosctl -n %s reboot`, or run `pulumi up` again", t.Node, statusMessage(err), t.Node))
@@ -85,10 +112,16 @@ func rebootAfterApply(ctx context.Context, t Target, before string, o Options) e
 			return false, state, err
 		}
 
+		if msgs := resp.GetMessages(); len(msgs) > 0 {
+			sent.actor = msgs[0].GetActorId()
+		}
+
 		o.machineSilent(t, rebootSilence)
 
 		return true, state, nil
 	})
+
+	return sent, err
 }
 
 // pendingPaths lists the paths of a change a configured node applied

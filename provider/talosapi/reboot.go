@@ -81,7 +81,7 @@ func waitRebooted(ctx context.Context, t Target, image, want, before string, w *
 	schematic := imageSchematic(image)
 
 	return o.poll(ctx, fmt.Sprintf("node %s to reboot into the new installer image (Talos %s)", t.Node, want), func(ctx context.Context) (bool, string, error) {
-		if err := w.lockedError(t.Node, "upgrade to "+image); err != nil {
+		if err := w.ended(t.Node, "upgrade to "+image, sequenceFailed); err != nil {
 			return false, "", stop(err)
 		}
 

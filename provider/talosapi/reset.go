@@ -128,12 +128,8 @@ func waitReset(ctx context.Context, t Target, req ResetRequest, before string, w
 	seenResetting := false
 
 	return o.poll(ctx, fmt.Sprintf("node %s to finish its reset", t.Node), func(ctx context.Context) (bool, string, error) {
-		if err := w.lockedError(t.Node, "reset"); err != nil {
+		if err := w.ended(t.Node, "reset", func(node, _, msg string) error { return resetFailed(node, msg) }); err != nil {
 			return false, "", stop(err)
-		}
-
-		if msg := w.failure(); msg != "" {
-			return false, "", stop(resetFailed(t.Node, msg))
 		}
 
 		conn, state, err := dialOnce(ctx, o, t)

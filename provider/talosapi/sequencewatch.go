@@ -62,7 +62,7 @@ func eventMark(ctx context.Context, conn *Conn) string {
 
 // watchSequence follows the node's events for the request answered with
 // actor, whose sequence is one of seqs (machined's names: "reset",
-// "upgrade", "stageUpgrade"), until ctx ends.
+// "upgrade", "stageUpgrade", "reboot"), until ctx ends.
 func watchSequence(ctx context.Context, t Target, actor, mark string, seqs []string, o Options) *sequenceWatch {
 	w := &sequenceWatch{}
 
@@ -151,11 +151,18 @@ func (w *sequenceWatch) failure() string {
 	return msg
 }
 
-// lockedError is the error for a request (what) whose sequence never
-// started, nil while none was seen.
-func (w *sequenceWatch) lockedError(node, what string) error {
-	if msg, locked := w.outcome(); locked {
+// ended is the error for a request (what: "reset", "upgrade to Talos
+// v1.14.1", "reboot") whose events settled it: its sequence never started
+// (sequenceLocked), or failed on the node (failed quotes the node's
+// message). nil while neither was seen.
+func (w *sequenceWatch) ended(node, what string, failed func(node, what, msg string) error) error {
+	msg, locked := w.outcome()
+
+	switch {
+	case locked:
 		return sequenceLocked(node, what, msg)
+	case msg != "":
+		return failed(node, what, msg)
 	}
 
 	return nil
@@ -195,4 +202,11 @@ func sequenceLocked(node, what, msg string) error {
 	return fmt.Errorf("node %s accepted the %s but did not start it: it was busy with another operation (a boot, reboot, "+
 		"upgrade or reset still running; the node said: %s). Run `pulumi up` again once the node is idle "+
 		"(`talosctl -n %s dmesg` shows what it runs)", node, what, msg, node)
+}
+
+// sequenceFailed says that the node's sequence for a request (what) failed,
+// quoting the node, and what to do.
+func sequenceFailed(node, what, msg string) error {
+	return fmt.Errorf("node %s accepted the %s but it failed on the node (the node said: %s). See its logs with "+
+		"`talosctl -n %s dmesg`, fix the cause and run `pulumi up` again", node, what, msg, node)
 }

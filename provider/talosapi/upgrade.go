@@ -166,7 +166,8 @@ func Upgrade(ctx context.Context, t Target, req UpgradeRequest, o Options) (*Upg
 }
 
 // waitUpgraded waits until a node that accepted an upgrade runs it, or its
-// events say that it never started (another sequence held machined's lock).
+// events say that it never started (another sequence held machined's lock)
+// or failed (the node's message: an installer that refused it, say).
 func waitUpgraded(ctx context.Context, t Target, req UpgradeRequest, want string, res *UpgradeResult, o Options) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -298,7 +299,7 @@ func waitVersion(ctx context.Context, t Target, want, from, before string, w *se
 	)
 
 	err := o.poll(ctx, fmt.Sprintf("node %s to come back on Talos %s", t.Node, want), func(ctx context.Context) (bool, string, error) {
-		if err := w.lockedError(t.Node, "upgrade to Talos "+want); err != nil {
+		if err := w.ended(t.Node, "upgrade to Talos "+want, sequenceFailed); err != nil {
 			return false, "", stop(err)
 		}
 

@@ -109,9 +109,13 @@ func (b *eventBuffer) start(req *machine.EventsRequest) (int64, error) {
 	}
 }
 
-// wait returns the event at pos once there is one; false when the buffer
-// closed, ctx ended or the watcher fell behind the ring (the real stream
-// then just ends).
+// wait returns the event at pos once there is one; false when ctx ended,
+// the watcher fell behind the ring (the real stream then just ends), or the
+// buffer closed with no event left at pos. Events published before the
+// close still reach a watch: a sequence that failed publishes its error
+// and machined counts "rebooting in 10 seconds" before the reboot ends the
+// stream (siderolabs/talos v1.12.9 internal/app/machined/main.go handle),
+// which the lab's time scale shortens, down to nothing at scale 0.
 func (b *eventBuffer) wait(ctx context.Context, pos int64) (*machine.Event, bool) {
 	stop := context.AfterFunc(ctx, func() {
 		b.mu.Lock()
@@ -128,7 +132,7 @@ func (b *eventBuffer) wait(ctx context.Context, pos int64) (*machine.Event, bool
 	}
 
 	oldest := b.next - int64(len(b.events))
-	if b.closed || ctx.Err() != nil || pos < oldest {
+	if ctx.Err() != nil || pos < oldest || pos >= b.next {
 		return nil, false
 	}
 

@@ -369,11 +369,16 @@ func installedPlatform(img, running Image, ukiCmdline bool) Image {
 }
 
 // failBoot is machined's handling of a failed boot sequence: log, wait ten
-// seconds, reboot (internal/app/machined/main.go, handle).
+// seconds, reboot (internal/app/machined/main.go, handle). The countdown
+// lasts failPauseFloor at least at any time scale: the node still serves
+// its API and the failed sequence's events then, which a client that
+// follows them (talosctl's action tracker, the provider's waits) reads
+// within the countdown on a real node; scaled to nothing, the boot and its
+// events were gone before such a client had connected.
 func (n *Node) failBoot() nextStep {
 	n.logf("boot sequence failed: rebooting in 10 seconds")
 
-	if !n.sim.sleep(n.ctx, installFailPause) {
+	if !sleepCtx(n.ctx, max(n.sim.scaled(installFailPause), failPauseFloor)) {
 		return stepStop
 	}
 

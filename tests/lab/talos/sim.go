@@ -54,6 +54,10 @@ const (
 	installFailPause  = 10 * time.Second // "rebooting in 10 seconds" after a failed boot sequence
 )
 
+// failPauseFloor is the least installFailPause lasts at any time scale
+// (failBoot).
+const failPauseFloor = 2 * time.Second
+
 // NodeDurations are how long a simulated node's steps take at time scale 1,
 // for benchmarks that compute a cluster's critical path from the same
 // numbers the simulator waits.

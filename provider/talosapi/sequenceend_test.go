@@ -1,0 +1,205 @@
+package talosapi
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cosi-project/runtime/pkg/state"
+	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
+	runtimeres "github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+const upgradeActor = "0b1c2d3e-cccc-4000-8000-000000000001"
+
+// upgradeFailingNode accepts upgrades with an actor ID, and its sequence
+// fails as machined reports it: START, then "sequence failed: ..." for the
+// actor (v1alpha1_controller.go Run). The node runs on in its version and
+// boot (Talos reboots it 10 s later: machined main.go handle).
+type upgradeFailingNode struct {
+	*rebootingNode
+
+	events eventLog
+}
+
+const installerRefused = "sequence failed: pre-flight checks failed: this version of Talos cannot be upgraded from v1.12.5"
+
+func (n *upgradeFailingNode) Upgrade(ctx context.Context, in *machineapi.UpgradeRequest) (*machineapi.UpgradeResponse, error) {
+	if _, err := n.rebootingNode.Upgrade(ctx, in); err != nil {
+		return nil, err
+	}
+
+	seq := "upgrade"
+	if in.GetStage() {
+		seq = "stageUpgrade"
+	}
+
+	n.events.publishFailed(seq, upgradeActor, installerRefused)
+
+	return &machineapi.UpgradeResponse{Messages: []*machineapi.Upgrade{{Ack: "Upgrade request received", ActorId: upgradeActor}}}, nil
+}
+
+func (n *upgradeFailingNode) Events(in *machineapi.EventsRequest, srv grpc.ServerStreamingServer[machineapi.Event]) error {
+	return n.events.serve(in, srv)
+}
+
+// sequenceEndSays checks the error of a wait that the node's failure
+// ended: the node, its message, what to do; not a lost upgrade.
+func sequenceEndSays(t *testing.T, err error, node, msg string) {
+	t.Helper()
+
+	for _, want := range []string{"node " + node, msg, "dmesg", "pulumi up"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	if n := strings.Count(err.Error(), "node "+node); n != 1 {
+		t.Errorf("error %q names the node %d times, want once", err, n)
+	}
+
+	var lost *UpgradeLostError
+	if errors.As(err, &lost) {
+		t.Errorf("error %q is an UpgradeLostError, want the node's failure", err)
+	}
+}
+
+// An upgrade whose sequence failed on the node ends the wait at once with
+// the node's message, for a version change, a staged one and a same-version
+// one alike, and is not sent again (it would fail the same way). Before,
+// only reset waits read the failure: an upgrade waited for the node to
+// come back on its old version (sent twice) or for the timeout.
+func TestUpgradeFailureIsTheNodes(t *testing.T) {
+	t.Parallel()
+
+	for _, req := range []UpgradeRequest{
+		{Image: "ghcr.io/siderolabs/installer:v1.12.6"},
+		{Image: "ghcr.io/siderolabs/installer:v1.12.6", Stage: true},
+		{Image: sameVersionImage, EvenIfSameVersion: true},
+	} {
+		node := &upgradeFailingNode{rebootingNode: &rebootingNode{bootID: "b1"}}
+		target := serveNodeWithState(t, node, newFlakyState(nodeState(t, runtimeres.MachineStageRunning, newSchematic)))
+
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+
+		_, err := Upgrade(ctx, target, req, fastOptions())
+		if err == nil || ctx.Err() != nil {
+			t.Fatalf("%+v: Upgrade = %v; want the node's failure before the timeout", req, err)
+		}
+
+		cancel()
+		sequenceEndSays(t, err, target.Node, installerRefused)
+
+		if n := strings.Count(strings.Join(node.history(), ","), "upgrade"); n != 1 {
+			t.Errorf("%+v: upgrade sent %d times, want once: %v", req, n, node.history())
+		}
+	}
+}
+
+// rebootAPINode is a Talos 1.14 node for applyMode reboot: it refuses mode
+// REBOOT (Unimplemented, v1.14.0-rc.1 v1alpha1_server.go
+// ApplyConfiguration), runs a NO_REBOOT configuration at once, and answers
+// Reboot with an actor ID; its reboot sequence then never starts (locked:
+// LOCKED without an actor) or fails (failWith, for the actor). It runs on
+// in its boot.
+type rebootAPINode struct {
+	*rebootingNode
+
+	st       state.State
+	locked   bool
+	failWith string
+	events   eventLog
+}
+
+const rebootActor = "0b1c2d3e-dddd-4000-8000-000000000001"
+
+func (n *rebootAPINode) ApplyConfiguration(ctx context.Context, in *machineapi.ApplyConfigurationRequest) (*machineapi.ApplyConfigurationResponse, error) {
+	if in.GetMode() != machineapi.ApplyConfigurationRequest_NO_REBOOT {
+		return nil, status.Error(codes.Unimplemented, "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead")
+	}
+
+	cfg, err := configloader.NewFromBytes(in.GetData())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+
+	for _, id := range []string{configres.ActiveID, configres.PersistentID} {
+		if err := n.st.Create(ctx, configres.NewMachineConfigWithID(cfg, id)); err != nil {
+			return nil, err
+		}
+	}
+
+	return &machineapi.ApplyConfigurationResponse{Messages: []*machineapi.ApplyConfiguration{{
+		Mode: machineapi.ApplyConfigurationRequest_NO_REBOOT, ModeDetails: "Applied configuration without a reboot",
+	}}}, nil
+}
+
+func (n *rebootAPINode) Reboot(context.Context, *machineapi.RebootRequest) (*machineapi.RebootResponse, error) {
+	n.mu.Lock()
+	n.calls = append(n.calls, "reboot")
+	n.mu.Unlock()
+
+	switch {
+	case n.locked:
+		n.events.publishLocked("reboot")
+	case n.failWith != "":
+		n.events.publishFailed("reboot", rebootActor, n.failWith)
+	}
+
+	return &machineapi.RebootResponse{Messages: []*machineapi.Reboot{{ActorId: rebootActor}}}, nil
+}
+
+func (n *rebootAPINode) Events(in *machineapi.EventsRequest, srv grpc.ServerStreamingServer[machineapi.Event]) error {
+	return n.events.serve(in, srv)
+}
+
+// The reboot applyMode reboot asks of Talos 1.14 through the Reboot API
+// ends the wait at once when machined never starts it (another sequence
+// holds the lock: "sequence not started: locked", without an actor ID) or
+// when it fails (the node's message), and is sent once. Before, the wait
+// for the new boot ran to its timeout.
+func TestRebootAfterApplyEndsOnTheNodesEvents(t *testing.T) {
+	t.Parallel()
+
+	const failed = "sequence failed: stopping services: timeout"
+
+	for _, locked := range []bool{true, false} {
+		node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"}, locked: locked}
+		if !locked {
+			node.failWith = failed
+		}
+
+		node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
+		target := serveNodeWithState(t, node, newFlakyState(node.st))
+
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+
+		_, err := Apply(ctx, target, ApplyRequest{Config: testMachineConfig(t, "/dev/sda"), Mode: ApplyReboot}, fastOptions())
+		if err == nil || ctx.Err() != nil {
+			t.Fatalf("locked %v: Apply = %v; want the node's answer before the timeout", locked, err)
+		}
+
+		cancel()
+
+		if locked {
+			lockedErrorSays(t, err, target.Node)
+		} else {
+			sequenceEndSays(t, err, target.Node, failed)
+		}
+
+		if !strings.Contains(err.Error(), "reboot") {
+			t.Errorf("locked %v: error %q does not say it is the reboot", locked, err)
+		}
+
+		if n := strings.Count(strings.Join(node.history(), ","), "reboot"); n != 1 {
+			t.Errorf("locked %v: reboot sent %d times, want once: %v", locked, n, node.history())
+		}
+	}
+}
