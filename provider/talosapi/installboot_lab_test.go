@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
@@ -101,6 +102,71 @@ func TestStagedUpgradeWaitsThroughTheInstallBoot(t *testing.T) {
 				t.Fatalf("Upgrade returned with the node %s on %s: want it running %s (schematic %s)", st.Phase, st.Image, c.to, schematic)
 			}
 		})
+	}
+}
+
+// Apply with applyMode reboot on Talos 1.14, in the boot that installs a
+// staged upgrade: the node applies the configuration (NO_REBOOT: 1.14 has
+// no mode REBOOT) and accepts the Reboot that follows, whose sequence the
+// install's lock refuses ("sequence not started: locked", without an
+// actor; Reboot asks no takeover: v1.14.0-rc.1 v1alpha1_server.go Reboot).
+// Apply ends at once, saying so, while the install goes on. Before, the
+// wait for the new boot ran to its timeout (and the lab refused the apply).
+func TestRebootApplyInTheInstallBootIsLocked(t *testing.T) {
+	t.Parallel()
+
+	const version = "v1.14.1"
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	o := simOptions(t)
+	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	applyAndBootstrap(ctx, t, target, cp, version, o)
+
+	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	s.SetFaults(simtalos.Faults{StagedInstallGate: gate})
+
+	image := "factory.talos.dev/nocloud-installer/" + s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools") + ":" + version
+	upgraded := make(chan error, 1)
+
+	go func() {
+		_, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: image, Stage: true, EvenIfSameVersion: true}, o)
+		upgraded <- err
+	}()
+
+	// Bounded by the context.
+	for node.Status().Phase != simtalos.PhaseInstalling {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the node never reached the install boot: %+v", node.Status())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+
+	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version, "machine:\n  env:\n    HTTP_PROXY: http://proxy.example:3128\n")
+
+	_, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg, Mode: talosapi.ApplyReboot}, o)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "accepted the reboot but did not start it") ||
+		!strings.Contains(err.Error(), "sequence not started: locked") {
+		t.Fatalf("Apply mode reboot in the install boot = %v; want the node's LOCKED before the timeout", err)
+	}
+
+	if p := node.Status().Phase; p != simtalos.PhaseInstalling {
+		t.Errorf("the node is %s after the refused reboot, want still installing", p)
+	}
+
+	release()
+
+	if err := <-upgraded; err != nil {
+		t.Fatal(err)
 	}
 }
 

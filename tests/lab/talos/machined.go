@@ -147,15 +147,17 @@ func (m *machined) Reboot(context.Context, *machine.RebootRequest) (*machine.Reb
 	return &machine.RebootResponse{Messages: []*machine.Reboot{{ActorId: actor}}}, nil
 }
 
-// Shutdown powers the node off.
+// Shutdown powers the node off, taking machined's lock over (takeOver): in
+// the boot that installs a staged upgrade too (lifecycle), whose install it
+// cancels.
 func (m *machined) Shutdown(context.Context, *machine.ShutdownRequest) (*machine.ShutdownResponse, error) {
-	if _, err := m.current(); err != nil {
+	if _, err := m.lifecycle(); err != nil {
 		return nil, err
 	}
 
 	actor := uuid.New().String()
 	m.node.logf("shutdown via API received", "actor", actor)
-	m.node.send(nodeEvent{kind: evShutdown, actor: actor})
+	m.node.takeOver("shutdown", nodeEvent{kind: evShutdown, actor: actor})
 
 	return &machine.ShutdownResponse{Messages: []*machine.Shutdown{{ActorId: actor}}}, nil
 }

@@ -26,11 +26,13 @@ import (
 // NO_REBOOT/TRY when a reboot is needed, STAGED waits for the next reboot,
 // TRY rolls back after its timeout, REBOOT reboots. Talos 1.14 refuses
 // REBOOT and applies AUTO as NO_REBOOT, checking no change for a reboot
-// (dropsApplyReboot).
+// (dropsApplyReboot). machined serves it in the boot that installs a
+// staged upgrade too (lifecycle; Talos 1.13+ answers there), where REBOOT
+// cancels the install (takeOver).
 func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConfigurationRequest) (*machine.ApplyConfigurationResponse, error) {
 	n := m.node
 
-	current, err := m.current()
+	current, err := m.lifecycle()
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +134,10 @@ func (m *machined) ApplyConfiguration(ctx context.Context, in *machine.ApplyConf
 			return nil, err
 		}
 
-		n.request("reboot", nodeEvent{kind: evReboot})
+		// Run(SequenceReboot, WithTakeover()) with context.Background():
+		// never LOCKED, and no actor ID (v1alpha1_server.go
+		// ApplyConfiguration, v1.12.9 and v1.13.0).
+		n.takeOver("reboot", nodeEvent{kind: evReboot})
 	default:
 		return nil, fmt.Errorf("incorrect mode '%s' specified for the apply config call", in.Mode.String())
 	}

@@ -109,7 +109,9 @@ func (n *Node) finishBootstrap(split bool, ec *etcdCluster, member *etcdMember, 
 // bootstrapAsync is the bootstrap sequence after Bootstrap has
 // answered (run through goLocked, so Close waits for it). A failure is
 // logged as Talos logs it; Talos then stops its API server and the node
-// goes down, which the lab approximates with a reboot.
+// goes down, which the lab approximates with a reboot sequence: it asks
+// machined's lock as one (request), so that it is not started while
+// another sequence runs, nor another one during it.
 func (n *Node) bootstrapAsync(cfg config.Provider, clusterID string) {
 	s := n.sim
 
@@ -126,7 +128,7 @@ func (n *Node) bootstrapAsync(cfg config.Provider, clusterID string) {
 		n.logf("bootstrap failed: " + err.Error())
 
 		if n.ctx.Err() == nil && !errors.Is(err, errRebootedDuringBootstrap) {
-			n.send(nodeEvent{kind: evReboot, actor: "bootstrap failed"})
+			n.request("reboot", nodeEvent{kind: evReboot})
 		}
 	}
 }

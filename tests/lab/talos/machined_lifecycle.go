@@ -363,7 +363,7 @@ func (n *Node) reset(req resetRequest, seq *sequence) (nextStep, bool) {
 				n.logf("reset failed", "error", err)
 				seq.fail(err)
 				n.setPhase(PhaseRunning)
-				n.sequenceEnded()
+				n.sequenceEnded("reset")
 
 				return stepStop, false
 			}

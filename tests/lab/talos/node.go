@@ -97,6 +97,15 @@ const (
 	evReset
 )
 
+// sequence is the name of the sequence a reboot or shutdown runs.
+func (k nodeEventKind) sequence() string {
+	if k == evShutdown {
+		return "shutdown"
+	}
+
+	return "reboot"
+}
+
 type nodeEvent struct {
 	kind  nodeEventKind
 	gen   int    // the configured boot it was requested in
@@ -181,7 +190,14 @@ func (n *Node) PowerOff() {
 // services) and powers off. It returns when the guest is off or ctx ends.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.sim.mu.Lock()
-	running, gen := n.phase == PhaseRunning, n.gen
+	// machined takes the lock over (listenForACPI, takeOver), from a
+	// staged upgrade's install too (holdInstall).
+	installing := n.phase == PhaseInstalling && n.seqRunning == "install"
+	running, gen := n.phase == PhaseRunning || installing, n.gen
+
+	if running {
+		n.seqRunning = "shutdown"
+	}
 	n.sim.mu.Unlock()
 
 	if running {

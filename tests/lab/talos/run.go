@@ -140,7 +140,17 @@ func (n *Node) boot() nextStep {
 		}
 
 		if ps.stagedUpgrade != nil && !apidBeforeInstall(ps.image.Version) {
-			return n.runStagedUpgrade(ps)
+			s.mu.Lock()
+			n.ps = ps
+			n.gen++                  // a boot of its own, without the API
+			n.seqRunning = "install" // the install sequence holds machined's lock
+			s.mu.Unlock()
+
+			if err := n.takeStaged(); err != nil {
+				return n.failBoot()
+			}
+
+			return n.runStagedUpgrade(ps, *ps.stagedUpgrade)
 		}
 	}
 
@@ -385,60 +395,59 @@ func (n *Node) failBoot() nextStep {
 	return stepReboot
 }
 
+// takeStaged takes the staged upgrade out of the installed state as
+// machined takes it out of META when it starts, before apid serves
+// (v1alpha1_state.go probeMeta).
+func (n *Node) takeStaged() error {
+	err := n.updateState(func(ps *persistState) { ps.stagedUpgrade = nil })
+	if err != nil {
+		n.logf("staged upgrade failed", "error", err)
+	}
+
+	return err
+}
+
 // runStagedUpgrade applies an upgrade staged in META: the install runs early
 // in boot (machined's install sequence runs when IsInstallStaged,
 // v1alpha1_sequencer.go Install), then the node reboots into the new
-// version.
-func (n *Node) runStagedUpgrade(ps *persistState) nextStep {
+// version. machined takes the staged upgrade out of META as the boot
+// begins (v1alpha1_state.go probeMeta, v1.12.9 to v1.14.0-rc.1), so that a
+// failed install does not loop, and an upgrade staged during this boot
+// (Talos 1.13+ answers there) is kept for the next one.
+// ps is the boot's state as read; takeStaged has cleared the staged upgrade
+// on disk.
+func (n *Node) runStagedUpgrade(ps *persistState, staged Image) nextStep {
+	n.sim.mu.Lock()
+	gen := n.gen
+	n.sim.mu.Unlock()
+
 	n.setPhase(PhaseInstalling)
 
-	if gate := n.sim.stagedInstallGate(); gate != nil {
-		select {
-		case <-gate:
-		case <-n.ctx.Done():
-			return stepStop
-		}
+	if step, done := n.holdInstall(gen); !done {
+		return step
 	}
-
-	if !n.sim.sleep(n.ctx, installDuration) {
-		return stepStop
-	}
-
-	next := ps.clone()
-	next.image = *ps.stagedUpgrade
-	next.stagedUpgrade = nil
 
 	// A staged image that cannot be pulled, or whose installer's pre-flight
 	// refuses the upgrade: the upgrade is dropped and the node boots its
-	// installed version (the lab's assumption; it does not loop on the
-	// failure).
-	err := n.sim.pull(next.image.Source)
+	// installed version.
+	err := n.sim.pull(staged.Source)
 	if err != nil {
-		err = fmt.Errorf("error pulling installer image %q: %w", next.image.Source, err)
+		err = fmt.Errorf("error pulling installer image %q: %w", staged.Source, err)
 	} else {
-		err = stagedPreflight(ps, next.image.Version)
+		err = stagedPreflight(ps, staged.Version)
+	}
+
+	if err == nil {
+		err = n.updateState(func(ps *persistState) { ps.image = staged })
 	}
 
 	if err != nil {
 		n.logf("staged upgrade failed", "error", err)
 
-		keep := ps.clone()
-		keep.stagedUpgrade = nil
-
-		if err := n.persist(keep); err != nil {
-			n.logf("staged upgrade failed", "error", err)
-		}
-
 		return n.failBoot()
 	}
 
-	if err := n.persist(next); err != nil {
-		n.logf("staged upgrade failed", "error", err)
-
-		return n.failBoot()
-	}
-
-	n.logf("staged upgrade successful", "image", next.image.String())
+	n.logf("staged upgrade successful", "image", staged.String())
 
 	return stepReboot
 }

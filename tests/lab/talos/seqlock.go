@@ -69,10 +69,30 @@ func (n *Node) request(seq string, ev nodeEvent) bool {
 	return true
 }
 
-// sequenceEnded releases the lock of a sequence that ended with the
-// machine still running (a failed reset).
-func (n *Node) sequenceEnded() {
+// takeOver asks for sequence seq with machined's takeover option
+// (runtime.WithTakeover), as Shutdown, the ACPI power button and
+// ApplyConfiguration's reboot do (siderolabs/talos v1.12.9 to v1.14.0-rc.1
+// v1alpha1_server.go Shutdown and ApplyConfiguration,
+// v1alpha1_controller.go listenForACPI): PriorityLock.Lock never answers
+// ErrLocked then; it cancels the running sequence and takes the lock once
+// that one ended, waiting a minute at most (v1alpha1_priority_lock.go).
+// The lab cancels the install of a staged upgrade (holdInstall); its other
+// sequences run in the node's loop to their end, which drops the request
+// with the boot when they reboot or power off, as when the minute passes.
+func (n *Node) takeOver(seq string, ev nodeEvent) {
 	n.sim.mu.Lock()
-	n.seqRunning = ""
+	n.seqRunning = seq
+	n.sim.mu.Unlock()
+
+	n.send(ev)
+}
+
+// sequenceEnded releases the lock of sequence seq that ended with the
+// machine still running (a failed reset), unless another took it over.
+func (n *Node) sequenceEnded(seq string) {
+	n.sim.mu.Lock()
+	if n.seqRunning == seq {
+		n.seqRunning = ""
+	}
 	n.sim.mu.Unlock()
 }

@@ -76,3 +76,40 @@ func TestSequenceLock(t *testing.T) {
 		}
 	}
 }
+
+// A shutdown takes machined's lock over (takeOver: Run with WithTakeover,
+// v1alpha1_server.go Shutdown): it starts whatever runs, and holds the lock
+// while it runs, so that a reboot or an upgrade asked meanwhile is LOCKED
+// (a reset that fails under it does not release it). Before, Shutdown
+// skipped the lock: a reboot asked during it was queued and dropped with
+// the boot, and no LOCKED said so.
+func TestShutdownTakesTheLockOver(t *testing.T) {
+	t.Parallel()
+
+	s, _ := newSim(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+
+	n := &Node{sim: s, ctx: ctx, events: make(chan nodeEvent, 4), servers: &nodeServers{events: newEventBuffer()}}
+
+	for _, running := range []string{"", "upgrade", "reset", "install"} {
+		s.mu.Lock()
+		n.seqRunning = running
+		s.mu.Unlock()
+
+		n.takeOver("shutdown", nodeEvent{kind: evShutdown, actor: "actor-1"})
+
+		if ev := <-n.events; ev.kind != evShutdown {
+			t.Fatalf("shutdown while %q runs: sent %v", running, ev.kind)
+		}
+
+		n.sequenceEnded("reset")
+
+		for _, seq := range []string{"reboot", "upgrade", "reset"} {
+			if n.request(seq, nodeEvent{kind: evReboot}) {
+				<-n.events
+				t.Errorf("%s asked during a shutdown (which took over %q) started", seq, running)
+			}
+		}
+	}
+}
