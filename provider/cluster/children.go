@@ -3,11 +3,13 @@ package cluster
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumix"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/childargs"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/proxmox"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
@@ -53,7 +55,22 @@ func registerChild(ctx *pulumi.Context, name string, args any, binds []childargs
 	if err != nil {
 		return fmt.Errorf("registering %s %s: %w", token, name, err)
 	}
+	framework.KeepOutputs(token, outputNames(res))
 	return registerShallow(ctx, token, name, props, res, opts...)
+}
+
+// outputNames are the outputs res, one of the child types below, reads:
+// the engine's answer to its registration keeps only those
+// (framework.KeepOutputs).
+func outputNames(res pulumi.CustomResource) []string {
+	t := reflect.TypeOf(res).Elem()
+	var names []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("pulumi"), ","); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // The child resources, with the outputs the component reads: the names
