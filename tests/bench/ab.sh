@@ -6,8 +6,10 @@
 #
 #   flock /work/e2e.lock nice -n 5 tests/bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS] [SIZES]
 #
-# SIZES is the bench's -previews list ("6,60"). With AB_PROFILE=<dir> every provider process
-# writes a CPU profile to <dir>/<size>-<a|b>-<round>/ (PROXMOXTALOS_CPU_PROFILE).
+# SIZES is the bench's -previews list ("6,60"). AB_MORE="BIN_C BIN_D ..." adds binaries (sides
+# c, d, ...) to each round, so that several changes are compared on one held stack. With
+# AB_PROFILE=<dir> every provider process writes a CPU profile to <dir>/<size>-<side>-<round>/
+# (PROXMOXTALOS_CPU_PROFILE).
 # Run from the repository root, after `make tools provider`.
 set -euo pipefail
 
@@ -15,6 +17,10 @@ old=$(realpath "$1")
 new=$(realpath "$2")
 rounds=${3:-5}
 sizes=${4:-6,60}
+read -r -a extra <<<"${AB_MORE:-}"
+bins=("$old" "$new")
+for x in "${extra[@]}"; do bins+=("$(realpath "$x")"); done
+names=(a b c d e f g)
 work=.cache/ab
 root=$(pwd)
 
@@ -41,9 +47,9 @@ for n in ${sizes//,/ }; do
 	[ -f "$env" ] || { echo "no held stack of $n nodes" >&2; exit 1; }
 	: >"$work/$n.tsv"
 	for r in $(seq 1 "$rounds"); do
-		for side in a b; do
-			bin=$old
-			[ "$side" = b ] && bin=$new
+		for i in "${!bins[@]}"; do
+			side=${names[$i]}
+			bin=${bins[$i]}
 			(
 				# shellcheck disable=SC1090
 				. "$env"
@@ -61,7 +67,8 @@ for n in ${sizes//,/ }; do
 			) | tee -a "$work/$n.tsv"
 		done
 	done
-	for side in a b; do
+	for i in "${!bins[@]}"; do
+		side=${names[$i]}
 		printf '%s nodes, %s: provider CPU median %s s, wall median %s s\n' "$n" "$side" \
 			"$(awk -v s=$side '$1 == s {print $3}' "$work/$n.tsv" | median)" \
 			"$(awk -v s=$side '$1 == s {print $4}' "$work/$n.tsv" | median)"
