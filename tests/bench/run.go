@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
@@ -27,21 +28,46 @@ type bench struct {
 	peaks    rssPeaks // every command's provider memory, by kind
 }
 
-// labRun is one lab, started in this process.
-type labRun struct{ lab *lab.Lab }
+// labRun is one lab, started in this process, and its log.
+type labRun struct {
+	lab *lab.Lab
+	log *os.File
+}
 
-func (b *bench) startLab(timeScale float64, hosts []string) (*labRun, error) {
+// startLab starts a lab whose log (each line after its wall time, to lay the
+// lab's steps beside the CLI's output) goes to <work>/<name>.lab.log.
+func (b *bench) startLab(timeScale float64, hosts []string, name string) (*labRun, error) {
 	var nodes []pve.NodeSpec
 	for _, h := range hosts {
 		n := pve.DefaultNode(h)
 		n.MemoryMiB, n.Cores = 256<<10, 64 // room for 120 nodes of 2 GiB over 5 hosts
 		nodes = append(nodes, n)
 	}
-	l, err := lab.Start(context.Background(), lab.Options{Nodes: nodes, TimeScale: timeScale})
+	if err := os.MkdirAll(b.work, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(b.work, name+".lab.log"))
 	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(f, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05.000")}, args...)...)
+	}
+	l, err := lab.Start(context.Background(), lab.Options{Nodes: nodes, TimeScale: timeScale, Logf: logf})
+	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("starting the lab: %w", err)
 	}
-	return &labRun{lab: l}, nil
+	return &labRun{lab: l, log: f}, nil
+}
+
+// close stops the lab, then closes its log.
+func (l *labRun) close() {
+	l.lab.Close()
+	l.log.Close()
 }
 
 func hostsFor(nodes int) []string {
@@ -227,11 +253,11 @@ func setup(c config) (*bench, error) {
 
 // createOnce creates the shape in a fresh lab, then destroys it.
 func (b *bench) createOnce(shape clusterShape, name string) (up, destroy step, err error) {
-	l, err := b.startLab(b.cfg.timeScale, shape.hosts)
+	l, err := b.startLab(b.cfg.timeScale, shape.hosts, name)
 	if err != nil {
 		return up, destroy, err
 	}
-	defer l.lab.Close()
+	defer l.close()
 	s, err := newStack(b, name, shape, l)
 	if err != nil {
 		return up, destroy, err
@@ -251,12 +277,13 @@ func (b *bench) createOnce(shape clusterShape, name string) (up, destroy step, e
 // the previews are measured) and measures previews without changes.
 func (b *bench) previews(shape clusterShape) (previewResult, error) {
 	pr := previewResult{shape: shape}
-	l, err := b.startLab(0, shape.hosts)
+	name := fmt.Sprintf("preview-%d", shape.nodes())
+	l, err := b.startLab(0, shape.hosts, name)
 	if err != nil {
 		return pr, err
 	}
-	defer l.lab.Close()
-	s, err := newStack(b, fmt.Sprintf("preview-%d", shape.nodes()), shape, l)
+	defer l.close()
+	s, err := newStack(b, name, shape, l)
 	if err != nil {
 		return pr, err
 	}
@@ -289,12 +316,13 @@ func (b *bench) previews(shape clusterShape) (previewResult, error) {
 // largeCluster creates the shape, previews it without changes, scales it out and destroys it.
 func (b *bench) largeCluster(shape clusterShape) (*largeResult, error) {
 	lr := &largeResult{shape: shape, scaled: clusterShape{controlPlanes: shape.controlPlanes, workers: b.cfg.scaleTo, hosts: shape.hosts}}
-	l, err := b.startLab(b.cfg.timeScale, shape.hosts)
+	name := "large-" + shape.String()
+	l, err := b.startLab(b.cfg.timeScale, shape.hosts, name)
 	if err != nil {
 		return nil, err
 	}
-	defer l.lab.Close()
-	s, err := newStack(b, "large-"+shape.String(), shape, l)
+	defer l.close()
+	s, err := newStack(b, name, shape, l)
 	if err != nil {
 		return nil, err
 	}
