@@ -30,7 +30,9 @@ type CriticalPath struct {
 // controlPlanes control planes (and any number of workers) booting the Talos ISO, as the simulator
 // runs it (tests/lab/talos): bootstrap is accepted once the first control
 // plane's CRI is up; the others join etcd EtcdJoin after their CRI (they
-// need a bootstrapped member: the first one's bootstrap comes no later);
+// need a bootstrapped member: the first one's bootstrap comes no later),
+// one at a time, EtcdNextJoin apart (etcd's own serialization, which sets
+// the path from 7 control planes on);
 // kube-apiserver is ready APIServer after a node's etcd member runs; a
 // kubelet registers Kubelet after its node's configured boot once an API
 // server answers on the endpoint. Workers boot alongside the control planes
@@ -52,6 +54,15 @@ func FreshClusterCriticalPath(controlPlanes int) CriticalPath {
 	if controlPlanes > 1 {
 		tail = nd.CRI + nd.EtcdJoin + nd.APIServer
 		chain = []string{fmt.Sprintf("CRI %s", nd.CRI), fmt.Sprintf("etcd join %s", nd.EtcdJoin), fmt.Sprintf("API server %s", nd.APIServer)}
+	}
+	// the others join one at a time (talos.NodeDurations.EtcdNextJoin): the
+	// last is a voting member, as the health check wants, after the rest
+	if controlPlanes > 2 {
+		if last := nd.CRI + nd.EtcdJoin + time.Duration(controlPlanes-2)*nd.EtcdNextJoin; last > tail {
+			tail = last
+			chain = []string{fmt.Sprintf("CRI %s", nd.CRI), fmt.Sprintf("etcd join %s", nd.EtcdJoin),
+				fmt.Sprintf("%d more etcd joins one at a time %s each", controlPlanes-2, nd.EtcdNextJoin)}
+		}
 	}
 	// every node's kubelet registers once an API server answers
 	if k := max(nd.Kubelet, firstAPI); k > tail {

@@ -206,7 +206,7 @@ func (n *Node) startMemberAgain(gen int, ec *etcdCluster, m *etcdMember, cfg con
 // etcd starts with --initial-cluster-state=existing and the add's member
 // list; promoteMember retries MemberPromote until etcd accepts it). Every
 // refusal is etcd's own (no leader, unhealthy cluster, too many learners,
-// not in sync); the reconciler tries again a second later.
+// not in sync); the reconciler tries again at Talos's pace (etcdpace.go).
 func (n *Node) joinReal(gen int, ec *etcdCluster, cfg config.Provider) {
 	s := n.sim
 
@@ -216,7 +216,7 @@ func (n *Node) joinReal(gen int, ec *etcdCluster, cfg config.Provider) {
 	n.etcdJoining = false
 
 	if err != nil {
-		n.etcdRetryAt = time.Now().Add(time.Second)
+		n.etcdRetryAt = s.nextJoinRetry()
 	}
 
 	same := n.etcdJoinErr == errString(err)
@@ -337,7 +337,9 @@ func (n *Node) promote(gen int, ec *etcdCluster, id uint64) {
 			return
 		}
 
-		err := ec.real.callAny(n.ctx, urls, "/v3/cluster/member/promote", map[string]any{"ID": strconv.FormatUint(id, 10)}, &struct{}{})
+		ctx, cancel := context.WithTimeout(n.ctx, etcdPromoteAttemptTimeout)
+		err := ec.real.callAny(ctx, urls, "/v3/cluster/member/promote", map[string]any{"ID": strconv.FormatUint(id, 10)}, &struct{}{})
+		cancel()
 		if err == nil {
 			s.mu.Lock()
 			ec.gen++
@@ -360,7 +362,7 @@ func (n *Node) promote(gen int, ec *etcdCluster, id uint64) {
 		select {
 		case <-n.ctx.Done():
 			return
-		case <-time.After(time.Second):
+		case <-time.After(etcdPromoteRetry):
 		}
 	}
 

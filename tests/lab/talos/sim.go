@@ -71,6 +71,10 @@ type NodeDurations struct {
 	CRI time.Duration
 	// EtcdJoin: after CRI, until a control plane joins etcd.
 	EtcdJoin time.Duration
+	// EtcdNextJoin: control planes join one at a time, at least this far
+	// apart (etcdpace.go): the next learner is let in once the last one is
+	// promoted and its peer connection is etcd's HealthInterval old.
+	EtcdNextJoin time.Duration
 	// APIServer: etcd member running to kube-apiserver ready.
 	APIServer time.Duration
 	// Kubelet: configured boot to the node registered (once an API server
@@ -81,7 +85,8 @@ type NodeDurations struct {
 // RealisticNodeDurations are the simulator's durations at time scale 1.
 func RealisticNodeDurations() NodeDurations {
 	return NodeDurations{Boot: bootDuration, Install: installDuration, Reboot: rebootDuration, CRI: criDuration,
-		EtcdJoin: etcdJoinDuration, APIServer: apiServerDuration, Kubelet: kubeletDuration}
+		EtcdJoin: etcdJoinDuration, EtcdNextJoin: max(etcdHealthInterval, etcdPromoteRetry), APIServer: apiServerDuration,
+		Kubelet: kubeletDuration}
 }
 
 // Sim is one simulated world of Talos nodes: nodes find each other by
