@@ -14,6 +14,7 @@ package childargs
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -78,6 +79,12 @@ func (c *converter) object(v reflect.Value) pulumi.Map {
 	t := v.Type()
 	for i := range t.NumField() {
 		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("pulumi"), ",")
+		if name == "" && t.Field(i).Anonymous && t.Field(i).Type.Kind() == reflect.Struct {
+			// an embedded struct's fields are the args' own, as infer
+			// decodes them (ConfigurationApplyPreview)
+			maps.Copy(out, c.object(v.Field(i)))
+			continue
+		}
 		if name == "" {
 			continue
 		}

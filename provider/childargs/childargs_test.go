@@ -142,3 +142,28 @@ func TestDecodeNamesAValueOfAnotherShape(t *testing.T) {
 		t.Fatal("1.5 was read as an int")
 	}
 }
+
+type derived struct {
+	View *string `pulumi:"view,optional"`
+}
+
+type withEmbedded struct {
+	Node string `pulumi:"node"`
+	derived
+}
+
+// An embedded struct's fields are the args' own (infer decodes them so):
+// set or bound, they are inputs like the others; unset optional ones are
+// left out.
+func TestEmbeddedFieldsAreTheArgsOwn(t *testing.T) {
+	a := &withEmbedded{Node: "pve1"}
+	got, err := Map(a)
+	if err != nil || !reflect.DeepEqual(got, pulumi.Map{"node": pulumi.String("pve1")}) {
+		t.Fatalf("unset: got %#v, %v", got, err)
+	}
+	view := pulumi.String("v").ToStringOutput()
+	got, err = Map(a, BindPtr(&a.View, view))
+	if err != nil || got["view"] != view {
+		t.Fatalf("bound: got %#v, %v; want view bound", got, err)
+	}
+}

@@ -325,8 +325,8 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, requ
 		childargs.Bind(&args.ClientConfiguration, f.secrets.ClientConfiguration),
 		childargs.Bind(&args.MachineConfiguration, f.configs.MapIndex(pulumi.String(n.Name))),
 	}
-	if unknown := f.previewGateBindings(n, args); unknown != nil {
-		binds = append(binds, unknown...)
+	if preview, ok := f.previewGateBindings(n, args, required); ok {
+		binds = append(binds, preview...)
 	} else {
 		// Its waits (its own and the gate's) end early when a required
 		// node's VM is stopped or gone, instead of at their timeout. Made
@@ -429,6 +429,19 @@ func (f *fanout) vmIDs(names []string) pulumi.IntMapOutput {
 		}
 	}
 	return m.ToIntMapOutput()
+}
+
+// vmIDAddresses are the keys of vmIDs(names), known before the VMIDs are.
+func (f *fanout) vmIDAddresses(names []string) []string {
+	var out []string
+	named := setOf(names)
+	for i := range f.plan.Nodes {
+		n := &f.plan.Nodes[i]
+		if f.vms[n.Name] != nil && named[n.Name] {
+			out = append(out, addressOf(n))
+		}
+	}
+	return out
 }
 
 // setOf are names as a set: every gate looks up each node of the cluster in

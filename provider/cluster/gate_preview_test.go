@@ -3,15 +3,19 @@ package cluster
 import (
 	"slices"
 	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 )
 
-// In a preview, an existing node's apply has its gate's lists of workers and
-// other nodes and its vmIds unknown (only a create or an update reads them; a preview of n nodes
-// would otherwise move n² values); a new node's apply, whose create the
-// preview lists input by input, and every apply of the update itself have
-// them known. What the preview knows of the gate (vm, endpoint, the control
-// planes: a required input) stays.
-func TestPreviewLeavesExistingNodesGateListsUnknown(t *testing.T) {
+// In a preview, an existing node's apply sends its gate's lists of workers
+// and other nodes and its vmIds as the state keeps them (only a create or
+// an update reads the lists; a preview of n nodes would otherwise move n²
+// values): no list with nodes, its own VMID, and gateLists, the record of
+// the lists and VMIDs the update sends. A new node's apply, whose create
+// the preview lists input by input, and every apply of the update itself
+// have them known. What the preview knows of the gate (vm, endpoint, the
+// control planes: a required input) stays.
+func TestPreviewSendsExistingNodesGateListsAsTheirRecord(t *testing.T) {
 	t.Parallel()
 	inv, first := existingCluster(t, baseInputs())
 	in := baseInputs()
@@ -22,17 +26,31 @@ func TestPreviewLeavesExistingNodesGateListsUnknown(t *testing.T) {
 	update, _, err := constructDry(t, false, inv, in, appliedConfigs(first))
 	must(t, err)
 
-	lists := []string{"workers", "otherNodes"}
 	for _, a := range preview.byType("ConfigurationApply") {
 		gate := a.inputs.Get("healthGate").AsMap()
-		newNode := a.name == "lab-workers-3"
-		for _, l := range lists {
-			if unknown := gate.Get(l).IsComputed(); unknown == newNode {
-				t.Errorf("preview: %s healthGate.%s unknown = %v (new node: %v)", a.name, l, unknown, newNode)
+		if a.name == "lab-workers-3" {
+			if len(strs(gate.Get("workers"))) != 3 || a.inputs.Get("vmIds").AsMap().Len() < 2 || !a.inputs.Get("gateLists").IsNull() {
+				t.Errorf("preview: new node %s: gate %v, vmIds %v: want them known, no gateLists", a.name, gate, a.inputs.Get("vmIds"))
 			}
+			continue
 		}
-		if unknown := a.inputs.Get("vmIds").IsComputed(); unknown == newNode {
-			t.Errorf("preview: %s vmIds unknown = %v (new node: %v)", a.name, unknown, newNode)
+		u := update.get(t, "ConfigurationApply", a.name).inputs
+		ug := u.Get("healthGate").AsMap()
+		ids := map[string]int{}
+		for addr, id := range u.Get("vmIds").AsMap().All {
+			ids[addr] = int(id.AsNumber())
+		}
+		record, own := talos.PreviewGateLists(a.inputs.Get("node").AsString(), strs(ug.Get("workers")), strs(ug.Get("otherNodes")), ids)
+		if got := a.inputs.Get("gateLists"); !got.IsString() || got.AsString() != record {
+			t.Errorf("preview: %s gateLists %v, want the update's record %q", a.name, got, record)
+		}
+		if n := a.inputs.Get("vmIds").AsMap().Len(); n != 1 || len(own) != 1 {
+			t.Errorf("preview: %s sends %d VMIDs (own: %v), want its own one", a.name, n, own)
+		}
+		for _, l := range []string{"workers", "otherNodes"} {
+			if len(strs(gate.Get(l))) > 0 {
+				t.Errorf("preview: %s sends healthGate.%s %v", a.name, l, gate.Get(l))
+			}
 		}
 		if !gate.Get("vm").IsString() || !gate.Get("kubernetesEndpoint").IsString() || !gate.Get("controlPlanes").IsArray() {
 			t.Errorf("preview: %s gate lost what the preview shows: %v", a.name, gate)
@@ -44,8 +62,8 @@ func TestPreviewLeavesExistingNodesGateListsUnknown(t *testing.T) {
 
 	for _, a := range update.byType("ConfigurationApply") {
 		gate := a.inputs.Get("healthGate").AsMap()
-		if !gate.Get("controlPlanes").IsArray() || !a.inputs.Get("vmIds").IsMap() {
-			t.Errorf("update: %s gate %v, vmIds %v: want them known", a.name, gate, a.inputs.Get("vmIds"))
+		if !gate.Get("controlPlanes").IsArray() || !a.inputs.Get("vmIds").IsMap() || !a.inputs.Get("gateLists").IsNull() {
+			t.Errorf("update: %s gate %v, vmIds %v: want them known, no gateLists", a.name, gate, a.inputs.Get("vmIds"))
 		}
 	}
 	if w := strs(healthGate(t, update, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {

@@ -63,6 +63,24 @@ func threeHosts() map[string]plan.HostFacts {
 	}
 }
 
+// vmids are the mocks' VMIDs by VM name: the same in every construct of the
+// test binary, one of its own per name.
+var vmids = struct {
+	sync.Mutex
+	byName map[string]int
+}{byName: map[string]int{}}
+
+func vmidOf(name string) int {
+	vmids.Lock()
+	defer vmids.Unlock()
+	id, ok := vmids.byName[name]
+	if !ok {
+		id = 101 + len(vmids.byName)
+		vmids.byName[name] = id
+	}
+	return id
+}
+
 // registration is one child resource the component registered.
 type registration struct {
 	typ, name string
@@ -80,7 +98,6 @@ func (r registration) key() string { return r.typ + "::" + r.name }
 type recorder struct {
 	mu   sync.Mutex
 	regs []registration
-	next int
 }
 
 // One real secrets bundle per test binary: generating one is slow.
@@ -150,8 +167,10 @@ func (r *recorder) answer(args integration.MockResourceArgs) (string, property.M
 	defer func() { reg.outputs = property.NewMap(out); r.regs = append(r.regs, reg) }()
 	switch args.TypeToken {
 	case tokenVirtualMachine:
-		r.next++
-		out["vmId"] = property.New(float64(100 + r.next))
+		// a VM keeps its VMID from one construct to the next, as in
+		// Proxmox (observedFrom reports it)
+		out["vmId"] = property.New(float64(vmidOf(args.Name)))
+		out["smbiosUuid"] = property.New("uuid-" + args.Name)
 	case tokenDownloadFile:
 		out["volumeId"] = property.New(args.Inputs.Get("storage").AsString() + ":iso/" + args.Inputs.Get("fileName").AsString())
 	case tokenMachineSecrets:
@@ -355,10 +374,10 @@ func unversioned() map[string]any {
 func observedFrom(t *testing.T, rec *recorder) []plan.ObservedVM {
 	t.Helper()
 	var out []plan.ObservedVM
-	for i, reg := range rec.byType("VirtualMachine") {
+	for _, reg := range rec.byType("VirtualMachine") {
 		in := reg.inputs
 		vm := plan.ObservedVM{
-			VMID: 101 + i, Host: in.Get("node").AsString(), Name: in.Get("name").AsString(), Status: "running",
+			VMID: int(reg.outputs.Get("vmId").AsNumber()), Host: in.Get("node").AsString(), Name: in.Get("name").AsString(), Status: "running",
 			Cores:     int(in.Get("cpu").AsMap().Get("cores").AsNumber()),
 			Sockets:   int(in.Get("cpu").AsMap().Get("sockets").AsNumber()),
 			CPUType:   in.Get("cpu").AsMap().Get("type").AsString(),

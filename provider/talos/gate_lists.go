@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
@@ -94,7 +95,16 @@ type gateInputs struct {
 // there is something to move. Without a gate nothing moves: vmIds alone
 // name the node's own VM and those of the nodes a resource waits for,
 // which it reads from its state (a refresh).
+//
+// Inputs that give a gateLists and have nothing to move keep it: the shape
+// of moved inputs, which TalosCluster's preview of an existing node sends
+// (PreviewGateLists), so that the checked inputs equal
+// the state the last update stored and a no-op preview writes nothing. Only
+// a preview can use such inputs: a create or update finds no lists for the
+// record in its process's store (putBack) and fails before it touches the
+// node.
 func (in gateInputs) moveOut(raw property.Map) {
+	given := *in.record
 	*in.record = nil
 
 	g := *in.gate
@@ -108,24 +118,69 @@ func (in gateInputs) moveOut(raw property.Map) {
 		return
 	}
 
-	in.move()
+	if !in.move() {
+		*in.record = given
+	}
 }
 
-// move moves the lists of a known gate into the store and the record.
-func (in gateInputs) move() {
+// move moves the lists of a known gate into the store and the record,
+// false when there is nothing to move.
+func (in gateInputs) move() bool {
 	g := *in.gate
-	kept := ownVMIDs(*in.vmIds, in.node)
-	if len(g.Workers) == 0 && len(g.OtherNodes) == 0 && len(*in.vmIds) == len(kept) {
-		return
+	l, kept, ok := movedLists(in.node, g.Workers, g.OtherNodes, *in.vmIds)
+	if !ok {
+		return false
 	}
 
-	l := gateLists{Workers: g.Workers, OtherNodes: g.OtherNodes, VmIds: *in.vmIds}
 	record := l.record()
 	storeGateLists(record, l)
 
 	moved := *g
 	moved.Workers, moved.OtherNodes = nil, nil
 	*in.gate, *in.vmIds, *in.record = &moved, kept, &record
+
+	return true
+}
+
+// movedLists are the lists a Check moves out of a node's gate and the
+// vmIds it keeps; ok is false when there is nothing to move (no lists, no
+// VMID but the node's own).
+func movedLists(node string, workers, others []string, vmIds map[string]int) (l gateLists, kept map[string]int, ok bool) {
+	if !GateListsMove(node, workers, others, slices.Collect(maps.Keys(vmIds))) {
+		return gateLists{}, vmIds, false
+	}
+
+	return gateLists{Workers: workers, OtherNodes: others, VmIds: vmIds}, ownVMIDs(vmIds, node), true
+}
+
+// GateListsMove reports whether Check moves a gate's lists out of the
+// inputs of node (they hold lists, or VMIDs of other hosts than the node's:
+// vmIdAddrs are the keys of vmIds), which it decides before any VMID is
+// known.
+func GateListsMove(node string, workers, others, vmIdAddrs []string) bool { //nolint:revive // as the input
+	if len(workers) > 0 || len(others) > 0 {
+		return true
+	}
+
+	for _, a := range vmIdAddrs {
+		if !talosapi.SameHost(a, node) {
+			return true
+		}
+	}
+
+	return false
+}
+
+// PreviewGateLists are, for a preview of an existing node whose gate's
+// lists Check moves (GateListsMove), the gateLists and vmIds that Check
+// keeps of the lists and vmIds an update would send, computed as Check
+// computes them, without storing anything. Sent without the lists, they
+// make the checked inputs equal the state (moveOut) and leave out the
+// lists, which name nodes across the whole cluster (issue 14).
+func PreviewGateLists(node string, workers, others []string, vmIds map[string]int) (record string, kept map[string]int) { //nolint:revive // as the input
+	l, kept, _ := movedLists(node, workers, others, vmIds)
+
+	return l.record(), kept
 }
 
 // ownVMIDs are the entries of vmIds for the node's own host, the ones a

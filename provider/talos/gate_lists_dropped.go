@@ -24,7 +24,7 @@ var recordCounts = regexp.MustCompile(`^(\d+) workers?, (\d+) other nodes?, (\d+
 // never trips this.
 func (in gateInputs) droppedLists(old, raw property.Map) []p.CheckFailure {
 	rec := old.Get("gateLists")
-	if !rec.IsString() || *in.gate == nil {
+	if !rec.IsString() || *in.gate == nil || in.namedByRecord(raw) {
 		return nil
 	}
 
@@ -67,6 +67,20 @@ func (in gateInputs) droppedLists(old, raw property.Map) []p.CheckFailure {
 	}
 
 	return fails
+}
+
+// namedByRecord: the inputs name the gate's lists by a gateLists of their
+// own and hold none, nor a VMID but the node's own: the shape of moved
+// inputs, which TalosCluster's preview of an existing node sends
+// (PreviewGateLists) and Check keeps as it is (moveOut). ignoreChanges
+// leaves that shape only when it names gateLists too (an output); a create
+// or update of such inputs fails on the record its process does not hold
+// (putBack), so nothing is waited on without its lists.
+func (in gateInputs) namedByRecord(raw property.Map) bool {
+	g := *in.gate
+	_, _, moves := movedLists(in.node, g.Workers, g.OtherNodes, *in.vmIds)
+
+	return raw.Get("gateLists").IsString() && !moves
 }
 
 // requiresOthers: the gate requires nodes other than the node itself, whose

@@ -292,3 +292,59 @@ func TestCheckKeepsUnknownGateListsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// previewShaped are inputs as TalosCluster's preview of an existing node
+// sends them (provider/cluster gate_preview.go): the gate without its lists
+// (an empty one kept, as the state keeps it), the node's own VMID, and the
+// record of the lists and VMIDs (PreviewGateLists).
+func previewShaped(c gateCase, in map[string]property.Value) map[string]property.Value {
+	record, own := PreviewGateLists(c.node, c.workers, c.others, c.vmIds)
+	out := maps.Clone(in)
+	gate := in["healthGate"].AsMap().Delete("workers").Delete("otherNodes")
+	ids := map[string]property.Value{}
+	for a, id := range own {
+		ids[a] = property.New(float64(id))
+	}
+	out["healthGate"], out["vmIds"], out["gateLists"] = property.New(gate), property.New(ids), property.New(record)
+
+	return out
+}
+
+// Inputs that name the gate's lists by their record, as a preview of an
+// existing node sends them, check to what the update's Check stored (no
+// change for the engine to write, issue 14), and Check does not take them
+// for lists that ignoreChanges dropped. A create or update with such inputs,
+// whose lists its process never saw, still fails before it touches the
+// node: the record alone does not lift the gate.
+func TestGateListsNamedByTheirRecordCheckToTheState(t *testing.T) {
+	t.Parallel()
+
+	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
+	s := nodeServer(t, nil)
+	c := gateCases()[1]
+	r := newRes(t, s, "ConfigurationApply", "w")
+	stored := r.check(c.inputs(cfg))
+
+	r.state = stored
+	if got := r.check(previewShaped(c, c.inputs(cfg))); !got.Equals(stored) {
+		t.Errorf("preview-shaped inputs checked to\n%v\nthe state holds\n%v", got, stored)
+	}
+
+	// lists no Check of this process saw: the record stays in the checked
+	// inputs, and an update refuses it
+	unseen := c
+	unseen.others = []string{"10.0.0.15", "10.0.0.99"}
+	checked := r.check(previewShaped(unseen, unseen.inputs(cfg)))
+	if want, _ := PreviewGateLists(unseen.node, unseen.workers, unseen.others, unseen.vmIds); checked.Get("gateLists").AsString() != want {
+		t.Fatalf("gateLists %v, want %q", checked.Get("gateLists"), want)
+	}
+
+	r.id = c.node
+	r.state = stored.Set("configDigest", property.New("")).Set("runningVersion", property.New(simtest.Version)).
+		Set("installedImage", property.New("")).Set("appliedMode", property.New("install"))
+
+	_, err := s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, Inputs: checked})
+	if err == nil || !strings.Contains(err.Error(), "not known to this provider process") {
+		t.Fatalf("update with a record of lists the process never saw: %v", err)
+	}
+}
