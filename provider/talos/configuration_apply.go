@@ -203,7 +203,11 @@ const gateListsDoc = "What the state keeps of the health gate's `workers` and `o
 	"engine applies it from the last inputs, which no longer hold them), Check fails, naming the list, instead of " +
 	"shrinking the gate; pass the lists explicitly (an empty list if there are none) or remove the field from " +
 	"`ignoreChanges`. TalosCluster always passes them. Unset when there is nothing to leave out, or " +
-	"when a preview does not know the lists yet."
+	"when a preview does not know the lists yet. As an input it is for previews only: TalosCluster's preview of " +
+	"an existing node passes the gateLists its update would store, without the lists and with the node's own " +
+	"VMID only, so that a preview without changes checks to the state as it is (and the Pulumi CLI writes no " +
+	"state for it); Check keeps it when there are no lists to move. A create or update with a gateLists whose " +
+	"lists its provider process did not check fails before it touches the node."
 
 // Annotate documents the inputs.
 func (a *ConfigurationApplyArgs) Annotate(an infer.Annotator) {

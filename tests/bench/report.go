@@ -32,6 +32,11 @@ func figure(what, format string, v []float64, loads []float64) row {
 	return row{what: what, min: fmt.Sprintf(format, lo), median: fmt.Sprintf(format, med), load: fmt.Sprintf("%.1f", l)}
 }
 
+// count is a figure counted once.
+func count(what string, n int) row {
+	return row{what: what, min: fmt.Sprint(n), median: fmt.Sprint(n)}
+}
+
 func each[T any](xs []T, f func(T) float64) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
@@ -89,6 +94,10 @@ func (r *results) rows() []row {
 			figure(fmt.Sprintf("preview %d nodes, no changes: wall (s)", n), "%.2f", each(p.noop, func(s step) float64 { return seconds(s.m.wall) }), loads(p.noop)),
 			figure(fmt.Sprintf("preview %d nodes, no changes: provider CPU (s)", n), "%.2f", each(p.noop, func(s step) float64 { return seconds(s.m.cpu) }), loads(p.noop)),
 			figure(fmt.Sprintf("preview %d nodes, no changes: Proxmox requests per VM", n), "%.1f", each(p.noop, func(s step) float64 { return float64(s.stats.Requests) / float64(n) }), loads(p.noop)),
+			count(fmt.Sprintf("preview %d nodes, no changes: state writes by the CLI", n), p.writes),
+			figure(fmt.Sprintf("preview %d nodes, first no-op after the create: wall (s)", n), "%.2f", []float64{seconds(p.afterCreate.m.wall)}, loads([]step{p.afterCreate})),
+			figure(fmt.Sprintf("preview %d nodes, first no-op after the create: provider CPU (s)", n), "%.2f", []float64{seconds(p.afterCreate.m.cpu)}, loads([]step{p.afterCreate})),
+			count(fmt.Sprintf("preview %d nodes, first no-op after the create: state writes by the CLI", n), p.writesAfterCreate),
 		)
 		_, w := minMedian(each(p.noop, func(s step) float64 { return seconds(s.m.wall) }))
 		_, c := minMedian(each(p.noop, func(s step) float64 { return seconds(s.m.cpu) }))
@@ -162,6 +171,12 @@ func (r *results) header() []string {
 	}
 	if len(crit) > 0 {
 		h = append(h, "lab critical paths (from the lab's own durations): "+strings.Join(crit, "; "))
+	}
+	if len(r.previews) > 0 {
+		h = append(h, "previews with no changes run after one no-op up that settles the state the create wrote "+
+			"(a new cluster's shape); \"first no-op after the create\" is one run before it. State writes by the CLI: "+
+			"how many times a no-op preview serialized the whole state (pulumi backend/snapshot.go "+
+			"sameSnapshotMutation.mustWrite, counted in one more preview at -v=9, untimed)")
 	}
 	return h
 }

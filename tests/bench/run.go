@@ -116,6 +116,12 @@ type createResult struct {
 type previewResult struct {
 	shape       clusterShape
 	fresh, noop []step
+	// afterCreate is the first no-op preview, right after the create; settle the no-op up
+	// after it, before the no-op previews in noop.
+	afterCreate, settle step
+	// writesAfterCreate and writes are the state writes the CLI decided in a no-op preview
+	// right after the create and in one after the settling up (stateWrites).
+	writesAfterCreate, writes int
 }
 
 type largeResult struct {
@@ -295,6 +301,21 @@ func (b *bench) previews(shape clusterShape) (previewResult, error) {
 		pr.fresh = append(pr.fresh, st)
 	}
 	if _, err := s.run("up", "--yes", "--skip-preview"); err != nil {
+		return pr, err
+	}
+	// The create's state has the shape of a new cluster (its nodes configured together,
+	// no rollout dependencies), which the first no-op preview compares with the day-two
+	// shape and the next up stores: one timed run of that preview, then the settled ones.
+	if pr.afterCreate, err = l.measure(s, shape.nodes(), "preview", "--expect-no-changes"); err != nil {
+		return pr, err
+	}
+	if pr.writesAfterCreate, err = s.stateWrites(); err != nil {
+		return pr, err
+	}
+	if pr.settle, err = l.measure(s, shape.nodes(), "up", "--yes", "--skip-preview", "--expect-no-changes"); err != nil {
+		return pr, err
+	}
+	if pr.writes, err = s.stateWrites(); err != nil {
 		return pr, err
 	}
 	for range b.cfg.runs {

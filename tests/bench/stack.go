@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,6 +159,42 @@ func (s *stack) run(args ...string) (measured, error) {
 		s.ups++
 	}
 	return m, err
+}
+
+// stateWrites runs one no-op preview, untimed, with the CLI's own log at verbosity 9 and
+// counts the whole-state writes it decided: in a preview too, the CLI serializes the whole
+// state after every step (pulumi pkg/v3 v3.274.1 backend/diy/backend.go: a DiscardPersister
+// for a dry run, still fed by backend/snapshot.go saveSnapshot), except after a same step
+// whose resource equals its state (snapshot.go sameSnapshotMutation.mustWrite, which logs
+// "mustWrite() true because of <field>" at -v=9 when it does not). That cost grows with
+// the square of the stack (issue 14). Its log stays beside the others.
+func (s *stack) stateWrites() (int, error) {
+	s.commands++
+	logPath := filepath.Join(s.logs, fmt.Sprintf("%02d-preview-v9.log", s.commands))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(s.pulumi, "--non-interactive", "preview", "--expect-no-changes", "--stack", "bench", "-v=9", "--logtostderr")
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.dir, s.env, logFile, logFile
+	err = cmd.Run()
+	_ = os.Remove(s.rusage) // not a measured command
+	if err != nil {
+		return 0, fmt.Errorf("pulumi preview -v=9 failed (%w); its output: %s", err, logPath)
+	}
+	if _, err := logFile.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	writes := 0
+	sc := bufio.NewScanner(logFile)
+	sc.Buffer(make([]byte, 1<<20), 64<<20) // -v=9 lines hold whole requests
+	for sc.Scan() {
+		if bytes.Contains(sc.Bytes(), []byte("mustWrite() true")) {
+			writes++
+		}
+	}
+	return writes, sc.Err()
 }
 
 // readRusage sums what the wrapper recorded for each provider process of one command.
