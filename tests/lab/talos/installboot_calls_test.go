@@ -145,6 +145,45 @@ func TestInstallBootServesApplyShutdownAndStaging(t *testing.T) {
 	})
 }
 
+// Talos 1.13 still has apply mode REBOOT, whose reboot takes machined's
+// lock over (v1.13.0 v1alpha1_server.go ApplyConfiguration: Run with
+// WithTakeover): in the boot that installs a staged upgrade it saves the
+// configuration, cancels the install and reboots; the staged upgrade was
+// dropped, so the node boots its installed image with that configuration.
+// Before, the lab refused the call ("node is not running").
+func TestInstallBootRebootApplyCancelsTheInstallOnTalos113(t *testing.T) {
+	t.Parallel()
+
+	const version = "v1.13.9"
+
+	ib := holdInInstallBoot(t, version)
+	n := ib.v.node
+	b := n.eventsOf()
+	boots := n.Status().Boots
+	cfg := append(bytes.Clone(ib.tc.cpConfig), "\n# applied in the install boot\n"...)
+
+	resp, err := ib.cl.ApplyConfiguration(ib.ctx, &machine.ApplyConfigurationRequest{Data: cfg, Mode: machine.ApplyConfigurationRequest_REBOOT})
+	if err != nil || resp.GetMessages()[0].GetMode() != machine.ApplyConfigurationRequest_REBOOT {
+		t.Fatalf("ApplyConfiguration REBOOT in the install boot = %v, %v", resp, err)
+	}
+
+	waitFor(t, "a new boot", func() bool { return n.Status().Boots > boots })
+
+	if !installCancelled(b) {
+		t.Error("no CANCELED event of the install sequence")
+	}
+
+	ib.runs(t, version, qgaID)
+
+	n.sim.mu.Lock()
+	saved, staged := n.ps.config, n.ps.stagedUpgrade
+	n.sim.mu.Unlock()
+
+	if !bytes.Equal(saved, cfg) || staged != nil {
+		t.Errorf("after the reboot: configuration applied in the install boot saved %v, staged upgrade %v (want dropped)", bytes.Equal(saved, cfg), staged)
+	}
+}
+
 // installCancelled reports whether b holds the install sequence's CANCELED
 // error, without an actor.
 func installCancelled(b *eventBuffer) bool {
