@@ -191,24 +191,28 @@ func (s *Sim) reconcileEtcd(nodes []*Node, now time.Time, after *[]func()) {
 		}
 
 		// Join through the control plane endpoints (the etcd service's
-		// pre-start adds the member with a client from those endpoints).
-		if now.Before(n.bootedAt.Add(s.scaled(criDuration + etcdJoinDuration))) {
+		// pre-start adds the member with a client from those endpoints),
+		// each node a little apart (etcdStartSpread).
+		if now.Before(n.bootedAt.Add(s.scaled(etcdFirstJoin(n.machine.Name)))) || !now.After(n.etcdRetryAt) {
 			continue
 		}
 
+		// An attempt whose client reaches no member fails as any other
+		// (Talos's addMember builds the client inside the attempt), and
+		// waits for Talos's next one.
 		ec, err := s.etcdClient(n)
 		if err != nil {
+			n.etcdRetryAt = s.nextJoinRetry()
+
 			continue
 		}
 
 		// Talos's join against the members, outside sim.mu.
-		if now.After(n.etcdRetryAt) {
-			n.etcdJoining = true
-			gen, cfg := n.gen, n.active
+		n.etcdJoining = true
+		gen, cfg := n.gen, n.active
 
-			if !s.goLocked(func() { n.joinReal(gen, ec, cfg) }) {
-				n.etcdJoining = false
-			}
+		if !s.goLocked(func() { n.joinReal(gen, ec, cfg) }) {
+			n.etcdJoining = false
 		}
 	}
 }

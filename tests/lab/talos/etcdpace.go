@@ -1,6 +1,7 @@
 package talos
 
 import (
+	"hash/fnv"
 	"math/rand/v2"
 	"time"
 )
@@ -16,6 +17,36 @@ import (
 // default). Both are the real etcd's refusals in the lab; HealthInterval is
 // etcd's own clock, not the lab's time scale.
 const etcdHealthInterval = 5 * time.Second
+
+// etcdStartSpread bounds how much later than etcdJoinDuration after its CRI
+// a control plane's etcd service makes its first join attempt. Before it,
+// the service pulls the etcd image and waits for its own steps
+// (siderolabs/talos v1.14.0-rc.1 internal/app/machined/pkg/system/services/
+// etcd.go PreFunc: image.PullWithRetriesAndTimeout, then the etcd spec and
+// buildInitialCluster, whose first attempt has no jitter before it), which
+// take different times on different nodes. The lab booted every control
+// plane in exactly equal times, so three of them proposed their first
+// MemberAddAsLearner in the same reconcile pass and raft dropped two (see
+// below): a 30 s stall real nodes rarely meet. 2 s is the lab's choice, not
+// a measurement: many times its 100 ms reconcile tick, and under Talos's
+// 3 s retry units.
+const etcdStartSpread = 2 * time.Second
+
+// etcdStartOffset is a node's share of etcdStartSpread at time scale 1, in
+// [0, etcdStartSpread), fixed by its VM name so that a run can be
+// repeated.
+func etcdStartOffset(vmName string) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(vmName))
+
+	return time.Duration(h.Sum64() % uint64(etcdStartSpread))
+}
+
+// etcdFirstJoin is when, after its configured boot, the control plane on VM
+// vmName first tries to join etcd, at time scale 1.
+func etcdFirstJoin(vmName string) time.Duration {
+	return criDuration + etcdJoinDuration + etcdStartOffset(vmName)
+}
 
 // Talos's pacing of join attempts (siderolabs/talos v1.14.0-rc.1 and
 // v1.13.9 internal/app/machined/pkg/system/services/etcd.go
@@ -47,9 +78,14 @@ func joinRetryDelay(scale float64, jitter time.Duration) time.Duration {
 	return max(time.Duration(float64(etcdJoinRetryUnits+jitter)*scale), etcdJoinRetryFloor)
 }
 
-// nextJoinRetry is when a node whose join attempt just failed tries again.
+// nextJoinRetry is when a node whose join attempt just failed tries again;
+// the reconciler is nudged then, so that the attempt goes at its own time
+// and not with others at the next 100 ms tick.
 func (s *Sim) nextJoinRetry() time.Time {
-	return time.Now().Add(joinRetryDelay(s.opts.TimeScale, rand.N(etcdJoinRetryJitter)))
+	d := joinRetryDelay(s.opts.TimeScale, rand.N(etcdJoinRetryJitter))
+	time.AfterFunc(d+time.Millisecond, s.nudge)
+
+	return time.Now().Add(d)
 }
 
 // etcdPromoteRetry is the lab's pause between promotion attempts, the first

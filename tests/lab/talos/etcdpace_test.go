@@ -35,3 +35,35 @@ func TestJoinRetryDelayIsTalosPacing(t *testing.T) {
 		}
 	}
 }
+
+// TestEtcdFirstJoinsAreSpread: control planes configured at the same moment
+// do not make their first join attempt at the same moment (three in one
+// reconcile pass had raft drop two member adds, a 30 s stall each): each
+// node's start is its own share of etcdStartSpread, the same every boot,
+// and the benchmark's critical path gets the bound.
+func TestEtcdFirstJoinsAreSpread(t *testing.T) {
+	t.Parallel()
+
+	seen := map[time.Duration]string{}
+
+	for _, name := range []string{"bench-cp-1", "bench-cp-2", "bench-cp-3", "bench-cp-4", "bench-cp-5", "cp-1", "cp-2", "cp-3"} {
+		off := etcdStartOffset(name)
+		if off < 0 || off >= etcdStartSpread || off != etcdStartOffset(name) {
+			t.Fatalf("%s: start offset %s, want a fixed one in [0, %s)", name, off, etcdStartSpread)
+		}
+
+		if other, ok := seen[off]; ok {
+			t.Fatalf("%s and %s start their etcd joins at the same moment (%s)", name, other, off)
+		}
+
+		seen[off] = name
+
+		if got := etcdFirstJoin(name); got != criDuration+etcdJoinDuration+off {
+			t.Fatalf("%s: first join %s after the configured boot, want %s", name, got, criDuration+etcdJoinDuration+off)
+		}
+	}
+
+	if nd := RealisticNodeDurations(); nd.EtcdStartSpread != etcdStartSpread || etcdStartSpread < time.Second {
+		t.Fatalf("critical path's spread %s, the lab's %s", nd.EtcdStartSpread, etcdStartSpread)
+	}
+}

@@ -168,6 +168,11 @@ func (n *Node) configured(ps *persistState, applied appliedConfig) nextStep {
 	s.nudge()
 	s.nudgeAfter(criDuration)
 
+	if cp {
+		// the join starts at its own time, not at the next reconcile tick
+		s.nudgeAfter(etcdFirstJoin(n.machine.Name))
+	}
+
 	for {
 		var ev nodeEvent
 

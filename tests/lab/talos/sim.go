@@ -71,6 +71,10 @@ type NodeDurations struct {
 	CRI time.Duration
 	// EtcdJoin: after CRI, until a control plane joins etcd.
 	EtcdJoin time.Duration
+	// EtcdStartSpread: a joining control plane's first attempt comes up
+	// to this much later than EtcdJoin, a fixed share per node
+	// (etcdpace.go).
+	EtcdStartSpread time.Duration
 	// EtcdNextJoin: control planes join one at a time, at least this far
 	// apart (etcdpace.go): the next learner is let in once the last one is
 	// promoted and its peer connection is etcd's HealthInterval old.
@@ -85,7 +89,7 @@ type NodeDurations struct {
 // RealisticNodeDurations are the simulator's durations at time scale 1.
 func RealisticNodeDurations() NodeDurations {
 	return NodeDurations{Boot: bootDuration, Install: installDuration, Reboot: rebootDuration, CRI: criDuration,
-		EtcdJoin: etcdJoinDuration, EtcdNextJoin: max(etcdHealthInterval, etcdPromoteRetry), APIServer: apiServerDuration,
+		EtcdJoin: etcdJoinDuration, EtcdStartSpread: etcdStartSpread, EtcdNextJoin: max(etcdHealthInterval, etcdPromoteRetry), APIServer: apiServerDuration,
 		Kubelet: kubeletDuration}
 }
 
