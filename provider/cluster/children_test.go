@@ -40,6 +40,11 @@ func TestChildOutputsAreStateFields(t *testing.T) {
 			if !ok {
 				continue
 			}
+			if n, _, _ := strings.Cut(name, ","); n == "" {
+				t.Errorf("%s.%s has a catch-all (empty) pulumi tag: the engine's answers keep only the named outputs (framework.KeepOutputs), so it would see none of the others; name each output it reads",
+					c.outputs.Name(), f.Name)
+				continue
+			}
 			if !f.Type.Implements(outputType) {
 				t.Errorf("%s.%s is a %s, not an output", c.outputs.Name(), f.Name, f.Type)
 				continue
@@ -52,6 +57,28 @@ func TestChildOutputsAreStateFields(t *testing.T) {
 			case got != want:
 				t.Errorf("%s.%s reads %q as %s; %s has it as %s", c.outputs.Name(), f.Name, name, want, c.state, got)
 			}
+		}
+	}
+}
+
+// The component reads its children's outputs only through their structs'
+// named fields: the raw outputs (the SDK's InternalGetRawOutputs) are the
+// whole answer, which KeepOutputs trims to those names.
+func TestChildrenReadOnlyTheOutputsTheyName(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "InternalGetRawOutputs") {
+			t.Errorf("%s reads a child's raw outputs, which framework.KeepOutputs trims to the outputs its struct names: read a named output instead, or stop calling KeepOutputs for that type (children.go)", f)
 		}
 	}
 }

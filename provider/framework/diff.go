@@ -57,9 +57,6 @@ type diffVia[R interface {
 }
 
 func (d diffVia[R, I, O]) Diff(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
-	// its Diff is its own, with no old inputs: later Diffs of the type go
-	// without them (leanCodec)
-	ownDiff.Store(string(req.Urn.Type()), true)
 	// infer's preparation of the inputs: ignoreChanges keep the state's
 	// top-level value, the engine's version and internal __ keys go
 	inputs := req.Inputs

@@ -76,15 +76,12 @@
 //     result by decodetest.CheckEncode) instead of letting infer decode the
 //     inputs a second time for their secrets and unknowns.
 //   - Less decoding per resource (issue 14): gRPC's proto codec is
-//     replaced by leanCodec (lean.go), which cuts from the wire what
-//     nobody here reads before it is decoded: a Check's old_outputs
-//     (pulumi-go-provider v1.5.0 reads olds and news only), a Diff's
-//     old_inputs for the types whose Diff is their own (infer's typed
-//     DiffRequest has none), and, in the engine's answers to a component's
-//     registrations, the outputs the component does not read of its
-//     children (KeepOutputs; the Go SDK decodes every one, pulumi sdk
-//     go/pulumi/context.go resolve). Recheck when pulumi-go-provider reads
-//     old_outputs or passes old inputs to a custom Diff.
+//     replaced by leanCodec (lean.go), which cuts from the engine's answers
+//     to a component's registrations the outputs the component does not
+//     read of its children (KeepOutputs) before they are decoded: the Go
+//     SDK decodes every one (pulumi sdk go/pulumi/context.go resolve).
+//     TestLeanCodecAssumptions fails when the SDK or a child type starts
+//     reading what is cut.
 //
 // Not a workaround, and so not here: config.WithOfflineGuard, the offline
 // preview mode (a feature of this provider).

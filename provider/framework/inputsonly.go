@@ -62,9 +62,6 @@ func (io InputsOnly) Wrap(prov p.Provider) p.Provider {
 	if len(io) == 0 {
 		return prov
 	}
-	for token, keys := range io {
-		readsOldInputs(token, keys) // leanCodec keeps them in a Diff's old inputs
-	}
 	if f := prov.Create; f != nil {
 		prov.Create = func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
 			resp, err := f(ctx, req)

@@ -13,40 +13,20 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The engine's Check and Diff requests carry a resource's properties up to
-// three times, and the process decoded every copy from protobuf before any
-// handler ran, only to drop one of them unread:
+// A component registers its children through the Go SDK, which decodes
+// every output of a registered resource from the engine's answer and
+// converts each to its own property model (pulumi sdk go/pulumi/context.go
+// resolve: plugin.UnmarshalProperties of the whole object), though the
+// component reads a few of them: its child's Go type names them
+// (KeepOutputs). In a no-op preview the answer is the child's whole state,
+// a ConfigurationApply's 19 KB of which TalosCluster reads nothing (issue
+// 14). leanCodec is gRPC's proto codec, but the answers for the types
+// KeepOutputs named keep only those outputs before they are decoded.
 //
-//   - a Check's old_outputs (the resource's last outputs, sent by engines
-//     that say sends_old_outputs_to_check in their handshake, pulumi
-//     proto/pulumi/provider.proto CheckRequest): pulumi-go-provider v1.5.0
-//     reads only olds and news (provider.go Check and CheckConfig);
-//   - a Diff's old_inputs of a resource whose Diff is its own (Resource:
-//     infer's typed DiffRequest has no old inputs, infer/resource.go
-//     DiffRequest), which pulumi-go-provider also converted to a
-//     property.Map (provider.go Diff, getMap) before that Diff ignored it;
-//     but for the keys InputsOnly puts back into the state from them.
-//
-// In a no-op preview those are about a third of what a ConfigurationApply's
-// or VirtualMachine's Check and Diff move (issue 14). leanCodec is gRPC's
-// proto codec with these fields cut from the wire bytes before decoding.
-// A Diff's old inputs are cut only for the resource types whose Diff went
-// through Resource's own controller once already (ownDiff): a resource
-// with infer's default Diff, and the provider's DiffConfig (the same
-// message, ConfigDiff reads its old inputs), keep them.
+// (A cut of Check's old_outputs and Diff's old_inputs was removed: its
+// gain was inside the benchmark's round spread, and it tied every Diff
+// wrapper's old-input reads to a registry.)
 type leanCodec struct{ encoding.CodecV2 }
-
-// Field numbers in pulumi proto/pulumi/provider.proto (sdk/proto/go
-// provider.pb.go: CheckRequest.OldOutputs, DiffRequest.OldInputs and Type).
-const (
-	checkOldOutputs     protowire.Number = 9
-	diffOldInputsNumber protowire.Number = 6
-	diffType            protowire.Number = 8
-)
-
-// ownDiff holds the type tokens of resources whose Diff is their own
-// (diffVia): their Diffs need no old inputs.
-var ownDiff sync.Map
 
 func init() {
 	// gRPC's own proto codec registers itself in its package's init, which
@@ -55,113 +35,11 @@ func init() {
 }
 
 func (c leanCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	var drop protowire.Number
-	switch v.(type) {
-	case *rpc.CheckRequest:
-		drop = checkOldOutputs
-	case *rpc.DiffRequest:
-		drop = diffOldInputsNumber
-	case *rpc.RegisterResourceResponse:
+	if _, ok := v.(*rpc.RegisterResourceResponse); ok {
 		return c.unmarshalRegistered(data, v)
-	default:
-		return c.CodecV2.Unmarshal(data, v)
 	}
-	b := data.Materialize()
-	lean, err := withoutField(b, drop, v)
-	if err != nil {
-		return err
-	}
-	return proto.Unmarshal(lean, v.(proto.Message))
+	return c.CodecV2.Unmarshal(data, v)
 }
-
-// withoutField is the message b without its top-level field drop: for a
-// DiffRequest only when its type's Diff is its own. b itself when the
-// field is not there.
-func withoutField(b []byte, drop protowire.Number, v any) ([]byte, error) {
-	at, typ := -1, ""
-	for off := 0; off < len(b); {
-		num, wt, n := protowire.ConsumeTag(b[off:])
-		if n < 0 {
-			return nil, fmt.Errorf("decoding %T: %w", v, protowire.ParseError(n))
-		}
-		m := protowire.ConsumeFieldValue(num, wt, b[off+n:])
-		if m < 0 {
-			return nil, fmt.Errorf("decoding %T: %w", v, protowire.ParseError(m))
-		}
-		switch {
-		case num == drop && at < 0:
-			at = off
-		case num == drop:
-			return b, nil // twice (merged by proto): left as it is
-		case num == diffType && wt == protowire.BytesType:
-			t, _ := protowire.ConsumeBytes(b[off+n:])
-			typ = string(t)
-		}
-		off += n + m
-	}
-	if at < 0 {
-		return b, nil
-	}
-	_, _, n := protowire.ConsumeField(b[at:])
-	if _, isDiff := v.(*rpc.DiffRequest); isDiff {
-		if _, own := ownDiff.Load(typ); !own {
-			return b, nil
-		}
-		if keys := oldInputsRead(typ); len(keys) > 0 {
-			// InputsOnly puts these back into the state: only they stay
-			_, _, tag := protowire.ConsumeTag(b[at:])
-			obj, _ := protowire.ConsumeBytes(b[at+tag:])
-			fields, err := keptFields(obj, keys)
-			if err != nil {
-				return nil, fmt.Errorf("decoding %T: %w", v, err)
-			}
-			out := append([]byte{}, b[:at]...)
-			out = protowire.AppendTag(out, drop, protowire.BytesType)
-			out = protowire.AppendBytes(out, fields)
-			return append(out, b[at+n:]...), nil
-		}
-	}
-	return append(b[:at:at], b[at+n:]...), nil
-}
-
-// diffOldInputs are, by type token, the old inputs a Diff reads although
-// the resource's Diff is its own: the keys InputsOnly puts back into its
-// state from them (InputsOnly.Wrap records them).
-var diffOldInputs struct {
-	sync.Mutex
-	byType map[string]map[string]bool
-}
-
-func readsOldInputs(token string, keys []string) {
-	diffOldInputs.Lock()
-	defer diffOldInputs.Unlock()
-	if diffOldInputs.byType == nil {
-		diffOldInputs.byType = map[string]map[string]bool{}
-	}
-	set := map[string]bool{}
-	for k := range diffOldInputs.byType[token] {
-		set[k] = true
-	}
-	for _, k := range keys {
-		set[k] = true
-	}
-	diffOldInputs.byType[token] = set // a new map: readers hold the old one
-}
-
-func oldInputsRead(token string) map[string]bool {
-	diffOldInputs.Lock()
-	defer diffOldInputs.Unlock()
-	return diffOldInputs.byType[token]
-}
-
-// A component registers its children through the Go SDK, which decodes
-// every output of a registered resource from the engine's answer and
-// converts each to its own property model (pulumi sdk go/pulumi/context.go
-// resolve: plugin.UnmarshalProperties of the whole object), though the
-// component reads a few of them: its child's Go type names them
-// (KeepOutputs). In a no-op preview the answer is the child's whole state,
-// a ConfigurationApply's 19 KB of which TalosCluster reads nothing (issue
-// 14). The answers for the types KeepOutputs named keep only those outputs.
 
 // keptOutputs are, by resource type token, the outputs a component reads of
 // the children of that type it registers (a set of names).

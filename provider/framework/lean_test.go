@@ -5,57 +5,14 @@ import (
 	"net"
 	"testing"
 
-	p "github.com/pulumi/pulumi-go-provider"
-	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	rpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 )
-
-// recordingServer keeps the last Check and Diff request it was sent.
-type recordingServer struct {
-	rpc.UnimplementedResourceProviderServer
-	check *rpc.CheckRequest
-	diff  *rpc.DiffRequest
-}
-
-func (s *recordingServer) Check(_ context.Context, req *rpc.CheckRequest) (*rpc.CheckResponse, error) {
-	s.check = req
-	return &rpc.CheckResponse{}, nil
-}
-
-func (s *recordingServer) Diff(_ context.Context, req *rpc.DiffRequest) (*rpc.DiffResponse, error) {
-	s.diff = req
-	return &rpc.DiffResponse{}, nil
-}
-
-func (s *recordingServer) DiffConfig(_ context.Context, req *rpc.DiffRequest) (*rpc.DiffResponse, error) {
-	s.diff = req
-	return &rpc.DiffResponse{}, nil
-}
-
-// serveRecording serves a recordingServer over gRPC on loopback, as the
-// engine reaches the provider, and returns a client of it.
-func serveRecording(t *testing.T) (*recordingServer, rpc.ResourceProviderClient) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	rec := &recordingServer{}
-	rpc.RegisterResourceProviderServer(srv, rec)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return rec, rpc.NewResourceProviderClient(conn)
-}
 
 func props(t *testing.T, m map[string]any) *structpb.Struct {
 	t.Helper()
@@ -64,90 +21,6 @@ func props(t *testing.T, m map[string]any) *structpb.Struct {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// A Check arrives without the old outputs nothing reads, every other field
-// as sent.
-func TestChecksArriveWithoutOldOutputs(t *testing.T) {
-	rec, client := serveRecording(t)
-	sent := &rpc.CheckRequest{
-		Urn: "urn:pulumi:s::p::test:index:Lean::c", Type: "test:index:Lean", Name: "c",
-		Olds:       props(t, map[string]any{"a": "old"}),
-		News:       props(t, map[string]any{"a": "new", "l": []any{"x", 1.0}}),
-		OldOutputs: props(t, map[string]any{"a": "old", "out": "o"}),
-		RandomSeed: []byte{1, 2, 3},
-	}
-	if _, err := client.Check(context.Background(), sent); err != nil {
-		t.Fatal(err)
-	}
-	want := proto.Clone(sent).(*rpc.CheckRequest)
-	want.OldOutputs = nil
-	if !proto.Equal(rec.check, want) {
-		t.Errorf("Check arrived as\n%v\nwant\n%v", rec.check, want)
-	}
-}
-
-// A Diff arrives without its old inputs once its type's Diff went through
-// Resource's own controller (whose Diff has none), but for the keys
-// InputsOnly puts back into its state; before that, for other types and
-// for DiffConfig (ConfigDiff reads them) with them.
-func TestDiffsOfOwnDiffsArriveWithoutOldInputs(t *testing.T) {
-	rec, client := serveRecording(t)
-	diff := func(typ, urn string) *rpc.DiffRequest {
-		return &rpc.DiffRequest{
-			Id: "id", Urn: urn, Type: typ, Name: "c", IgnoreChanges: []string{"x"},
-			Olds:      props(t, map[string]any{"a": "state"}),
-			News:      props(t, map[string]any{"a": "new"}),
-			OldInputs: props(t, map[string]any{"a": "old"}),
-		}
-	}
-	own := diff("test:index:OwnDiff", "urn:pulumi:s::p::test:index:OwnDiff::c")
-	config := diff("pulumi:providers:test", "urn:pulumi:s::p::pulumi:providers:test::default")
-	send := func(req *rpc.DiffRequest, keeps bool) {
-		t.Helper()
-		call := client.Diff
-		if req == config {
-			call = client.DiffConfig
-		}
-		if _, err := call(context.Background(), req); err != nil {
-			t.Fatal(err)
-		}
-		want := proto.Clone(req).(*rpc.DiffRequest)
-		if !keeps {
-			want.OldInputs = nil
-		}
-		if !proto.Equal(rec.diff, want) {
-			t.Errorf("%s arrived as\n%v\nwant\n%v", req.GetType(), rec.diff, want)
-		}
-	}
-	send(own, true) // no Diff of the type went through Resource yet
-	urn := presource.URN(own.GetUrn())
-	if _, err := Resource(&benchResource{}).Diff(context.Background(), p.DiffRequest{Urn: urn, State: benchInputs(), Inputs: benchInputs()}); err != nil {
-		t.Fatal(err)
-	}
-	send(own, false)
-	send(config, true)
-	send(diff("test:index:Other", "urn:pulumi:s::p::test:index:Other::c"), true)
-
-	// a type whose state InputsOnly completes from the old inputs keeps
-	// those keys of them, and only those
-	copies := diff("test:index:Copies", "urn:pulumi:s::p::test:index:Copies::c")
-	copies.OldInputs = props(t, map[string]any{"copy": "old", "other": "x"})
-	InputsOnly{"test:index:Copies": {"copy"}}.Wrap(p.Provider{Diff: func(context.Context, p.DiffRequest) (p.DiffResponse, error) {
-		return p.DiffResponse{}, nil
-	}})
-	if _, err := Resource(&benchResource{}).Diff(context.Background(), p.DiffRequest{
-		Urn: presource.URN(copies.GetUrn()), State: benchInputs(), Inputs: benchInputs()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.Diff(context.Background(), copies); err != nil {
-		t.Fatal(err)
-	}
-	want := proto.Clone(copies).(*rpc.DiffRequest)
-	delete(want.OldInputs.Fields, "other")
-	if !proto.Equal(rec.diff, want) {
-		t.Errorf("a Diff of a type with InputsOnly keys arrived as\n%v\nwant\n%v", rec.diff, want)
-	}
 }
 
 // answeringMonitor answers every registration with answer.
@@ -180,6 +53,7 @@ func TestRegistrationsKeepTheOutputsNamed(t *testing.T) {
 	t.Cleanup(func() { _ = conn.Close() })
 	client := rpc.NewResourceMonitorClient(conn)
 
+	forgetKeptOutputs(t, "test:index:Kept")
 	KeepOutputs("test:index:Kept", []string{"vmId"})
 	KeepOutputs("test:index:Kept", []string{"secret"}) // adds
 	answer := func(urn string) *rpc.RegisterResourceResponse {
@@ -217,4 +91,51 @@ func TestRegistrationsKeepTheOutputsNamed(t *testing.T) {
 			t.Errorf("%s: the answer arrived as\n%v\nwant\n%v", c.urn, got, want)
 		}
 	}
+}
+
+// forgetKeptOutputs drops what KeepOutputs holds for token, now and when
+// the test ends, so that a test run again (-count) starts from nothing.
+func forgetKeptOutputs(t *testing.T, token string) {
+	t.Helper()
+	forget := func() {
+		keptOutputs.Lock()
+		defer keptOutputs.Unlock()
+		delete(keptOutputs.byType, token)
+	}
+	forget()
+	t.Cleanup(forget)
+}
+
+// What leanCodec's trimming relies on, held here so that a go.mod bump that
+// breaks it fails a test instead of silently handing a reader less.
+func TestLeanCodecAssumptions(t *testing.T) {
+	// another package's init registering a "proto" codec after this one
+	// (siderolabs/proto-codec does) would silently undo the trimming
+	if _, ok := encoding.GetCodecV2("proto").(leanCodec); !ok {
+		t.Errorf("gRPC's \"proto\" codec is %T, not leanCodec: a package initialised later replaced it; register leanCodec after it (lean.go)",
+			encoding.GetCodecV2("proto"))
+	}
+	// the field numbers withKeptOutputs and keptFields read
+	fieldNumbers := []struct {
+		msg  proto.Message
+		name string
+		want int
+	}{
+		{&rpc.RegisterResourceResponse{}, "urn", int(registeredURN)},
+		{&rpc.RegisterResourceResponse{}, "object", int(registeredObject)},
+		{&structpb.Struct{}, "fields", int(structFields)},
+	}
+	for _, f := range fieldNumbers {
+		d := f.msg.ProtoReflect().Descriptor()
+		fd := d.Fields().ByName(protoreflect.Name(f.name))
+		if fd == nil || int(fd.Number()) != f.want {
+			t.Errorf("%s.%s is not field %d: update the numbers in lean.go", d.FullName(), f.name, f.want)
+		}
+	}
+	if n := (&structpb.Struct{}).ProtoReflect().Descriptor().Fields().ByName("fields").MapKey().Number(); int(n) != int(mapEntryKey) {
+		t.Errorf("a Struct's map entry key is field %d, not %d: update mapEntryKey in lean.go", n, mapEntryKey)
+	}
+	// what the Go SDK reads of the answer (the outputs its struct's tags
+	// name, a catch-all empty tag, the raw outputs) is held by package
+	// cluster's TestChildrenReadOnlyTheOutputsTheyName
 }
