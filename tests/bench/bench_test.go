@@ -43,8 +43,9 @@ func TestBenchTinyScale(t *testing.T) {
 	if err := os.WriteFile(out, []byte(reportIntro+"\n"+earlier), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	work := t.TempDir()
 	r, err := run(config{runs: 1, clusters: "1+1", previews: "2", large: "1+1", scaleTo: 2, timeScale: 0,
-		out: out, work: t.TempDir(), root: root})
+		out: out, work: work, root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +76,27 @@ func TestBenchTinyScale(t *testing.T) {
 	// preview after the create compares a new cluster's shape and may write.
 	if w := r.previews[0].writes; w != 0 {
 		t.Errorf("a no-op preview of a settled stack made the CLI write the state %d times, want 0 (logs in the work folder's preview-2/logs/*-preview-v9.log)", w)
+	}
+	// the -v=9 logs keep the display and the counted records only: the CLI's other records
+	// print resources' values, of which the engine masks only those marked secret
+	v9, _ := filepath.Glob(filepath.Join(work, "preview-2", "logs", "*-preview-v9.log"))
+	if len(v9) != 2 {
+		t.Errorf("-v=9 preview logs %v, want the two previews'", v9)
+	}
+	for _, f := range v9 {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if logRecord.MatchString(line) && !strings.Contains(line, string(mustWriteLine)) {
+				t.Errorf("%s keeps a log record other than a state write: %.200s", f, line)
+				break
+			}
+		}
+		if !strings.Contains(string(b), "Previewing update") {
+			t.Errorf("%s lost the CLI's display", f)
+		}
 	}
 	// the first command that loads the program asks a provider for the schema; later ones
 	// take it from the CLI's schema cache, as for a user's installed plugin (stack.go)

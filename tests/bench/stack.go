@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -167,7 +166,8 @@ func (s *stack) run(args ...string) (measured, error) {
 // for a dry run, still fed by backend/snapshot.go saveSnapshot), except after a same step
 // whose resource equals its state (snapshot.go sameSnapshotMutation.mustWrite, which logs
 // "mustWrite() true because of <field>" at -v=9 when it does not). That cost grows with
-// the square of the stack (issue 14). Its log stays beside the others.
+// the square of the stack (issue 14). Its log stays beside the others, but only the
+// display and the counted records of it (keepPreviewLog): the rest prints resources' values.
 func (s *stack) stateWrites() (int, error) {
 	s.commands++
 	logPath := filepath.Join(s.logs, fmt.Sprintf("%02d-preview-v9.log", s.commands))
@@ -176,25 +176,29 @@ func (s *stack) stateWrites() (int, error) {
 		return 0, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(s.pulumi, "--non-interactive", "preview", "--expect-no-changes", "--stack", "bench", "-v=9", "--logtostderr")
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.dir, s.env, logFile, logFile
-	err = cmd.Run()
-	_ = os.Remove(s.rusage) // not a measured command
+	// the output goes through the filter only, never whole to disk
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		return 0, fmt.Errorf("pulumi preview -v=9 failed (%w); its output: %s", err, logPath)
-	}
-	if _, err := logFile.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	writes := 0
-	sc := bufio.NewScanner(logFile)
-	sc.Buffer(make([]byte, 1<<20), 64<<20) // -v=9 lines hold whole requests
-	for sc.Scan() {
-		if bytes.Contains(sc.Bytes(), []byte("mustWrite() true")) {
-			writes++
-		}
+	defer pr.Close()
+	cmd := exec.Command(s.pulumi, "--non-interactive", "preview", "--expect-no-changes", "--stack", "bench", "-v=9", "--logtostderr")
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.dir, s.env, pw, pw
+	err = cmd.Start()
+	pw.Close() // the CLI holds its own copy: the reader ends when the CLI does
+	if err != nil {
+		return 0, err
 	}
-	return writes, sc.Err()
+	writes, err := keepPreviewLog(pr, logFile)
+	if err != nil {
+		_, _ = io.Copy(io.Discard, pr) // let the CLI finish writing
+	}
+	runErr := cmd.Wait()
+	_ = os.Remove(s.rusage) // not a measured command
+	if runErr != nil {
+		return 0, fmt.Errorf("pulumi preview -v=9 failed (%w); its output (the display and the state writes it decided): %s", runErr, logPath)
+	}
+	return writes, err
 }
 
 // readRusage sums what the wrapper recorded for each provider process of one command.
