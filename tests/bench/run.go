@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/pve"
 )
@@ -160,7 +161,8 @@ func run(c config) (*results, error) {
 	}
 	for _, shape := range clusters {
 		shape.hosts = hostsFor(shape.nodes())
-		cr := createResult{shape: shape, critical: lab.FreshClusterCriticalPath(shape.controlPlanes)}
+		// the stack sets no talosVersion: its nodes run the provider's default
+		cr := createResult{shape: shape, critical: lab.FreshClusterCriticalPath(shape.controlPlanes, talosconfig.DefaultTalosVersion)}
 		for i := range c.runs {
 			b.progress("create %s, run %d of %d (time scale %g)", shape, i+1, c.runs, c.timeScale)
 			up, destroy, err := b.createOnce(shape, fmt.Sprintf("create-%s-%d", shape, i+1))

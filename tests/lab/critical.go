@@ -27,7 +27,8 @@ type CriticalPath struct {
 }
 
 // FreshClusterCriticalPath is the critical path of a new cluster with
-// controlPlanes control planes (and any number of workers) booting the Talos ISO, as the simulator
+// controlPlanes control planes (and any number of workers) booting the Talos ISO of
+// talosVersion (the etcd join pace depends on it), as the simulator
 // runs it (tests/lab/talos): bootstrap is accepted once the first control
 // plane's CRI is up; the others join etcd EtcdJoin after their CRI, plus up
 // to EtcdStartSpread (each node its own share; the path takes the bound) (they
@@ -38,8 +39,8 @@ type CriticalPath struct {
 // kubelet registers Kubelet after its node's configured boot once an API
 // server answers on the endpoint. Workers boot alongside the control planes
 // and need nothing more than the first API server: they never set the path.
-func FreshClusterCriticalPath(controlPlanes int) CriticalPath {
-	pt, nd := pve.RealisticTaskDurations(), talos.RealisticNodeDurations()
+func FreshClusterCriticalPath(controlPlanes int, talosVersion string) CriticalPath {
+	pt, nd := pve.RealisticTaskDurations(), talos.RealisticNodeDurations(talosVersion)
 	var cp CriticalPath
 	cp.VMReady = pt.ISODownload + pt.Create + pt.Start + nd.Boot
 	cp.Steps = append(cp.Steps,

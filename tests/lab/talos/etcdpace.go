@@ -88,16 +88,44 @@ func (s *Sim) nextJoinRetry() time.Time {
 	return time.Now().Add(d)
 }
 
-// etcdPromoteRetry is the lab's pause between promotion attempts, the first
-// made as the learner starts. Talos pauses 15 s (v1.14.0-rc.1
-// promoteMember: WithUnits(15s), WithJitter(1s)); siderolabs/talos
-// f80fd0985 (on main after rc.1, fixing issue 14097) makes it 2 s. Within
-// etcdHealthInterval either way but the first, it does not decide when the
-// next control plane joins.
-const etcdPromoteRetry = time.Second
+// promotePace is Talos's pacing of MemberPromote attempts, which starts as
+// the learner starts; the first attempt is refused ("can only promote a
+// learner member which is in sync with leader"), so the next join waits for
+// the second.
+type promotePace struct {
+	units, jitter, attemptTimeout time.Duration
+}
 
-// etcdPromoteAttemptTimeout bounds one promotion attempt as Talos does
-// (v1.14.0-rc.1 services/etcd.go promoteMember: WithAttemptTimeout(30s)):
-// a promotion that raft dropped (see above) is tried again after it, not
-// after the lab's own 45 s bound on an etcd call.
-const etcdPromoteAttemptTimeout = 30 * time.Second
+// promotePaceOf is the pacing of the Talos version the node runs.
+// v1.12.x, v1.13.x and v1.14.0-rc.1: 15 s units plus up to 1 s jitter, each
+// attempt bounded at 30 s (services/etcd.go promoteMember, at v1.12.0,
+// v1.13.0, v1.14.0-rc.1). siderolabs/talos f80fd0985 (PR #14098, on main
+// 2026-08-21, after rc.1): 2 s plus up to 1 s, each attempt bounded at 1 min.
+// ASSUMED: v1.14.x releases carry f80fd0985; the mirror here has no v1.14.0
+// or v1.14.1 tag to check. If they do not, 1.14 nodes wait 15 s too, and
+// the lab's 1.14 joins and the critical path's 5 s per extra join
+// (EtcdNextJoin) are about 11 s too short each.
+func promotePaceOf(version string) promotePace {
+	if m, ok := minorOf(version); ok && m >= 14 {
+		return promotePace{units: 2 * time.Second, jitter: time.Second, attemptTimeout: time.Minute}
+	}
+
+	return promotePace{units: 15 * time.Second, jitter: time.Second, attemptTimeout: 30 * time.Second}
+}
+
+// retryDelay is the wait before the next promotion attempt at time scale
+// scale, with jitter drawn from [0, p.jitter); like the join's, never under
+// etcdJoinRetryFloor.
+func (p promotePace) retryDelay(scale float64, jitter time.Duration) time.Duration {
+	return max(time.Duration(float64(p.units+jitter)*scale), etcdJoinRetryFloor)
+}
+
+// etcdNextJoin is how far apart control planes running version join at
+// time scale 1: the next add is let in once the learner is promoted (at
+// its second attempt, the pace's bound) and etcd's HealthInterval has
+// passed since its peer connection came up.
+func etcdNextJoin(version string) time.Duration {
+	p := promotePaceOf(version)
+
+	return max(etcdHealthInterval, p.units+p.jitter)
+}

@@ -63,7 +63,42 @@ func TestEtcdFirstJoinsAreSpread(t *testing.T) {
 		}
 	}
 
-	if nd := RealisticNodeDurations(); nd.EtcdStartSpread != etcdStartSpread || etcdStartSpread < time.Second {
+	if nd := RealisticNodeDurations("v1.14.1"); nd.EtcdStartSpread != etcdStartSpread || etcdStartSpread < time.Second {
 		t.Fatalf("critical path's spread %s, the lab's %s", nd.EtcdStartSpread, etcdStartSpread)
+	}
+}
+
+// TestPromotePaceFollowsTheVersion: a refused promotion is tried again at
+// the node's Talos pace (1.12, 1.13, 1.14.0-rc.1's 15 s plus jitter; 1.14
+// assumed to carry f80fd0985's 2 s), scaled, never under a second; the
+// critical path's EtcdNextJoin comes from the same number.
+func TestPromotePaceFollowsTheVersion(t *testing.T) {
+	t.Parallel()
+
+	for _, c := range []struct {
+		version        string
+		units, timeout time.Duration
+		nextJoin       time.Duration
+	}{
+		{"v1.12.9", 15 * time.Second, 30 * time.Second, 16 * time.Second},
+		{"v1.13.9", 15 * time.Second, 30 * time.Second, 16 * time.Second},
+		{"v1.14.1", 2 * time.Second, time.Minute, 5 * time.Second},
+	} {
+		p := promotePaceOf(c.version)
+		if p.units != c.units || p.jitter != time.Second || p.attemptTimeout != c.timeout {
+			t.Errorf("%s: pace %+v, want units %s, jitter 1s, attempt %s", c.version, p, c.units, c.timeout)
+		}
+
+		if got := p.retryDelay(1, 500*time.Millisecond); got != c.units+500*time.Millisecond {
+			t.Errorf("%s: next attempt after %s at time scale 1, want %s", c.version, got, c.units+500*time.Millisecond)
+		}
+
+		if got := p.retryDelay(0, 0); got != time.Second {
+			t.Errorf("%s: next attempt after %s at time scale 0, want 1s", c.version, got)
+		}
+
+		if got := RealisticNodeDurations(c.version).EtcdNextJoin; got != c.nextJoin {
+			t.Errorf("%s: critical path's joins %s apart, want %s", c.version, got, c.nextJoin)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -326,6 +327,7 @@ func (n *Node) addLearner(gen int, ec *etcdCluster, cfg config.Provider) (uint64
 func (n *Node) promote(gen int, ec *etcdCluster, id uint64) {
 	s := n.sim
 	deadline := time.Now().Add(10 * time.Minute)
+	pace := promotePaceOf(n.runningVersion())
 
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
@@ -337,7 +339,7 @@ func (n *Node) promote(gen int, ec *etcdCluster, id uint64) {
 			return
 		}
 
-		ctx, cancel := context.WithTimeout(n.ctx, etcdPromoteAttemptTimeout)
+		ctx, cancel := context.WithTimeout(n.ctx, pace.attemptTimeout)
 		err := ec.real.callAny(ctx, urls, "/v3/cluster/member/promote", map[string]any{"ID": strconv.FormatUint(id, 10)}, &struct{}{})
 		cancel()
 		if err == nil {
@@ -362,7 +364,7 @@ func (n *Node) promote(gen int, ec *etcdCluster, id uint64) {
 		select {
 		case <-n.ctx.Done():
 			return
-		case <-time.After(etcdPromoteRetry):
+		case <-time.After(pace.retryDelay(s.opts.TimeScale, rand.N(pace.jitter))):
 		}
 	}
 

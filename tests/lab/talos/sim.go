@@ -76,8 +76,9 @@ type NodeDurations struct {
 	// (etcdpace.go).
 	EtcdStartSpread time.Duration
 	// EtcdNextJoin: control planes join one at a time, at least this far
-	// apart (etcdpace.go): the next learner is let in once the last one is
-	// promoted and its peer connection is etcd's HealthInterval old.
+	// apart (etcdpace.go etcdNextJoin): the next learner is let in once the
+	// last one is promoted, at the Talos version's promotion pace, and its
+	// peer connection is etcd's HealthInterval old.
 	EtcdNextJoin time.Duration
 	// APIServer: etcd member running to kube-apiserver ready.
 	APIServer time.Duration
@@ -86,10 +87,11 @@ type NodeDurations struct {
 	Kubelet time.Duration
 }
 
-// RealisticNodeDurations are the simulator's durations at time scale 1.
-func RealisticNodeDurations() NodeDurations {
+// RealisticNodeDurations are the simulator's durations at time scale 1 for
+// nodes running Talos version.
+func RealisticNodeDurations(version string) NodeDurations {
 	return NodeDurations{Boot: bootDuration, Install: installDuration, Reboot: rebootDuration, CRI: criDuration,
-		EtcdJoin: etcdJoinDuration, EtcdStartSpread: etcdStartSpread, EtcdNextJoin: max(etcdHealthInterval, etcdPromoteRetry), APIServer: apiServerDuration,
+		EtcdJoin: etcdJoinDuration, EtcdStartSpread: etcdStartSpread, EtcdNextJoin: etcdNextJoin(version), APIServer: apiServerDuration,
 		Kubelet: kubeletDuration}
 }
 
