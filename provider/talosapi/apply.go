@@ -2,6 +2,7 @@ package talosapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -327,7 +328,11 @@ type configWait struct {
 	// the node must answer from another boot.
 	bootBefore string
 	// reboot follows the events of a reboot asked through the Reboot API
-	// (nil for none): the wait ends when it never started or failed.
+	// (nil for none): the wait ends when it never started (LOCKED). One
+	// that failed is waited out: machined turns a sequence error other
+	// than LOCKED or CANCELED into a fatal error and reboots 10 s later
+	// (siderolabs/talos v1.14.0-rc.1 internal/app/machined/main.go
+	// runEntrypoint, handle), into the configuration already saved.
 	// ApplyConfiguration's own reboot (mode reboot before Talos 1.14) takes
 	// the lock over (WithTakeover, v1alpha1_server.go ApplyConfiguration,
 	// v1.12.9 and v1.13.0), so it is never LOCKED, and runs without an
@@ -349,8 +354,8 @@ func waitConfig(ctx context.Context, t Target, w configWait, o Options) (string,
 	var version string
 
 	err := o.poll(ctx, what, func(ctx context.Context) (bool, string, error) {
-		if err := w.reboot.ended(t.Node, "reboot", sequenceFailed); err != nil {
-			return false, "", stop(err)
+		if msg, locked := w.reboot.outcome(); locked {
+			return false, "", stop(sequenceLocked(t.Node, "reboot", msg))
 		}
 
 		conn, state, err := dialOnce(ctx, o, t)
@@ -376,7 +381,28 @@ func waitConfig(ctx context.Context, t Target, w configWait, o Options) (string,
 		return done, desc, err
 	})
 
-	return version, err
+	return version, rebootFailedAtTimeout(err, t.Node, w.reboot)
+}
+
+// rebootFailedAtTimeout is err, a wait for the new boot after a reboot
+// whose sequence failed on the node (watch), quoting the node when the wait
+// timed out: the reboot Talos does after the failure never came.
+func rebootFailedAtTimeout(err error, node string, watch *sequenceWatch) error {
+	msg, _ := watch.outcome()
+
+	var we *WaitError
+	if msg == "" || !errors.As(err, &we) || !errors.Is(we.Cause, context.DeadlineExceeded) {
+		return err
+	}
+
+	seen := ""
+	if we.LastState != "" {
+		seen = "; last seen: " + we.LastState
+	}
+
+	return fmt.Errorf("node %s saved the configuration but its reboot failed on the node (the node said: %s) and it did not "+
+		"come back in a new boot within %s, although Talos reboots a node 10 s after a failed sequence%s. See its logs with "+
+		"`talosctl -n %s dmesg`, fix the cause and run `pulumi up` again", node, msg, roundDuration(we.Elapsed), seen, node)
 }
 
 // ReadConfig reads the configuration a node runs and the one saved for its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cosi-project/runtime/pkg/state"
+	"github.com/siderolabs/talos/pkg/machinery/api/common"
 	machineapi "github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
@@ -107,15 +108,22 @@ func TestUpgradeFailureIsTheNodes(t *testing.T) {
 // REBOOT (Unimplemented, v1.14.0-rc.1 v1alpha1_server.go
 // ApplyConfiguration), runs a NO_REBOOT configuration at once, and answers
 // Reboot with an actor ID; its reboot sequence then never starts (locked:
-// LOCKED without an actor) or fails (failWith, for the actor). It runs on
-// in its boot.
+// LOCKED without an actor) or fails (failWith, for the actor). After a
+// failure it reboots into the saved configuration (bootAfterFailure, its
+// new boot ID), as machined does 10 s later (main.go handle), or, unlike
+// real Talos, runs on in its boot.
 type rebootAPINode struct {
 	*rebootingNode
 
-	st       state.State
-	locked   bool
-	failWith string
-	events   eventLog
+	st               state.State
+	locked           bool
+	failWith         string
+	bootAfterFailure string
+	events           eventLog
+
+	// under rebootingNode.mu
+	failureSent       bool
+	readsSinceFailure int
 }
 
 const rebootActor = "0b1c2d3e-dddd-4000-8000-000000000001"
@@ -157,49 +165,130 @@ func (n *rebootAPINode) Reboot(context.Context, *machineapi.RebootRequest) (*mac
 }
 
 func (n *rebootAPINode) Events(in *machineapi.EventsRequest, srv grpc.ServerStreamingServer[machineapi.Event]) error {
-	return n.events.serve(in, srv)
+	return n.events.serve(in, &failureSentNotice{srv, n})
+}
+
+// failureSentNotice marks when the reboot's failure went out on an events
+// stream.
+type failureSentNotice struct {
+	grpc.ServerStreamingServer[machineapi.Event]
+
+	n *rebootAPINode
+}
+
+func (s *failureSentNotice) Send(ev *machineapi.Event) error {
+	if err := s.ServerStreamingServer.Send(ev); err != nil {
+		return err
+	}
+
+	if se := sequenceEvent(ev); se != nil && se.GetError().GetCode() == common.Code_FATAL {
+		s.n.mu.Lock()
+		s.n.failureSent = true
+		s.n.mu.Unlock()
+	}
+
+	return nil
+}
+
+// Read serves the boot ID; with bootAfterFailure, the node has rebooted
+// by the second read after the failure went out to the provider, so that
+// the provider has seen the failure before the new boot, as machined's
+// 10 s pause lets it.
+func (n *rebootAPINode) Read(in *machineapi.ReadRequest, srv grpc.ServerStreamingServer[common.Data]) error {
+	n.mu.Lock()
+	if n.failureSent && n.bootAfterFailure != "" {
+		n.readsSinceFailure++
+		if n.readsSinceFailure == 2 {
+			n.bootID = n.bootAfterFailure
+		}
+	}
+	n.mu.Unlock()
+
+	return n.rebootingNode.Read(in, srv)
 }
 
 // The reboot applyMode reboot asks of Talos 1.14 through the Reboot API
 // ends the wait at once when machined never starts it (another sequence
-// holds the lock: "sequence not started: locked", without an actor ID) or
-// when it fails (the node's message), and is sent once. Before, the wait
-// for the new boot ran to its timeout.
-func TestRebootAfterApplyEndsOnTheNodesEvents(t *testing.T) {
+// holds the lock: "sequence not started: locked", without an actor ID),
+// and is sent once. Before, the wait for the new boot ran to its timeout.
+func TestRebootAfterApplyEndsWhenLocked(t *testing.T) {
+	t.Parallel()
+
+	node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"}, locked: true}
+	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
+	target := serveNodeWithState(t, node, newFlakyState(node.st))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	_, err := Apply(ctx, target, ApplyRequest{Config: testMachineConfig(t, "/dev/sda"), Mode: ApplyReboot}, fastOptions())
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("Apply = %v; want the node's answer before the timeout", err)
+	}
+
+	lockedErrorSays(t, err, target.Node)
+
+	if !strings.Contains(err.Error(), "reboot") {
+		t.Errorf("error %q does not say it is the reboot", err)
+	}
+
+	if n := strings.Count(strings.Join(node.history(), ","), "reboot"); n != 1 {
+		t.Errorf("reboot sent %d times, want once: %v", n, node.history())
+	}
+}
+
+// A reboot sequence that fails on the node is followed by the reboot
+// machined does after any fatal sequence error (main.go handle, 10 s
+// later), into the configuration the apply saved: the apply waits for that
+// boot and succeeds. Before, the failure ended the wait at once and the
+// update failed although the node came back running the configuration.
+func TestRebootAfterApplyWaitsOutAFailedReboot(t *testing.T) {
+	t.Parallel()
+
+	node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"},
+		failWith: "sequence failed: stopping services: timeout", bootAfterFailure: "b2"}
+	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
+	target := serveNodeWithState(t, node, newFlakyState(node.st))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	if _, err := Apply(ctx, target, ApplyRequest{Config: testMachineConfig(t, "/dev/sda"), Mode: ApplyReboot}, fastOptions()); err != nil {
+		t.Fatalf("Apply = %v; want the node's new boot with the configuration", err)
+	}
+
+	if n := strings.Count(strings.Join(node.history(), ","), "reboot"); n != 1 {
+		t.Errorf("reboot sent %d times, want once: %v", n, node.history())
+	}
+}
+
+// A failed reboot sequence after which the node never boots again ends in
+// the wait's timeout, which quotes the node's message once with what to do.
+func TestRebootAfterApplyFailedAndNoBootQuotesTheNode(t *testing.T) {
 	t.Parallel()
 
 	const failed = "sequence failed: stopping services: timeout"
 
-	for _, locked := range []bool{true, false} {
-		node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"}, locked: locked}
-		if !locked {
-			node.failWith = failed
-		}
+	node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"}, failWith: failed}
+	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
+	target := serveNodeWithState(t, node, newFlakyState(node.st))
 
-		node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
-		target := serveNodeWithState(t, node, newFlakyState(node.st))
+	// the wait's own deadline, which this node makes it reach
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	_, err := Apply(ctx, target, ApplyRequest{Config: testMachineConfig(t, "/dev/sda"), Mode: ApplyReboot}, fastOptions())
+	if err == nil {
+		t.Fatal("Apply succeeded; want the timeout quoting the node")
+	}
 
-		_, err := Apply(ctx, target, ApplyRequest{Config: testMachineConfig(t, "/dev/sda"), Mode: ApplyReboot}, fastOptions())
-		if err == nil || ctx.Err() != nil {
-			t.Fatalf("locked %v: Apply = %v; want the node's answer before the timeout", locked, err)
-		}
+	sequenceEndSays(t, err, target.Node, failed)
 
-		cancel()
+	if n := strings.Count(err.Error(), failed); n != 1 {
+		t.Errorf("error %q quotes the node %d times, want once", err, n)
+	}
 
-		if locked {
-			lockedErrorSays(t, err, target.Node)
-		} else {
-			sequenceEndSays(t, err, target.Node, failed)
-		}
-
-		if !strings.Contains(err.Error(), "reboot") {
-			t.Errorf("locked %v: error %q does not say it is the reboot", locked, err)
-		}
-
-		if n := strings.Count(strings.Join(node.history(), ","), "reboot"); n != 1 {
-			t.Errorf("locked %v: reboot sent %d times, want once: %v", locked, n, node.history())
-		}
+	if !strings.Contains(err.Error(), "reboot") {
+		t.Errorf("error %q does not say it is the reboot", err)
 	}
 }
