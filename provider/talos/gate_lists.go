@@ -204,7 +204,11 @@ func ownVMIDs(vmIds map[string]int, node string) map[string]int {
 // putBack puts the lists the record names back into inputs an operation
 // waits with, without changing the gate the state keeps (a copy). An
 // error when the store does not hold them: this process did not check
-// these inputs, so the operation must not guess the nodes.
+// these inputs, so the operation must not guess the nodes. Check stores
+// the lists of every input that holds them, so such inputs gave only the
+// record: a user's gateLists, or `ignoreChanges` naming gateLists with the
+// lists' fields (the engine then sends the old inputs' record). Another
+// `pulumi up` sends the same inputs, so the error does not advise it.
 func (in gateInputs) putBack(label string) error {
 	if *in.record == nil {
 		return nil
@@ -212,8 +216,10 @@ func (in gateInputs) putBack(label string) error {
 
 	l, ok := loadGateLists(**in.record)
 	if !ok || *in.gate == nil {
-		return fmt.Errorf("node %s was not changed: its health gate's lists (gateLists %q) are not known to this provider "+
-			"process, which did not check these inputs; run pulumi up again", label, **in.record)
+		return fmt.Errorf("node %s was not changed: its inputs name the health gate's lists only by gateLists (%q), "+
+			"which this provider process has no lists for (only a preview can use such inputs). Remove gateLists from "+
+			"the resource's ignoreChanges (it is an output; do not set it yourself) and pass healthGate and vmIds; "+
+			"running `pulumi up` again would fail the same way", label, **in.record)
 	}
 
 	g := **in.gate

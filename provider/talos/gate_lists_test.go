@@ -206,7 +206,9 @@ func withKey(v property.Value, key string, val property.Value) property.Value {
 
 // An update whose gateLists this process did not record (no Check of the
 // inputs) does not guess the nodes: it fails before it touches the node,
-// and keeps the state.
+// and keeps the state. Such inputs come from ignoreChanges naming
+// gateLists (the old record), which another `pulumi up` repeats: the error
+// says to remove it, not to run again.
 func TestGateListsUnknownToTheProcessFailTheUpdate(t *testing.T) {
 	t.Parallel()
 
@@ -222,8 +224,12 @@ func TestGateListsUnknownToTheProcessFailTheUpdate(t *testing.T) {
 	other := strings.Replace(checked.Get("gateLists").AsString(), "sha256:", "sha256:0", 1)
 
 	_, err := s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, Inputs: checked.Set("gateLists", property.New(other))})
-	if err == nil || !strings.Contains(err.Error(), "node "+c.node+" was not changed") || !strings.Contains(err.Error(), "not known to this provider process") {
+	if err == nil || !strings.Contains(err.Error(), "node "+c.node+" was not changed") || !strings.Contains(err.Error(), "no lists for") {
 		t.Fatalf("update with lists the process never saw: %v", err)
+	}
+
+	if !strings.Contains(err.Error(), "Remove gateLists from the resource's ignoreChanges") || strings.Contains(err.Error(), "run pulumi up again") {
+		t.Errorf("error %q: want the advice to remove gateLists from ignoreChanges, not to run `pulumi up` again", err)
 	}
 }
 
@@ -344,7 +350,7 @@ func TestGateListsNamedByTheirRecordCheckToTheState(t *testing.T) {
 		Set("installedImage", property.New("")).Set("appliedMode", property.New("install"))
 
 	_, err := s.Update(p.UpdateRequest{ID: r.id, Urn: r.urn, State: r.state, Inputs: checked})
-	if err == nil || !strings.Contains(err.Error(), "not known to this provider process") {
+	if err == nil || !strings.Contains(err.Error(), "no lists for") {
 		t.Fatalf("update with a record of lists the process never saw: %v", err)
 	}
 }
