@@ -51,19 +51,39 @@ func registerChild(ctx *pulumi.Context, name string, args any, binds []childargs
 	if !ok {
 		return fmt.Errorf("registering %s: no child resource takes a %T", name, args)
 	}
+	if want := childOutputs[token]; reflect.TypeOf(res).Elem() != want {
+		return fmt.Errorf("registering %s %s: its outputs are read through a %T, but the engine's answers for the type keep only the outputs of %s (childOutputs)", token, name, res, want)
+	}
 	props, err := childargs.Map(args, binds...)
 	if err != nil {
 		return fmt.Errorf("registering %s %s: %w", token, name, err)
 	}
-	framework.KeepOutputs(token, outputNames(res))
 	return registerShallow(ctx, token, name, props, res, opts...)
 }
 
-// outputNames are the outputs res, one of the child types below, reads:
-// the engine's answer to its registration keeps only those
-// (framework.KeepOutputs).
-func outputNames(res pulumi.CustomResource) []string {
-	t := reflect.TypeOf(res).Elem()
+// childOutputs are, by token, the types through which the component reads
+// its children's outputs: the engine's answers to its registrations keep
+// only the outputs these name (framework.KeepOutputs, once per type).
+var childOutputs = map[string]reflect.Type{
+	tokenVirtualMachine:         reflect.TypeFor[virtualMachine](),
+	tokenDownloadFile:           reflect.TypeFor[downloadFile](),
+	tokenSchematic:              reflect.TypeFor[schematic](),
+	tokenMachineSecrets:         reflect.TypeFor[machineSecrets](),
+	tokenConfigurationApply:     reflect.TypeFor[configurationApply](),
+	tokenBootstrap:              reflect.TypeFor[bootstrap](),
+	tokenKubeconfig:             reflect.TypeFor[kubeconfig](),
+	tokenClusterHealth:          reflect.TypeFor[clusterHealth](),
+	tokenControlPlaneComponents: reflect.TypeFor[controlPlaneComponents](),
+}
+
+func init() {
+	for token, t := range childOutputs {
+		framework.KeepOutputs(token, outputNames(t))
+	}
+}
+
+// outputNames are the outputs t, one of the child types below, reads.
+func outputNames(t reflect.Type) []string {
 	var names []string
 	for i := range t.NumField() {
 		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("pulumi"), ","); name != "" {

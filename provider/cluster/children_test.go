@@ -61,6 +61,21 @@ func TestChildOutputsAreStateFields(t *testing.T) {
 	}
 }
 
+// Every child type has the one struct its outputs are read through, and a
+// registration through another struct is refused: the engine's answers for
+// the type keep only the outputs the first names.
+func TestChildOutputsOnePerType(t *testing.T) {
+	for _, token := range childTokens {
+		if childOutputs[token] == nil {
+			t.Errorf("%s has no entry in childOutputs: add the struct its outputs are read through", token)
+		}
+	}
+	err := registerChild(nil, "n", &talos.KubeconfigArgs{}, nil, &bootstrap{})
+	if err == nil || !strings.Contains(err.Error(), "keep only the outputs of cluster.kubeconfig") {
+		t.Errorf("a Kubeconfig registered through a bootstrap struct: %v, want refused", err)
+	}
+}
+
 // The component reads its children's outputs only through their structs'
 // named fields: the raw outputs (the SDK's InternalGetRawOutputs) are the
 // whole answer, which KeepOutputs trims to those names.

@@ -34,6 +34,14 @@ func init() {
 	encoding.RegisterCodecV2(leanCodec{encoding.GetCodecV2(grpcproto.Name)})
 }
 
+// LeanCodecActive says whether gRPC's "proto" codec is leanCodec: a
+// package initialised after this one can register its own under the name
+// (siderolabs/proto-codec does), which would silently undo the trimming.
+func LeanCodecActive() bool {
+	_, ok := encoding.GetCodecV2(grpcproto.Name).(leanCodec)
+	return ok
+}
+
 func (c leanCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if _, ok := v.(*rpc.RegisterResourceResponse); ok {
 		return c.unmarshalRegistered(data, v)
@@ -52,6 +60,9 @@ var keptOutputs struct {
 // it registers, only the outputs named in keys (and in those of other calls
 // for the type): the engine's answers to those registrations lose the
 // others before they are decoded. A type never named keeps all of them.
+// The set holds for every registration of token in the process, whatever
+// struct it resolves into: call it once per type, with the names of the
+// only struct the process reads that type's outputs through.
 func KeepOutputs(token string, keys []string) {
 	keptOutputs.Lock()
 	defer keptOutputs.Unlock()
