@@ -75,12 +75,15 @@ func (in gateInputs) droppedLists(old, raw property.Map) []p.CheckFailure {
 // (PreviewGateLists) and Check keeps as it is (moveOut). ignoreChanges
 // leaves that shape only when it names gateLists too (an output); a create
 // or update of such inputs fails on the record its process does not hold
-// (putBack), so nothing is waited on without its lists.
+// (putBack), so nothing is waited on without its lists. The record is
+// unknown when a VMID it is computed from is: in a preview that updates
+// one of the gate's VMs (its outputs are unknown then).
 func (in gateInputs) namedByRecord(raw property.Map) bool {
 	g := *in.gate
 	_, _, moves := movedLists(in.node, g.Workers, g.OtherNodes, *in.vmIds)
+	rec := raw.Get("gateLists")
 
-	return raw.Get("gateLists").IsString() && !moves
+	return (rec.IsString() || rec.IsComputed()) && !moves
 }
 
 // requiresOthers: the gate requires nodes other than the node itself, whose

@@ -354,3 +354,28 @@ func TestGateListsNamedByTheirRecordCheckToTheState(t *testing.T) {
 		t.Fatalf("update with a record of lists the process never saw: %v", err)
 	}
 }
+
+// In a preview that updates one of the gate's VMs (a resize, a host that
+// does not answer), the VMIDs are unknown, and with them the record and the
+// node's own VMID that TalosCluster sends: Check takes that shape for a
+// record too, not for lists that ignoreChanges dropped, and keeps both
+// unknown (e2e TestPreviewGoldensNoSpuriousDiffNoLeaks' raise-worker-cores).
+func TestGateListsNamedByAnUnknownRecordCheck(t *testing.T) {
+	t.Parallel()
+
+	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
+	s := nodeServer(t, nil)
+	c := gateCases()[1]
+	r := newRes(t, s, "ConfigurationApply", "w")
+	r.state = r.check(c.inputs(cfg))
+
+	in := previewShaped(c, c.inputs(cfg))
+	in["gateLists"], in["vmIds"] = property.New(property.Computed), property.New(property.Computed)
+
+	got := r.check(in) // fails the test on any check failure
+	for _, key := range []string{"gateLists", "vmIds"} {
+		if !got.Get(key).IsComputed() {
+			t.Errorf("%s = %v, want unknown", key, got.Get(key))
+		}
+	}
+}
