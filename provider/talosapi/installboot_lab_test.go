@@ -2,6 +2,7 @@ package talosapi_test
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,41 +118,9 @@ func TestRebootApplyInTheInstallBootIsLocked(t *testing.T) {
 
 	const version = "v1.14.1"
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.BootVersion(s, "cp1", cp, "scsi0", version)
+	ctx, target, o, node, release, upgraded := holdStagedInstall(t, version)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	applyAndBootstrap(ctx, t, target, cp, version, o)
-
-	gate := make(chan struct{})
-	release := sync.OnceFunc(func() { close(gate) })
-	t.Cleanup(release)
-	s.SetFaults(simtalos.Faults{StagedInstallGate: gate})
-
-	image := "factory.talos.dev/nocloud-installer/" + s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools") + ":" + version
-	upgraded := make(chan error, 1)
-
-	go func() {
-		_, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: image, Stage: true, EvenIfSameVersion: true}, o)
-		upgraded <- err
-	}()
-
-	// Bounded by the context.
-	for node.Status().Phase != simtalos.PhaseInstalling {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the node never reached the install boot: %+v", node.Status())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-
-	cfg := nodeConfig(t, talosconfig.RoleControlPlane, cp, "/dev/sda", version, "machine:\n  env:\n    HTTP_PROXY: http://proxy.example:3128\n")
+	cfg := nodeConfig(t, talosconfig.RoleControlPlane, netip.MustParseAddr(target.Node), "/dev/sda", version, "machine:\n  env:\n    HTTP_PROXY: http://proxy.example:3128\n")
 
 	_, err := talosapi.Apply(ctx, target, talosapi.ApplyRequest{Config: cfg, Mode: talosapi.ApplyReboot}, o)
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "accepted the reboot but did not start it") ||
@@ -179,39 +148,7 @@ func TestRebootApplyInTheInstallBootIsLocked(t *testing.T) {
 func TestResetInTheInstallBootIsLocked(t *testing.T) {
 	t.Parallel()
 
-	s := simtest.Start(t)
-	cp := simtest.AddressBlock()(2)
-	node := simtest.BootVersion(s, "cp1", cp, "scsi0", "v1.14.1")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-
-	o := simOptions(t)
-	target := talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
-
-	applyAndBootstrap(ctx, t, target, cp, "v1.14.1", o)
-
-	gate := make(chan struct{})
-	release := sync.OnceFunc(func() { close(gate) })
-	t.Cleanup(release)
-	s.SetFaults(simtalos.Faults{StagedInstallGate: gate})
-
-	image := "factory.talos.dev/nocloud-installer/" + s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools") + ":v1.14.1"
-	upgraded := make(chan error, 1)
-
-	go func() {
-		_, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: image, Stage: true, EvenIfSameVersion: true}, o)
-		upgraded <- err
-	}()
-
-	// Bounded by the context.
-	for node.Status().Phase != simtalos.PhaseInstalling {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the node never reached the install boot: %+v", node.Status())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	ctx, target, o, node, release, upgraded := holdStagedInstall(t, "v1.14.1")
 
 	_, err := talosapi.Reset(ctx, target, talosapi.ResetRequest{}, o)
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "sequence not started: locked") || !strings.Contains(err.Error(), "pulumi up") {
@@ -227,4 +164,51 @@ func TestResetInTheInstallBootIsLocked(t *testing.T) {
 	if err := <-upgraded; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// holdStagedInstall boots a bootstrapped control plane on version and
+// stages a same-version upgrade whose install boot the lab holds (the
+// StagedInstallGate fault) until release: it returns once the node is
+// installing, with the Upgrade's result to come on upgraded. The context
+// ends with the test.
+func holdStagedInstall(t *testing.T, version string) (
+	ctx context.Context, target talosapi.Target, o talosapi.Options, node *simtalos.Node, release func(), upgraded <-chan error,
+) {
+	t.Helper()
+
+	s := simtest.Start(t)
+	cp := simtest.AddressBlock()(2)
+	node = simtest.BootVersion(s, "cp1", cp, "scsi0", version)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+
+	o = simOptions(t)
+	target = talosapi.Target{Node: cp.String(), Creds: adminCreds(t)}
+
+	applyAndBootstrap(ctx, t, target, cp, version, o)
+
+	gate := make(chan struct{})
+	release = sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	s.SetFaults(simtalos.Faults{StagedInstallGate: gate})
+
+	image := "factory.talos.dev/nocloud-installer/" + s.Catalog().Register("siderolabs/qemu-guest-agent", "siderolabs/iscsi-tools") + ":" + version
+	done := make(chan error, 1)
+
+	go func() {
+		_, err := talosapi.Upgrade(ctx, target, talosapi.UpgradeRequest{Image: image, Stage: true, EvenIfSameVersion: true}, o)
+		done <- err
+	}()
+
+	// Bounded by the context.
+	for node.Status().Phase != simtalos.PhaseInstalling {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the node never reached the install boot: %+v", node.Status())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+
+	return ctx, target, o, node, release, done
 }
