@@ -16,14 +16,14 @@ import (
 // while etcd answers Unavailable for an RPC it deems safe to repeat
 // (client/v3/retry_interceptor.go unaryClientInterceptor, isSafeRetry).
 
-// etcdReqTimeout is etcd's request timeout with the lab's flags
+// etcdReqTimeout is etcd's request timeout with the lab's slowest flags
 // (etcd v3.6 server/config/config.go ReqTimeout: 5 s plus twice the
 // election timeout). A linearizable read (MemberList, Range) joins the
 // ReadIndex round after the one under way, and a round without quorum
 // ends with "etcdserver: request timed out" after this
 // (server/etcdserver/v3_server.go linearizableReadLoop,
 // requestCurrentIndex): a read can wait twice this for etcd's answer.
-const etcdReqTimeout = 5*time.Second + 2*etcdElectionMillis*time.Millisecond
+const etcdReqTimeout = 5*time.Second + 2*etcdSlowElectionMillis*time.Millisecond
 
 // etcdCallBound bounds a lab call so that a hung member cannot hold the
 // lab: the two read rounds, then one more for the retry after them on a

@@ -3,7 +3,10 @@ package talos
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -27,18 +30,50 @@ func startProc(name, bin string, args ...string) (*proc, error) {
 
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	kept := keptOutput(name)
+	if kept != nil {
+		out := io.MultiWriter(p.out, kept)
+		p.cmd.Stdout, p.cmd.Stderr = out, out
+	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 
 	if err := startOnLockedThread(p.cmd); err != nil {
+		if kept != nil {
+			kept.Close() //nolint:errcheck // a debugging aid
+		}
+
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 
 	go func() {
 		p.err = p.cmd.Wait()
+		if kept != nil {
+			kept.Close() //nolint:errcheck // a debugging aid
+		}
 		close(p.done)
 	}()
 
 	return p, nil
+}
+
+// ProcLogsEnv names a directory where every child process's whole output
+// is kept, one file per start (etcd's warnings explain its timing; the
+// tail kept in memory only explains a failure).
+const ProcLogsEnv = "PROXMOXTALOS_LAB_PROC_LOGS"
+
+// keptOutput is the file a child's output is also written to, or nil.
+func keptOutput(name string) *os.File {
+	dir := os.Getenv(ProcLogsEnv)
+	if dir == "" {
+		return nil
+	}
+
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(name, " ", "-"), time.Now().UnixNano())))
+	if err != nil {
+		return nil // a debugging aid: the lab runs on without it
+	}
+
+	return f
 }
 
 // exited reports whether the process has ended.
