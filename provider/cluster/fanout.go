@@ -333,6 +333,7 @@ func (f *fanout) apply(n *plan.Node, graceful bool, gate *talos.HealthGate, requ
 		// only here: the map awaits every required node's VMID (n² of them
 		// over the rollout), for nothing in a preview that leaves it unknown.
 		binds = append(binds, childargs.Bind(&args.VmIds, f.vmIDs(required)))
+		binds = append(binds, f.previewTolerated(n, args)...)
 	}
 	// A replaced VM at the same address is another machine: the apply is
 	// replaced and installs it from maintenance mode.

@@ -70,3 +70,45 @@ func TestPreviewSendsExistingNodesGateListsAsTheirRecord(t *testing.T) {
 		t.Errorf("update: existing lab-workers-2's gate requires workers %v", w)
 	}
 }
+
+// In a preview, a new node's gate lists the nodes it only tolerates
+// (otherNodes) as unknown: in a new cluster each gate would list every other
+// node, which the Pulumi CLI serializes again after every step of a preview
+// (issue 14). What the gate requires stays known for the reviewer; the
+// update sends the list. A new node with no other node to tolerate sends
+// none (the add-a-worker preview golden).
+func TestPreviewSendsNewNodesToleratedNodesUnknown(t *testing.T) {
+	t.Parallel()
+	inv := &fakeInventory{hosts: threeHosts()}
+	preview, _, err := constructDry(t, true, inv, baseInputs())
+	must(t, err)
+	update, _, err := constructDry(t, false, inv, baseInputs())
+	must(t, err)
+
+	for _, a := range preview.byType("ConfigurationApply") {
+		gate := a.inputs.Get("healthGate").AsMap()
+		others := strs(healthGate(t, update, a.name).Get("otherNodes"))
+		if len(others) == 0 {
+			t.Fatalf("update: %s's gate tolerates no node; the test needs a cluster whose gates do", a.name)
+		}
+		if !gate.Get("otherNodes").IsComputed() {
+			t.Errorf("preview: new node %s sends healthGate.otherNodes %v, want unknown (the update sends %v)", a.name, gate.Get("otherNodes"), others)
+		}
+		if !gate.Get("controlPlanes").IsArray() || gate.Get("controlPlanes").AsArray().Len() == 0 {
+			t.Errorf("preview: new node %s's gate lost its control planes: %v", a.name, gate)
+		}
+	}
+	if w := strs(healthGate(t, preview, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.14"}) {
+		t.Errorf("preview: new worker lab-workers-2's gate requires workers %v, want itself, known", w)
+	}
+
+	// Scaling out by the last worker of the rollout: nothing else to tolerate.
+	existing, first := existingCluster(t, baseInputs())
+	in := baseInputs()
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 3}}
+	scaled, _, err := constructDry(t, true, existing, in, appliedConfigs(first))
+	must(t, err)
+	if g := healthGate(t, scaled, "lab-workers-3"); g.Get("otherNodes").IsComputed() || len(strs(g.Get("otherNodes"))) > 0 {
+		t.Errorf("preview: the added last worker's gate sends otherNodes %v, want none", g.Get("otherNodes"))
+	}
+}

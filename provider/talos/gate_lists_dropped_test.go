@@ -42,6 +42,11 @@ func TestGateListsDroppedByIgnoreChangesFailCheck(t *testing.T) {
 			"none":                    {func(map[string]property.Value) {}, nil},
 			"lists emptied":           {func(in map[string]property.Value) { in["healthGate"] = noLists }, nil},
 			"lists unknown (preview)": {func(in map[string]property.Value) { in["vmIds"] = property.New(property.Computed) }, nil},
+			// TalosCluster's preview of a node created again (its VM gone)
+			"otherNodes unknown (preview of a new VM)": {func(in map[string]property.Value) {
+				in["healthGate"] = withKey(in["healthGate"], "otherNodes", property.New(property.Computed))
+				in["vmIds"] = property.New(property.Computed)
+			}, nil},
 		} {
 			t.Run(typ+" "+name, func(t *testing.T) {
 				news := maps.Clone(in)
