@@ -55,32 +55,3 @@ func TestChangedNodesRollPastSettledOnes(t *testing.T) {
 		t.Errorf("changed lab-workers-2's gate requires workers %v", w)
 	}
 }
-
-// Workers' VMs resized (a restart each) with the control planes settled:
-// the workers' VMs restart one at a time behind the previous worker's
-// apply, and the component stages, which change nothing, keep their
-// create's shape with no apply waiting for them.
-func TestResizedWorkersRollWithSettledControlPlanes(t *testing.T) {
-	t.Parallel()
-	inv, create := existingCluster(t, baseInputs())
-	in := baseInputs()
-	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 2, "size": map[string]any{"cores": 4}}}
-	up, _, err := construct(t, inv, in, appliedConfigs(create))
-	must(t, err)
-	if vm := up.get(t, "VirtualMachine", "lab-workers-2"); !depends(vm, "ConfigurationApply::lab-workers-1") {
-		t.Errorf("resized lab-workers-2's VM does not restart behind lab-workers-1: %v", vm.deps)
-	}
-	if vm := up.get(t, "VirtualMachine", "lab-workers-1"); !depends(vm, "ConfigurationApply::lab-cp-3") {
-		t.Errorf("resized lab-workers-1's VM does not restart behind the control planes: %v", vm.deps)
-	}
-	for _, st := range up.byType("ControlPlaneComponents") {
-		if c := create.get(t, st.typ, st.name); !slices.Equal(st.deps, c.deps) || !st.inputs.Equals(c.inputs) {
-			t.Errorf("settled stage %s: %v (deps %v), the create %v (deps %v)", st.name, st.inputs, st.deps, c.inputs, c.deps)
-		}
-	}
-	for _, a := range up.byType("ConfigurationApply") {
-		if depends(a, "ControlPlaneComponents::lab-cp-3-components") {
-			t.Errorf("apply %s waits for the settled stages: %v", a.name, a.deps)
-		}
-	}
-}
