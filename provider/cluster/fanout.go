@@ -112,10 +112,6 @@ func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
 
 func (f *fanout) register() error {
 	p := f.plan
-	// Nodes this update leaves as they are register as the create did, so
-	// that a no-op preview right after it finds every step equal to its
-	// state (plan.Settle).
-	p.Settle(settledNodes(p, f.base, f.generated, f.readings, len(f.unknownInputs) == 0 && !f.vmUnknown.any()))
 	f.isos, f.vms, f.applies = map[string]*downloadFile{}, map[string]*virtualMachine{}, map[string]*configurationApply{}
 
 	if f.secrets == nil {
