@@ -186,10 +186,6 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	if vmUnknown.any() {
 		markUnknownVMSettings(&base, p, unknownVM, vmUnknown)
 	}
-	// Nodes this update leaves as they are register as the create did, so
-	// that a no-op preview right after it finds every step equal to its
-	// state (plan.Settle).
-	p.Settle(settledNodes(p, base, gen, readings, len(unknown) == 0 && !vmUnknown.any()))
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, vmUnknown: vmUnknown, secrets: secrets, readings: readings,
 		base: base, generated: gen}

