@@ -1,6 +1,8 @@
 package talos
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -28,5 +30,26 @@ func TestEtcdTimingFollowsTheTimeScale(t *testing.T) {
 	// The lab's bound on a call covers the slowest flags' request timeout.
 	if etcdReqTimeout.Milliseconds() != 5000+2*etcdSlowElectionMillis {
 		t.Errorf("etcdReqTimeout %v is not the slow flags' request timeout", etcdReqTimeout)
+	}
+}
+
+// PROXMOXTALOS_LAB_PROC_LOGS names a directory that need not exist yet: a
+// process started with it set writes its output there.
+func TestProcLogsGoToANewDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "logs")
+	t.Setenv(ProcLogsEnv, dir)
+
+	p, err := startProc("echo test", "/bin/sh", "-c", "echo kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+
+	files, err := filepath.Glob(filepath.Join(dir, "echo-test-*.log"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("files %v (%v), want one", files, err)
+	}
+	if b, err := os.ReadFile(files[0]); err != nil || string(b) != "kept\n" {
+		t.Errorf("kept %q (%v), want the process's output", b, err)
 	}
 }

@@ -68,9 +68,13 @@ func keptOutput(name string) *os.File {
 		return nil
 	}
 
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil // a debugging aid: the lab runs on without it
+	}
+
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(name, " ", "-"), time.Now().UnixNano())))
 	if err != nil {
-		return nil // a debugging aid: the lab runs on without it
+		return nil
 	}
 
 	return f
