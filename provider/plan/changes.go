@@ -183,6 +183,13 @@ func compareNode(o, n *NodeState) NodeChange {
 	if o.DiskGiB != 0 && o.DiskGiB != n.DiskGiB {
 		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
 	}
+	// The VM's update moves the OS disk (and re-creates the cloud-init
+	// drive) on the new storage while it runs: a change the preview must
+	// name, not "no node changes". Only for nodes installed from the ISO:
+	// a clone's disk starts where its source's is.
+	if strings.HasPrefix(o.Boot, "iso:") && strings.HasPrefix(n.Boot, "iso:") {
+		changedS("diskStorage", o.DiskStorage, n.DiskStorage, ActionUpdate)
+	}
 	if !slices.Equal(o.DataDisks, n.DataDisks) {
 		raise(ActionUpdate, "data disks %s → %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
 	}

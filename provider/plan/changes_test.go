@@ -51,6 +51,17 @@ func TestCompare(t *testing.T) {
 			summary: "all 5 nodes updated live, no reboot; Kubernetes v1.35.2 → v1.35.3, control plane components first, then kubelets node by node",
 		},
 		{
+			// the VMs' update moves their OS disks live: listed, not "no node changes"
+			name: "move the disks to another storage",
+			edit: func(s *Spec) {
+				for i := range s.Hosts {
+					s.Hosts[i].DiskStorage = "fast"
+				}
+			},
+			want:   map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
+			reason: "diskStorage local-lvm → fast",
+		},
+		{
 			name:   "change a kubelet-relevant label on one pool",
 			edit:   func(s *Spec) { s.WorkerPools[0].Labels = map[string]string{"tier": "web"} },
 			want:   map[string]Action{"lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},

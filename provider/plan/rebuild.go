@@ -152,7 +152,7 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 	if os == nil {
 		return ns, fmt.Errorf("has no OS disk (scsi0, virtio0 or sata0)")
 	}
-	ns.DiskInterface, ns.DiskGiB = os.Interface, os.SizeGiB
+	ns.DiskInterface, ns.DiskGiB, ns.DiskStorage = os.Interface, os.SizeGiB, os.Storage
 	for _, d := range data {
 		ns.DataDisks = append(ns.DataDisks, dataDiskKey(d))
 	}

@@ -59,7 +59,7 @@ func TestRebuildRoundTrip(t *testing.T) {
 		if got.Name != w.Name || got.Role != w.Role || got.Pool != w.Pool || got.Ordinal != w.Ordinal ||
 			got.Host != w.Host || got.VMID != w.VMID || got.Address != w.Address || got.MAC != w.MAC ||
 			got.Cores != w.Cores || got.MemoryMiB != w.MemoryMiB || got.CPUType != w.CPUType ||
-			got.DiskInterface != w.DiskInterface || got.DiskGiB != w.DiskGiB || !slices.Equal(got.DataDisks, w.DataDisks) ||
+			got.DiskInterface != w.DiskInterface || got.DiskGiB != w.DiskGiB || got.DiskStorage != w.DiskStorage || !slices.Equal(got.DataDisks, w.DataDisks) ||
 			got.Boot != w.Boot || got.ISO != w.ISO || got.NICs != w.NICs || got.CloudInit != w.CloudInit ||
 			got.TalosVersion != w.TalosVersion || got.KubernetesVersion != w.KubernetesVersion || got.Image != w.Image {
 			t.Errorf("node %d rebuilt as\n %+v\nwant\n %+v", i, got, w)

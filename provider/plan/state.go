@@ -38,6 +38,10 @@ type NodeState struct {
 	// DiskInterface is the OS disk's interface, e.g. "scsi0".
 	DiskInterface string `json:"diskInterface,omitempty"`
 	DiskGiB       int    `json:"diskGiB,omitempty"`
+	// DiskStorage is the OS disk's storage (the cloud-init drive's too):
+	// a change moves the disk live. Empty in states from before it was
+	// kept, and then not compared.
+	DiskStorage string `json:"diskStorage,omitempty"`
 	// DataDisks are "interface:sizeGiB:storage" entries.
 	DataDisks []string `json:"dataDisks,omitempty"`
 	// Boot is "iso:<storage>" or "clone:<vmid>@<node>[:linked]".
@@ -88,6 +92,7 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		MemoryMiB:         n.VM.MemoryMiB,
 		DiskInterface:     n.VM.OSDisk.Interface,
 		DiskGiB:           n.VM.OSDisk.SizeGiB,
+		DiskStorage:       n.VM.OSDisk.Storage,
 		Boot:              bootKey(n.VM.Boot),
 		ISO:               isoVolume(n.VM.Boot),
 		NICs:              fingerprint(nicHardware(n.VM.NICs)),
