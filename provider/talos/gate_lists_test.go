@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/integration"
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
@@ -84,6 +85,17 @@ func (c gateCase) inputs(cfg *simCluster) map[string]property.Value {
 
 	return applyInputs(cfg, c.node, cfg.config(talosconfig.RoleWorker, "/dev/vda", simtest.Version),
 		map[string]property.Value{"healthGate": property.New(gate), "vmIds": property.New(ids)})
+}
+
+// workerGateApply is the ConfigurationApply "w" of the worker's gate case
+// (gateCases()[1]: 2 workers, 1 other node, 5 VMIDs) on a simulated cluster.
+func workerGateApply(t *testing.T) (*simCluster, integration.Server, gateCase, *res) {
+	t.Helper()
+
+	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
+	s := nodeServer(t, nil)
+
+	return cfg, s, gateCases()[1], newRes(t, s, "ConfigurationApply", "w")
 }
 
 // waitsOf is what an operation on inputs checks: the gate's health
@@ -212,10 +224,7 @@ func withKey(v property.Value, key string, val property.Value) property.Value {
 func TestGateListsUnknownToTheProcessFailTheUpdate(t *testing.T) {
 	t.Parallel()
 
-	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
-	s := nodeServer(t, nil)
-	c := gateCases()[1]
-	r := newRes(t, s, "ConfigurationApply", "w")
+	cfg, s, c, r := workerGateApply(t)
 	checked := r.check(c.inputs(cfg))
 
 	r.id = c.node
@@ -239,11 +248,8 @@ func TestGateListsUnknownToTheProcessFailTheUpdate(t *testing.T) {
 func TestGateListsFromThePreviousStateShapeAreNoChange(t *testing.T) {
 	t.Parallel()
 
-	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
-	s := nodeServer(t, nil)
-	c := gateCases()[1]
+	cfg, _, c, r := workerGateApply(t)
 	in := c.inputs(cfg)
-	r := newRes(t, s, "ConfigurationApply", "w")
 
 	digest, err := talosapi.ConfigDigest([]byte(in["machineConfiguration"].AsString()))
 	if err != nil {
@@ -325,10 +331,7 @@ func previewShaped(c gateCase, in map[string]property.Value) map[string]property
 func TestGateListsNamedByTheirRecordCheckToTheState(t *testing.T) {
 	t.Parallel()
 
-	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
-	s := nodeServer(t, nil)
-	c := gateCases()[1]
-	r := newRes(t, s, "ConfigurationApply", "w")
+	cfg, s, c, r := workerGateApply(t)
 	stored := r.check(c.inputs(cfg))
 
 	r.state = stored
@@ -363,10 +366,7 @@ func TestGateListsNamedByTheirRecordCheckToTheState(t *testing.T) {
 func TestGateListsNamedByAnUnknownRecordCheck(t *testing.T) {
 	t.Parallel()
 
-	cfg := newSimCluster(t, netip.MustParseAddr("10.0.0.10"))
-	s := nodeServer(t, nil)
-	c := gateCases()[1]
-	r := newRes(t, s, "ConfigurationApply", "w")
+	cfg, _, c, r := workerGateApply(t)
 	r.state = r.check(c.inputs(cfg))
 
 	in := previewShaped(c, c.inputs(cfg))

@@ -207,6 +207,17 @@ func (n *rebootAPINode) Read(in *machineapi.ReadRequest, srv grpc.ServerStreamin
 	return n.rebootingNode.Read(in, srv)
 }
 
+// serveRebootAPINode serves node as a running Talos 1.14.1 node (boot b1)
+// whose Reboot API behaves as its fields say.
+func serveRebootAPINode(t *testing.T, node *rebootAPINode) Target {
+	t.Helper()
+
+	node.rebootingNode = &rebootingNode{bootID: "b1", version: "v1.14.1"}
+	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
+
+	return serveNodeWithState(t, node, newFlakyState(node.st))
+}
+
 // The reboot applyMode reboot asks of Talos 1.14 through the Reboot API
 // ends the wait at once when machined never starts it (another sequence
 // holds the lock: "sequence not started: locked", without an actor ID),
@@ -214,9 +225,8 @@ func (n *rebootAPINode) Read(in *machineapi.ReadRequest, srv grpc.ServerStreamin
 func TestRebootAfterApplyEndsWhenLocked(t *testing.T) {
 	t.Parallel()
 
-	node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"}, locked: true}
-	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
-	target := serveNodeWithState(t, node, newFlakyState(node.st))
+	node := &rebootAPINode{locked: true}
+	target := serveRebootAPINode(t, node)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -245,10 +255,8 @@ func TestRebootAfterApplyEndsWhenLocked(t *testing.T) {
 func TestRebootAfterApplyWaitsOutAFailedReboot(t *testing.T) {
 	t.Parallel()
 
-	node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"},
-		failWith: "sequence failed: stopping services: timeout", bootAfterFailure: "b2"}
-	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
-	target := serveNodeWithState(t, node, newFlakyState(node.st))
+	node := &rebootAPINode{failWith: "sequence failed: stopping services: timeout", bootAfterFailure: "b2"}
+	target := serveRebootAPINode(t, node)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -269,9 +277,7 @@ func TestRebootAfterApplyFailedAndNoBootQuotesTheNode(t *testing.T) {
 
 	const failed = "sequence failed: stopping services: timeout"
 
-	node := &rebootAPINode{rebootingNode: &rebootingNode{bootID: "b1", version: "v1.14.1"}, failWith: failed}
-	node.st = nodeState(t, runtimeres.MachineStageRunning, newSchematic)
-	target := serveNodeWithState(t, node, newFlakyState(node.st))
+	target := serveRebootAPINode(t, &rebootAPINode{failWith: failed})
 
 	// the wait's own deadline, which this node makes it reach
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
