@@ -27,6 +27,10 @@ type ConfigurationApply struct {
 	// readConfig, when set, reads the node instead of
 	// talosapi.ReadConfigFor (tests serve texts the lab cannot hold).
 	readConfig func(context.Context, talosapi.Target, talosapi.Options, talosapi.ApplyMode) (*talosapi.NodeConfig, talosapi.Mode, string, error)
+	// answers and reset, when set (both), stand in for talosapi.Answers and
+	// talosapi.Reset in Delete (tests time the resets).
+	answers func(context.Context, talosapi.Target, talosapi.Options, time.Duration) (bool, error)
+	reset   func(context.Context, talosapi.Target, talosapi.ResetRequest, talosapi.Options) (talosapi.ResetResult, error)
 }
 
 // Annotate documents the resource.

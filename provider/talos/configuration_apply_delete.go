@@ -49,7 +49,12 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 	log := enginelog.Logger(ctx)
 	label := labelNode(st.Node, []byte(st.MachineConfiguration))
 
-	answers, err := talosapi.Answers(ctx, t, o, capped(ctx, goneAfter))
+	answerFn, resetFn := talosapi.Answers, talosapi.Reset
+	if r.answers != nil {
+		answerFn, resetFn = r.answers, r.reset
+	}
+
+	answers, err := answerFn(ctx, t, o, capped(ctx, goneAfter))
 	if err != nil {
 		return infer.DeleteResponse{}, fmt.Errorf("reaching %s to reset it: %w", nodeWho(st.Node, label, err), err)
 	}
@@ -61,13 +66,21 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 		return infer.DeleteResponse{}, nil
 	}
 
+	// One node of the cluster at a time (leaving): the cluster's Talos API
+	// CA names it.
+	unlock, err := leaving.lock(ctx, string(t.Creds.CA), label)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	defer unlock()
+
 	// The Kubernetes node name is read before the reset wipes it.
 	nodename := ""
 	if len(st.Reset.ControlPlanes) > 0 {
 		nodename = r.nodename(ctx, t, st, o)
 	}
 
-	res, err := talosapi.Reset(ctx, t, talosapi.ResetRequest{
+	res, err := resetFn(ctx, t, talosapi.ResetRequest{
 		Graceful:     boolOr(st.Reset.Graceful, true),
 		Reboot:       boolOr(st.Reset.Reboot, false),
 		ProbeMembers: capped(ctx, probeMember),
