@@ -76,6 +76,12 @@ var childOutputs = map[string]reflect.Type{
 	tokenControlPlaneComponents: reflect.TypeFor[controlPlaneComponents](),
 }
 
+// PreviewEchoes: the component's children's preview Creates return no
+// copies of their inputs, of which it reads none (childOutputs).
+func PreviewEchoes() framework.PreviewEchoes {
+	return framework.PreviewEchoes{tokenComponent}
+}
+
 func init() {
 	for token, t := range childOutputs {
 		framework.KeepOutputs(token, outputNames(t))

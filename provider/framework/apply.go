@@ -24,6 +24,9 @@ type Workarounds struct {
 	PreviewUnknowns []PreviewUnknowns
 	// InputsOnly are inputs the states of their resources do not keep.
 	InputsOnly InputsOnly
+	// PreviewEchoes are components whose children's preview Creates return
+	// no copies of their inputs.
+	PreviewEchoes PreviewEchoes
 }
 
 // Apply applies every workaround to the provider infer built, in one pass
@@ -37,6 +40,7 @@ func Apply(prov p.Provider, w Workarounds) p.Provider {
 	prov = WithConstructGuards(prov, w.ConstructGuards...)
 	prov = WithPreviewUnknowns(prov, w.PreviewUnknowns...)
 	prov = w.InputsOnly.Wrap(prov)
+	prov = w.PreviewEchoes.Wrap(prov)
 	prov = WithURN(prov)
 	return WithRequestFacts(prov)
 }
