@@ -382,6 +382,8 @@ func observedFrom(t *testing.T, rec *recorder) []plan.ObservedVM {
 			Sockets:   int(in.Get("cpu").AsMap().Get("sockets").AsNumber()),
 			CPUType:   in.Get("cpu").AsMap().Get("type").AsString(),
 			MemoryMiB: int(in.Get("memory").AsMap().Get("dedicated").AsNumber()),
+			OnBoot:    in.Get("onBoot").AsBool(),
+			Agent:     in.Get("agent").AsMap().Get("enabled").AsBool(),
 		}
 		for _, tag := range in.Get("tags").AsArray().AsSlice() {
 			vm.Tags = append(vm.Tags, tag.AsString())

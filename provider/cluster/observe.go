@@ -24,7 +24,9 @@ var netKey = regexp.MustCompile(`^net(\d+)$`)
 func observeVM(vmid int, host string, cfg map[string]string) plan.ObservedVM {
 	vm := plan.ObservedVM{
 		VMID: vmid, Host: host, Name: cfg["name"],
-		Tags:         pve.SplitTags(cfg["tags"]),
+		Tags:         pve.UserTags(pve.SplitTags(cfg["tags"])),
+		OnBoot:       flagOn(cfg["onboot"]),
+		Agent:        flagOn(pve.ParsePropString(cfg["agent"]).Value("enabled")),
 		Template:     cfg["template"] == "1",
 		Cores:        atoiOr(cfg["cores"], 1), // pve-api defaults: cores 1, sockets 1, memory 512
 		Sockets:      atoiOr(cfg["sockets"], 1),
@@ -98,6 +100,15 @@ func cpuType(s string) string {
 // sizeGiB converts a Proxmox disk size ("20G", "512M", "1T", bytes) to
 // whole GiB, rounding up.
 func sizeGiB(s string) int { return int(math.Ceil(pve.DiskSizeGiB(s) - 1e-9)) }
+
+// flagOn reads a pve-api boolean ("1", "on", "yes", "true").
+func flagOn(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "on", "yes", "true":
+		return true
+	}
+	return false
+}
 
 func atoiOr(s string, def int) int {
 	n, err := strconv.Atoi(strings.TrimSpace(s))

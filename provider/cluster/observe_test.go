@@ -12,7 +12,9 @@ func TestObserveVM(t *testing.T) {
 	t.Parallel()
 	vm := observeVM(104, "pve2", map[string]string{
 		"name":         "lab-workers-1",
-		"tags":         "cluster-lab;k8s-v1.35.0;pool-workers;proxmoxtalos;schematic-ce4c980550dd;talos-v1.12.5;worker",
+		"tags":         "cluster-lab;k8s-v1.35.0;pool-workers;proxmoxtalos;ptid-0123456789abcdef;schematic-ce4c980550dd;talos-v1.12.5;worker",
+		"onboot":       "1",
+		"agent":        "enabled=1,fstrim_cloned_disks=1",
 		"cores":        "4",
 		"sockets":      "1",
 		"cpu":          "x86-64-v2-AES",
@@ -33,7 +35,7 @@ func TestObserveVM(t *testing.T) {
 	want := plan.ObservedVM{
 		VMID: 104, Host: "pve2", Name: "lab-workers-1",
 		Tags:  []string{"cluster-lab", "k8s-v1.35.0", "pool-workers", "proxmoxtalos", "schematic-ce4c980550dd", "talos-v1.12.5", "worker"},
-		Cores: 4, Sockets: 1, CPUType: "x86-64-v2-AES", MemoryMiB: 8192,
+		Cores: 4, Sockets: 1, CPUType: "x86-64-v2-AES", MemoryMiB: 8192, OnBoot: true, Agent: true,
 		Disks:      []plan.Disk{{Interface: "scsi0", Storage: "local-lvm", SizeGiB: 20}, {Interface: "scsi1", Storage: "ceph", SizeGiB: 1}},
 		ISOStorage: "local",
 		NICs: []plan.NICConfig{
@@ -54,7 +56,11 @@ func TestObserveVMDefaults(t *testing.T) {
 	if vm.Cores != 1 || vm.Sockets != 1 || vm.MemoryMiB != 2048 || vm.CPUType != "host" || !vm.Template || vm.ISOStorage != "" {
 		t.Errorf("%+v", vm)
 	}
-	if d := observeVM(100, "pve1", map[string]string{}); d.MemoryMiB != 512 || d.CPUType != "kvm64" {
+	// agent's default key; onboot off
+	if vm := observeVM(100, "pve1", map[string]string{"agent": "1", "onboot": "0"}); !vm.Agent || vm.OnBoot {
+		t.Errorf("%+v", vm)
+	}
+	if d := observeVM(100, "pve1", map[string]string{}); d.MemoryMiB != 512 || d.CPUType != "kvm64" || d.OnBoot || d.Agent {
 		t.Errorf("defaults %+v", d)
 	}
 }
@@ -70,7 +76,7 @@ func TestSizeGiB(t *testing.T) {
 
 func equalObserved(a, b plan.ObservedVM) bool {
 	return a.VMID == b.VMID && a.Host == b.Host && a.Name == b.Name && slices.Equal(a.Tags, b.Tags) &&
-		a.Template == b.Template && a.Cores == b.Cores && a.Sockets == b.Sockets && a.CPUType == b.CPUType &&
+		a.OnBoot == b.OnBoot && a.Agent == b.Agent && a.Template == b.Template && a.Cores == b.Cores && a.Sockets == b.Sockets && a.CPUType == b.CPUType &&
 		a.MemoryMiB == b.MemoryMiB && slices.Equal(a.Disks, b.Disks) && a.ISOStorage == b.ISOStorage &&
 		slices.Equal(a.NICs, b.NICs) && slices.Equal(a.DNSServers, b.DNSServers) && a.SearchDomain == b.SearchDomain
 }

@@ -204,6 +204,10 @@ func observeState(o *proxmox.VirtualMachineState) plan.ObservedVM {
 	if o.Memory != nil {
 		vm.MemoryMiB = o.Memory.Dedicated
 	}
+	// pve-api defaults: onboot and agent off; an agent block is on unless
+	// it says enabled: false
+	vm.OnBoot = orZero(o.OnBoot)
+	vm.Agent = o.Agent != nil && valueOr(o.Agent.Enabled, true)
 	for _, d := range o.Disks {
 		vm.Disks = append(vm.Disks, plan.Disk{Interface: d.Interface, Storage: d.Storage, SizeGiB: d.Size})
 	}

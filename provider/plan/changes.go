@@ -45,6 +45,36 @@ type NodeChange struct {
 	Why []string
 	// ConfigChanged names the machine configuration inputs that change.
 	ConfigChanged []string
+	// VM are the reasons that change the running VM in place, without a
+	// restart (tags, onBoot, disks moved to another storage).
+	VM []string
+	// Moved: the VM's disks move to another storage, live; the node's
+	// health gate then checks the cluster before the next node's VM moves.
+	Moved bool
+}
+
+// vm records an in-place change of the running VM.
+func (c *NodeChange) vm(reason string) {
+	c.VM = append(c.VM, reason)
+	c.raise(ActionUpdate, reason)
+}
+
+// tagDelta says which tags a change adds and removes ("+prod -dev"), from
+// two TagLists.
+func tagDelta(from, to string) string {
+	a, b := strings.Split(from, ";"), strings.Split(to, ";")
+	var out []string
+	for _, t := range b {
+		if t != "" && !slices.Contains(a, t) {
+			out = append(out, "+"+t)
+		}
+	}
+	for _, t := range a {
+		if t != "" && !slices.Contains(b, t) {
+			out = append(out, "-"+t)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Summary is the day-two view of an update, for the component's preview.
@@ -184,11 +214,20 @@ func compareNode(o, n *NodeState) NodeChange {
 		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
 	}
 	// The VM's update moves the OS disk (and re-creates the cloud-init
-	// drive) on the new storage while it runs: a change the preview must
-	// name, not "no node changes". Only for nodes installed from the ISO:
-	// a clone's disk starts where its source's is.
-	if strings.HasPrefix(o.Boot, "iso:") && strings.HasPrefix(n.Boot, "iso:") {
-		changedS("diskStorage", o.DiskStorage, n.DiskStorage, ActionUpdate)
+	// drive) on the new storage while it runs, a clone's too (its create
+	// moved it there from the source's storage: proxmox planDisks). The
+	// node's health gate checks the cluster after the move (healthGate.vm).
+	if o.DiskStorage != "" && o.DiskStorage != n.DiskStorage {
+		c.Moved = true
+		c.vm(fmt.Sprintf("diskStorage %s → %s", o.DiskStorage, orDash(n.DiskStorage)))
+	}
+	// Applied to the running VM at once, no restart: both are in
+	// qemu-server's $fast_plug_option (PVE/QemuServer.pm).
+	if o.Tags != "" && o.Tags != n.Tags {
+		c.vm("tags " + tagDelta(o.Tags, n.Tags))
+	}
+	if o.OnBoot != nil && n.OnBoot != nil && *o.OnBoot != *n.OnBoot {
+		c.vm(fmt.Sprintf("onBoot %t → %t", *o.OnBoot, *n.OnBoot))
 	}
 	if !slices.Equal(o.DataDisks, n.DataDisks) {
 		raise(ActionUpdate, "data disks %s → %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
@@ -231,7 +270,20 @@ func restartReasons(o, n *NodeState) []string {
 	if o.CloudInit != "" && o.CloudInit != n.CloudInit && o.Address == n.Address && o.SecondaryAddress == n.SecondaryAddress {
 		add("network settings (gateway, DNS) change")
 	}
+	// agent is neither a fast-plug option nor hot-plugged (qemu-server
+	// PVE/QemuServer.pm vmconfig_hotplug_pending skips it): it stays
+	// pending until the restart the VM's update does.
+	if o.Agent != nil && n.Agent != nil && *o.Agent != *n.Agent {
+		add("guest agent %s → %s", onOff(*o.Agent), onOff(*n.Agent))
+	}
 	return out
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 func orDash(s string) string {

@@ -58,8 +58,24 @@ func TestCompare(t *testing.T) {
 					s.Hosts[i].DiskStorage = "fast"
 				}
 			},
-			want:   map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
-			reason: "diskStorage local-lvm → fast",
+			want:    map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
+			reason:  "diskStorage local-lvm → fast",
+			summary: "all 5 nodes updated live, no reboot (diskStorage local-lvm → fast; disks moved one node at a time, cluster health checked after each)",
+		},
+		{
+			// tags and onboot apply to the running VM at once (qemu-server
+			// $fast_plug_option): listed, and not as a reboot
+			name:    "tag the VMs and stop starting them with their host",
+			edit:    func(s *Spec) { s.VM.Tags = []string{"Prod"}; s.VM.OnBoot = ptr(false) },
+			want:    map[string]Action{"lab-cp-1": ActionUpdate, "lab-cp-2": ActionUpdate, "lab-cp-3": ActionUpdate, "lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
+			summary: "all 5 nodes updated live, no reboot (tags +prod; onBoot true → false)",
+		},
+		{
+			// the agent device stays pending until the VM restarts
+			name:   "leave out the guest agent's extension",
+			edit:   func(s *Spec) { s.Image.Extensions = []string{"siderolabs/iscsi-tools"} },
+			want:   map[string]Action{"lab-cp-1": ActionUpgrade, "lab-cp-2": ActionUpgrade, "lab-cp-3": ActionUpgrade, "lab-workers-1": ActionUpgrade, "lab-workers-2": ActionUpgrade},
+			reason: "guest agent on → off",
 		},
 		{
 			name:   "change a kubelet-relevant label on one pool",
@@ -260,5 +276,26 @@ func TestSummaryMark(t *testing.T) {
 	}
 	if r := s.Nodes[0].Reasons; len(r) != 2 {
 		t.Errorf("reasons of a: %v", r)
+	}
+}
+
+// What a state does not know (a VM whose node is offline: no tags, onBoot
+// or agent) is no change; tags compare as Proxmox keeps them, a set.
+func TestCompareVMSettingsNotKnown(t *testing.T) {
+	t.Parallel()
+	next := mustComputeState(baseSpec())
+	old := mustComputeState(baseSpec())
+	for i := range old.Nodes {
+		old.Nodes[i].Tags, old.Nodes[i].OnBoot, old.Nodes[i].Agent, old.Nodes[i].DiskStorage = "", nil, nil, ""
+	}
+	if s := Compare(old, next); s.String() != NoNodeChanges {
+		t.Errorf("unknown settings: %s", s)
+	}
+	spec := baseSpec()
+	spec.VM.Tags = []string{"b", "A"}
+	a := mustComputeState(spec)
+	spec.VM.Tags = []string{"a", "B", "a"}
+	if s := Compare(a, mustComputeState(spec)); s.String() != NoNodeChanges {
+		t.Errorf("tags in another order or case: %s", s)
 	}
 }

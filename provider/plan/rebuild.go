@@ -22,7 +22,11 @@ type ObservedVM struct {
 	// Host is the Proxmox node the VM is on.
 	Host string
 	Name string
+	// Tags are the VM's tags but the VirtualMachine provider's own.
 	Tags []string
+	// OnBoot and Agent are the VM's onboot and agent settings (pve-api
+	// default off for both).
+	OnBoot, Agent bool
 	// Template is true for a VM template (never a cluster node).
 	Template  bool
 	Cores     int
@@ -133,6 +137,7 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 		return ns, fmt.Errorf("has no static cloud-init address on net0")
 	}
 	ns.Address = addressOnly(vm.NICs[0].Address)
+	ns.Tags, ns.OnBoot, ns.Agent = TagList(vm.Tags), &vm.OnBoot, &vm.Agent
 	ns.MAC = strings.ToUpper(vm.NICs[0].MAC)
 	if len(vm.NICs) > 1 {
 		ns.SecondaryAddress = addressOnly(vm.NICs[1].Address)

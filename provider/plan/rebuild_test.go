@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ func observe(p *Plan, firstID int) []ObservedVM {
 			Cores: vm.Cores, Sockets: vm.Sockets, CPUType: vm.CPUType, MemoryMiB: vm.MemoryMiB,
 			Disks: disks, ISOStorage: vm.Boot.ISOStorage, ISOVolume: ISOVolumeID(vm.Boot.ISOStorage, vm.Boot.ISOFile), NICs: slices.Clone(vm.NICs),
 			DNSServers: slices.Clone(vm.DNSServers), SearchDomain: vm.SearchDomain, Status: "running",
+			OnBoot: vm.OnBoot, Agent: vm.Agent,
 		})
 	}
 	return out
@@ -61,7 +63,8 @@ func TestRebuildRoundTrip(t *testing.T) {
 			got.Cores != w.Cores || got.MemoryMiB != w.MemoryMiB || got.CPUType != w.CPUType ||
 			got.DiskInterface != w.DiskInterface || got.DiskGiB != w.DiskGiB || got.DiskStorage != w.DiskStorage || !slices.Equal(got.DataDisks, w.DataDisks) ||
 			got.Boot != w.Boot || got.ISO != w.ISO || got.NICs != w.NICs || got.CloudInit != w.CloudInit ||
-			got.TalosVersion != w.TalosVersion || got.KubernetesVersion != w.KubernetesVersion || got.Image != w.Image {
+			got.TalosVersion != w.TalosVersion || got.KubernetesVersion != w.KubernetesVersion || got.Image != w.Image ||
+			got.Tags != w.Tags || !reflect.DeepEqual(got.OnBoot, w.OnBoot) || !reflect.DeepEqual(got.Agent, w.Agent) {
 			t.Errorf("node %d rebuilt as\n %+v\nwant\n %+v", i, got, w)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // StateVersion is bumped when State changes shape.
@@ -44,6 +45,13 @@ type NodeState struct {
 	DiskStorage string `json:"diskStorage,omitempty"`
 	// DataDisks are "interface:sizeGiB:storage" entries.
 	DataDisks []string `json:"dataDisks,omitempty"`
+	// Tags are the VM's tags as Proxmox keeps them (TagList), OnBoot
+	// whether it starts with its host, Agent whether its guest agent
+	// device is on. Unset when not known (a VM whose node is offline),
+	// and then not compared.
+	Tags   string `json:"tags,omitempty"`
+	OnBoot *bool  `json:"onBoot,omitempty"`
+	Agent  *bool  `json:"agent,omitempty"`
 	// Boot is "iso:<storage>" or "clone:<vmid>@<node>[:linked]".
 	Boot string `json:"boot,omitempty"`
 	// ISO is the volume in the VM's CD drive ("local:iso/talos-....iso"),
@@ -101,6 +109,9 @@ func (p *Plan) nodeState(n *Node) NodeState {
 		KubernetesVersion: p.Cluster.KubernetesVersion,
 		Image:             shortID(p.Cluster.Image.SchematicID),
 		Config:            p.configFingerprints(n),
+		Tags:              TagList(n.VM.Tags),
+		OnBoot:            &n.VM.OnBoot,
+		Agent:             &n.VM.Agent,
 		// Once the plan is applied, every node's VM runs.
 		Power: PowerRunning,
 	}
@@ -195,6 +206,21 @@ func nicAddresses(nics []NICConfig) []string {
 		out = append(out, n.Address+"/"+n.Gateway)
 	}
 	return out
+}
+
+// TagList is tags as Proxmox stores them by default, to compare as a set:
+// lower-cased (case-insensitive unless the datacenter's tag-style says
+// otherwise), sorted, without duplicates, joined by ";" (pve-guest-common
+// PVE/GuestHelpers.pm get_unique_tags).
+func TagList(tags []string) string {
+	var out []string
+	for _, t := range tags {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), ";")
 }
 
 func dataDiskKey(d Disk) string {

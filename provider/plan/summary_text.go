@@ -110,8 +110,31 @@ func (s Summary) part(a Action) string {
 	case ActionReboot:
 		return fmt.Sprintf("%s rebooted%s (%s)%s", who, oneAtATime, causes(why), list)
 	default:
-		return fmt.Sprintf("%s updated live, no reboot%s", who, list)
+		return fmt.Sprintf("%s updated live, no reboot%s%s", who, vmChanges(nodes), list)
 	}
+}
+
+// vmChanges says what changes on the nodes' running VMs, " (tags +prod)",
+// and how disk moves roll out; "" when their VMs do not change.
+func vmChanges(nodes []NodeChange) string {
+	var why []string
+	moved := false
+	for _, c := range nodes {
+		moved = moved || c.Moved
+		for _, r := range c.VM {
+			if !slices.Contains(why, r) {
+				why = append(why, r)
+			}
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	s := " (" + causes(why)
+	if moved {
+		s += "; disks moved one node at a time, cluster health checked after each"
+	}
+	return s + ")"
 }
 
 // causes lists up to two distinct reasons.
