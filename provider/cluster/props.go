@@ -146,9 +146,14 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// vmSettings are the VM settings that restart it when they change, for
-// the node's health gate: a change re-checks the cluster after the VM
-// restarted, before the next node's VM restarts.
+// vmSettings are the VM settings whose change the node's health gate
+// follows (healthGate.vm): those that restart the VM, and the OS disk's
+// storage (the cloud-init drive's too: cloudInitArgs), to which the VM's
+// update moves the disk live, the heaviest I/O the node sees. A change
+// re-checks the cluster after the node's VM changed, before the next
+// node's VM changes. A key added here is no change for a gate stored
+// without it (talos vmChanged).
 func vmSettings(ns *plan.NodeState) string {
-	return fmt.Sprintf("cores=%d sockets=%d cpu=%s memory=%dMiB cloudInit=%s", ns.Cores, ns.Sockets, ns.CPUType, ns.MemoryMiB, ns.CloudInit)
+	return fmt.Sprintf("cores=%d sockets=%d cpu=%s memory=%dMiB cloudInit=%s diskStorage=%s",
+		ns.Cores, ns.Sockets, ns.CPUType, ns.MemoryMiB, ns.CloudInit, ns.DiskStorage)
 }

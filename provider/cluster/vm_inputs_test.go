@@ -131,3 +131,33 @@ func TestSecretNetworkSettingRefused(t *testing.T) {
 		t.Errorf("secret bridge: %v", err)
 	}
 }
+
+// A new hosts[].diskStorage moves each VM's OS disk live: every node's
+// health gate names the new storage (healthGate.vm), so that its apply
+// checks the cluster after its VM's move, before the next node's VM
+// moves; the summary says it, and claims no reboot.
+func TestDiskStorageChangeGatesEachNode(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	in := baseInputs()
+	for _, h := range in["hosts"].([]any) {
+		h.(map[string]any)["diskStorage"] = "fast"
+	}
+	rec, resp, err := constructDry(t, true, inv, in, appliedConfigs(first))
+	must(t, err)
+	want := "all 5 nodes updated live, no reboot (diskStorage local-lvm → fast; disks moved one node at a time, cluster health checked after each)"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("summary %q\nwant    %q", s, want)
+	}
+	applies := rec.byType("ConfigurationApply")
+	if len(applies) != 5 {
+		t.Fatalf("%d applies", len(applies))
+	}
+	for _, a := range applies {
+		was := first.get(t, "ConfigurationApply", a.name).inputs.Get("healthGate").AsMap().Get("vm").AsString()
+		got := a.inputs.Get("healthGate").AsMap().Get("vm").AsString()
+		if !strings.HasSuffix(was, " diskStorage=local-lvm") || got != strings.TrimSuffix(was, "local-lvm")+"fast" {
+			t.Errorf("apply %s: gate VM settings %q → %q, want only the storage to change", a.name, was, got)
+		}
+	}
+}

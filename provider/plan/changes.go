@@ -53,6 +53,26 @@ type NodeChange struct {
 	Moved bool
 }
 
+// liveVMChanges records what changes on the running VM, no restart.
+func (c *NodeChange) liveVMChanges(o, n *NodeState) {
+	// The VM's update moves the OS disk (and re-creates the cloud-init
+	// drive) on the new storage while it runs, a clone's too (its create
+	// moved it there from the source's storage: proxmox planDisks). The
+	// node's health gate checks the cluster after the move (healthGate.vm).
+	if o.DiskStorage != "" && o.DiskStorage != n.DiskStorage {
+		c.Moved = true
+		c.vm(fmt.Sprintf("diskStorage %s → %s", o.DiskStorage, orDash(n.DiskStorage)))
+	}
+	// Applied to the running VM at once, no restart: both are in
+	// qemu-server's $fast_plug_option (PVE/QemuServer.pm).
+	if o.Tags != "" && o.Tags != n.Tags {
+		c.vm("tags " + tagDelta(o.Tags, n.Tags))
+	}
+	if o.OnBoot != nil && n.OnBoot != nil && *o.OnBoot != *n.OnBoot {
+		c.vm(fmt.Sprintf("onBoot %t → %t", *o.OnBoot, *n.OnBoot))
+	}
+}
+
 // vm records an in-place change of the running VM.
 func (c *NodeChange) vm(reason string) {
 	c.VM = append(c.VM, reason)
@@ -213,22 +233,7 @@ func compareNode(o, n *NodeState) NodeChange {
 	if o.DiskGiB != 0 && o.DiskGiB != n.DiskGiB {
 		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
 	}
-	// The VM's update moves the OS disk (and re-creates the cloud-init
-	// drive) on the new storage while it runs, a clone's too (its create
-	// moved it there from the source's storage: proxmox planDisks). The
-	// node's health gate checks the cluster after the move (healthGate.vm).
-	if o.DiskStorage != "" && o.DiskStorage != n.DiskStorage {
-		c.Moved = true
-		c.vm(fmt.Sprintf("diskStorage %s → %s", o.DiskStorage, orDash(n.DiskStorage)))
-	}
-	// Applied to the running VM at once, no restart: both are in
-	// qemu-server's $fast_plug_option (PVE/QemuServer.pm).
-	if o.Tags != "" && o.Tags != n.Tags {
-		c.vm("tags " + tagDelta(o.Tags, n.Tags))
-	}
-	if o.OnBoot != nil && n.OnBoot != nil && *o.OnBoot != *n.OnBoot {
-		c.vm(fmt.Sprintf("onBoot %t → %t", *o.OnBoot, *n.OnBoot))
-	}
+	c.liveVMChanges(o, n)
 	if !slices.Equal(o.DataDisks, n.DataDisks) {
 		raise(ActionUpdate, "data disks %s → %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
 	}

@@ -126,9 +126,11 @@ func (g *HealthGate) Annotate(a infer.Annotator) {
 		a.Describe(&g.KubernetesEndpoint, "The Kubernetes API URL to check the nodes through, for example the VIP's "+
 			"`https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.")
 		a.Describe(&g.Vm, "The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 "+
-			"memory=4096MiB`), set by whoever restarts the VM when they change. A change means the VM restarted with new "+
-			"settings: the update waits until the cluster, this node included, is healthy again, without touching "+
-			"the node, so that the next node's VM restarts only then.")
+			"memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new "+
+			"settings, or, when only `diskStorage` changes, that its disks moved to another storage while it ran: the "+
+			"update waits until the cluster, this node included, is healthy again, without touching the node, so that "+
+			"the next node's VM changes only then. The values compare as a set: a key with another value or a key "+
+			"left out is a change, a key the last update did not send is not.")
 		a.Describe(&g.Timeout, "How long each wait for health may take, as a Go duration. Default `10m`.")
 		a.Describe(&g.ClusterCreate, "The node is created together with its cluster, one that has never been "+
 			"bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the "+

@@ -20,7 +20,7 @@ type nodeChange struct {
 	// must run ("" when unknown or not managed).
 	fromVersion, toVersion string
 	// vmFrom and vmTo are healthGate.vm before and after; equal when the VM
-	// did not restart.
+	// did not change.
 	vmFrom, vmTo string
 }
 
@@ -41,7 +41,7 @@ func changeLine(c nodeChange) (string, bool) {
 	var parts []string
 
 	if c.vmFrom != c.vmTo {
-		parts = append(parts, "reboot: VM restart ("+vmChanges(c.vmFrom, c.vmTo)+")")
+		parts = append(parts, vmLine(c.vmFrom, c.vmTo))
 	}
 
 	upgrading := c.toVersion != "" && c.fromVersion != "" && !sameTalosVersion(c.fromVersion, c.toVersion)
@@ -188,29 +188,59 @@ func imageName(ref string) string {
 
 var longHex = regexp.MustCompile(`[0-9a-f]{32,}`)
 
-// vmChanges lists what differs between two healthGate.vm values
-// ("cores 2 → 4, memory 4096MiB → 8192MiB"). A value that is a digest
-// says only that its key changed.
-func vmChanges(from, to string) string {
-	a, b := vmFields(from), vmFields(to)
+// liveVMKeys are the healthGate.vm keys whose change the VM takes while
+// it runs: diskStorage, its disks moved to another storage (Proxmox
+// move_disk on a running VM). Any other key's change restarted the VM.
+var liveVMKeys = []string{"diskStorage"}
 
-	var keys []string
-
-	for _, kv := range [][]string{a.keys, b.keys} {
-		for _, k := range kv {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
+// vmLine says what a change of healthGate.vm did to the VM: a restart,
+// or disks moved live; either way the update checks health after it.
+func vmLine(from, to string) string {
+	for _, k := range changedVMKeys(from, to) {
+		if !slices.Contains(liveVMKeys, k) {
+			return "reboot: VM restart (" + vmChanges(from, to) + ")"
 		}
 	}
 
+	return "VM disks moved live, no reboot (" + vmChanges(from, to) + "); health checked after"
+}
+
+// vmChanged compares two healthGate.vm values as sets of key=value pairs:
+// a key only in the new one is no change (a gate written before the key
+// was, which says nothing about its value); a key with another value, or
+// one gone, is.
+func vmChanged(from, to string) bool {
+	return len(changedVMKeys(from, to)) > 0
+}
+
+// changedVMKeys are the keys of from whose value differs in to, or that
+// to lacks, in from's order.
+func changedVMKeys(from, to string) []string {
+	a, b := vmFields(from), vmFields(to)
+
 	var out []string
 
-	for _, k := range keys {
+	for _, k := range a.keys {
+		if y, ok := b.values[k]; !ok || y != a.values[k] {
+			out = append(out, k)
+		}
+	}
+
+	return out
+}
+
+// vmChanges lists what differs between two healthGate.vm values
+// ("cores 2 → 4, memory 4096MiB → 8192MiB"), by changedVMKeys. A value
+// that is a digest says only that its key changed.
+func vmChanges(from, to string) string {
+	a, b := vmFields(from), vmFields(to)
+
+	var out []string
+
+	for _, k := range changedVMKeys(from, to) {
 		x, y := a.values[k], b.values[k]
 
 		switch {
-		case x == y:
 		case isDigest(x) || isDigest(y):
 			out = append(out, k+" changes")
 		default:

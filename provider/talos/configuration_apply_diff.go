@@ -190,7 +190,7 @@ func deriveConfigChange(oldInputs property.Map, args ConfigurationApplyArgs) *st
 	c.mode = modeOf(args.ApplyMode)
 
 	if old := oldInputs.Get("healthGate"); old.IsMap() && args.HealthGate != nil && args.HealthGate.Vm != nil {
-		if v := old.AsMap().Get("vm"); v.IsString() && v.AsString() != *args.HealthGate.Vm {
+		if v := old.AsMap().Get("vm"); v.IsString() && vmChanged(v.AsString(), *args.HealthGate.Vm) {
 			c.vmFrom, c.vmTo = v.AsString(), *args.HealthGate.Vm
 		}
 	}
@@ -269,8 +269,8 @@ func validationVersion(args ConfigurationApplyArgs) string {
 // fingerprints), and the effect on the node (live, reboot, upgrade) is
 // configChange's one line, also logged as an info line. A change of
 // healthGate alone is no change (the gate is read by the next update that
-// touches the node), except healthGate.vm: the VM restarted, and the
-// update checks health again.
+// touches the node), except healthGate.vm: the VM restarted or its disks
+// moved, and the update checks health again.
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
 	log := enginelog.Logger(ctx)
 
@@ -367,15 +367,21 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 		}
 	}
 
-	// The VM restarted with new settings: the update checks health again.
-	vm := vmRestart(old.HealthGate, in.HealthGate)
+	// The VM changed (restarted with new settings, or its disks moved):
+	// the update checks health again.
+	vm := vmChange(old.HealthGate, in.HealthGate)
 
 	change := nodeChange{mode: modeOf(in.ApplyMode), vmFrom: vm[0], vmTo: vm[1], fromVersion: old.RunningVersion, toVersion: want}
 	notes := append(madeSecret, diffNotes(old, in, change, configChanged, upgrade)...)
 
+	byCheck := vmChangedByCheck(old.HealthGate, in, configChanged)
+	if byCheck {
+		notes = append(notes, diffNote{text: "node " + nodeLabel(in) + ": " + *in.ConfigChange})
+	}
+
 	// What happens to the node, as one added line (never "previous line =>
 	// this one": the previous update's line says nothing about this one).
-	if in.ConfigChange != nil && (configChanged || vm[0] != vm[1]) {
+	if in.ConfigChange != nil && (configChanged || vm[0] != vm[1] || byCheck) {
 		dd["configChange"] = p.PropertyDiff{Kind: p.Add, InputDiff: true}
 	} else if vm[0] != vm[1] {
 		dd["healthGate.vm"] = upd
@@ -459,10 +465,26 @@ func labelNode(node string, machineConfig []byte) string {
 	return node
 }
 
-// vmRestart is healthGate.vm before and after, both "" unless it
-// changed (a gate without one, from an older state, is no restart).
-func vmRestart(old, in *HealthGate) [2]string {
-	if old == nil || in == nil || old.Vm == nil || in.Vm == nil || *old.Vm == *in.Vm {
+// vmChangedByCheck reports a VM change that only Check could see: the
+// state's healthGate.vm lacks a key the new one has (it was stored before
+// the key was added: a `pulumi up` that changes nothing records the new
+// inputs but keeps the outputs, pulumi pkg resource/deploy/step.go
+// SameStep.Apply), and Check, comparing with the last inputs, which have
+// it, derived a change line while the configuration is the same.
+func vmChangedByCheck(old *HealthGate, in ConfigurationApplyArgs, configChanged bool) bool {
+	if configChanged || in.ConfigChange == nil || *in.ConfigChange == newMachineChange ||
+		old == nil || old.Vm == nil || in.HealthGate == nil || in.HealthGate.Vm == nil {
+		return false
+	}
+
+	return len(changedVMKeys(*in.HealthGate.Vm, *old.Vm)) > 0 && !vmChanged(*old.Vm, *in.HealthGate.Vm)
+}
+
+// vmChange is healthGate.vm before and after, both "" unless it
+// changed (vmChanged; a gate without one, from an older state, is no
+// change).
+func vmChange(old, in *HealthGate) [2]string {
+	if old == nil || in == nil || old.Vm == nil || in.Vm == nil || !vmChanged(*old.Vm, *in.Vm) {
 		return [2]string{}
 	}
 

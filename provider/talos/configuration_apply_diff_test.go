@@ -349,6 +349,12 @@ func TestDeriveConfigChange(t *testing.T) {
 	if want := "reboot: VM restart (cores 2 → 4)"; got == nil || *got != want {
 		t.Fatalf("VM restart: %v, want %q", got, want)
 	}
+
+	// A key the last gate did not have (a provider upgrade added it) is no
+	// change.
+	if got := deriveConfigChange(old, ConfigurationApplyArgs{MachineConfiguration: cfg, HealthGate: vm("cores=2 memory=4096MiB diskStorage=fast")}); got != nil {
+		t.Fatalf("key added: %q", *got)
+	}
 }
 
 // Each line is short enough for the CLI (it cuts values at about 150
@@ -387,6 +393,13 @@ func TestChangeLine(t *testing.T) {
 		{"reboot mode on 1.14", nodeChange{oldCfg: base, newCfg: mirror, mode: talosapi.ApplyReboot, fromVersion: "v1.14.1"}, "reboot (applyMode reboot): 1 path", false},
 		{"vm and upgrade", nodeChange{vmFrom: "cores=2 memory=4096MiB cloudInit=0123456789abcdef", vmTo: "cores=2 memory=8192MiB cloudInit=fedcba9876543210",
 			fromVersion: "v1.12.4", toVersion: "v1.12.5"}, "reboot: VM restart (memory 4096MiB → 8192MiB, cloudInit changes); then upgrade v1.12.4 → v1.12.5 (reboot, VM kept)", false},
+		// a disk move is live: no restart claimed
+		{"disk move", nodeChange{vmFrom: "cores=2 diskStorage=local-lvm", vmTo: "cores=2 diskStorage=fast"},
+			"VM disks moved live, no reboot (diskStorage local-lvm → fast); health checked after", false},
+		{"disk move and restart", nodeChange{vmFrom: "cores=2 diskStorage=local-lvm", vmTo: "cores=4 diskStorage=fast"},
+			"reboot: VM restart (cores 2 → 4, diskStorage local-lvm → fast)", false},
+		// a key the old gate lacks is not named
+		{"restart, key added", nodeChange{vmFrom: "cores=2", vmTo: "cores=4 diskStorage=fast"}, "reboot: VM restart (cores 2 → 4)", false},
 	} {
 		got, warning := changeLine(c.change)
 		if got != c.want || warning != c.warning {
@@ -436,6 +449,33 @@ func TestDiffHealthGate(t *testing.T) {
 
 	if txt := noteText(notes); txt != "node 10.5.0.2: "+line+"\n" {
 		t.Fatalf("notes = %q", txt)
+	}
+
+	// Compared as key=value sets: a key the stored gate lacks (stored
+	// before the key was added) is no change, whatever its value.
+	next.HealthGate, next.ConfigChange = gate("cores=2 diskStorage=local-lvm"), nil
+	if d, notes := diffConfigurationApply(old, next); d.HasChanges || len(notes) > 0 {
+		t.Fatalf("key added: %v %v", d.DetailedDiff, notes)
+	}
+
+	// ...but Check saw a change against the last inputs, which have it (a
+	// `pulumi up` without changes keeps the state's outputs): a VM change.
+	moved := "VM disks moved live, no reboot (diskStorage local-lvm → fast); health checked after"
+	next.HealthGate, next.ConfigChange = gate("cores=2 diskStorage=fast"), &moved
+
+	d, notes = diffConfigurationApply(old, next)
+	if pd, ok := d.DetailedDiff["configChange"]; !d.HasChanges || !ok || pd.Kind != p.Add || noteText(notes) != "node 10.5.0.2: "+moved+"\n" {
+		t.Fatalf("disk move seen by Check: %v %q", d.DetailedDiff, noteText(notes))
+	}
+
+	// Both sides have the key: a value that differs is a change, and so is
+	// a key left out.
+	moving := appliedState(t, ConfigurationApplyArgs{Node: "10.5.0.2", MachineConfiguration: testConfig(t, "v1.12.5"), HealthGate: gate("cores=2 diskStorage=local-lvm")}, "v1.12.5")
+	for _, vm := range []string{"cores=2 diskStorage=fast", "cores=2"} {
+		next.HealthGate, next.ConfigChange = gate(vm), nil
+		if d, _ := diffConfigurationApply(moving, next); !d.HasChanges || d.DetailedDiff["healthGate.vm"].Kind != p.Update {
+			t.Errorf("%q after %q: %v", vm, "cores=2 diskStorage=local-lvm", d.DetailedDiff)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
@@ -15,7 +16,9 @@ import (
 // required control plane that does not answer) stops the update before the
 // node is touched; a healthy one lets it through, and the check after the
 // change sees the node. A VM restart alone checks again; when that check
-// fails the state is left unverified, so the next update checks again.
+// fails the state is left unverified, so the next update checks again. So
+// does a move of the VM's disks, also when the stored gate predates the
+// diskStorage key (a provider upgrade: no change by itself).
 func TestHealthGateBeforeAndAfter(t *testing.T) {
 	t.Parallel()
 
@@ -128,6 +131,43 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 
 	if err := w.update(checked); err != nil || w.out("configDigest") == "" {
 		t.Fatalf("resume: %v (digest %q)", err, w.out("configDigest"))
+	}
+
+	// A provider upgrade adds the disk's storage to the gate: no change.
+	checked, d = w.diff(applyInputs(c, worker.String(), live, gate("cores=4 diskStorage=local-lvm", cp.String())))
+	if d.HasChanges || checked.Get("configChange").IsString() {
+		t.Fatalf("a key added to healthGate.vm: diff %v, configChange %v", d.DetailedDiff, checked.Get("configChange"))
+	}
+
+	// The `pulumi up` that follows records these inputs and keeps the
+	// outputs (pulumi pkg resource/deploy/step.go SameStep.Apply); the next
+	// Check gets these inputs as its old ones (step_generator.go: OldInputs
+	// is old.Inputs; the harness's check passes the state).
+	w.inputs = checked
+
+	// The VM's disks move to another storage, and the check after it fails:
+	// the next node's VM would wait.
+	resp, err := s.Check(p.CheckRequest{Urn: w.urn, State: w.inputs,
+		Inputs: property.NewMap(applyInputs(c, worker.String(), live, gate("cores=4 diskStorage=fast", cp.String(), missing.String())))})
+	if err != nil || len(resp.Failures) > 0 {
+		t.Fatalf("check: %v %v", err, resp.Failures)
+	}
+
+	checked = resp.Inputs
+
+	d, err = s.Diff(p.DiffRequest{ID: w.id, Urn: w.urn, State: w.state, OldInputs: w.inputs, Inputs: checked})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if change := checked.Get("configChange"); !d.HasChanges || change.AsString() != "VM disks moved live, no reboot (diskStorage local-lvm → fast); health checked after" {
+		t.Fatalf("disk move: diff %v, configChange %v", d.DetailedDiff, change)
+	}
+
+	// (An init error: the CLI shows its reasons; here that it failed and
+	// left the state unverified.)
+	if err := w.update(checked); err == nil || w.out("configDigest") != "" {
+		t.Fatalf("disk move with an unhealthy cluster: %v (digest %q)", err, w.out("configDigest"))
 	}
 }
 

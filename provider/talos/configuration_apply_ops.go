@@ -75,9 +75,11 @@ func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest
 		st.ConfigView = configView(req.Inputs.MachineConfiguration, req.Inputs.SensitiveValues)
 		st.ConfigChange = nil
 
-		// The VM restarted with new settings: the rollout goes on only
-		// once the cluster is healthy with the node again.
-		if vm := vmRestart(prev.HealthGate, req.Inputs.HealthGate); vm[0] != vm[1] {
+		// The VM restarted with new settings, or its disks moved: the
+		// rollout goes on only once the cluster is healthy with the node
+		// again.
+		if vm := vmChange(prev.HealthGate, req.Inputs.HealthGate); vm[0] != vm[1] ||
+			vmChangedByCheck(prev.HealthGate, req.Inputs, false) {
 			if err := r.waitGate(ctx, waits, gateAfter); err != nil {
 				return infer.UpdateResponse[ConfigurationApplyState]{Output: unverified(st)}, initFailed(err)
 			}
