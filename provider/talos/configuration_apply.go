@@ -31,6 +31,9 @@ type ConfigurationApply struct {
 	// talosapi.Reset in Delete (tests time the resets).
 	answers func(context.Context, talosapi.Target, talosapi.Options, time.Duration) (bool, error)
 	reset   func(context.Context, talosapi.Target, talosapi.ResetRequest, talosapi.Options) (talosapi.ResetResult, error)
+	// leaving, when set, are the per-cluster locks of Delete instead of
+	// the package's (tests keep theirs apart from other tests' clusters).
+	leaving *clusterLocks
 }
 
 // Annotate documents the resource.

@@ -39,6 +39,18 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 		return infer.DeleteResponse{}, err
 	}
 
+	log := enginelog.Logger(ctx)
+	label := labelNode(st.Node, []byte(st.MachineConfiguration))
+
+	// One node of the cluster at a time (leaving). The wait for its turn
+	// comes before the delete's own clock starts, so that the k-th node of
+	// a destroy still has its whole timeout for its reset.
+	unlock, err := r.locks().lock(ctx, clusterKey(t.Creds.CA), label)
+	if err != nil {
+		return infer.DeleteResponse{}, fmt.Errorf("%w; %s", err, waitAdvice(ctx))
+	}
+	defer unlock()
+
 	ctx, cancel, err := withTimeout(ctx, st.Timeouts, "delete")
 	if err != nil {
 		return infer.DeleteResponse{}, err
@@ -46,14 +58,13 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 	defer cancel()
 
 	o := apiOptions(ctx, r.opts)
-	log := enginelog.Logger(ctx)
-	label := labelNode(st.Node, []byte(st.MachineConfiguration))
 
 	answerFn, resetFn := talosapi.Answers, talosapi.Reset
 	if r.answers != nil {
 		answerFn, resetFn = r.answers, r.reset
 	}
 
+	// Asked once the node has its turn: the answer is fresh.
 	answers, err := answerFn(ctx, t, o, capped(ctx, goneAfter))
 	if err != nil {
 		return infer.DeleteResponse{}, fmt.Errorf("reaching %s to reset it: %w", nodeWho(st.Node, label, err), err)
@@ -65,14 +76,6 @@ func (r *ConfigurationApply) Delete(ctx context.Context, req infer.DeleteRequest
 
 		return infer.DeleteResponse{}, nil
 	}
-
-	// One node of the cluster at a time (leaving): the cluster's Talos API
-	// CA names it.
-	unlock, err := leaving.lock(ctx, string(t.Creds.CA), label)
-	if err != nil {
-		return infer.DeleteResponse{}, err
-	}
-	defer unlock()
 
 	// The Kubernetes node name is read before the reset wipes it.
 	nodename := ""
@@ -141,6 +144,28 @@ func capped(ctx context.Context, d time.Duration) time.Duration {
 	}
 
 	return d
+}
+
+// locks are the per-cluster locks Delete takes: the package's, unless a
+// test gave its own.
+func (r *ConfigurationApply) locks() *clusterLocks {
+	if r.leaving != nil {
+		return r.leaving
+	}
+
+	return leaving
+}
+
+// waitAdvice says what to do when a node's wait for its turn to leave is
+// cut off. A TalosCluster's nodes have no timeouts input, and the engine
+// gives them no customTimeouts.
+func waitAdvice(ctx context.Context) string {
+	if strings.Contains(string(framework.URN(ctx)), "proxmoxtalos:index:TalosCluster$") {
+		return "run the pulumi destroy or pulumi up that removed it again: the nodes already reset stay gone"
+	}
+
+	return "run the same pulumi command again, or raise the resource's customTimeouts delete value " +
+		"(timeouts.delete counts from the node's turn, not the wait)"
 }
 
 // destroyAdvice says what to do when a node answers but its reset fails,

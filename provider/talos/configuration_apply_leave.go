@@ -2,7 +2,9 @@ package talos
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -12,21 +14,40 @@ import (
 // (pulumi pkg v3.274.1 resource/deploy/step_generator.go ScheduleDeletes:
 // one antichain of the old state's dependencies at a time). A TalosCluster's
 // create registers its workers' applies without dependencies between them,
-// and a no-op update keeps what the state holds, so the state alone does not
-// order removals. Every delete of an update runs in one provider process:
-// a lock per cluster there drains the removed nodes one after another,
-// whatever the state's dependencies, as the preview's summary says.
-var leaving = &clusterLocks{held: map[string]chan struct{}{}}
+// so a destroy or scale-down right after it has no order between them in the
+// state. Every delete of an update runs in one provider process: a lock per
+// cluster there drains the removed nodes one after another, whatever the
+// state's dependencies, as the preview's summary says.
+var leaving = newClusterLocks()
 
 // clusterLocks are one lock per cluster, by key.
 type clusterLocks struct {
 	mu   sync.Mutex
 	held map[string]chan struct{} // a one-slot semaphore per key
+	// waiting, when set, is called when a node has to wait for its turn
+	// (tests).
+	waiting func(key, node string)
+}
+
+func newClusterLocks() *clusterLocks {
+	return &clusterLocks{held: map[string]chan struct{}{}}
+}
+
+// clusterKey names a node's cluster by its Talos API CA certificate (DER):
+// the same CA written differently (line endings, a trailing newline) is one
+// cluster, and clusters sharing one secrets bundle count as one.
+func clusterKey(caPEM []byte) string {
+	if b, _ := pem.Decode(caPEM); b != nil {
+		return string(b.Bytes)
+	}
+
+	return strings.TrimSpace(string(caPEM))
 }
 
 // lock waits until no other node of the cluster (key) is leaving, or ctx
-// ends; unlock lets the next one go. A node's reset has no timeout of its
-// own beyond the delete's, so the wait shares that bound.
+// ends; unlock lets the next one go. The caller starts its own operation's
+// clock only once it has its turn: the wait is bounded by ctx (the engine's
+// customTimeouts, a cancel) and by the holders' own timeouts.
 func (l *clusterLocks) lock(ctx context.Context, key, node string) (unlock func(), err error) {
 	l.mu.Lock()
 	sem := l.held[key]
@@ -39,8 +60,18 @@ func (l *clusterLocks) lock(ctx context.Context, key, node string) (unlock func(
 	select {
 	case sem <- struct{}{}:
 		return func() { <-sem }, nil
+	default:
+	}
+
+	if l.waiting != nil {
+		l.waiting(key, node)
+	}
+
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("node %s: the delete's time ran out while another node of its cluster was leaving "+
-			"(nodes leave one at a time, each drained first); run the update again, or raise timeouts.delete: %w", node, ctx.Err())
+		return nil, fmt.Errorf("node %s was not reset: it was waiting for another node of its cluster to leave "+
+			"(nodes leave one at a time, each drained first) when the delete was cancelled or its customTimeouts ran out: %w", node, ctx.Err())
 	}
 }
