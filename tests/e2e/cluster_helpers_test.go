@@ -151,6 +151,7 @@ type tcProgram struct {
 	TalosVersion, KubernetesVersion  string
 	ControlPlanes, Workers           int
 	WorkerCores                      int
+	DiskStorage                      string // hosts[].diskStorage, "" for the default
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
 	InlineManifests                  string // YAML flow list, "" for none
@@ -166,7 +167,11 @@ var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
       kubernetesVersion: {{.KubernetesVersion}}
       image:
         factoryUrl: {{.FactoryURL}}
+{{- if .DiskStorage}}
+      hosts: [{ node: pve1, diskStorage: {{.DiskStorage}} }, { node: pve2, diskStorage: {{.DiskStorage}} }, { node: pve3, diskStorage: {{.DiskStorage}} }]
+{{- else}}
       hosts: [{ node: pve1 }, { node: pve2 }, { node: pve3 }]
+{{- end}}
       network:
         subnet: {{.Subnet}}
         gateway: {{.Gateway}}
