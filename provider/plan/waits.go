@@ -45,6 +45,17 @@ type Waits struct {
 	// nodes before it to be healthy nor for the node to install; the
 	// cluster's final health check waits for it.
 	WithCluster bool
+	// AsCreated: the node exists and this update leaves it as it is
+	// (Plan.Settle): its steps are registered as a new cluster's create
+	// registers them (WithCluster's waits, its health gate's clusterCreate),
+	// the shape its state has since its cluster's create.
+	AsCreated bool
+	// After is the last node before this one in the rollout that the update
+	// changes (Plan.Settle), "" for none: this node's apply waits for its
+	// apply too (and so does its VM step, but a settled control plane's),
+	// so that changes roll one node at a time past the settled nodes
+	// between them, and a settled node's steps come after them.
+	After string
 }
 
 // buildWaits decides what each node's steps wait for, and which nodes the

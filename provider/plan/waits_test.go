@@ -64,6 +64,9 @@ func graphOf(p *Plan) stepGraph {
 		if n.Waits.Apply != "" {
 			g.deps[apply] = append(g.deps[apply], "apply:"+n.Waits.Apply)
 		}
+		if n.Waits.After != "" {
+			g.deps[apply] = append(g.deps[apply], "apply:"+n.Waits.After)
+		}
 		if lastStage != "" && n.Waits.AfterStages {
 			g.deps[apply] = append(g.deps[apply], lastStage)
 		}
@@ -71,7 +74,7 @@ func graphOf(p *Plan) stepGraph {
 		// excepted, as the component's gateProps does).
 		for _, other := range p.Rollout[:i+1] {
 			o := nodeOf(p, other)
-			if other != name && n.Role == RoleWorker && !n.Existing && o.Role == RoleWorker && !o.Existing {
+			if other != name && n.Role == RoleWorker && o.Role == RoleWorker && (n.Waits.AsCreated || !n.Existing && !o.Existing) {
 				continue
 			}
 			g.requires[apply] = append(g.requires[apply], other)

@@ -1,0 +1,24 @@
+package proxmox
+
+import "github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+
+// Unchanged reports whether an update that gives the VM whose state is st
+// the inputs args finds no change to make: Diff compares the inputs with
+// the state (diffVM), and, after a refresh (`pulumi up --refresh` reads the
+// VM before Diff), with the state Read makes of the VM's live configuration
+// (live, as Proxmox answers it now; nil: not known, so not unchanged).
+// The caller checks what Diff also asks Proxmox (withLive): that the VM is
+// there under st's VMID on st's node, and runs.
+//
+// TalosCluster registers the nodes whose VM is unchanged (and whose apply
+// leaves the node alone) as its create did, without the rollout's waits
+// (cluster.settledNodes): a VM update there would not wait its turn.
+func Unchanged(st VirtualMachineState, args VirtualMachineArgs, live pve.VMConfig) bool {
+	if live == nil || st.VMID == 0 || diffVM(st, args).HasChanges {
+		return false
+	}
+	running := pve.VMStatus{Status: "running", QMPStatus: "running"}
+	refreshed := stateFrom(observation{Ref: pve.VMRef{Node: st.Node, VMID: st.VMID}, Config: live, Status: running},
+		st.VirtualMachineArgs, nil)
+	return !diffVM(refreshed, args).HasChanges
+}

@@ -1,0 +1,77 @@
+package talos
+
+import (
+	"testing"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
+)
+
+// An update leaves a node alone only when nothing of it would reach the
+// node or wait for the cluster's health: each condition of Diff and Update
+// (needsNode, the VM restart, a replacement) and of a refresh's Read.
+func TestLeavesNodeAlone(t *testing.T) {
+	t.Parallel()
+
+	c := newSimCluster(t, simtest.AddressBlock()(1))
+	cfg := c.config(talosconfig.RoleWorker, "/dev/sda", simtest.Version)
+	other := c.config(talosconfig.RoleWorker, "/dev/sda", simtest.Version, "machine:\n  env:\n    A: b\n")
+	digest, err := talosapi.ConfigDigest([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, _ := talosapi.ConfigInstallImage([]byte(cfg)) //nolint:errcheck // checked below
+	if image == "" {
+		t.Fatal("the configuration has no installer image")
+	}
+
+	args := func() ConfigurationApplyArgs {
+		return ConfigurationApplyArgs{Node: "10.0.0.11", MachineConfiguration: cfg, MachineId: ptrTo("uuid-a"),
+			HealthGate: &HealthGate{Vm: ptrTo("cores=2")}}
+	}
+	state := func() ConfigurationApplyState {
+		return ConfigurationApplyState{ConfigurationApplyArgs: args(), ConfigDigest: digest,
+			RunningVersion: simtest.Version, InstalledImage: image}
+	}
+	cases := []struct {
+		name            string
+		st              func(*ConfigurationApplyState)
+		in              func(*ConfigurationApplyArgs)
+		running, runVer string
+		want            bool
+	}{
+		{"nothing", nil, nil, cfg, simtest.Version, true},
+		{"endpoints only (the state alone)", nil, func(a *ConfigurationApplyArgs) { a.Endpoints = []string{"10.0.0.10"} }, cfg, simtest.Version, true},
+		{"gate lists only", nil, func(a *ConfigurationApplyArgs) { a.HealthGate.Workers = []string{"10.0.0.14"} }, cfg, simtest.Version, true},
+		{"unverified (the last operation did not finish)", func(s *ConfigurationApplyState) { s.ConfigDigest = "" }, nil, cfg, simtest.Version, false},
+		{"stale installed image", func(s *ConfigurationApplyState) { s.InstalledImage = "factory.talos.dev/installer/x:v1.0.0" }, nil, cfg, simtest.Version, false},
+		{"another configuration", nil, func(a *ConfigurationApplyArgs) { a.MachineConfiguration = other }, cfg, simtest.Version, false},
+		{"another version in the state", func(s *ConfigurationApplyState) { s.RunningVersion = "v1.11.0" }, nil, cfg, simtest.Version, false},
+		{"the node runs another configuration (a refresh reads it)", nil, nil, other, simtest.Version, false},
+		{"the node runs another version (a refresh reads it)", nil, nil, cfg, "v1.11.0", false},
+		{"the node does not answer", nil, nil, "", "", false},
+		{"VM restarted", nil, func(a *ConfigurationApplyArgs) { a.HealthGate.Vm = ptrTo("cores=4") }, cfg, simtest.Version, false},
+		{"VM settings in another order", func(s *ConfigurationApplyState) { s.HealthGate.Vm = ptrTo("diskStorage=a cores=2") },
+			func(a *ConfigurationApplyArgs) { a.HealthGate.Vm = ptrTo("cores=2 diskStorage=a") }, cfg, simtest.Version, true},
+		// Update's vmChangedByCheck would wait for health, as Check decides
+		// from the old inputs, which the state does not show
+		{"a VM setting the stored gate lacks", nil, func(a *ConfigurationApplyArgs) { a.HealthGate.Vm = ptrTo("cores=2 diskStorage=a") }, cfg, simtest.Version, false},
+		{"another machine", nil, func(a *ConfigurationApplyArgs) { a.MachineId = ptrTo("uuid-b") }, cfg, simtest.Version, false},
+		{"another address", nil, func(a *ConfigurationApplyArgs) { a.Node = "10.0.0.12" }, cfg, simtest.Version, false},
+		{"staged", func(s *ConfigurationApplyState) { s.ApplyMode = ptrTo(ApplyMode("staged")) },
+			func(a *ConfigurationApplyArgs) { a.ApplyMode = ptrTo(ApplyMode("staged")) }, cfg, simtest.Version, false},
+	}
+	for _, tc := range cases {
+		st, in := state(), args()
+		if tc.st != nil {
+			tc.st(&st)
+		}
+		if tc.in != nil {
+			tc.in(&in)
+		}
+		if got := LeavesNodeAlone(st, in, tc.running, tc.runVer); got != tc.want {
+			t.Errorf("%s: leaves the node alone %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
