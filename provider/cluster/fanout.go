@@ -45,6 +45,11 @@ import (
 //     plane's components, one node at a time, then, through the applies,
 //     the kubelets. Every apply waits for the last component stage.
 //   - Workers depend on the control planes, so they leave first.
+//   - A node this update leaves as it is (plan.Waits.AsCreated) is
+//     registered as its cluster's create registered it: its steps do not
+//     run, and equal to its state they make the Pulumi CLI write nothing
+//     (plan.Settle). The nodes that change wait for the last one before
+//     them that changes (plan.Waits.After).
 //   - One cluster-level ClusterHealth, after every node, gates the
 //     kubeconfig output: the API answers on the endpoint (the VIP, once
 //     elected). When the update starts VMs that were down, it checks again.
@@ -67,6 +72,10 @@ type fanout struct {
 	vmUnknown vmUnknowns
 	// readings are what the existing nodes run, read before planning.
 	readings map[string]nodeReading
+	// observed are the cluster's VMs as Proxmox showed them before
+	// planning, and stack reads the stack's last state (settledNodes).
+	observed []plan.ObservedVM
+	stack    stateReader
 	// Image Factory settings of the inputs, for the schematic.
 	factoryURL, installerRegistry string
 	skipRegistration              bool
@@ -107,6 +116,10 @@ func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
 
 func (f *fanout) register() error {
 	p := f.plan
+	// Nodes this update leaves as they are register as the create did, so
+	// that a no-op preview right after it finds every step equal to its
+	// state (plan.Settle).
+	p.Settle(f.settledNodes())
 	f.isos, f.vms, f.applies = map[string]*downloadFile{}, map[string]*virtualMachine{}, map[string]*configurationApply{}
 
 	if f.secrets == nil {
@@ -177,7 +190,7 @@ func (f *fanout) register() error {
 		// bootstrapped cluster: its gate checks the nodes before it
 		// through etcd and Kubernetes. A new cluster's nodes come up
 		// together (plan.Waits.WithCluster).
-		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.schematic}
+		deps := []pulumi.Resource{vm, f.applyOf(n.Waits.Apply), f.applyOf(n.Waits.After), f.schematic}
 		if n.Waits.AfterStages {
 			deps = append(deps, lastStage)
 		}
@@ -379,10 +392,11 @@ func (f *fanout) gateArgs(self *plan.Node, required []string, st *plan.NodeState
 		KubernetesEndpoint: ptr(f.plan.Endpoints.Kubernetes),
 		Vm:                 ptr(vmSettings(st)),
 	}
-	if self.Existing {
+	// A settled node's gate is the one its create sent (plan.Settle).
+	if self.Existing && !self.Waits.AsCreated {
 		gate.Workers, gate.OtherNodes = listed(s.workers), listed(s.others)
 	}
-	if self.Waits.WithCluster {
+	if self.Waits.WithCluster || self.Waits.AsCreated {
 		gate.ClusterCreate = ptr(true)
 	}
 	return gate
@@ -401,14 +415,16 @@ func listed(l []string) []string {
 }
 
 // required are the nodes the health gate of the node at position i of the
-// rollout requires: the nodes up to it, except other new workers.
+// rollout requires: the nodes up to it, except other new workers; for a
+// settled worker, registered as created with its cluster, except every
+// other worker.
 func (f *fanout) required(i int, nodes map[string]*plan.Node) []string {
 	rollout := f.plan.Rollout
 	self := nodes[rollout[i]]
 	var required []string
 	for j := 0; j <= i; j++ {
 		n := nodes[rollout[j]]
-		if j != i && newWorker(self) && newWorker(n) {
+		if j != i && (newWorker(self) && newWorker(n) || self.Waits.AsCreated && n.Role == plan.RoleWorker) {
 			continue
 		}
 		required = append(required, n.Name)

@@ -68,9 +68,10 @@ func (f *fanout) previewGateBindings(n *plan.Node, args *talos.ConfigurationAppl
 // keptOfList is what the state keeps of a gate list whose Check moved the
 // lists: an empty list, as the update sent it (listed), since infer puts
 // back an empty list of the inputs where the Check left none
-// (provider/framework encode.go); nothing in place of a list with nodes.
+// (provider/framework encode.go); nothing in place of a list with nodes,
+// or of a list the update leaves out (a settled node's, as its create).
 func keptOfList(l []string) []string {
-	if len(l) == 0 {
+	if l != nil && len(l) == 0 {
 		return []string{}
 	}
 	return nil

@@ -239,7 +239,7 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 			return nil, fmt.Errorf("reading the configuration of %s, a VM of cluster %s: %w", ref, cluster, err)
 		}
 		o := observeVM(vm.VMID, vm.Node, cfg)
-		o.Status = vm.Status
+		o.Status, o.Config = vm.Status, cfg
 		out = append(out, o)
 	}
 	return out, nil

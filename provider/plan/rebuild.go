@@ -51,6 +51,10 @@ type ObservedVM struct {
 	// is offline): only what the cluster's resource list says is known
 	// (VMID, host, name, tags, status).
 	ConfigUnknown bool
+	// Config is the VM's configuration as Proxmox answered it (nil when it
+	// was not read: an offline preview, a node that does not answer), for
+	// the component to tell whether its VM step would change anything.
+	Config map[string]string
 }
 
 // Rebuild reconstructs the State of cluster from the VMs Proxmox holds, for

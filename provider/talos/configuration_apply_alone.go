@@ -48,3 +48,11 @@ func LeavesNodeAlone(st ConfigurationApplyState, in ConfigurationApplyArgs, runn
 	refreshed.ConfigDigest, refreshed.RunningVersion = digest, runningVersion
 	return !needsNode(refreshed, in)
 }
+
+// StageUnchanged reports whether a ControlPlaneComponents whose state is st
+// has nothing to do for Kubernetes version (its Diff finds no change), so
+// that TalosCluster may register it as its create did.
+func StageUnchanged(st ControlPlaneComponentsState, version string) bool {
+	return st.KubernetesVersion != "" && version != "" &&
+		!diffControlPlaneComponents(st, ControlPlaneComponentsArgs{KubernetesVersion: version}).HasChanges
+}

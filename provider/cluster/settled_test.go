@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"slices"
+	"testing"
+)
+
+// Right after a create, a no-op preview and a no-op update register every
+// resource as the create did (inputs and dependencies; in the preview the
+// applies' and stages' checked inputs): the Pulumi CLI, which writes the
+// whole state after any step whose registration differs from the state,
+// even in a preview, writes nothing (issue 14).
+func TestNoopAfterCreateRegistersAsCreated(t *testing.T) {
+	t.Parallel()
+	s := newSettledCluster(t, baseInputs())
+	state := checkedStates(t, s.create, nil)
+	for _, dryRun := range []bool{true, false} {
+		rec, _, err := s.construct(t, dryRun, baseInputs())
+		must(t, err)
+		if dryRun {
+			for key, got := range checkedStates(t, rec, state) {
+				for _, k := range differingKeys(got, state[key]) {
+					t.Errorf("preview: %s checked inputs differ from the state at %s: %v, state %v", key, k, got.Get(k), state[key].Get(k))
+				}
+			}
+		}
+		for _, c := range s.create.regs {
+			r := rec.get(t, c.typ, c.name)
+			if !slices.Equal(r.deps, c.deps) {
+				t.Errorf("dryRun %v: %s depends on %v, its create on %v", dryRun, c.key(), r.deps, c.deps)
+			}
+			if !dryRun && !r.inputs.Equals(c.inputs) {
+				t.Errorf("%s inputs differ from its create's:\n%v\n%v", c.key(), r.inputs, c.inputs)
+			}
+		}
+	}
+}
+
+// Every TalosCluster input that reaches a node's VirtualMachine or
+// ConfigurationApply: a node whose registration differs from what its
+// create stored (the state) is not settled. Its gate is the rollout's (no
+// clusterCreate) and its VM waits for the change before it, so that it
+// changes in its turn, gated (review s13 items 1 and 5: a diskStorage
+// change settled every node and moved every VM's disks at once).
+func TestNodesWhoseRegistrationChangesAreNotSettled(t *testing.T) {
+	t.Parallel()
+	s := newSettledCluster(t, baseInputs())
+	setHosts := func(key string, v any) func(map[string]any) {
+		return func(in map[string]any) {
+			for _, h := range in["hosts"].([]any) {
+				h.(map[string]any)[key] = v
+			}
+		}
+	}
+	setNetwork := func(key string, v any) func(map[string]any) {
+		return func(in map[string]any) { in["network"].(map[string]any)[key] = v }
+	}
+	setPool := func(key string, v any) func(map[string]any) {
+		return func(in map[string]any) { in["workerPools"].([]any)[0].(map[string]any)[key] = v }
+	}
+	cases := map[string]func(map[string]any){
+		"hosts[].diskStorage":        setHosts("diskStorage", "ceph"),
+		"hosts[].isoStorage":         setHosts("isoStorage", "isos"),
+		"vm.tags":                    func(in map[string]any) { in["vm"] = map[string]any{"tags": []any{"team-a"}} },
+		"vm.onBoot":                  func(in map[string]any) { in["vm"] = map[string]any{"onBoot": false} },
+		"vm.cpuType":                 func(in map[string]any) { in["vm"] = map[string]any{"cpuType": "host"} },
+		"workerPools[].size.cores":   setPool("size", map[string]any{"cores": 4}),
+		"workerPools[].size.memory":  setPool("size", map[string]any{"memory": 8192}),
+		"workerPools[].size.disk":    setPool("size", map[string]any{"diskSize": 40}),
+		"workerPools[].dataDisks":    setPool("dataDisks", []any{map[string]any{"size": 10}}),
+		"workerPools[].patches":      setPool("patches", []any{"machine:\n  env:\n    A: b\n"}),
+		"network.dnsServers":         setNetwork("dnsServers", []any{"10.0.0.2"}),
+		"network.searchDomain":       setNetwork("searchDomain", "lab.example"),
+		"network.mtu":                setNetwork("mtu", 9000),
+		"network.vlan":               setNetwork("vlan", 20),
+		"network.bridge":             setNetwork("bridge", "vmbr1"),
+		"network.secondary":          setNetwork("secondary", map[string]any{"bridge": "vmbr2"}),
+		"patches":                    func(in map[string]any) { in["patches"] = []any{"machine:\n  env:\n    A: b\n"} },
+		"talosVersion":               func(in map[string]any) { in["talosVersion"] = "v1.12.6" },
+		"kubernetesVersion":          func(in map[string]any) { in["kubernetesVersion"] = "v1.35.3" },
+		"controlPlane.size.cores":    func(in map[string]any) { in["controlPlane"] = map[string]any{"size": map[string]any{"cores": 4}} },
+		"allowSchedulingOnControlPl": func(in map[string]any) { in["allowSchedulingOnControlPlanes"] = true },
+	}
+	for name, change := range cases {
+		in := baseInputs()
+		change(in)
+		rec, _, err := s.construct(t, false, in)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		changed := 0
+		for _, c := range s.create.byType("VirtualMachine") {
+			vm, apply, created := rec.get(t, "VirtualMachine", c.name), rec.get(t, "ConfigurationApply", c.name), s.create.get(t, "ConfigurationApply", c.name)
+			gate, createdGate := apply.inputs.Get("healthGate").AsMap(), created.inputs.Get("healthGate").AsMap()
+			if vm.inputs.Equals(c.inputs) && apply.inputs.Get("machineConfiguration").Equals(created.inputs.Get("machineConfiguration")) &&
+				gate.Get("vm").Equals(createdGate.Get("vm")) {
+				continue
+			}
+			changed++
+			if gate.Get("clusterCreate").IsBool() {
+				t.Errorf("%s: changing %s's gate is its create's (clusterCreate): %v", name, c.name, gate)
+			}
+			if c.name != "lab-cp-1" && len(appliesIn(vm.deps)) == 0 {
+				t.Errorf("%s: changing %s's VM waits for no change before it: %v", name, c.name, vm.deps)
+			}
+		}
+		// An existing node keeps the ISO it boots from (only new nodes use
+		// the new storage): nothing of it changes.
+		if changed == 0 && name != "hosts[].isoStorage" {
+			t.Errorf("%s: no node's registration changed (the case tests nothing)", name)
+		}
+	}
+}
