@@ -71,9 +71,13 @@ func TestBenchTinyScale(t *testing.T) {
 		p[0].afterCreate.m.cpu <= 0 || p[0].settle.m.cpu <= 0 {
 		t.Fatalf("previews: %+v", p)
 	}
-	// Once an up stored the day-two shape, a no-op preview's steps equal the state: the
-	// CLI writes none of it (issue 14; provider/cluster gate_preview.go). The first
-	// preview after the create compares a new cluster's shape and may write.
+	// A no-op preview's steps equal the state, right after the create too (nodes none of
+	// whose steps would change anything register as their create did: provider/cluster
+	// settled.go), and after a no-op up:
+	// the CLI writes none of it (issue 14; provider/cluster gate_preview.go).
+	if w := r.previews[0].writesAfterCreate; w != 0 {
+		t.Errorf("the first no-op preview after the create made the CLI write the state %d times, want 0 (logs in the work folder's preview-2/logs/*-preview-v9.log)", w)
+	}
 	if w := r.previews[0].writes; w != 0 {
 		t.Errorf("a no-op preview of a settled stack made the CLI write the state %d times, want 0 (logs in the work folder's preview-2/logs/*-preview-v9.log)", w)
 	}
