@@ -112,3 +112,39 @@ func TestNodesWhoseRegistrationChangesAreNotSettled(t *testing.T) {
 		}
 	}
 }
+
+// After an update that changed every node (its state in the rollout's
+// shape), the next no-op update settles them back to the create's shape:
+// each apply's Check accepts that (no gate list dropped) and the preview
+// after it matches the state again.
+func TestSettlingAfterARolloutChecks(t *testing.T) {
+	t.Parallel()
+	s := newSettledCluster(t, baseInputs())
+	state := checkedStates(t, s.create, nil)
+	in := baseInputs()
+	in["patches"] = []any{"machine:\n  env:\n    HTTP_PROXY: http://proxy:3128\n"}
+	changed, _, err := s.construct(t, false, in)
+	must(t, err)
+	if a := changed.get(t, "ConfigurationApply", "lab-workers-2"); a.inputs.Get("healthGate").AsMap().Get("clusterCreate").IsBool() {
+		t.Fatal("the changed lab-workers-2 was settled")
+	}
+	state = checkedStates(t, changed, state)
+	s.running, s.state = appliedConfigs(changed), lastStackOf(t, changed)
+
+	settle, _, err := s.construct(t, false, in)
+	must(t, err)
+	if a := settle.get(t, "ConfigurationApply", "lab-workers-2"); !a.inputs.Get("healthGate").AsMap().Get("clusterCreate").IsBool() {
+		t.Errorf("lab-workers-2 is not settled after its change: %v", a.inputs.Get("healthGate"))
+	}
+	state = checkedStates(t, settle, state) // fails on a Check failure
+	s.state = lastStackOf(t, settle)
+	preview, _, err := s.construct(t, true, in)
+	must(t, err)
+	for key, got := range checkedStates(t, preview, state) {
+		for _, k := range differingKeys(got, state[key]) {
+			if k != "configView" && k != "configChange" {
+				t.Errorf("%s checked inputs differ from the state at %s: %v, state %v", key, k, got.Get(k), state[key].Get(k))
+			}
+		}
+	}
+}
