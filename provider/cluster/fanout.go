@@ -45,11 +45,13 @@ import (
 //     plane's components, one node at a time, then, through the applies,
 //     the kubelets. Every apply waits for the last component stage.
 //   - Workers depend on the control planes, so they leave first.
-//   - A node this update leaves as it is (plan.Waits.AsCreated) is
-//     registered as its cluster's create registered it: its steps do not
-//     run, and equal to its state they make the Pulumi CLI write nothing
-//     (plan.Settle). The nodes that change wait for the last one before
-//     them that changes (plan.Waits.After).
+//   - A node none of whose steps would change anything (settledNodes,
+//     from the providers' own conditions; plan.Waits.AsCreated) is
+//     registered as its cluster's create registered it: equal to its
+//     state, its steps make the Pulumi CLI write nothing (plan.Settle).
+//     The nodes that change wait for the last one before them that
+//     changes (plan.Waits.After), and so do a settled node's apply and a
+//     settled worker's VM.
 //   - One cluster-level ClusterHealth, after every node, gates the
 //     kubeconfig output: the API answers on the endpoint (the VIP, once
 //     elected). When the update starts VMs that were down, it checks again.
@@ -116,9 +118,9 @@ func (f *fanout) parent(deps ...pulumi.Resource) []pulumi.ResourceOption {
 
 func (f *fanout) register() error {
 	p := f.plan
-	// Nodes this update leaves as they are register as the create did, so
-	// that a no-op preview right after it finds every step equal to its
-	// state (plan.Settle).
+	// Nodes none of whose steps would change anything register as the
+	// create did, so that a no-op preview right after it finds every step
+	// equal to its state (plan.Settle).
 	p.Settle(f.settledNodes())
 	f.isos, f.vms, f.applies = map[string]*downloadFile{}, map[string]*virtualMachine{}, map[string]*configurationApply{}
 
