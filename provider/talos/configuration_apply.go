@@ -140,7 +140,9 @@ func (g *HealthGate) Annotate(a infer.Annotator) {
 			"node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and "+
 			"the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as "+
 			"usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in "+
-			"maintenance mode) lets the next update apply the configuration again. Default false.")
+			"maintenance mode) lets the next update apply the configuration again. TalosCluster also keeps it on an "+
+			"existing node that an update leaves exactly as it is, so that its inputs stay those its create stored; "+
+			"only a create reads it. Default false.")
 	})
 }
 

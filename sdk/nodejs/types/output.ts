@@ -285,7 +285,7 @@ export namespace talos {
      */
     export interface HealthGate {
         /**
-         * The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. Default false.
+         * The node is created together with its cluster, one that has never been bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the node to install; it gives the node its configuration and returns, as `talosctl apply-config` does, and the etcd bootstrap and a ClusterHealth check wait for the nodes. Read by a create only: updates wait as usual. If the install then fails, the health check says so and `pulumi refresh` (the node is back in maintenance mode) lets the next update apply the configuration again. TalosCluster also keeps it on an existing node that an update leaves exactly as it is, so that its inputs stay those its create stored; only a create reads it. Default false.
          */
         clusterCreate?: boolean;
         /**
