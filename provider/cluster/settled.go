@@ -31,6 +31,15 @@ func (f *fanout) settledNodes() (settled map[string]bool, stagesSettled bool) {
 		base.KubernetesUpgrade != "" || base.TalosUpgrade != "" || !allExisting(p) {
 		return nil, false
 	}
+	live := map[int]plan.ObservedVM{}
+	for _, vm := range f.observed {
+		if vm.Config != nil {
+			live[vm.VMID] = vm
+		}
+	}
+	if len(live) == 0 {
+		return nil, false // no VM's configuration was read (an offline preview)
+	}
 	read := f.stack
 	if read == nil {
 		read = readStack
@@ -41,10 +50,6 @@ func (f *fanout) settledNodes() (settled map[string]bool, stagesSettled bool) {
 	}
 	last := lastStates(resources)
 	changing := changingNodes(base)
-	live := map[int]plan.ObservedVM{}
-	for _, vm := range f.observed {
-		live[vm.VMID] = vm
-	}
 	settled = map[string]bool{}
 	for i := range p.Nodes {
 		n := &p.Nodes[i]

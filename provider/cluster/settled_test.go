@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -145,6 +146,33 @@ func TestSettlingAfterARolloutChecks(t *testing.T) {
 			if k != "configView" && k != "configChange" {
 				t.Errorf("%s checked inputs differ from the state at %s: %v, state %v", key, k, got.Get(k), state[key].Get(k))
 			}
+		}
+	}
+}
+
+// A node whose last operation did not finish (its apply's state
+// unverified: the update checks it again) or whose state names another
+// installer image is not settled: its apply's Update would run (review s13
+// item 3); the others still are.
+func TestUnverifiedNodesAreNotSettled(t *testing.T) {
+	t.Parallel()
+	for field, value := range map[string]any{"configDigest": "", "installedImage": "factory.talos.dev/installer/x:v1.12.4"} {
+		s := newSettledCluster(t, baseInputs())
+		for urn, r := range s.state {
+			if strings.HasSuffix(urn, "ConfigurationApply::lab-workers-1") {
+				r.(map[string]any)["outputs"].(map[string]any)[field] = value
+			}
+		}
+		rec, _, err := s.construct(t, false, baseInputs())
+		must(t, err)
+		if gate := rec.get(t, "ConfigurationApply", "lab-workers-1").inputs.Get("healthGate").AsMap(); gate.Get("clusterCreate").IsBool() {
+			t.Errorf("%s %q: lab-workers-1 is settled: %v", field, value, gate)
+		}
+		if gate := rec.get(t, "ConfigurationApply", "lab-workers-2").inputs.Get("healthGate").AsMap(); !gate.Get("clusterCreate").IsBool() {
+			t.Errorf("%s %q: lab-workers-2 is not settled", field, value)
+		}
+		if a := rec.get(t, "ConfigurationApply", "lab-workers-2"); !depends(a, "ConfigurationApply::lab-workers-1") {
+			t.Errorf("%s %q: settled lab-workers-2's apply does not come after lab-workers-1's: %v", field, value, a.deps)
 		}
 	}
 }
