@@ -23,8 +23,9 @@ import (
 //
 // Nothing is settled unless every input and configuration is known now
 // (gen, made with the cluster's secrets before anything is registered),
-// no node is created or removed and no version moves. When in doubt, a node is not
-// settled: that only costs the Pulumi CLI a state write (issue 14).
+// no node is created or removed and no version moves. When in doubt, a
+// node is not settled: that only costs the Pulumi CLI a state write (issue
+// 14).
 func (f *fanout) settledNodes() (settled map[string]bool, stagesSettled bool) {
 	p, base, gen := f.plan, f.base, f.generated
 	if gen == nil || len(f.unknownInputs) > 0 || f.vmUnknown.any() || len(p.Removed) > 0 ||
