@@ -156,8 +156,40 @@ func TestDiskStorageChangeGatesEachNode(t *testing.T) {
 	for _, a := range applies {
 		was := first.get(t, "ConfigurationApply", a.name).inputs.Get("healthGate").AsMap().Get("vm").AsString()
 		got := a.inputs.Get("healthGate").AsMap().Get("vm").AsString()
-		if !strings.HasSuffix(was, " diskStorage=local-lvm") || got != strings.TrimSuffix(was, "local-lvm")+"fast" {
+		if !strings.Contains(was, " diskStorage=local-lvm ") || got != strings.Replace(was, "diskStorage=local-lvm", "diskStorage=fast", 1) {
 			t.Errorf("apply %s: gate VM settings %q → %q, want only the storage to change", a.name, was, got)
+		}
+	}
+}
+
+// TestSataDataDiskChangeGatesEachWorker: a data disk added on sata stays
+// pending until the VM restarts (qemu-server hot-plugs scsi and virtio
+// only), which the VM's update does: each worker's apply sees its gate's
+// VM settings change, so the next worker's VM restarts only once the
+// cluster is healthy again (review s14b M1); the summary says restart.
+func TestSataDataDiskChangeGatesEachWorker(t *testing.T) {
+	t.Parallel()
+	in := baseInputs()
+	in["diskInterface"] = "sata"
+	inv, first := existingCluster(t, in)
+	in = baseInputs()
+	in["diskInterface"] = "sata"
+	in["workerPools"] = []any{map[string]any{"name": "workers", "count": 2, "dataDisks": []any{map[string]any{"size": 8}}}}
+	rec, resp, err := constructDry(t, true, inv, in, appliedConfigs(first))
+	must(t, err)
+	want := "2 rebooted one at a time (data disks - → sata1:8:local-lvm (a sata disk is added or removed only at a restart)): lab-workers-1, lab-workers-2"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("summary %q\nwant    %q", s, want)
+	}
+	for _, a := range rec.byType("ConfigurationApply") {
+		was := first.get(t, "ConfigurationApply", a.name).inputs.Get("healthGate").AsMap().Get("vm").AsString()
+		got := a.inputs.Get("healthGate").AsMap().Get("vm").AsString()
+		wantVM := was
+		if strings.HasPrefix(a.name, "lab-workers-") {
+			wantVM = strings.Replace(was, " dataDisks=", " dataDisks=sata1:8:local-lvm", 1)
+		}
+		if !strings.HasSuffix(was, " dataDisks=") || got != wantVM {
+			t.Errorf("apply %s: gate VM settings %q → %q, want %q", a.name, was, got, wantVM)
 		}
 	}
 }

@@ -51,6 +51,13 @@ type NodeChange struct {
 	// Moved: the VM's disks move to another storage, live; the node's
 	// health gate then checks the cluster before the next node's VM moves.
 	Moved bool
+	// DisksChanged: data disks are added, removed or grown while the VM
+	// runs; the node's health gate checks the cluster after it too.
+	DisksChanged bool
+	// Unchecked: the disks move (or change) with no health check after,
+	// since the node's stored gate predates the key that follows them
+	// (set by the component, which reads the stack's state).
+	Unchecked bool
 }
 
 // liveVMChanges records what changes on the running VM, no restart.
@@ -71,6 +78,55 @@ func (c *NodeChange) liveVMChanges(o, n *NodeState) {
 	if o.OnBoot != nil && n.OnBoot != nil && *o.OnBoot != *n.OnBoot {
 		c.vm(fmt.Sprintf("onBoot %t → %t", *o.OnBoot, *n.OnBoot))
 	}
+	// Data disks the bus hot-plugs, grown or moved to another storage on
+	// any bus: live too (a restart otherwise: restartReasons). The
+	// node's gate follows them (healthGate.vm dataDisks=).
+	if !slices.Equal(o.DataDisks, n.DataDisks) && !dataDisksRestart(o, n) {
+		if sameDiskSlots(o.DataDisks, n.DataDisks, true) {
+			c.Moved = true
+		} else {
+			c.DisksChanged = true
+		}
+		c.vm(dataDisksReason(o, n))
+	}
+}
+
+func dataDisksReason(o, n *NodeState) string {
+	return fmt.Sprintf("data disks %s → %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
+}
+
+// dataDisksRestart reports data disks added or removed on a bus that
+// Proxmox does not hot-plug: qemu-server (PVE/QemuServer.pm
+// vmconfig_update_disk) hot-plugs only scsi and virtio disks, so a sata
+// or ide disk's add or removal stays pending until the VM restarts, which
+// the VM's update then does (proxmox applyPending).
+func dataDisksRestart(o, n *NodeState) bool {
+	bus := strings.TrimRight(n.DiskInterface, "0123456789")
+	return (bus == "sata" || bus == "ide") && !sameDiskSlots(o.DataDisks, n.DataDisks, false)
+}
+
+// sameDiskSlots reports the same data disk interfaces in a and b
+// ("sata1:8:local-lvm" entries, dataDiskKey), and with sized, the same
+// sizes too.
+func sameDiskSlots(a, b []string, sized bool) bool {
+	slot := func(k string) string {
+		iface, rest, _ := strings.Cut(k, ":")
+		size, _, _ := strings.Cut(rest, ":")
+		if sized {
+			return iface + ":" + size
+		}
+		return iface
+	}
+	as, bs := make([]string, len(a)), make([]string, len(b))
+	for i, k := range a {
+		as[i] = slot(k)
+	}
+	for i, k := range b {
+		bs[i] = slot(k)
+	}
+	slices.Sort(as)
+	slices.Sort(bs)
+	return slices.Equal(as, bs)
 }
 
 // vm records an in-place change of the running VM.
@@ -234,9 +290,6 @@ func compareNode(o, n *NodeState) NodeChange {
 		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
 	}
 	c.liveVMChanges(o, n)
-	if !slices.Equal(o.DataDisks, n.DataDisks) {
-		raise(ActionUpdate, "data disks %s → %s", orDash(strings.Join(o.DataDisks, ",")), orDash(strings.Join(n.DataDisks, ",")))
-	}
 
 	if o.Config != nil {
 		for _, k := range slices.Sorted(maps.Keys(n.Config)) {
@@ -280,6 +333,9 @@ func restartReasons(o, n *NodeState) []string {
 	// pending until the restart the VM's update does.
 	if o.Agent != nil && n.Agent != nil && *o.Agent != *n.Agent {
 		add("guest agent %s → %s", onOff(*o.Agent), onOff(*n.Agent))
+	}
+	if dataDisksRestart(o, n) {
+		add("%s (a %s disk is added or removed only at a restart)", dataDisksReason(o, n), strings.TrimRight(n.DiskInterface, "0123456789"))
 	}
 	return out
 }

@@ -117,10 +117,14 @@ func (s Summary) part(a Action) string {
 // vmChanges says what changes on the nodes' running VMs, " (tags +prod)",
 // and how disk moves roll out; "" when their VMs do not change.
 func vmChanges(nodes []NodeChange) string {
-	var why []string
-	moved := false
+	var why, unchecked []string
+	moved, changed := false, false
 	for _, c := range nodes {
 		moved = moved || c.Moved
+		changed = changed || c.DisksChanged
+		if c.Unchecked {
+			unchecked = append(unchecked, c.Name)
+		}
 		for _, r := range c.VM {
 			if !slices.Contains(why, r) {
 				why = append(why, r)
@@ -131,7 +135,13 @@ func vmChanges(nodes []NodeChange) string {
 		return ""
 	}
 	s := " (" + causes(why)
-	if moved {
+	switch {
+	case (moved || changed) && len(unchecked) > 0:
+		s += "; disks " + map[bool]string{true: "changed", false: "moved"}[changed] + " one node at a time, with no health check after " +
+			nameList(unchecked) + " (its gate was stored by an older provider)"
+	case changed:
+		s += "; disks changed one node at a time, cluster health checked after each"
+	case moved:
 		s += "; disks moved one node at a time, cluster health checked after each"
 	}
 	return s + ")"

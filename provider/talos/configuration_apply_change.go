@@ -188,21 +188,77 @@ func imageName(ref string) string {
 
 var longHex = regexp.MustCompile(`[0-9a-f]{32,}`)
 
-// liveVMKeys are the healthGate.vm keys whose change the VM takes while
-// it runs: diskStorage, its disks moved to another storage (Proxmox
-// move_disk on a running VM). Any other key's change restarted the VM.
-var liveVMKeys = []string{"diskStorage"}
-
 // vmLine says what a change of healthGate.vm did to the VM: a restart,
-// or disks moved live; either way the update checks health after it.
+// or disks moved or changed live; either way the update checks health
+// after it.
 func vmLine(from, to string) string {
+	a, b := vmFields(from), vmFields(to)
+	moved := true
+
 	for _, k := range changedVMKeys(from, to) {
-		if !slices.Contains(liveVMKeys, k) {
+		switch {
+		case k == "diskStorage":
+		case k == "dataDisks" && !diskSlotsRestart(a.values[k], b.values[k]):
+			moved = moved && sameDiskSlots(a.values[k], b.values[k])
+		default:
 			return "reboot: VM restart (" + vmChanges(from, to) + ")"
 		}
 	}
 
+	if !moved {
+		return "VM disks changed live, no reboot (" + vmChanges(from, to) + "); health checked after"
+	}
+
 	return "VM disks moved live, no reboot (" + vmChanges(from, to) + "); health checked after"
+}
+
+// diskSlotsRestart reports data disks ("sata1:8:local-lvm,..." lists)
+// added or removed on sata or ide, which qemu-server does not hot-plug
+// (PVE/QemuServer.pm vmconfig_update_disk: scsi and virtio only): the VM
+// restarted to take them. A disk moved to another storage or grown on
+// any bus, and one added or removed on scsi or virtio, is live.
+func diskSlotsRestart(from, to string) bool {
+	a, b := diskSlots(from, false), diskSlots(to, false)
+
+	for _, s := range append(slices.Clone(a), b...) {
+		if slices.Contains(a, s) != slices.Contains(b, s) &&
+			(strings.HasPrefix(s, "sata") || strings.HasPrefix(s, "ide")) {
+			return true
+		}
+	}
+
+	return false
+}
+
+// sameDiskSlots: the same disks with the same sizes, only storages differ.
+func sameDiskSlots(from, to string) bool {
+	a, b := diskSlots(from, true), diskSlots(to, true)
+	slices.Sort(a)
+	slices.Sort(b)
+
+	return slices.Equal(a, b)
+}
+
+// diskSlots are a data disk list's interfaces, with their sizes when sized.
+func diskSlots(list string, sized bool) []string {
+	var out []string
+
+	for _, d := range strings.Split(list, ",") {
+		if d == "" {
+			continue
+		}
+
+		iface, rest, _ := strings.Cut(d, ":")
+		size, _, _ := strings.Cut(rest, ":")
+
+		if sized {
+			iface += ":" + size
+		}
+
+		out = append(out, iface)
+	}
+
+	return out
 }
 
 // vmChanged compares two healthGate.vm values as sets of key=value pairs:

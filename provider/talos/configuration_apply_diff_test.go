@@ -398,6 +398,18 @@ func TestChangeLine(t *testing.T) {
 			"VM disks moved live, no reboot (diskStorage local-lvm → fast); health checked after", false},
 		{"disk move and restart", nodeChange{vmFrom: "cores=2 diskStorage=local-lvm", vmTo: "cores=4 diskStorage=fast"},
 			"reboot: VM restart (cores 2 → 4, diskStorage local-lvm → fast)", false},
+		// data disks (review s14b M1, C3): added or removed on sata at a
+		// restart, on scsi live; moved or grown live on any bus
+		{"sata disk added", nodeChange{vmFrom: "cores=2 dataDisks=", vmTo: "cores=2 dataDisks=sata1:8:local-lvm"},
+			"reboot: VM restart (dataDisks - → sata1:8:local-lvm)", false},
+		{"sata disk removed", nodeChange{vmFrom: "dataDisks=sata1:8:a,sata2:4:a", vmTo: "dataDisks=sata1:8:a"},
+			"reboot: VM restart (dataDisks sata1:8:a,sata2:4:a → sata1:8:a)", false},
+		{"sata disk moved", nodeChange{vmFrom: "dataDisks=sata1:8:local-lvm", vmTo: "dataDisks=sata1:8:fast"},
+			"VM disks moved live, no reboot (dataDisks sata1:8:local-lvm → sata1:8:fast); health checked after", false},
+		{"sata disk grown", nodeChange{vmFrom: "dataDisks=sata1:8:a", vmTo: "dataDisks=sata1:16:a"},
+			"VM disks changed live, no reboot (dataDisks sata1:8:a → sata1:16:a); health checked after", false},
+		{"scsi disk added", nodeChange{vmFrom: "diskStorage=a dataDisks=", vmTo: "diskStorage=a dataDisks=scsi1:8:a"},
+			"VM disks changed live, no reboot (dataDisks - → scsi1:8:a); health checked after", false},
 		// a key the old gate lacks is not named
 		{"restart, key added", nodeChange{vmFrom: "cores=2", vmTo: "cores=4 diskStorage=fast"}, "reboot: VM restart (cores 2 → 4)", false},
 	} {
@@ -456,6 +468,11 @@ func TestDiffHealthGate(t *testing.T) {
 	next.HealthGate, next.ConfigChange = gate("cores=2 diskStorage=local-lvm"), nil
 	if d, notes := diffConfigurationApply(old, next); d.HasChanges || len(notes) > 0 {
 		t.Fatalf("key added: %v %v", d.DetailedDiff, notes)
+	}
+
+	next.HealthGate = gate("cores=2 diskStorage=local-lvm dataDisks=sata1:8:local-lvm")
+	if d, notes := diffConfigurationApply(old, next); d.HasChanges || len(notes) > 0 {
+		t.Fatalf("dataDisks added: %v %v", d.DetailedDiff, notes)
 	}
 
 	// ...but Check saw a change against the last inputs, which have it (a
