@@ -33,6 +33,7 @@ func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug
 			paths = append(paths, path)
 		}
 	}
+	paths = append(paths, coldPluggedDisks(old.Disks, news.Disks)...)
 	if len(paths) == 0 || diffReplaces(d) {
 		return ""
 	}
@@ -52,6 +53,30 @@ func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug
 			"pending until it restarts"
 	}
 	return what + "; the update will restart the VM (set rebootAfterUpdate: false to restart it yourself later)"
+}
+
+// coldPluggedDisks names the sata and ide disks an update adds or removes
+// ("disks (sata1 added)"): qemu-server hot-plugs scsi and virtio disks only
+// (PVE/QemuServer.pm vmconfig_update_disk, vmconfig_hotplug_pending), so
+// these stay pending until the VM restarts. Disks not given are not managed.
+func coldPluggedDisks(old, news []VirtualMachineDisk) []string {
+	if news == nil {
+		return nil
+	}
+	has := func(ds []VirtualMachineDisk, iface string) bool {
+		return slices.ContainsFunc(ds, func(d VirtualMachineDisk) bool { return d.Interface == iface })
+	}
+	var out []string
+	note := func(ds, other []VirtualMachineDisk, verb string) {
+		for _, d := range ds {
+			if (strings.HasPrefix(d.Interface, "sata") || strings.HasPrefix(d.Interface, "ide")) && !has(other, d.Interface) {
+				out = append(out, fmt.Sprintf("disks (%s %s)", d.Interface, verb))
+			}
+		}
+	}
+	note(news, old, "added")
+	note(old, news, "removed")
+	return out
 }
 
 func diffReplaces(d p.DiffResponse) bool {

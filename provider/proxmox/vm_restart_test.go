@@ -28,6 +28,13 @@ func TestRestartWarning(t *testing.T) {
 			a.EfiDisk = &VirtualMachineEfiDisk{Storage: "local-lvm"}
 		}, false, []string{"bios"}},
 		{"tags only", func(a *VirtualMachineArgs) { a.Tags = []string{"x"} }, false, nil},
+		// qemu-server hot-plugs scsi and virtio disks, not sata or ide
+		{"sata disk added", func(a *VirtualMachineArgs) {
+			a.Disks = append(a.Disks, VirtualMachineDisk{Interface: "sata1", Storage: "local-lvm", Size: 8})
+		}, false, []string{"VM cp1: disks (sata1 added) takes effect only after a restart", "will restart the VM"}},
+		{"scsi disk added", func(a *VirtualMachineArgs) {
+			a.Disks = append(a.Disks, VirtualMachineDisk{Interface: "scsi1", Storage: "local-lvm", Size: 8})
+		}, false, nil},
 		{"a replacement restarts nothing in place", func(a *VirtualMachineArgs) { a.CPU.Cores = ptr(8); a.Node = "pve2" }, false, nil},
 	}
 	for _, c := range cases {
