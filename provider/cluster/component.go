@@ -45,6 +45,9 @@ type Component struct {
 	// getenv reads the provider's environment (plan.EnvAddUnchecked); nil
 	// is os.Getenv. Tests set it.
 	getenv func(string) string
+	// onlyLayer, for tests, decides settled nodes with one of the two
+	// layers of settledNodes alone ("summary" or "providers"); "" is both.
+	onlyLayer string
 }
 
 // Inventory is what the component reads from Proxmox before planning. It
@@ -188,7 +191,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, vmUnknown: vmUnknown, secrets: secrets, readings: readings,
-		base: base, generated: gen, observed: vms, stack: c.stack}
+		base: base, generated: gen, observed: vms, stack: c.stack, onlyLayer: c.onlyLayer}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
 		f.skipRegistration = im.SkipSchematicRegistration

@@ -76,8 +76,9 @@ type fanout struct {
 	readings map[string]nodeReading
 	// observed are the cluster's VMs as Proxmox showed them before
 	// planning, and stack reads the stack's last state (settledNodes).
-	observed []plan.ObservedVM
-	stack    stateReader
+	observed  []plan.ObservedVM
+	stack     stateReader
+	onlyLayer string // Component.onlyLayer
 	// Image Factory settings of the inputs, for the schematic.
 	factoryURL, installerRegistry string
 	skipRegistration              bool

@@ -54,7 +54,9 @@ func (f *fanout) settledNodes() (settled map[string]bool, stagesSettled bool) {
 	settled = map[string]bool{}
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
-		if n.Existing && n.Power == plan.PowerRunning && !changing[n.Name] && f.leftAlone(n, last, live) {
+		summary := f.onlyLayer == "providers" || !changing[n.Name]
+		providers := f.onlyLayer == "summary" || f.leftAlone(n, last, live)
+		if n.Existing && n.Power == plan.PowerRunning && summary && providers {
 			settled[n.Name] = true
 		}
 	}

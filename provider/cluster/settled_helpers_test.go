@@ -23,6 +23,8 @@ type settledCluster struct {
 	create  *recorder
 	running runningConfigs
 	state   map[string]any
+	// onlyLayer: Component.onlyLayer
+	onlyLayer string
 }
 
 func newSettledCluster(t *testing.T, inputs map[string]any) *settledCluster {
@@ -49,6 +51,7 @@ func (s *settledCluster) construct(t *testing.T, dryRun bool, inputs map[string]
 		extensions:  labFactoryExtensions(t),
 		stack:       func(*pulumi.Context) (map[string]any, error) { return s.state, nil },
 		offline:     func() bool { return false },
+		onlyLayer:   s.onlyLayer,
 	}, dryRun, inputs)
 }
 
