@@ -8,11 +8,15 @@ import (
 	"github.com/pulumi/pulumi-go-provider/integration"
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
 )
 
 // A TalosCluster's VM's preview Create returns what the component reads
 // (vmId, smbiosUuid) and none of the copies of its inputs, its nested
-// objects first; the same VM created by the program itself keeps them all.
+// objects first; a VM the program creates itself keeps them all, also one
+// it parents to the cluster, and so does the cluster's own VM once the
+// provider is configured with fullPreviewOutputs.
 func TestClusterVMPreviewCreateHasNoInputCopies(t *testing.T) {
 	prov, err := New()
 	if err != nil {
@@ -36,7 +40,17 @@ func TestClusterVMPreviewCreateHasNoInputCopies(t *testing.T) {
 		}
 		return resp.Properties
 	}
-	child := create("urn:pulumi:s::p::proxmoxtalos:index:TalosCluster$proxmoxtalos:proxmox:VirtualMachine::demo-cp-1")
+	keepsAll := func(what string, out property.Map) {
+		t.Helper()
+		for _, k := range []string{"node", "name", "cpu", "tags"} {
+			if v, ok := out.GetOk(k); !ok || !v.Equals(inputs.Get(k)) {
+				t.Errorf("%s: preview output %s = %v, want its input %v", what, k, v, inputs.Get(k))
+			}
+		}
+	}
+	const vm = "urn:pulumi:s::p::proxmoxtalos:index:TalosCluster$proxmoxtalos:proxmox:VirtualMachine::"
+	framework.RegisterEcho(vm + "demo-cp-1") // as the component registers its VM
+	child := create(vm + "demo-cp-1")
 	for _, k := range []string{"node", "name", "cpu", "tags"} {
 		if _, ok := child.GetOk(k); ok {
 			t.Errorf("the cluster VM's preview outputs repeat its input %s: %v", k, child)
@@ -47,10 +61,18 @@ func TestClusterVMPreviewCreateHasNoInputCopies(t *testing.T) {
 			t.Errorf("the cluster VM's preview outputs lack %s (unknown), which the component reads: %v", k, child)
 		}
 	}
-	own := create("urn:pulumi:s::p::proxmoxtalos:proxmox:VirtualMachine::mine")
-	for _, k := range []string{"node", "name", "cpu", "tags"} {
-		if v, ok := own.GetOk(k); !ok || !v.Equals(inputs.Get(k)) {
-			t.Errorf("a program's own VM's preview output %s = %v, want its input %v", k, v, inputs.Get(k))
+	keepsAll("a program's own VM", create("urn:pulumi:s::p::proxmoxtalos:proxmox:VirtualMachine::mine"))
+	keepsAll("a program's own VM parented to the cluster", create(vm+"extra"))
+
+	configure := func(full bool) {
+		t.Helper()
+		if err := s.Configure(p.ConfigureRequest{Args: property.NewMap(map[string]property.Value{
+			"fullPreviewOutputs": property.New(full),
+		})}); err != nil {
+			t.Fatal(err)
 		}
 	}
+	configure(true)
+	t.Cleanup(func() { configure(false) })
+	keepsAll("the cluster VM with fullPreviewOutputs", create(vm+"demo-cp-1"))
 }

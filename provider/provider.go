@@ -93,7 +93,7 @@ func withWorkarounds(prov p.Provider) p.Provider {
 		ConstructGuards: []framework.ConstructGuard{cluster.ConstructGuard()},
 		PreviewUnknowns: []framework.PreviewUnknowns{talos.RenewalPreview(time.Now)},
 		InputsOnly:      talos.StateCopies(),
-		PreviewEchoes:   cluster.PreviewEchoes(),
+		PreviewEchoes:   framework.PreviewEchoes{Full: config.FullPreviewOutputs},
 	})
 	return config.WithOfflineGuard(prov) // offline previews change nothing (config/offline.go)
 }

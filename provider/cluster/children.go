@@ -58,6 +58,7 @@ func registerChild(ctx *pulumi.Context, name string, args any, binds []childargs
 	if err != nil {
 		return fmt.Errorf("registering %s %s: %w", token, name, err)
 	}
+	registerEcho(ctx.Context(), token, name)
 	return registerShallow(ctx, token, name, props, res, opts...)
 }
 
@@ -74,12 +75,6 @@ var childOutputs = map[string]reflect.Type{
 	tokenKubeconfig:             reflect.TypeFor[kubeconfig](),
 	tokenClusterHealth:          reflect.TypeFor[clusterHealth](),
 	tokenControlPlaneComponents: reflect.TypeFor[controlPlaneComponents](),
-}
-
-// PreviewEchoes: the component's children's preview Creates return no
-// copies of their inputs, of which it reads none (childOutputs).
-func PreviewEchoes() framework.PreviewEchoes {
-	return framework.PreviewEchoes{tokenComponent}
 }
 
 func init() {

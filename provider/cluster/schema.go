@@ -114,7 +114,7 @@ func ConstructGuard() framework.ConstructGuard {
 			if err := refuseUnknownInputs(req); err != nil {
 				return ctx, req, scrubSecrets(err, secretValues(ctx))
 			}
-			return ctx, req, nil
+			return withComponentURN(ctx, req), req, nil
 		},
 		Scrub: func(ctx context.Context, err error) error { return scrubSecrets(err, secretValues(ctx)) },
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -30,6 +31,8 @@ const (
 	EnvRequestTimeout = "PROXMOX_VE_REQUEST_TIMEOUT"
 	// EnvOfflinePreview is this provider's own: see OfflinePreview.
 	EnvOfflinePreview = "PROXMOXTALOS_OFFLINE_PREVIEW"
+	// EnvFullPreviewOutputs is this provider's own: see FullPreviewOutputs.
+	EnvFullPreviewOutputs = "PROXMOXTALOS_FULL_PREVIEW_OUTPUTS"
 	// EnvVMWatchScale is this provider's own and only an environment
 	// variable (not a stack setting): see Settings.VMWatchScale.
 	EnvVMWatchScale = "PROXMOXTALOS_VM_WATCH_SCALE"
@@ -46,6 +49,8 @@ type Config struct {
 	CACert         *string `pulumi:"caCert,optional"`
 	RequestTimeout *int    `pulumi:"requestTimeout,optional"`
 	OfflinePreview *bool   `pulumi:"offlinePreview,optional"`
+
+	FullPreviewOutputs *bool `pulumi:"fullPreviewOutputs,optional"`
 
 	// client is connected by Configure, once per provider process.
 	client *pve.Client
@@ -73,6 +78,13 @@ func (c *Config) Annotate(a infer.Annotator) {
 			"check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the "+
 			"nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment "+
 			"variable: `"+EnvOfflinePreview+"`.")
+		a.Describe(&c.FullPreviewOutputs, "Keep every output of a TalosCluster's child resources in previews. By default "+
+			"the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what "+
+			"the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy "+
+			"packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs "+
+			"among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it "+
+			"`true` for a policy pack that checks them in previews. Changes no resource. Default `false`. "+
+			"Environment variable: `"+EnvFullPreviewOutputs+"`.")
 	})
 }
 
@@ -84,6 +96,9 @@ type Settings struct {
 	CACert         string
 	RequestTimeout time.Duration
 	OfflinePreview bool
+	// FullPreviewOutputs keeps the echoed inputs of a TalosCluster's
+	// children in previews (framework.PreviewEchoes).
+	FullPreviewOutputs bool
 	// VMWatchScale multiplies the windows in which the waits on Talos
 	// nodes do not ask Proxmox about a silent node's VM, because the
 	// provider itself made the node silent (an install, an upgrade, a
@@ -147,6 +162,15 @@ func (c *Config) Resolve(getenv func(string) string) (Settings, error) {
 		}
 		s.OfflinePreview = b
 	}
+	if c.FullPreviewOutputs != nil {
+		s.FullPreviewOutputs = *c.FullPreviewOutputs
+	} else if v := getenv(EnvFullPreviewOutputs); v != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return s, fmt.Errorf("%s=%q is not a boolean: use true or false", EnvFullPreviewOutputs, v)
+		}
+		s.FullPreviewOutputs = b
+	}
 	if s.OfflinePreview {
 		// nothing is contacted: endpoint and token need not be set
 		return s, nil
@@ -184,6 +208,7 @@ var errNotConfigured = errors.New("the proxmoxtalos provider is not configured w
 func (c *Config) Configure(ctx context.Context) error {
 	s, err := c.Resolve(os.Getenv)
 	offline.Store(err == nil && s.OfflinePreview)
+	fullPreviewOutputs.Store(s.FullPreviewOutputs)
 	c.watchScale = s.VMWatchScale
 	if errors.Is(err, errNotConfigured) {
 		return nil
@@ -210,6 +235,14 @@ func (c *Config) Configure(ctx context.Context) error {
 	c.client = client
 	return nil
 }
+
+// fullPreviewOutputs is Settings.FullPreviewOutputs, set by Configure: a
+// process-wide flag is its configuration's (see offline).
+var fullPreviewOutputs atomic.Bool
+
+// FullPreviewOutputs reports whether this provider was configured to keep
+// every output of a TalosCluster's children in previews.
+func FullPreviewOutputs() bool { return fullPreviewOutputs.Load() }
 
 // Client returns the connected Proxmox VE client of this provider process.
 func Client(ctx context.Context) (*pve.Client, error) {

@@ -131,6 +131,7 @@ func TestDiffConfig(t *testing.T) {
 		{"insecure turned on", with("insecure", property.New(true)), []string{"insecure"}},
 		{"CA added", with("caCert", property.New("-----BEGIN CERTIFICATE-----")), []string{"caCert"}},
 		{"endpoint unknown", with("endpoint", property.New(property.Computed)), []string{"endpoint"}},
+		{"full preview outputs turned on", with("fullPreviewOutputs", property.New(true)), nil},
 	}
 	for _, c := range cases {
 		resp, err := Diff.Diff(context.Background(), p.DiffRequest{OldInputs: m(base), State: m(base), Inputs: c.news})
@@ -171,5 +172,23 @@ func TestResolveOfflinePreview(t *testing.T) {
 	if _, err := (&Config{}).Resolve(env(map[string]string{EnvOfflinePreview: "yes please"})); err == nil ||
 		!strings.Contains(err.Error(), EnvOfflinePreview) {
 		t.Fatalf("a bad %s: %v", EnvOfflinePreview, err)
+	}
+}
+
+func TestResolveFullPreviewOutputs(t *testing.T) {
+	t.Parallel()
+	if s, err := (&Config{}).Resolve(env(nil)); err != errNotConfigured || s.FullPreviewOutputs {
+		t.Fatalf("the default: %+v, %v", s, err)
+	}
+	if s, _ := (&Config{}).Resolve(env(map[string]string{EnvFullPreviewOutputs: "true"})); !s.FullPreviewOutputs {
+		t.Fatalf("from the environment: %+v", s)
+	}
+	// the configuration wins over the environment
+	if s, _ := (&Config{FullPreviewOutputs: ptr(false)}).Resolve(env(map[string]string{EnvFullPreviewOutputs: "true"})); s.FullPreviewOutputs {
+		t.Fatalf("fullPreviewOutputs: false in the configuration: %+v", s)
+	}
+	if _, err := (&Config{}).Resolve(env(map[string]string{EnvFullPreviewOutputs: "all"})); err == nil ||
+		!strings.Contains(err.Error(), EnvFullPreviewOutputs) {
+		t.Fatalf("a bad %s: %v", EnvFullPreviewOutputs, err)
 	}
 }

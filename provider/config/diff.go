@@ -15,8 +15,9 @@ import (
 //   - rotating apiToken is no change at all (the new token is used anyway);
 //   - endpoint forms that normalize equally are no change;
 //   - any other change is an in-place update, never a replace;
-//   - offlinePreview is how a preview runs, not a property of anything the
-//     provider manages: turning it on or off is no change.
+//   - offlinePreview and fullPreviewOutputs are how a preview runs, not
+//     properties of anything the provider manages: turning them on or off
+//     is no change.
 var Diff = framework.ConfigDiff{
 	Keys:  []string{"endpoint", "insecure", "caCert", "requestTimeout"},
 	Equal: configValuesEqual,

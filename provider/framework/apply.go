@@ -24,8 +24,8 @@ type Workarounds struct {
 	PreviewUnknowns []PreviewUnknowns
 	// InputsOnly are inputs the states of their resources do not keep.
 	InputsOnly InputsOnly
-	// PreviewEchoes are components whose children's preview Creates return
-	// no copies of their inputs.
+	// PreviewEchoes trims the preview Creates of the resources components
+	// registered (RegisterEcho) of copies of their inputs.
 	PreviewEchoes PreviewEchoes
 }
 

@@ -40,29 +40,39 @@ func createKeys(t *testing.T, prov p.Provider, urn presource.URN, dryRun bool) [
 	return keys
 }
 
-// A component's child's preview Create drops the outputs that repeat its
+// A registered child's preview Create drops the outputs that repeat its
 // inputs but those the component reads (KeepOutputs); an up's Create, a
-// resource the program creates itself, and a type whose outputs the
-// component reads all, keep every output.
-func TestPreviewEchoesTrimsOnlyAComponentsChildsPreview(t *testing.T) {
+// resource never registered by a component (also one the program parents
+// to the component itself), a type whose outputs the component reads all,
+// and any Create while Full says so, keep every output.
+func TestPreviewEchoesTrimsOnlyRegisteredChildsPreview(t *testing.T) {
 	KeepOutputs("echo:m:Child", []string{"vmId", "name"})
-	prov := PreviewEchoes{"echo:index:Comp"}.Wrap(p.Provider{Create: echoingCreate})
+	full := false
+	prov := PreviewEchoes{Full: func() bool { return full }}.Wrap(p.Provider{Create: echoingCreate})
 	child := presource.URN("urn:pulumi:s::p::echo:index:Comp$echo:m:Child::c")
+	nested := presource.URN("urn:pulumi:s::p::x:y:Outer$echo:index:Comp$echo:m:Child::c")
+	unnamed := presource.URN("urn:pulumi:s::p::echo:index:Comp$echo:m:Unnamed::c")
+	for _, u := range []presource.URN{child, nested, unnamed} {
+		RegisterEcho(u)
+	}
 	all := []string{"cfg", "cpu", "name", "node", "status", "tags", "vmId"}
+	trimmed := []string{"name", "status", "vmId"}
 	for _, c := range []struct {
 		what   string
 		urn    presource.URN
 		dryRun bool
+		full   bool
 		want   []string
 	}{
-		{"a child's preview", child, true, []string{"name", "status", "vmId"}},
-		{"a grandchild's preview (parent Comp)", "urn:pulumi:s::p::x:y:Outer$echo:index:Comp$echo:m:Child::c", true, []string{"name", "status", "vmId"}},
-		{"a child's up", child, false, all},
-		{"a top-level resource's preview", "urn:pulumi:s::p::echo:m:Child::c", true, all},
-		{"a resource under another parent", "urn:pulumi:s::p::echo:index:Other$echo:m:Child::c", true, all},
-		{"the component's parent is not the parent", "urn:pulumi:s::p::echo:index:Comp$x:y:Mid$echo:m:Child::c", true, all},
-		{"a type the component reads whole", "urn:pulumi:s::p::echo:index:Comp$echo:m:Unnamed::c", true, all},
+		{"a child's preview", child, true, false, trimmed},
+		{"a nested component's child's preview", nested, true, false, trimmed},
+		{"a child's up", child, false, false, all},
+		{"a child's preview with Full", child, true, true, all},
+		{"a program's own resource parented to the component", "urn:pulumi:s::p::echo:index:Comp$echo:m:Child::extra", true, false, all},
+		{"a top-level resource's preview", "urn:pulumi:s::p::echo:m:Child::c", true, false, all},
+		{"a type the component reads whole", unnamed, true, false, all},
 	} {
+		full = c.full
 		if got := createKeys(t, prov, c.urn, c.dryRun); !slices.Equal(got, c.want) {
 			t.Errorf("%s: outputs %v, want %v", c.what, got, c.want)
 		}
@@ -73,7 +83,8 @@ func TestPreviewEchoesTrimsOnlyAComponentsChildsPreview(t *testing.T) {
 // no echo, and stays.
 func TestPreviewEchoesKeepsChangedOutputs(t *testing.T) {
 	KeepOutputs("echo:m:Changed", nil)
-	prov := PreviewEchoes{"echo:index:Comp"}.Wrap(p.Provider{Create: func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
+	RegisterEcho("urn:pulumi:s::p::echo:index:Comp$echo:m:Changed::c")
+	prov := PreviewEchoes{}.Wrap(p.Provider{Create: func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
 		resp, err := echoingCreate(ctx, req)
 		resp.Properties = resp.Properties.Set("node", property.New("pve2")).Set("cfg", property.New("c"))
 		return resp, err
