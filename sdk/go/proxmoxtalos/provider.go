@@ -53,6 +53,8 @@ type providerArgs struct {
 	CaCert *string `pulumi:"caCert"`
 	// The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
 	Endpoint *string `pulumi:"endpoint"`
+	// Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+	FullPreviewOutputs *bool `pulumi:"fullPreviewOutputs"`
 	// Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
 	Insecure *bool `pulumi:"insecure"`
 	// Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
@@ -69,6 +71,8 @@ type ProviderArgs struct {
 	CaCert pulumi.StringPtrInput
 	// The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
 	Endpoint pulumi.StringPtrInput
+	// Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+	FullPreviewOutputs pulumi.BoolPtrInput
 	// Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
 	Insecure pulumi.BoolPtrInput
 	// Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.

@@ -22,6 +22,7 @@ class ProviderArgs:
                  api_token: pulumi.Input[Optional[_builtins.str]] = None,
                  ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 full_preview_outputs: pulumi.Input[Optional[_builtins.bool]] = None,
                  insecure: pulumi.Input[Optional[_builtins.bool]] = None,
                  offline_preview: pulumi.Input[Optional[_builtins.bool]] = None,
                  request_timeout: pulumi.Input[Optional[_builtins.int]] = None):
@@ -31,6 +32,7 @@ class ProviderArgs:
         :param pulumi.Input[_builtins.str] api_token: An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
         :param pulumi.Input[_builtins.str] ca_cert: PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
         :param pulumi.Input[_builtins.str] endpoint: The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+        :param pulumi.Input[_builtins.bool] full_preview_outputs: Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
         :param pulumi.Input[_builtins.bool] insecure: Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
         :param pulumi.Input[_builtins.bool] offline_preview: Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
         :param pulumi.Input[_builtins.int] request_timeout: Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
@@ -41,6 +43,8 @@ class ProviderArgs:
             pulumi.set(__self__, "ca_cert", ca_cert)
         if endpoint is not None:
             pulumi.set(__self__, "endpoint", endpoint)
+        if full_preview_outputs is not None:
+            pulumi.set(__self__, "full_preview_outputs", full_preview_outputs)
         if insecure is not None:
             pulumi.set(__self__, "insecure", insecure)
         if offline_preview is not None:
@@ -83,6 +87,18 @@ class ProviderArgs:
     @endpoint.setter
     def endpoint(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "endpoint", value)
+
+    @_builtins.property
+    @pulumi.getter(name="fullPreviewOutputs")
+    def full_preview_outputs(self) -> pulumi.Input[Optional[_builtins.bool]]:
+        """
+        Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+        """
+        return pulumi.get(self, "full_preview_outputs")
+
+    @full_preview_outputs.setter
+    def full_preview_outputs(self, value: pulumi.Input[Optional[_builtins.bool]]):
+        pulumi.set(self, "full_preview_outputs", value)
 
     @_builtins.property
     @pulumi.getter
@@ -130,6 +146,7 @@ class Provider(pulumi.ProviderResource):
                  api_token: pulumi.Input[Optional[_builtins.str]] = None,
                  ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 full_preview_outputs: pulumi.Input[Optional[_builtins.bool]] = None,
                  insecure: pulumi.Input[Optional[_builtins.bool]] = None,
                  offline_preview: pulumi.Input[Optional[_builtins.bool]] = None,
                  request_timeout: pulumi.Input[Optional[_builtins.int]] = None,
@@ -142,6 +159,7 @@ class Provider(pulumi.ProviderResource):
         :param pulumi.Input[_builtins.str] api_token: An API token, `USER@REALM!TOKENID=SECRET` (for example `root@pam!pulumi=xxxxxxxx-...`). Secret. Rotating it changes no resource. Environment variable: `PROXMOX_VE_API_TOKEN`.
         :param pulumi.Input[_builtins.str] ca_cert: PEM text of the CA certificate that signed the Proxmox VE host certificate (for a self-signed cluster: the content of `/etc/pve/pve-root-ca.pem`). Environment variable: `PROXMOX_VE_CA_CERT`.
         :param pulumi.Input[_builtins.str] endpoint: The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
+        :param pulumi.Input[_builtins.bool] full_preview_outputs: Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
         :param pulumi.Input[_builtins.bool] insecure: Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
         :param pulumi.Input[_builtins.bool] offline_preview: Plan previews from the stack's state and the program's inputs without contacting Proxmox VE or the Talos nodes, for CI runners that cannot reach them. The preview says, in one warning per check, what it did not check (privileges, inputs against the Proxmox cluster, drift, host capacity, what the nodes run); `pulumi up`, `destroy` and `refresh` are refused while it is on. Default `false`. Environment variable: `PROXMOXTALOS_OFFLINE_PREVIEW`.
         :param pulumi.Input[_builtins.int] request_timeout: Timeout of one HTTP request to the API, in seconds. Default 60. Long operations (tasks, waits) are bounded by each resource's own timeouts instead. Environment variable: `PROXMOX_VE_REQUEST_TIMEOUT`.
@@ -173,6 +191,7 @@ class Provider(pulumi.ProviderResource):
                  api_token: pulumi.Input[Optional[_builtins.str]] = None,
                  ca_cert: pulumi.Input[Optional[_builtins.str]] = None,
                  endpoint: pulumi.Input[Optional[_builtins.str]] = None,
+                 full_preview_outputs: pulumi.Input[Optional[_builtins.bool]] = None,
                  insecure: pulumi.Input[Optional[_builtins.bool]] = None,
                  offline_preview: pulumi.Input[Optional[_builtins.bool]] = None,
                  request_timeout: pulumi.Input[Optional[_builtins.int]] = None,
@@ -188,6 +207,7 @@ class Provider(pulumi.ProviderResource):
             __props__.__dict__["api_token"] = None if api_token is None else pulumi.Output.secret(api_token)
             __props__.__dict__["ca_cert"] = ca_cert
             __props__.__dict__["endpoint"] = endpoint
+            __props__.__dict__["full_preview_outputs"] = pulumi.Output.from_input(full_preview_outputs).apply(pulumi.runtime.to_json) if full_preview_outputs is not None else None
             __props__.__dict__["insecure"] = pulumi.Output.from_input(insecure).apply(pulumi.runtime.to_json) if insecure is not None else None
             __props__.__dict__["offline_preview"] = pulumi.Output.from_input(offline_preview).apply(pulumi.runtime.to_json) if offline_preview is not None else None
             __props__.__dict__["request_timeout"] = pulumi.Output.from_input(request_timeout).apply(pulumi.runtime.to_json) if request_timeout is not None else None

@@ -29,6 +29,11 @@ endpoint: Optional[str]
 The Proxmox VE API address, for example `https://pve.example.com:8006`. `/api2/json` and a trailing slash are optional; all these forms are equivalent. Environment variable: `PROXMOX_VE_ENDPOINT`.
 """
 
+fullPreviewOutputs: Optional[bool]
+"""
+Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+"""
+
 insecure: Optional[bool]
 """
 Skip verification of the API's TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.

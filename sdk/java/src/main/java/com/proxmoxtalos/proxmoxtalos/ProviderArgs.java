@@ -63,6 +63,21 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
+     * Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+     * 
+     */
+    @Import(name="fullPreviewOutputs", json=true)
+    private @Nullable Output<Boolean> fullPreviewOutputs;
+
+    /**
+     * @return Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+     * 
+     */
+    public Optional<Output<Boolean>> fullPreviewOutputs() {
+        return Optional.ofNullable(this.fullPreviewOutputs);
+    }
+
+    /**
      * Skip verification of the API&#39;s TLS certificate. Default `false`: the certificate is verified against the system roots and `caCert`. Use only for test hosts. Environment variable: `PROXMOX_VE_INSECURE`.
      * 
      */
@@ -113,6 +128,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         this.apiToken = $.apiToken;
         this.caCert = $.caCert;
         this.endpoint = $.endpoint;
+        this.fullPreviewOutputs = $.fullPreviewOutputs;
         this.insecure = $.insecure;
         this.offlinePreview = $.offlinePreview;
         this.requestTimeout = $.requestTimeout;
@@ -197,6 +213,27 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
          */
         public Builder endpoint(String endpoint) {
             return endpoint(Output.of(endpoint));
+        }
+
+        /**
+         * @param fullPreviewOutputs Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder fullPreviewOutputs(@Nullable Output<Boolean> fullPreviewOutputs) {
+            $.fullPreviewOutputs = fullPreviewOutputs;
+            return this;
+        }
+
+        /**
+         * @param fullPreviewOutputs Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+         * 
+         * @return builder
+         * 
+         */
+        public Builder fullPreviewOutputs(Boolean fullPreviewOutputs) {
+            return fullPreviewOutputs(Output.of(fullPreviewOutputs));
         }
 
         /**
