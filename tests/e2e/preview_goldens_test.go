@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,7 +170,10 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 		p.WriteProgram(t, "demo", g.render(t))
 
 		r := step(pr.name, func() harness.Result { return p.Preview(t, "--diff") })
-		step(pr.name+" --json", func() harness.Result { return p.Preview(t, "--json") })
+		js := step(pr.name+" --json", func() harness.Result { return p.Preview(t, "--json") })
+		if pr.name == "add-a-worker" {
+			checkNoEchoedInputs(t, js.Stdout)
+		}
 
 		// VMIDs normalised before stderr is sorted: they vary between runs.
 		stderr := sortedLines(vmWarnings.ReplaceAllString(r.Stderr, "VM <vmid> on node ${1}"))
@@ -301,4 +305,44 @@ func sortedLines(text string) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	slices.Sort(lines)
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// checkNoEchoedInputs: the new worker's VM, a TalosCluster child, is
+// previewed with its inputs once (framework.PreviewEchoes): its create
+// step's outputs hold no copy of its node or cpu inputs. This holds only if
+// the provider process that constructed the component also serves the
+// child's Create and registered the URN the engine gave it.
+func checkNoEchoedInputs(t *testing.T, stdout string) {
+	t.Helper()
+	var preview struct {
+		Steps []struct {
+			Op       string `json:"op"`
+			URN      string `json:"urn"`
+			NewState struct {
+				Inputs  map[string]any `json:"inputs"`
+				Outputs map[string]any `json:"outputs"`
+			} `json:"newState"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &preview); err != nil {
+		t.Fatalf("preview --json: %v", err)
+	}
+	creates := 0
+	for _, st := range preview.Steps {
+		if st.Op != "create" || !strings.Contains(st.URN, "TalosCluster$proxmoxtalos:proxmox:VirtualMachine::") {
+			continue
+		}
+		creates++
+		for _, k := range []string{"node", "cpu"} {
+			if _, in := st.NewState.Inputs[k]; !in {
+				t.Errorf("%s: the create's inputs lack %s", st.URN, k)
+			}
+			if _, out := st.NewState.Outputs[k]; out {
+				t.Errorf("%s: the preview's outputs repeat the input %s (PreviewEchoes did not trim)", st.URN, k)
+			}
+		}
+	}
+	if creates != 1 {
+		t.Errorf("add-a-worker previews %d VM creates, want 1", creates)
+	}
 }
