@@ -170,9 +170,13 @@ func TestPreviewGoldensNoSpuriousDiffNoLeaks(t *testing.T) {
 		p.WriteProgram(t, "demo", g.render(t))
 
 		r := step(pr.name, func() harness.Result { return p.Preview(t, "--diff") })
-		js := step(pr.name+" --json", func() harness.Result { return p.Preview(t, "--json") })
+		events := filepath.Join(t.TempDir(), "events.json")
+		step(pr.name+" --json", func() harness.Result {
+			// --event-log needs PULUMI_DEBUG_COMMANDS (pulumi pkg cmd/pulumi/operations/preview.go)
+			return p.RunWith(t, map[string]string{"PULUMI_DEBUG_COMMANDS": "true"}, "preview", "--json", "--event-log", events)
+		})
 		if pr.name == "add-a-worker" {
-			checkNoEchoedInputs(t, js.Stdout)
+			checkNoEchoedInputs(t, events)
 		}
 
 		// VMIDs normalised before stderr is sorted: they vary between runs.
@@ -308,37 +312,46 @@ func sortedLines(text string) string {
 }
 
 // checkNoEchoedInputs: the new worker's VM, a TalosCluster child, is
-// previewed with its inputs once (framework.PreviewEchoes): its create
-// step's outputs hold no copy of its node or cpu inputs. This holds only if
-// the provider process that constructed the component also serves the
-// child's Create and registered the URN the engine gave it.
-func checkNoEchoedInputs(t *testing.T, stdout string) {
+// previewed with its inputs once (framework.PreviewEchoes): the outputs of
+// its create in the preview's engine events (what Automation API programs
+// get; `preview --json` shows the steps' states from before the creates)
+// hold no copy of its node or cpu inputs. This holds only if the provider
+// process that constructed the component also serves the child's Create
+// and registered the URN the engine gave it.
+func checkNoEchoedInputs(t *testing.T, eventLog string) {
 	t.Helper()
-	var preview struct {
-		Steps []struct {
-			Op       string `json:"op"`
-			URN      string `json:"urn"`
-			NewState struct {
-				Inputs  map[string]any `json:"inputs"`
-				Outputs map[string]any `json:"outputs"`
-			} `json:"newState"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &preview); err != nil {
-		t.Fatalf("preview --json: %v", err)
+	data, err := os.ReadFile(eventLog)
+	if err != nil {
+		t.Fatal(err)
 	}
 	creates := 0
-	for _, st := range preview.Steps {
-		if st.Op != "create" || !strings.Contains(st.URN, "TalosCluster$proxmoxtalos:proxmox:VirtualMachine::") {
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			ResOutputsEvent *struct {
+				Metadata struct {
+					Op  string `json:"op"`
+					URN string `json:"urn"`
+					New struct {
+						Inputs  map[string]any `json:"inputs"`
+						Outputs map[string]any `json:"outputs"`
+					} `json:"new"`
+				} `json:"metadata"`
+			} `json:"resOutputsEvent"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("the preview's event log: %v", err)
+		}
+		m := ev.ResOutputsEvent
+		if m == nil || m.Metadata.Op != "create" || !strings.Contains(m.Metadata.URN, "TalosCluster$proxmoxtalos:proxmox:VirtualMachine::") {
 			continue
 		}
 		creates++
 		for _, k := range []string{"node", "cpu"} {
-			if _, in := st.NewState.Inputs[k]; !in {
-				t.Errorf("%s: the create's inputs lack %s", st.URN, k)
+			if _, in := m.Metadata.New.Inputs[k]; !in {
+				t.Errorf("%s: the create's inputs lack %s", m.Metadata.URN, k)
 			}
-			if _, out := st.NewState.Outputs[k]; out {
-				t.Errorf("%s: the preview's outputs repeat the input %s (PreviewEchoes did not trim)", st.URN, k)
+			if _, out := m.Metadata.New.Outputs[k]; out {
+				t.Errorf("%s: the preview's outputs repeat the input %s (PreviewEchoes did not trim)", m.Metadata.URN, k)
 			}
 		}
 	}
