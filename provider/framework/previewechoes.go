@@ -21,11 +21,13 @@ import (
 // pkg/backend/display/object_diff.go getResourceOutputsPropertiesString
 // returns nothing while planning but for reads, imports and the stack), and
 // the component reads only the outputs KeepOutputs names for the type, which
-// stay. What does see the copies go: `pulumi preview --json` and Automation
-// API engine events (the step's outputs), and policy packs' validateStack,
-// which the engine runs in previews too on each resource's outputs (pulumi
-// pkg resource/deploy/deployment_executor.go, step_generator.go
-// AnalyzeStack); validateResource gets the inputs. Full, when it says so,
+// stay; `pulumi preview --json` shows each step's states from before its
+// create (pulumi pkg/backend/display/json.go, ResourcePreEvent). What does
+// see the copies go: Automation API engine events (a create's
+// resOutputsEvent), and policy packs' validateStack, which the engine runs
+// in previews too on each resource's outputs (pulumi pkg
+// resource/deploy/deployment_executor.go, step_generator.go AnalyzeStack);
+// validateResource gets the inputs. Full, when it says so,
 // keeps every output for them. A resource the program registers itself,
 // even with the component as its parent, keeps them: a Go or YAML program
 // reads a missing output as unknown in a preview (pulumi sdk/go/pulumi/

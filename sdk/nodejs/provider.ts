@@ -78,7 +78,7 @@ export interface ProviderArgs {
      */
     endpoint?: pulumi.Input<string | undefined>;
     /**
-     * Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+     * Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
      */
     fullPreviewOutputs?: pulumi.Input<boolean | undefined>;
     /**

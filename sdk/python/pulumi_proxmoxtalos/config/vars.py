@@ -44,7 +44,7 @@ class _ExportableConfig(types.ModuleType):
     @_builtins.property
     def full_preview_outputs(self) -> Optional[bool]:
         """
-        Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+        Keep every output of a TalosCluster's child resources in previews. By default the preview of such a child's create (a VM, a node's ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs' `validateStack` and Automation API engine events then see those inputs among the child's outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
         """
         return __config__.get_bool('fullPreviewOutputs')
 

@@ -34,7 +34,7 @@ public final class Config {
         return Codegen.stringProp("endpoint").config(config).get();
     }
 /**
- * Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+ * Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
  * 
  */
     public Optional<Boolean> fullPreviewOutputs() {

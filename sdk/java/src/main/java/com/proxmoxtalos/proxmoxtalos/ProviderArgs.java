@@ -63,14 +63,14 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+     * Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
      * 
      */
     @Import(name="fullPreviewOutputs", json=true)
     private @Nullable Output<Boolean> fullPreviewOutputs;
 
     /**
-     * @return Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+     * @return Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
      * 
      */
     public Optional<Output<Boolean>> fullPreviewOutputs() {
@@ -216,7 +216,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param fullPreviewOutputs Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+         * @param fullPreviewOutputs Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
          * 
          * @return builder
          * 
@@ -227,7 +227,7 @@ public final class ProviderArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param fullPreviewOutputs Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack`, `pulumi preview --json` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
+         * @param fullPreviewOutputs Keep every output of a TalosCluster&#39;s child resources in previews. By default the preview of such a child&#39;s create (a VM, a node&#39;s ConfigurationApply...) returns as outputs only what the create computes, not copies of its inputs, which keeps previews of large new clusters fast; policy packs&#39; `validateStack` and Automation API engine events then see those inputs among the child&#39;s outputs only at `pulumi up` (`validateResource` sees them in previews too). Set it `true` for a policy pack that checks them in previews. Changes no resource. Default `false`. Environment variable: `PROXMOXTALOS_FULL_PREVIEW_OUTPUTS`.
          * 
          * @return builder
          * 
