@@ -184,6 +184,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 	next := p.State()
 	base := plan.Compare(prev, next)
+	warnings = append(warnings, c.warnUngatedDisks(ctx, comp, args.ClusterName, creds, offline, &base)...)
 	p.MarkPower(&base)
 	p.MarkBringup(&base)
 	if vmUnknown.any() {

@@ -86,6 +86,8 @@ type appliedNode struct {
 	// apply's clientConfiguration, which said the same, is no longer in its
 	// state: talos.StateCopies.)
 	config string
+	// gateVM is the healthGate.vm of the apply's last create or update.
+	gateVM string
 }
 
 // issuedBy reports whether the node's configuration trusts ca, the
@@ -158,7 +160,11 @@ func collectStackState(resources map[string]any, cluster, purpose string) (*stac
 			}
 			if st.Node != "" {
 				s.running[st.Node] = runningNode{Config: st.MachineConfiguration, TalosVersion: st.RunningVersion}
-				s.applied[resource.URN(urn).Name()] = appliedNode{address: st.Node, config: st.MachineConfiguration}
+				a := appliedNode{address: st.Node, config: st.MachineConfiguration}
+				if g := st.HealthGate; g != nil && g.Vm != nil {
+					a.gateVM = *g.Vm
+				}
+				s.applied[resource.URN(urn).Name()] = a
 			}
 		}
 	}

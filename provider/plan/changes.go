@@ -54,8 +54,11 @@ type NodeChange struct {
 	// DisksChanged: data disks are added, removed or grown while the VM
 	// runs; the node's health gate checks the cluster after it too.
 	DisksChanged bool
-	// Unchecked: the disks move (or change) with no health check after,
-	// since the node's stored gate predates the key that follows them
+	// GateKeys are the healthGate.vm keys (cluster vmSettings) whose change
+	// alone gates this node's disk change: "diskStorage", "dataDisks".
+	GateKeys []string
+	// Unchecked: a gate stored without one of GateKeys (by an older
+	// provider) may not see the change, so no health check may follow it
 	// (set by the component, which reads the stack's state).
 	Unchecked bool
 }
@@ -290,6 +293,12 @@ func compareNode(o, n *NodeState) NodeChange {
 		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
 	}
 	c.liveVMChanges(o, n)
+	if o.DiskStorage != "" && o.DiskStorage != n.DiskStorage {
+		c.GateKeys = append(c.GateKeys, "diskStorage")
+	}
+	if !slices.Equal(o.DataDisks, n.DataDisks) {
+		c.GateKeys = append(c.GateKeys, "dataDisks")
+	}
 
 	if o.Config != nil {
 		for _, k := range slices.Sorted(maps.Keys(n.Config)) {

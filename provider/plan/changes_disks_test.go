@@ -65,6 +65,11 @@ func TestCompareDataDisks(t *testing.T) {
 			if c.Moved != tt.moved || c.DisksChanged != tt.changed {
 				t.Errorf("moved %t, changed %t; want %t, %t", c.Moved, c.DisksChanged, tt.moved, tt.changed)
 			}
+			// the gate key that follows the change (the component warns
+			// when the stored gate lacks it)
+			if !slices.Equal(c.GateKeys, []string{"dataDisks"}) {
+				t.Errorf("gate keys %q, want dataDisks", c.GateKeys)
+			}
 			if tt.reason != "" && !slices.ContainsFunc(c.Reasons, func(r string) bool { return strings.Contains(r, tt.reason) }) {
 				t.Errorf("no reason %q in %q", tt.reason, c.Reasons)
 			}

@@ -118,10 +118,13 @@ func (s Summary) part(a Action) string {
 // and how disk moves roll out; "" when their VMs do not change.
 func vmChanges(nodes []NodeChange) string {
 	var why, unchecked []string
-	moved, changed := false, false
+	moved, changed, gated := false, false, 0
 	for _, c := range nodes {
 		moved = moved || c.Moved
 		changed = changed || c.DisksChanged
+		if c.Moved || c.DisksChanged {
+			gated++
+		}
 		if c.Unchecked {
 			unchecked = append(unchecked, c.Name)
 		}
@@ -135,14 +138,14 @@ func vmChanges(nodes []NodeChange) string {
 		return ""
 	}
 	s := " (" + causes(why)
-	switch {
-	case (moved || changed) && len(unchecked) > 0:
-		s += "; disks " + map[bool]string{true: "changed", false: "moved"}[changed] + " one node at a time, with no health check after " +
-			nameList(unchecked) + " (its gate was stored by an older provider)"
-	case changed:
-		s += "; disks changed one node at a time, cluster health checked after each"
-	case moved:
-		s += "; disks moved one node at a time, cluster health checked after each"
+	if moved || changed {
+		s += "; disks " + map[bool]string{true: "changed", false: "moved"}[changed] + " one node at a time, cluster health checked after each"
+		switch {
+		case len(unchecked) == gated:
+			s += " only if pulumi up ran since the provider's upgrade (see the warning)"
+		case len(unchecked) > 0:
+			s += " but perhaps not after " + nameList(unchecked) + " (see the warning)"
+		}
 	}
 	return s + ")"
 }
