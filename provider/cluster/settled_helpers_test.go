@@ -77,6 +77,8 @@ func lastStackOf(t *testing.T, rec *recorder) map[string]any {
 			v, _ := talosapi.ImageVersion(image)
 			outs["configDigest"], outs["installedImage"], outs["runningVersion"] = property.New(digest), property.New(image), property.New(v)
 			delete(outs, "clientConfiguration") // not in its state (talos.StateCopies)
+		case "ControlPlaneComponents":
+			outs["outcome"] = property.New("current") // its create ran to the end
 		}
 		pkg := map[bool]string{true: "proxmox", false: "talos"}[reg.typ == "VirtualMachine" || reg.typ == "DownloadFile"]
 		urn := "urn:pulumi:test::proj::" + tokenComponent + "$proxmoxtalos:" + pkg + ":" + reg.typ + "::" + reg.name

@@ -141,6 +141,15 @@ func TestNodesTheSummaryMissesAreNotSettled(t *testing.T) {
 				}
 			}
 		},
+		// its update failed part-way: the engine runs it again whatever
+		// Diff says (init errors, which readStack does not return)
+		"VM status unknown (its last update failed)": func(s *settledCluster) {
+			for urn, r := range s.state {
+				if strings.HasSuffix(urn, "VirtualMachine::lab-workers-1") {
+					r.(map[string]any)["outputs"].(map[string]any)["status"] = "unknown"
+				}
+			}
+		},
 		"stored gate.vm without diskStorage": func(s *settledCluster) {
 			for urn, r := range s.state {
 				if strings.HasSuffix(urn, "ConfigurationApply::lab-workers-1") {
@@ -163,6 +172,29 @@ func TestNodesTheSummaryMissesAreNotSettled(t *testing.T) {
 		if gate := rec.get(t, "ConfigurationApply", "lab-workers-2").inputs.Get("healthGate").AsMap(); !gate.Get("clusterCreate").IsBool() {
 			t.Errorf("%s: lab-workers-2 is not settled (the case tests nothing)", name)
 		}
+	}
+}
+
+// A control plane's stage whose last update failed part-way (no outcome)
+// runs again whatever its Diff says (init errors): the stages keep the
+// rollout's shape, gated (review s14b S1).
+func TestUnfinishedStageIsNotSettled(t *testing.T) {
+	t.Parallel()
+	s := newSettledCluster(t, baseInputs())
+	rec, _, err := s.construct(t, false, baseInputs())
+	must(t, err)
+	if g := rec.get(t, "ControlPlaneComponents", "lab-cp-2-components").inputs.Get("healthGate"); g.IsMap() {
+		t.Fatalf("settled stages are gated (the test tests nothing): %v", g)
+	}
+	for urn, r := range s.state {
+		if strings.HasSuffix(urn, "ControlPlaneComponents::lab-cp-2-components") {
+			r.(map[string]any)["outputs"].(map[string]any)["outcome"] = ""
+		}
+	}
+	rec, _, err = s.construct(t, false, baseInputs())
+	must(t, err)
+	if g := rec.get(t, "ControlPlaneComponents", "lab-cp-2-components").inputs.Get("healthGate"); !g.IsMap() {
+		t.Errorf("a stage whose last update failed is settled: %v", rec.get(t, "ControlPlaneComponents", "lab-cp-2-components").inputs)
 	}
 }
 

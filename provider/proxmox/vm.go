@@ -237,9 +237,10 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	}
 	if rerr != nil {
 		// keep the inputs: the next update converges towards them
-		st = VirtualMachineState{VirtualMachineArgs: a, VMID: ref.VMID, Status: "unknown",
+		st = VirtualMachineState{VirtualMachineArgs: a, VMID: ref.VMID,
 			MACAddresses: []string{}, IPv4Addresses: []string{}, IPv6Addresses: []string{}}
 	}
+	st.Status = statusUnfinished
 	return infer.CreateResponse[VirtualMachineState]{ID: vmResourceID(ref), Output: st},
 		infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
 }
@@ -544,6 +545,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	// part of the update happened: record what the VM is now
+	st.Status = statusUnfinished
 	return infer.UpdateResponse[VirtualMachineState]{Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
 }
 

@@ -61,4 +61,11 @@ func TestRestartWarning(t *testing.T) {
 	if w := restartWarning(stopped, news, func() bool { return false }); w != "" {
 		t.Errorf("a stopped VM restarts nothing: %q", w)
 	}
+	// after a failed update the VM's power state is not known: it may run
+	unfinished := old
+	unfinished.Status = statusUnfinished
+	news.Started = nil
+	if w := restartWarning(unfinished, news, func() bool { return false }); !strings.Contains(w, "will restart the VM") {
+		t.Errorf("a VM whose last update failed: warning %q", w)
+	}
 }

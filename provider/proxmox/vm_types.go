@@ -110,7 +110,7 @@ func (s *VirtualMachineState) Annotate(a infer.Annotator) {
 	framework.Annotate(a, s, func() {
 		a.Describe(&s.VMID, "The VMID of the VM.")
 		a.Describe(&s.SmbiosUUID, "The SMBIOS (type 1) UUID of the VM.")
-		a.Describe(&s.Status, "The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run.")
+		a.Describe(&s.Status, "The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).")
 		a.Describe(&s.MACAddresses, "The MAC address of each network device, in order (`net0` first).")
 		a.Describe(&s.IPv4Addresses, "IPv4 addresses the guest agent reports, the loopback interface excluded. Empty when the agent "+
 			"is disabled or does not answer.")

@@ -2,6 +2,15 @@ package proxmox
 
 import "github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 
+// statusUnfinished is the status a create or update that failed part-way
+// stores (the VM's power state is not known then). The engine keeps that
+// operation's errors (init errors) and runs the next update even when Diff
+// finds nothing (pulumi pkg v3.274.1 resource/deploy/step_generator.go,
+// "unchanged, but there were initialization errors"), yet the stack's
+// outputs, all TalosCluster reads, do not show them: the status does, and
+// Unchanged refuses it.
+const statusUnfinished = "unknown"
+
 // Unchanged reports whether an update that gives the VM whose state is st
 // the inputs args finds no change to make: Diff compares the inputs with
 // the state (diffVM), and, after a refresh (`pulumi up --refresh` reads the
@@ -14,7 +23,7 @@ import "github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 // leaves the node alone) as its create did, without the rollout's waits
 // (cluster.settledNodes): a VM update there would not wait its turn.
 func Unchanged(st VirtualMachineState, args VirtualMachineArgs, live pve.VMConfig) bool {
-	if live == nil || st.VMID == 0 || diffVM(st, args).HasChanges {
+	if live == nil || st.VMID == 0 || st.Status == statusUnfinished || diffVM(st, args).HasChanges {
 		return false
 	}
 	running := pve.VMStatus{Status: "running", QMPStatus: "running"}

@@ -56,4 +56,11 @@ func TestUnchanged(t *testing.T) {
 	if Unchanged(stateOf(base(), 104), base(), nil) {
 		t.Error("a VM whose live configuration is not known is unchanged")
 	}
+	// the engine runs the update of a resource with init errors even when
+	// Diff finds nothing; its outputs show them by the status alone
+	unfinished := stateOf(base(), 104)
+	unfinished.OnBoot, unfinished.Status = ptr(false), statusUnfinished
+	if Unchanged(unfinished, base(), liveFromCreate()) {
+		t.Error("a VM whose last create or update failed part-way is unchanged")
+	}
 }

@@ -53,6 +53,6 @@ func LeavesNodeAlone(st ConfigurationApplyState, in ConfigurationApplyArgs, runn
 // has nothing to do for Kubernetes version (its Diff finds no change), so
 // that TalosCluster may register it as its create did.
 func StageUnchanged(st ControlPlaneComponentsState, version string) bool {
-	return st.KubernetesVersion != "" && version != "" &&
+	return st.KubernetesVersion != "" && version != "" && st.Outcome != "" && // "": its last operation failed part-way
 		!diffControlPlaneComponents(st, ControlPlaneComponentsArgs{KubernetesVersion: version}).HasChanges
 }

@@ -75,3 +75,24 @@ func TestLeavesNodeAlone(t *testing.T) {
 		}
 	}
 }
+
+// A stage has nothing to do only at its version and when its last create or
+// update finished (an outcome): the engine reruns one that failed part-way
+// whatever Diff says (init errors, which the stack's outputs do not show).
+func TestStageUnchanged(t *testing.T) {
+	t.Parallel()
+
+	st := ControlPlaneComponentsState{ControlPlaneComponentsArgs: ControlPlaneComponentsArgs{KubernetesVersion: "v1.35.2"}, Outcome: componentsCurrent}
+	if !StageUnchanged(st, "1.35.2") {
+		t.Error("a stage at its version is not unchanged")
+	}
+
+	if StageUnchanged(st, "v1.35.3") {
+		t.Error("a stage that moves is unchanged")
+	}
+
+	st.Outcome = ""
+	if StageUnchanged(st, "v1.35.2") {
+		t.Error("a stage whose last update failed part-way is unchanged")
+	}
+}

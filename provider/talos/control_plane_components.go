@@ -73,7 +73,8 @@ type ControlPlaneComponentsState struct {
 // Annotate documents the outputs.
 func (s *ControlPlaneComponentsState) Annotate(a infer.Annotator) {
 	a.Describe(&s.Outcome, "What the last create or update did: `updated` (the component images were moved), "+
-		"`current` (they already were on the version), or `not-configured` (the node was in maintenance mode).")
+		"`current` (they already were on the version), or `not-configured` (the node was in maintenance mode). "+
+		"Empty when the last create or update failed after it changed the node (the next update checks again).")
 }
 
 // Outcomes of a ControlPlaneComponents operation.

@@ -104,6 +104,7 @@ func (r *ControlPlaneComponents) Create(ctx context.Context, req infer.CreateReq
 	st.Change = nil
 
 	if err != nil && changed {
+		st.Outcome = "" // unfinished (StageUnchanged)
 		return infer.CreateResponse[ControlPlaneComponentsState]{ID: req.Inputs.Node, Output: st}, initFailed(err)
 	}
 
@@ -122,8 +123,11 @@ func (r *ControlPlaneComponents) Update(ctx context.Context, req infer.UpdateReq
 
 	switch {
 	case err != nil && changed:
-		// Changed but not seen healthy: the next update checks again.
-		st.Outcome = outcome
+		// Changed but not seen healthy: the next update checks again. The
+		// engine runs it whatever Diff says (init errors), and the stack's
+		// outputs, all TalosCluster reads, show it by the empty outcome
+		// (StageUnchanged).
+		st.Outcome = ""
 
 		return infer.UpdateResponse[ControlPlaneComponentsState]{Output: st}, initFailed(err)
 	case err != nil:

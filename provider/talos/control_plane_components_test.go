@@ -128,6 +128,26 @@ func TestControlPlaneComponentsLifecycle(t *testing.T) {
 		t.Fatalf("read: %v, %v vs %v", err, rd.Properties, st.state)
 	}
 
+	// An update that changed the node and then failed (the cluster not seen
+	// healthy after it: a required worker does not answer) stores no
+	// outcome. The engine runs the next update whatever Diff says (init
+	// errors), and the stack's outputs show that only so (StageUnchanged,
+	// review s14b S1).
+	failing := componentsInputs(c, cp.String(), "v1.35.3")
+	failing["healthGate"] = property.New(map[string]property.Value{
+		"controlPlanes": property.New([]property.Value{property.New(cp.String())}),
+		"workers":       property.New([]property.Value{property.New(ip(3).String())}),
+		"timeout":       property.New("3s"),
+	})
+	checked, _ = st.diff(failing)
+	if err := st.update(checked); err == nil {
+		t.Fatal("update with an unhealthy cluster after it succeeded")
+	}
+
+	if got := st.state.Get("outcome"); !got.IsString() || got.AsString() != "" || st.out("kubernetesVersion") != "v1.35.3" {
+		t.Fatalf("after a failed check: outcome %v, version %q", got, st.out("kubernetesVersion"))
+	}
+
 	if err := st.delete(); err != nil {
 		t.Fatal(err)
 	}

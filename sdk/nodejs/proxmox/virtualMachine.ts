@@ -206,7 +206,7 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly started: pulumi.Output<boolean | undefined>;
     /**
-     * The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run.
+     * The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).
      */
     declare public /*out*/ readonly status: pulumi.Output<string>;
     /**

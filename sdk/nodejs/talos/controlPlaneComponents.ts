@@ -152,7 +152,7 @@ export class ControlPlaneComponents extends pulumi.CustomResource {
      */
     declare public readonly node: pulumi.Output<string>;
     /**
-     * What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode).
+     * What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode). Empty when the last create or update failed after it changed the node (the next update checks again).
      */
     declare public /*out*/ readonly outcome: pulumi.Output<string>;
     /**

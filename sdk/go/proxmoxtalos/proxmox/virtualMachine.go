@@ -155,7 +155,7 @@ type VirtualMachine struct {
 	SmbiosUuid pulumi.StringOutput `pulumi:"smbiosUuid"`
 	// Keep the VM running. Default `true`: the VM is started after create and after it was stopped outside Pulumi; `false` shuts it down.
 	Started pulumi.BoolPtrOutput `pulumi:"started"`
-	// The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run.
+	// The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).
 	Status pulumi.StringOutput `pulumi:"status"`
 	// On destroy, stop the VM at once instead of a graceful shutdown. Default `false`.
 	StopOnDestroy pulumi.BoolPtrOutput `pulumi:"stopOnDestroy"`
@@ -538,7 +538,7 @@ func (o VirtualMachineOutput) Started() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.BoolPtrOutput { return v.Started }).(pulumi.BoolPtrOutput)
 }
 
-// The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run.
+// The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).
 func (o VirtualMachineOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v *VirtualMachine) pulumi.StringOutput { return v.Status }).(pulumi.StringOutput)
 }

@@ -141,7 +141,7 @@ type ControlPlaneComponents struct {
 	KubernetesVersion pulumi.StringOutput `pulumi:"kubernetesVersion"`
 	// The control plane's own address (IP or DNS name, optional `:port`, default port 50000).
 	Node pulumi.StringOutput `pulumi:"node"`
-	// What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode).
+	// What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode). Empty when the last create or update failed after it changed the node (the next update checks again).
 	Outcome pulumi.StringOutput `pulumi:"outcome"`
 	// Limits for waiting on the node.
 	Timeouts TimeoutsPtrOutput `pulumi:"timeouts"`
@@ -358,7 +358,7 @@ func (o ControlPlaneComponentsOutput) Node() pulumi.StringOutput {
 	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.StringOutput { return v.Node }).(pulumi.StringOutput)
 }
 
-// What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode).
+// What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode). Empty when the last create or update failed after it changed the node (the next update checks again).
 func (o ControlPlaneComponentsOutput) Outcome() pulumi.StringOutput {
 	return o.ApplyT(func(v *ControlPlaneComponents) pulumi.StringOutput { return v.Outcome }).(pulumi.StringOutput)
 }

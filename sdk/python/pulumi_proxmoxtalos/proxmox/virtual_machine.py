@@ -999,7 +999,7 @@ class VirtualMachine(pulumi.CustomResource):
     @pulumi.getter
     def status(self) -> pulumi.Output[_builtins.str]:
         """
-        The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run.
+        The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI's Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).
         """
         return pulumi.get(self, "status")
 

@@ -514,7 +514,7 @@ class ControlPlaneComponents(pulumi.CustomResource):
     @pulumi.getter
     def outcome(self) -> pulumi.Output[_builtins.str]:
         """
-        What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode).
+        What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode). Empty when the last create or update failed after it changed the node (the next update checks again).
         """
         return pulumi.get(self, "outcome")
 

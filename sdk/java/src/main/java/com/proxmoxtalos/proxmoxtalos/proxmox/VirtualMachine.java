@@ -471,14 +471,14 @@ public class VirtualMachine extends com.pulumi.resources.CustomResource {
         return Codegen.optional(this.started);
     }
     /**
-     * The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI&#39;s Pause); the next update resumes a paused VM that should run.
+     * The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI&#39;s Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).
      * 
      */
     @Export(name="status", refs={String.class}, tree="[0]")
     private Output<String> status;
 
     /**
-     * @return The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI&#39;s Pause); the next update resumes a paused VM that should run.
+     * @return The power state Proxmox reports: `running`, `stopped`, or `paused` for a VM whose QEMU was paused outside Pulumi (`qm suspend` without `--todisk`, the UI&#39;s Pause); the next update resumes a paused VM that should run. `unknown` when the last create or update failed part-way (the next update finishes it).
      * 
      */
     public Output<String> status() {

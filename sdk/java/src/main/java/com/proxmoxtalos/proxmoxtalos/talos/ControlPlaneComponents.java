@@ -229,14 +229,14 @@ public class ControlPlaneComponents extends com.pulumi.resources.CustomResource 
         return this.node;
     }
     /**
-     * What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode).
+     * What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode). Empty when the last create or update failed after it changed the node (the next update checks again).
      * 
      */
     @Export(name="outcome", refs={String.class}, tree="[0]")
     private Output<String> outcome;
 
     /**
-     * @return What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode).
+     * @return What the last create or update did: `updated` (the component images were moved), `current` (they already were on the version), or `not-configured` (the node was in maintenance mode). Empty when the last create or update failed after it changed the node (the next update checks again).
      * 
      */
     public Output<String> outcome() {
