@@ -141,6 +141,15 @@ func TestNodesTheSummaryMissesAreNotSettled(t *testing.T) {
 				}
 			}
 		},
+		// a refresh gives the VM's smbiosUuid output, which the apply's
+		// machineId is bound to, the new UUID: the apply is replaced
+		"SMBIOS UUID changed in Proxmox": func(s *settledCluster) {
+			for i := range s.inv.vms {
+				if s.inv.vms[i].Name == "lab-workers-1" {
+					s.inv.vms[i].Config["smbios1"] = "uuid=11111111-2222-4333-8444-555555555555"
+				}
+			}
+		},
 		// its update failed part-way: the engine runs it again whatever
 		// Diff says (init errors, which readStack does not return)
 		"VM status unknown (its last update failed)": func(s *settledCluster) {

@@ -115,17 +115,36 @@ func TestSettledNodeWaitsForTheChangeBeforeIt(t *testing.T) {
 	}
 }
 
-// Nothing settled: the rollout's waits as computed.
+// Nothing settled (no map, or every node false): the rollout's waits of
+// an existing cluster, written out: each node's VM and apply behind the
+// previous node's apply, every apply behind the component stages and, but
+// the first, the bootstrap; the stages require every node.
 func TestSettleNothingKeepsTheRollout(t *testing.T) {
 	t.Parallel()
+	want := map[string]Waits{
+		"lab-cp-1":      {StageOnVM: true, AfterStages: true},
+		"lab-cp-2":      {VM: "lab-cp-1", Apply: "lab-cp-1", AfterStages: true, AfterBootstrap: true},
+		"lab-cp-3":      {VM: "lab-cp-2", Apply: "lab-cp-2", AfterStages: true, AfterBootstrap: true},
+		"lab-workers-1": {VM: "lab-cp-3", Apply: "lab-cp-3", AfterStages: true, AfterBootstrap: true},
+		"lab-workers-2": {VM: "lab-workers-1", Apply: "lab-workers-1", AfterStages: true, AfterBootstrap: true},
+		"lab-workers-3": {VM: "lab-workers-2", Apply: "lab-workers-2", AfterStages: true, AfterBootstrap: true},
+		"lab-workers-4": {VM: "lab-workers-3", Apply: "lab-workers-3", AfterStages: true, AfterBootstrap: true},
+	}
 	p, _ := settledPlan(t, nil, false)
-	spec := baseSpec()
-	spec.WorkerPools[0].Count = 4
-	fresh := mustCompute(t, spec, roomy(), nil)
-	q := mustCompute(t, spec, roomy(), observed(t, fresh, map[string]string{}))
-	for i := range p.Nodes {
-		if p.Nodes[i].Waits != q.Nodes[i].Waits {
-			t.Errorf("%s waits %+v, want %+v", p.Nodes[i].Name, p.Nodes[i].Waits, q.Nodes[i].Waits)
+	q, _ := settledPlan(t, nil, false)
+	none := map[string]bool{}
+	for name := range want {
+		none[name] = false
+	}
+	q.Settle(none, false)
+	for i, plan := range []*Plan{p, q} {
+		for _, n := range plan.Nodes {
+			if n.Waits != want[n.Name] {
+				t.Errorf("settled %v: %s waits %+v, want %+v", []string{"nil", "none"}[i], n.Name, n.Waits, want[n.Name])
+			}
+		}
+		if len(plan.Nodes) != len(want) || len(plan.StageRequires) != len(want) {
+			t.Errorf("settled %v: %d nodes, the stages require %v", []string{"nil", "none"}[i], len(plan.Nodes), plan.StageRequires)
 		}
 	}
 }

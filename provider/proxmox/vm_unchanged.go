@@ -1,6 +1,10 @@
 package proxmox
 
-import "github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+import (
+	"strings"
+
+	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
+)
 
 // statusUnfinished is the status a create or update that failed part-way
 // stores (the VM's power state is not known then). The engine keeps that
@@ -29,5 +33,8 @@ func Unchanged(st VirtualMachineState, args VirtualMachineArgs, live pve.VMConfi
 	running := pve.VMStatus{Status: "running", QMPStatus: "running"}
 	refreshed := stateFrom(observation{Ref: pve.VMRef{Node: st.Node, VMID: st.VMID}, Config: live, Status: running},
 		st.VirtualMachineArgs, nil)
-	return !diffVM(refreshed, args).HasChanges
+	// The UUID is an output here (the inputs leave it to Proxmox), so diffVM
+	// does not see it change; a refresh stores the live one, and what binds
+	// it (a ConfigurationApply's machineId) would change.
+	return strings.EqualFold(refreshed.SmbiosUUID, st.SmbiosUUID) && !diffVM(refreshed, args).HasChanges
 }

@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
@@ -33,6 +34,13 @@ func TestUnchanged(t *testing.T) {
 		{"disk option dropped in Proxmox", func(*VirtualMachineArgs) {},
 			func(c pve.VMConfig) { c["scsi0"] = "local-lvm:vm-104-disk-0,size=20G,ssd=1" }, false},
 		{"renamed in Proxmox", func(*VirtualMachineArgs) {}, func(c pve.VMConfig) { c["name"] = "other" }, false},
+		{"SMBIOS UUID in another case", func(*VirtualMachineArgs) {}, func(c pve.VMConfig) {
+			c["smbios1"] = "uuid=" + strings.ToUpper(strings.TrimPrefix(c["smbios1"], "uuid="))
+		}, true},
+		// not an input (Proxmox chose it): a refresh stores the new one as the
+		// output a ConfigurationApply's machineId is bound to
+		{"SMBIOS UUID changed in Proxmox", func(*VirtualMachineArgs) {},
+			func(c pve.VMConfig) { c["smbios1"] = "uuid=11111111-2222-4333-8444-555555555555" }, false},
 	}
 	base := func() VirtualMachineArgs {
 		a := talosArgs()
