@@ -361,6 +361,12 @@ func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id 
 	default:
 		return pve.VMRef{}, false, err
 	}
+	// still locked for a create or clone that may be this one's, whose
+	// answer was lost: its worker writes the identity only at its end
+	if aerr == nil && lockedForCreate(obs) && awaitLostCreate(ctx, c, a, id, ref) {
+		pve.Logf(ctx, "creating %s: the answer was lost (%v), but the VM was made; going on with it", ref, err)
+		return ref, false, nil
+	}
 	// unknown whose it is, or this create's half-made VM (its task died
 	// with its node): keep it in the state rather than leave it behind;
 	// the next update completes it, a read drops it if it goes
@@ -375,15 +381,38 @@ func createAttempt(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id 
 // create_vm: create_and_lock_config, then the config at the end).
 func foreign(err error, obs observation) bool {
 	var te *pve.TaskError
-	if errors.As(err, &te) {
-		return false
-	}
+	return !errors.As(err, &te) && !lockedForCreate(obs)
+}
+
+// lockedForCreate: the VM is locked for its create or clone, whose task
+// still runs (or died with its node).
+func lockedForCreate(obs observation) bool {
 	for _, lock := range []string{obs.Config["lock"], obs.Status.Lock} {
 		if lock == "create" || lock == "clone" {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// awaitLostCreate waits for the create or clone task that is making ref
+// (this process does not know its UPID when the call's answer was lost,
+// so it counts as another's) and reports whether ref then carries this
+// create's identity. Under a slow Proxmox the task is still running when
+// the answer's loss is noticed; without the wait the create failed and
+// only the next update went on with the VM.
+func awaitLostCreate(ctx context.Context, c *pve.Client, a VirtualMachineArgs, id identity, ref pve.VMRef) bool {
+	node, typ, tid := ref.Node, "qmcreate", ref.VMID
+	if a.Clone != nil {
+		src := cloneSource(a)
+		node, typ, tid = src.Node, "qmclone", src.VMID
+	}
+	waited, err := awaitForeignTasks(ctx, c, node, typ, tid, fmt.Sprintf("the %s making VM %d", typ, ref.VMID))
+	if err != nil || !waited {
+		return false
+	}
+	own, ok, err := adoptOwn(ctx, c, a, id, false)
+	return err == nil && ok && own == ref
 }
 
 // cloneSource is the VM a.Clone names: clone.vmId on clone.node, which

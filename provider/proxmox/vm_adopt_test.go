@@ -258,6 +258,49 @@ func TestCreateGoesOnWhenItsAnswerWasLost(t *testing.T) {
 	}
 }
 
+// A create whose answer was lost while its task still runs (a slow
+// storage: the VM shows only "lock: create", its identity comes with the
+// task's end) waits for that task, then goes on with the VM in the same
+// run; it used to fail and leave the VM to the next update.
+func TestCreateWaitsForItsOwnTaskWhenItsAnswerWasLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{})
+	e.lab.SetFaults(labpve.Faults{Script: []labpve.FaultRule{
+		{Call: "POST /nodes/{node}/qemu", Lost: true}, {Task: "qmcreate", Hold: true}}})
+	checked := e.check(vmType, "slow", property.Map{}, property.NewMap(plainVM("pve1", "slow")))
+	type result struct {
+		st  property.Map
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := e.s.Create(p.CreateRequest{Urn: urn(vmType, "slow"), Properties: checked})
+		done <- result{resp.Properties, err}
+	}()
+	// release the held task once the create looks for it (bounded: a
+	// create that returns first ends the loop, and the checks below fail)
+	var res result
+	returned := false
+	for !returned && e.lab.PVE.Calls("GET /nodes/{node}/tasks") == 0 {
+		select {
+		case res = <-done:
+			returned = true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.lab.PVE.ReleaseHeldTasks()
+	if !returned {
+		res = <-done
+	}
+	if res.err != nil {
+		t.Fatalf("create: %v", res.err)
+	}
+	vms := e.lab.VMs()
+	if len(vms) != 1 || vms[0].Status != "running" || vms[0].VMID != getNum(t, res.st, "vmId") {
+		t.Fatalf("VMs %+v, state vmId %d", vms, getNum(t, res.st, "vmId"))
+	}
+}
+
 // A create whose call failed while another client made a VM with the same
 // VMID never takes that VM for its own: it is not this create's (it does
 // not carry its identity), so the create fails naming the vmId, and the
