@@ -277,11 +277,12 @@ func TestCreateWaitsForItsOwnTaskWhenItsAnswerWasLost(t *testing.T) {
 		resp, err := e.s.Create(p.CreateRequest{Urn: urn(vmType, "slow"), Properties: checked})
 		done <- result{resp.Properties, err}
 	}()
-	// release the held task once the create looks for it (bounded: a
-	// create that returns first ends the loop, and the checks below fail)
+	// release the held task once the create looks for it; bounded: a
+	// create that returns first ends the loop (the checks below fail), and
+	// after 6000 looks (a minute) the task is released anyway
 	var res result
 	returned := false
-	for !returned && e.lab.PVE.Calls("GET /nodes/{node}/tasks") == 0 {
+	for i := 0; i < 6000 && !returned && e.lab.PVE.Calls("GET /nodes/{node}/tasks") == 0; i++ {
 		select {
 		case res = <-done:
 			returned = true

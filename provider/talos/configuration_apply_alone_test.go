@@ -3,6 +3,8 @@ package talos
 import (
 	"testing"
 
+	p "github.com/pulumi/pulumi-go-provider"
+
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
@@ -94,5 +96,25 @@ func TestStageUnchanged(t *testing.T) {
 	st.Outcome = ""
 	if StageUnchanged(st, "v1.35.2") {
 		t.Error("a stage whose last update failed part-way is unchanged")
+	}
+}
+
+// A stage whose last operation changed the node but failed before it saw
+// it healthy (outcome "") is updated again at the same version: a refresh
+// drops the init error that would have made the engine run it (review
+// s14c S2); a finished one is not.
+func TestUnfinishedStageIsUpdatedAgain(t *testing.T) {
+	in := ControlPlaneComponentsArgs{KubernetesVersion: "1.35.2"}
+	unfinished := ControlPlaneComponentsState{ControlPlaneComponentsArgs: ControlPlaneComponentsArgs{KubernetesVersion: "v1.35.2"}}
+	if d := diffControlPlaneComponents(unfinished, in); !d.HasChanges || d.DetailedDiff["outcome"].Kind != p.Update {
+		t.Fatalf("unfinished stage at the same version: %+v, want an update of outcome", d)
+	}
+	done := unfinished
+	done.Outcome = componentsCurrent
+	if d := diffControlPlaneComponents(done, in); d.HasChanges {
+		t.Fatalf("finished stage at the same version: %+v, want no change", d)
+	}
+	if d := diffControlPlaneComponents(unfinished, ControlPlaneComponentsArgs{}); d.HasChanges {
+		t.Fatalf("unknown version: %+v, want no change", d)
 	}
 }

@@ -78,8 +78,18 @@ func (*ControlPlaneComponents) Diff(_ context.Context, req infer.DiffRequest[Con
 
 func diffControlPlaneComponents(old ControlPlaneComponentsState, in ControlPlaneComponentsArgs) infer.DiffResponse {
 	// An unknown version (preview) is a change only when the old one is set.
-	if in.KubernetesVersion == "" || sameKubernetesVersion(old.KubernetesVersion, in.KubernetesVersion) {
+	if in.KubernetesVersion == "" {
 		return infer.DiffResponse{}
+	}
+	if sameKubernetesVersion(old.KubernetesVersion, in.KubernetesVersion) {
+		if old.Outcome != "" || old.KubernetesVersion == "" {
+			return infer.DiffResponse{}
+		}
+		// The last create or update changed the node but did not see it
+		// healthy (outcome ""). The engine runs the next update for its
+		// init error, but a refresh drops that error (this resource has no
+		// Read), so the empty outcome itself asks for the check again.
+		return infer.DiffResponse{HasChanges: true, DetailedDiff: map[string]p.PropertyDiff{"outcome": {Kind: p.Update}}}
 	}
 
 	dd := map[string]p.PropertyDiff{"kubernetesVersion": {Kind: p.Update, InputDiff: true}}
