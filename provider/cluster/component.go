@@ -192,7 +192,7 @@ func (c *Component) Construct(ctx *pulumi.Context, name, typ string, args TalosC
 	}
 
 	f := &fanout{ctx: ctx, comp: comp, name: name, plan: p, state: next, planner: pl, tokenSecret: tokenSecret, sensitive: sensitive, unknownInputs: unknown, vmUnknown: vmUnknown, secrets: secrets, readings: readings,
-		base: base, generated: gen, observed: vms, stack: c.stack, onlyLayer: c.onlyLayer}
+		base: base, generated: gen, observed: vms, stack: c.readState, onlyLayer: c.onlyLayer}
 	if im := args.Image; im != nil {
 		f.factoryURL, f.installerRegistry = im.FactoryUrl, im.InstallerRegistry
 		f.skipRegistration = im.SkipSchematicRegistration

@@ -32,11 +32,7 @@ func (c *Component) inventoryFor(ctx *pulumi.Context, name, clusterName string) 
 		if !ctx.DryRun() {
 			return nil, nil, nil, config.Refusal("update TalosCluster " + name)
 		}
-		readState := c.stack
-		if readState == nil {
-			readState = readStack
-		}
-		resources, err := readState(ctx)
+		resources, err := c.readState(ctx)
 		if err != nil {
 			return nil, nil, nil, err
 		}

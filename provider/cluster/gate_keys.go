@@ -38,11 +38,7 @@ func (c *Component) markUngatedDisks(ctx *pulumi.Context, cluster string, creds 
 	}
 	st := offline
 	if st == nil {
-		readState := c.stack
-		if readState == nil {
-			readState = readStack
-		}
-		resources, err := readState(ctx)
+		resources, err := c.readState(ctx)
 		if err != nil {
 			return ""
 		}

@@ -135,11 +135,7 @@ func times(n int) string {
 // gave its node this cluster's client CA (creds; any when they are not
 // known): another TalosCluster of the stack may name a node alike.
 func (c *Component) recordedNodes(ctx *pulumi.Context, cluster string, creds *talosapi.Credentials) (map[string]string, string) {
-	readState := c.stack
-	if readState == nil {
-		readState = readStack
-	}
-	resources, err := readState(ctx)
+	resources, err := c.readState(ctx)
 	if err != nil {
 		return nil, firstLine(err.Error())
 	}

@@ -107,6 +107,15 @@ func sameCertificate(a, b []byte) bool {
 // stateReader reads the stack's state; nil asks the engine. Tests set it.
 type stateReader func(ctx *pulumi.Context) (map[string]any, error)
 
+// readState reads the stack's state: through the test's reader when one is
+// set, else from the engine (readStack).
+func (c *Component) readState(ctx *pulumi.Context) (map[string]any, error) {
+	if c.stack != nil {
+		return c.stack(ctx)
+	}
+	return readStack(ctx)
+}
+
 // readStack asks the engine for the stack's resources and their outputs.
 // Secret outputs come back as plain values: they stay in this process.
 func readStack(ctx *pulumi.Context) (map[string]any, error) {

@@ -41,11 +41,7 @@ func (f *fanout) settledNodes() (settled map[string]bool, stagesSettled bool) {
 	if len(live) == 0 {
 		return nil, false // no VM's configuration was read (an offline preview)
 	}
-	read := f.stack
-	if read == nil {
-		read = readStack
-	}
-	resources, err := read(f.ctx)
+	resources, err := f.stack(f.ctx)
 	if err != nil {
 		return nil, false
 	}
