@@ -212,6 +212,65 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 	}
 }
 
+// A download task that has started but not yet written its first log
+// line ("downloading <url> to <path>": the worker forks, then prints it)
+// is not yet known as this resource's. The create reads the log again
+// until the line shows instead of downloading the file a second time (the
+// race that failed TestDownloadAdoptsAnInterruptedDownload once in CI).
+// The lab holds the interrupted download before its first line and lets it
+// go once the create has read its log.
+func TestDownloadAwaitsTheFirstLogLineOfARunningDownload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{TimeScale: 0.5})
+	ctx := context.Background()
+	e.lab.PVE.SetFaults(labpve.Faults{Script: []labpve.FaultRule{{Task: "download", Hold: true}}})
+	in := isoInputs("pve2")
+	st, err := e.adminClient().Node(ctx, "pve2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage, err := st.Storage(ctx, "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := proxmoxres.IdentityOf(urn(downloadType, "iso-early"))
+	if _, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(in.Get("url").AsString(), id)); err != nil {
+		t.Fatal(err)
+	}
+	checked := e.check(downloadType, "iso-early", property.Map{}, in)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, "iso-early"), Properties: checked})
+		done <- err
+	}()
+	const logRead = "GET /nodes/{node}/tasks/{upid}/log"
+	var createErr error
+	returned := false
+	for i := 0; i < 6000 && !returned && e.lab.PVE.Calls(logRead) == 0; i++ {
+		select {
+		case createErr = <-done:
+			returned = true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.lab.PVE.ReleaseHeldTasks()
+	if !returned {
+		createErr = <-done
+	}
+	if createErr != nil {
+		t.Fatalf("create: %v", createErr)
+	}
+	n := 0
+	for _, task := range e.lab.PVE.Tasks() {
+		if task.Type == "download" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d downloads, want the interrupted one only", n)
+	}
+}
+
 // A VM an interrupted create left on the vmId the inputs pin is no
 // conflict at preview: the create adopts it. Another VM on that vmId is.
 func TestPinnedVMIDHeldByAnInterruptedCreate(t *testing.T) {
