@@ -224,8 +224,8 @@ func (i *pveInventory) VMs(ctx context.Context, cluster string) ([]plan.Observed
 		}
 		// Its configuration lives on a node that does not answer: reading
 		// it would wait for as long as the node is down.
-		unknown := plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags, Status: "unknown", ConfigUnknown: true}
-		if offline[vm.Node] || vm.Status == "unknown" || i.c.Silent(vm.Node) {
+		unknown := plan.ObservedVM{VMID: vm.VMID, Host: vm.Node, Name: vm.Name, Tags: vm.Tags, Status: pve.StatusNodeDown, ConfigUnknown: true}
+		if offline[vm.Node] || vm.Status == pve.StatusNodeDown || i.c.Silent(vm.Node) {
 			out = append(out, unknown)
 			continue
 		}

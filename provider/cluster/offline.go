@@ -204,11 +204,18 @@ func (s *stackState) readConfig(_ context.Context, node string, _ *talosapi.Cred
 // was given and what it reported): Proxmox's defaults where an input was
 // not given, as observeVM applies them to a configuration without the key.
 // A clone's template disks that the inputs do not list are not in them.
+// The status is the stored one: the state does not know whether a VM runs
+// now (the preview warns that drift is not checked).
 func observeState(o *proxmox.VirtualMachineState) plan.ObservedVM {
 	vm := plan.ObservedVM{
 		VMID: o.VMID, Host: o.Node, Name: orZero(o.Name), Tags: pveTags(slices.Clone(o.Tags)),
 		Template: orZero(o.Template), Status: o.Status,
 		Cores: 1, Sockets: 1, CPUType: "kvm64", MemoryMiB: 512, // pve-api defaults, as observeVM
+	}
+	if o.Status == proxmox.StatusUnfinished {
+		// the status of a VM whose last operation failed part-way, not
+		// Proxmox's word for a guest of an offline node
+		vm.Status, vm.Unfinished = "", true
 	}
 	if cpu := o.CPU; cpu != nil {
 		vm.Cores, vm.Sockets = valueOr(cpu.Cores, 1), valueOr(cpu.Sockets, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -248,5 +249,55 @@ func TestStackStateErrorSaysWhatItWasReadFor(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "reading "+urn+" from the stack's state to tell a VM deleted outside Pulumi from a new node: ") ||
 		strings.Contains(err.Error(), "offline") {
 		t.Errorf("online: %v", err)
+	}
+}
+
+// A VM whose last create or update failed part-way stores the status
+// "unknown" (proxmox.StatusUnfinished), the word Proxmox lists for a guest
+// of an offline node. Offline, that VM's host is not offline (the stack's
+// state says nothing of hosts): the preview says its update did not finish,
+// counts its control plane as running for etcd, and still refuses what only
+// a new VM could apply to it, as an online preview does (review s14c S1:
+// the preview said "pve2 is offline", counted lab-cp-2 down for quorum and
+// no longer refused a diskInterface change of it).
+func TestOfflinePreviewOfAnUnfinishedVM(t *testing.T) {
+	t.Parallel()
+	_, first := existingCluster(t, baseInputs())
+	state := stackStateOf(first)
+	var unfinished map[string]any
+	for urn, r := range state {
+		if strings.HasSuffix(urn, "VirtualMachine::lab-cp-2") {
+			unfinished = r.(map[string]any)["outputs"].(map[string]any)
+			unfinished["status"] = proxmox.StatusUnfinished
+		}
+	}
+	if unfinished == nil {
+		t.Fatal("no VM lab-cp-2 in the stack's state")
+	}
+	c := &Component{
+		extensions: labFactoryExtensions(t),
+		stack:      func(*pulumi.Context) (map[string]any, error) { return state, nil },
+		offline:    func() bool { return true },
+	}
+	_, resp, err := constructWith(t, c, true, baseInputs())
+	must(t, err)
+	var said []string
+	for _, w := range resp.State.Get("warnings").AsArray().AsSlice() {
+		said = append(said, w.AsString())
+	}
+	all := strings.Join(said, "\n")
+	want := fmt.Sprintf("lab-cp-2: the last create or update of VM %v on %s did not finish; pulumi up runs it again", unfinished["vmId"], unfinished["node"])
+	if !strings.Contains(all, want) || strings.Contains(all, "offline or does not answer") || strings.Contains(all, "etcd:") {
+		t.Errorf("warnings:\n%s\nwant %q, no offline host, no etcd quorum line", all, want)
+	}
+	if s := resp.State.Get("summary").AsString(); strings.Contains(s, "unknown") || strings.Contains(s, "etcd") {
+		t.Errorf("summary %q", s)
+	}
+
+	virtio := baseInputs()
+	virtio["diskInterface"] = "virtio"
+	_, _, err = constructWith(t, c, true, virtio)
+	if err == nil || !strings.Contains(err.Error(), "diskInterface: the OS disk of nodes lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2 is on the scsi bus") {
+		t.Errorf("a diskInterface change offline: %v", err)
 	}
 }

@@ -77,9 +77,10 @@ func (b *builder) buildNodes() {
 	for _, s := range b.slots {
 		n := Node{
 			Name: s.name, Role: s.role, Pool: s.pool, Ordinal: s.ordinal, Existing: s.prev != nil,
-			Power:  b.power(s),
-			VM:     b.buildVM(s, hosts[s.host]),
-			Config: b.buildConfig(s),
+			Unfinished: s.prev != nil && s.prev.Unfinished,
+			Power:      b.power(s),
+			VM:         b.buildVM(s, hosts[s.host]),
+			Config:     b.buildConfig(s),
 		}
 		for i, nic := range n.VM.NICs {
 			if other, dup := macs[nic.MAC]; dup {

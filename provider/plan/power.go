@@ -86,7 +86,8 @@ func (p *Plan) Down() []*Node {
 // PowerNotes says, one line per node, what the update does about a VM that
 // does not run: a stopped VM is started first, a paused one resumed (the
 // update repairs it without a refresh); one on an offline Proxmox node
-// cannot be checked.
+// cannot be checked; one whose last operation failed part-way (Unfinished)
+// has it run again.
 func (p *Plan) PowerNotes() []string {
 	var out []string
 	for _, n := range p.Missing() {
@@ -101,6 +102,11 @@ func (p *Plan) PowerNotes() []string {
 			out = append(out, fmt.Sprintf("%s: %s paused, will be resumed", n.Name, vm))
 		default:
 			out = append(out, fmt.Sprintf("%s: %s stopped, will be started", n.Name, vm))
+		}
+	}
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Unfinished {
+			out = append(out, fmt.Sprintf("%s: the last create or update of VM %d on %s did not finish; pulumi up runs it again", n.Name, n.VM.VMID, n.VM.Host))
 		}
 	}
 	return out

@@ -47,6 +47,10 @@ type ObservedVM struct {
 	// Status is the VM's status as Proxmox lists it ("running",
 	// "stopped", ...; "unknown" when its node is offline).
 	Status string
+	// Unfinished: the stack's state says the VM's last create or update
+	// failed part-way (an offline preview's VM only), so its status is not
+	// known; its host is not offline for that.
+	Unfinished bool
 	// ConfigUnknown: the VM's configuration could not be read (its node
 	// is offline): only what the cluster's resource list says is known
 	// (VMID, host, name, tags, status).
@@ -108,7 +112,7 @@ func Rebuild(cluster string, vms []ObservedVM) (*State, []string) {
 
 func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 	ns := NodeState{
-		Name: vm.Name, Host: vm.Host, VMID: vm.VMID, Power: powerOf(vm.Status),
+		Name: vm.Name, Host: vm.Host, VMID: vm.VMID, Power: powerOf(vm.Status), Unfinished: vm.Unfinished,
 		Cores: vm.Cores, Sockets: vm.Sockets, CPUType: vm.CPUType, MemoryMiB: vm.MemoryMiB,
 	}
 	if ns.Name == "" {
@@ -131,6 +135,12 @@ func rebuildNode(cluster string, vm ObservedVM) (NodeState, error) {
 		return ns, fmt.Errorf("is a worker without a %s<name> tag", TagPoolPrefix)
 	}
 	ns.Ordinal = ordinalOf(cluster, ns.Pool, ns.Name)
+	if vm.Unfinished {
+		// Taken as running, as the update that runs the operation again
+		// leaves it: it is planned, checked and counted for etcd as such,
+		// and PowerNotes says its operation did not finish.
+		ns.Power = PowerRunning
+	}
 	if vm.ConfigUnknown {
 		// Only its identity: what Compare does not know is no change,
 		// and its address comes from the cluster (Facts.Membership).

@@ -73,6 +73,9 @@ type NodeState struct {
 	// Power is what Proxmox reported for a rebuilt node's VM: an
 	// observation, not part of what the node is planned to be.
 	Power Power `json:"-"`
+	// Unfinished: the VM's last create or update failed part-way
+	// (ObservedVM.Unfinished); an observation too.
+	Unfinished bool `json:"-"`
 }
 
 // State returns the digest of the plan.

@@ -187,6 +187,10 @@ type Node struct {
 	// before planning: PowerNone for a new node, PowerMissing for one whose
 	// VM is gone although the cluster knows the node.
 	Power Power
+	// Unfinished: the stack's state says the last create or update of the
+	// node's VM failed part-way (offline previews only; Power is then
+	// PowerRunning, as that update leaves it).
+	Unfinished bool
 	// Waits says what the node's steps wait for in an update (waits.go).
 	Waits  Waits
 	VM     VM

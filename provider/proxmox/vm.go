@@ -240,7 +240,7 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 		st = VirtualMachineState{VirtualMachineArgs: a, VMID: ref.VMID,
 			MACAddresses: []string{}, IPv4Addresses: []string{}, IPv6Addresses: []string{}}
 	}
-	st.Status = statusUnfinished
+	st.Status = StatusUnfinished
 	return infer.CreateResponse[VirtualMachineState]{ID: vmResourceID(ref), Output: st},
 		infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
 }
@@ -574,7 +574,7 @@ func (*VirtualMachine) Update(ctx context.Context, req infer.UpdateRequest[Virtu
 		return infer.UpdateResponse[VirtualMachineState]{}, err
 	}
 	// part of the update happened: record what the VM is now
-	st.Status = statusUnfinished
+	st.Status = StatusUnfinished
 	return infer.UpdateResponse[VirtualMachineState]{Output: st}, infer.ResourceInitFailedError{Reasons: []string{err.Error()}}
 }
 

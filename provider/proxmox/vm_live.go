@@ -52,7 +52,7 @@ func judgeLive(inv pve.Inventory, st VirtualMachineState, news VirtualMachineArg
 		return liveFinding{liveGone, fmt.Sprintf("%s no longer exists in Proxmox (deleted outside Pulumi): "+
 			"it will be created again", vm)}
 	}
-	if inv.Offline[g.Node] || g.Status == "unknown" {
+	if inv.Offline[g.Node] || g.Status == pve.StatusNodeDown {
 		return liveFinding{liveUnknown, fmt.Sprintf("node %s is offline or does not answer: %s could not be "+
 			"checked; `pulumi up` brings it to the program once the node is back", g.Node, vm)}
 	}

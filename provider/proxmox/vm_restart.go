@@ -23,8 +23,8 @@ var restartPaths = []string{"cpu.cores", "cpu.sockets", "cpu.type", "memory.dedi
 // is asked only when memory.dedicated changes (it reads the VM's config).
 func restartWarning(old VirtualMachineState, news VirtualMachineArgs, memHotplug func() bool) string {
 	// a paused VM is resumed, not restarted, by the update (vm_converge);
-	// after a failed operation (statusUnfinished) it may well run
-	if (old.Status != "running" && old.Status != statusUnfinished && !pve.IsPausedStatus(old.Status)) || !wantsRunning(news) {
+	// after a failed operation (StatusUnfinished) it may well run
+	if (old.Status != "running" && old.Status != StatusUnfinished && !pve.IsPausedStatus(old.Status)) || !wantsRunning(news) {
 		return ""
 	}
 	d := diffVM(old, news)

@@ -63,7 +63,7 @@ func TestRestartWarning(t *testing.T) {
 	}
 	// after a failed update the VM's power state is not known: it may run
 	unfinished := old
-	unfinished.Status = statusUnfinished
+	unfinished.Status = StatusUnfinished
 	news.Started = nil
 	if w := restartWarning(unfinished, news, func() bool { return false }); !strings.Contains(w, "will restart the VM") {
 		t.Errorf("a VM whose last update failed: warning %q", w)

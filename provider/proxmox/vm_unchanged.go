@@ -6,14 +6,16 @@ import (
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
 
-// statusUnfinished is the status a create or update that failed part-way
+// StatusUnfinished is the status a create or update that failed part-way
 // stores (the VM's power state is not known then). The engine keeps that
 // operation's errors (init errors) and runs the next update even when Diff
 // finds nothing (pulumi pkg v3.274.1 resource/deploy/step_generator.go,
 // "unchanged, but there were initialization errors"), yet the stack's
 // outputs, all TalosCluster reads, do not show them: the status does, and
-// Unchanged refuses it.
-const statusUnfinished = "unknown"
+// Unchanged refuses it. It is the word Proxmox lists for a guest of an
+// offline node, but means no such thing here: readers of the state (the
+// offline preview) compare with this constant, not with the word.
+const StatusUnfinished = "unknown"
 
 // Unchanged reports whether an update that gives the VM whose state is st
 // the inputs args finds no change to make: Diff compares the inputs with
@@ -27,7 +29,7 @@ const statusUnfinished = "unknown"
 // leaves the node alone) as its create did, without the rollout's waits
 // (cluster.settledNodes): a VM update there would not wait its turn.
 func Unchanged(st VirtualMachineState, args VirtualMachineArgs, live pve.VMConfig) bool {
-	if live == nil || st.VMID == 0 || st.Status == statusUnfinished || diffVM(st, args).HasChanges {
+	if live == nil || st.VMID == 0 || st.Status == StatusUnfinished || diffVM(st, args).HasChanges {
 		return false
 	}
 	running := pve.VMStatus{Status: "running", QMPStatus: "running"}

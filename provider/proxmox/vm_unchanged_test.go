@@ -67,7 +67,7 @@ func TestUnchanged(t *testing.T) {
 	// the engine runs the update of a resource with init errors even when
 	// Diff finds nothing; its outputs show them by the status alone
 	unfinished := stateOf(base(), 104)
-	unfinished.OnBoot, unfinished.Status = ptr(false), statusUnfinished
+	unfinished.OnBoot, unfinished.Status = ptr(false), StatusUnfinished
 	if Unchanged(unfinished, base(), liveFromCreate()) {
 		t.Error("a VM whose last create or update failed part-way is unchanged")
 	}

@@ -459,6 +459,11 @@ func (c *Client) SetPool(ctx context.Context, vmid int, from, pool string) error
 	})
 }
 
+// StatusNodeDown is the status /cluster/resources lists for the guests of a
+// node that reports nothing (pve-manager PVE/API2Tools.pm extract_vm_stats):
+// nothing about such a guest can be checked.
+const StatusNodeDown = "unknown"
+
 // ClusterVM is one guest as /cluster/resources lists it: a VM, or with
 // Type "lxc" a container (VMIDs are unique across both).
 type ClusterVM struct {
@@ -466,8 +471,9 @@ type ClusterVM struct {
 	Type string // qemu or lxc
 	Node string
 	Name string
-	// Status is "running", "stopped", "unknown" while its node is down, or
-	// for a qemu that runs, its QMP run state other than running ("paused").
+	// Status is "running", "stopped", StatusNodeDown while its node is
+	// down, or for a qemu that runs, its QMP run state other than running
+	// ("paused").
 	Status   string
 	Template bool
 	Pool     string

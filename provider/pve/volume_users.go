@@ -31,7 +31,7 @@ func (c *Client) VolumeUsers(ctx context.Context, node, storage, volid string) (
 		if vm.Node != node && !shared {
 			continue
 		}
-		if offline[vm.Node] || vm.Status == "unknown" {
+		if offline[vm.Node] || vm.Status == StatusNodeDown {
 			// Its configuration cannot be read now: count it as a user,
 			// since keeping a file is undone by hand and deleting one is not.
 			users = append(users, vm)
