@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
@@ -21,7 +22,6 @@ func TestDiskMoveWithAnOldGateWarns(t *testing.T) {
 	for _, h := range in["hosts"].([]any) {
 		h.(map[string]any)["diskStorage"] = "fast"
 	}
-	running := appliedConfigs(first)
 	for _, tc := range []struct {
 		name    string
 		oldGate func(urn string) bool // the applies whose stored gate lacks diskStorage
@@ -39,21 +39,12 @@ func TestDiskMoveWithAnOldGateWarns(t *testing.T) {
 				"but perhaps not after lab-workers-1 (see the warning))",
 			"lab-workers-1: the health gate stored for this node lacks diskStorage (written by an older provider): unless a pulumi up ran"},
 	} {
-		state := stackStateOf(first)
-		for urn, r := range state {
-			outs := r.(map[string]any)["outputs"].(map[string]any)
-			if g, ok := outs["healthGate"].(map[string]any); ok && tc.oldGate(urn) {
-				g["vm"] = strings.Split(g["vm"].(string), " diskStorage=")[0]
+		resp := previewWithStoredGates(t, inv, first, in, func(urn, vm string) string {
+			if tc.oldGate(urn) {
+				return strings.Split(vm, " diskStorage=")[0]
 			}
-		}
-		_, resp, err := constructWith(t, &Component{
-			inventory:  func(context.Context) (Inventory, error) { return inv, nil },
-			readConfig: running.read,
-			extensions: labFactoryExtensions(t),
-			stack:      func(*pulumi.Context) (map[string]any, error) { return state, nil },
-			offline:    func() bool { return false },
-		}, true, in)
-		must(t, err)
+			return vm
+		})
 		if s := resp.State.Get("summary").AsString(); s != tc.summary {
 			t.Errorf("%s: summary %q\nwant    %q", tc.name, s, tc.summary)
 		}
@@ -63,4 +54,48 @@ func TestDiskMoveWithAnOldGateWarns(t *testing.T) {
 			t.Errorf("%s: warnings %q, want %q", tc.name, warnings, tc.warning)
 		}
 	}
+}
+
+// TestOSDiskGrowthWithAnOldGateWarns: a gate stored before diskSize was in
+// healthGate.vm does not see the OS disk grow, so the summary does not
+// promise the checks and the warning names the key.
+func TestOSDiskGrowthWithAnOldGateWarns(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	in := baseInputs()
+	in["workerPools"].([]any)[0].(map[string]any)["size"] = map[string]any{"diskSize": 30}
+	resp := previewWithStoredGates(t, inv, first, in, func(_, vm string) string {
+		return strings.Replace(vm, " diskSize=20GiB", "", 1)
+	})
+	want := "2 updated live, no reboot (diskSize 20 → 30 GiB; disks grown one node at a time, cluster health checked after each " +
+		"only if pulumi up ran since the provider's upgrade (see the warning)): lab-workers-1, lab-workers-2"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("summary %q\nwant    %q", s, want)
+	}
+	warning := "lab-workers-1, lab-workers-2: the health gate stored for these nodes lacks diskSize (written by an older provider)"
+	if w := strings.Join(strs(resp.State.Get("warnings")), "\n"); !strings.Contains(w, warning) {
+		t.Errorf("warnings %q, want %q", w, warning)
+	}
+}
+
+// previewWithStoredGates previews in on the cluster first created, whose
+// stack state holds each apply's healthGate.vm as edit(urn, vm) returns it.
+func previewWithStoredGates(t *testing.T, inv Inventory, first *recorder, in map[string]any, edit func(urn, vm string) string) p.ConstructResponse {
+	t.Helper()
+	state := stackStateOf(first)
+	for urn, r := range state {
+		outs := r.(map[string]any)["outputs"].(map[string]any)
+		if g, ok := outs["healthGate"].(map[string]any); ok {
+			g["vm"] = edit(urn, g["vm"].(string))
+		}
+	}
+	_, resp, err := constructWith(t, &Component{
+		inventory:  func(context.Context) (Inventory, error) { return inv, nil },
+		readConfig: appliedConfigs(first).read,
+		extensions: labFactoryExtensions(t),
+		stack:      func(*pulumi.Context) (map[string]any, error) { return state, nil },
+		offline:    func() bool { return false },
+	}, true, in)
+	must(t, err)
+	return resp
 }

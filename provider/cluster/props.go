@@ -147,17 +147,17 @@ func nonNil[T any](s []T) []T {
 }
 
 // vmSettings are the VM settings whose change the node's health gate
-// follows (healthGate.vm): those that restart the VM, the OS disk's
-// storage (the cloud-init drive's too: cloudInitArgs), to which the VM's
-// update moves the disk live, the heaviest I/O the node sees, and the data
-// disks (interface:GiB:storage each, plan.NodeState): added or removed
-// live on scsi and virtio, at a restart on sata (plan restartReasons),
-// moved or grown live on any bus. Always set, "" without any: a first
-// disk is then a change. A change
-// re-checks the cluster after the node's VM changed, before the next
-// node's VM changes. A key added here is no change for a gate stored
-// without it (talos vmChanged).
+// follows (healthGate.vm): those that restart the VM, the OS disk's size
+// (the VM's update grows it live: qemu-server resize) and storage (the
+// cloud-init drive's too: cloudInitArgs), to which the update moves the
+// disk live, the heaviest I/O the node sees, and the data disks
+// (interface:GiB:storage each, plan.NodeState): added or removed live on
+// scsi and virtio, at a restart on sata (plan restartReasons), moved or
+// grown live on any bus. Always set, "" without any: a first disk is then
+// a change. A change re-checks the cluster after the node's VM changed,
+// before the next node's VM changes. A key added here is no change for a
+// gate stored without it (talos vmChanged).
 func vmSettings(ns *plan.NodeState) string {
-	return fmt.Sprintf("cores=%d sockets=%d cpu=%s memory=%dMiB cloudInit=%s diskStorage=%s dataDisks=%s",
-		ns.Cores, ns.Sockets, ns.CPUType, ns.MemoryMiB, ns.CloudInit, ns.DiskStorage, strings.Join(ns.DataDisks, ","))
+	return fmt.Sprintf("cores=%d sockets=%d cpu=%s memory=%dMiB cloudInit=%s diskSize=%dGiB diskStorage=%s dataDisks=%s",
+		ns.Cores, ns.Sockets, ns.CPUType, ns.MemoryMiB, ns.CloudInit, ns.DiskGiB, ns.DiskStorage, strings.Join(ns.DataDisks, ","))
 }

@@ -193,3 +193,41 @@ func TestSataDataDiskChangeGatesEachWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestOSDiskGrowthGatesEachNode: a larger size.diskSize grows each VM's
+// OS disk while it runs (qemu-server resize): every node's health gate
+// follows the size (healthGate.vm diskSize=), so that its apply checks the
+// cluster after its VM's disk grew, before the next node's grows; the
+// summary names the change and the checks. A smaller one stays refused.
+func TestOSDiskGrowthGatesEachNode(t *testing.T) {
+	t.Parallel()
+	inv, first := existingCluster(t, baseInputs())
+	sized := func(gib int) map[string]any {
+		in := baseInputs()
+		in["controlPlane"] = map[string]any{"size": map[string]any{"diskSize": gib}}
+		in["workerPools"].([]any)[0].(map[string]any)["size"] = map[string]any{"diskSize": gib}
+		return in
+	}
+	rec, resp, err := constructDry(t, true, inv, sized(30), appliedConfigs(first))
+	must(t, err)
+	want := "all 5 nodes updated live, no reboot (diskSize 20 → 30 GiB; disks grown one node at a time, cluster health checked after each)"
+	if s := resp.State.Get("summary").AsString(); s != want {
+		t.Errorf("summary %q\nwant    %q", s, want)
+	}
+	applies := rec.byType("ConfigurationApply")
+	if len(applies) != 5 {
+		t.Fatalf("%d applies", len(applies))
+	}
+	for _, a := range applies {
+		was := first.get(t, "ConfigurationApply", a.name).inputs.Get("healthGate").AsMap().Get("vm").AsString()
+		got := a.inputs.Get("healthGate").AsMap().Get("vm").AsString()
+		if !strings.Contains(was, " diskSize=20GiB ") || got != strings.Replace(was, "diskSize=20GiB", "diskSize=30GiB", 1) {
+			t.Errorf("apply %s: gate VM settings %q → %q, want only the OS disk's size to change", a.name, was, got)
+		}
+	}
+
+	_, _, err = constructDry(t, true, inv, sized(15), appliedConfigs(first))
+	if err == nil || !strings.Contains(err.Error(), "node lab-cp-1 has a 20 GiB OS disk: disks cannot shrink (to 15 GiB)") {
+		t.Errorf("OS disk shrunk: %v, want it refused", err)
+	}
+}

@@ -54,8 +54,11 @@ type NodeChange struct {
 	// DisksChanged: data disks are added, removed or grown while the VM
 	// runs; the node's health gate checks the cluster after it too.
 	DisksChanged bool
+	// Grown: the OS disk grows while the VM runs (diskSize), gated too.
+	Grown bool
 	// GateKeys are the healthGate.vm keys (cluster vmSettings) whose change
-	// alone gates this node's disk change: "diskStorage", "dataDisks".
+	// alone gates this node's disk change: "diskSize", "diskStorage",
+	// "dataDisks".
 	GateKeys []string
 	// Unchecked: a gate stored without one of GateKeys (by an older
 	// provider) may not see the change, so no health check may follow it
@@ -65,6 +68,13 @@ type NodeChange struct {
 
 // liveVMChanges records what changes on the running VM, no restart.
 func (c *NodeChange) liveVMChanges(o, n *NodeState) {
+	// The VM's update grows the OS disk while it runs (qemu-server
+	// resize); the node's health gate checks the cluster after it
+	// (healthGate.vm diskSize=). A smaller size is refused (build).
+	if o.DiskGiB != 0 && o.DiskGiB != n.DiskGiB {
+		c.Grown = true
+		c.vm(fmt.Sprintf("diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB))
+	}
 	// The VM's update moves the OS disk (and re-creates the cloud-init
 	// drive) on the new storage while it runs, a clone's too (its create
 	// moved it there from the source's storage: proxmox planDisks). The
@@ -289,10 +299,10 @@ func compareNode(o, n *NodeState) NodeChange {
 	if o.NICs != "" && o.NICs != n.NICs {
 		raise(ActionUpdate, "network devices change")
 	}
-	if o.DiskGiB != 0 && o.DiskGiB != n.DiskGiB {
-		raise(ActionUpdate, "diskSize %d → %d GiB", o.DiskGiB, n.DiskGiB)
-	}
 	c.liveVMChanges(o, n)
+	if o.DiskGiB != 0 && o.DiskGiB != n.DiskGiB {
+		c.GateKeys = append(c.GateKeys, "diskSize")
+	}
 	if o.DiskStorage != "" && o.DiskStorage != n.DiskStorage {
 		c.GateKeys = append(c.GateKeys, "diskStorage")
 	}

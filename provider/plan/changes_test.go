@@ -126,6 +126,8 @@ func TestCompare(t *testing.T) {
 			edit:   func(s *Spec) { s.WorkerPools[0].Size.DiskGiB = ptr(40) },
 			want:   map[string]Action{"lab-workers-1": ActionUpdate, "lab-workers-2": ActionUpdate},
 			reason: "diskSize 20 → 40 GiB",
+			summary: "2 updated live, no reboot (diskSize 20 → 40 GiB; disks grown one node at a time, cluster health checked after each): " +
+				"lab-workers-1, lab-workers-2",
 		},
 	}
 	old := mustComputeState(baseSpec())

@@ -118,11 +118,12 @@ func (s Summary) part(a Action) string {
 // and how disk moves roll out; "" when their VMs do not change.
 func vmChanges(nodes []NodeChange) string {
 	var why, unchecked []string
-	moved, changed, gated := false, false, 0
+	moved, grown, changed, gated := false, false, false, 0
 	for _, c := range nodes {
 		moved = moved || c.Moved
+		grown = grown || c.Grown
 		changed = changed || c.DisksChanged
-		if c.Moved || c.DisksChanged {
+		if c.Moved || c.Grown || c.DisksChanged {
 			gated++
 		}
 		if c.Unchecked {
@@ -138,8 +139,16 @@ func vmChanges(nodes []NodeChange) string {
 		return ""
 	}
 	s := " (" + causes(why)
-	if moved || changed {
-		s += "; disks " + map[bool]string{true: "changed", false: "moved"}[changed] + " one node at a time, cluster health checked after each"
+	if moved || grown || changed {
+		// One word when the disks only move or only grow.
+		how := "changed"
+		switch {
+		case moved && !grown && !changed:
+			how = "moved"
+		case grown && !moved && !changed:
+			how = "grown"
+		}
+		s += "; disks " + how + " one node at a time, cluster health checked after each"
 		switch {
 		case len(unchecked) == gated:
 			s += " only if pulumi up ran since the provider's upgrade (see the warning)"

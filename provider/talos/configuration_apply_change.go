@@ -189,27 +189,42 @@ func imageName(ref string) string {
 var longHex = regexp.MustCompile(`[0-9a-f]{32,}`)
 
 // vmLine says what a change of healthGate.vm did to the VM: a restart,
-// or disks moved or changed live; either way the update checks health
-// after it.
+// or disks moved, grown or changed live; either way the update checks
+// health after it.
 func vmLine(from, to string) string {
 	a, b := vmFields(from), vmFields(to)
-	moved := true
+	how := ""
+	// note names the disks' change: one word while only one kind is seen.
+	note := func(kind string) {
+		if how != "" && how != kind {
+			kind = "changed"
+		}
+
+		how = kind
+	}
 
 	for _, k := range changedVMKeys(from, to) {
 		switch {
 		case k == "diskStorage":
+			note("moved")
+		case k == "diskSize": // qemu-server resize, live
+			note("grown")
 		case k == "dataDisks" && !diskSlotsRestart(a.values[k], b.values[k]):
-			moved = moved && sameDiskSlots(a.values[k], b.values[k])
+			if sameDiskSlots(a.values[k], b.values[k]) {
+				note("moved")
+			} else {
+				note("changed")
+			}
 		default:
 			return "reboot: VM restart (" + vmChanges(from, to) + ")"
 		}
 	}
 
-	if !moved {
-		return "VM disks changed live, no reboot (" + vmChanges(from, to) + "); health checked after"
+	if how == "" {
+		how = "moved"
 	}
 
-	return "VM disks moved live, no reboot (" + vmChanges(from, to) + "); health checked after"
+	return "VM disks " + how + " live, no reboot (" + vmChanges(from, to) + "); health checked after"
 }
 
 // diskSlotsRestart reports data disks ("sata1:8:local-lvm,..." lists)

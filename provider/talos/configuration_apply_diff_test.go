@@ -410,6 +410,13 @@ func TestChangeLine(t *testing.T) {
 			"VM disks changed live, no reboot (dataDisks sata1:8:a → sata1:16:a); health checked after", false},
 		{"scsi disk added", nodeChange{vmFrom: "diskStorage=a dataDisks=", vmTo: "diskStorage=a dataDisks=scsi1:8:a"},
 			"VM disks changed live, no reboot (dataDisks - → scsi1:8:a); health checked after", false},
+		// the OS disk grows live (qemu-server resize)
+		{"os disk grown", nodeChange{vmFrom: "cores=2 diskSize=20GiB diskStorage=a", vmTo: "cores=2 diskSize=30GiB diskStorage=a"},
+			"VM disks grown live, no reboot (diskSize 20GiB → 30GiB); health checked after", false},
+		{"os disk grown and moved", nodeChange{vmFrom: "diskSize=20GiB diskStorage=a", vmTo: "diskSize=30GiB diskStorage=b"},
+			"VM disks changed live, no reboot (diskSize 20GiB → 30GiB, diskStorage a → b); health checked after", false},
+		{"os disk grown and restart", nodeChange{vmFrom: "memory=4096MiB diskSize=20GiB", vmTo: "memory=8192MiB diskSize=30GiB"},
+			"reboot: VM restart (memory 4096MiB → 8192MiB, diskSize 20GiB → 30GiB)", false},
 		// a key the old gate lacks is not named
 		{"restart, key added", nodeChange{vmFrom: "cores=2", vmTo: "cores=4 diskStorage=fast"}, "reboot: VM restart (cores 2 → 4)", false},
 	} {
