@@ -363,7 +363,7 @@ func (s *VmSize) Annotate(a infer.Annotator) {
 		a.Describe(&s.Memory, "Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control "+
 			"planes and 1024 on workers. A change restarts the VMs one at a time.")
 		a.Describe(&s.DiskSize, "OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the "+
-			"default). Disks grow in place and never shrink.")
+			"default). Disks grow in place, one node at a time with a health check after each, and never shrink.")
 	})
 }
 

@@ -130,8 +130,8 @@ func (g *HealthGate) Annotate(a infer.Annotator) {
 			"`https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.")
 		a.Describe(&g.Vm, "The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 "+
 			"memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new "+
-			"settings, or, when only `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, "+
-			"that its disks moved, grew or were hot-plugged while it ran: the "+
+			"settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or "+
+			"removed, that its disks moved, grew or were hot-plugged while it ran: the "+
 			"update waits until the cluster, this node included, is healthy again, without touching the node, so that "+
 			"the next node's VM changes only then. The values compare as a set: a key with another value or a key "+
 			"left out is a change, a key the last update did not send is not.")

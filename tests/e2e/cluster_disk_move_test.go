@@ -15,7 +15,8 @@ import (
 // A new hosts[].diskStorage moves each node's OS disk live, one node after
 // the other, and each node's ConfigurationApply checks the cluster's
 // health after its VM's move: the next node's VM, which waits for that
-// apply, moves only then. No VM restarts.
+// apply, moves only then. A larger size.diskSize grows the OS disks the
+// same way. No VM restarts.
 func TestClusterDiskStorageMoveIsGated(t *testing.T) {
 	t.Parallel()
 	var nodes []pve.NodeSpec
@@ -55,17 +56,44 @@ func TestClusterDiskStorageMoveIsGated(t *testing.T) {
 			t.Errorf("%s: scsi0=%q, want it on fast", n.Name, cfg["scsi0"])
 		}
 	}
-	if moves := l.moves(out.Nodes); !slices.Equal(moves, []string{out.Nodes[0].Name, out.Nodes[1].Name}) {
+	if moves := l.tasks("qmmove", out.Nodes); !slices.Equal(moves, []string{out.Nodes[0].Name, out.Nodes[1].Name}) {
 		t.Errorf("disk moves %v, want the control plane's, then the worker's", moves)
 	}
 	if r := l.restarts(seen, out.Nodes); len(r) > 0 {
 		t.Errorf("a live disk move restarted VMs: %v", r)
 	}
+
+	// The OS disks grow live (resize), gated the same way.
+	prog.DiskSize = 30
+	p.WriteProgram(t, "cluster", prog.render(t))
+	seen = len(l.restarts(0, out.Nodes))
+	up = tcTimed(t, "grow the disks", func() harness.Result { return p.Up(t) })
+	tcAssertSummary(t, "grow the disks", up, tcReadOutputs(t, p), "e2e",
+		"all 2 nodes updated live, no reboot (diskSize 20 → 30 GiB; disks grown one node at a time, cluster health checked after each)",
+		"2 nodes (1 control plane, 1 worker), Talos v1.12.5, Kubernetes v1.34.1")
+	for _, n := range out.Nodes {
+		label := n.Name + " (" + n.Address + ")"
+		if !strings.Contains(up.Output(), "node "+label+": VM disks grown live, no reboot (diskSize 20GiB → 30GiB); health checked after") ||
+			!strings.Contains(up.Output(), "node "+label+": cluster healthy after the change") {
+			t.Errorf("%s's disk growth was not followed by a health check:\n%s", n.Name, up.Output())
+		}
+		cfg, _, _ := l.VMConfig(n.VMID)
+		if !strings.Contains(cfg["scsi0"], "size=30G") {
+			t.Errorf("%s: scsi0=%q, want 30 GiB", n.Name, cfg["scsi0"])
+		}
+	}
+	if grown := l.tasks("resize", out.Nodes); !slices.Equal(grown, []string{out.Nodes[0].Name, out.Nodes[1].Name}) {
+		t.Errorf("disk resizes %v, want the control plane's, then the worker's", grown)
+	}
+	if r := l.restarts(seen, out.Nodes); len(r) > 0 {
+		t.Errorf("a live disk growth restarted VMs: %v", r)
+	}
 }
 
-// moves lists the nodes whose disk-move tasks the lab ran, in order.
-func (l *tcLab) moves(nodes []tcNode) []string {
-	task := regexp.MustCompile(`:qmmove:([0-9]+):`)
+// tasks lists the nodes whose tasks of type kind (qmmove, resize) the lab
+// ran, in order.
+func (l *tcLab) tasks(kind string, nodes []tcNode) []string {
+	task := regexp.MustCompile(`:` + kind + `:([0-9]+):`)
 	var out []string
 	for _, line := range l.logLines(task) {
 		m := task.FindStringSubmatch(line)

@@ -152,6 +152,7 @@ type tcProgram struct {
 	ControlPlanes, Workers           int
 	WorkerCores                      int
 	DiskStorage                      string // hosts[].diskStorage, "" for the default
+	DiskSize                         int    // every node's size.diskSize in GiB, 0 for the default
 	WorkerLabels                     string // YAML flow map
 	WorkerPatches                    string // YAML flow list
 	InlineManifests                  string // YAML flow list, "" for none
@@ -180,10 +181,13 @@ var tcTemplate = template.Must(template.New("cluster").Parse(`resources:
       vip: {{.VIP}}
       controlPlane:
         count: {{.ControlPlanes}}
+{{- if .DiskSize}}
+        size: { diskSize: {{.DiskSize}} }
+{{- end}}
       workerPools:
         - name: workers
           count: {{.Workers}}
-          size: { cores: {{.WorkerCores}} }
+          size: { cores: {{.WorkerCores}}{{if .DiskSize}}, diskSize: {{.DiskSize}}{{end}} }
           labels: {{.WorkerLabels}}
       workerPatches: {{.WorkerPatches}}
 {{- if .InlineManifests}}

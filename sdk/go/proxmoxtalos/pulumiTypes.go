@@ -3424,7 +3424,7 @@ func (o VmOptionsPtrOutput) Tags() pulumi.StringArrayOutput {
 type VmSize struct {
 	// CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
-	// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+	// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
 	DiskSize *int `pulumi:"diskSize"`
 	// Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
 	Memory *int `pulumi:"memory"`
@@ -3447,7 +3447,7 @@ type VmSizeInput interface {
 type VmSizeArgs struct {
 	// CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
 	Cores *int `pulumi:"cores"`
-	// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+	// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
 	DiskSize *int `pulumi:"diskSize"`
 	// Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
 	Memory *int `pulumi:"memory"`
@@ -3538,7 +3538,7 @@ func (o VmSizeOutput) Cores() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VmSize) *int { return v.Cores }).(pulumi.IntPtrOutput)
 }
 
-// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
 func (o VmSizeOutput) DiskSize() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v VmSize) *int { return v.DiskSize }).(pulumi.IntPtrOutput)
 }
@@ -3587,7 +3587,7 @@ func (o VmSizePtrOutput) Cores() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+// OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
 func (o VmSizePtrOutput) DiskSize() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *VmSize) *int {
 		if v == nil {

@@ -2017,7 +2017,7 @@ class VmSizeArgsDict(TypedDict):
     """
     disk_size: NotRequired[_builtins.int]
     """
-    OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+    OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
     """
     memory: NotRequired[_builtins.int]
     """
@@ -2039,7 +2039,7 @@ class VmSizeArgs:
         The VM size of a node: CPU cores and sockets, memory in MiB and OS disk in GiB. Defaults: 2 cores, 1 socket, 4096 MiB, 20 GiB.
 
         :param _builtins.int cores: CPU cores per socket. Default 2 (0 is refused: leave it out for the default). A change restarts the VMs one at a time.
-        :param _builtins.int disk_size: OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+        :param _builtins.int disk_size: OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
         :param _builtins.int memory: Memory in MiB (4 GiB is 4096). Default 4096 (0 is refused). Talos needs at least 2048 on control planes and 1024 on workers. A change restarts the VMs one at a time.
         :param _builtins.int sockets: CPU sockets. Default 1 (0 is refused).
         """
@@ -2068,7 +2068,7 @@ class VmSizeArgs:
     @pulumi.getter(name="diskSize")
     def disk_size(self) -> Optional[_builtins.int]:
         """
-        OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+        OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
         """
         return pulumi.get(self, "disk_size")
 

@@ -200,7 +200,7 @@ class HealthGateArgsDict(TypedDict):
     """
     vm: NotRequired[pulumi.Input[Optional[_builtins.str]]]
     """
-    The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+    The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
     """
     workers: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
     """
@@ -225,7 +225,7 @@ class HealthGateArgs:
         :param pulumi.Input[_builtins.str] kubernetes_endpoint: The Kubernetes API URL to check the nodes through, for example the VIP's `https://192.168.1.220:6443`. Default: the cluster endpoint of the fetched kubeconfig.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] other_nodes: Addresses of the cluster's other nodes, not required: nodes later in a rollout or removed by the same update. They may or may not be etcd members or Kubernetes nodes.
         :param pulumi.Input[_builtins.str] timeout: How long each wait for health may take, as a Go duration. Default `10m`.
-        :param pulumi.Input[_builtins.str] vm: The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+        :param pulumi.Input[_builtins.str] vm: The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] workers: Addresses of the workers that must be healthy, this node included when it is one.
         """
         pulumi.set(__self__, "control_planes", control_planes)
@@ -306,7 +306,7 @@ class HealthGateArgs:
     @pulumi.getter
     def vm(self) -> pulumi.Input[Optional[_builtins.str]]:
         """
-        The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+        The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
         """
         return pulumi.get(self, "vm")
 

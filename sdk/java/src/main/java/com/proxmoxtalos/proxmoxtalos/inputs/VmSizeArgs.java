@@ -34,14 +34,14 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
     }
 
     /**
-     * OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+     * OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
      * 
      */
     @Import(name="diskSize")
     private @Nullable Integer diskSize;
 
     /**
-     * @return OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+     * @return OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
      * 
      */
     public Optional<Integer> diskSize() {
@@ -117,7 +117,7 @@ public final class VmSizeArgs extends com.pulumi.resources.ResourceArgs {
         }
 
         /**
-         * @param diskSize OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place and never shrink.
+         * @param diskSize OS disk size in GiB. Default 20, at least 10 (0 is refused: leave it out for the default). Disks grow in place, one node at a time with a health check after each, and never shrink.
          * 
          * @return builder
          * 
