@@ -32,7 +32,9 @@ func LeavesNodeAlone(st ConfigurationApplyState, in ConfigurationApplyArgs, runn
 	}
 	// The VM restarted or its disks moved: Update waits for health (vmChange,
 	// vmChangedByCheck). The latter also fires on a key the stored gate
-	// lacks, which Check decides from the old inputs: equal sets only.
+	// lacks, which Check decides from the old inputs: equal sets only. (A
+	// gate that only lacks keys is recorded by a state-only update, Diff's
+	// gateKeysAdded: settled from the next update on.)
 	if g, n := st.HealthGate, in.HealthGate; g != nil && g.Vm != nil && n != nil && n.Vm != nil &&
 		(vmChanged(*g.Vm, *n.Vm) || vmChanged(*n.Vm, *g.Vm)) {
 		return false

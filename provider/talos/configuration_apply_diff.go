@@ -270,7 +270,8 @@ func validationVersion(args ConfigurationApplyArgs) string {
 // configChange's one line, also logged as an info line. A change of
 // healthGate alone is no change (the gate is read by the next update that
 // touches the node), except healthGate.vm: the VM restarted or its disks
-// moved, and the update checks health again.
+// moved, and the update checks health again; or the stored one lacks keys
+// this provider added, and the update only records them (gateKeysAdded).
 func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.DiffResponse, error) {
 	log := enginelog.Logger(ctx)
 
@@ -281,6 +282,10 @@ func (*ConfigurationApply) Diff(ctx context.Context, req infer.DiffRequest[Confi
 	d, notes := diffConfigurationApply(req.State, req.Inputs)
 
 	for _, n := range notes {
+		if n.once != "" && !saidNotes.first(n.once) {
+			continue
+		}
+
 		if n.warning {
 			log.Warning(n.text)
 		} else {
@@ -310,6 +315,8 @@ func checkNodeUpgrade(old ConfigurationApplyState, in ConfigurationApplyArgs) er
 type diffNote struct {
 	text    string
 	warning bool
+	// once: said only the first time in the process (saidNotes), by this key
+	once string
 }
 
 // diffConfigurationApply is the pure part of Diff.
@@ -388,6 +395,15 @@ func diffConfigurationApply(old ConfigurationApplyState, in ConfigurationApplyAr
 	}
 
 	if len(dd) == 0 {
+		// Nothing else differs, but the stored gate predates some of its
+		// keys: recorded by an update that does nothing on the node
+		// (configuration_apply_gate_keys.go).
+		if keys := gateKeysAdded(old.HealthGate, in.HealthGate); len(keys) > 0 {
+			dd["healthGate.vm"] = upd
+
+			return p.DiffResponse{HasChanges: true, DetailedDiff: dd}, []diffNote{gateRefresh(in, keys)}
+		}
+
 		return p.DiffResponse{}, nil
 	}
 

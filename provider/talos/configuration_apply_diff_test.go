@@ -471,15 +471,11 @@ func TestDiffHealthGate(t *testing.T) {
 	}
 
 	// Compared as key=value sets: a key the stored gate lacks (stored
-	// before the key was added) is no change, whatever its value.
+	// before the key was added) is no VM change, whatever its value, only
+	// a gate to record (TestDiffGateKeysAddedUpdateOnlyTheState).
 	next.HealthGate, next.ConfigChange = gate("cores=2 diskStorage=local-lvm"), nil
-	if d, notes := diffConfigurationApply(old, next); d.HasChanges || len(notes) > 0 {
-		t.Fatalf("key added: %v %v", d.DetailedDiff, notes)
-	}
-
-	next.HealthGate = gate("cores=2 diskStorage=local-lvm dataDisks=sata1:8:local-lvm")
-	if d, notes := diffConfigurationApply(old, next); d.HasChanges || len(notes) > 0 {
-		t.Fatalf("dataDisks added: %v %v", d.DetailedDiff, notes)
+	if d, _ := diffConfigurationApply(old, next); !d.HasChanges || len(d.DetailedDiff) != 1 || d.DetailedDiff["healthGate.vm"].Kind != p.Update {
+		t.Fatalf("key added: %v", d.DetailedDiff)
 	}
 
 	// ...but Check saw a change against the last inputs, which have it (a
@@ -609,5 +605,73 @@ func TestCheckSameConfigurationKeepsTheVMRestartLine(t *testing.T) {
 
 	if want := "reboot: VM restart (cores 2 → 4)"; resp.Inputs.ConfigChange == nil || *resp.Inputs.ConfigChange != want {
 		t.Errorf("configChange %v, want %q", resp.Inputs.ConfigChange, want)
+	}
+}
+
+// A gate stored by a provider before some of its keys (diskStorage,
+// dataDisks, or any later one), with inputs otherwise equal: an update, not
+// a replacement, that Update runs without touching the node, so that the
+// next one finds the keys and the node is left alone (LeavesNodeAlone;
+// review s14c S3: a no-op up kept the old outputs, and the node was never
+// settled again). Said once per process, not once per node.
+func TestDiffGateKeysAddedUpdateOnlyTheState(t *testing.T) {
+	t.Parallel()
+
+	gate := func(vm string) *HealthGate { return &HealthGate{ControlPlanes: []string{"10.5.0.2"}, Vm: &vm} }
+	oldGate := "cores=2 sockets=1 cpu=x86-64-v2-AES memory=4096MiB cloudInit=5f1c diskStorage=local-lvm"
+	newGate := oldGate + " dataDisks="
+
+	args := ConfigurationApplyArgs{Node: "10.5.0.2", MachineConfiguration: testConfig(t, "v1.12.5"), HealthGate: gate(oldGate)}
+	old := appliedState(t, args, "v1.12.5")
+	next := withView(t, args)
+	next.HealthGate = gate(newGate)
+
+	d, notes := diffConfigurationApply(old, next)
+	if !d.HasChanges || d.DeleteBeforeReplace || len(d.DetailedDiff) != 1 || d.DetailedDiff["healthGate.vm"].Kind != p.Update {
+		t.Fatalf("state gate without dataDisks: %+v", d)
+	}
+
+	if len(notes) != 1 || notes[0].warning || notes[0].once == "" ||
+		!strings.Contains(notes[0].text, "state only, no node is touched") || !strings.Contains(notes[0].text, "without dataDisks") {
+		t.Errorf("notes %+v", notes)
+	}
+
+	// What Update does with it: nothing on the node, no health check.
+	if needsNode(old, next) || vmChange(old.HealthGate, next.HealthGate) != [2]string{} || vmChangedByCheck(old.HealthGate, next, false) {
+		t.Error("Update would touch the node or wait for the cluster's health")
+	}
+
+	// Once recorded, the node is left alone and nothing differs.
+	recorded := appliedState(t, next, "v1.12.5")
+	if d, notes := diffConfigurationApply(recorded, next); d.HasChanges || len(notes) > 0 {
+		t.Errorf("after the update: %v %v", d.DetailedDiff, notes)
+	}
+
+	cfg := next.MachineConfiguration
+	if next.MachineId = ptrTo("uuid-a"); !LeavesNodeAlone(recorded, next, cfg, "v1.12.5") || LeavesNodeAlone(old, next, cfg, "v1.12.5") {
+		t.Error("LeavesNodeAlone should hold after the update and not before")
+	}
+
+	// Another change in the same update records the gate anyway: no note.
+	next.MachineId, next.Endpoints = nil, []string{"10.5.0.9"}
+	if d, notes := diffConfigurationApply(old, next); len(d.DetailedDiff) != 1 || d.DetailedDiff["endpoints"].Kind != p.Update || len(notes) > 0 {
+		t.Errorf("with an endpoint change: %v %v", d.DetailedDiff, notes)
+	}
+
+	// A key gone or a value changed is a VM change, as before.
+	next.Endpoints = nil
+	next.HealthGate = gate("cores=4 sockets=1 cpu=x86-64-v2-AES memory=4096MiB cloudInit=5f1c diskStorage=local-lvm dataDisks=")
+	if d, _ := diffConfigurationApply(old, next); d.DetailedDiff["healthGate.vm"].Kind != p.Update || len(vmChange(old.HealthGate, next.HealthGate)[0]) == 0 {
+		t.Errorf("cores changed: %v", d.DetailedDiff)
+	}
+}
+
+// The note of a state-only gate update is said for the first node only.
+func TestOnceNotes(t *testing.T) {
+	t.Parallel()
+
+	var o onceNotes
+	if !o.first("gate keys dataDisks") || o.first("gate keys dataDisks") || !o.first("gate keys diskStorage dataDisks") {
+		t.Error("each key is said once")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosconfig"
+	simtalos "github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/tests/lab/talos/simtest"
 )
 
@@ -133,16 +134,19 @@ func TestHealthGateBeforeAndAfter(t *testing.T) {
 		t.Fatalf("resume: %v (digest %q)", err, w.out("configDigest"))
 	}
 
-	// A provider upgrade adds the disk's storage to the gate: no change.
+	// A provider upgrade adds the disk's storage to the gate: no VM change,
+	// only the gate to record (TestGateKeysAddedUpdateOnlyTheState).
 	checked, d = w.diff(applyInputs(c, worker.String(), live, gate("cores=4 diskStorage=local-lvm", cp.String())))
-	if d.HasChanges || checked.Get("configChange").IsString() {
+	if len(d.DetailedDiff) != 1 || d.DetailedDiff["healthGate.vm"].Kind != p.Update || checked.Get("configChange").IsString() {
 		t.Fatalf("a key added to healthGate.vm: diff %v, configChange %v", d.DetailedDiff, checked.Get("configChange"))
 	}
 
-	// The `pulumi up` that follows records these inputs and keeps the
-	// outputs (pulumi pkg resource/deploy/step.go SameStep.Apply); the next
-	// Check gets these inputs as its old ones (step_generator.go: OldInputs
-	// is old.Inputs; the harness's check passes the state).
+	// A provider before that update (built from main between the key and
+	// it; no release) ran a `pulumi up` that found no change: it recorded
+	// these inputs and kept the outputs (pulumi pkg resource/deploy/step.go
+	// SameStep.Apply); the next Check gets these inputs as its old ones
+	// (step_generator.go: OldInputs is old.Inputs; the harness's check
+	// passes the state).
 	w.inputs = checked
 
 	// The VM's disks move to another storage, and the check after it fails:
@@ -245,5 +249,59 @@ func TestClusterCreateDoesNotWaitForTheOthers(t *testing.T) {
 		if got := nodeDigest(t, c, n.addr); got == "" || got != n.r.out("configDigest") {
 			t.Errorf("node %s runs %q, its state says %q", n.addr, got, n.r.out("configDigest"))
 		}
+	}
+}
+
+// A gate recorded by an older provider, without keys this one adds
+// (review s14c S3): Diff reports an update, and the update records the gate
+// without touching any node. Every Talos API call fails (lab faults) and
+// the gate names a control plane that is not there, so an apply, a reboot
+// or a health check would fail the update; it succeeds, the node's state
+// as it was, and the next Diff finds nothing.
+func TestGateKeysAddedUpdateOnlyTheState(t *testing.T) {
+	t.Parallel()
+
+	sim := simtest.Start(t)
+	ip := simtest.AddressBlock()
+	cp, missing := ip(2), ip(3)
+	simtest.Boot(sim, "cp1", cp, "scsi0")
+
+	c := newSimCluster(t, cp)
+	s := nodeServer(t, nil)
+
+	gate := func(vm string, cps ...string) map[string]property.Value {
+		return map[string]property.Value{"healthGate": property.New(map[string]property.Value{
+			"controlPlanes": strs(cps...), "vm": property.New(vm), "timeout": property.New("3s"),
+		})}
+	}
+
+	apply := newRes(t, s, "ConfigurationApply", "cp1")
+	cfg := c.config(talosconfig.RoleControlPlane, "/dev/sda", simtest.Version)
+
+	if err := apply.create(applyInputs(c, cp.String(), cfg, gate("cores=2 diskStorage=local-lvm", cp.String()))); err != nil {
+		t.Fatal(err)
+	}
+
+	digest := apply.out("configDigest")
+	sim.SetFaults(simtalos.Faults{APIErrorRate: 1})
+
+	const vm = "cores=2 diskStorage=local-lvm dataDisks="
+	inputs := applyInputs(c, cp.String(), cfg, gate(vm, cp.String(), missing.String()))
+
+	checked, d := apply.diff(inputs)
+	if !d.HasChanges || len(d.DetailedDiff) != 1 || d.DetailedDiff["healthGate.vm"].Kind != p.Update || checked.Get("configChange").IsString() {
+		t.Fatalf("stored gate without dataDisks: diff %v, configChange %v", d.DetailedDiff, checked.Get("configChange"))
+	}
+
+	if err := apply.update(checked); err != nil {
+		t.Fatalf("the state-only update reached the node or the cluster: %v", err)
+	}
+
+	if got := apply.state.Get("healthGate").AsMap().Get("vm"); !got.IsString() || got.AsString() != vm || apply.out("configDigest") != digest {
+		t.Fatalf("state after the update: gate %v, digest %q (was %q)", got, apply.out("configDigest"), digest)
+	}
+
+	if _, d := apply.diff(inputs); d.HasChanges {
+		t.Fatalf("after the update: %v", d.DetailedDiff)
 	}
 }

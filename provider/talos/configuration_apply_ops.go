@@ -50,7 +50,8 @@ func (r *ConfigurationApply) Create(ctx context.Context, req infer.CreateRequest
 // Update brings the node to the new inputs: an upgrade when the wanted
 // version or installer image changed, then an apply when the node does not
 // run the configuration. Changes that do not concern the node (endpoints,
-// options, timeouts) only change the state.
+// options, timeouts, a health gate's keys recorded: gateKeysAdded) only
+// change the state.
 func (r *ConfigurationApply) Update(ctx context.Context, req infer.UpdateRequest[ConfigurationApplyArgs, ConfigurationApplyState]) (infer.UpdateResponse[ConfigurationApplyState], error) {
 	prev := req.State
 
