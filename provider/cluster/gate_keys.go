@@ -25,11 +25,14 @@ func (c *Component) warnUngatedDisks(ctx *pulumi.Context, comp *TalosCluster, cl
 // markUngatedDisks finds the nodes whose disk change only a healthGate.vm
 // key follows (plan.NodeChange.GateKeys) while the gate their apply stored
 // lacks that key: written by a provider before the key, it compares as no
-// change (talos vmChanged), so no health check may follow the node's VM
-// change. Only the stack's state shows that gate (its outputs; a `pulumi
-// up` since the provider's upgrade recorded the key in the apply's inputs,
-// which Check compares with, but not in its outputs: hence "may"). It marks
-// them Unchecked for the summary and returns the warning; "" when there are
+// change (talos vmChanged), so no health check follows the node's VM
+// change. Any `pulumi up` since the provider's upgrade records the key in
+// the apply's state (a state-only update: talos gateKeysAdded), so such a
+// gate means no up ran since. (A stack last updated by a provider built
+// from main between the key and that update, never released, holds the key
+// in the apply's inputs only; its check then sees the change,
+// vmChangedByCheck, and the warning errs on the safe side.) It marks them
+// Unchecked for the summary and returns the warning; "" when there are
 // none or the state cannot be read (offline: that state, read already).
 func (c *Component) markUngatedDisks(ctx *pulumi.Context, cluster string, creds *talosapi.Credentials,
 	offline *stackState, s *plan.Summary) string {
@@ -68,9 +71,9 @@ func (c *Component) markUngatedDisks(ctx *pulumi.Context, cluster string, creds 
 	if len(names) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: the health gate stored for %s lacks %s (written by an older provider): unless a pulumi up "+
-		"ran since the provider's upgrade, the disk change goes from node to node with no health check in between. "+
-		"To be sure, cancel, run pulumi up once without the disk change (it changes nothing), then make the change",
+	return fmt.Sprintf("%s: the health gate stored for %s lacks %s (written by an older provider), so the disk change "+
+		"goes from node to node with no health check in between. Cancel, run pulumi up once without the disk change "+
+		"(it only records the gates in the state; no node is touched), then make the change",
 		strings.Join(names, ", "), map[bool]string{true: "this node", false: "these nodes"}[len(names) == 1], strings.Join(keys, " and "))
 }
 

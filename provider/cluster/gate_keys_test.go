@@ -11,10 +11,9 @@ import (
 
 // TestDiskMoveWithAnOldGateWarns: a gate stored by a provider before
 // diskStorage was in healthGate.vm compares as no change, so the first
-// update after the provider's upgrade may move the disks with no health
-// check between nodes: the summary does not promise the checks and a
-// warning says what to do (review s14b S2). A gate with the key keeps the
-// promise.
+// update after the provider's upgrade moves the disks with no health check
+// between nodes: the summary does not promise the checks and a warning
+// says what to do (review s14b S2). A gate with the key keeps the promise.
 func TestDiskMoveWithAnOldGateWarns(t *testing.T) {
 	t.Parallel()
 	inv, first := existingCluster(t, baseInputs())
@@ -31,13 +30,15 @@ func TestDiskMoveWithAnOldGateWarns(t *testing.T) {
 		{"gates stored with the key", func(string) bool { return false },
 			"all 5 nodes updated live, no reboot (diskStorage local-lvm → fast; disks moved one node at a time, cluster health checked after each)", ""},
 		{"every gate stored before the key", func(string) bool { return true },
-			"all 5 nodes updated live, no reboot (diskStorage local-lvm → fast; disks moved one node at a time, cluster health checked after each " +
-				"only if pulumi up ran since the provider's upgrade (see the warning))",
+			"all 5 nodes updated live, no reboot (diskStorage local-lvm → fast; disks moved one node at a time, with no health check in between " +
+				"(stored health gates older than the provider; see the warning))",
 			"lab-cp-1, lab-cp-2, lab-cp-3, lab-workers-1, lab-workers-2: the health gate stored for these nodes lacks diskStorage"},
 		{"one gate stored before the key", func(urn string) bool { return strings.HasSuffix(urn, "::lab-workers-1") },
 			"all 5 nodes updated live, no reboot (diskStorage local-lvm → fast; disks moved one node at a time, cluster health checked after each " +
-				"but perhaps not after lab-workers-1 (see the warning))",
-			"lab-workers-1: the health gate stored for this node lacks diskStorage (written by an older provider): unless a pulumi up ran"},
+				"except lab-workers-1 (stored health gate older than the provider; see the warning))",
+			"lab-workers-1: the health gate stored for this node lacks diskStorage (written by an older provider), so the disk change goes " +
+				"from node to node with no health check in between. Cancel, run pulumi up once without the disk change (it only records " +
+				"the gates in the state; no node is touched), then make the change"},
 	} {
 		resp := previewWithStoredGates(t, inv, first, in, func(urn, vm string) string {
 			if tc.oldGate(urn) {

@@ -3,14 +3,21 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/blang/semver"
 	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi-go-provider/integration"
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/proxmoxtalos/proxmoxtalos/provider/framework"
+	"github.com/proxmoxtalos/proxmoxtalos/provider/talos"
 	"github.com/proxmoxtalos/proxmoxtalos/provider/talosapi"
 )
 
@@ -76,7 +83,8 @@ func lastStackOf(t *testing.T, rec *recorder) map[string]any {
 			must(t, err)
 			v, _ := talosapi.ImageVersion(image)
 			outs["configDigest"], outs["installedImage"], outs["runningVersion"] = property.New(digest), property.New(image), property.New(v)
-			delete(outs, "clientConfiguration") // not in its state (talos.StateCopies)
+			outs["appliedMode"] = property.New("install") // a required output
+			delete(outs, "clientConfiguration")           // not in its state (talos.StateCopies)
 		case "ControlPlaneComponents":
 			outs["outcome"] = property.New("current") // its create ran to the end
 		}
@@ -163,4 +171,42 @@ func pveConfigOf(reg registration) map[string]string {
 		c[fmt.Sprintf("net%d", i)] = s
 	}
 	return c
+}
+
+// applySteps is the stack's state after the engine ran the ConfigurationApply
+// steps of rec, an update, on state: each apply's registration checked
+// against its last inputs (oldInputs, by registration key) and diffed
+// against its stored outputs by the provider, as the engine calls it
+// (StateCopies included). An apply whose Diff reports a change is updated,
+// its outputs those of rec's registration (lastStackOf); the others keep
+// their outputs (a Same step: pulumi pkg v3.274.1 resource/deploy/step.go
+// SameStep.Apply). It returns the keys of the updated applies.
+func applySteps(t *testing.T, rec *recorder, state map[string]any, oldInputs map[string]property.Map) (map[string]any, []string) {
+	t.Helper()
+	prov, err := infer.NewProviderBuilder().WithResources(framework.Resource(&talos.ConfigurationApply{})).Build()
+	must(t, err)
+	s, err := integration.NewServer(t.Context(), "proxmoxtalos", semver.MustParse("0.1.0"), integration.WithProvider(talos.StateCopies().Wrap(prov)))
+	must(t, err)
+	next, registered := maps.Clone(state), lastStackOf(t, rec)
+	var updated []string
+	for _, reg := range rec.byType("ConfigurationApply") {
+		urn := "urn:pulumi:test::proj::" + tokenComponent + "$" + string(tokenConfigurationApply) + "::" + reg.name
+		stored, ok := state[urn].(map[string]any)
+		if !ok {
+			t.Fatalf("no state for %s", urn)
+		}
+		outs := presource.FromResourcePropertyMap(presource.NewPropertyMapFromMap(stored["outputs"].(map[string]any)))
+		old := oldInputs[reg.key()]
+		checked, err := s.Check(p.CheckRequest{Urn: presource.URN(urn), State: old, Inputs: reg.inputs})
+		if err != nil || len(checked.Failures) > 0 {
+			t.Fatalf("Check of %s: %v %v", reg.key(), checked.Failures, err)
+		}
+		d, err := s.Diff(p.DiffRequest{ID: reg.name + "-id", Urn: presource.URN(urn), State: outs, OldInputs: old, Inputs: checked.Inputs})
+		must(t, err)
+		if d.HasChanges {
+			next[urn] = registered[urn]
+			updated = append(updated, reg.key())
+		}
+	}
+	return next, updated
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 )
 
 // Right after a create, a no-op preview and a no-op update register every
@@ -286,6 +288,57 @@ func TestUnverifiedNodesAreNotSettled(t *testing.T) {
 		}
 		if a := rec.get(t, "ConfigurationApply", "lab-workers-2"); !depends(a, "ConfigurationApply::lab-workers-1") {
 			t.Errorf("%s %q: settled lab-workers-2's apply does not come after lab-workers-1's: %v", field, value, a.deps)
+		}
+	}
+}
+
+// A provider upgrade that adds keys to healthGate.vm (diskStorage,
+// dataDisks, or any later one) meets applies whose stored gate lacks them.
+// Such a node is not settled in the first update after it (the case
+// "stored gate.vm without diskStorage" above); its apply's Diff reports
+// the state-only update that records the gate, so the update after it
+// settles every node again (review s14c S3: a no-op up kept the old
+// outputs, and no node was ever settled again).
+func TestNodesWithAnOldGateSettleAfterOneUpdate(t *testing.T) {
+	t.Parallel()
+	s := newSettledCluster(t, baseInputs())
+	// the gates as a provider before the keys stored them, in the outputs
+	// and in the last inputs (no up since the upgrade)
+	strip := func(vm string) string {
+		return strings.Join(slices.DeleteFunc(strings.Fields(vm), func(f string) bool {
+			return strings.HasPrefix(f, "diskStorage=") || strings.HasPrefix(f, "dataDisks=")
+		}), " ")
+	}
+	for _, r := range s.state {
+		if gate, ok := r.(map[string]any)["outputs"].(map[string]any)["healthGate"].(map[string]any); ok {
+			gate["vm"] = strip(gate["vm"].(string))
+		}
+	}
+	oldInputs := checkedStates(t, s.create, nil)
+	for key, in := range oldInputs {
+		if gate := in.Get("healthGate"); gate.IsMap() {
+			oldInputs[key] = in.Set("healthGate", property.New(gate.AsMap().Set("vm", property.New(strip(gate.AsMap().Get("vm").AsString())))))
+		}
+	}
+
+	rec, _, err := s.construct(t, false, baseInputs())
+	must(t, err)
+	for _, a := range rec.byType("ConfigurationApply") {
+		if a.inputs.Get("healthGate").AsMap().Get("clusterCreate").IsBool() {
+			t.Errorf("%s is settled with a gate that lacks keys", a.name)
+		}
+	}
+	var updated []string
+	s.state, updated = applySteps(t, rec, s.state, oldInputs)
+	if len(updated) != len(rec.byType("ConfigurationApply")) {
+		t.Fatalf("the update records the gate of %v, want every apply's", updated)
+	}
+
+	rec, _, err = s.construct(t, false, baseInputs())
+	must(t, err)
+	for _, a := range rec.byType("ConfigurationApply") {
+		if !a.inputs.Get("healthGate").AsMap().Get("clusterCreate").IsBool() {
+			t.Errorf("%s is not settled after the update that recorded its gate", a.name)
 		}
 	}
 }

@@ -61,8 +61,8 @@ type NodeChange struct {
 	// "dataDisks".
 	GateKeys []string
 	// Unchecked: a gate stored without one of GateKeys (by an older
-	// provider) may not see the change, so no health check may follow it
-	// (set by the component, which reads the stack's state).
+	// provider, no pulumi up since) does not see the change, so no health
+	// check follows it (set by the component, which reads the stack's state).
 	Unchecked bool
 }
 

@@ -148,12 +148,14 @@ func vmChanges(nodes []NodeChange) string {
 		case grown && !moved && !changed:
 			how = "grown"
 		}
-		s += "; disks " + how + " one node at a time, cluster health checked after each"
+		s += "; disks " + how + " one node at a time, "
 		switch {
 		case len(unchecked) == gated:
-			s += " only if pulumi up ran since the provider's upgrade (see the warning)"
+			s += "with no health check in between (stored health gates older than the provider; see the warning)"
 		case len(unchecked) > 0:
-			s += " but perhaps not after " + nameList(unchecked) + " (see the warning)"
+			s += "cluster health checked after each except " + nameList(unchecked) + " (stored health gate older than the provider; see the warning)"
+		default:
+			s += "cluster health checked after each"
 		}
 	}
 	return s + ")"
