@@ -68,8 +68,8 @@ func TestOSDiskGrowthWithAnOldGateWarns(t *testing.T) {
 	resp := previewWithStoredGates(t, inv, first, in, func(_, vm string) string {
 		return strings.Replace(vm, " diskSize=20GiB", "", 1)
 	})
-	want := "2 updated live, no reboot (diskSize 20 → 30 GiB; disks grown one node at a time, cluster health checked after each " +
-		"only if pulumi up ran since the provider's upgrade (see the warning)): lab-workers-1, lab-workers-2"
+	want := "2 updated live, no reboot (diskSize 20 → 30 GiB; disks grown one node at a time, with no health check in between " +
+		"(stored health gates older than the provider; see the warning)): lab-workers-1, lab-workers-2"
 	if s := resp.State.Get("summary").AsString(); s != want {
 		t.Errorf("summary %q\nwant    %q", s, want)
 	}

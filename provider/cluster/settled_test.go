@@ -306,7 +306,7 @@ func TestNodesWithAnOldGateSettleAfterOneUpdate(t *testing.T) {
 	// and in the last inputs (no up since the upgrade)
 	strip := func(vm string) string {
 		return strings.Join(slices.DeleteFunc(strings.Fields(vm), func(f string) bool {
-			return strings.HasPrefix(f, "diskStorage=") || strings.HasPrefix(f, "dataDisks=")
+			return strings.HasPrefix(f, "diskStorage=") || strings.HasPrefix(f, "dataDisks=") || strings.HasPrefix(f, "diskSize=")
 		}), " ")
 	}
 	for _, r := range s.state {
