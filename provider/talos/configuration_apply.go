@@ -134,7 +134,8 @@ func (g *HealthGate) Annotate(a infer.Annotator) {
 			"removed, that its disks moved, grew or were hot-plugged while it ran: the "+
 			"update waits until the cluster, this node included, is healthy again, without touching the node, so that "+
 			"the next node's VM changes only then. The values compare as a set: a key with another value or a key "+
-			"left out is a change, a key the last update did not send is not.")
+			"left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that "+
+			"touches no node records it.")
 		a.Describe(&g.Timeout, "How long each wait for health may take, as a Go duration. Default `10m`.")
 		a.Describe(&g.ClusterCreate, "The node is created together with its cluster, one that has never been "+
 			"bootstrapped (no node of it ran before): its create neither waits for the required nodes nor for the "+

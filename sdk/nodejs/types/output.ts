@@ -305,7 +305,7 @@ export namespace talos {
          */
         timeout?: string;
         /**
-         * The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+         * The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
          */
         vm?: string;
         /**

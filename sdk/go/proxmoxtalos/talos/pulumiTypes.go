@@ -98,7 +98,7 @@ type HealthGate struct {
 	OtherNodes []string `pulumi:"otherNodes"`
 	// How long each wait for health may take, as a Go duration. Default `10m`.
 	Timeout *string `pulumi:"timeout"`
-	// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+	// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
 	Vm *string `pulumi:"vm"`
 	// Addresses of the workers that must be healthy, this node included when it is one.
 	Workers []string `pulumi:"workers"`
@@ -127,7 +127,7 @@ type HealthGateArgs struct {
 	OtherNodes pulumi.StringArrayInput `pulumi:"otherNodes"`
 	// How long each wait for health may take, as a Go duration. Default `10m`.
 	Timeout pulumi.StringPtrInput `pulumi:"timeout"`
-	// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+	// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
 	Vm pulumi.StringPtrInput `pulumi:"vm"`
 	// Addresses of the workers that must be healthy, this node included when it is one.
 	Workers pulumi.StringArrayInput `pulumi:"workers"`
@@ -236,7 +236,7 @@ func (o HealthGateOutput) Timeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v HealthGate) *string { return v.Timeout }).(pulumi.StringPtrOutput)
 }
 
-// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
 func (o HealthGateOutput) Vm() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v HealthGate) *string { return v.Vm }).(pulumi.StringPtrOutput)
 }
@@ -320,7 +320,7 @@ func (o HealthGatePtrOutput) Timeout() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+// The node's VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node's VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
 func (o HealthGatePtrOutput) Vm() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *HealthGate) *string {
 		if v == nil {

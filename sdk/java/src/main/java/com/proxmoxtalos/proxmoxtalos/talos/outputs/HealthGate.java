@@ -40,7 +40,7 @@ public final class HealthGate {
      */
     private @Nullable String timeout;
     /**
-     * @return The node&#39;s VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node&#39;s VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+     * @return The node&#39;s VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node&#39;s VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
      * 
      */
     private @Nullable String vm;
@@ -87,7 +87,7 @@ public final class HealthGate {
         return Optional.ofNullable(this.timeout);
     }
     /**
-     * @return The node&#39;s VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node&#39;s VM changes only then. The values compare as a set: a key with another value or a key left out is a change, a key the last update did not send is not.
+     * @return The node&#39;s VM settings as `key=value` pairs separated by spaces (for example `cores=2 memory=4096MiB diskStorage=local-lvm`), set by whoever changes the VM. A change means the VM restarted with new settings, or, when only `diskSize`, `diskStorage` or `dataDisks` change and no sata or ide disk is added or removed, that its disks moved, grew or were hot-plugged while it ran: the update waits until the cluster, this node included, is healthy again, without touching the node, so that the next node&#39;s VM changes only then. The values compare as a set: a key with another value or a key left out is a change; a key the stored value lacks (written by an older provider) is not, and an update that touches no node records it.
      * 
      */
     public Optional<String> vm() {
