@@ -268,85 +268,37 @@ func CheckHealth(ctx context.Context, req HealthRequest, o Options) *HealthRepor
 	o = o.withDefaults()
 	rep := &HealthReport{Nodes: map[string]string{}}
 
-	type node struct {
-		addr     string
-		required []string
-	}
-
-	var nodes []node
+	var nodes []healthNode
 	for _, cp := range req.ControlPlanes {
-		nodes = append(nodes, node{cp, controlPlaneServices})
+		nodes = append(nodes, healthNode{addr: cp, required: controlPlaneServices, controlPlane: true})
 	}
 
 	for _, w := range req.Workers {
-		nodes = append(nodes, node{w, workerServices})
+		nodes = append(nodes, healthNode{addr: w, required: workerServices})
 	}
 
 	etcdSeen := map[string]bool{}
 	kubeletSince := map[string]time.Time{}
 
-	for _, n := range nodes {
-		t := Target{Node: n.addr, Endpoints: req.Endpoints, Creds: req.Creds}
-
-		conn, _, err := dialOnce(ctx, o, t)
-		if err != nil {
-			if md, ok := asMachineDown(err); ok && rep.Down == nil {
-				rep.Down = md
-			}
-
-			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: %s", n.addr, shortErr(err)))
-
-			continue
+	// merged in node order, so a report reads the same however the
+	// answers came in
+	for i, c := range checkTalosNodes(ctx, o, req, nodes) {
+		if c.down != nil && rep.Down == nil {
+			rep.Down = c.down
 		}
 
-		if conn.Mode == ModeMaintenance {
-			conn.Close() //nolint:errcheck
-			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: in maintenance mode", n.addr))
+		rep.Problems = append(rep.Problems, c.problems...)
 
-			continue
+		if c.kubelet {
+			kubeletSince[hostOf(nodes[i].addr)] = c.kubeletSince
 		}
 
-		actx, cancel := o.attemptContext(ctx)
-
-		resp, err := conn.client.ServiceList(conn.nodeContext(actx))
-		if err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: services: %s", n.addr, statusMessage(err)))
-		} else {
-			var svcs []*machineapi.ServiceInfo
-			for _, m := range resp.GetMessages() {
-				svcs = append(svcs, m.GetServices()...)
-			}
-
-			if p := checkServices(svcs, n.required); p != "" {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: %s", n.addr, p))
-			}
-
-			if i := slices.IndexFunc(svcs, func(s *machineapi.ServiceInfo) bool { return s.GetId() == "kubelet" }); i >= 0 {
-				kubeletSince[hostOf(n.addr)] = runningSince(svcs[i])
-			}
+		// Every control plane's view is checked; the same problem seen by
+		// several is reported once.
+		if c.etcd != "" && !etcdSeen[c.etcd] {
+			etcdSeen[c.etcd] = true
+			rep.Problems = append(rep.Problems, fmt.Sprintf("etcd as seen by %s: %s", nodes[i].addr, c.etcd))
 		}
-
-		if slices.Contains(req.ControlPlanes, n.addr) {
-			members, err := conn.client.EtcdMemberList(conn.nodeContext(actx), &machineapi.EtcdMemberListRequest{QueryLocal: true})
-			if err != nil {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("node %s: etcd members: %s", n.addr, statusMessage(err)))
-			} else {
-				var ms []*machineapi.EtcdMember
-				for _, m := range members.GetMessages() {
-					ms = append(ms, m.GetMembers()...)
-				}
-
-				// Every control plane's view is checked; the same problem
-				// seen by several is reported once.
-				if p := checkEtcd(withoutMembers(ms, req.Others), req.ControlPlanes); p != "" && !etcdSeen[p] {
-					etcdSeen[p] = true
-					rep.Problems = append(rep.Problems, fmt.Sprintf("etcd as seen by %s: %s", n.addr, p))
-				}
-			}
-		}
-
-		cancel()
-		conn.Close() //nolint:errcheck
 	}
 
 	if len(req.Kubeconfig) > 0 {

@@ -316,8 +316,16 @@ func joinPort(addr string, port int) string {
 // endpoints where nothing listens ends with the client's dial timeout.
 func (s *Sim) etcdFailure(ctx context.Context, err error) error {
 	if errors.Is(err, errEtcdDial) {
+		s.etcdDialTimeouts.Add(1)
 		s.sleep(ctx, 5*time.Second)
 	}
 
 	return err
+}
+
+// EtcdDialTimeouts is how many etcd calls through the Talos API (machined's
+// etcd client) have waited out the client's dial timeout: each costs its
+// caller 5 s at time scale 1.
+func (s *Sim) EtcdDialTimeouts() int {
+	return int(s.etcdDialTimeouts.Load())
 }

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/constants"
@@ -121,6 +122,9 @@ type Sim struct {
 	// episode of each etcd cluster (quorum.go).
 	quorum     []QuorumLoss
 	quorumOpen map[*etcdCluster]int
+	// etcdDialTimeouts counts the etcd calls that waited out the etcd
+	// client's dial timeout (etcdFailure).
+	etcdDialTimeouts atomic.Int64
 
 	kick chan struct{}
 	done chan struct{}
