@@ -44,7 +44,7 @@ func gateRefresh(in ConfigurationApplyArgs, keys []string) diffNote {
 	return diffNote{once: "gate keys " + strings.Join(keys, " "), text: "node " + nodeLabel(in) + " and every other node " +
 		"whose ConfigurationApply shows only healthGate.vm changing: state only, no node is touched (no apply, reboot " +
 		"or health check). The health gate recorded for it was written by an older provider, without " +
-		strings.Join(keys, " and ") + "; the update records the current one, once: afterwards the node shows no change"}
+		strings.Join(keys, ", ") + "; the update records the current one, once: afterwards the node shows no change"}
 }
 
 // onceNotes remembers the notes said already in this process.
