@@ -1,6 +1,7 @@
 package talosapi_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,5 +40,33 @@ func TestHealthDoesNotAskAStoppedEtcdForItsMembers(t *testing.T) {
 
 	if n := c.sim.EtcdDialTimeouts() - before; n != 0 || strings.Contains(strings.Join(rep.Problems, "\n"), "etcd members") {
 		t.Fatalf("the check asked the stopped etcd for its members (%d dial timeouts): %q", n, rep.Problems)
+	}
+}
+
+// The nodes are asked at once, and the report lists their problems in the
+// request's order whichever answers first: a node nothing listens on
+// (refused at once) and a configured control plane, in both orders.
+func TestHealthReportsNodesInRequestOrder(t *testing.T) {
+	t.Parallel()
+
+	c := bootOneCP(t, simtest.Version, 2*time.Minute)
+	c.applyConfig(t)
+
+	gone := c.ip(3).String() // no node there
+	for _, order := range [][]string{{gone, c.target.Node}, {c.target.Node, gone}} {
+		rep := talosapi.CheckHealth(c.ctx, talosapi.HealthRequest{ControlPlanes: order, Creds: c.target.Creds}, c.o)
+
+		var seen []string
+		for _, p := range rep.Problems {
+			for _, n := range order {
+				if strings.HasPrefix(p, "node "+n+":") && !slices.Contains(seen, n) {
+					seen = append(seen, n)
+				}
+			}
+		}
+
+		if !slices.Equal(seen, order) {
+			t.Fatalf("problems %q name the nodes in the order %v, want %v", rep.Problems, seen, order)
+		}
 	}
 }

@@ -32,8 +32,10 @@ type nodeCheck struct {
 	etcd string
 }
 
-// healthParallel bounds the nodes one health check asks at once.
-const healthParallel = 16
+// healthSlots bounds the nodes the health checks of the whole process ask
+// at once: the gates of a pool of new workers run together, and one bound
+// per check would multiply the connections by the pool's size.
+var healthSlots = make(chan struct{}, 32)
 
 // checkTalosNodes asks the nodes at the same time and returns their answers
 // in node order. One at a time, a check of a large cluster took the sum of
@@ -42,18 +44,23 @@ const healthParallel = 16
 // wait sees the cluster healthy.
 func checkTalosNodes(ctx context.Context, o Options, req HealthRequest, nodes []healthNode) []nodeCheck {
 	out := make([]nodeCheck, len(nodes))
-	slots := make(chan struct{}, healthParallel)
 
 	var wg sync.WaitGroup
 
 	for i, n := range nodes {
-		wg.Add(1)
+		select {
+		case healthSlots <- struct{}{}:
+		case <-ctx.Done():
+			out[i].problems = []string{fmt.Sprintf("node %s: not checked: %v", n.addr, ctx.Err())}
 
-		slots <- struct{}{}
+			continue
+		}
+
+		wg.Add(1)
 
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
+			defer func() { <-healthSlots }()
 
 			out[i] = checkTalosNode(ctx, o, req, n)
 		}()
