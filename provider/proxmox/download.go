@@ -372,6 +372,14 @@ func interruptedDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs,
 		return pve.DownloadTask{}, false
 	}
 	d, found, err := c.LastDownload(ctx, a.Node, a.fileName())
+	if err == nil && found && d.Running && d.URL == "" {
+		// it runs and its log has not named its URL yet (a slow host):
+		// whoever started it, a second download of the file now would
+		// race it, so it is awaited and read again
+		pve.Logf(ctx, "a download of %s on node %s runs and has not said from where yet: waiting for it", a.fileName(), a.Node)
+		_ = c.WaitTask(ctx, d.UPID)
+		d, found, err = c.LastDownload(ctx, a.Node, a.fileName())
+	}
 	if err != nil || !found || d.URL != pve.DownloadURL(a.URL, id) {
 		return d, false
 	}

@@ -218,9 +218,25 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 // until the line shows instead of downloading the file a second time (the
 // race that failed TestDownloadAdoptsAnInterruptedDownload once in CI).
 // The lab holds the interrupted download before its first line and lets it
-// go once the create has read its log.
+// go once the create has read its log, or, for a host slower than those
+// re-reads, once the create waits for the task (review s15 C4).
 func TestDownloadAwaitsTheFirstLogLineOfARunningDownload(t *testing.T) {
 	t.Parallel()
+	t.Run("the line comes while the log is read", func(t *testing.T) {
+		t.Parallel()
+		testRunningDownloadWithoutItsLine(t, "iso-early", "GET /nodes/{node}/tasks/{upid}/log")
+	})
+	// a host slower than the log's re-reads: the create waits for the task
+	t.Run("the line comes later", func(t *testing.T) {
+		t.Parallel()
+		testRunningDownloadWithoutItsLine(t, "iso-late", "GET /nodes/{node}/tasks/{upid}/status")
+	})
+}
+
+// testRunningDownloadWithoutItsLine holds the interrupted run's download
+// before its first log line until the create has made a call to release;
+// the create must then adopt it rather than download again.
+func testRunningDownloadWithoutItsLine(t *testing.T, name, release string) {
 	e := newEnv(t, lab.Options{TimeScale: 0.5})
 	ctx := context.Background()
 	e.lab.PVE.SetFaults(labpve.Faults{Script: []labpve.FaultRule{{Task: "download", Hold: true}}})
@@ -233,20 +249,19 @@ func TestDownloadAwaitsTheFirstLogLineOfARunningDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := proxmoxres.IdentityOf(urn(downloadType, "iso-early"))
+	id := proxmoxres.IdentityOf(urn(downloadType, name))
 	if _, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(in.Get("url").AsString(), id)); err != nil {
 		t.Fatal(err)
 	}
-	checked := e.check(downloadType, "iso-early", property.Map{}, in)
+	checked := e.check(downloadType, name, property.Map{}, in)
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, "iso-early"), Properties: checked})
+		_, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, name), Properties: checked})
 		done <- err
 	}()
-	const logRead = "GET /nodes/{node}/tasks/{upid}/log"
 	var createErr error
 	returned := false
-	for i := 0; i < 6000 && !returned && e.lab.PVE.Calls(logRead) == 0; i++ {
+	for i := 0; i < 6000 && !returned && e.lab.PVE.Calls(release) == 0; i++ {
 		select {
 		case createErr = <-done:
 			returned = true
