@@ -195,8 +195,13 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	if err := recheckSkipped(ctx, c, a, "created"); err != nil {
 		return infer.CreateResponse[VirtualMachineState]{}, err
 	}
-	// once created (and started), Proxmox counts the VM's memory itself
-	defer c.MemoryClaims().Release(req.Name)
+	// once created (and started), Proxmox counts the VM's memory itself;
+	// a node list read before does not, and the claim says what it takes
+	// (pve.CheckNodes), so that later Checks need no read of their own
+	if c.MemoryClaims().Has(req.Name) {
+		ctx = pve.WithClaimedStart(ctx)
+	}
+	defer c.MemoryClaims().Started(req.Name)
 	id := resourceIdentity(ctx)
 	ref, made, err := createVM(ctx, c, a, id)
 	if ref.VMID == 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -24,7 +25,7 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 	if !u.known("node") {
 		return v, nil
 	}
-	node, usable, err := checkNode(ctx, c, v, a, old, !unchanged)
+	node, nodesAt, usable, err := checkNode(ctx, c, v, a, old, !unchanged)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +33,7 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 		return v, nil
 	}
 	if u.known("memory") && u.known("started") && u.known("template") {
-		if w := checkMemory(client, name, a, old, node); w != "" {
+		if w := checkMemory(ctx, client, name, a, old, node, nodesAt); w != "" {
 			v.warnings = append(v.warnings, w)
 		}
 	}
@@ -61,10 +62,11 @@ func checkAgainstCluster(ctx context.Context, client *pve.Client, name string, a
 // checkNode finds the VM's node; usable is false when the checks that need
 // the node cannot run (not a node of the cluster, offline, or not answering
 // (pve.NodeSilent): a failure for a new VM, a warning for an existing one).
-func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs, probe bool) (node pve.NodeInfo, usable bool, err error) {
-	nodes, err := c.Nodes(ctx)
+// at is when the node list was read (pve.CheckNodes).
+func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachineArgs, old *VirtualMachineArgs, probe bool) (node pve.NodeInfo, at time.Time, usable bool, err error) {
+	nodes, at, err := c.CheckNodes(ctx, false)
 	if err != nil {
-		return node, false, fmt.Errorf("checking node %q: %w", a.Node, err)
+		return node, at, false, fmt.Errorf("checking node %q: %w", a.Node, err)
 	}
 	var names []string
 	for _, n := range nodes {
@@ -76,7 +78,7 @@ func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachin
 	if !usable {
 		sort.Strings(names)
 		v.fail("node", "node %q is not a node of this Proxmox VE cluster; its nodes are: %s", a.Node, strings.Join(names, ", "))
-		return node, false, nil
+		return node, at, false, nil
 	}
 	down, remedy := "node "+a.Node+" is offline", "start it"
 	if node.Online {
@@ -91,7 +93,7 @@ func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachin
 			err = c.Silence(a.Node)
 		}
 		if _, silent := pve.NodeSilent(err); !silent {
-			return node, true, nil // any other error: checkBridges says it
+			return node, at, true, nil // any other error: checkBridges says it
 		}
 		down, remedy = err.Error(), "wait until it answers"
 	}
@@ -103,7 +105,7 @@ func checkNode(ctx context.Context, c *checkReads, v *validator, a VirtualMachin
 	} else {
 		v.fail("node", "%s: %s, or place the VM on another node", down, remedy)
 	}
-	return node, false, nil
+	return node, at, false, nil
 }
 
 // checkGuestIDs checks what needs the list of the cluster's guests: the clone

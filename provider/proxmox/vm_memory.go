@@ -1,8 +1,10 @@
 package proxmox
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -55,8 +57,11 @@ func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n
 }
 
 // checkMemory records what a new VM will take on its node and returns the
-// warning for it, if any.
-func checkMemory(c *pve.Client, name string, a VirtualMachineArgs, old *VirtualMachineArgs, n pve.NodeInfo) string {
+// warning for it, if any. n is the node as a list read at at showed it
+// (pve.CheckNodes): the VMs this process started since count with their
+// claims. A warning is made again from a list read afresh, so that its
+// numbers are what Proxmox shows now.
+func checkMemory(ctx context.Context, c *pve.Client, name string, a VirtualMachineArgs, old *VirtualMachineArgs, n pve.NodeInfo, at time.Time) string {
 	need := memoryNeed(a, old)
 	claims := c.MemoryClaims()
 	var othersMiB, others int
@@ -66,5 +71,18 @@ func checkMemory(c *pve.Client, name string, a VirtualMachineArgs, old *VirtualM
 	} else {
 		othersMiB, others = claims.Claim(n.Name, name, need)
 	}
-	return memoryWarning(a, old, need, n, othersMiB, others)
+	w := memoryWarning(a, old, need, n, othersMiB+claims.StartedSince(n.Name, name, at), others)
+	if w == "" {
+		return ""
+	}
+	nodes, at, err := c.CheckNodes(ctx, true)
+	if err != nil {
+		return w
+	}
+	for _, fresh := range nodes {
+		if fresh.Name == n.Name {
+			return memoryWarning(a, old, need, fresh, othersMiB+claims.StartedSince(n.Name, name, at), others)
+		}
+	}
+	return w
 }

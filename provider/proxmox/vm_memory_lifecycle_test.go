@@ -110,3 +110,28 @@ func TestVirtualMachineMemoryWarning(t *testing.T) {
 	expect("no growth")
 	e.delete(vmType, "a", aID, a)
 }
+
+// A VM this process creates leaves the node list its Check read in use for
+// the Checks after it (a new cluster's workers, checked once the control
+// planes' VMs run): they count its memory with its claim and read no node
+// list of their own, unless the memory might not fit, when the warning is
+// made from a list read afresh.
+func TestChecksAfterACreateKeepTheNodeList(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, lab.Options{}) // nodes of 65536 MiB, 2048 MiB of them for the host
+	aIn := property.NewMap(bigVM("pve3", "a", 40000))
+	e.create(vmType, "a", aIn)
+
+	const nodeList = "GET /nodes"
+	before := e.lab.PVE.Calls(nodeList)
+	e.check(vmType, "c", property.Map{}, property.NewMap(bigVM("pve3", "c", 8000)))
+	if n := e.lab.PVE.Calls(nodeList) - before; n != 0 {
+		t.Errorf("the Check of a VM that fits beside a read the node list %d times, want none", n)
+	}
+	// 23488 MiB are free once a runs: 30000 may not fit, and the
+	// warning's numbers are Proxmox's
+	e.check(vmType, "d", property.Map{}, property.NewMap(bigVM("pve3", "d", 30000)))
+	if n := e.lab.PVE.Calls(nodeList) - before; n != 1 {
+		t.Errorf("the Check of a VM that may not fit read the node list %d times, want once", n)
+	}
+}

@@ -1,6 +1,9 @@
 package pve
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // MemoryClaims records the memory that VMs about to be created in this
 // provider process will take on each node. Proxmox counts a VM's memory
@@ -15,6 +18,9 @@ type MemoryClaims struct {
 type memoryClaim struct {
 	node string
 	mib  int
+	// started: the VM was created and started at this time (Started);
+	// zero while it is to be created.
+	started time.Time
 }
 
 // NewMemoryClaims returns an empty record.
@@ -30,8 +36,42 @@ func (m *MemoryClaims) Claim(node, name string, mib int) (othersMiB, others int)
 	return m.othersOn(node, name)
 }
 
-// Release forgets the claim of resource name: its VM runs (and Proxmox
-// counts it) or will not be created.
+// Has says whether resource name claims memory, to be created.
+func (m *MemoryClaims) Has(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.byName[name]
+	return ok && c.started.IsZero()
+}
+
+// Started says that resource name's VM was created and started now: a
+// node list read before now does not count its memory, so the claim is
+// kept for StartedSince (and no longer counted by Claim and Claimed).
+func (m *MemoryClaims) Started(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.byName[name]; ok {
+		c.started = time.Now()
+		m.byName[name] = c
+	}
+}
+
+// StartedSince is what the VMs other than name that were started after t
+// (Started) take on node: what a node list read at t does not count.
+func (m *MemoryClaims) StartedSince(node, name string, t time.Time) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sum := 0
+	for n, c := range m.byName {
+		if n != name && c.node == node && !c.started.IsZero() && c.started.After(t) {
+			sum += c.mib
+		}
+	}
+	return sum
+}
+
+// Release forgets the claim of resource name: its VM will not be created,
+// or it is an existing VM's.
 func (m *MemoryClaims) Release(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -49,7 +89,7 @@ func (m *MemoryClaims) Claimed(node, name string) (othersMiB, others int) {
 // is held.
 func (m *MemoryClaims) othersOn(node, name string) (othersMiB, others int) {
 	for n, c := range m.byName {
-		if n != name && c.node == node {
+		if n != name && c.node == node && c.started.IsZero() {
 			othersMiB += c.mib
 			others++
 		}

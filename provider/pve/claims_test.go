@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestMemoryClaims(t *testing.T) {
@@ -42,5 +43,34 @@ func TestMemoryClaimsConcurrent(t *testing.T) {
 	wg.Wait()
 	if sum, n := m.Claimed("pve1", ""); sum != 5000 || n != 50 {
 		t.Fatalf("got %d MiB of %d claims", sum, n)
+	}
+}
+
+// A started VM's claim no longer counts as one to be created (Claimed), and
+// counts for node lists read before its start (StartedSince).
+func TestMemoryClaimsStarted(t *testing.T) {
+	t.Parallel()
+	m := NewMemoryClaims()
+	m.Claim("pve1", "cp1", 4096)
+	m.Claim("pve1", "cp2", 2048)
+	before := time.Now().Add(-time.Second)
+	if !m.Has("cp1") || m.Has("nobody") {
+		t.Fatal("Has: cp1 claims, nobody does not")
+	}
+	m.Started("cp1")
+	if m.Has("cp1") {
+		t.Error("a started VM still claims as one to be created")
+	}
+	if sum, n := m.Claimed("pve1", "x"); sum != 2048 || n != 1 {
+		t.Errorf("pve1 holds %d MiB of %d claims to be created, want cp2's 2048 of 1", sum, n)
+	}
+	if got := m.StartedSince("pve1", "x", before); got != 4096 {
+		t.Errorf("started since before: %d MiB, want cp1's 4096", got)
+	}
+	if got := m.StartedSince("pve1", "cp1", before); got != 0 {
+		t.Errorf("cp1's own start counted for it: %d MiB", got)
+	}
+	if got := m.StartedSince("pve1", "x", time.Now().Add(time.Second)); got != 0 {
+		t.Errorf("a list read after the start still misses %d MiB", got)
 	}
 }

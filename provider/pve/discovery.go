@@ -27,12 +27,31 @@ import (
 type discovery struct {
 	reads readCache
 	// memoryChanges counts this client's writes that change a node's memory
-	// in use.
-	memoryChanges atomic.Int64
+	// in use; claimedChanges those of them that start a VM whose memory
+	// MemoryClaims counts (WithClaimedStart), and nodesClaimed is
+	// claimedChanges when the kept node list was read (CheckNodes).
+	memoryChanges  atomic.Int64
+	claimedChanges atomic.Int64
+	nodesClaimed   atomic.Int64
 }
 
 // memoryChanged voids the answers that show the nodes' memory in use.
-func (d *discovery) memoryChanged() { d.memoryChanges.Add(1) }
+func (d *discovery) memoryChanged(ctx context.Context) {
+	if ctx.Value(claimedStartKey{}) != nil {
+		d.claimedChanges.Add(1)
+	}
+	d.memoryChanges.Add(1)
+}
+
+type claimedStartKey struct{}
+
+// WithClaimedStart marks the power actions under ctx as those of a VM that
+// this process creates, whose memory MemoryClaims keeps counting after it
+// runs (MemoryClaims.Started): they void the node list as any other, and a
+// Check may still use that list with the claims (CheckNodes).
+func WithClaimedStart(ctx context.Context) context.Context {
+	return context.WithValue(ctx, claimedStartKey{}, true)
+}
 
 // noChanges is the generation of answers that no write of this client voids.
 func noChanges() int64 { return 0 }

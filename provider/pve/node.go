@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // NodeInfo is one cluster node as GET /nodes lists it.
@@ -22,7 +23,42 @@ type NodeInfo struct {
 // Nodes lists the cluster's nodes, as read once per provider process (see
 // discovery): again after this client changed a node's memory in use.
 func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
-	return cachedRead(ctx, &c.disc.reads, "nodes", c.disc.memoryChanges.Load, 0, c.readNodes)
+	return cachedRead(ctx, &c.disc.reads, "nodes", c.disc.memoryChanges.Load, 0, func(ctx context.Context) ([]NodeInfo, error) {
+		claimed := c.disc.claimedChanges.Load()
+		nodes, err := c.readNodes(ctx)
+		if err == nil {
+			c.disc.nodesClaimed.Store(claimed)
+		}
+		return nodes, err
+	})
+}
+
+// CheckNodes is the node list for a VM's Check and when it was read. With
+// fresh false it is the list this client read last also after it started
+// VMs it creates (WithClaimedStart), as long as it changed nothing else
+// since: MemoryClaims.StartedSince(at) then tells what those VMs take, and
+// a new cluster's workers, checked once the control planes' VMs run, need
+// no read of their own. With fresh true, or after any other change, it is
+// Nodes.
+func (c *Client) CheckNodes(ctx context.Context, fresh bool) ([]NodeInfo, time.Time, error) {
+	e := c.disc.reads.entry("nodes")
+	if !fresh {
+		e.mu.Lock()
+		ok := e.ok && c.disc.memoryChanges.Load()-e.gen == c.disc.claimedChanges.Load()-c.disc.nodesClaimed.Load()
+		nodes, at := e.value, e.at
+		e.mu.Unlock()
+		if ok {
+			return slices.Clone(nodes.([]NodeInfo)), at, nil
+		}
+	}
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	e.mu.Lock()
+	at := e.at
+	e.mu.Unlock()
+	return nodes, at, nil
 }
 
 func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {

@@ -218,8 +218,8 @@ func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[strin
 		return nil
 	}
 	if changesMemory(params, remove) {
-		c.disc.memoryChanged()
-		defer c.disc.memoryChanged()
+		c.disc.memoryChanged(ctx)
+		defer c.disc.memoryChanged(ctx)
 	}
 	return c.retryVM(ctx, ref, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
@@ -281,8 +281,8 @@ func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
 func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any, done func(VMStatus) bool) error {
 	// what the VM takes from its node changes, also when the call fails
 	// half-way: voided before and after
-	c.disc.memoryChanged()
-	defer c.disc.memoryChanged()
+	c.disc.memoryChanged(ctx)
+	defer c.disc.memoryChanged(ctx)
 	return c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
 		err := c.startTask(ctx, func(upid *string) error {
 			// raw: VirtualMachine.Start/Stop/Shutdown need the VM read first
