@@ -84,11 +84,22 @@ func TestNewClusterFanOut(t *testing.T) {
 			t.Errorf("new cluster: apply %s's gate clusterCreate = %v", a.name, g)
 		}
 	}
+	// The control planes' VMs are created in parallel, waiting only for
+	// their ISO; the workers' VMs after them (plan.Waits.AfterControlPlaneVMs),
+	// in parallel too.
 	for _, vm := range rec.byType("VirtualMachine") {
+		var cpVMs []string
 		for _, d := range vm.deps {
-			if !strings.HasPrefix(d, "DownloadFile::") && !strings.HasPrefix(d, "ImageFactorySchematic::") {
-				t.Errorf("new VM %s waits for %s: new VMs are created in parallel", vm.name, d)
+			switch {
+			case strings.HasPrefix(d, "DownloadFile::") || strings.HasPrefix(d, "ImageFactorySchematic::"):
+			case strings.HasPrefix(d, "VirtualMachine::lab-cp-") && strings.HasPrefix(vm.name, "lab-workers-"):
+				cpVMs = append(cpVMs, d)
+			default:
+				t.Errorf("new VM %s waits for %s: new VMs wait only for their ISO, and a worker's for the control planes' VMs", vm.name, d)
 			}
+		}
+		if strings.HasPrefix(vm.name, "lab-workers-") && len(cpVMs) != 3 {
+			t.Errorf("new worker VM %s waits for the control planes' VMs %v, want all 3", vm.name, cpVMs)
 		}
 	}
 	// Each node's gate requires the nodes up to it and tolerates the

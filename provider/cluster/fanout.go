@@ -185,7 +185,11 @@ func (f *fanout) register() error {
 		n := nodes[nodeName]
 		vm := f.vms[n.Name] // VMs a stage waits for are registered with it
 		if vm == nil {
-			if vm, err = f.vm(n, f.applyOf(n.Waits.VM)); err != nil {
+			deps := []pulumi.Resource{f.applyOf(n.Waits.VM)}
+			if n.Waits.AfterControlPlaneVMs {
+				deps = append(deps, f.controlPlaneVMs()...)
+			}
+			if vm, err = f.vm(n, deps...); err != nil {
 				return err
 			}
 		}
@@ -225,6 +229,18 @@ func (f *fanout) register() error {
 	}
 	f.outputs()
 	return nil
+}
+
+// controlPlaneVMs are the control planes' VMs registered so far: all of
+// them once the rollout reaches the workers.
+func (f *fanout) controlPlaneVMs() []pulumi.Resource {
+	var out []pulumi.Resource
+	for i := range f.plan.Nodes {
+		if n := &f.plan.Nodes[i]; n.Role == plan.RoleControlPlane && f.vms[n.Name] != nil {
+			out = append(out, f.vms[n.Name])
+		}
+	}
+	return out
 }
 
 // newWorker is a worker whose VM does not exist yet: new workers are

@@ -45,7 +45,7 @@ func (p *Plan) Settle(settled map[string]bool, stagesSettled bool) {
 			// changing node's apply for the stages.
 			w := Waits{Apply: prev, AsCreated: true, StageOnVM: n.Role == RoleControlPlane, After: lastChanged}
 			if n.Role == RoleWorker {
-				w.Apply, w.VM = lastCP, lastChanged
+				w.Apply, w.VM, w.AfterControlPlaneVMs = lastCP, lastChanged, true
 			}
 			if w.After == w.Apply {
 				w.After = ""

@@ -23,6 +23,16 @@ type Waits struct {
 	// stopped or not known waits for nothing: every later step of its node,
 	// and every health check that requires the node, needs it to run.
 	VM string
+	// AfterControlPlaneVMs: the worker's VM is created once every control
+	// plane's VM is. The engine runs a bounded number of steps at once
+	// (`pulumi up --parallel`, 4 per CPU by default: 8 on a 2-core CI
+	// runner), and the control planes set a new cluster's critical path
+	// (bootstrap, etcd joins) while a worker only needs the first API
+	// server, 30 s or more later. Without this, VMs were created in the
+	// order their nodes' ISO downloads ended, and a control plane left for
+	// a second batch came up that much later. Set for a new cluster's
+	// workers (and a settled worker, registered as its create was).
+	AfterControlPlaneVMs bool
 	// Apply is the node whose apply this node's apply waits for: the
 	// previous node of the rollout, or for a new worker the last control
 	// plane (new workers are configured in parallel); "" for the first.
@@ -79,6 +89,7 @@ func (b *builder) buildWaits() {
 		}
 		if p.NewCluster {
 			w.AfterStages, w.AfterBootstrap, w.WithCluster = false, false, true
+			w.AfterControlPlaneVMs = n.Role == RoleWorker
 		}
 		w.StageOnVM = n.Role == RoleControlPlane && w.VM == ""
 		n.Waits = w

@@ -258,8 +258,8 @@ func TestNewClusterComesUpTogether(t *testing.T) {
 		"lab-cp-1":      {StageOnVM: true, WithCluster: true},
 		"lab-cp-2":      {Apply: "lab-cp-1", StageOnVM: true, WithCluster: true},
 		"lab-cp-3":      {Apply: "lab-cp-2", StageOnVM: true, WithCluster: true},
-		"lab-workers-1": {Apply: "lab-cp-3", WithCluster: true},
-		"lab-workers-2": {Apply: "lab-cp-3", WithCluster: true},
+		"lab-workers-1": {Apply: "lab-cp-3", WithCluster: true, AfterControlPlaneVMs: true},
+		"lab-workers-2": {Apply: "lab-cp-3", WithCluster: true, AfterControlPlaneVMs: true},
 	}
 	for name, w := range want {
 		if got := node(t, fresh, name).Waits; got != w {
