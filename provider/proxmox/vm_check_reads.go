@@ -2,6 +2,7 @@ package proxmox
 
 import (
 	"context"
+	"time"
 
 	"github.com/proxmoxtalos/proxmoxtalos/provider/pve"
 )
@@ -64,5 +65,13 @@ func (r *checkReads) VMConfig(ctx context.Context, ref pve.VMRef) (pve.VMConfig,
 // ago, such as the one a DownloadFile read after making the file (see
 // pve.FindRecentVolume).
 func (r *checkReads) FindVolume(ctx context.Context, node, storage, volid string) (pve.Volume, bool, error) {
-	return r.Client.FindRecentVolume(ctx, node, storage, volid, pve.RecentVolumeMaxAge)
+	return r.Client.FindRecentVolume(ctx, node, storage, volid, checkVolumeMaxAge)
 }
+
+// checkVolumeMaxAge is how old that list may be for a VM's Check. A new
+// cluster's VMs are checked in two groups, the control planes' right after
+// the ISO downloads and the workers' once the control planes' VMs are
+// created and started (plan.Waits.AfterControlPlaneVMs): seconds later on
+// the lab, more on a busy Proxmox. Longer than pve.RecentVolumeMaxAge,
+// which also serves a shared download's create; this one only advises.
+const checkVolumeMaxAge = 30 * time.Second

@@ -59,12 +59,14 @@ func TestVirtualMachineVMIDOfContainer(t *testing.T) {
 
 // A node that is down fails Check for a new VM on it, but only warns for a
 // VM that already exists there, so the rest of the program can still be
-// updated.
+// updated. The node goes down before the run (a run keeps the node list it
+// read across the starts of the VMs it creates: pve.CheckNodes).
 func TestVirtualMachineCheckWithNodeDown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, lab.Options{})
 	in := property.NewMap(plainVM("pve2", "existing"))
 	e.create(vmType, "existing", in)
+	e = e.nextRun()
 	if err := e.lab.PVE.RestartNode("pve2", time.Minute); err != nil {
 		t.Fatal(err)
 	}
