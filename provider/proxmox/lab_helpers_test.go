@@ -280,3 +280,20 @@ func (e *env) convertToTemplate(node string, vmid int) {
 		}
 	}
 }
+
+// releasedWhenCalled is the result of a create running in the background
+// (done) while the lab holds a task: the held tasks are released once the
+// create has made call, or has returned first (its checks then fail), or
+// after 6000 looks (a minute) anyway.
+func releasedWhenCalled[T any](e *env, done <-chan T, call string) T {
+	for i := 0; i < 6000 && e.lab.PVE.Calls(call) == 0; i++ {
+		select {
+		case r := <-done:
+			e.lab.PVE.ReleaseHeldTasks()
+			return r
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.lab.PVE.ReleaseHeldTasks()
+	return <-done
+}

@@ -199,9 +199,9 @@ func (*VirtualMachine) Create(ctx context.Context, req infer.CreateRequest[Virtu
 	// a node list read before does not, and the claim says what it takes
 	// (pve.CheckNodes), so that later Checks need no read of their own
 	if c.MemoryClaims().Has(req.Name) {
-		ctx = pve.WithClaimedStart(ctx)
+		ctx = pve.WithClaimedStart(ctx, req.Name)
 	}
-	defer c.MemoryClaims().Started(req.Name)
+	defer c.MemoryClaims().ReleasePending(req.Name)
 	id := resourceIdentity(ctx)
 	ref, made, err := createVM(ctx, c, a, id)
 	if ref.VMID == 0 {

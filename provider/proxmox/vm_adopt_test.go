@@ -259,20 +259,7 @@ func testRunningDownloadWithoutItsLine(t *testing.T, name, release string) {
 		_, err := e.s.Create(p.CreateRequest{Urn: urn(downloadType, name), Properties: checked})
 		done <- err
 	}()
-	var createErr error
-	returned := false
-	for i := 0; i < 6000 && !returned && e.lab.PVE.Calls(release) == 0; i++ {
-		select {
-		case createErr = <-done:
-			returned = true
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	e.lab.PVE.ReleaseHeldTasks()
-	if !returned {
-		createErr = <-done
-	}
-	if createErr != nil {
+	if createErr := releasedWhenCalled(e, done, release); createErr != nil {
 		t.Fatalf("create: %v", createErr)
 	}
 	n := 0
@@ -351,22 +338,8 @@ func TestCreateWaitsForItsOwnTaskWhenItsAnswerWasLost(t *testing.T) {
 		resp, err := e.s.Create(p.CreateRequest{Urn: urn(vmType, "slow"), Properties: checked})
 		done <- result{resp.Properties, err}
 	}()
-	// release the held task once the create looks for it; bounded: a
-	// create that returns first ends the loop (the checks below fail), and
-	// after 6000 looks (a minute) the task is released anyway
-	var res result
-	returned := false
-	for i := 0; i < 6000 && !returned && e.lab.PVE.Calls("GET /nodes/{node}/tasks") == 0; i++ {
-		select {
-		case res = <-done:
-			returned = true
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	e.lab.PVE.ReleaseHeldTasks()
-	if !returned {
-		res = <-done
-	}
+	// release the held task once the create looks for it
+	res := releasedWhenCalled(e, done, "GET /nodes/{node}/tasks")
 	if res.err != nil {
 		t.Fatalf("create: %v", res.err)
 	}

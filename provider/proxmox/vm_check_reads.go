@@ -65,7 +65,12 @@ func (r *checkReads) VMConfig(ctx context.Context, ref pve.VMRef) (pve.VMConfig,
 // ago, such as the one a DownloadFile read after making the file (see
 // pve.FindRecentVolume).
 func (r *checkReads) FindVolume(ctx context.Context, node, storage, volid string) (pve.Volume, bool, error) {
-	return r.Client.FindRecentVolume(ctx, node, storage, volid, checkVolumeMaxAge)
+	v, found, err := r.Client.FindRecentVolume(ctx, node, storage, volid, checkVolumeMaxAge)
+	if err != nil || found {
+		return v, found, err
+	}
+	// a missing volume fails the Check: only a list read moments ago says so
+	return r.Client.FindRecentVolume(ctx, node, storage, volid, pve.RecentVolumeMaxAge)
 }
 
 // checkVolumeMaxAge is how old that list may be for a VM's Check. A new
@@ -73,5 +78,7 @@ func (r *checkReads) FindVolume(ctx context.Context, node, storage, volid string
 // the ISO downloads and the workers' once the control planes' VMs are
 // created and started (plan.Waits.AfterControlPlaneVMs): seconds later on
 // the lab, more on a busy Proxmox. Longer than pve.RecentVolumeMaxAge,
-// which also serves a shared download's create; this one only advises.
+// which also serves a shared download's create. Only a volume found is
+// taken from it: a volume missing fails the Check, so that is read again
+// unless the list is moments old.
 const checkVolumeMaxAge = 30 * time.Second

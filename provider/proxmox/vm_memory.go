@@ -30,14 +30,16 @@ func memoryNeed(a VirtualMachineArgs, old *VirtualMachineArgs) int {
 // memory of the node; "" when it fits or the node's memory is unknown. It is
 // a warning, not an error: other VMs may stop before this one starts.
 // othersMiB is what other VMs this program creates on the node will take.
-func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n pve.NodeInfo, othersMiB, others int) string {
+// startedMiB is what VMs this program started take that n does not count
+// yet (n was read before they started: pve.CheckNodes).
+func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n pve.NodeInfo, othersMiB, others, startedMiB int) string {
 	if needMiB <= 0 || n.MaxMem == 0 {
 		return ""
 	}
 	const mib = 1 << 20
 	total, used := int(n.MaxMem/mib), int(min(n.Mem, n.MaxMem)/mib)
 	free := total - used
-	if needMiB+othersMiB <= free {
+	if needMiB+othersMiB+startedMiB <= free {
 		return ""
 	}
 	var b strings.Builder
@@ -48,6 +50,9 @@ func memoryWarning(a VirtualMachineArgs, old *VirtualMachineArgs, needMiB int, n
 			old.Memory.Dedicated, a.Memory.Dedicated, needMiB)
 	}
 	fmt.Fprintf(&b, "but node %s has %d MiB free (%d MiB total, %d MiB in use)", n.Name, free, total, used)
+	if startedMiB > 0 {
+		fmt.Fprintf(&b, ", VMs this program has just started take %d MiB of it", startedMiB)
+	}
 	if others > 0 {
 		fmt.Fprintf(&b, ", and %d other new VM(s) of this program will take %d MiB of it", others, othersMiB)
 	}
@@ -71,7 +76,7 @@ func checkMemory(ctx context.Context, c *pve.Client, name string, a VirtualMachi
 	} else {
 		othersMiB, others = claims.Claim(n.Name, name, need)
 	}
-	w := memoryWarning(a, old, need, n, othersMiB+claims.StartedSince(n.Name, name, at), others)
+	w := memoryWarning(a, old, need, n, othersMiB, others, claims.StartedSince(n.Name, name, at))
 	if w == "" {
 		return ""
 	}
@@ -81,7 +86,7 @@ func checkMemory(ctx context.Context, c *pve.Client, name string, a VirtualMachi
 	}
 	for _, fresh := range nodes {
 		if fresh.Name == n.Name {
-			return memoryWarning(a, old, need, fresh, othersMiB+claims.StartedSince(n.Name, name, at), others)
+			return memoryWarning(a, old, need, fresh, othersMiB, others, claims.StartedSince(n.Name, name, at))
 		}
 	}
 	return w

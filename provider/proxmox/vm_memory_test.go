@@ -48,13 +48,13 @@ func TestMemoryWarning(t *testing.T) {
 	old := talosArgs()
 	old.Memory = &VirtualMachineMemory{Dedicated: 1024}
 
-	if w := memoryWarning(a, nil, 4096, node, 0, 0); w != "" {
+	if w := memoryWarning(a, nil, 4096, node, 0, 0, 0); w != "" {
 		t.Errorf("4096 MiB fits 6144 MiB free, got %q", w)
 	}
-	if w := memoryWarning(a, nil, 6144, node, 0, 0); w != "" {
+	if w := memoryWarning(a, nil, 6144, node, 0, 0, 0); w != "" {
 		t.Errorf("exactly the free memory fits, got %q", w)
 	}
-	w := memoryWarning(a, nil, 8192, node, 0, 0)
+	w := memoryWarning(a, nil, 8192, node, 0, 0, 0)
 	for _, part := range []string{"needs 8192 MiB", "node pve1 has 6144 MiB free", "16384 MiB total", "10240 MiB in use",
 		"Cannot allocate memory", "another node"} {
 		if !strings.Contains(w, part) {
@@ -62,16 +62,22 @@ func TestMemoryWarning(t *testing.T) {
 		}
 	}
 	// other new VMs of the program on the node count too
-	w = memoryWarning(a, nil, 4096, node, 3072, 2)
+	w = memoryWarning(a, nil, 4096, node, 3072, 2, 0)
 	if !strings.Contains(w, "2 other new VM(s) of this program will take 3072 MiB") {
 		t.Errorf("warning %q does not count the program's other VMs", w)
 	}
-	w = memoryWarning(a, &old, 7168, node, 0, 0)
+	// VMs the program started after the node's memory was read count, and
+	// are named as such
+	w = memoryWarning(a, nil, 4096, node, 0, 0, 3072)
+	if !strings.Contains(w, "VMs this program has just started take 3072 MiB of it") {
+		t.Errorf("warning %q does not count the program's started VMs", w)
+	}
+	w = memoryWarning(a, &old, 7168, node, 0, 0, 0)
 	if !strings.Contains(w, "growing the VM from 1024 to 8192 MiB needs 7168 MiB more") {
 		t.Errorf("growth warning %q", w)
 	}
 	// unknown node memory: nothing to say
-	if w := memoryWarning(a, nil, 1<<20, pve.NodeInfo{Name: "pve1"}, 0, 0); w != "" {
+	if w := memoryWarning(a, nil, 1<<20, pve.NodeInfo{Name: "pve1"}, 0, 0, 0); w != "" {
 		t.Errorf("unknown capacity warned: %q", w)
 	}
 }

@@ -2,6 +2,7 @@ package pve
 
 import (
 	"context"
+	"net/http"
 	"testing"
 )
 
@@ -23,10 +24,10 @@ func TestCheckNodesKeepsTheListAcrossClaimedStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.MemoryClaims().Claim("pve1", "cp-1", 1024)
-	if err := c.StartVM(WithClaimedStart(ctx), VMRef{Node: "pve1", VMID: 100}); err != nil {
+	// the start marks the claim started
+	if err := c.StartVM(WithClaimedStart(ctx, "cp-1"), VMRef{Node: "pve1", VMID: 100}); err != nil {
 		t.Fatal(err)
 	}
-	c.MemoryClaims().Started("cp-1")
 
 	nodes, at2, err := c.CheckNodes(ctx, false)
 	if err != nil {
@@ -60,5 +61,46 @@ func TestCheckNodesKeepsTheListAcrossClaimedStarts(t *testing.T) {
 	}
 	if n := f.count("/nodes"); n != 3 {
 		t.Errorf("after an unclaimed start: %d reads of /nodes, want 3", n)
+	}
+}
+
+// The inventory's read stands in for the node list's (Inventory offers
+// it): a list it offered after a claimed start is not kept across a start
+// nobody claimed (review s15b M1: it was, and a Check missed that VM's
+// memory).
+func TestCheckNodesAfterTheInventoryOfferedTheList(t *testing.T) {
+	f := &discoveryPVE{}
+	routes := f.routes()
+	routes["GET /cluster/resources"] = func(w http.ResponseWriter, _ *http.Request) {
+		data(w, []map[string]any{{"type": "node", "node": "pve1", "id": "node/pve1", "status": "online",
+			"maxmem": 8 << 30, "mem": f.mem.Load()}})
+	}
+	srv := fakePVE(t, routes)
+	ctx := context.Background()
+	c, err := Connect(ctx, Options{Endpoint: srv.URL, APIToken: testToken, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.CheckNodes(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	c.MemoryClaims().Claim("pve1", "cp-1", 1024)
+	if err := c.StartVM(WithClaimedStart(ctx, "cp-1"), VMRef{Node: "pve1", VMID: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Inventory(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	reads := f.count("/nodes")
+	if err := c.StartVM(ctx, VMRef{Node: "pve1", VMID: 100}); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _, err := c.CheckNodes(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count("/nodes"); n != reads+1 || nodes[0].Mem != 2<<30 {
+		t.Errorf("after the inventory and an unclaimed start: %d reads of /nodes (want %d), memory in use %d (want %d)",
+			n, reads+1, nodes[0].Mem, 2<<30)
 	}
 }

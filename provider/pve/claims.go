@@ -70,6 +70,16 @@ func (m *MemoryClaims) StartedSince(node, name string, t time.Time) int {
 	return sum
 }
 
+// ReleasePending forgets the claim of resource name unless its VM was
+// started (a create that ended without starting it).
+func (m *MemoryClaims) ReleasePending(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.byName[name]; ok && c.started.IsZero() {
+		delete(m.byName, name)
+	}
+}
+
 // Release forgets the claim of resource name: its VM will not be created,
 // or it is an existing VM's.
 func (m *MemoryClaims) Release(name string) {

@@ -28,16 +28,16 @@ type discovery struct {
 	reads readCache
 	// memoryChanges counts this client's writes that change a node's memory
 	// in use; claimedChanges those of them that start a VM whose memory
-	// MemoryClaims counts (WithClaimedStart), and nodesClaimed is
-	// claimedChanges when the kept node list was read (CheckNodes).
+	// MemoryClaims counts (WithClaimedStart); the node list's cache entry
+	// keeps its value from when the list was read (aux, CheckNodes).
 	memoryChanges  atomic.Int64
 	claimedChanges atomic.Int64
-	nodesClaimed   atomic.Int64
 }
 
-// memoryChanged voids the answers that show the nodes' memory in use.
-func (d *discovery) memoryChanged(ctx context.Context) {
-	if ctx.Value(claimedStartKey{}) != nil {
+// memoryChanged voids the answers that show the nodes' memory in use;
+// claimed: the change is covered by a memory claim (WithClaimedStart).
+func (d *discovery) memoryChanged(claimed bool) {
+	if claimed {
 		d.claimedChanges.Add(1)
 	}
 	d.memoryChanges.Add(1)
@@ -45,12 +45,19 @@ func (d *discovery) memoryChanged(ctx context.Context) {
 
 type claimedStartKey struct{}
 
-// WithClaimedStart marks the power actions under ctx as those of a VM that
-// this process creates, whose memory MemoryClaims keeps counting after it
-// runs (MemoryClaims.Started): they void the node list as any other, and a
-// Check may still use that list with the claims (CheckNodes).
-func WithClaimedStart(ctx context.Context) context.Context {
-	return context.WithValue(ctx, claimedStartKey{}, true)
+// WithClaimedStart marks the power actions under ctx as those of resource
+// name's VM, which this process creates and whose memory MemoryClaims
+// claims: a start that succeeds marks the claim started
+// (MemoryClaims.Started), and its change of the nodes' memory in use is
+// covered by the claim, so a Check may keep the node list (CheckNodes).
+func WithClaimedStart(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, claimedStartKey{}, name)
+}
+
+// claimedStart is the resource name WithClaimedStart gave ctx, or "".
+func claimedStart(ctx context.Context) string {
+	name, _ := ctx.Value(claimedStartKey{}).(string)
+	return name
 }
 
 // noChanges is the generation of answers that no write of this client voids.
@@ -68,9 +75,12 @@ type readCache struct {
 
 type cacheEntry struct {
 	// mu is held while the entry is read from Proxmox.
-	mu    sync.Mutex
-	ok    bool
-	gen   int64
+	mu  sync.Mutex
+	ok  bool
+	gen int64
+	// aux is a second count read with gen, for the caller's own use (the
+	// node list's: this client's claimed starts, CheckNodes).
+	aux   int64
 	at    time.Time
 	value any
 }
@@ -92,26 +102,34 @@ func (rc *readCache) entry(key string) *cacheEntry {
 // cachedRead answers key from rc, or reads it. maxAge 0: no age limit.
 func cachedRead[T any](ctx context.Context, rc *readCache, key string, gen func() int64, maxAge time.Duration,
 	read func(context.Context) ([]T, error)) ([]T, error) {
+	v, _, err := cachedReadAt(ctx, rc, key, gen, noChanges, maxAge, read)
+	return v, err
+}
+
+// cachedReadAt is cachedRead that also says when the answer was read, and
+// keeps aux() from the start of its read with it.
+func cachedReadAt[T any](ctx context.Context, rc *readCache, key string, gen, aux func() int64, maxAge time.Duration,
+	read func(context.Context) ([]T, error)) ([]T, time.Time, error) {
 	e := rc.entry(key)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	g := gen()
 	if e.ok && e.gen == g && (maxAge == 0 || time.Since(e.at) <= maxAge) {
-		return slices.Clone(e.value.([]T)), nil
+		return slices.Clone(e.value.([]T)), e.at, nil
 	}
-	at := time.Now()
+	at, x := time.Now(), aux()
 	v, err := read(ctx)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	e.ok, e.gen, e.at, e.value = true, g, at, v
-	return slices.Clone(v), nil
+	e.ok, e.gen, e.aux, e.at, e.value = true, g, x, at, v
+	return slices.Clone(v), at, nil
 }
 
 // offer keeps value, read at at with generation gen by another request that
 // gives the same answer, as key's answer, unless key is being read now or
 // holds an answer read later.
-func (rc *readCache) offer(key string, gen int64, at time.Time, value any) {
+func (rc *readCache) offer(key string, gen, aux int64, at time.Time, value any) {
 	e := rc.entry(key)
 	if !e.mu.TryLock() {
 		return
@@ -120,7 +138,7 @@ func (rc *readCache) offer(key string, gen int64, at time.Time, value any) {
 	if e.ok && e.at.After(at) {
 		return
 	}
-	e.ok, e.gen, e.at, e.value = true, gen, at, value
+	e.ok, e.gen, e.aux, e.at, e.value = true, gen, aux, at, value
 }
 
 // changesMemory reports whether a config write with these parameters can

@@ -156,7 +156,7 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 		(time.Since(c.inv.at) <= maxAge || (reuse != nil && reuse(c.inv.inv))) {
 		return c.inv.inv, nil
 	}
-	at, nodesGen := time.Now(), c.disc.memoryChanges.Load()
+	at, nodesGen, nodesClaimed := time.Now(), c.disc.memoryChanges.Load(), c.disc.claimedChanges.Load()
 	inv, err := c.readInventory(ctx, "")
 	if err != nil {
 		return Inventory{}, err
@@ -171,7 +171,7 @@ func (c *Client) inventory(ctx context.Context, maxAge time.Duration, ownChanges
 	// the node entries of /cluster/resources and of GET /nodes alike
 	// (pve-manager PVE/API2Tools.pm extract_node_stats, usage only with
 	// Sys.Audit on the node), so this read stands in for that one.
-	c.disc.reads.offer("nodes", nodesGen, at, inv.Nodes)
+	c.disc.reads.offer("nodes", nodesGen, nodesClaimed, at, inv.Nodes)
 	return inv, nil
 }
 

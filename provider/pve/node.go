@@ -23,14 +23,13 @@ type NodeInfo struct {
 // Nodes lists the cluster's nodes, as read once per provider process (see
 // discovery): again after this client changed a node's memory in use.
 func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
-	return cachedRead(ctx, &c.disc.reads, "nodes", c.disc.memoryChanges.Load, 0, func(ctx context.Context) ([]NodeInfo, error) {
-		claimed := c.disc.claimedChanges.Load()
-		nodes, err := c.readNodes(ctx)
-		if err == nil {
-			c.disc.nodesClaimed.Store(claimed)
-		}
-		return nodes, err
-	})
+	nodes, _, err := c.nodesAt(ctx)
+	return nodes, err
+}
+
+// nodesAt is Nodes and when its answer was read.
+func (c *Client) nodesAt(ctx context.Context) ([]NodeInfo, time.Time, error) {
+	return cachedReadAt(ctx, &c.disc.reads, "nodes", c.disc.memoryChanges.Load, c.disc.claimedChanges.Load, 0, c.readNodes)
 }
 
 // CheckNodes is the node list for a VM's Check and when it was read. With
@@ -41,24 +40,18 @@ func (c *Client) Nodes(ctx context.Context) ([]NodeInfo, error) {
 // no read of their own. With fresh true, or after any other change, it is
 // Nodes.
 func (c *Client) CheckNodes(ctx context.Context, fresh bool) ([]NodeInfo, time.Time, error) {
-	e := c.disc.reads.entry("nodes")
 	if !fresh {
+		e := c.disc.reads.entry("nodes")
 		e.mu.Lock()
-		ok := e.ok && c.disc.memoryChanges.Load()-e.gen == c.disc.claimedChanges.Load()-c.disc.nodesClaimed.Load()
+		// every change since the list's read was a claimed start
+		ok := e.ok && c.disc.memoryChanges.Load()-e.gen == c.disc.claimedChanges.Load()-e.aux
 		nodes, at := e.value, e.at
 		e.mu.Unlock()
 		if ok {
 			return slices.Clone(nodes.([]NodeInfo)), at, nil
 		}
 	}
-	nodes, err := c.Nodes(ctx)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	e.mu.Lock()
-	at := e.at
-	e.mu.Unlock()
-	return nodes, at, nil
+	return c.nodesAt(ctx)
 }
 
 func (c *Client) readNodes(ctx context.Context) ([]NodeInfo, error) {

@@ -218,8 +218,9 @@ func (c *Client) UpdateVMConfig(ctx context.Context, ref VMRef, params map[strin
 		return nil
 	}
 	if changesMemory(params, remove) {
-		c.disc.memoryChanged(ctx)
-		defer c.disc.memoryChanged(ctx)
+		claimed := claimedStart(ctx) != ""
+		c.disc.memoryChanged(claimed)
+		defer c.disc.memoryChanged(claimed)
 	}
 	return c.retryVM(ctx, ref, "updating the configuration of "+ref.String(), true, func(ctx context.Context) error {
 		return c.startTask(ctx, func(upid *string) error {
@@ -281,9 +282,9 @@ func (c *Client) ConvertToTemplate(ctx context.Context, ref VMRef) error {
 func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, params map[string]any, done func(VMStatus) bool) error {
 	// what the VM takes from its node changes, also when the call fails
 	// half-way: voided before and after
-	c.disc.memoryChanged(ctx)
-	defer c.disc.memoryChanged(ctx)
-	return c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
+	claimed := claimedStart(ctx)
+	c.disc.memoryChanged(claimed != "")
+	err := c.retryVM(ctx, ref, action+" "+ref.String(), done != nil, func(ctx context.Context) error {
 		err := c.startTask(ctx, func(upid *string) error {
 			// raw: VirtualMachine.Start/Stop/Shutdown need the VM read first
 			return c.post(ctx, ref.path("/status/"+action), params, upid)
@@ -295,6 +296,13 @@ func (c *Client) powerAction(ctx context.Context, ref VMRef, action string, para
 		}
 		return err
 	})
+	// a claimed start that ran: the claim now counts what the node lists
+	// read before do not; a failed one is not covered by it
+	if err == nil && claimed != "" && action == "start" {
+		c.memory.Started(claimed)
+	}
+	c.disc.memoryChanged(claimed != "" && err == nil)
+	return err
 }
 
 func running(st VMStatus) bool    { return st.Running() }
