@@ -373,9 +373,10 @@ func interruptedDownload(ctx context.Context, c *pve.Client, a DownloadFileArgs,
 	}
 	d, found, err := c.LastDownload(ctx, a.Node, a.fileName())
 	if err == nil && found && d.Running && d.URL == "" {
-		// it runs and its log has not named its URL yet (a slow host):
-		// whoever started it, a second download of the file now would
-		// race it, so it is awaited and read again
+		// it runs and its log has not named its URL yet (the worker forks,
+		// then download_file_from_url prints it): whoever started it, a
+		// second download of the file now would race it, so it is awaited
+		// and read again
 		pve.Logf(ctx, "a download of %s on node %s runs and has not said from where yet: waiting for it", a.fileName(), a.Node)
 		_ = c.WaitTask(ctx, d.UPID)
 		d, found, err = c.LastDownload(ctx, a.Node, a.fileName())

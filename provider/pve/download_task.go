@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/proxmoxtalos/proxmoxtalos/provider/backoff"
 )
 
 // DownloadTask is the latest download-url task for one file on a node.
@@ -43,34 +40,23 @@ func (c *Client) LastDownload(ctx context.Context, node, file string) (DownloadT
 			return DownloadTask{}, false, err
 		}
 		d := DownloadTask{UPID: t.UPID, Running: t.Status == "", Status: t.Status}
-		d.URL = c.downloadURLOf(ctx, id, d.Running)
+		d.URL = c.downloadURLOf(ctx, id)
 		return d, true, nil
 	}
 	return DownloadTask{}, false, nil
 }
 
-// downloadURLOf reads the URL from a download task's log. A task that
-// runs may not have written its first line yet (the worker forks, then
-// download_file_from_url prints it), and a task of ours read then would
-// look like another's and be downloaded twice: a running task's log is
-// read again, a few times over about two seconds, until the line shows.
-func (c *Client) downloadURLOf(ctx context.Context, id UPID, running bool) string {
-	attempts := 1
-	if running {
-		attempts = 8
+// downloadURLOf reads the URL from a download task's log: its first
+// line, once the worker has written it (a task that has just forked may
+// not have yet: "" then).
+func (c *Client) downloadURLOf(ctx context.Context, id UPID) string {
+	for _, l := range c.taskLogHead(ctx, id, 5) {
+		if rest, ok := strings.CutPrefix(l, "downloading "); ok {
+			url, _, _ := strings.Cut(rest, " to ")
+			return url
+		}
 	}
-	var url string
-	_ = backoff.Loop{Policy: backoff.Policy{Initial: 25 * time.Millisecond, Max: 500 * time.Millisecond}, Attempts: attempts}.
-		Run(ctx, func(ctx context.Context, _ int) (bool, error) {
-			for _, l := range c.taskLogHead(ctx, id, 5) {
-				if rest, ok := strings.CutPrefix(l, "downloading "); ok {
-					url, _, _ = strings.Cut(rest, " to ")
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-	return url
+	return ""
 }
 
 // taskLogHead returns up to n first lines of a task's log; best effort.
