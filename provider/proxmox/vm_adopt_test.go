@@ -162,38 +162,18 @@ func TestDownloadAdoptsAnInterruptedDownload(t *testing.T) {
 	e := newEnv(t, lab.Options{TimeScale: 0.5})
 	ctx := context.Background()
 	in := isoInputs("pve2")
-	url := in.Get("url").AsString()
-	st, err := e.adminClient().Node(ctx, "pve2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	storage, err := st.Storage(ctx, "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := proxmoxres.IdentityOf(urn(downloadType, "iso-adopt"))
-	if _, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(url, id)); err != nil {
-		t.Fatal(err)
-	}
+	storage, fetched := e.startInterruptedDownload(ctx, in, "iso-adopt")
 	fileID, state := e.create(downloadType, "iso-adopt", in)
 	if fileID != "pve2/local:iso/lablinux-1.0-agent.iso" || state.Get("size").AsNumber() <= 0 {
 		t.Fatalf("create: %s %v", fileID, state)
 	}
-	downloads := func() int {
-		n := 0
-		for _, task := range e.lab.PVE.Tasks() {
-			if task.Type == "download" {
-				n++
-			}
-		}
-		return n
-	}
+	downloads := e.downloadTasks
 	if n := downloads(); n != 1 {
 		t.Fatalf("%d downloads, want the interrupted one only", n)
 	}
 	// finished before the next create: adopted too, also at preview
 	e.delete(downloadType, "iso-adopt", fileID, state)
-	task, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(url, id))
+	task, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", fetched)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,18 +221,7 @@ func testRunningDownloadWithoutItsLine(t *testing.T, name, release string) {
 	ctx := context.Background()
 	e.lab.PVE.SetFaults(labpve.Faults{Script: []labpve.FaultRule{{Task: "download", Hold: true}}})
 	in := isoInputs("pve2")
-	st, err := e.adminClient().Node(ctx, "pve2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	storage, err := st.Storage(ctx, "local")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := proxmoxres.IdentityOf(urn(downloadType, name))
-	if _, err := storage.DownloadURL(ctx, "iso", "lablinux-1.0-agent.iso", pve.DownloadURL(in.Get("url").AsString(), id)); err != nil {
-		t.Fatal(err)
-	}
+	e.startInterruptedDownload(ctx, in, name)
 	checked := e.check(downloadType, name, property.Map{}, in)
 	done := make(chan error, 1)
 	go func() {
@@ -262,13 +231,7 @@ func testRunningDownloadWithoutItsLine(t *testing.T, name, release string) {
 	if createErr := releasedWhenCalled(e, done, release); createErr != nil {
 		t.Fatalf("create: %v", createErr)
 	}
-	n := 0
-	for _, task := range e.lab.PVE.Tasks() {
-		if task.Type == "download" {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := e.downloadTasks(); n != 1 {
 		t.Fatalf("%d downloads, want the interrupted one only", n)
 	}
 }
@@ -388,4 +351,36 @@ func TestCreateNeverClaimsAnotherClientsVM(t *testing.T) {
 	if vms := e.lab.VMs(); len(vms) != 1 {
 		t.Fatalf("VMs %+v, want only the other client's", vms)
 	}
+}
+
+// startInterruptedDownload starts what a killed run of resource name left
+// running: the download of in's file (isoInputs) into its node's local
+// storage, its URL carrying the resource's identity. It returns the storage
+// and that URL, to start it again.
+func (e *env) startInterruptedDownload(ctx context.Context, in property.Map, name string) (*proxmox.Storage, string) {
+	e.t.Helper()
+	node, err := e.adminClient().Node(ctx, in.Get("node").AsString())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	storage, err := node.Storage(ctx, in.Get("storage").AsString())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	fetched := pve.DownloadURL(in.Get("url").AsString(), proxmoxres.IdentityOf(urn(downloadType, name)))
+	if _, err := storage.DownloadURL(ctx, "iso", in.Get("fileName").AsString(), fetched); err != nil {
+		e.t.Fatal(err)
+	}
+	return storage, fetched
+}
+
+// downloadTasks counts the download tasks the lab has run or runs.
+func (e *env) downloadTasks() int {
+	n := 0
+	for _, task := range e.lab.PVE.Tasks() {
+		if task.Type == "download" {
+			n++
+		}
+	}
+	return n
 }
